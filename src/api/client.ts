@@ -1,0 +1,297 @@
+import got, { type Got, type Response } from "got";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import { ApiError, classifyStatus, classifyTransportError, excerpt } from "./errors.js";
+import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
+import { computeRetryDelay, type RetryPolicy } from "./retry-delay.js";
+import {
+  type DataRecord,
+  type DevicesResponse,
+  dataResponseSchema,
+  devicesResponseSchema,
+  type ResourcesResponse,
+  resourcesResponseSchema,
+  setPasswordResponseSchema,
+  tokenResponseSchema,
+  type ValuesResponse,
+  valuesResponseSchema,
+} from "./schemas.js";
+import { formatQueryTime } from "./time-format.js";
+import { type AccessToken, renewalMarginMs, TokenProvider } from "./token-provider.js";
+
+/** What the client needs to reach and authenticate with the API. */
+export interface ApiClientOptions {
+  /** Base address of the API (spec: {base_url}). */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly user: string;
+  readonly password: string;
+  /** Timeout of one HTTP attempt (default 30 000 ms). */
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly logger: Logger;
+  /** Called when the API answered 429, with the delay before the retry (the queue pauses). */
+  readonly onRateLimited?: (delayMs: number) => void;
+  /** Clock in epoch ms (default Date.now). */
+  readonly now?: () => number;
+  /** Random source of the retry jitter (default Math.random). */
+  readonly random?: () => number;
+  /** Waits (default setTimeout); injected by tests that count delays. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** A GET /data request (spec 4.4): at most 20 values over at most 7 days (spec 8). */
+export interface DataQuery {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly values: readonly string[];
+  /** Start of the interval (inclusive, second precision). */
+  readonly from: Date;
+  /** End of the interval (inclusive, second precision). */
+  readonly to: Date;
+}
+
+interface RequestSpec<S extends z.ZodType> {
+  readonly method: "GET" | "POST";
+  readonly path: string;
+  readonly auth: "bearer" | { readonly authorization: string };
+  readonly schema: S;
+  readonly searchParams?: Record<string, string>;
+  readonly json?: unknown;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Path segment for an id: percent-encoded so that `site A+1` or `a/../devices` reach the server as
+ * one segment. `.` and `..` cannot be sent at all (URLs normalise them away).
+ */
+export function encodeSegment(id: string): string {
+  if (id === "" || id === "." || id === "..") {
+    throw new ApiError(`cannot address the id ${JSON.stringify(id)} in a URL path`, {
+      code: "request_rejected",
+      endpoint: "(not sent)",
+      retryable: false,
+    });
+  }
+  return encodeURIComponent(id);
+}
+
+/**
+ * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, token
+ * handling, limits checked before sending, responses validated, errors classified and retried.
+ */
+export class ApiClient {
+  private readonly http: Got;
+  private readonly tokens: TokenProvider;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly log: Logger;
+
+  constructor(private readonly options: ApiClientOptions) {
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.log = options.logger.child({ component: "api-client" });
+    this.http = got.extend({
+      prefixUrl: options.baseUrl,
+      timeout: { request: options.timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      responseType: "text",
+      headers: { "user-agent": "energy-etl", accept: "application/json" },
+    });
+    this.tokens = new TokenProvider(() => this.createToken(), this.now);
+  }
+
+  /** GET /devices (spec 4.1). */
+  listDevices(): Promise<DevicesResponse> {
+    return this.request({
+      method: "GET",
+      path: "devices",
+      auth: "bearer",
+      schema: devicesResponseSchema,
+    });
+  }
+
+  /** GET /<device_id>/resources (spec 4.2). */
+  async listResources(deviceId: string): Promise<ResourcesResponse> {
+    return this.request({
+      method: "GET",
+      path: `${encodeSegment(deviceId)}/resources`,
+      auth: "bearer",
+      schema: resourcesResponseSchema,
+    });
+  }
+
+  /** GET /<device_id>/<resource_id>/values (spec 4.3). */
+  async listValues(deviceId: string, resourceId: string): Promise<ValuesResponse> {
+    return this.request({
+      method: "GET",
+      path: `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`,
+      auth: "bearer",
+      schema: valuesResponseSchema,
+    });
+  }
+
+  /** GET /data/<device_id>/<resource_id> (spec 4.4); refuses queries over spec 8's limits. */
+  async getData(query: DataQuery): Promise<DataRecord[]> {
+    const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
+    assertWithinLimits(query, path);
+    return this.request({
+      method: "GET",
+      path,
+      auth: "bearer",
+      schema: dataResponseSchema,
+      searchParams: {
+        values: query.values.join(","),
+        from: formatQueryTime(query.from),
+        to: formatQueryTime(query.to),
+      },
+    });
+  }
+
+  /** POST /set_password (spec 5.1): sets `password` for `user` with a one-time password. */
+  async setPassword(user: string, otp: string, password: string): Promise<void> {
+    await this.request({
+      method: "POST",
+      path: "set_password",
+      auth: { authorization: `Bearer ${Buffer.from(otp).toString("base64")}` },
+      schema: setPasswordResponseSchema,
+      json: { user, pw: password },
+    });
+  }
+
+  /** A valid access token, obtained or renewed as needed (proves the credentials work). */
+  accessToken(): Promise<string> {
+    return this.tokens.get();
+  }
+
+  /** POST /create_token (spec 5.2). */
+  private async createToken(): Promise<AccessToken> {
+    const basic = Buffer.from(`${this.options.user}:${this.options.password}`).toString("base64");
+    const obtainedAt = this.now();
+    const body = await this.request({
+      method: "POST",
+      path: "create_token",
+      auth: { authorization: `Basic ${basic}` },
+      schema: tokenResponseSchema,
+    });
+    this.log.debug({ expiresInS: body.expires_in }, "access token obtained");
+    return {
+      token: body.token,
+      renewAtMs: obtainedAt + body.expires_in * 1000 - renewalMarginMs(body.expires_in),
+    };
+  }
+
+  private async request<S extends z.ZodType>(spec: RequestSpec<S>): Promise<z.infer<S>> {
+    const endpoint = `${spec.method} /${spec.path}`;
+    const { retry } = this.options;
+    let renewedAfter401 = false;
+    for (let attempt = 1; ; attempt++) {
+      const token = spec.auth === "bearer" ? await this.tokens.get() : undefined;
+      const outcome = await this.attempt(spec, endpoint, token);
+      if (!(outcome instanceof ApiError)) return outcome;
+      if (token !== undefined && outcome.status === 401 && !renewedAfter401) {
+        renewedAfter401 = true;
+        this.tokens.invalidate(token);
+        this.log.info({ endpoint }, "access token refused, renewing it once");
+        attempt--;
+        continue;
+      }
+      if (!outcome.retryable || attempt > retry.retries) throw outcome.withAttempts(attempt);
+      const delayMs = computeRetryDelay(attempt, retry, outcome.retryAfterMs, this.options.random);
+      if (outcome.code === "rate_limited") this.options.onRateLimited?.(delayMs);
+      this.log.warn(
+        { endpoint, code: outcome.code, status: outcome.status, attempt, delayMs },
+        "request failed, retrying",
+      );
+      await this.sleep(delayMs);
+    }
+  }
+
+  /** One HTTP attempt: the parsed body, or the classified error. */
+  private async attempt<S extends z.ZodType>(
+    spec: RequestSpec<S>,
+    endpoint: string,
+    token: string | undefined,
+  ): Promise<z.infer<S> | ApiError> {
+    const authorization = token === undefined ? undefined : `Bearer ${token}`;
+    const headers: Record<string, string> =
+      spec.auth === "bearer"
+        ? { authorization: authorization ?? "" }
+        : { authorization: spec.auth.authorization, "x-api-key": this.options.apiKey };
+    const started = this.now();
+    let response: Response<string>;
+    try {
+      response = await this.http(spec.path, {
+        method: spec.method,
+        headers,
+        searchParams: spec.searchParams,
+        json: spec.json,
+      });
+    } catch (error) {
+      return classifyTransportError(endpoint, error);
+    }
+    const { statusCode, body } = response;
+    this.log.debug({ endpoint, status: statusCode, ms: this.now() - started }, "api response");
+    if (statusCode < 200 || statusCode >= 300) {
+      const retryAfter = response.headers["retry-after"];
+      return classifyStatus(endpoint, statusCode, body, retryAfter, this.now());
+    }
+    return parseBody(spec.schema, endpoint, statusCode, body);
+  }
+}
+
+/** Parses and validates a 2xx body; malformed JSON may be a truncated transfer, so it is retried. */
+function parseBody<S extends z.ZodType>(
+  schema: S,
+  endpoint: string,
+  status: number,
+  body: string,
+): z.infer<S> | ApiError {
+  let json: unknown;
+  try {
+    json = body.trim() === "" ? undefined : JSON.parse(body);
+  } catch {
+    return new ApiError(`${endpoint} answered HTTP ${status} with a body that is not JSON`, {
+      code: "invalid_response",
+      endpoint,
+      status,
+      retryable: true,
+      bodyExcerpt: excerpt(body),
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const where = first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid";
+  return new ApiError(
+    `${endpoint} answered HTTP ${status} with an unexpected body (${where}); body starts: ${excerpt(body)}`,
+    { code: "invalid_response", endpoint, status, retryable: false, bodyExcerpt: excerpt(body) },
+  );
+}
+
+/** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
+function assertWithinLimits(query: DataQuery, path: string): void {
+  const endpoint = `GET /${path}`;
+  const refuse = (why: string): never => {
+    throw new ApiError(`refusing to send ${endpoint}: ${why}`, {
+      code: "request_over_limit",
+      endpoint,
+      retryable: false,
+    });
+  };
+  if (query.values.length === 0) refuse("no values requested");
+  if (query.values.length > MAX_VALUES_PER_REQUEST) {
+    refuse(`${query.values.length} values requested, the API allows ${MAX_VALUES_PER_REQUEST}`);
+  }
+  if (query.values.includes(VALUES_ID)) refuse(`${VALUES_ID} must not be requested (spec 4.4)`);
+  const fromS = Math.floor(query.from.getTime() / 1000);
+  const toS = Math.floor(query.to.getTime() / 1000);
+  if (Number.isNaN(fromS) || Number.isNaN(toS)) refuse("from/to is not a valid date");
+  if (toS < fromS) refuse("to is before from");
+  if ((toS - fromS) * 1000 > MAX_WINDOW_MS) {
+    refuse(`the window is ${((toS - fromS) / 86400).toFixed(2)} days, the API allows 7`);
+  }
+}

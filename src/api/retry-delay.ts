@@ -1,0 +1,25 @@
+/** Bounds of the client's retries (`api.retries`, `api.retryBaseDelayMs`, `api.retryMaxDelayMs`). */
+export interface RetryPolicy {
+  /** Retries after the first attempt (default 5). */
+  readonly retries: number;
+  /** Delay before the first retry, doubled on every further one (default 500 ms). */
+  readonly baseDelayMs: number;
+  /** Upper bound of one backoff delay (default 30 000 ms). */
+  readonly maxDelayMs: number;
+}
+
+/**
+ * Delay before retry number `retry` (1-based): exponential backoff with full jitter in
+ * [ceiling/2, ceiling], and never shorter than what the server asked for with Retry-After.
+ * Pure: `random` is injected.
+ */
+export function computeRetryDelay(
+  retry: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | undefined,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  const backoff = Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  return retryAfterMs === undefined ? backoff : Math.max(retryAfterMs, backoff);
+}

@@ -1,0 +1,52 @@
+import { z } from "zod";
+
+/** A member of a data record: spec 2.4 says number; the real API also sends text and null. */
+export const recordMemberSchema = z.union([z.number(), z.string(), z.null()]);
+export type RecordMember = z.infer<typeof recordMemberSchema>;
+
+/** `YYYY-MM-DDTHH:MM:SS`, UTC without zone designator (spec 2.4). */
+export const RECORD_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
+
+/** One data record (spec 2.4): a timestamp, the readout's values_id and one member per value. */
+export const dataRecordSchema = z
+  .object({
+    timestamp: z
+      .string()
+      .regex(RECORD_TIMESTAMP_RE, "timestamp must be YYYY-MM-DDTHH:MM:SS")
+      .refine((s) => !Number.isNaN(Date.parse(`${s}Z`)), "timestamp is not a real date"),
+    values_id: recordMemberSchema.optional(),
+  })
+  .catchall(recordMemberSchema);
+export type DataRecord = z.infer<typeof dataRecordSchema>;
+
+/** GET /data/<device_id>/<resource_id> (spec 4.4). */
+export const dataResponseSchema = z.array(dataRecordSchema);
+
+/** GET /devices (spec 4.1). */
+export const devicesResponseSchema = z.object({ device_ids: z.array(z.string()) });
+export type DevicesResponse = z.infer<typeof devicesResponseSchema>;
+
+/** GET /<device_id>/resources (spec 4.2). */
+export const resourcesResponseSchema = z.object({
+  device_id: z.string(),
+  resource_ids: z.array(z.string()),
+});
+export type ResourcesResponse = z.infer<typeof resourcesResponseSchema>;
+
+/** GET /<device_id>/<resource_id>/values (spec 4.3). */
+export const valuesResponseSchema = z.object({
+  device_id: z.string(),
+  resource_id: z.string(),
+  values: z.array(z.string()),
+});
+export type ValuesResponse = z.infer<typeof valuesResponseSchema>;
+
+/** POST /create_token (spec 5.2). */
+export const tokenResponseSchema = z.object({
+  token: z.string().min(1),
+  expires_in: z.number().int().positive(),
+});
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+/** POST /set_password (spec 5.1): the response is not documented, so anything is accepted. */
+export const setPasswordResponseSchema = z.unknown();

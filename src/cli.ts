@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+import { CommanderError } from "commander";
+import { ApiError } from "./api/errors.js";
+import { type CliIo, processIo, UsageError, writeLine } from "./cli/io.js";
+import { createProgram } from "./cli/program.js";
+import { ConfigError } from "./config.js";
+import { scrubSecrets } from "./logger.js";
+
+/** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const program = createProgram(io).exitOverride();
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const [prefix, code] =
+      error instanceof ConfigError || error instanceof UsageError
+        ? ["error", 2]
+        : error instanceof ApiError
+          ? [`API error (${error.code})`, 1]
+          : ["failed", 1];
+    const message = error instanceof Error ? error.message : String(error);
+    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
+    return code;
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url.endsWith("/cli.js");
+if (invokedDirectly) {
+  runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,63 @@
+import type { Command } from "commander";
+import { createApiClient, createContext } from "../context.js";
+import { type CliIo, writeLine } from "../io.js";
+import { renderTable } from "../table.js";
+
+const DEFAULT_RESOURCE = "all_data";
+
+function print(
+  io: CliIo,
+  asJson: boolean,
+  body: unknown,
+  head: string,
+  rows: string[],
+  noun: string,
+) {
+  if (asJson) {
+    writeLine(io.stdout, JSON.stringify(body, null, 2));
+    return;
+  }
+  writeLine(
+    io.stdout,
+    renderTable(
+      [head],
+      rows.map((r) => [r]),
+    ),
+  );
+  writeLine(io.stdout, `${rows.length} ${noun}${rows.length === 1 ? "" : "s"}`);
+}
+
+/** `devices`, `resources DEVICE`, `values DEVICE [RESOURCE]`: the catalog of spec 4.1-4.3. */
+export function registerCatalogCommands(program: Command, io: CliIo): void {
+  program
+    .command("devices")
+    .description("list the devices the API user may read (GET /devices)")
+    .option("--json", "print the API's JSON object as it came")
+    .action(async (opts: { json?: boolean }, command: Command) => {
+      const body = await createApiClient(createContext(command, io)).listDevices();
+      print(io, opts.json === true, body, "device_id", body.device_ids, "device");
+    });
+
+  program
+    .command("resources")
+    .description("list the resources of a device (GET /<device_id>/resources)")
+    .argument("<device>", "device id (as listed by `devices`)")
+    .option("--json", "print the API's JSON object as it came")
+    .action(async (device: string, opts: { json?: boolean }, command: Command) => {
+      const body = await createApiClient(createContext(command, io)).listResources(device);
+      print(io, opts.json === true, body, "resource_id", body.resource_ids, "resource");
+    });
+
+  program
+    .command("values")
+    .description("list the value ids of a resource (GET /<device_id>/<resource_id>/values)")
+    .argument("<device>", "device id")
+    .argument("[resource]", "resource id", DEFAULT_RESOURCE)
+    .option("--json", "print the API's JSON object as it came")
+    .action(
+      async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
+        const body = await createApiClient(createContext(command, io)).listValues(device, resource);
+        print(io, opts.json === true, body, "value_id", body.values, "value");
+      },
+    );
+}

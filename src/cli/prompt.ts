@@ -1,0 +1,38 @@
+import type { CliIo } from "./io.js";
+
+/**
+ * Asks for a secret on the terminal without echoing it (raw mode, read until Enter).
+ * Ctrl-C aborts with an error; Backspace edits.
+ */
+export function askHidden(io: CliIo, question: string): Promise<string> {
+  const { stdin, stderr } = io;
+  return new Promise((resolve, reject) => {
+    let answer = "";
+    stderr.write(question);
+    stdin.setRawMode?.(true);
+    stdin.resume();
+    const done = (error?: Error): void => {
+      stdin.removeListener("data", onData);
+      stdin.setRawMode?.(false);
+      stdin.pause();
+      stderr.write("\n");
+      if (error) reject(error);
+      else resolve(answer);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      for (const ch of chunk.toString("utf8")) {
+        if (ch === "\r" || ch === "\n" || ch === "\u0004") {
+          done();
+          return;
+        }
+        if (ch === "\u0003") {
+          done(new Error("cancelled"));
+          return;
+        }
+        if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
+        else answer += ch;
+      }
+    };
+    stdin.on("data", onData);
+  });
+}

@@ -1,0 +1,321 @@
+import { readFileSync } from "node:fs";
+import cron from "node-cron";
+import { z } from "zod";
+import {
+  formatIsoDuration,
+  type IsoDuration,
+  parseIsoDuration,
+  subtractDuration,
+} from "./util/iso-duration.js";
+import { parseUtcInstant } from "./util/utc-time.js";
+
+/** Where a device without a watermark starts: a fixed instant, or a duration back from now. */
+export type SyncStart =
+  | { readonly kind: "at"; readonly at: Date }
+  | { readonly kind: "ago"; readonly duration: IsoDuration };
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const int = (min: number, max: number) =>
+  z
+    .union([
+      z.number(),
+      z
+        .string()
+        .trim()
+        .regex(/^-?\d+$/, "must be a whole number"),
+    ])
+    .transform(Number)
+    .pipe(z.number().int("must be a whole number").min(min).max(max));
+
+const positiveNumber = (max: number) =>
+  z
+    .union([
+      z.number(),
+      z
+        .string()
+        .trim()
+        .regex(/^\d+(\.\d+)?$/, "must be a positive number"),
+    ])
+    .transform(Number)
+    .pipe(z.number().positive().max(max));
+
+const optionalUrl = z
+  .string()
+  .trim()
+  .refine((s) => s === "" || /^https?:\/\/[^\s/]+/.test(s) || false, "must be an http(s) URL")
+  .refine((s) => s === "" || URL.canParse(s), "must be an http(s) URL");
+
+const isoDuration = z.string().transform((s, ctx) => {
+  const parsed = parseIsoDuration(s);
+  if (!parsed) {
+    ctx.addIssue({ code: "custom", message: "must be an ISO 8601 duration such as PT1H or P7D" });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const syncStart = z.string().transform((s, ctx): SyncStart => {
+  const duration = parseIsoDuration(s);
+  if (duration) return { kind: "ago", duration };
+  const at = parseUtcInstant(s);
+  if (at) return { kind: "at", at };
+  ctx.addIssue({
+    code: "custom",
+    message:
+      "must be an ISO date-time (2025-01-01T00:00:00Z) or an ISO duration back from now (P30D)",
+  });
+  return z.NEVER;
+});
+
+const cronExpression = z
+  .string()
+  .trim()
+  .refine((s) => cron.validate(s), "must be a cron expression such as */5 * * * *");
+
+/** The one schema of energy-etl's configuration; every default is here (and in config/default.json). */
+export const configSchema = z
+  .object({
+    api: z
+      .object({
+        url: optionalUrl.default("").describe("Base URL of the Energy Monitoring Data API"),
+        key: z.string().default("").describe("API key (x-api-key); secret"),
+        user: z.string().default("").describe("API username"),
+        password: z.string().default("").describe("API password (set with set-password); secret"),
+        concurrency: int(1, 64).default(4).describe("Requests in flight at once"),
+        rateLimit: positiveNumber(1000).default(5).describe("Requests per second at most"),
+        timeoutMs: int(100, 600_000).default(30_000).describe("Timeout of one HTTP attempt in ms"),
+        retries: int(0, 20).default(5).describe("Retries of a failed request (5xx, 429, network)"),
+        retryBaseDelayMs: int(1, 600_000)
+          .default(500)
+          .describe("First retry delay in ms, doubled per retry"),
+        retryMaxDelayMs: int(1, 3_600_000).default(30_000).describe("Largest retry delay in ms"),
+      })
+      .strict()
+      .prefault({}),
+    influx: z
+      .object({
+        url: optionalUrl.default("").describe("InfluxDB URL; empty writes line protocol to a file"),
+        token: z.string().default("").describe("InfluxDB API token; secret"),
+        org: z.string().default("").describe("InfluxDB organisation"),
+        bucket: z
+          .string()
+          .min(1)
+          .default("energy")
+          .describe("InfluxDB bucket (database[/rp] on 1.8)"),
+      })
+      .strict()
+      .prefault({}),
+    state: z
+      .object({ db: z.string().min(1).default("./data/state.db").describe("SQLite state file") })
+      .strict()
+      .prefault({}),
+    sync: z
+      .object({
+        cron: cronExpression.default("*/5 * * * *").describe("Schedule of incremental syncs"),
+        start: syncStart.prefault("P7D").describe("Start of a device without a watermark"),
+        lookback: isoDuration.prefault("PT1H").describe("Late-data re-read before the watermark"),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({ level: z.enum(LOG_LEVELS).default("info").describe("pino log level") })
+      .strict()
+      .prefault({}),
+    http: z
+      .object({
+        port: int(0, 65_535).default(8080).describe("Port of /healthz, /readyz, /metrics"),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** The validated configuration. */
+export type Config = z.output<typeof configSchema>;
+
+/** One setting: where it lives in the config file, its environment variable and CLI flag. */
+export interface Setting {
+  readonly path: readonly [string, string];
+  readonly env: string;
+  /** Long CLI flag; secrets have none (command lines are visible to other users). */
+  readonly flag?: string;
+  readonly secret?: boolean;
+}
+
+/** Every setting, in the order of the README's configuration table. */
+export const SETTINGS: readonly Setting[] = [
+  { path: ["api", "url"], env: "ENERGY_API_URL", flag: "--api-url" },
+  { path: ["api", "key"], env: "ENERGY_API_KEY", secret: true },
+  { path: ["api", "user"], env: "ENERGY_API_USER", flag: "--api-user" },
+  { path: ["api", "password"], env: "ENERGY_API_PASSWORD", secret: true },
+  { path: ["api", "concurrency"], env: "API_CONCURRENCY", flag: "--api-concurrency" },
+  { path: ["api", "rateLimit"], env: "API_RATE_LIMIT", flag: "--api-rate-limit" },
+  { path: ["api", "timeoutMs"], env: "API_TIMEOUT_MS", flag: "--api-timeout-ms" },
+  { path: ["api", "retries"], env: "API_RETRIES", flag: "--api-retries" },
+  { path: ["api", "retryBaseDelayMs"], env: "API_RETRY_BASE_DELAY_MS" },
+  { path: ["api", "retryMaxDelayMs"], env: "API_RETRY_MAX_DELAY_MS" },
+  { path: ["influx", "url"], env: "INFLUX_URL", flag: "--influx-url" },
+  { path: ["influx", "token"], env: "INFLUX_TOKEN", secret: true },
+  { path: ["influx", "org"], env: "INFLUX_ORG", flag: "--influx-org" },
+  { path: ["influx", "bucket"], env: "INFLUX_BUCKET", flag: "--influx-bucket" },
+  { path: ["state", "db"], env: "STATE_DB", flag: "--state-db" },
+  { path: ["sync", "cron"], env: "SYNC_CRON", flag: "--sync-cron" },
+  { path: ["sync", "start"], env: "SYNC_START", flag: "--sync-start" },
+  { path: ["sync", "lookback"], env: "SYNC_LOOKBACK", flag: "--sync-lookback" },
+  { path: ["log", "level"], env: "LOG_LEVEL", flag: "--log-level" },
+  { path: ["http", "port"], env: "HTTP_PORT", flag: "--http-port" },
+];
+
+/** A configuration that cannot be used; the message names the setting, never a secret's value. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** The raw inputs of {@link loadConfig}. */
+export interface ConfigSources {
+  /** Values of CLI flags, keyed by the setting's environment name. */
+  readonly flags?: Readonly<Record<string, string | undefined>>;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Path of a JSON config file (`--config FILE`). */
+  readonly file?: string;
+}
+
+type RawConfig = Record<string, Record<string, unknown>>;
+
+const settingName = (s: Setting): string => `${s.path[0]}.${s.path[1]}`;
+
+function readConfigFile(file: string): RawConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    const reason =
+      error && typeof error === "object" && "code" in error ? String(error.code) : "unreadable";
+    throw new ConfigError(`config file ${file}: cannot be read (${reason})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    const reason = error && typeof error === "object" && "message" in error ? error.message : "";
+    throw new ConfigError(`config file ${file}: not valid JSON (${String(reason)})`);
+  }
+  const shape = z.record(z.string(), z.unknown()).safeParse(json);
+  if (!shape.success) throw new ConfigError(`config file ${file}: must be a JSON object`);
+  const { $schema: _ignored, ...rest } = shape.data;
+  const sections = z.record(z.string(), z.record(z.string(), z.unknown())).safeParse(rest);
+  if (!sections.success) {
+    const key = sections.error.issues[0]?.path[0];
+    throw new ConfigError(`config file ${file}: "${String(key)}" must be an object of settings`);
+  }
+  return sections.data;
+}
+
+/**
+ * Loads the configuration. Precedence: CLI flags > environment > config file > built-in defaults.
+ * Empty environment variables count as unset. Throws {@link ConfigError} naming the setting.
+ */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const raw: RawConfig = sources.file ? readConfigFile(sources.file) : {};
+  const origin = new Map<string, string>();
+  if (sources.file) {
+    for (const [section, values] of Object.entries(raw)) {
+      for (const key of Object.keys(values))
+        origin.set(`${section}.${key}`, `config file ${sources.file}`);
+    }
+  }
+  const layers: [
+    Readonly<Record<string, string | undefined>> | undefined,
+    (s: Setting) => string,
+  ][] = [
+    [sources.env, (s) => `environment ${s.env}`],
+    [sources.flags, (s) => `flag ${s.flag ?? s.env}`],
+  ];
+  for (const [layer, describe] of layers) {
+    if (!layer) continue;
+    for (const setting of SETTINGS) {
+      const value = layer[setting.env];
+      if (value === undefined || value === "") continue;
+      const [section, key] = setting.path;
+      raw[section] = { ...raw[section], [key]: value };
+      origin.set(settingName(setting), describe(setting));
+    }
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    `invalid configuration:\n${parsed.error.issues.map((i) => `  - ${describeIssue(i, origin)}`).join("\n")}`,
+  );
+}
+
+function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string {
+  const name = issue.path.slice(0, 2).join(".");
+  if (issue.code === "unrecognized_keys") {
+    const where = name === "" ? "" : `${name}.`;
+    return `unknown setting ${issue.keys.map((k) => `${where}${k}`).join(", ")} (see config/default.json)`;
+  }
+  const setting = SETTINGS.find((s) => settingName(s) === name);
+  if (!setting) return `${name || "(root)"}: ${issue.message}`;
+  const from = origin.get(name) ?? "default";
+  return `${setting.env} (${name}, from ${from}): ${issue.message}`;
+}
+
+/** The instant a device without a watermark starts syncing from. */
+export function resolveSyncStart(start: SyncStart, now: Date): Date {
+  return start.kind === "at" ? start.at : subtractDuration(now, start.duration);
+}
+
+/** Secret values of a configuration, for redaction. */
+export function configSecrets(config: Config): string[] {
+  return [config.api.key, config.api.password, config.influx.token].filter((s) => s !== "");
+}
+
+/** The API connection settings, or a ConfigError naming each one that is missing. */
+export function requireApi(config: Config): {
+  url: string;
+  key: string;
+  user: string;
+  password: string;
+} {
+  const missing = SETTINGS.filter(
+    (s) => s.path[0] === "api" && ["url", "key", "user", "password"].includes(s.path[1]),
+  ).filter((s) => config.api[s.path[1] as "url" | "key" | "user" | "password"] === "");
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `not configured: ${missing.map((s) => `${s.env} (${settingName(s)}${s.flag ? `, ${s.flag}` : ""})`).join(", ")}`,
+    );
+  }
+  return {
+    url: config.api.url,
+    key: config.api.key,
+    user: config.api.user,
+    password: config.api.password,
+  };
+}
+
+/** JSON Schema of the config file (config/schema.json), with each setting's description. */
+export function configJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
+  const properties = { $schema: { type: "string" }, ...(schema.properties ?? {}) };
+  return { ...schema, title: "energy-etl configuration", properties };
+}
+
+/** The configuration as JSON in the config file's shape, secrets masked as `[set]`. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const mask = (s: string) => (s === "" ? "" : "[set]");
+  const { start } = config.sync;
+  return {
+    ...config,
+    api: { ...config.api, key: mask(config.api.key), password: mask(config.api.password) },
+    influx: { ...config.influx, token: mask(config.influx.token) },
+    sync: {
+      ...config.sync,
+      start: start.kind === "at" ? start.at.toISOString() : formatIsoDuration(start.duration),
+      lookback: formatIsoDuration(config.sync.lookback),
+    },
+  };
+}

@@ -1,0 +1,187 @@
+/** One device of a fleet: its resources and value ids (including added ones) and its records. */
+
+import type { DataRecord, RecordMember } from "../../api/schemas.js";
+import { ALL_DATA, META_VALUE_IDS } from "./catalog.js";
+import { genericValue } from "./generic.js";
+import { type DeviceHistory, historyOf } from "./history.js";
+import { ceil, floor, max, min } from "./num.js";
+import type { DeviceKind } from "./profiles.js";
+import {
+  COMMISSIONED_AT_S,
+  ceilToMultiple,
+  DAY_S,
+  datePrefixOf,
+  dayIndexOf,
+  floorToMultiple,
+  formatWithPrefix,
+} from "./time.js";
+import type { CounterValueDef, ValueDef } from "./values.js";
+
+const VALUES_ID = "values_id";
+
+interface Column {
+  readonly def: ValueDef;
+  /** Index into the window's counter sums, -1 for sampled values. */
+  readonly counter: number;
+}
+
+interface Readout {
+  readonly readout: number;
+  readonly columns: readonly Column[];
+}
+
+/**
+ * A plain object with fast (non-dictionary) properties, whatever the number of keys:
+ * rows spread from it stay fast to build and to serialise (keyed stores of many new
+ * keys would turn each row into a slow dictionary object).
+ */
+function fastObject(members: readonly [string, RecordMember][]): Record<string, RecordMember> {
+  return JSON.parse(JSON.stringify(Object.fromEntries(members)));
+}
+
+/** A device of the fleet; every value is a pure function of seed, id, value id, time and resolution. */
+export class SimulatedDevice {
+  private readonly history: DeviceHistory;
+  private readonly defs = new Map<string, ValueDef>();
+  private readonly resources = new Map<string, string[]>();
+
+  constructor(
+    readonly id: string,
+    readonly kind: DeviceKind,
+    seed: number,
+    readonly resolutionS: number,
+  ) {
+    this.history = historyOf(seed, id, kind, resolutionS);
+    for (const def of this.history.catalog.defs) this.defs.set(def.id, def);
+    for (const r of this.history.catalog.resources) this.resources.set(r.id, [...r.valueIds]);
+  }
+
+  /** Resource ids, `all_data` first. */
+  resourceIds(): string[] {
+    return [...this.resources.keys()];
+  }
+
+  /** Value ids listed by a resource; undefined for an unknown resource. */
+  valueIds(resourceId: string): string[] | undefined {
+    const ids = this.resources.get(resourceId);
+    return ids === undefined ? undefined : [...ids];
+  }
+
+  /**
+   * Lists `valueId` in `resourceId` (created with the meta values if missing) and in
+   * `all_data`; a new id gets a generic generator from its unit and type codes.
+   */
+  addValue(resourceId: string, valueId: string): void {
+    if (valueId === VALUES_ID) return;
+    if (!this.defs.has(valueId)) {
+      this.defs.set(valueId, genericValue(this.history.deviceKey, valueId));
+    }
+    let listed = this.resources.get(resourceId);
+    if (listed === undefined) {
+      listed = [...META_VALUE_IDS];
+      this.resources.set(resourceId, listed);
+    }
+    if (!listed.includes(valueId)) listed.push(valueId);
+    const all = this.resources.get(ALL_DATA);
+    if (all !== undefined && !all.includes(valueId)) all.push(valueId);
+  }
+
+  /** Records of spec 2.4 for samples t with fromS <= t <= toS; see SimulatedFleet.records. */
+  records(
+    resourceId: string,
+    valueIds: readonly string[],
+    fromS: number,
+    toS: number,
+  ): DataRecord[] {
+    const readouts = this.plan(resourceId, valueIds);
+    const res = this.resolutionS;
+    const first = ceilToMultiple(max(fromS, COMMISSIONED_AT_S), res);
+    const last = floorToMultiple(toS, res);
+    const out: DataRecord[] = [];
+    if (first > last || readouts.length === 0) return out;
+
+    const members: [string, RecordMember][] = [
+      ["timestamp", ""],
+      [VALUES_ID, 0],
+    ];
+    const counters: CounterValueDef[] = [];
+    for (const r of readouts) {
+      for (const c of r.columns) {
+        members.push([c.def.id, null]);
+        if (c.def.kind === "counter") counters.push(c.def);
+      }
+    }
+    const template = fastObject(members);
+    const sums = new Float64Array(counters.length);
+
+    for (let day = dayIndexOf(first); day <= dayIndexOf(last); day++) {
+      const frame = this.history.frame(day);
+      const i0 = max(0, ceil((first - frame.firstS) / res));
+      const i1 = min(frame.count - 1, floor((last - frame.firstS) / res));
+      if (i0 > i1) continue;
+      for (let c = 0; c < counters.length; c++) {
+        const def = counters[c];
+        if (def === undefined) continue;
+        let sum = def.daily ? 0 : def.base + this.history.sumBefore(def, day);
+        for (let k = 0; k < i0; k++) sum += def.increment(frame, k);
+        sums[c] = sum;
+      }
+      const prefix = datePrefixOf(frame.dayStartS);
+      for (let i = i0; i <= i1; i++) {
+        const t = frame.firstS + i * res;
+        for (let c = 0; c < counters.length; c++) {
+          const def = counters[c];
+          if (def !== undefined) sums[c] = (sums[c] ?? 0) + def.increment(frame, i);
+        }
+        const timestamp = formatWithPrefix(prefix, t);
+        for (const r of readouts) {
+          const row: DataRecord = { ...template, timestamp, values_id: r.readout };
+          for (const c of r.columns) {
+            const def = c.def;
+            row[def.id] =
+              def.kind === "sample"
+                ? def.sample(frame, i, t)
+                : def.output(sums[c.counter] ?? 0, frame, i, t);
+          }
+          out.push(row);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Sum of a counter's increments over the UTC day starting at `dayStartS` (00:00 UTC). */
+  dayTotal(valueId: string, dayStartS: number): number {
+    const def = this.defs.get(valueId);
+    if (def === undefined || def.kind !== "counter") {
+      throw new Error(`${this.id}: ${valueId} is not a counter value`);
+    }
+    if (dayStartS % DAY_S !== 0) throw new RangeError(`dayStartS ${dayStartS} is not 00:00 UTC`);
+    return this.history.dayTotal(def, dayIndexOf(dayStartS));
+  }
+
+  private plan(resourceId: string, valueIds: readonly string[]): Readout[] {
+    const listed = this.resources.get(resourceId);
+    if (listed === undefined) throw new Error(`${this.id}: unknown resource ${resourceId}`);
+    const byReadout = new Map<number, ValueDef[]>();
+    const seen = new Set<string>();
+    for (const id of valueIds) {
+      if (id === VALUES_ID || seen.has(id)) continue;
+      seen.add(id);
+      const def = this.defs.get(id);
+      if (def === undefined || !listed.includes(id)) {
+        throw new Error(`${this.id}/${resourceId}: unknown value ${id}`);
+      }
+      const group = byReadout.get(def.readout);
+      if (group === undefined) byReadout.set(def.readout, [def]);
+      else group.push(def);
+    }
+    let counter = 0;
+    return [...byReadout.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([readout, defs]) => ({
+        readout,
+        columns: defs.map((def) => ({ def, counter: def.kind === "counter" ? counter++ : -1 })),
+      }));
+  }
+}

@@ -1,0 +1,23 @@
+/** Small numeric helpers shared by the model. */
+
+/**
+ * Math functions as module bindings: looking up the global `Math` is slow inside vm contexts
+ * (Jest runs the simulator in one), and the model calls these millions of times.
+ */
+export const { abs, ceil, cos, exp, floor, max, min, round, sin, sqrt, PI } = Math;
+
+/** x limited to [lo, hi]. */
+export function clamp(x: number, lo: number, hi: number): number {
+  return min(hi, max(lo, x));
+}
+
+/** Rounds to `decimals` places, never returning -0. */
+export function roundTo(x: number, decimals: number): number {
+  const f = 10 ** decimals;
+  return round(x * f) / f + 0;
+}
+
+/** Rounds to 3 decimal places, never returning -0. */
+export function round3(x: number): number {
+  return round(x * 1000) / 1000 + 0;
+}

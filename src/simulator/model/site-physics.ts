@@ -1,0 +1,267 @@
+/**
+ * Power flows of one site, simulated for one UTC day at the fleet resolution.
+ * Sign convention (kW): load = solar + battery + genset + other; battery > 0 discharges,
+ * other > 0 imports from the grid and other < 0 exports.
+ */
+import { abs, clamp, exp, floor, min, round3 } from "./num.js";
+import type { SiteProfile } from "./profiles.js";
+import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
+import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
+import {
+  ambientTemperature,
+  dayCloudiness,
+  irradiance,
+  sunWindow,
+  type WeatherKeys,
+  weatherKeys,
+} from "./weather.js";
+
+/** State carried from the end of one day into the next. */
+export interface SiteState {
+  /** Battery state of charge, 0..1 (0 without battery). */
+  readonly soc: number;
+  readonly gensetOn: boolean;
+}
+
+/** One simulated UTC day: per-sample channels, index i at time firstS + i * resolutionS. */
+export interface DayFrame {
+  readonly day: number;
+  readonly dayStartS: number;
+  readonly firstS: number;
+  readonly count: number;
+  readonly resolutionS: number;
+  readonly cloudiness: number;
+  /** Powers in kW, rounded to 3 decimals. */
+  readonly solar: Float64Array;
+  readonly load: Float64Array;
+  readonly battery: Float64Array;
+  readonly genset: Float64Array;
+  readonly other: Float64Array;
+  /** Battery state of charge 0..1 at the sample. */
+  readonly soc: Float64Array;
+  /** W/m². */
+  readonly irradiance: Float64Array;
+  /** °C. */
+  readonly ambient: Float64Array;
+  readonly gridUp: Uint8Array;
+  readonly gensetOn: Uint8Array;
+  /** Solar was limited by the inverter rating. */
+  readonly clipped: Uint8Array;
+  /** Active alarm code, 0 = none (filled by the alarm schedule). */
+  readonly alarm: Uint16Array;
+}
+
+/** Noise keys of a site's physics channels. */
+export interface SiteKeys {
+  readonly weather: WeatherKeys;
+  readonly load: number;
+  readonly spike: number;
+  readonly outage: number;
+}
+
+/** Derives the physics keys of a site from its device key. */
+export function siteKeys(deviceKey: number): SiteKeys {
+  return {
+    weather: weatherKeys(deviceKey),
+    load: subKey(deviceKey, "load"),
+    spike: subKey(deviceKey, "load.spike"),
+    outage: subKey(deviceKey, "grid.outage"),
+  };
+}
+
+/** State at commissioning. */
+export function initialSiteState(profile: SiteProfile): SiteState {
+  return { soc: profile.battery?.initialSoc ?? 0, gensetOn: false };
+}
+
+/** A grid outage of one day, hours UTC [startH, endH). */
+export interface Outage {
+  readonly startH: number;
+  readonly endH: number;
+}
+
+/** The grid outage of `day`, if any (at most one per day). */
+export function dayOutage(profile: SiteProfile, keys: SiteKeys, day: number): Outage | undefined {
+  const p = profile.grid?.outageProbability ?? 0;
+  if (p <= 0 || unit2(keys.outage, day) >= p) return undefined;
+  const startH = 6 + 16 * unit3(keys.outage, day, 1);
+  const endH = min(24, startH + 0.5 + 2.5 * unit3(keys.outage, day, 2));
+  return { startH, endH };
+}
+
+function smoothstep(a: number, b: number, x: number): number {
+  const f = clamp((x - a) / (b - a), 0, 1);
+  return f * f * (3 - 2 * f);
+}
+
+function bump(h: number, mu: number, sigma: number): number {
+  let d = abs(h - mu);
+  if (d > 12) d = 24 - d;
+  const z = d / sigma;
+  return exp(-0.5 * z * z);
+}
+
+function loadKw(
+  profile: SiteProfile,
+  keys: SiteKeys,
+  t: number,
+  h: number,
+  weekend: boolean,
+): number {
+  const s = profile.load;
+  let kw: number;
+  if (s.style === "residential") {
+    kw =
+      s.baseKw +
+      s.morningKw * bump(h, 7, 1) * (weekend ? 0.7 : 1) +
+      s.eveningKw * bump(h, 19.5, 1.6) +
+      s.daytimeKw * bump(h, 13, 3) * (weekend ? 1.5 : 1);
+  } else {
+    const open = smoothstep(6.5, 8, h) * (1 - smoothstep(17.5, 19, h));
+    kw = s.baseKw + s.daytimeKw * open * (weekend ? 0.25 : 1);
+  }
+  kw *= 0.875 + 0.25 * smoothNoise(keys.load, t, 900);
+  const u = unit2(keys.spike, floor(t / 300));
+  if (u > 0.93) kw += (s.spikeKw * (u - 0.93)) / 0.07;
+  return kw;
+}
+
+/**
+ * Genset control. Off-grid: starts in the early evening when the battery will not last the
+ * night (or at any time when nearly empty), stops on solar surplus or once recharged.
+ * Standby: runs while the grid is down; with a battery only once the battery runs low.
+ */
+function nextGensetOn(
+  profile: SiteProfile,
+  on: boolean,
+  soc: number,
+  h: number,
+  gridUp: boolean,
+  surplus: boolean,
+): boolean {
+  const genset = profile.genset;
+  if (genset === undefined) return false;
+  const battery = profile.battery;
+  if (genset.mode === "offgrid" && battery !== undefined) {
+    if (on) return !(surplus || soc >= (h >= 16 ? 0.9 : 0.45));
+    return (h >= 17 && h < 18.5 && soc < 0.8) || soc <= battery.minSoc + 0.02;
+  }
+  if (gridUp) return false;
+  if (battery === undefined) return true;
+  return on ? soc < 0.6 : soc < 0.35;
+}
+
+/** Simulates day `day` from the state at its 00:00 UTC; returns the frame and the end state. */
+export function simulateDay(
+  profile: SiteProfile,
+  keys: SiteKeys,
+  day: number,
+  resolutionS: number,
+  start: SiteState,
+): { frame: DayFrame; end: SiteState } {
+  const dayStartS = dayStartOf(day);
+  const { firstS, count } = dayGrid(day, resolutionS);
+  const frame: DayFrame = {
+    day,
+    dayStartS,
+    firstS,
+    count,
+    resolutionS,
+    cloudiness: dayCloudiness(keys.weather, day),
+    solar: new Float64Array(count),
+    load: new Float64Array(count),
+    battery: new Float64Array(count),
+    genset: new Float64Array(count),
+    other: new Float64Array(count),
+    soc: new Float64Array(count),
+    irradiance: new Float64Array(count),
+    ambient: new Float64Array(count),
+    gridUp: new Uint8Array(count),
+    gensetOn: new Uint8Array(count),
+    clipped: new Uint8Array(count),
+    alarm: new Uint16Array(count),
+  };
+  const sun = sunWindow(dayStartS + 43_200, profile.solarNoonUtcH);
+  const weekday = weekdayOf(dayStartS);
+  const weekend = weekday === 0 || weekday === 6;
+  const outage = dayOutage(profile, keys, day);
+  const dtH = resolutionS / 3600;
+  const bat = profile.battery;
+  const gen = profile.genset;
+  let soc = start.soc;
+  let on = start.gensetOn;
+
+  for (let i = 0; i < count; i++) {
+    const t = firstS + i * resolutionS;
+    const h = (t - dayStartS) / 3600;
+    const irr = irradiance(keys.weather, sun, t, h, frame.cloudiness);
+    const amb = ambientTemperature(keys.weather, sun, t, h, frame.cloudiness);
+    const moduleC = amb + irr * 0.028;
+    const dcKw = profile.solarPeakKw * (irr / 1000) * (1 - 0.004 * (moduleC - 25)) * 0.96;
+    let solar = dcKw < 0.002 ? 0 : min(profile.inverterMaxKw, dcKw);
+    let load = loadKw(profile, keys, t, h, weekend);
+    const inOutage = outage !== undefined && h >= outage.startH && h < outage.endH;
+    const gridUp = profile.grid !== undefined && !inOutage;
+    on = nextGensetOn(profile, on, soc, h, gridUp, solar > load);
+
+    // Dispatch: the battery takes the surplus or covers the deficit within its limits, a running
+    // genset also recharges it; the grid takes the rest, else solar is curtailed or load shed.
+    const net = load - solar;
+    let battery = 0;
+    let genset = 0;
+    if (bat !== undefined) {
+      const chargeLimit = clamp(
+        ((bat.maxSoc - soc) * bat.capacityKwh) / (dtH * bat.efficiency),
+        0,
+        bat.maxChargeKw,
+      );
+      const dischargeLimit = clamp(
+        ((soc - bat.minSoc) * bat.capacityKwh) / dtH,
+        0,
+        bat.maxDischargeKw,
+      );
+      if (on && gen !== undefined) {
+        genset = clamp(net + chargeLimit, 0, gen.ratedKw);
+        battery = net - genset;
+      } else {
+        battery = net;
+      }
+      battery = clamp(battery, -chargeLimit, dischargeLimit);
+    } else if (on && gen !== undefined) {
+      genset = clamp(net, 0, gen.ratedKw);
+    }
+    const rest = net - battery - genset;
+    const canExport = gridUp && profile.grid?.exportAllowed === true;
+    if (rest > 0 && !gridUp) load -= rest;
+    else if (rest < 0 && !canExport) solar += rest;
+
+    let solarR = round3(solar);
+    let batteryR = round3(battery);
+    let gensetR = round3(genset);
+    const loadR = gridUp ? round3(load) : round3(solarR + batteryR + gensetR);
+    if (gridUp && abs(load - solar - battery - genset) < 1e-9) {
+      if (battery !== 0) batteryR = round3(loadR - solarR - gensetR);
+      else if (genset !== 0) gensetR = round3(loadR - solarR);
+      else solarR = loadR;
+    }
+    frame.solar[i] = solarR;
+    frame.load[i] = loadR;
+    frame.battery[i] = batteryR;
+    frame.genset[i] = gensetR;
+    frame.other[i] = gridUp ? round3(loadR - solarR - batteryR - gensetR) : 0;
+    frame.irradiance[i] = irr;
+    frame.ambient[i] = amb;
+    frame.gridUp[i] = gridUp ? 1 : 0;
+    frame.gensetOn[i] = on ? 1 : 0;
+    frame.clipped[i] = dcKw > profile.inverterMaxKw ? 1 : 0;
+    if (bat !== undefined) {
+      soc +=
+        batteryR < 0
+          ? (-batteryR * dtH * bat.efficiency) / bat.capacityKwh
+          : (-batteryR * dtH) / bat.capacityKwh;
+      soc = clamp(soc, 0, 1);
+    }
+    frame.soc[i] = soc;
+  }
+  return { frame, end: { soc, gensetOn: on } };
+}

@@ -1,0 +1,436 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import {
+  DEFAULT_TOKEN_TTL_S,
+  MAX_VALUES_PER_REQUEST,
+  MAX_WINDOW_MS,
+  VALUES_ID,
+} from "../api/limits.js";
+import { parseQueryTime } from "../api/time-format.js";
+import { createFleet, type SimulatedFleet } from "./model/fleet.js";
+import { subKey, unit2 } from "./model/rng.js";
+
+/** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
+export type Endpoint =
+  | "set_password"
+  | "create_token"
+  | "devices"
+  | "resources"
+  | "values"
+  | "data"
+  | "unknown";
+
+/** A user of the simulator: a one-time password to set a password with, or a password already set. */
+export interface SimUser {
+  readonly user: string;
+  readonly otp?: string;
+  readonly password?: string;
+}
+
+/** Injected faults (test knobs). Rates are shares of requests in [0, 1], drawn from the seed. */
+export interface FaultOptions {
+  /** Share of requests answered 500 (bodies alternate JSON, text and empty). */
+  readonly errorRate?: number;
+  /** Share of requests whose connection is dropped without an answer. */
+  readonly dropRate?: number;
+  /** Share of requests answered 200 with a truncated JSON body. */
+  readonly malformedRate?: number;
+  /** Share of requests delayed by `delayMs` (default 1 when delayMs is set). */
+  readonly delayRate?: number;
+  readonly delayMs?: number;
+  /** Endpoints the faults apply to (default: all). */
+  readonly endpoints?: readonly Endpoint[];
+}
+
+/** Rate limit (test knob): past `perSecond` requests in one second, 429 with Retry-After. */
+export interface RateLimitOptions {
+  readonly perSecond: number;
+  /** Retry-After as delay-seconds (default) or as an HTTP date. */
+  readonly retryAfterStyle?: "seconds" | "http-date";
+}
+
+export interface SimulatorOptions {
+  /** Seed of the data and of the faults (default 1). */
+  readonly seed?: number;
+  /** Spacing of the records in seconds (default 60). */
+  readonly resolutionS?: number;
+  readonly apiKey?: string;
+  readonly users?: readonly SimUser[];
+  /** Validity of access tokens (default 43 200 s, spec 5.2). */
+  readonly tokenTtlS?: number;
+  readonly rateLimit?: RateLimitOptions;
+  readonly faults?: FaultOptions;
+  /** Latency added to every answer in ms (default 0). */
+  readonly latencyMs?: number;
+  /** Clock in epoch ms (default Date.now): nothing after it is served. */
+  readonly now?: () => number;
+}
+
+/** One request the simulator answered (or dropped: status 0). */
+export interface LoggedRequest {
+  readonly method: string;
+  readonly endpoint: Endpoint;
+  /** Path segments after percent-decoding. */
+  readonly segments: readonly string[];
+  readonly query: Readonly<Record<string, string>>;
+  readonly status: number;
+  readonly atMs: number;
+}
+
+export const DEFAULT_SIM_API_KEY = "sim-api-key";
+export const DEFAULT_SIM_USERS: readonly SimUser[] = [
+  { user: "demo", password: "demo-password", otp: "123456" },
+];
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly headers?: Record<string, string>;
+}
+
+const json = (status: number, value: unknown, headers?: Record<string, string>): Answer => ({
+  status,
+  body: JSON.stringify(value),
+  headers: { "content-type": "application/json", ...headers },
+});
+const fail = (status: number, error: string): Answer => json(status, { error });
+
+const setPasswordBody = z.object({ user: z.string().min(1), pw: z.string().min(1) });
+
+/**
+ * A faithful simulator of the Energy Monitoring Data API over real HTTP: auth (spec 5), the
+ * endpoints of spec 4, the limits of spec 8, deterministic data, and knobs for tests (token TTL,
+ * rate limit, faults, a request log).
+ */
+export class Simulator {
+  readonly fleet: SimulatedFleet;
+  readonly apiKey: string;
+  /** Every request answered, oldest first. */
+  readonly requests: LoggedRequest[] = [];
+  tokenTtlS: number;
+  rateLimit: RateLimitOptions | undefined;
+  faults: FaultOptions;
+  latencyMs: number;
+
+  private readonly users = new Map<string, { otp?: string; password?: string }>();
+  private readonly tokens = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly server: Server;
+  private windowSecond = -1;
+  private windowCount = 0;
+  private faultCounter = 0;
+  private baseUrl = "";
+
+  constructor(options: SimulatorOptions = {}) {
+    const seed = options.seed ?? 1;
+    this.fleet = createFleet({ seed, resolutionS: options.resolutionS ?? 60 });
+    this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
+    for (const u of options.users ?? DEFAULT_SIM_USERS) {
+      this.users.set(u.user, { otp: u.otp, password: u.password });
+    }
+    this.tokenTtlS = options.tokenTtlS ?? DEFAULT_TOKEN_TTL_S;
+    this.rateLimit = options.rateLimit;
+    this.faults = options.faults ?? {};
+    this.latencyMs = options.latencyMs ?? 0;
+    this.now = options.now ?? Date.now;
+    const faultKey = subKey(seed, "faults");
+    let draws = 0;
+    this.random = () => unit2(faultKey, draws++);
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: `simulator failure: ${String(error)}` }));
+      });
+    });
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** Starts listening (default 127.0.0.1 on a free port); resolves with the base URL. */
+  async listen(port = 0, host = "127.0.0.1"): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, host, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    this.baseUrl = `http://${shownHost}:${address.port}`;
+    return this.baseUrl;
+  }
+
+  /** Base URL once listening. */
+  get url(): string {
+    return this.baseUrl;
+  }
+
+  /** Stops the server and drops open connections. */
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Requests answered for an endpoint (all endpoints when omitted), optionally with a status. */
+  count(endpoint?: Endpoint, status?: number): number {
+    return this.requests.filter(
+      (r) =>
+        (endpoint === undefined || r.endpoint === endpoint) &&
+        (status === undefined || r.status === status),
+    ).length;
+  }
+
+  /** Forgets the request log. */
+  resetLog(): void {
+    this.requests.length = 0;
+  }
+
+  /** Makes every access token invalid at once (as a revocation on the real service would). */
+  revokeTokens(): void {
+    this.tokens.clear();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const atMs = this.now();
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const rawPath = q < 0 ? url : url.slice(0, q);
+    const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));
+    let segments: string[];
+    try {
+      segments = rawPath
+        .split("/")
+        .filter((s) => s !== "")
+        .map(decodeURIComponent);
+    } catch {
+      segments = [];
+    }
+    const endpoint = routeOf(req.method ?? "GET", segments);
+    const body = await readBody(req);
+    const log = (status: number): void => {
+      this.requests.push({ method: req.method ?? "", endpoint, segments, query, status, atMs });
+    };
+
+    if (this.latencyMs > 0) await sleep(this.latencyMs);
+    const fault = this.drawFault(endpoint);
+    if (fault === "drop") {
+      log(0);
+      req.socket.destroy();
+      return;
+    }
+    if (fault === "delay") await sleep(this.faults.delayMs ?? 0);
+    const answer =
+      this.rateLimited(atMs) ??
+      (fault === "error" ? this.serverError() : undefined) ??
+      this.answer(req, endpoint, segments, query, body);
+    const sent =
+      fault === "malformed" && answer.status === 200
+        ? { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) }
+        : answer;
+    log(sent.status);
+    res.writeHead(sent.status, sent.headers);
+    res.end(sent.body);
+  }
+
+  private drawFault(endpoint: Endpoint): "drop" | "error" | "malformed" | "delay" | undefined {
+    const f = this.faults;
+    if (f.endpoints && !f.endpoints.includes(endpoint)) return undefined;
+    const r = this.random();
+    let edge = 0;
+    for (const [kind, rate] of [
+      ["drop", f.dropRate],
+      ["error", f.errorRate],
+      ["malformed", f.malformedRate],
+      ["delay", f.delayRate ?? (f.delayMs ? 1 : 0)],
+    ] as const) {
+      edge += rate ?? 0;
+      if (r < edge) return kind;
+    }
+    return undefined;
+  }
+
+  private serverError(): Answer {
+    this.faultCounter++;
+    switch (this.faultCounter % 3) {
+      case 0:
+        return fail(500, "internal server error");
+      case 1:
+        return {
+          status: 503,
+          body: "Service Unavailable",
+          headers: { "content-type": "text/plain" },
+        };
+      default:
+        return { status: 502, body: "" };
+    }
+  }
+
+  private rateLimited(atMs: number): Answer | undefined {
+    if (!this.rateLimit) return undefined;
+    const second = Math.floor(atMs / 1000);
+    if (second !== this.windowSecond) {
+      this.windowSecond = second;
+      this.windowCount = 0;
+    }
+    this.windowCount++;
+    if (this.windowCount <= this.rateLimit.perSecond) return undefined;
+    const retryAfter =
+      this.rateLimit.retryAfterStyle === "http-date"
+        ? new Date((second + 2) * 1000).toUTCString()
+        : "1";
+    return json(429, { error: "rate limit exceeded" }, { "retry-after": retryAfter });
+  }
+
+  private answer(
+    req: IncomingMessage,
+    endpoint: Endpoint,
+    segments: string[],
+    query: Record<string, string>,
+    body: string,
+  ): Answer {
+    if (endpoint === "unknown") return fail(404, `no such endpoint: ${req.method} ${req.url}`);
+    if (endpoint === "set_password") return this.setPassword(req, body);
+    if (endpoint === "create_token") return this.createToken(req);
+    const auth = this.checkBearer(req);
+    if (auth) return auth;
+    const fleet = this.fleet;
+    switch (endpoint) {
+      case "devices":
+        return json(200, { device_ids: fleet.deviceIds() });
+      case "resources": {
+        const [deviceId = ""] = segments;
+        const resourceIds = fleet.resourceIds(deviceId);
+        if (!resourceIds) return fail(404, `unknown device: ${deviceId}`);
+        return json(200, { device_id: deviceId, resource_ids: resourceIds });
+      }
+      case "values": {
+        const [deviceId = "", resourceId = ""] = segments;
+        if (!fleet.resourceIds(deviceId)) return fail(404, `unknown device: ${deviceId}`);
+        const values = fleet.valueIds(deviceId, resourceId);
+        if (!values) return fail(404, `unknown resource: ${resourceId}`);
+        return json(200, { device_id: deviceId, resource_id: resourceId, values });
+      }
+      case "data":
+        return this.data(segments[1] ?? "", segments[2] ?? "", query);
+    }
+  }
+
+  private data(deviceId: string, resourceId: string, query: Record<string, string>): Answer {
+    const fleet = this.fleet;
+    if (!fleet.resourceIds(deviceId)) return fail(404, `unknown device: ${deviceId}`);
+    const known = fleet.valueIds(deviceId, resourceId);
+    if (!known) return fail(404, `unknown resource: ${resourceId}`);
+    const { values, from, to } = query;
+    if (!values) return fail(400, "missing parameter: values");
+    if (/\s/.test(values)) return fail(400, "values must be separated by commas without spaces");
+    const ids = [...new Set(values.split(","))];
+    if (ids.some((id) => id === "")) return fail(400, "empty value id in values");
+    if (ids.length > MAX_VALUES_PER_REQUEST) {
+      return fail(400, `too many values: ${ids.length} (at most ${MAX_VALUES_PER_REQUEST})`);
+    }
+    if (ids.includes(VALUES_ID)) return fail(400, `${VALUES_ID} must not be requested`);
+    const unknown = ids.find((id) => !known.includes(id));
+    if (unknown !== undefined) return fail(404, `unknown value id: ${unknown}`);
+    if (!from || !to) return fail(400, "missing parameter: from and to are required");
+    const fromDate = parseQueryTime(from);
+    const toDate = parseQueryTime(to);
+    if (!fromDate) return fail(400, `malformed from: expected YYYYMMDDTHHMMSS`);
+    if (!toDate) return fail(400, `malformed to: expected YYYYMMDDTHHMMSS`);
+    if (toDate < fromDate) return fail(400, "to is before from");
+    if (toDate.getTime() - fromDate.getTime() > MAX_WINDOW_MS) {
+      return fail(400, "time interval too long: at most 7 days between from and to");
+    }
+    const nowS = Math.floor(this.now() / 1000);
+    const fromS = fromDate.getTime() / 1000;
+    const toS = Math.min(toDate.getTime() / 1000, nowS);
+    const records = fromS > toS ? [] : fleet.records(deviceId, resourceId, ids, fromS, toS);
+    return json(200, records);
+  }
+
+  private checkApiKey(req: IncomingMessage): Answer | undefined {
+    const key = req.headers["x-api-key"];
+    if (key === undefined) return fail(403, "missing x-api-key");
+    if (key !== this.apiKey) return fail(403, "invalid api key");
+    return undefined;
+  }
+
+  private checkBearer(req: IncomingMessage): Answer | undefined {
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
+    if (!m?.[1]) return fail(401, "missing bearer token");
+    const expiresAt = this.tokens.get(m[1]);
+    if (expiresAt === undefined) return fail(401, "invalid token");
+    if (this.now() >= expiresAt) {
+      this.tokens.delete(m[1]);
+      return fail(401, "token expired");
+    }
+    return undefined;
+  }
+
+  private setPassword(req: IncomingMessage, body: string): Answer {
+    const keyProblem = this.checkApiKey(req);
+    if (keyProblem) return keyProblem;
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
+    if (!m?.[1]) return fail(401, "missing one-time password");
+    const otp = Buffer.from(m[1], "base64").toString("utf8");
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(body);
+    } catch {
+      return fail(400, "body must be JSON {user, pw}");
+    }
+    const parsed = setPasswordBody.safeParse(parsedBody);
+    if (!parsed.success) return fail(400, "body must be JSON {user, pw}");
+    const account = this.users.get(parsed.data.user);
+    if (!account?.otp || account.otp !== otp) return fail(401, "invalid one-time password");
+    this.users.set(parsed.data.user, { password: parsed.data.pw });
+    return json(200, { message: "password set" });
+  }
+
+  private createToken(req: IncomingMessage): Answer {
+    const keyProblem = this.checkApiKey(req);
+    if (keyProblem) return keyProblem;
+    const m = /^Basic (.+)$/.exec(req.headers.authorization ?? "");
+    if (!m?.[1]) return fail(401, "missing basic credentials");
+    const decoded = Buffer.from(m[1], "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    const account = colon < 0 ? undefined : this.users.get(decoded.slice(0, colon));
+    if (!account?.password || account.password !== decoded.slice(colon + 1)) {
+      return fail(401, "invalid username or password");
+    }
+    const token = randomBytes(24).toString("base64url");
+    this.tokens.set(token, this.now() + this.tokenTtlS * 1000);
+    return json(200, { token, expires_in: this.tokenTtlS });
+  }
+}
+
+function routeOf(method: string, segments: readonly string[]): Endpoint {
+  const [first, second, third] = segments;
+  if (method === "POST") {
+    if (segments.length === 1 && first === "set_password") return "set_password";
+    if (segments.length === 1 && first === "create_token") return "create_token";
+    return "unknown";
+  }
+  if (method !== "GET") return "unknown";
+  if (segments.length === 1 && first === "devices") return "devices";
+  if (segments.length === 3 && first === "data") return "data";
+  if (segments.length === 2 && second === "resources") return "resources";
+  if (segments.length === 3 && third === "values") return "values";
+  return "unknown";
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Creates a simulator and starts it on `port` (0: a free one) of `host` (default 127.0.0.1). */
+export async function startSimulator(
+  options: SimulatorOptions & { port?: number; host?: string } = {},
+): Promise<Simulator> {
+  const simulator = new Simulator(options);
+  await simulator.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  return simulator;
+}

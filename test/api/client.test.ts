@@ -1,0 +1,367 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ApiClient } from "../../src/api/client.js";
+import { ApiError } from "../../src/api/errors.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { captureLogger } from "../support/log-capture.js";
+import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
+
+async function expectApiError(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    return error as ApiError;
+  }
+  throw new Error("expected an ApiError, the call succeeded");
+}
+
+describe("ApiClient against the simulator over HTTP", () => {
+  let sim: Simulator;
+  let clock: ManualClock;
+
+  beforeEach(async () => {
+    clock = new ManualClock(NOW);
+    sim = await startTestSimulator({
+      now: clock.now,
+      users: [
+        { user: "demo", password: "demo-password" },
+        { user: "fresh", otp: "otp-123" },
+      ],
+    });
+  });
+  afterEach(() => sim.close());
+
+  describe("password and token flow (spec 5)", () => {
+    it("sets a password with the one-time password, then obtains a token with it", async () => {
+      const fresh = clientFor(sim, { user: "fresh", password: "n3w-Secret" }).client;
+      expect((await expectApiError(fresh.listDevices())).code).toBe("auth_failed");
+
+      const wrongOtp = await expectApiError(fresh.setPassword("fresh", "otp-999", "n3w-Secret"));
+      expect(wrongOtp).toMatchObject({ code: "auth_failed", status: 401, retryable: false });
+
+      await fresh.setPassword("fresh", "otp-123", "n3w-Secret");
+      const devices = await fresh.listDevices();
+      expect(devices.device_ids.length).toBeGreaterThanOrEqual(4);
+
+      const reused = await expectApiError(fresh.setPassword("fresh", "otp-123", "other"));
+      expect(reused.status).toBe(401);
+      expect(sim.count("create_token", 200)).toBe(1);
+    });
+
+    it("reports wrong credentials as auth_failed without revealing them", async () => {
+      const { client, lines } = clientFor(sim, { password: "wrong-password-value" });
+      const error = await expectApiError(client.listDevices());
+      expect(error).toMatchObject({
+        code: "auth_failed",
+        status: 401,
+        endpoint: "POST /create_token",
+      });
+      expect(error.message).not.toContain("wrong-password-value");
+      expect(lines.join("\n")).not.toContain("wrong-password-value");
+    });
+
+    it("sends the API key: a wrong one is refused with 403", async () => {
+      const { client } = clientFor(sim, { apiKey: "not-the-key" });
+      expect(await expectApiError(client.listDevices())).toMatchObject({
+        code: "auth_failed",
+        status: 403,
+      });
+    });
+  });
+
+  describe("token renewal", () => {
+    it("renews before expiry (expires_in minus a margin), never hitting a 401", async () => {
+      sim.tokenTtlS = 100;
+      const { client } = clientFor(sim, { now: clock.now });
+      await client.listDevices();
+      clock.advance(85_000);
+      await client.listDevices();
+      expect(sim.count("create_token")).toBe(1);
+      clock.advance(6_000); // 91 s: inside the 10 s margin of a 100 s token
+      await client.listDevices();
+      expect(sim.count("create_token")).toBe(2);
+      expect(sim.count(undefined, 401)).toBe(0);
+    });
+
+    it("renews once after a 401 and repeats the request", async () => {
+      const { client } = clientFor(sim, { now: clock.now });
+      await client.listDevices();
+      sim.revokeTokens();
+      await client.listDevices();
+      expect(sim.count("devices", 401)).toBe(1);
+      expect(sim.count("create_token")).toBe(2);
+    });
+
+    it("fails with auth_failed when the renewed token is refused too", async () => {
+      const fake = await fakeApi((path) =>
+        path === "/create_token"
+          ? { status: 200, body: '{"token":"t","expires_in":3600}' }
+          : { status: 401, body: '{"error":"invalid token"}' },
+      );
+      const client = new ApiClient({ ...clientOptions(sim, clock), baseUrl: fake.url });
+      const error = await expectApiError(client.listDevices());
+      expect(error).toMatchObject({ code: "auth_failed", status: 401 });
+      expect(error.message).toContain("invalid token");
+      expect(fake.paths).toEqual(["/create_token", "/devices", "/create_token", "/devices"]);
+      fake.server.close();
+    });
+
+    it("shares one create_token call among many concurrent requests (single flight)", async () => {
+      const { client } = clientFor(sim, { now: clock.now });
+      const many = Array.from({ length: 40 }, (_, i) =>
+        i % 2 ? client.listDevices() : client.listResources("hybrid-site-01"),
+      );
+      await Promise.all(many);
+      expect(sim.count("create_token")).toBe(1);
+
+      sim.revokeTokens();
+      await Promise.all(Array.from({ length: 40 }, () => client.listDevices()));
+      expect(sim.count("create_token")).toBe(2);
+    });
+  });
+
+  describe("retries", () => {
+    it("honours Retry-After (seconds) on 429, tells the caller, then succeeds", async () => {
+      sim.rateLimit = { perSecond: 2 };
+      const sleeps: number[] = [];
+      const rateLimited: number[] = [];
+      const { client } = clientFor(sim, {
+        now: clock.now,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          clock.advance(ms);
+        },
+        onRateLimited: (ms) => rateLimited.push(ms),
+      });
+      await client.listDevices(); // create_token + devices spend this second's budget
+      const devices = await client.listDevices(); // 429, wait, 200
+      expect(devices.device_ids.length).toBeGreaterThan(0);
+      expect(sim.count("devices", 429)).toBe(1);
+      expect(sleeps).toHaveLength(1);
+      expect(sleeps[0]).toBeGreaterThanOrEqual(1000);
+      expect(rateLimited).toEqual(sleeps);
+    });
+
+    it("honours Retry-After as an HTTP date", async () => {
+      sim.rateLimit = { perSecond: 1, retryAfterStyle: "http-date" };
+      const sleeps: number[] = [];
+      const { client } = clientFor(sim, {
+        now: clock.now,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          clock.advance(ms);
+        },
+      });
+      await client.listDevices();
+      expect(sim.count(undefined, 429)).toBeGreaterThanOrEqual(1);
+      // the simulator's date is two seconds after the current one: 2 s from NOW (a whole second)
+      expect(sleeps[0]).toBe(2000);
+    });
+
+    it("retries 5xx (JSON, text and empty bodies) until success", async () => {
+      sim.faults = { errorRate: 1, endpoints: ["devices"] };
+      let sleeps = 0;
+      const flaky = clientFor(sim, {
+        sleep: async () => {
+          sleeps++;
+          if (sleeps === 3) sim.faults = {};
+        },
+      }).client;
+      const devices = await flaky.listDevices();
+      expect(devices.device_ids).toContain("hybrid-site-01");
+      const failures = sim.requests.filter((r) => r.endpoint === "devices" && r.status >= 500);
+      expect(failures.map((r) => r.status).sort()).toEqual([500, 502, 503]);
+    });
+
+    it("gives up after the bound with the last error, counting the attempts", async () => {
+      sim.faults = { errorRate: 1, endpoints: ["devices"] };
+      const { client, lines } = clientFor(sim, {
+        retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      });
+      const error = await expectApiError(client.listDevices());
+      expect(error).toMatchObject({ code: "server_error", retryable: true, attempts: 3 });
+      expect(sim.count("devices")).toBe(3);
+      expect(lines.filter((l) => l.includes("request failed, retrying"))).toHaveLength(2);
+    });
+
+    it("retries dropped connections as network errors", async () => {
+      sim.faults = { dropRate: 1, endpoints: ["devices"] };
+      const { client } = clientFor(sim, { retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+      const error = await expectApiError(client.listDevices());
+      expect(error).toMatchObject({ code: "network", retryable: true, attempts: 2 });
+    });
+
+    it("classifies a slow answer as a timeout", async () => {
+      sim.faults = { delayMs: 500, endpoints: ["devices"] };
+      const { client } = clientFor(sim, {
+        timeoutMs: 100,
+        retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      });
+      expect(await expectApiError(client.listDevices())).toMatchObject({ code: "timeout" });
+    });
+  });
+
+  describe("malformed bodies", () => {
+    it("turns a truncated body into invalid_response naming endpoint, status and excerpt", async () => {
+      sim.faults = { malformedRate: 1, endpoints: ["resources"] };
+      const { client } = clientFor(sim, { retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+      const error = await expectApiError(client.listResources("hybrid-site-01"));
+      expect(error).toMatchObject({
+        code: "invalid_response",
+        status: 200,
+        endpoint: "GET /hybrid-site-01/resources",
+        attempts: 2,
+      });
+      expect(error.message).toContain("GET /hybrid-site-01/resources");
+      expect(error.bodyExcerpt).toMatch(/^\{"device_id"/);
+    });
+
+    it("turns a body of the wrong shape into a final invalid_response", async () => {
+      const fake = await fakeApi((path) => ({
+        status: 200,
+        body:
+          path === "/create_token"
+            ? '{"token":"t","expires_in":60}'
+            : path === "/devices"
+              ? '{"device_ids":"not-a-list"}'
+              : '[{"timestamp":"yesterday","values_id":1}]',
+      }));
+      const client = new ApiClient({ ...clientOptions(sim, clock), baseUrl: fake.url });
+      const error = await expectApiError(client.listDevices());
+      expect(error).toMatchObject({ code: "invalid_response", retryable: false, status: 200 });
+      expect(error.message).toContain("device_ids");
+      expect(error.message).toContain("not-a-list");
+      const data = await expectApiError(
+        client.getData({
+          deviceId: "d",
+          resourceId: "all_data",
+          values: ["x"],
+          from: new Date(NOW - HOUR_MS),
+          to: new Date(NOW),
+        }),
+      );
+      expect(data.message).toContain("0.timestamp");
+      fake.server.close();
+    });
+  });
+
+  describe("ids in paths", () => {
+    it.each(["site A+1", "a/../devices", "ünï cödé?#%"])(
+      "sends %j as one path segment",
+      async (id) => {
+        if (!sim.fleet.deviceIds().includes(id)) sim.fleet.addDevice(id, "gridtied");
+        const { client } = clientFor(sim, { now: clock.now });
+        const resources = await client.listResources(id);
+        expect(resources.device_id).toBe(id);
+        const values = await client.listValues(id, "all_data");
+        expect(values.device_id).toBe(id);
+        const records = await client.getData({
+          deviceId: id,
+          resourceId: "all_data",
+          values: ["e_03_01_00_000_total_solar_power"],
+          from: new Date(NOW - HOUR_MS),
+          to: new Date(NOW),
+        });
+        expect(records.length).toBe(61);
+        const seen = sim.requests
+          .filter((r) => r.endpoint !== "create_token")
+          .map((r) => r.segments);
+        expect(seen).toEqual([
+          [id, "resources"],
+          [id, "all_data", "values"],
+          ["data", id, "all_data"],
+        ]);
+      },
+    );
+
+    it("refuses ids that no URL can carry", async () => {
+      const { client } = clientFor(sim);
+      const error = await expectApiError(client.listResources(".."));
+      expect(error.message).toContain('cannot address the id ".."');
+      expect(sim.requests).toHaveLength(0);
+    });
+  });
+
+  describe("limits (spec 8) checked before sending", () => {
+    const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+    const query = (n: number, spanMs: number) => ({
+      deviceId: "hybrid-site-01",
+      resourceId: "all_data",
+      values: values(n),
+      from: new Date(NOW - spanMs),
+      to: new Date(NOW),
+    });
+
+    it.each([
+      ["21 values", query(21, HOUR_MS), /21 values requested, the API allows 20/],
+      ["7 days and 1 second", query(1, 7 * DAY_MS + 1000), /the API allows 7/],
+      ["to before from", query(1, -1000), /to is before from/],
+      ["no values", query(0, HOUR_MS), /no values requested/],
+      [
+        "values_id",
+        { ...query(1, HOUR_MS), values: ["values_id"] },
+        /values_id must not be requested/,
+      ],
+    ])("refuses %s", async (_name, q, message) => {
+      const { client } = clientFor(sim);
+      const error = await expectApiError(client.getData(q));
+      expect(error.code).toBe("request_over_limit");
+      expect(error.message).toMatch(message);
+      expect(sim.requests).toHaveLength(0);
+    });
+
+    it("sends exactly 20 values over exactly 7 days, comma-joined, times as YYYYMMDDTHHMMSS", async () => {
+      const { client } = clientFor(sim, { now: clock.now });
+      const all = (await client.listValues("hybrid-site-01", "all_data")).values;
+      const twenty = all.filter((v) => v !== "values_id").slice(0, 20);
+      const records = await client.getData({
+        deviceId: "hybrid-site-01",
+        resourceId: "all_data",
+        values: twenty,
+        from: new Date(NOW - 7 * DAY_MS),
+        to: new Date(NOW),
+      });
+      expect(records.length).toBeGreaterThan(7 * 1440);
+      const sent = sim.requests.find((r) => r.endpoint === "data");
+      expect(sent?.query).toEqual({
+        values: twenty.join(","),
+        from: "20260608T120000",
+        to: "20260615T120000",
+      });
+    });
+  });
+});
+
+function clientOptions(sim: Simulator, clock: ManualClock) {
+  return {
+    baseUrl: sim.url,
+    apiKey: sim.apiKey,
+    user: "demo",
+    password: "demo-password",
+    timeoutMs: 2_000,
+    retry: { retries: 3, baseDelayMs: 5, maxDelayMs: 20 },
+    logger: captureLogger().logger,
+    now: clock.now,
+  };
+}
+
+/** A hand-written stand-in for answers the simulator never gives (wrong shapes, endless 401s). */
+async function fakeApi(
+  answer: (path: string) => { status: number; body: string },
+): Promise<{ server: Server; url: string; paths: string[] }> {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    paths.push(path);
+    const { status, body } = answer(path);
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
+}

@@ -1,0 +1,30 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+const CLI = "dist/cli.js";
+
+describe("the built energy-etl binary", () => {
+  beforeAll(() => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npm test builds it first (pretest)`);
+  });
+  const run = (...args: string[]) =>
+    execFileSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
+
+  it("--help lists every command and the settings flags", () => {
+    const help = run("--help");
+    for (const command of ["set-password", "devices", "resources", "values", "simulate"]) {
+      expect(help).toContain(command);
+    }
+    expect(help).toContain("--api-url");
+    expect(help).toContain("--config");
+  });
+
+  it.each([
+    ["values", ["<device>", "[resource]", "--json"]],
+    ["set-password", ["--user", "--otp", "--password", "ENERGY_API_OTP"]],
+    ["simulate", ["--port", "--seed", "--rate-limit", "--error-rate", "--token-ttl"]],
+  ])("%s --help describes its arguments", (command, words) => {
+    const help = run(command, "--help");
+    for (const word of words) expect(help).toContain(word);
+  });
+});
