@@ -22,19 +22,19 @@ export type DataRecord = z.infer<typeof dataRecordSchema>;
 /** GET /data/<device_id>/<resource_id> (spec 4.4). */
 export const dataResponseSchema = z.array(dataRecordSchema);
 
-/** GET /devices (spec 4.1). */
-export const devicesResponseSchema = z.object({ device_ids: z.array(z.string()) });
+/** GET /devices (spec 4.1). Catalog objects keep unknown members, so `--json` shows them. */
+export const devicesResponseSchema = z.looseObject({ device_ids: z.array(z.string()) });
 export type DevicesResponse = z.infer<typeof devicesResponseSchema>;
 
 /** GET /<device_id>/resources (spec 4.2). */
-export const resourcesResponseSchema = z.object({
+export const resourcesResponseSchema = z.looseObject({
   device_id: z.string(),
   resource_ids: z.array(z.string()),
 });
 export type ResourcesResponse = z.infer<typeof resourcesResponseSchema>;
 
 /** GET /<device_id>/<resource_id>/values (spec 4.3). */
-export const valuesResponseSchema = z.object({
+export const valuesResponseSchema = z.looseObject({
   device_id: z.string(),
   resource_id: z.string(),
   values: z.array(z.string()),
