@@ -8,7 +8,7 @@ import { scrubSecrets } from "./logger.js";
 
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
-  const program = createProgram(io).exitOverride();
+  const program = createProgram(io);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;

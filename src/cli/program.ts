@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerCatalogCommands } from "./commands/catalog.js";
 import { registerConfigCommand } from "./commands/config.js";
+import { registerDecodeCommand } from "./commands/decode.js";
 import { registerSetPasswordCommand } from "./commands/set-password.js";
 import { registerSimulateCommand } from "./commands/simulate.js";
 import { addGlobalOptions } from "./context.js";
@@ -15,6 +16,7 @@ export function createProgram(io: CliIo): Command {
     )
     .version("0.1.0")
     .showHelpAfterError()
+    .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
@@ -24,5 +26,6 @@ export function createProgram(io: CliIo): Command {
   registerCatalogCommands(program, io);
   registerSimulateCommand(program, io);
   registerConfigCommand(program, io);
+  registerDecodeCommand(program, io);
   return program;
 }
