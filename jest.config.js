@@ -7,4 +7,6 @@ export default {
   transform: { "^.+\\.tsx?$": ["ts-jest", { useESM: true }] },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 60000,
+  globalSetup: "<rootDir>/test/support/influxd.ts",
+  globalTeardown: "<rootDir>/test/support/global-teardown.ts",
 };

@@ -103,6 +103,9 @@ export const configSchema = z
           .min(1)
           .default("energy")
           .describe("InfluxDB bucket (database[/rp] on 1.8)"),
+        batchSize: int(1, 100_000).default(5000).describe("Lines per write request"),
+        timeoutMs: int(100, 600_000).default(30_000).describe("Timeout of one write request in ms"),
+        retries: int(0, 20).default(5).describe("Retries of a failed write (429, 5xx, network)"),
       })
       .strict()
       .prefault({}),
@@ -159,6 +162,12 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["influx", "token"], env: "INFLUX_TOKEN", secret: true },
   { path: ["influx", "org"], env: "INFLUX_ORG", flag: "--influx-org" },
   { path: ["influx", "bucket"], env: "INFLUX_BUCKET", flag: "--influx-bucket" },
+  { path: ["influx", "batchSize"], env: "INFLUX_BATCH_SIZE" },
+  { path: ["influx", "timeoutMs"], env: "INFLUX_TIMEOUT_MS" },
+  { path: ["influx", "retries"], env: "INFLUX_RETRIES" },
+  { path: ["influx", "batchSize"], env: "INFLUX_BATCH_SIZE" },
+  { path: ["influx", "timeoutMs"], env: "INFLUX_TIMEOUT_MS" },
+  { path: ["influx", "retries"], env: "INFLUX_RETRIES" },
   { path: ["state", "db"], env: "STATE_DB", flag: "--state-db" },
   { path: ["sync", "cron"], env: "SYNC_CRON", flag: "--sync-cron" },
   { path: ["sync", "start"], env: "SYNC_START", flag: "--sync-start" },

@@ -7,6 +7,7 @@ import {
   loadConfig,
   requireApi,
   resolveSyncStart,
+  SETTINGS,
 } from "../src/config.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "energy-etl-config-"));
@@ -53,6 +54,13 @@ describe("loadConfig", () => {
     const keys = (o: object) =>
       Object.entries(o).flatMap(([k, v]) => Object.keys(v as object).map((leaf) => `${k}.${leaf}`));
     expect(keys(settings).sort()).toEqual(keys(defaults.data ?? {}).sort());
+  });
+
+  it("the README's configuration table lists every setting", () => {
+    const readme = readFileSync("README.md", "utf8");
+    for (const setting of SETTINGS) {
+      expect(readme).toContain(`| \`${setting.env}\` | \`${setting.path.join(".")}\` |`);
+    }
   });
 
   it("applies flags over environment over file over defaults", () => {

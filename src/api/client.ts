@@ -1,9 +1,9 @@
 import got, { type Got, type Response } from "got";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { computeRetryDelay, type RetryPolicy } from "../util/retry-delay.js";
 import { ApiError, classifyStatus, classifyTransportError, excerpt } from "./errors.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
-import { computeRetryDelay, type RetryPolicy } from "./retry-delay.js";
 import {
   type DataRecord,
   type DevicesResponse,

@@ -70,23 +70,14 @@ export class ApiError extends Error implements ApiErrorDetails {
   }
 }
 
+import { parseRetryAfter } from "../util/retry-delay.js";
+
 const EXCERPT_CHARS = 200;
 
 /** The first characters of a body on one line, for error messages. */
 export function excerpt(body: string): string {
   const oneLine = body.replace(/\s+/g, " ").trim();
   return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
-}
-
-/**
- * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date. Undefined when absent or unreadable.
- */
-export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
-  if (header === undefined || header.trim() === "") return undefined;
-  const text = header.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** The message a JSON or text error body carries, if it carries one. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
-/** A member of a data record: spec 2.4 says number; the real API also sends text and null. */
-export const recordMemberSchema = z.union([z.number(), z.string(), z.null()]);
+/** A member of a data record: spec 2.4 says number; text, null (other readouts) and booleans are accepted too. */
+export const recordMemberSchema = z.union([z.number(), z.string(), z.boolean(), z.null()]);
 export type RecordMember = z.infer<typeof recordMemberSchema>;
 
 /** `YYYY-MM-DDTHH:MM:SS`, UTC without zone designator (spec 2.4). */

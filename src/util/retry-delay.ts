@@ -1,4 +1,4 @@
-/** Bounds of the client's retries (`api.retries`, `api.retryBaseDelayMs`, `api.retryMaxDelayMs`). */
+/** Bounds of retries (the API client: `api.retries`…; the InfluxDB writer: `influx.retries`…). */
 export interface RetryPolicy {
   /** Retries after the first attempt (default 5). */
   readonly retries: number;
@@ -22,4 +22,15 @@ export function computeRetryDelay(
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
   const backoff = Math.round(ceiling / 2 + (random() * ceiling) / 2);
   return retryAfterMs === undefined ? backoff : Math.max(retryAfterMs, backoff);
+}
+
+/**
+ * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date. Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
+  if (header === undefined || header.trim() === "") return undefined;
+  const text = header.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }

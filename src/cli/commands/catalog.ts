@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { decodeValueId } from "../../transform/value-id.js";
 import { createApiClient, createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { renderTable } from "../table.js";
@@ -9,22 +10,22 @@ function print(
   io: CliIo,
   asJson: boolean,
   body: unknown,
-  head: string,
-  rows: string[],
+  head: string[],
+  rows: string[][],
   noun: string,
 ) {
   if (asJson) {
     writeLine(io.stdout, JSON.stringify(body, null, 2));
     return;
   }
-  writeLine(
-    io.stdout,
-    renderTable(
-      [head],
-      rows.map((r) => [r]),
-    ),
-  );
+  writeLine(io.stdout, renderTable(head, rows));
   writeLine(io.stdout, `${rows.length} ${noun}${rows.length === 1 ? "" : "s"}`);
+}
+
+/** A value id with what it becomes in InfluxDB (see `decode`). */
+function valueRow(id: string): string[] {
+  const decoded = decodeValueId(id);
+  return [id, decoded.measurement || "(tag values_id)", decoded.unit, decoded.type];
 }
 
 /** `devices`, `resources DEVICE`, `values DEVICE [RESOURCE]`: the catalog of spec 4.1-4.3. */
@@ -35,7 +36,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .option("--json", "print the API's JSON object as it came")
     .action(async (opts: { json?: boolean }, command: Command) => {
       const body = await createApiClient(createContext(command, io)).listDevices();
-      print(io, opts.json === true, body, "device_id", body.device_ids, "device");
+      const rows = body.device_ids.map((id) => [id]);
+      print(io, opts.json === true, body, ["device_id"], rows, "device");
     });
 
   program
@@ -45,7 +47,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .option("--json", "print the API's JSON object as it came")
     .action(async (device: string, opts: { json?: boolean }, command: Command) => {
       const body = await createApiClient(createContext(command, io)).listResources(device);
-      print(io, opts.json === true, body, "resource_id", body.resource_ids, "resource");
+      const rows = body.resource_ids.map((id) => [id]);
+      print(io, opts.json === true, body, ["resource_id"], rows, "resource");
     });
 
   program
@@ -57,7 +60,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .action(
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
         const body = await createApiClient(createContext(command, io)).listValues(device, resource);
-        print(io, opts.json === true, body, "value_id", body.values, "value");
+        const head = ["value_id", "measurement", "unit", "type"];
+        print(io, opts.json === true, body, head, body.values.map(valueRow), "value");
       },
     );
 }

@@ -1,0 +1,46 @@
+import { once } from "node:events";
+import { createWriteStream, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Writable } from "node:stream";
+import type { PointSink } from "./point-sink.js";
+
+/**
+ * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
+ * `influx write --precision s --file FILE`. Used when INFLUX_URL is not set, with `--output`, by
+ * the demo and by dry runs.
+ */
+export class LineProtocolFileSink implements PointSink {
+  readonly target: string;
+  private readonly stream: Writable;
+  private readonly ownsStream: boolean;
+
+  constructor(path: string, stdout: Writable = process.stdout) {
+    if (path === "-") {
+      this.stream = stdout;
+      this.ownsStream = false;
+      this.target = "stdout (line protocol)";
+    } else {
+      const file = resolve(path);
+      mkdirSync(dirname(file), { recursive: true });
+      this.stream = createWriteStream(file, { flags: "a" });
+      this.ownsStream = true;
+      this.target = `line-protocol file ${file}`;
+    }
+  }
+
+  async write(lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return;
+    if (!this.stream.write(`${lines.join("\n")}\n`)) await once(this.stream, "drain");
+  }
+
+  async flush(): Promise<void> {
+    if (this.stream.writableNeedDrain) await once(this.stream, "drain");
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    if (!this.ownsStream) return;
+    this.stream.end();
+    await once(this.stream, "finish");
+  }
+}

@@ -1,0 +1,125 @@
+import type { DataRecord, RecordMember } from "../api/schemas.js";
+import { parseRecordTime } from "../api/time-format.js";
+import { escapeMeasurement, escapeTag, quoteString } from "./line-protocol.js";
+import type { ValueIdDecoder } from "./value-id.js";
+
+/** Tag `values_id` of a record: whole numbers zero-padded to 3 digits, `none` when absent or blank. */
+export function valuesIdTag(member: RecordMember | boolean | undefined): string {
+  if (member === null || member === undefined) return "none";
+  const text = String(member).trim();
+  if (text === "") return "none";
+  if (/^\d+$/.test(text)) return text.length >= 3 ? text : text.padStart(3, "0");
+  if (typeof member === "number" && Number.isInteger(member) && member >= 0) {
+    return String(member).padStart(3, "0");
+  }
+  return text;
+}
+
+const NUMERIC_RE = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/** A string that holds a finite number, as a number; undefined otherwise. */
+export function numericString(text: string): number | undefined {
+  if (!NUMERIC_RE.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** What one value id contributes, precomputed once per encoder. */
+interface IdPlan {
+  /** `measurement,device_id=…,resource_id=…,type=…,unit=…,values_id=` (values_id appended per record). */
+  readonly seriesPrefix: string;
+  readonly field: "value" | "alarm_index" | "alarm_name";
+  /** Text-type values keep numeric strings as text. */
+  readonly isText: boolean;
+  readonly skip: boolean;
+}
+
+/** Counts of one encoding pass, for logs and metrics. */
+export interface EncodeStats {
+  points: number;
+  /** Members of one record that landed on the same measurement, tags and field (the later is kept). */
+  collisions: number;
+}
+
+/**
+ * Turns API records of one device and resource into line protocol (the schema is in the README):
+ * every non-null member becomes a field; members of one record with the same measurement and tags
+ * share one line; numbers are floats in `value`, strings in `text`, alarms in `alarm_index` and
+ * `alarm_name`; time is the record's timestamp in seconds. Replays give identical lines.
+ */
+export class RecordEncoder {
+  private readonly plans = new Map<string, IdPlan>();
+  private readonly deviceTags: string;
+
+  constructor(
+    private readonly decoder: ValueIdDecoder,
+    deviceId: string,
+    resourceId: string,
+  ) {
+    this.deviceTags = `,device_id=${escapeTag(deviceId)},resource_id=${escapeTag(resourceId)}`;
+  }
+
+  /** Appends the lines of `records` to `out`; returns what was produced. */
+  encode(records: readonly DataRecord[], out: string[]): EncodeStats {
+    const stats: EncodeStats = { points: 0, collisions: 0 };
+    const lineFields = new Map<string, Map<string, string>>();
+    for (const record of records) {
+      const seconds = parseRecordTime(record.timestamp) / 1000;
+      const valuesId = escapeTag(valuesIdTag(record.values_id));
+      lineFields.clear();
+      for (const id in record) {
+        if (id === "timestamp" || id === "values_id") continue;
+        const member = record[id];
+        if (member === null || member === undefined) continue;
+        const plan = this.planFor(id);
+        if (plan.skip) continue;
+        const field = fieldOf(plan, member);
+        const series = plan.seriesPrefix + valuesId;
+        let fields = lineFields.get(series);
+        if (!fields) {
+          fields = new Map();
+          lineFields.set(series, fields);
+        }
+        if (fields.has(field[0])) stats.collisions++;
+        fields.set(field[0], field[1]);
+      }
+      for (const [series, fields] of lineFields) {
+        let set = "";
+        for (const [key, value] of fields)
+          set += set === "" ? `${key}=${value}` : `,${key}=${value}`;
+        out.push(`${series} ${set} ${seconds}`);
+        stats.points++;
+      }
+    }
+    return stats;
+  }
+
+  private planFor(id: string): IdPlan {
+    let plan = this.plans.get(id);
+    if (!plan) {
+      const decoded = this.decoder.decode(id);
+      plan = {
+        seriesPrefix:
+          `${escapeMeasurement(decoded.measurement)}${this.deviceTags}` +
+          `,type=${escapeTag(decoded.type)},unit=${escapeTag(decoded.unit)},values_id=`,
+        field: decoded.field ?? "value",
+        isText: decoded.type === "text",
+        skip: decoded.kind === "values_id",
+      };
+      this.plans.set(id, plan);
+    }
+    return plan;
+  }
+}
+
+/** The field key and line-protocol value of one member. */
+function fieldOf(plan: IdPlan, member: string | number | boolean): [string, string] {
+  if (plan.field === "alarm_name") return ["alarm_name", quoteString(String(member))];
+  if (typeof member === "boolean") return [plan.field, member ? "1" : "0"];
+  if (typeof member === "number") return [plan.field, String(member)];
+  if (!plan.isText) {
+    const n = numericString(member);
+    if (n !== undefined) return [plan.field, String(n)];
+  }
+  return ["text", quoteString(member)];
+}

@@ -1,0 +1,202 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { checkInflux } from "../../src/influx/influx-check.js";
+import { InfluxWriteError } from "../../src/influx/write-errors.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { writerFor } from "../support/influx-writer.js";
+import { influxql, TestInfluxd } from "../support/influxd.js";
+
+async function expectWriteError(promise: Promise<unknown>): Promise<InfluxWriteError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(InfluxWriteError);
+    return error as InfluxWriteError;
+  }
+  throw new Error("expected an InfluxWriteError");
+}
+
+describe("InfluxWriter against a real influxd", () => {
+  let db: TestInfluxDb;
+  beforeAll(async () => {
+    db = await createTestInfluxDb("writer");
+  });
+
+  it("writes batches through the real client; InfluxQL reads them back", async () => {
+    const { writer } = writerFor(db, { batchSize: 700 });
+    const lines = Array.from(
+      { length: 5000 },
+      (_, i) => `p,device_id=d value=${i} ${1_700_000_000 + i}`,
+    );
+    await writer.write(lines);
+    await writer.flush();
+    const [series] = await db.series("SELECT count(value), sum(value) FROM p");
+    expect(series?.values[0]?.slice(1)).toEqual([5000, (4999 * 5000) / 2]);
+  });
+
+  it("fails a chunk of bad data with a clear error and keeps writing the others", async () => {
+    const { writer, logLines } = writerFor(db);
+    const good = writer.write(["q,device_id=a value=1 1700000000"]);
+    const bad = writer.write(["q,device_id=b value=1 1700000000", "this is not line protocol"]);
+    const alsoGood = writer.write(["q,device_id=c value=3 1700000000"]);
+    await good;
+    const error = await expectWriteError(bad);
+    expect(error).toMatchObject({ code: "bad_data", status: 400, fatal: false });
+    expect(error.message).toMatch(/rejected 2 lines as bad data \(HTTP 400: .*unable to parse/);
+    await alsoGood;
+    expect(
+      logLines.some((l) => l.includes("InfluxDB rejected the data") && l.includes("firstLine")),
+    ).toBe(true);
+    const devices = (await db.series("SELECT value FROM q GROUP BY device_id")).map(
+      (s) => s.tags?.device_id,
+    );
+    expect(devices).toEqual(expect.arrayContaining(["a", "c"]));
+  });
+
+  it("a wrong token is fatal with a message that says what to fix", async () => {
+    const { writer } = writerFor({ ...db, token: "wrong-token-value" });
+    const error = await expectWriteError(writer.write(["r value=1 1700000000"]));
+    expect(error).toMatchObject({ code: "auth_failed", status: 401, fatal: true });
+    expect(error.message).toMatch(/check INFLUX_TOKEN/);
+    expect(error.message).not.toContain("wrong-token-value");
+  });
+
+  it("a missing bucket is fatal with a message that says what to fix", async () => {
+    const { writer } = writerFor({ ...db, bucket: "no_such_db" });
+    const error = await expectWriteError(writer.write(["r value=1 1700000000"]));
+    expect(error).toMatchObject({ code: "bucket_not_found", status: 404, fatal: true });
+    expect(error.message).toMatch(/no bucket no_such_db .*INFLUX_BUCKET/);
+  });
+});
+
+describe("InfluxWriter when InfluxDB is down", () => {
+  const influxd = new TestInfluxd();
+  afterAll(() => influxd.stop());
+
+  it("retries with backoff, gives up with 'unavailable', and writes once it is back", async () => {
+    await influxd.start();
+    const target = { url: influxd.url, token: "test-influx-token", org: "o", bucket: "outage" };
+    await influxql(influxd.rawUrl, "", 'CREATE DATABASE "outage"');
+    await influxd.stopInfluxd();
+
+    const sleeps: number[] = [];
+    const { writer, logLines } = writerFor(target, {
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    const error = await expectWriteError(writer.write(["o value=1 1700000000"]));
+    expect(error).toMatchObject({ code: "unavailable", status: 503, fatal: false });
+    expect(error.message).toMatch(
+      /InfluxDB write failed after 3 attempts \(HTTP 503: influxd is down\)/,
+    );
+    expect(writer.linesWritten).toBe(0);
+    expect(sleeps).toHaveLength(2);
+    expect(logLines.filter((l) => l.includes("write failed, retrying"))).toHaveLength(2);
+
+    let restarted = false;
+    const { writer: patient } = writerFor(target, {
+      sleep: async () => {
+        if (!restarted) {
+          restarted = true;
+          await influxd.start();
+        }
+      },
+    });
+    await patient.write(["o value=2 1700000001"]);
+    expect(patient.linesWritten).toBe(1);
+    const { results } = await influxql(influxd.rawUrl, "outage", "SELECT value FROM o");
+    expect(results?.[0]?.series?.[0]?.values).toEqual([[1700000001, 2]]);
+  });
+});
+
+describe("InfluxWriter against a fake that answers 413 and 429", () => {
+  let server: Server;
+  let url = "";
+  const received: string[][] = [];
+  let answer: (lines: string[]) => { status: number; headers?: Record<string, string> };
+
+  beforeAll(async () => {
+    server = createServer(async (req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const lines = Buffer.concat(chunks).toString("utf8").split("\n").filter(Boolean);
+      const { status, headers } = answer(lines);
+      if (status === 204) received.push(lines);
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(
+        status === 204 ? undefined : JSON.stringify({ code: "x", message: `status ${status}` }),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  beforeEach(() => {
+    received.length = 0;
+  });
+
+  const target = () => ({ url, token: "t", org: "o", bucket: "b" });
+
+  it("413 splits the batch until the halves fit", async () => {
+    answer = (lines) => ({ status: lines.length > 3 ? 413 : 204 });
+    const lines = Array.from({ length: 10 }, (_, i) => `m value=${i} ${i}`);
+    await writerFor(target()).writer.write(lines);
+    expect(received.flat()).toEqual(lines);
+    expect(Math.max(...received.map((b) => b.length))).toBeLessThanOrEqual(3);
+  });
+
+  it("a single line over the limit is bad data", async () => {
+    answer = () => ({ status: 413 });
+    const error = await expectWriteError(writerFor(target()).writer.write(["m value=1 1"]));
+    expect(error.code).toBe("bad_data");
+  });
+
+  it("429 waits at least Retry-After, then succeeds", async () => {
+    let calls = 0;
+    answer = () =>
+      ++calls === 1 ? { status: 429, headers: { "retry-after": "3" } } : { status: 204 };
+    const sleeps: number[] = [];
+    await writerFor(target(), { sleep: async (ms) => void sleeps.push(ms) }).writer.write([
+      "m value=1 1",
+    ]);
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(3000);
+    expect(received).toHaveLength(1);
+  });
+});
+
+describe("checkInflux (start-up check)", () => {
+  let db: TestInfluxDb;
+  beforeAll(async () => {
+    db = await createTestInfluxDb("check");
+  });
+  const check = (overrides: Partial<{ url: string; token: string; bucket: string }>) =>
+    checkInflux({
+      url: db.url,
+      token: db.token,
+      org: db.org,
+      bucket: db.bucket,
+      timeoutMs: 2000,
+      ...overrides,
+    });
+
+  it("passes for a reachable InfluxDB, a good token and an existing bucket", async () => {
+    await expect(check({})).resolves.toBeUndefined();
+  });
+
+  it.each([
+    ["unreachable", { url: "http://127.0.0.1:1" }, /not reachable .*check INFLUX_URL/],
+    [
+      "token refused",
+      { token: "bad-token-123" },
+      /refused the token \(HTTP 401\): check INFLUX_TOKEN/,
+    ],
+    ["bucket missing", { bucket: "absent" }, /no bucket absent .*create it or fix INFLUX_BUCKET/],
+  ])("%s: one line that says what to fix", async (_name, overrides, message) => {
+    const error = await expectWriteError(check(overrides));
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain("\n");
+    expect(error.message).not.toContain("bad-token-123");
+  });
+});
