@@ -1,0 +1,202 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Database } from "better-sqlite3";
+import type { Logger } from "pino";
+
+/**
+ * The package's migrations directory. Relative to this module, so it is the same from `src/state/`
+ * (ts-jest) and `dist/state/` (built): both are two levels below the package root.
+ */
+export const MIGRATIONS_DIR: string = fileURLToPath(new URL("../../migrations/", import.meta.url));
+
+/** One numbered SQL file of the migrations directory, e.g. `001_initial.sql`. */
+export interface Migration {
+  /** The number (1 for `001_…`); migrations are applied in this order. */
+  readonly version: number;
+  /** The name after the number, without `.sql` (`initial`). */
+  readonly name: string;
+  /** The file name (`001_initial.sql`). */
+  readonly file: string;
+  /** The file's full path. */
+  readonly path: string;
+}
+
+/** A migrations directory that cannot be used, or a migration that failed (and was rolled back). */
+export class MigrationError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "MigrationError";
+  }
+}
+
+const FILE_NAME = /^(\d{3})_([A-Za-z0-9][A-Za-z0-9_-]*)\.sql$/;
+
+/** Files of a migrations directory that are not migrations: hidden files and READMEs. */
+function isIgnored(file: string): boolean {
+  return file.startsWith(".") || /^readme(\..*)?$/i.test(file);
+}
+
+/** `001_initial`: how a migration is named in messages. */
+export function migrationLabel(migration: Pick<Migration, "version" | "name">): string {
+  return `${String(migration.version).padStart(3, "0")}_${migration.name}`;
+}
+
+function dirPath(dir: string | URL): string {
+  return typeof dir === "string" ? dir : fileURLToPath(dir);
+}
+
+/**
+ * The migrations of a directory in order. Throws a {@link MigrationError} for a file whose name is
+ * not `NNN_name.sql`, two files with the same number, or a missing number (they run 001, 002, …).
+ */
+export function listMigrations(dir: string | URL): Migration[] {
+  const path = dirPath(dir);
+  let files: string[];
+  try {
+    files = readdirSync(path);
+  } catch (error) {
+    throw new MigrationError(`cannot read migrations directory ${path}: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+  const migrations: Migration[] = [];
+  for (const file of files) {
+    if (isIgnored(file)) continue;
+    const match = FILE_NAME.exec(file);
+    const digits = match?.[1];
+    const name = match?.[2];
+    if (digits === undefined || name === undefined) {
+      throw new MigrationError(
+        `migrations directory ${path}: "${file}" is not a migration file name ` +
+          "(expected NNN_name.sql, e.g. 001_initial.sql)",
+      );
+    }
+    migrations.push({ version: Number(digits), name, file, path: join(path, file) });
+  }
+  migrations.sort((a, b) => a.version - b.version || (a.file < b.file ? -1 : 1));
+  migrations.forEach((migration, index) => {
+    const previous = migrations[index - 1];
+    if (previous && previous.version === migration.version) {
+      throw new MigrationError(
+        `migrations directory ${path}: ${previous.file} and ${migration.file} have the same number`,
+      );
+    }
+    const expected = index + 1;
+    if (migration.version !== expected) {
+      const where = previous
+        ? `between ${previous.file} and ${migration.file}`
+        : `before ${migration.file}; numbers start at 001`;
+      throw new MigrationError(
+        `migrations directory ${path}: migration ${String(expected).padStart(3, "0")} is missing (${where})`,
+      );
+    }
+  });
+  return migrations;
+}
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`;
+
+/** The migrations recorded in `schema_migrations` (empty when the table does not exist yet). */
+export function appliedMigrations(db: Database): Map<number, string> {
+  const exists = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  const applied = new Map<number, string>();
+  if (exists === undefined) return applied;
+  for (const row of db.prepare("SELECT version, name FROM schema_migrations").all()) {
+    if (
+      typeof row === "object" &&
+      row !== null &&
+      "version" in row &&
+      "name" in row &&
+      typeof row.version === "number" &&
+      typeof row.name === "string"
+    ) {
+      applied.set(row.version, row.name);
+    } else {
+      throw new MigrationError(`unexpected row in schema_migrations: ${JSON.stringify(row)}`);
+    }
+  }
+  return applied;
+}
+
+/**
+ * The migrations of `dir` not yet applied to `db`, in order. Throws when the database records a
+ * migration the directory does not have (it was written by a newer version of the program).
+ */
+export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_DIR): Migration[] {
+  const migrations = listMigrations(dir);
+  const applied = appliedMigrations(db);
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...applied].filter(([version]) => !known.has(version));
+  if (unknown.length > 0) {
+    const names = unknown.map(([version, name]) => migrationLabel({ version, name })).join(", ");
+    const latest = migrations.at(-1);
+    throw new MigrationError(
+      `the database has migration(s) ${names} that ${dirPath(dir)} does not have ` +
+        `(latest there: ${latest ? latest.file : "none"}); was it written by a newer energy-etl?`,
+    );
+  }
+  return migrations.filter((m) => !applied.has(m.version));
+}
+
+/**
+ * Applies the pending migrations of `dir` in order, each in its own (immediate) transaction together
+ * with its `schema_migrations` row, and returns the versions applied now. A failing migration is
+ * rolled back and throws a {@link MigrationError} naming its file; those before it stay applied.
+ */
+export function migrate(
+  db: Database,
+  dir: string | URL = MIGRATIONS_DIR,
+  logger?: Logger,
+): number[] {
+  db.exec(CREATE_TABLE);
+  const pending = pendingMigrations(db, dir);
+  const isApplied = db.prepare<[number]>("SELECT 1 FROM schema_migrations WHERE version = ?");
+  const record = db.prepare<[number, string, string]>(
+    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+  );
+  const applyOne = db.transaction((migration: Migration, sql: string): boolean => {
+    // Another process may have applied it since pendingMigrations() looked.
+    if (isApplied.get(migration.version) !== undefined) return false;
+    db.exec(sql);
+    record.run(migration.version, migration.name, new Date().toISOString());
+    return true;
+  });
+
+  const appliedNow: number[] = [];
+  for (const migration of pending) {
+    let sql: string;
+    try {
+      sql = readFileSync(migration.path, "utf8");
+    } catch (error) {
+      throw new MigrationError(`cannot read migration ${migration.path}: ${messageOf(error)}`, {
+        cause: error,
+      });
+    }
+    try {
+      if (!applyOne.immediate(migration, sql)) continue;
+    } catch (error) {
+      throw new MigrationError(
+        `migration ${migration.file} failed and was rolled back: ${messageOf(error)}`,
+        { cause: error },
+      );
+    }
+    appliedNow.push(migration.version);
+    logger?.info({ version: migration.version, file: migration.file }, "applied migration");
+  }
+  return appliedNow;
+}
+
+/** An error's message (also for errors of another realm, e.g. better-sqlite3's under jest). */
+function messageOf(error: unknown): string {
+  if (typeof error === "object" && error !== null && "message" in error) {
+    if (typeof error.message === "string") return error.message;
+  }
+  return String(error);
+}
