@@ -3,6 +3,7 @@ import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
 import { type CliIo, processIo, UsageError, writeLine } from "./cli/io.js";
 import { createProgram } from "./cli/program.js";
+import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
 
@@ -14,6 +15,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof InterruptedError) {
+      writeLine(io.stderr, `energy-etl: ${error.message}`);
+      return 130;
+    }
     const [prefix, code] =
       error instanceof ConfigError || error instanceof UsageError
         ? ["error", 2]

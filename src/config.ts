@@ -131,8 +131,24 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    shard: z
+      .object({
+        count: int(1, 1024).default(1).describe("Replicas that split the fleet"),
+        index: int(0, 1023).default(0).describe("This replica's shard, 0..count-1"),
+      })
+      .strict()
+      .prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    if (config.shard.index >= config.shard.count) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["shard", "index"],
+        message: `must be below SHARD_COUNT (${config.shard.count})`,
+      });
+    }
+  });
 
 /** The validated configuration. */
 export type Config = z.output<typeof configSchema>;
@@ -174,6 +190,8 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["sync", "lookback"], env: "SYNC_LOOKBACK", flag: "--sync-lookback" },
   { path: ["log", "level"], env: "LOG_LEVEL", flag: "--log-level" },
   { path: ["http", "port"], env: "HTTP_PORT", flag: "--http-port" },
+  { path: ["shard", "count"], env: "SHARD_COUNT", flag: "--shard-count" },
+  { path: ["shard", "index"], env: "SHARD_INDEX", flag: "--shard-index" },
 ];
 
 /** A configuration that cannot be used; the message names the setting, never a secret's value. */

@@ -140,6 +140,10 @@ describe("loadConfig", () => {
     [{ SYNC_LOOKBACK: "1h" }, /SYNC_LOOKBACK .*ISO 8601 duration/],
     [{ LOG_LEVEL: "loud" }, /LOG_LEVEL/],
     [{ HTTP_PORT: "70000" }, /HTTP_PORT/],
+    [
+      { SHARD_COUNT: "2", SHARD_INDEX: "2" },
+      /SHARD_INDEX \(shard.index, from environment SHARD_INDEX\): must be below SHARD_COUNT \(2\)/,
+    ],
     [{ ENERGY_API_URL: "ftp://x" }, /ENERGY_API_URL .*http\(s\) URL/],
     [{ INFLUX_URL: "localhost:8086" }, /INFLUX_URL .*http\(s\) URL/],
   ])("names the setting in %j", (env, message) => {

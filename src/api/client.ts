@@ -30,14 +30,36 @@ export interface ApiClientOptions {
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly logger: Logger;
-  /** Called when the API answered 429, with the delay before the retry (the queue pauses). */
+  /** Called when the API answered 429, with the delay before the retry. */
   readonly onRateLimited?: (delayMs: number) => void;
+  /** Paces every HTTP attempt (the pipeline's rate limit); told about 429s and successes. */
+  readonly gate?: RequestGate;
+  /** Called after every HTTP attempt, for counters and metrics. */
+  readonly onAttempt?: (attempt: AttemptInfo) => void;
   /** Clock in epoch ms (default Date.now). */
   readonly now?: () => number;
   /** Random source of the retry jitter (default Math.random). */
   readonly random?: () => number;
   /** Waits (default setTimeout); injected by tests that count delays. */
   readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** Paces requests: waits for a slot, pauses after a 429, recovers after successes. */
+export interface RequestGate {
+  take(): Promise<void>;
+  pause(ms: number): void;
+  success(): void;
+}
+
+/** One HTTP attempt, as reported to {@link ApiClientOptions.onAttempt}. */
+export interface AttemptInfo {
+  /** Endpoint with placeholders, e.g. `GET /data/{device}/{resource}` (low cardinality). */
+  readonly route: string;
+  /** HTTP status, or undefined when no answer came. */
+  readonly status?: number;
+  /** Error code when the attempt failed. */
+  readonly code?: string;
+  readonly durationMs: number;
 }
 
 /** A GET /data request (spec 4.4): at most 20 values over at most 7 days (spec 8). */
@@ -53,6 +75,8 @@ export interface DataQuery {
 
 interface RequestSpec<S extends z.ZodType> {
   readonly method: "GET" | "POST";
+  /** Path with placeholders for metrics and logs. */
+  readonly route: string;
   readonly path: string;
   readonly auth: "bearer" | { readonly authorization: string };
   readonly schema: S;
@@ -109,6 +133,7 @@ export class ApiClient {
     return this.request({
       method: "GET",
       path: "devices",
+      route: "/devices",
       auth: "bearer",
       schema: devicesResponseSchema,
     });
@@ -119,6 +144,7 @@ export class ApiClient {
     return this.request({
       method: "GET",
       path: `${encodeSegment(deviceId)}/resources`,
+      route: "/{device}/resources",
       auth: "bearer",
       schema: resourcesResponseSchema,
     });
@@ -129,6 +155,7 @@ export class ApiClient {
     return this.request({
       method: "GET",
       path: `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`,
+      route: "/{device}/{resource}/values",
       auth: "bearer",
       schema: valuesResponseSchema,
     });
@@ -141,6 +168,7 @@ export class ApiClient {
     return this.request({
       method: "GET",
       path,
+      route: "/data/{device}/{resource}",
       auth: "bearer",
       schema: dataResponseSchema,
       searchParams: {
@@ -156,6 +184,7 @@ export class ApiClient {
     await this.request({
       method: "POST",
       path: "set_password",
+      route: "/set_password",
       auth: { authorization: `Bearer ${Buffer.from(otp).toString("base64")}` },
       schema: setPasswordResponseSchema,
       json: { user, pw: password },
@@ -174,6 +203,7 @@ export class ApiClient {
     const body = await this.request({
       method: "POST",
       path: "create_token",
+      route: "/create_token",
       auth: { authorization: `Basic ${basic}` },
       schema: tokenResponseSchema,
     });
@@ -201,7 +231,10 @@ export class ApiClient {
       }
       if (!outcome.retryable || attempt > retry.retries) throw outcome.withAttempts(attempt);
       const delayMs = computeRetryDelay(attempt, retry, outcome.retryAfterMs, this.options.random);
-      if (outcome.code === "rate_limited") this.options.onRateLimited?.(delayMs);
+      if (outcome.code === "rate_limited") {
+        this.options.gate?.pause(delayMs);
+        this.options.onRateLimited?.(delayMs);
+      }
       this.log.warn(
         { endpoint, code: outcome.code, status: outcome.status, attempt, delayMs },
         "request failed, retrying",
@@ -221,7 +254,15 @@ export class ApiClient {
       spec.auth === "bearer"
         ? { authorization: authorization ?? "" }
         : { authorization: spec.auth.authorization, "x-api-key": this.options.apiKey };
+    await this.options.gate?.take();
     const started = this.now();
+    const report = (status: number | undefined, code: string | undefined): void =>
+      this.options.onAttempt?.({
+        route: `${spec.method} ${spec.route}`,
+        status,
+        code,
+        durationMs: this.now() - started,
+      });
     let response: Response<string>;
     try {
       response = await this.http(spec.path, {
@@ -231,15 +272,23 @@ export class ApiClient {
         json: spec.json,
       });
     } catch (error) {
-      return classifyTransportError(endpoint, error);
+      const failure = classifyTransportError(endpoint, error);
+      report(undefined, failure.code);
+      return failure;
     }
     const { statusCode, body } = response;
     this.log.debug({ endpoint, status: statusCode, ms: this.now() - started }, "api response");
     if (statusCode < 200 || statusCode >= 300) {
       const retryAfter = response.headers["retry-after"];
-      return classifyStatus(endpoint, statusCode, body, retryAfter, this.now());
+      const failure = classifyStatus(endpoint, statusCode, body, retryAfter, this.now());
+      report(statusCode, failure.code);
+      return failure;
     }
-    return parseBody(spec.schema, endpoint, statusCode, body);
+    const parsed = parseBody(spec.schema, endpoint, statusCode, body);
+    const failed = parsed instanceof ApiError;
+    report(statusCode, failed ? parsed.code : undefined);
+    if (!failed) this.options.gate?.success();
+    return parsed;
   }
 }
 

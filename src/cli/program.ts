@@ -1,9 +1,14 @@
 import { Command } from "commander";
+import { registerBackfillCommand } from "./commands/backfill.js";
 import { registerCatalogCommands } from "./commands/catalog.js";
 import { registerConfigCommand } from "./commands/config.js";
 import { registerDecodeCommand } from "./commands/decode.js";
+import { registerMigrateCommand } from "./commands/migrate.js";
+import { registerRunCommand } from "./commands/run.js";
 import { registerSetPasswordCommand } from "./commands/set-password.js";
 import { registerSimulateCommand } from "./commands/simulate.js";
+import { registerStatusCommand } from "./commands/status.js";
+import { registerSyncCommand } from "./commands/sync.js";
 import { addGlobalOptions } from "./context.js";
 import type { CliIo } from "./io.js";
 
@@ -24,8 +29,13 @@ export function createProgram(io: CliIo): Command {
   addGlobalOptions(program);
   registerSetPasswordCommand(program, io);
   registerCatalogCommands(program, io);
+  registerSyncCommand(program, io);
+  registerBackfillCommand(program, io);
+  registerStatusCommand(program, io);
+  registerRunCommand(program, io);
   registerSimulateCommand(program, io);
   registerConfigCommand(program, io);
   registerDecodeCommand(program, io);
+  registerMigrateCommand(program, io);
   return program;
 }

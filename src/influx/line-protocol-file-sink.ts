@@ -28,9 +28,12 @@ export class LineProtocolFileSink implements PointSink {
     }
   }
 
+  /** Resolves once the lines are handed to the operating system (they survive a killed process). */
   async write(lines: readonly string[]): Promise<void> {
     if (lines.length === 0) return;
-    if (!this.stream.write(`${lines.join("\n")}\n`)) await once(this.stream, "drain");
+    await new Promise<void>((resolve, reject) => {
+      this.stream.write(`${lines.join("\n")}\n`, (error) => (error ? reject(error) : resolve()));
+    });
   }
 
   async flush(): Promise<void> {

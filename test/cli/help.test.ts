@@ -12,7 +12,20 @@ describe("the built energy-etl binary", () => {
 
   it("--help lists every command and the settings flags", () => {
     const help = run("--help");
-    for (const command of ["set-password", "devices", "resources", "values", "simulate"]) {
+    for (const command of [
+      "set-password",
+      "devices",
+      "resources",
+      "values",
+      "sync",
+      "backfill",
+      "status",
+      "run",
+      "migrate",
+      "decode",
+      "config",
+      "simulate",
+    ]) {
       expect(help).toContain(command);
     }
     expect(help).toContain("--api-url");
@@ -23,6 +36,9 @@ describe("the built energy-etl binary", () => {
     ["values", ["<device>", "[resource]", "--json"]],
     ["set-password", ["--user", "--otp", "--password", "ENERGY_API_OTP"]],
     ["simulate", ["--port", "--seed", "--rate-limit", "--error-rate", "--token-ttl"]],
+    ["backfill", ["--device", "--all", "--from", "--to", "--values", "--dry-run", "--output"]],
+    ["sync", ["--device", "--output"]],
+    ["status", ["--json"]],
   ])("%s --help describes its arguments", (command, words) => {
     const help = run(command, "--help");
     for (const word of words) expect(help).toContain(word);

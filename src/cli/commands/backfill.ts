@@ -1,0 +1,153 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { type PlannedBackfill, planBackfill, runBackfillJob } from "../../pipeline/backfill.js";
+import { parseUtcInstant } from "../../util/utc-time.js";
+import { type CliIo, UsageError, writeLine } from "../io.js";
+import { BackfillProgressReporter } from "../progress.js";
+import { renderTable } from "../table.js";
+import { withPipeline } from "../with-pipeline.js";
+
+const instant = (flag: string) =>
+  z.string().transform((text, ctx) => {
+    if (text.trim().toLowerCase() === "now") return new Date();
+    const at = parseUtcInstant(text);
+    if (!at) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${flag}: expected an ISO date or date-time (UTC) or "now", got ${JSON.stringify(text)}`,
+      });
+      return z.NEVER;
+    }
+    return at;
+  });
+
+const optionsSchema = z
+  .object({
+    device: z.array(z.string().min(1)).optional(),
+    all: z.boolean().optional(),
+    from: instant("--from"),
+    to: instant("--to").default(() => new Date()),
+    values: z
+      .string()
+      .transform((s) =>
+        s
+          .split(",")
+          .map((v) => v.trim())
+          .filter((v) => v !== ""),
+      )
+      .optional(),
+    dryRun: z.boolean().optional(),
+    output: z.string().optional(),
+  })
+  .refine((o) => (o.device?.length ?? 0) > 0 || o.all === true, "give --device ID ... or --all")
+  .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
+  .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+
+/** `backfill`: history on demand, stored as jobs that survive restarts. */
+export function registerBackfillCommand(program: Command, io: CliIo): void {
+  program
+    .command("backfill")
+    .description(
+      "fetch the history of devices over an interval; stored as a job, so running the same " +
+        "command again (or `run`) continues it instead of starting over",
+    )
+    .option("-d, --device <id...>", "devices to backfill")
+    .option("--all", "every device (of this shard)")
+    .requiredOption("--from <time>", "start: ISO date or date-time, UTC unless a zone is given")
+    .option("--to <time>", "end: ISO date or date-time, or now (default now)")
+    .option("--values <ids>", "only these value ids, comma-separated")
+    .option("--dry-run", "print the plan (requests, estimated time) without fetching data")
+    .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  energy-etl backfill --device hybrid-site-01 --from 2025-01-01 --to now\n" +
+        "  energy-etl backfill --all --from 2025-06-01 --to 2025-07-01 --dry-run",
+    )
+    .action(async (rawOpts: unknown, command: Command) => {
+      const parsed = optionsSchema.safeParse(rawOpts);
+      if (!parsed.success)
+        throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
+      const opts = parsed.data;
+      const request = {
+        devices: opts.all ? ("all" as const) : (opts.device ?? []),
+        fromS: Math.floor(opts.from.getTime() / 1000),
+        toS: Math.floor(opts.to.getTime() / 1000),
+        values: opts.values,
+      };
+      await withPipeline(
+        command,
+        io,
+        { output: opts.dryRun ? "-" : opts.output },
+        async (pipeline, context) => {
+          const plan = await planBackfill(pipeline, request);
+          if (opts.dryRun) {
+            printPlan(io, plan, context.config.api.rateLimit);
+            return;
+          }
+          const jobs = plan.map((p) =>
+            pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks, pipeline.now()),
+          );
+          const total = jobs.reduce((n, j) => n + j.job.chunksTotal, 0);
+          const already = jobs.reduce((n, j) => n + j.job.chunksDone, 0);
+          for (const { job, resumed } of jobs) {
+            if (resumed)
+              context.logger.info(
+                { job: job.id, done: job.chunksDone, total: job.chunksTotal },
+                "continuing backfill job",
+              );
+          }
+          const progress = new BackfillProgressReporter(
+            total,
+            already,
+            pipeline.counters,
+            context.logger,
+            io.stderr,
+          );
+          const finished = [];
+          try {
+            for (const { job } of jobs) {
+              if (pipeline.isStopping) break;
+              finished.push(await runBackfillJob(pipeline, job, progress));
+            }
+          } finally {
+            progress.stop();
+          }
+          const s = progress.snapshot();
+          const failed = finished.filter((j) => j.status === "failed");
+          writeLine(
+            io.stdout,
+            `backfill: ${finished.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
+              `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
+              ` -> ${pipeline.sink.target}`,
+          );
+          if (failed.length > 0) {
+            throw new Error(
+              `${failed.length} backfill jobs unfinished (${failed[0]?.lastError ?? "see the log"}); run the same command again to continue`,
+            );
+          }
+        },
+      );
+    });
+}
+
+function printPlan(io: CliIo, plan: readonly PlannedBackfill[], ratePerSecond: number): void {
+  const rows = plan.map((p) => [
+    p.spec.deviceId,
+    p.spec.resourceId,
+    String(p.spec.valueIds.length),
+    String(p.chunks),
+  ]);
+  writeLine(io.stdout, renderTable(["device", "resource", "values", "requests"], rows));
+  const total = plan.reduce((n, p) => n + p.chunks, 0);
+  const seconds = Math.ceil(total / ratePerSecond);
+  writeLine(
+    io.stdout,
+    `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatDuration(seconds)} (dry run: nothing fetched)`,
+  );
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

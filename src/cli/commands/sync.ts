@@ -1,0 +1,35 @@
+import type { Command } from "commander";
+import { runSync } from "../../pipeline/sync.js";
+import { type CliIo, writeLine } from "../io.js";
+import { withPipeline } from "../with-pipeline.js";
+
+/** `sync`: one incremental cycle, then exit (non-zero when a device failed). */
+export function registerSyncCommand(program: Command, io: CliIo): void {
+  program
+    .command("sync")
+    .description(
+      "run one incremental sync cycle and exit: every device's new data since its watermark " +
+        "(minus SYNC_LOOKBACK; from SYNC_START for a new device); exit 1 if a device failed",
+    )
+    .option("-d, --device <id...>", "only these devices")
+    .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
+    .addHelpText("after", "\nExample:\n  energy-etl sync --device hybrid-site-01")
+    .action(async (opts: { device?: string[]; output?: string }, command: Command) => {
+      const result = await withPipeline(command, io, { output: opts.output }, (pipeline) =>
+        runSync(pipeline, { deviceIds: opts.device }),
+      );
+      for (const d of result.devices) {
+        const what = d.error ? `FAILED: ${d.error}` : `${d.points} points in ${d.chunks} requests`;
+        writeLine(io.stdout, `${d.deviceId}: ${what}`);
+      }
+      writeLine(
+        io.stdout,
+        `sync ${result.status}: ${result.devices.length} devices, ${result.points} points, ` +
+          `${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s`,
+      );
+      if (result.status !== "ok") {
+        const failed = result.devices.filter((d) => d.error).length;
+        throw new Error(`${failed} of ${result.devices.length} devices failed (see the log)`);
+      }
+    });
+}

@@ -1,0 +1,54 @@
+import type { Logger } from "pino";
+import { ApiClient } from "../api/client.js";
+import { type Config, requireApi } from "../config.js";
+import { createPointSink } from "../influx/create-sink.js";
+import { StateStore } from "../state/state-store.js";
+import { emptyCounters, Pipeline } from "./pipeline.js";
+import { RateGate } from "./rate-gate.js";
+
+/** Options of {@link openPipeline}. */
+export interface OpenPipelineOptions {
+  /** Line-protocol file instead of InfluxDB (`-` for stdout). */
+  readonly output?: string;
+  readonly now?: () => Date;
+}
+
+/**
+ * Wires a pipeline from the configuration: the state database (migrated), the API client paced
+ * by a rate gate (API_RATE_LIMIT) and counted, and the sink (InfluxDB after its start-up check,
+ * or a line-protocol file).
+ */
+export async function openPipeline(
+  config: Config,
+  logger: Logger,
+  options: OpenPipelineOptions = {},
+): Promise<Pipeline> {
+  const api = requireApi(config);
+  const store = StateStore.open(config.state.db, { logger });
+  try {
+    const sink = await createPointSink(config, logger, options.output);
+    const gate = new RateGate({ ratePerSecond: config.api.rateLimit });
+    const counters = emptyCounters();
+    const client = new ApiClient({
+      baseUrl: api.url,
+      apiKey: api.key,
+      user: api.user,
+      password: api.password,
+      timeoutMs: config.api.timeoutMs,
+      retry: {
+        retries: config.api.retries,
+        baseDelayMs: config.api.retryBaseDelayMs,
+        maxDelayMs: config.api.retryMaxDelayMs,
+      },
+      logger,
+      gate,
+      onAttempt: () => {
+        counters.requests++;
+      },
+    });
+    return new Pipeline({ client, store, sink, config, logger, counters, gate, now: options.now });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,55 @@
+import type { DataRecord } from "../api/schemas.js";
+import { RecordEncoder } from "../transform/record-encoder.js";
+import type { Pipeline } from "./pipeline.js";
+import type { Chunk } from "./plan-chunks.js";
+
+/** Records encoded and written at a time, so that a chunk never sits in memory as one text. */
+const RECORDS_PER_WRITE = 2000;
+
+/** What one fetched and written chunk produced. */
+export interface ChunkResult {
+  readonly records: number;
+  readonly points: number;
+}
+
+/**
+ * Fetches one chunk (one GET /data request), encodes its records and writes them; resolves only
+ * when the sink has accepted every line, so the caller may then record the chunk as done.
+ */
+export async function fetchChunk(
+  pipeline: Pipeline,
+  deviceId: string,
+  resourceId: string,
+  chunk: Chunk,
+  encoder: RecordEncoder = new RecordEncoder(pipeline.decoder, deviceId, resourceId),
+): Promise<ChunkResult> {
+  const records: DataRecord[] = await pipeline.client.getData({
+    deviceId,
+    resourceId,
+    values: chunk.values,
+    from: new Date(chunk.fromS * 1000),
+    to: new Date(chunk.toS * 1000),
+  });
+  pipeline.counters.dataRequests++;
+  let points = 0;
+  for (let i = 0; i < records.length; i += RECORDS_PER_WRITE) {
+    const lines: string[] = [];
+    points += encoder.encode(records.slice(i, i + RECORDS_PER_WRITE), lines).points;
+    await pipeline.sink.write(lines);
+  }
+  pipeline.counters.points += points;
+  pipeline.counters.chunks++;
+  return { records: records.length, points };
+}
+
+/** Log context of a chunk: device, resource, window and how many values. */
+export function chunkContext(deviceId: string, resourceId: string, chunk: Chunk) {
+  return {
+    device: deviceId,
+    resource: resourceId,
+    chunk: chunk.index,
+    from: new Date(chunk.fromS * 1000).toISOString(),
+    to: new Date(chunk.toS * 1000).toISOString(),
+    values: chunk.values.length,
+  };
+}

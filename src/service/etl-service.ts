@@ -1,0 +1,97 @@
+import cron, { type ScheduledTask } from "node-cron";
+import type { Logger } from "pino";
+import { runBackfillJob } from "../pipeline/backfill.js";
+import { messageOf } from "../pipeline/errors.js";
+import type { Pipeline } from "../pipeline/pipeline.js";
+import { runSync } from "../pipeline/sync.js";
+import { HealthServer } from "./health-server.js";
+
+/** Options of the long-running service. */
+export interface EtlServiceOptions {
+  /** SYNC_CRON. */
+  readonly cron: string;
+  /** HTTP_PORT of the health server (0: any free port). */
+  readonly httpPort: number;
+  readonly httpHost?: string;
+}
+
+/**
+ * `energy-etl run`: a sync at start and on every SYNC_CRON tick (a tick that comes while the
+ * previous sync still works is skipped with a log line), unfinished backfill jobs worked off in the
+ * background, and the health server. {@link stop} takes no new work, lets in-flight requests
+ * finish within a bound, flushes and records.
+ */
+export class EtlService {
+  private task: ScheduledTask | undefined;
+  private syncing: Promise<void> | undefined;
+  private backfilling: Promise<void> | undefined;
+  private readonly health: HealthServer;
+  private readonly log: Logger;
+  /** Port the health server listens on, once started. */
+  port = 0;
+  lastTickAt: Date | undefined;
+
+  constructor(
+    private readonly pipeline: Pipeline,
+    private readonly options: EtlServiceOptions,
+  ) {
+    this.log = pipeline.logger.child({ component: "service" });
+    this.health = new HealthServer({
+      "/healthz": async () => ({ status: 200, body: JSON.stringify({ status: "ok" }) }),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.port = await this.health.listen(this.options.httpPort, this.options.httpHost);
+    this.log.info({ port: this.port, cron: this.options.cron }, "service started");
+    this.task = cron.schedule(this.options.cron, () => this.tick(), { name: "sync" });
+    this.tick();
+  }
+
+  /** One scheduler tick: a sync unless one is still running, then the backfill jobs. */
+  tick(): void {
+    if (this.pipeline.isStopping) return;
+    this.lastTickAt = this.pipeline.now();
+    if (this.syncing) {
+      this.log.warn("previous sync still running: this tick is skipped");
+      return;
+    }
+    this.syncing = runSync(this.pipeline)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.log.error({ error: messageOf(error) }, "sync failed");
+        },
+      )
+      .finally(() => {
+        this.syncing = undefined;
+        this.drainBackfills();
+      });
+  }
+
+  /** Works off unfinished backfill jobs one after the other, unless already doing so. */
+  drainBackfills(): void {
+    if (this.backfilling || this.pipeline.isStopping) return;
+    this.backfilling = (async () => {
+      for (const job of this.pipeline.store.unfinishedBackfillJobs()) {
+        if (this.pipeline.isStopping) break;
+        try {
+          await runBackfillJob(this.pipeline, job);
+        } catch (error) {
+          this.log.error({ job: job.id, error: messageOf(error) }, "backfill job failed");
+        }
+      }
+    })().finally(() => {
+      this.backfilling = undefined;
+    });
+  }
+
+  /** Stops the scheduler and the pipeline (in-flight requests get `graceMs`), then the server. */
+  async stop(graceMs: number): Promise<void> {
+    await this.task?.stop();
+    const finished = await this.pipeline.stop(graceMs);
+    await Promise.allSettled([this.syncing, this.backfilling]);
+    await this.health.close();
+    this.log.info({ finishedInTime: finished }, "service stopped");
+  }
+}

@@ -1,0 +1,134 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { runCli } from "../../src/cli.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { bufferIo } from "../support/cli-io.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { freePort } from "../support/influxd.js";
+import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { startTestSimulator } from "../support/simulator.js";
+
+describe("sync, backfill, status and run from the command line", () => {
+  let sim: Simulator;
+  let db: TestInfluxDb;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    // coarse records keep the simulator's history (since 2025-01-01, up to the real now) cheap
+    sim = await startTestSimulator({ resolutionS: 900 });
+    db = await createTestInfluxDb("cli");
+    env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "PT2H", LOG_LEVEL: "info" });
+  });
+  afterAll(() => sim.close());
+
+  async function run(...argv: string[]) {
+    const io = bufferIo(env);
+    const code = await runCli(argv, io);
+    return { code, out: io.out(), err: io.err() };
+  }
+
+  it("backfill --dry-run prints the plan and fetches no data", async () => {
+    sim.resetLog();
+    const { code, out } = await run(
+      "backfill",
+      "--all",
+      "--from",
+      "2026-01-01",
+      "--to",
+      "2026-03-01",
+      "--dry-run",
+    );
+    expect(code).toBe(0);
+    expect(out).toMatch(/device .*resource .*values .*requests/);
+    expect(out).toMatch(/hybrid-site-01 .*all_data .*61 .*36/);
+    expect(out).toMatch(
+      /total: \d+ requests; at 1000 requests\/s about \d+ s \(dry run: nothing fetched\)/,
+    );
+    expect(sim.count("data")).toBe(0);
+  });
+
+  it.each([
+    [["backfill", "--from", "2026-01-01"], /give --device ID \.\.\. or --all/],
+    [
+      ["backfill", "--all", "--from", "last tuesday"],
+      /--from: expected an ISO date or date-time \(UTC\) or "now"/,
+    ],
+    [
+      ["backfill", "--all", "--from", "2026-02-01", "--to", "2026-01-01"],
+      /--from must not be after --to/,
+    ],
+    [["backfill", "--all"], /required option '--from <time>' not specified/],
+  ])("backfill %j is a usage error", async (argv, message) => {
+    const { code, err } = await run(...argv);
+    expect(code).toBe(2);
+    expect(err).toMatch(message);
+  });
+
+  it("backfill writes and reports progress lines off a terminal; a finished one runs again when asked", async () => {
+    const args = [
+      "backfill",
+      "--device",
+      "site A+1",
+      "--from",
+      "2026-01-01T00:00",
+      "--to",
+      "2026-01-20T00:00",
+    ];
+    const first = await run(...args);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(
+      /backfill: 1\/1 jobs done, 6\/6 chunks, \d+ points, 6 requests -> InfluxDB/,
+    );
+    expect(first.err).toMatch(/"msg":"backfill progress"/);
+    sim.resetLog();
+    const again = await run(...args);
+    expect(again.code).toBe(0);
+    expect(sim.count("data")).toBe(6);
+  });
+
+  it("sync runs one cycle and status shows watermarks, lag and the last run", async () => {
+    const synced = await run("sync", "--device", "site A+1", "--device", "audit-box-03");
+    expect(synced.code).toBe(0);
+    expect(synced.out).toMatch(/site A\+1: \d+ points in \d+ requests/);
+    expect(synced.out).toMatch(/sync ok: 2 devices/);
+
+    const status = await run("status", "--json");
+    const body = JSON.parse(status.out);
+    expect(body.watermarks.map((w: { deviceId: string }) => w.deviceId)).toEqual(
+      expect.arrayContaining(["site A+1", "audit-box-03"]),
+    );
+    expect(body.lastRun).toMatchObject({ kind: "sync", status: "ok", devices: 2 });
+    const table = await run("status");
+    expect(table.out).toMatch(/site A\+1 .*all_data .*\d{4}-\d\d-\d\dT.* \d+ s/);
+    expect(table.out).toMatch(/last run: sync #\d+ ok/);
+  });
+
+  it("sync of an unknown device fails with exit 1", async () => {
+    const { code, err } = await run("sync", "--device", "nope");
+    expect(code).toBe(1);
+    expect(err).toMatch(/unknown device: nope/);
+  });
+
+  it("run serves /healthz, syncs, and exits 0 on SIGTERM", async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["dist/cli.js", "run"], {
+      env: { ...process.env, ...env, HTTP_PORT: String(port), SYNC_CRON: "*/1 * * * *" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let logs = "";
+    child.stderr.on("data", (c: Buffer) => {
+      logs += c.toString();
+    });
+    const deadline = Date.now() + 30_000;
+    while (!/"msg":"sync finished"/.test(logs) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(logs).toMatch(/"msg":"sync finished"/);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    child.kill("SIGTERM");
+    const [code] = await once(child, "exit");
+    expect(code).toBe(0);
+    expect(logs).toMatch(/"msg":"service stopped"/);
+  });
+});

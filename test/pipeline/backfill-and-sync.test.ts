@@ -1,0 +1,100 @@
+import type { DataRecord } from "../../src/api/schemas.js";
+import { formatQueryTime } from "../../src/api/time-format.js";
+import { planBackfill, runBackfillJob } from "../../src/pipeline/backfill.js";
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import { countChunks } from "../../src/pipeline/plan-chunks.js";
+import { runSync } from "../../src/pipeline/sync.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { ManualClock, startTestSimulator } from "../support/simulator.js";
+
+const DAY_S = 86_400;
+const NOW_MS = Date.UTC(2026, 5, 15, 12);
+const DEVICE = "hybrid-site-01";
+
+/** The simulator's own records of a device's resource over [fromS, toS]. */
+function simulatorRecords(
+  sim: Simulator,
+  resourceId: string,
+  fromS: number,
+  toS: number,
+): DataRecord[] {
+  const values = (sim.fleet.valueIds(DEVICE, resourceId) ?? []).filter((v) => v !== "values_id");
+  const records: DataRecord[] = [];
+  for (let i = 0; i < values.length; i += 20) {
+    records.push(...sim.fleet.records(DEVICE, resourceId, values.slice(i, i + 20), fromS, toS));
+  }
+  return records;
+}
+
+describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)", () => {
+  let sim: Simulator;
+  let db: TestInfluxDb;
+  let pipeline: Pipeline;
+  const clock = new ManualClock(NOW_MS);
+  const fromS = NOW_MS / 1000 - 90 * DAY_S;
+  const toS = NOW_MS / 1000;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator({ now: clock.now, resolutionS: 3600 });
+    db = await createTestInfluxDb("backfill90");
+    ({ pipeline } = await openTestPipeline(
+      pipelineEnv(sim, db, tempStateDb()),
+      () => new Date(clock.now()),
+    ));
+  });
+  afterAll(async () => {
+    await pipeline.close();
+    await sim.close();
+  });
+
+  it("issues exactly the planned (minimum) number of data requests and InfluxDB holds exactly the simulator's data", async () => {
+    const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS, toS });
+    const resources = plan.map((p) => p.spec.resourceId).sort();
+    expect(resources).toEqual(["all_data", "battery_bank"]);
+    const theoretical = plan.reduce(
+      (n, p) => n + Math.ceil(p.spec.valueIds.length / 20) * Math.ceil((toS - fromS) / (7 * DAY_S)),
+      0,
+    );
+    const planned = plan.reduce((n, p) => n + p.chunks, 0);
+    expect(planned).toBe(theoretical);
+    expect(
+      plan.find((p) => p.spec.resourceId === "all_data")?.spec.valueIds.length,
+    ).toBeGreaterThan(40);
+
+    sim.resetLog();
+    for (const p of plan) {
+      const { job } = pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks);
+      const done = await runBackfillJob(pipeline, job);
+      expect(done).toMatchObject({ status: "done", chunksDone: p.chunks, chunksTotal: p.chunks });
+    }
+    expect(sim.count("data")).toBe(planned);
+    expect(sim.count("data", 200)).toBe(planned);
+
+    const expected = [
+      ...expectedPoints(DEVICE, "all_data", simulatorRecords(sim, "all_data", fromS, toS)),
+      ...expectedPoints(DEVICE, "battery_bank", simulatorRecords(sim, "battery_bank", fromS, toS)),
+    ];
+    const stored = await storedPoints(db);
+    expect(stored.length).toBe(expected.length);
+    expect(sortPoints(stored)).toEqual(sortPoints(expected));
+    expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(toS);
+  });
+
+  it("an incremental sync right after fetches only the lookback and the new time", async () => {
+    clock.advance(30 * 60_000);
+    sim.resetLog();
+    const result = await runSync(pipeline, { deviceIds: [DEVICE] });
+    expect(result.status).toBe("ok");
+    const data = sim.requests.filter((r) => r.endpoint === "data");
+    const valueCounts = (sim.fleet.valueIds(DEVICE, "all_data")?.length ?? 0) - 1;
+    expect(data).toHaveLength(countChunks(valueCounts, 0, 0) + 1);
+    const expectedFrom = formatQueryTime(new Date((toS + 1 - 3600) * 1000));
+    const expectedTo = formatQueryTime(new Date(clock.now()));
+    for (const r of data) expect([r.query.from, r.query.to]).toEqual([expectedFrom, expectedTo]);
+    expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(clock.now() / 1000);
+    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "ok", devices: 1, errors: 0 });
+  });
+});

@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import type { Simulator } from "../../src/simulator/server.js";
+import { sortPoints, storedPoints } from "../support/expected-points.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { startTestSimulator } from "../support/simulator.js";
+
+const NOW_MS = Date.UTC(2026, 5, 15, 12);
+const FROM = "2026-03-17T12:00:00Z";
+const TO = "2026-06-15T12:00:00Z";
+const CONCURRENCY = 2;
+
+function backfill(env: Record<string, string>): ChildProcess {
+  return spawn(
+    process.execPath,
+    ["dist/cli.js", "backfill", "--device", "hybrid-site-01", "--from", FROM, "--to", TO],
+    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+}
+
+async function exitCode(child: ChildProcess): Promise<number | null> {
+  const [code] = (await once(child, "exit")) as [number | null];
+  return code;
+}
+
+/** Key of one data request: which values over which window. */
+const chunkKey = (q: Readonly<Record<string, string>>) => `${q.values}|${q.from}|${q.to}`;
+
+describe("backfill killed with SIGKILL midway, then run again", () => {
+  let sim: Simulator;
+  let crashed: TestInfluxDb;
+  let clean: TestInfluxDb;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator({ now: () => NOW_MS, resolutionS: 3600, latencyMs: 60 });
+    crashed = await createTestInfluxDb("crashed");
+    clean = await createTestInfluxDb("clean");
+  });
+  afterAll(() => sim.close());
+
+  it("ends with InfluxDB identical to a clean run, repeating at most the chunks in flight", async () => {
+    const extra = { API_CONCURRENCY: String(CONCURRENCY), LOG_LEVEL: "warn" };
+    const cleanRun = backfill(pipelineEnv(sim, clean, tempStateDb(), extra));
+    expect(await exitCode(cleanRun)).toBe(0);
+    const planned = sim.count("data", 200);
+    expect(planned).toBe(65);
+    sim.resetLog();
+
+    const state = tempStateDb();
+    const env = pipelineEnv(sim, crashed, state, extra);
+    const first = backfill(env);
+    while (sim.count("data") < 20) await new Promise((r) => setTimeout(r, 20));
+    first.kill("SIGKILL");
+    expect(await exitCode(first)).toBeNull();
+    const beforeRestart = sim.count("data");
+    expect(beforeRestart).toBeLessThan(planned);
+
+    const second = backfill(env);
+    let out = "";
+    second.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    expect(await exitCode(second)).toBe(0);
+    expect(out).toMatch(/2\/2 jobs done, 65\/65 chunks/);
+
+    const counts = new Map<string, number>();
+    for (const r of sim.requests.filter((q) => q.endpoint === "data")) {
+      counts.set(chunkKey(r.query), (counts.get(chunkKey(r.query)) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(planned);
+    const repeated = [...counts.values()].filter((n) => n > 1).length;
+    expect(repeated).toBeLessThanOrEqual(CONCURRENCY);
+    expect(sim.count("data")).toBeLessThanOrEqual(planned + CONCURRENCY);
+
+    expect(sortPoints(await storedPoints(crashed))).toEqual(sortPoints(await storedPoints(clean)));
+  });
+});

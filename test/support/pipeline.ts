@@ -1,0 +1,57 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.js";
+import { openPipeline } from "../../src/pipeline/create-pipeline.js";
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { captureLogger } from "./log-capture.js";
+
+/** Where a test pipeline writes. */
+export interface InfluxTargetEnv {
+  readonly url: string;
+  readonly token: string;
+  readonly org: string;
+  readonly bucket: string;
+}
+
+/** A new SQLite state file path in a temp dir. */
+export function tempStateDb(): string {
+  return join(mkdtempSync(join(tmpdir(), "energy-etl-state-")), "state.db");
+}
+
+/** Environment for energy-etl pointing at a simulator, an InfluxDB database and a state file. */
+export function pipelineEnv(
+  sim: Simulator,
+  influx: InfluxTargetEnv,
+  stateDb: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    ENERGY_API_URL: sim.url,
+    ENERGY_API_KEY: sim.apiKey,
+    ENERGY_API_USER: "demo",
+    ENERGY_API_PASSWORD: "demo-password",
+    INFLUX_URL: influx.url,
+    INFLUX_TOKEN: influx.token,
+    INFLUX_ORG: influx.org,
+    INFLUX_BUCKET: influx.bucket,
+    STATE_DB: stateDb,
+    API_RATE_LIMIT: "1000",
+    API_CONCURRENCY: "4",
+    API_RETRY_BASE_DELAY_MS: "10",
+    API_RETRY_MAX_DELAY_MS: "50",
+    LOG_LEVEL: "debug",
+    ...extra,
+  };
+}
+
+/** A pipeline wired as the CLI wires it, with a test clock; its log lines are kept. */
+export async function openTestPipeline(
+  env: Record<string, string>,
+  now: () => Date,
+): Promise<{ pipeline: Pipeline; logLines: string[] }> {
+  const { logger, lines } = captureLogger("debug");
+  const pipeline = await openPipeline(loadConfig({ env }), logger, { now });
+  return { pipeline, logLines: lines };
+}
