@@ -24,7 +24,8 @@ export interface DeviceSyncResult {
 /** What a whole sync cycle did; also recorded in the runs table. */
 export interface SyncResult {
   readonly runId: number;
-  readonly status: "ok" | "partial" | "failed";
+  /** `interrupted`: stopped by a signal; windows not fetched keep their watermark. */
+  readonly status: "ok" | "partial" | "failed" | "interrupted";
   readonly devices: readonly DeviceSyncResult[];
   readonly requests: number;
   readonly points: number;
@@ -70,7 +71,9 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       ? "failed"
       : errors > 0
         ? "partial"
-        : "ok";
+        : pipeline.isStopping
+          ? "interrupted"
+          : "ok";
   const result: SyncResult = {
     runId,
     status,

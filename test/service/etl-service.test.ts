@@ -1,0 +1,41 @@
+import { EtlService } from "../../src/service/etl-service.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { createTestInfluxDb } from "../support/influx-db.js";
+import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { startTestSimulator } from "../support/simulator.js";
+
+const NOW_MS = Date.UTC(2026, 5, 15, 12);
+
+describe("EtlService", () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startTestSimulator({ now: () => NOW_MS, latencyMs: 50 });
+  });
+  afterAll(() => sim.close());
+
+  it("skips a tick while the previous sync still works, and records an interrupted run on stop", async () => {
+    const db = await createTestInfluxDb("service");
+    const env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P20D", API_CONCURRENCY: "1" });
+    const { pipeline, logLines } = await openTestPipeline(env, () => new Date(NOW_MS));
+    const service = new EtlService(pipeline, {
+      cron: "0 0 1 1 *",
+      httpPort: 0,
+      httpHost: "127.0.0.1",
+    });
+    await service.start();
+    service.tick();
+    expect(
+      logLines.some((l) => l.includes("previous sync still running: this tick is skipped")),
+    ).toBe(true);
+    const health = await fetch(`http://127.0.0.1:${service.port}/healthz`);
+    expect(await health.json()).toEqual({ status: "ok" });
+
+    while (sim.count("data") < 3) await new Promise((r) => setTimeout(r, 20));
+    await service.stop(5_000);
+    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "interrupted" });
+    const requestsAtStop = sim.count();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sim.count()).toBe(requestsAtStop);
+    await pipeline.close();
+  });
+});
