@@ -192,3 +192,21 @@ describe("loadConfig", () => {
     ).toEqual(new Date("2025-06-01T00:00:00Z"));
   });
 });
+
+describe("SETTINGS", () => {
+  it("names every setting of the schema once, with unique environment names and flags", () => {
+    const envs = SETTINGS.map((s) => s.env);
+    expect(new Set(envs).size).toBe(envs.length);
+    const flags = SETTINGS.flatMap((s) => (s.flag ? [s.flag] : []));
+    expect(new Set(flags).size).toBe(flags.length);
+    const defaults = configSchema.parse({});
+    const leaves = Object.entries(defaults).flatMap(([section, values]) =>
+      Object.keys(values).map((key) => `${section}.${key}`),
+    );
+    expect(SETTINGS.map((s) => s.path.join(".")).sort()).toEqual(leaves.sort());
+  });
+
+  it("gives secrets no flag", () => {
+    for (const s of SETTINGS.filter((x) => x.secret)) expect(s.flag).toBeUndefined();
+  });
+});

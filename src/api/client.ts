@@ -36,6 +36,8 @@ export interface ApiClientOptions {
   readonly gate?: RequestGate;
   /** Called after every HTTP attempt, for counters and metrics. */
   readonly onAttempt?: (attempt: AttemptInfo) => void;
+  /** Called before a retry, with the route, the error code and the delay. */
+  readonly onRetry?: (retry: { route: string; code: string; delayMs: number }) => void;
   /** Clock in epoch ms (default Date.now). */
   readonly now?: () => number;
   /** Random source of the retry jitter (default Math.random). */
@@ -239,6 +241,11 @@ export class ApiClient {
         { endpoint, code: outcome.code, status: outcome.status, attempt, delayMs },
         "request failed, retrying",
       );
+      this.options.onRetry?.({
+        route: `${spec.method} ${spec.route}`,
+        code: outcome.code,
+        delayMs,
+      });
       await this.sleep(delayMs);
     }
   }

@@ -3,6 +3,7 @@ import { registerBackfillCommand } from "./commands/backfill.js";
 import { registerCatalogCommands } from "./commands/catalog.js";
 import { registerConfigCommand } from "./commands/config.js";
 import { registerDecodeCommand } from "./commands/decode.js";
+import { registerDemoCommand } from "./commands/demo.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerSetPasswordCommand } from "./commands/set-password.js";
@@ -36,6 +37,7 @@ export function createProgram(io: CliIo): Command {
   registerSimulateCommand(program, io);
   registerConfigCommand(program, io);
   registerDecodeCommand(program, io);
+  registerDemoCommand(program, io);
   registerMigrateCommand(program, io);
   return program;
 }

@@ -1,6 +1,7 @@
 import { InfluxDB, setLogger, type WriteApi } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
 import { computeRetryDelay, type RetryPolicy } from "../util/retry-delay.js";
+import { checkInflux } from "./influx-check.js";
 import type { PointSink } from "./point-sink.js";
 import {
   bucketMissing,
@@ -76,6 +77,11 @@ export class InfluxWriter implements PointSink {
 
   async close(): Promise<void> {
     await this.flush();
+  }
+
+  /** The start-up check again: reachable, token accepted, bucket present. */
+  check(): Promise<void> {
+    return checkInflux(this.options);
   }
 
   private async writeAll(lines: readonly string[]): Promise<void> {

@@ -13,4 +13,6 @@ export interface PointSink {
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Readiness: rejects with a one-line reason when the target cannot take writes now. */
+  check?(): Promise<void>;
 }

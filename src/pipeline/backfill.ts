@@ -5,6 +5,7 @@ import { isFatal, messageOf } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, planChunks } from "./plan-chunks.js";
+import { reportRun } from "./run-report.js";
 import { inShard } from "./shard.js";
 
 /** What `energy-etl backfill` asks for. */
@@ -112,7 +113,6 @@ export async function runBackfillJob(
           store.recordChunkDone(job.id, chunk.index, result.points, 1, pipeline.now());
           progress?.chunkDone(result);
         } catch (error) {
-          pipeline.counters.chunkErrors++;
           firstError ??= error;
           log.error(
             { ...chunkContext(job.deviceId, job.resourceId, chunk), error: messageOf(error) },
@@ -151,4 +151,69 @@ function moveWatermarkAfter(pipeline: Pipeline, job: BackfillJob): void {
   if (coversAll && reachesBack && (watermark === undefined || job.toS > watermark)) {
     store.advanceWatermark(job.deviceId, job.resourceId, job.toS, pipeline.now());
   }
+}
+
+/** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
+export interface BackfillRunResult {
+  readonly runId: number;
+  readonly status: "ok" | "partial" | "failed" | "interrupted";
+  readonly jobs: readonly BackfillJob[];
+}
+
+/** Runs jobs one after the other as one recorded run of kind `backfill`. */
+export async function runBackfillJobs(
+  pipeline: Pipeline,
+  jobs: readonly BackfillJob[],
+  progress?: BackfillProgress,
+): Promise<BackfillRunResult> {
+  const { store, counters } = pipeline;
+  const started = pipeline.now();
+  const runId = store.startRun("backfill", started);
+  const before = { requests: counters.requests, points: counters.points };
+  const finished: BackfillJob[] = [];
+  let fatal: unknown;
+  try {
+    for (const job of jobs) {
+      if (pipeline.isStopping) break;
+      finished.push(await runBackfillJob(pipeline, job, progress));
+    }
+  } catch (error) {
+    fatal = error;
+  }
+  const failed = finished.filter((j) => j.status === "failed");
+  const errors = failed.length + (fatal === undefined ? 0 : 1);
+  const status =
+    fatal !== undefined || (jobs.length > 0 && failed.length === jobs.length)
+      ? "failed"
+      : pipeline.isStopping
+        ? "interrupted"
+        : errors > 0
+          ? "partial"
+          : "ok";
+  const summary = {
+    status,
+    devices: new Set(jobs.map((j) => j.deviceId)).size,
+    requests: counters.requests - before.requests,
+    points: counters.points - before.points,
+    errors,
+    detail:
+      errors > 0
+        ? JSON.stringify([
+            ...failed.map((j) => ({ job: j.id, error: j.lastError })),
+            ...(fatal ? [{ error: messageOf(fatal) }] : []),
+          ])
+        : null,
+  } as const;
+  store.finishRun(runId, summary, pipeline.now());
+  if (!isFatal(fatal)) {
+    await reportRun(
+      pipeline,
+      "backfill",
+      summary,
+      pipeline.now().getTime() - started.getTime(),
+      new Set(jobs.map((j) => j.deviceId)),
+    );
+  }
+  if (fatal !== undefined) throw fatal;
+  return { runId, status, jobs: finished };
 }

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
 import { type Config, requireApi } from "../config.js";
 import { createPointSink } from "../influx/create-sink.js";
+import type { EtlMetrics } from "../service/metrics.js";
 import { StateStore } from "../state/state-store.js";
 import { emptyCounters, Pipeline } from "./pipeline.js";
 import { RateGate } from "./rate-gate.js";
@@ -11,6 +12,8 @@ export interface OpenPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;
   readonly now?: () => Date;
+  /** Metrics fed by the client's and the pipeline's hooks (the service's /metrics). */
+  readonly metrics?: EtlMetrics;
 }
 
 /**
@@ -42,11 +45,26 @@ export async function openPipeline(
       },
       logger,
       gate,
-      onAttempt: () => {
+      onAttempt: (attempt) => {
         counters.requests++;
+        options.metrics?.apiAttempt(attempt);
       },
+      onRetry: options.metrics?.apiRetry,
     });
-    return new Pipeline({ client, store, sink, config, logger, counters, gate, now: options.now });
+    const { metrics, now } = options;
+    const pipeline = new Pipeline({
+      client,
+      store,
+      sink,
+      config,
+      logger,
+      counters,
+      gate,
+      observer: metrics,
+      now,
+    });
+    metrics?.watch(pipeline);
+    return pipeline;
   } catch (error) {
     store.close();
     throw error;

@@ -23,6 +23,25 @@ export async function fetchChunk(
   chunk: Chunk,
   encoder: RecordEncoder = new RecordEncoder(pipeline.decoder, deviceId, resourceId),
 ): Promise<ChunkResult> {
+  const startedMs = Date.now();
+  try {
+    const result = await fetchAndWrite(pipeline, deviceId, resourceId, chunk, encoder);
+    pipeline.observer?.chunkDone((Date.now() - startedMs) / 1000, result.points);
+    return result;
+  } catch (error) {
+    pipeline.counters.chunkErrors++;
+    pipeline.observer?.chunkFailed(error);
+    throw error;
+  }
+}
+
+async function fetchAndWrite(
+  pipeline: Pipeline,
+  deviceId: string,
+  resourceId: string,
+  chunk: Chunk,
+  encoder: RecordEncoder,
+): Promise<ChunkResult> {
   const records: DataRecord[] = await pipeline.client.getData({
     deviceId,
     resourceId,

@@ -16,6 +16,7 @@ export interface PipelineParts {
   readonly logger: Logger;
   /** The client's rate gate, for status and metrics. */
   readonly gate?: RateGate;
+  readonly observer?: PipelineObserver;
   /** Counters shared with the client's attempt hook (default: new ones). */
   readonly counters?: PipelineCounters;
   /** Clock (default: the real one). */
@@ -29,6 +30,12 @@ export interface PipelineCounters {
   points: number;
   chunks: number;
   chunkErrors: number;
+}
+
+/** Told about every chunk, for metrics. */
+export interface PipelineObserver {
+  chunkDone(durationS: number, points: number): void;
+  chunkFailed(error: unknown): void;
 }
 
 /** Counters at zero. */
@@ -50,6 +57,7 @@ export class Pipeline {
   readonly queue: PQueue;
   readonly counters: PipelineCounters;
   readonly gate: RateGate | undefined;
+  readonly observer: PipelineObserver | undefined;
   private readonly clock: () => Date;
   private stopping = false;
 
@@ -61,6 +69,7 @@ export class Pipeline {
     this.logger = parts.logger;
     this.counters = parts.counters ?? emptyCounters();
     this.gate = parts.gate;
+    this.observer = parts.observer;
     this.clock = parts.now ?? (() => new Date());
     this.decoder = new ValueIdDecoder(parts.logger);
     this.queue = new PQueue({ concurrency: parts.config.api.concurrency });

@@ -7,6 +7,7 @@ import { isFatal, messageOf } from "./errors.js";
 import { chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, planChunks, timeWindows } from "./plan-chunks.js";
+import { reportRun } from "./run-report.js";
 import { inShard } from "./shard.js";
 
 /** What one device's part of a sync did. */
@@ -87,18 +88,24 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     .filter((r) => r.error)
     .map((r) => ({ device: r.deviceId, error: r.error }));
   if (fatal !== undefined) failures.push({ device: "*", error: messageOf(fatal) });
-  store.finishRun(
-    runId,
-    {
-      status,
-      devices: results.length,
-      requests: result.requests,
-      points: result.points,
-      errors,
-      detail: failures.length > 0 ? JSON.stringify(failures) : null,
-    },
-    pipeline.now(),
-  );
+  const summary = {
+    status,
+    devices: results.length,
+    requests: result.requests,
+    points: result.points,
+    errors,
+    detail: failures.length > 0 ? JSON.stringify(failures) : null,
+  } as const;
+  store.finishRun(runId, summary, pipeline.now());
+  if (!isFatal(fatal)) {
+    await reportRun(
+      pipeline,
+      "sync",
+      summary,
+      result.durationMs,
+      new Set(results.map((r) => r.deviceId)),
+    );
+  }
   log.info(
     {
       status,
@@ -238,7 +245,6 @@ async function syncResource(
             store.advanceWatermark(deviceId, resourceId, window.toS, pipeline.now());
           }
         } catch (error) {
-          pipeline.counters.chunkErrors++;
           outcome.error ??= error;
           log.error(
             { ...chunkContext(deviceId, resourceId, chunk), error: messageOf(error) },

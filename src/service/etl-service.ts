@@ -1,10 +1,12 @@
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "pino";
+import { scrubSecrets } from "../logger.js";
 import { runBackfillJob } from "../pipeline/backfill.js";
 import { messageOf } from "../pipeline/errors.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
 import { HealthServer } from "./health-server.js";
+import type { EtlMetrics } from "./metrics.js";
 
 /** Options of the long-running service. */
 export interface EtlServiceOptions {
@@ -13,7 +15,12 @@ export interface EtlServiceOptions {
   /** HTTP_PORT of the health server (0: any free port). */
   readonly httpPort: number;
   readonly httpHost?: string;
+  /** Served on /metrics when given. */
+  readonly metrics?: EtlMetrics;
 }
+
+/** Outcome of one readiness check: "ok" or the reason it failed. */
+export type CheckOutcome = "ok" | string;
 
 /**
  * `energy-etl run`: a sync at start and on every SYNC_CRON tick (a tick that comes while the
@@ -36,8 +43,24 @@ export class EtlService {
     private readonly options: EtlServiceOptions,
   ) {
     this.log = pipeline.logger.child({ component: "service" });
+    const { metrics } = options;
     this.health = new HealthServer({
       "/healthz": async () => ({ status: 200, body: JSON.stringify({ status: "ok" }) }),
+      "/readyz": async () => {
+        const checks = await this.readiness();
+        const failed = Object.entries(checks).filter(([, outcome]) => outcome !== "ok");
+        const body = failed.length
+          ? {
+              status: "not ready",
+              reason: failed.map(([name, why]) => `${name}: ${why}`).join("; "),
+              checks,
+            }
+          : { status: "ready", checks };
+        return { status: failed.length ? 503 : 200, body: scrubSecrets(JSON.stringify(body)) };
+      },
+      ...(metrics
+        ? { "/metrics": async () => ({ status: 200, ...(await metrics.render()) }) }
+        : {}),
     });
   }
 
@@ -84,6 +107,30 @@ export class EtlService {
     })().finally(() => {
       this.backfilling = undefined;
     });
+  }
+
+  /** InfluxDB reachable (token and bucket accepted), API token obtainable, scheduler alive. */
+  async readiness(): Promise<Record<"influxdb" | "api" | "scheduler", CheckOutcome>> {
+    const outcome = (promise: Promise<unknown>): Promise<CheckOutcome> =>
+      promise.then(
+        () => "ok",
+        (error: unknown) => messageOf(error),
+      );
+    const [influxdb, api] = await Promise.all([
+      outcome(this.pipeline.sink.check?.() ?? Promise.resolve()),
+      outcome(this.pipeline.client.accessToken()),
+    ]);
+    return { influxdb, api, scheduler: this.schedulerState() };
+  }
+
+  private schedulerState(): CheckOutcome {
+    const task = this.task;
+    if (!task || this.pipeline.isStopping) return "not running";
+    const status = task.getStatus();
+    if (status === "stopped" || status === "destroyed") return `scheduler ${status}`;
+    const next = task.getNextRun();
+    if (next && next.getTime() < Date.now() - 60_000) return "scheduler missed its ticks";
+    return "ok";
   }
 
   /** Stops the scheduler and the pipeline (in-flight requests get `graceMs`), then the server. */

@@ -73,6 +73,7 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     expect(sim.count("data")).toBe(planned);
     expect(sim.count("data", 200)).toBe(planned);
 
+    expect(await db.series('SELECT * FROM "etl_run" WHERE "kind" = \'sync\'')).toEqual([]);
     const expected = [
       ...expectedPoints(DEVICE, "all_data", simulatorRecords(sim, "all_data", fromS, toS)),
       ...expectedPoints(DEVICE, "battery_bank", simulatorRecords(sim, "battery_bank", fromS, toS)),
@@ -96,5 +97,22 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     for (const r of data) expect([r.query.from, r.query.to]).toEqual([expectedFrom, expectedTo]);
     expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(clock.now() / 1000);
     expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "ok", devices: 1, errors: 0 });
+  });
+
+  it("every run leaves an etl_run point and the lag per device in InfluxDB", async () => {
+    const runs = await db.series(
+      'SELECT "requests", "points", "errors", "ok" FROM "etl_run" GROUP BY "kind", "status"',
+    );
+    const sync = runs.find((r) => r.tags?.kind === "sync");
+    expect(sync?.tags?.status).toBe("ok");
+    expect(sync?.values[0]?.slice(1)).toEqual([expect.any(Number), expect.any(Number), 0, 1]);
+    expect(sync?.values[0]?.[2]).toBeGreaterThan(0);
+    const lags = await db.series(
+      'SELECT last("lag_s") FROM "etl_lag" GROUP BY "device_id", "resource_id"',
+    );
+    expect(lags.map((l) => [l.tags?.device_id, l.tags?.resource_id, l.values[0]?.[1]])).toEqual([
+      [DEVICE, "all_data", 0],
+      [DEVICE, "battery_bank", 0],
+    ]);
   });
 });

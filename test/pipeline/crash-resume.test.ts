@@ -73,6 +73,9 @@ describe("backfill killed with SIGKILL midway, then run again", () => {
     expect(repeated).toBeLessThanOrEqual(CONCURRENCY);
     expect(sim.count("data")).toBeLessThanOrEqual(planned + CONCURRENCY);
 
-    expect(sortPoints(await storedPoints(crashed))).toEqual(sortPoints(await storedPoints(clean)));
+    // the data is identical; the runs' own health points (etl_run, etl_lag) differ by nature
+    const data = async (db: TestInfluxDb) =>
+      sortPoints((await storedPoints(db)).filter((p) => !p.measurement.startsWith("etl_")));
+    expect(await data(crashed)).toEqual(await data(clean));
   });
 });

@@ -68,7 +68,9 @@ export async function storedPoints(db: TestInfluxDb): Promise<StoredPoint[]> {
         if (column !== "time" && v !== null && v !== undefined)
           fields[column] = v as number | string;
       });
-      points.push({ measurement: s.name, tags: s.tags ?? {}, fields, time: row[0] as number });
+      // GROUP BY * lists the tag keys of every measurement; InfluxDB never stores an empty value
+      const tags = Object.fromEntries(Object.entries(s.tags ?? {}).filter(([, v]) => v !== ""));
+      points.push({ measurement: s.name, tags, fields, time: row[0] as number });
     }
   }
   return points;

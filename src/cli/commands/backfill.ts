@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { type PlannedBackfill, planBackfill, runBackfillJob } from "../../pipeline/backfill.js";
+import { type PlannedBackfill, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
+import type { BackfillJob } from "../../state/types.js";
 import { parseUtcInstant } from "../../util/utc-time.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
@@ -103,12 +104,15 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
             context.logger,
             io.stderr,
           );
-          const finished = [];
+          let finished: readonly BackfillJob[];
           try {
-            for (const { job } of jobs) {
-              if (pipeline.isStopping) break;
-              finished.push(await runBackfillJob(pipeline, job, progress));
-            }
+            finished = (
+              await runBackfillJobs(
+                pipeline,
+                jobs.map((j) => j.job),
+                progress,
+              )
+            ).jobs;
           } finally {
             progress.stop();
           }

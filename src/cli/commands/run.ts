@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { EtlService } from "../../service/etl-service.js";
+import { EtlMetrics } from "../../service/metrics.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
 import { SHUTDOWN_GRACE_MS } from "../with-pipeline.js";
@@ -17,7 +18,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .action(async (_opts: unknown, command: Command) => {
       const context = createContext(command, io);
       const { config, logger } = context;
-      const pipeline = await openPipeline(config, logger);
+      const metrics = new EtlMetrics();
+      const pipeline = await openPipeline(config, logger, { metrics });
       const stale = pipeline.store.markStaleRunsInterrupted(pipeline.now());
       if (stale > 0) logger.warn({ runs: stale }, "runs of a previous process marked interrupted");
       const service = new EtlService(pipeline, {

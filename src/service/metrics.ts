@@ -1,0 +1,172 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { AttemptInfo } from "../api/client.js";
+import { ApiError } from "../api/errors.js";
+import { InfluxWriteError } from "../influx/write-errors.js";
+import type { Pipeline, PipelineObserver } from "../pipeline/pipeline.js";
+
+const PREFIX = "energy_etl_";
+
+/**
+ * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
+ * 429s, points written, write errors, chunk durations, queue size, watermark lag per device, the
+ * last run, backfill progress. Counters are fed by the client's and the pipeline's hooks; gauges
+ * are read from the pipeline when scraped.
+ */
+export class EtlMetrics implements PipelineObserver {
+  readonly registry = new Registry();
+  private readonly apiRequests = new Counter({
+    name: `${PREFIX}api_requests_total`,
+    help: "HTTP attempts to the Energy Monitoring Data API by endpoint and status (or error code)",
+    labelNames: ["endpoint", "status"],
+    registers: [this.registry],
+  });
+  private readonly apiRetries = new Counter({
+    name: `${PREFIX}api_retries_total`,
+    help: "Retries of API requests by endpoint and error code",
+    labelNames: ["endpoint", "code"],
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: `${PREFIX}api_rate_limited_total`,
+    help: "API answers 429 (rate limited)",
+    registers: [this.registry],
+  });
+  private readonly points = new Counter({
+    name: `${PREFIX}points_written_total`,
+    help: "Points accepted by the sink",
+    registers: [this.registry],
+  });
+  private readonly writeErrors = new Counter({
+    name: `${PREFIX}write_errors_total`,
+    help: "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable)",
+    labelNames: ["code"],
+    registers: [this.registry],
+  });
+  private readonly chunkErrors = new Counter({
+    name: `${PREFIX}chunk_errors_total`,
+    help: "Chunks that failed, by stage (api, write) and code",
+    labelNames: ["stage", "code"],
+    registers: [this.registry],
+  });
+  private readonly chunkDuration = new Histogram({
+    name: `${PREFIX}chunk_duration_seconds`,
+    help: "Time to fetch, transform and write one chunk",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  /** Registers the gauges that read the pipeline's state when scraped. */
+  watch(pipeline: Pipeline): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: `${PREFIX}queue_size`,
+      help: "Fetch jobs waiting or running in the queue",
+      registers,
+      collect() {
+        this.set(pipeline.queue.size + pipeline.queue.pending);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}api_rate_limit_per_second`,
+      help: "Current request rate of the rate gate (lower after 429s)",
+      registers,
+      collect() {
+        if (pipeline.gate) this.set(pipeline.gate.currentRatePerSecond);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}watermark_lag_seconds`,
+      help: "Seconds between now and the watermark, per device and resource",
+      labelNames: ["device_id", "resource_id"],
+      registers,
+      collect() {
+        this.reset();
+        const nowS = Math.floor(pipeline.now().getTime() / 1000);
+        for (const w of pipeline.store.listWatermarks()) {
+          this.set(
+            { device_id: w.deviceId, resource_id: w.resourceId },
+            Math.max(0, nowS - w.syncedUntilS),
+          );
+        }
+      },
+    });
+    const lastRun = (kind: "sync" | "backfill") => pipeline.store.lastRun(kind);
+    new Gauge({
+      name: `${PREFIX}last_run_timestamp_seconds`,
+      help: "End of the last finished run, by kind",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        for (const kind of ["sync", "backfill"] as const) {
+          const run = lastRun(kind);
+          if (run?.endedAt) this.set({ kind }, Date.parse(run.endedAt) / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}last_run_success`,
+      help: "1 when the last finished run of the kind was ok, else 0",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        for (const kind of ["sync", "backfill"] as const) {
+          const run = lastRun(kind);
+          if (run?.endedAt) this.set({ kind }, run.status === "ok" ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}backfill_chunks`,
+      help: "Chunks of unfinished backfill jobs, by state (done, total)",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const jobs = pipeline.store.unfinishedBackfillJobs();
+        this.set(
+          { state: "done" },
+          jobs.reduce((n, j) => n + j.chunksDone, 0),
+        );
+        this.set(
+          { state: "total" },
+          jobs.reduce((n, j) => n + j.chunksTotal, 0),
+        );
+      },
+    });
+  }
+
+  /** Hook for the API client's `onAttempt`. */
+  readonly apiAttempt = (attempt: AttemptInfo): void => {
+    this.apiRequests.inc({
+      endpoint: attempt.route,
+      status: attempt.status ?? attempt.code ?? "error",
+    });
+    if (attempt.status === 429) this.rateLimited.inc();
+  };
+
+  /** Hook for the API client's `onRetry`. */
+  readonly apiRetry = (retry: { route: string; code: string }): void => {
+    this.apiRetries.inc({ endpoint: retry.route, code: retry.code });
+  };
+
+  chunkDone(durationS: number, points: number): void {
+    this.chunkDuration.observe(durationS);
+    this.points.inc(points);
+  }
+
+  chunkFailed(error: unknown): void {
+    if (error instanceof InfluxWriteError) {
+      this.writeErrors.inc({ code: error.code });
+      this.chunkErrors.inc({ stage: "write", code: error.code });
+    } else {
+      this.chunkErrors.inc({
+        stage: "api",
+        code: error instanceof ApiError ? error.code : "other",
+      });
+    }
+  }
+
+  /** The text exposition format for `GET /metrics`. */
+  async render(): Promise<{ type: string; body: string }> {
+    return { type: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,120 @@
+import { loadConfig } from "../../src/config.js";
+import { openPipeline } from "../../src/pipeline/create-pipeline.js";
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import { EtlService } from "../../src/service/etl-service.js";
+import { EtlMetrics } from "../../src/service/metrics.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { influxql, TestInfluxd } from "../support/influxd.js";
+import { captureLogger } from "../support/log-capture.js";
+import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { ManualClock, startTestSimulator } from "../support/simulator.js";
+
+const NOW_MS = Date.UTC(2026, 5, 15, 12);
+
+/** Samples of the Prometheus text format: `name{labels}` -> value. */
+function parseMetrics(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const at = line.lastIndexOf(" ");
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+describe("the service's /healthz, /readyz and /metrics", () => {
+  const influxd = new TestInfluxd();
+  const clock = new ManualClock(NOW_MS);
+  let sim: Simulator;
+  let pipeline: Pipeline;
+  let service: EtlService;
+  let base = "";
+
+  beforeAll(async () => {
+    await influxd.start();
+    await influxql(influxd.rawUrl, "", 'CREATE DATABASE "health"');
+    sim = await startTestSimulator({ now: clock.now });
+    const target = { url: influxd.url, token: "test-influx-token", org: "o", bucket: "health" };
+    const env = pipelineEnv(sim, target, tempStateDb(), {
+      SYNC_START: "PT3H",
+      INFLUX_RETRIES: "0",
+    });
+    const metrics = new EtlMetrics();
+    pipeline = await openPipeline(loadConfig({ env }), captureLogger().logger, {
+      metrics,
+      now: () => new Date(clock.now()),
+    });
+    service = new EtlService(pipeline, {
+      cron: "*/5 * * * *",
+      httpPort: 0,
+      httpHost: "127.0.0.1",
+      metrics,
+    });
+    await service.start();
+    base = `http://127.0.0.1:${service.port}`;
+    while (!pipeline.store.lastRun("sync")?.endedAt) await new Promise((r) => setTimeout(r, 20));
+  });
+  afterAll(async () => {
+    await service.stop(5000);
+    await pipeline.close();
+    await sim.close();
+    await influxd.stop();
+  });
+
+  it("/healthz answers 200 while the process lives", async () => {
+    const res = await fetch(`${base}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it("/metrics counts requests, points and lag, and the counters move after a sync", async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const first = parseMetrics(text);
+    const dataOk =
+      'energy_etl_api_requests_total{endpoint="GET /data/{device}/{resource}",status="200"}';
+    expect(first.get(dataOk)).toBeGreaterThan(0);
+    expect(first.get("energy_etl_points_written_total")).toBeGreaterThan(0);
+    expect(
+      first.get('energy_etl_watermark_lag_seconds{device_id="site A+1",resource_id="all_data"}'),
+    ).toBe(0);
+    expect(first.get('energy_etl_last_run_success{kind="sync"}')).toBe(1);
+    expect(first.get("energy_etl_chunk_duration_seconds_count")).toBeGreaterThan(0);
+    expect(first.has("energy_etl_queue_size")).toBe(true);
+    expect(text).toContain("# TYPE energy_etl_api_retries_total counter");
+
+    clock.advance(10 * 60_000);
+    const runsBefore = pipeline.store.recentRuns(10).length;
+    service.tick();
+    while (
+      pipeline.store.recentRuns(10).length === runsBefore ||
+      !pipeline.store.lastRun("sync")?.endedAt
+    ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const second = parseMetrics(await (await fetch(`${base}/metrics`)).text());
+    expect(second.get(dataOk)).toBeGreaterThan(first.get(dataOk) ?? 0);
+    expect(second.get("energy_etl_points_written_total")).toBeGreaterThan(
+      first.get("energy_etl_points_written_total") ?? 0,
+    );
+  });
+
+  it("/readyz is 200 when everything answers, 503 with the reason while InfluxDB is down", async () => {
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      checks: { influxdb: "ok", api: "ok", scheduler: "ok" },
+    });
+
+    await influxd.stopInfluxd();
+    const down = await fetch(`${base}/readyz`);
+    expect(down.status).toBe(503);
+    const body = (await down.json()) as { status: string; reason: string };
+    expect(body.status).toBe("not ready");
+    expect(body.reason).toMatch(/^influxdb: .*/);
+    expect(body.reason).not.toContain("test-influx-token");
+
+    await influxd.start();
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+});

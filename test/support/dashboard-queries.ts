@@ -1,0 +1,185 @@
+/**
+ * The Grafana dashboards of grafana/dashboards/ as data: every InfluxQL query they hold (panel
+ * targets, the panels of rows, template variables) and Grafana's substitution of `$timeFilter`,
+ * `$__interval` and template variables, so that tests can run the queries on a real influxd.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Where Grafana's provisioning reads the dashboards (see grafana/provisioning/dashboards). */
+export const DASHBOARD_DIR = "grafana/dashboards";
+
+/** The parts of a Grafana dashboard JSON model that the tests look at. */
+export interface DashboardTarget {
+  readonly refId?: string;
+  readonly datasource?: unknown;
+  readonly rawQuery?: unknown;
+  readonly query?: unknown;
+  readonly resultFormat?: unknown;
+  readonly alias?: unknown;
+}
+
+export interface DashboardPanel {
+  readonly id?: number;
+  readonly type?: string;
+  readonly title?: string;
+  readonly datasource?: unknown;
+  readonly targets?: readonly DashboardTarget[];
+  /** The panels of a collapsed row. */
+  readonly panels?: readonly DashboardPanel[];
+}
+
+export interface DashboardVariable {
+  readonly type?: string;
+  readonly name?: string;
+  readonly datasource?: unknown;
+  /** A string, or `{ query }` as newer Grafana versions store it. */
+  readonly query?: unknown;
+}
+
+export interface Dashboard {
+  readonly uid?: string;
+  readonly title?: string;
+  readonly panels?: readonly DashboardPanel[];
+  readonly templating?: { readonly list?: readonly DashboardVariable[] };
+  readonly annotations?: { readonly list?: readonly { readonly datasource?: unknown }[] };
+}
+
+/** A dashboard file and its model. */
+export interface LoadedDashboard {
+  readonly file: string;
+  readonly model: Dashboard;
+}
+
+/** One InfluxQL query of a dashboard. */
+export interface DashboardQuery {
+  /** The dashboard's title. */
+  readonly dashboard: string;
+  readonly source: "panel" | "variable";
+  /** The panel's title, or the variable's name. */
+  readonly title: string;
+  readonly refId: string;
+  readonly query: string;
+}
+
+/** Every dashboard JSON file of `dir`, sorted by file name. */
+export function loadDashboards(dir: string = DASHBOARD_DIR): LoadedDashboard[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((file) => ({
+      file,
+      model: JSON.parse(readFileSync(join(dir, file), "utf8")) as Dashboard,
+    }));
+}
+
+/** Every panel of a dashboard, rows and the panels inside collapsed rows included. */
+export function allPanels(model: Dashboard): DashboardPanel[] {
+  const out: DashboardPanel[] = [];
+  const visit = (panels: readonly DashboardPanel[] | undefined): void => {
+    for (const p of panels ?? []) {
+      out.push(p);
+      visit(p.panels);
+    }
+  };
+  visit(model.panels);
+  return out;
+}
+
+/** The query text of a template variable (a string or `{ query }`); undefined when it has none. */
+export function variableQuery(v: DashboardVariable): string | undefined {
+  if (typeof v.query === "string") return v.query;
+  if (typeof v.query === "object" && v.query !== null && "query" in v.query) {
+    const q = (v.query as { query?: unknown }).query;
+    return typeof q === "string" ? q : undefined;
+  }
+  return undefined;
+}
+
+/** Every InfluxQL query of a dashboard: panel targets, then query variables. */
+export function dashboardQueries(model: Dashboard): DashboardQuery[] {
+  const dashboard = model.title ?? "(untitled)";
+  const queries: DashboardQuery[] = [];
+  for (const panel of allPanels(model)) {
+    for (const t of panel.targets ?? []) {
+      queries.push({
+        dashboard,
+        source: "panel",
+        title: panel.title ?? `(panel ${panel.id ?? "?"})`,
+        refId: t.refId ?? "?",
+        query: typeof t.query === "string" ? t.query : "",
+      });
+    }
+  }
+  for (const v of model.templating?.list ?? []) {
+    if (v.type !== "query") continue;
+    queries.push({
+      dashboard,
+      source: "variable",
+      title: `$${v.name ?? "?"}`,
+      refId: "variable",
+      query: variableQuery(v) ?? "",
+    });
+  }
+  return queries;
+}
+
+/** Escapes regex metacharacters (and `/`) as Grafana's InfluxDB data source does. */
+export function escapeRegex(value: string): string {
+  return value.replace(/[\\^$*+?.()|[\]{}/]/g, "\\$&");
+}
+
+/** What Grafana puts into a query. */
+export interface QueryContext {
+  /** Template variable values, unescaped (`site A+1`). */
+  readonly variables: Readonly<Record<string, string>>;
+  readonly fromIso: string;
+  readonly toIso: string;
+  /** `$__interval`, e.g. `15m`. */
+  readonly interval: string;
+}
+
+function replaceVariables(
+  text: string,
+  variables: Readonly<Record<string, string>>,
+  asRegex: boolean,
+): string {
+  let out = text;
+  for (const [name, raw] of Object.entries(variables)) {
+    const value = asRegex ? escapeRegex(raw) : raw;
+    const forms = [`\${${name}}`, `[[${name}]]`];
+    for (const form of forms) out = out.split(form).join(value);
+    out = out.replace(new RegExp(`\\$${name}(?![A-Za-z0-9_])`, "g"), () => value);
+  }
+  return out;
+}
+
+/** Regex literals of InfluxQL (`=~ /…/`, `!~ /…/`, `FROM /…/`). */
+const REGEX_LITERAL = /(=~|!~|\bFROM)(\s*)\/((?:\\.|[^\\/\n])*)\//gi;
+
+/**
+ * Substitutes as Grafana does: `$timeFilter`, `$__interval`, and template variables, regex-escaped
+ * where they stand in a regex literal and as they are elsewhere.
+ */
+export function interpolateQuery(query: string, ctx: QueryContext): string {
+  const inRegex = query.replace(
+    REGEX_LITERAL,
+    (_m, op: string, space: string, body: string) =>
+      `${op}${space}/${replaceVariables(body, ctx.variables, true)}/`,
+  );
+  return replaceVariables(inRegex, ctx.variables, false)
+    .split("$timeFilter")
+    .join(`time >= '${ctx.fromIso}' AND time <= '${ctx.toIso}'`)
+    .split("$__interval")
+    .join(ctx.interval);
+}
+
+/** Template references that are left in a query after substitution (`$name`, `${name}`, `[[name]]`). */
+export function unresolvedVariables(query: string): string[] {
+  return query.match(/\$\{?[A-Za-z_][A-Za-z0-9_]*|\[\[[^\]]+\]\]/g) ?? [];
+}
+
+/** The measurement a query reads when it names one (`FROM "name"`); undefined for regexes. */
+export function queriedMeasurement(query: string): string | undefined {
+  return /\bFROM\s+"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
+}
