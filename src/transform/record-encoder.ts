@@ -62,11 +62,19 @@ export class RecordEncoder {
   /** Appends the lines of `records` to `out`; returns what was produced. */
   encode(records: readonly DataRecord[], out: string[]): EncodeStats {
     const stats: EncodeStats = { points: 0, collisions: 0 };
-    const lineFields = new Map<string, Map<string, string>>();
+    // one record's points: series (measurement + tags) and its fields, in order of appearance
+    const series: string[] = [];
+    const fields: [string, string][][] = [];
+    let lastTimestamp = "";
+    let seconds = 0;
     for (const record of records) {
-      const seconds = parseRecordTime(record.timestamp) / 1000;
-      const valuesId = escapeTag(valuesIdTag(record.values_id));
-      lineFields.clear();
+      if (record.timestamp !== lastTimestamp) {
+        lastTimestamp = record.timestamp;
+        seconds = parseRecordTime(lastTimestamp) / 1000;
+      }
+      const valuesId = this.valuesIdTagOf(record.values_id);
+      series.length = 0;
+      fields.length = 0;
       for (const id in record) {
         if (id === "timestamp" || id === "values_id") continue;
         const member = record[id];
@@ -74,24 +82,42 @@ export class RecordEncoder {
         const plan = this.planFor(id);
         if (plan.skip) continue;
         const field = fieldOf(plan, member);
-        const series = plan.seriesPrefix + valuesId;
-        let fields = lineFields.get(series);
-        if (!fields) {
-          fields = new Map();
-          lineFields.set(series, fields);
+        const at = series.indexOf(plan.seriesPrefix);
+        const own = at < 0 ? undefined : fields[at];
+        if (!own) {
+          series.push(plan.seriesPrefix);
+          fields.push([field]);
+          continue;
         }
-        if (fields.has(field[0])) stats.collisions++;
-        fields.set(field[0], field[1]);
+        const same = own.findIndex(([key]) => key === field[0]);
+        if (same < 0) own.push(field);
+        else {
+          own[same] = field;
+          stats.collisions++;
+        }
       }
-      for (const [series, fields] of lineFields) {
-        let set = "";
-        for (const [key, value] of fields)
-          set += set === "" ? `${key}=${value}` : `,${key}=${value}`;
-        out.push(`${series} ${set} ${seconds}`);
-        stats.points++;
+      for (let k = 0; k < series.length; k++) {
+        const set = fields[k] ?? [];
+        let text = "";
+        for (const [key, value] of set)
+          text += text === "" ? `${key}=${value}` : `,${key}=${value}`;
+        out.push(`${series[k]}${valuesId} ${text} ${seconds}`);
       }
+      stats.points += series.length;
     }
     return stats;
+  }
+
+  private readonly valuesIdTags = new Map<RecordMember | boolean | undefined, string>();
+
+  /** The escaped values_id tag of a record, cached per distinct value. */
+  private valuesIdTagOf(member: RecordMember | boolean | undefined): string {
+    let tag = this.valuesIdTags.get(member);
+    if (tag === undefined) {
+      tag = escapeTag(valuesIdTag(member));
+      this.valuesIdTags.set(member, tag);
+    }
+    return tag;
   }
 
   private planFor(id: string): IdPlan {
