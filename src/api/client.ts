@@ -1,13 +1,15 @@
+import { StringDecoder } from "node:string_decoder";
 import got, { type Got, type Response } from "got";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { computeRetryDelay, type RetryPolicy } from "../util/retry-delay.js";
 import { ApiError, classifyStatus, classifyTransportError, excerpt } from "./errors.js";
+import { JsonArrayError, JsonArraySplitter } from "./json-array-splitter.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import {
   type DataRecord,
   type DevicesResponse,
-  dataResponseSchema,
+  dataRecordSchema,
   devicesResponseSchema,
   type ResourcesResponse,
   resourcesResponseSchema,
@@ -163,22 +165,158 @@ export class ApiClient {
     });
   }
 
-  /** GET /data/<device_id>/<resource_id> (spec 4.4); refuses queries over spec 8's limits. */
+  /** GET /data/<device_id>/<resource_id> (spec 4.4) as one array; see {@link streamData}. */
   async getData(query: DataQuery): Promise<DataRecord[]> {
+    const records: DataRecord[] = [];
+    await this.streamData(query, async (batch) => {
+      records.push(...batch);
+    });
+    return records;
+  }
+
+  /**
+   * GET /data/<device_id>/<resource_id> (spec 4.4), streamed: the body is split into records as it
+   * arrives, each validated with zod, and handed to `onBatch` in batches (the download waits while
+   * `onBatch` works), so memory does not grow with the size of the answer. Refuses queries over
+   * spec 8's limits. When an attempt fails midway and is retried, `onBatch` sees the first records
+   * again (writes are idempotent). Resolves with the number of records of the successful attempt.
+   */
+  async streamData(
+    query: DataQuery,
+    onBatch: (records: DataRecord[]) => Promise<void>,
+    batchSize = DATA_BATCH_RECORDS,
+  ): Promise<number> {
     const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
     assertWithinLimits(query, path);
-    return this.request({
-      method: "GET",
+    const spec = {
+      method: "GET" as const,
       path,
       route: "/data/{device}/{resource}",
-      auth: "bearer",
-      schema: dataResponseSchema,
+      auth: "bearer" as const,
       searchParams: {
         values: query.values.join(","),
         from: formatQueryTime(query.from),
         to: formatQueryTime(query.to),
       },
+    };
+    return this.withRetries(spec, (token) =>
+      this.streamAttempt(spec, `GET /${path}`, token, onBatch, batchSize),
+    );
+  }
+
+  /** One streamed attempt of GET /data: the number of records, or the classified error. */
+  private async streamAttempt(
+    spec: { method: "GET"; path: string; route: string; searchParams: Record<string, string> },
+    endpoint: string,
+    token: string | undefined,
+    onBatch: (records: DataRecord[]) => Promise<void>,
+    batchSize: number,
+  ): Promise<number | ApiError> {
+    await this.options.gate?.take();
+    const started = this.now();
+    const report = (status: number | undefined, code: string | undefined): void =>
+      this.options.onAttempt?.({
+        route: `${spec.method} ${spec.route}`,
+        status,
+        code,
+        durationMs: this.now() - started,
+      });
+    const stream = this.http.stream(spec.path, {
+      method: spec.method,
+      headers: { authorization: `Bearer ${token ?? ""}` },
+      searchParams: spec.searchParams,
+      timeout: { response: this.options.timeoutMs },
     });
+    let status: number | undefined;
+    try {
+      const response = await new Promise<{ statusCode: number; headers: Record<string, unknown> }>(
+        (resolve, reject) => {
+          stream.once("response", resolve);
+          stream.once("error", reject);
+        },
+      );
+      status = response.statusCode;
+      if (status < 200 || status >= 300) {
+        let body = "";
+        for await (const chunk of stream) body += String(chunk);
+        const retryAfter = response.headers["retry-after"];
+        const failure = classifyStatus(
+          endpoint,
+          status,
+          body,
+          typeof retryAfter === "string" ? retryAfter : undefined,
+          this.now(),
+        );
+        report(status, failure.code);
+        return failure;
+      }
+      const splitter = new JsonArraySplitter();
+      const decoder = new StringDecoder("utf8");
+      let batch: DataRecord[] = [];
+      let count = 0;
+      const deliver = async (records: DataRecord[]): Promise<void> => {
+        try {
+          await onBatch(records);
+        } catch (error) {
+          throw new CallerError(error);
+        }
+      };
+      const take = async (texts: string[]): Promise<ApiError | undefined> => {
+        for (const text of texts) {
+          const record = parseRecord(text, endpoint, status ?? 200);
+          if (record instanceof ApiError) return record;
+          batch.push(record);
+          count++;
+          if (batch.length >= batchSize) {
+            const full = batch;
+            batch = [];
+            await deliver(full);
+          }
+        }
+        return undefined;
+      };
+      try {
+        for await (const chunk of stream) {
+          const bad = await take(splitter.push(decoder.write(chunk as Buffer)));
+          if (bad) {
+            stream.destroy();
+            report(status, bad.code);
+            return bad;
+          }
+        }
+        const bad = await take(splitter.push(decoder.end()));
+        if (bad) {
+          report(status, bad.code);
+          return bad;
+        }
+        splitter.end();
+      } catch (error) {
+        if (!(error instanceof JsonArrayError)) throw error;
+        stream.destroy();
+        const failure = new ApiError(
+          `${endpoint} answered HTTP ${status} with a body that is not a JSON array of records (${error.message})`,
+          { code: "invalid_response", endpoint, status, retryable: error.truncated },
+        );
+        report(status, failure.code);
+        return failure;
+      }
+      if (batch.length > 0) await deliver(batch);
+      report(status, undefined);
+      this.options.gate?.success();
+      this.log.debug(
+        { endpoint, status, records: count, ms: this.now() - started },
+        "api response",
+      );
+      return count;
+    } catch (error) {
+      if (isCallerError(error)) {
+        stream.destroy();
+        throw error.original;
+      }
+      const failure = classifyTransportError(endpoint, error);
+      report(status, failure.code);
+      return failure;
+    }
   }
 
   /** POST /set_password (spec 5.1): sets `password` for `user` with a one-time password. */
@@ -216,13 +354,25 @@ export class ApiClient {
     };
   }
 
-  private async request<S extends z.ZodType>(spec: RequestSpec<S>): Promise<z.infer<S>> {
+  private request<S extends z.ZodType>(spec: RequestSpec<S>): Promise<z.infer<S>> {
+    const endpoint = `${spec.method} /${spec.path}`;
+    return this.withRetries(spec, (token) => this.attempt(spec, endpoint, token));
+  }
+
+  /**
+   * Runs attempts until one succeeds: renews the token once after a 401, retries what is
+   * retryable with backoff (never sooner than Retry-After), and throws the final ApiError.
+   */
+  private async withRetries<T>(
+    spec: Pick<RequestSpec<z.ZodType>, "method" | "path" | "route" | "auth">,
+    run: (token: string | undefined) => Promise<T | ApiError>,
+  ): Promise<T> {
     const endpoint = `${spec.method} /${spec.path}`;
     const { retry } = this.options;
     let renewedAfter401 = false;
     for (let attempt = 1; ; attempt++) {
       const token = spec.auth === "bearer" ? await this.tokens.get() : undefined;
-      const outcome = await this.attempt(spec, endpoint, token);
+      const outcome = await run(token);
       if (!(outcome instanceof ApiError)) return outcome;
       if (token !== undefined && outcome.status === 401 && !renewedAfter401) {
         renewedAfter401 = true;
@@ -327,6 +477,44 @@ function parseBody<S extends z.ZodType>(
     { code: "invalid_response", endpoint, status, retryable: false, bodyExcerpt: excerpt(body) },
   );
 }
+
+/** Records handed to `onBatch` at a time by {@link ApiClient.streamData}. */
+export const DATA_BATCH_RECORDS = 2000;
+
+/** One element of a GET /data body: a validated record, or invalid_response with an excerpt. */
+function parseRecord(text: string, endpoint: string, status: number): DataRecord | ApiError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return new ApiError(
+      `${endpoint} answered HTTP ${status} with a record that is not JSON: ${excerpt(text)}`,
+      {
+        code: "invalid_response",
+        endpoint,
+        status,
+        retryable: true,
+        bodyExcerpt: excerpt(text),
+      },
+    );
+  }
+  const parsed = dataRecordSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const where = first ? `${first.path.join(".") || "(record)"}: ${first.message}` : "invalid";
+  return new ApiError(
+    `${endpoint} answered HTTP ${status} with an unexpected record (${where}); record starts: ${excerpt(text)}`,
+    { code: "invalid_response", endpoint, status, retryable: false, bodyExcerpt: excerpt(text) },
+  );
+}
+
+/** Errors thrown by the caller's onBatch (e.g. a failed write) are theirs, not the API's. */
+class CallerError extends Error {
+  constructor(readonly original: unknown) {
+    super("onBatch failed");
+  }
+}
+const isCallerError = (error: unknown): error is CallerError => error instanceof CallerError;
 
 /** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
 function assertWithinLimits(query: DataQuery, path: string): void {

@@ -7,13 +7,19 @@ export type RecordMember = z.infer<typeof recordMemberSchema>;
 /** `YYYY-MM-DDTHH:MM:SS`, UTC without zone designator (spec 2.4). */
 export const RECORD_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
+/** True when `YYYY-MM-DDTHH:MM:SS` names a real UTC second (not 30 February, not 24:00). */
+function isRealRecordTime(text: string): boolean {
+  const ms = Date.parse(`${text}Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === text;
+}
+
 /** One data record (spec 2.4): a timestamp, the readout's values_id and one member per value. */
 export const dataRecordSchema = z
   .object({
     timestamp: z
       .string()
       .regex(RECORD_TIMESTAMP_RE, "timestamp must be YYYY-MM-DDTHH:MM:SS")
-      .refine((s) => !Number.isNaN(Date.parse(`${s}Z`)), "timestamp is not a real date"),
+      .refine(isRealRecordTime, "timestamp is not a real date and time"),
     values_id: recordMemberSchema.optional(),
   })
   .catchall(recordMemberSchema);

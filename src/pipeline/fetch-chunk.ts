@@ -3,9 +3,6 @@ import { RecordEncoder } from "../transform/record-encoder.js";
 import type { Pipeline } from "./pipeline.js";
 import type { Chunk } from "./plan-chunks.js";
 
-/** Records encoded and written at a time, so that a chunk never sits in memory as one text. */
-const RECORDS_PER_WRITE = 2000;
-
 /** What one fetched and written chunk produced. */
 export interface ChunkResult {
   readonly records: number;
@@ -42,23 +39,24 @@ async function fetchAndWrite(
   chunk: Chunk,
   encoder: RecordEncoder,
 ): Promise<ChunkResult> {
-  const records: DataRecord[] = await pipeline.client.getData({
+  // lines written; an attempt that failed midway and was retried writes its first lines again
+  let points = 0;
+  const query = {
     deviceId,
     resourceId,
     values: chunk.values,
     from: new Date(chunk.fromS * 1000),
     to: new Date(chunk.toS * 1000),
+  };
+  const records = await pipeline.client.streamData(query, async (batch: DataRecord[]) => {
+    const lines: string[] = [];
+    points += encoder.encode(batch, lines).points;
+    await pipeline.sink.write(lines);
   });
   pipeline.counters.dataRequests++;
-  let points = 0;
-  for (let i = 0; i < records.length; i += RECORDS_PER_WRITE) {
-    const lines: string[] = [];
-    points += encoder.encode(records.slice(i, i + RECORDS_PER_WRITE), lines).points;
-    await pipeline.sink.write(lines);
-  }
   pipeline.counters.points += points;
   pipeline.counters.chunks++;
-  return { records: records.length, points };
+  return { records, points };
 }
 
 /** Log context of a chunk: device, resource, window and how many values. */

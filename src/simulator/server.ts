@@ -64,8 +64,10 @@ export interface SimulatorOptions {
   readonly faults?: FaultOptions;
   /** Latency added to every answer in ms (default 0). */
   readonly latencyMs?: number;
-  /** Clock in epoch ms (default Date.now): nothing after it is served. */
+  /** Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it. */
   readonly now?: () => number;
+  /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */
+  readonly rateClock?: () => number;
 }
 
 /** One request the simulator answered (or dropped: status 0). */
@@ -117,6 +119,7 @@ export class Simulator {
   private readonly users = new Map<string, { otp?: string; password?: string }>();
   private readonly tokens = new Map<string, number>();
   private readonly now: () => number;
+  private readonly rateClock: () => number;
   private readonly random: () => number;
   private readonly server: Server;
   private windowSecond = -1;
@@ -136,6 +139,7 @@ export class Simulator {
     this.faults = options.faults ?? {};
     this.latencyMs = options.latencyMs ?? 0;
     this.now = options.now ?? Date.now;
+    this.rateClock = options.rateClock ?? Date.now;
     const faultKey = subKey(seed, "faults");
     let draws = 0;
     this.random = () => unit2(faultKey, draws++);
@@ -220,7 +224,7 @@ export class Simulator {
     }
     if (fault === "delay") await sleep(this.faults.delayMs ?? 0);
     const answer =
-      this.rateLimited(atMs) ??
+      this.rateLimited(this.rateClock()) ??
       (fault === "error" ? this.serverError() : undefined) ??
       this.answer(req, endpoint, segments, query, body);
     const sent =

@@ -28,6 +28,7 @@ describe("ApiClient against the simulator over HTTP", () => {
     clock = new ManualClock(NOW);
     sim = await startTestSimulator({
       now: clock.now,
+      rateClock: clock.now,
       users: [
         { user: "demo", password: "demo-password" },
         { user: "fresh", otp: "otp-123" },
@@ -108,7 +109,6 @@ describe("ApiClient against the simulator over HTTP", () => {
       expect(error).toMatchObject({ code: "auth_failed", status: 401 });
       expect(error.message).toContain("invalid token");
       expect(fake.paths).toEqual(["/create_token", "/devices", "/create_token", "/devices"]);
-      fake.server.close();
     });
 
     it("shares one create_token call among many concurrent requests (single flight)", async () => {
@@ -245,8 +245,10 @@ describe("ApiClient against the simulator over HTTP", () => {
           to: new Date(NOW),
         }),
       );
-      expect(data.message).toContain("0.timestamp");
-      fake.server.close();
+      expect(data.message).toMatch(
+        /unexpected record \(timestamp: .*\); record starts: \{"timestamp":"yesterday"/,
+      );
+      expect(data.retryable).toBe(false);
     });
   });
 
@@ -350,6 +352,11 @@ function clientOptions(sim: Simulator, clock: ManualClock) {
   };
 }
 
+const fakeServers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(fakeServers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
+});
+
 /** A hand-written stand-in for answers the simulator never gives (wrong shapes, endless 401s). */
 async function fakeApi(
   answer: (path: string) => { status: number; body: string },
@@ -363,5 +370,6 @@ async function fakeApi(
     res.end(body);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  fakeServers.push(server);
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
 }

@@ -126,6 +126,10 @@ describe("sync, backfill, status and run from the command line", () => {
     expect(logs).toMatch(/"msg":"sync finished"/);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^energy_etl_points_written_total [1-9]/m);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");
     expect(code).toBe(0);

@@ -94,9 +94,8 @@ describe("a new value id on a synced device", () => {
 
 describe("sync against a rate-limited API", () => {
   it("pauses for Retry-After, slows down, and still fetches everything", async () => {
-    // a clock that moves in real time: the simulator's rate limit counts real seconds
-    const startedMs = Date.now();
-    const clock = { now: () => NOW_MS + (Date.now() - startedMs) };
+    // the simulator's rate limit counts real seconds (its rateClock), whatever its data clock
+    const clock = new ManualClock(NOW_MS);
     const sim = await startTestSimulator({ now: clock.now, rateLimit: { perSecond: 4 } });
     const db = await createTestInfluxDb("ratelimit");
     const env = pipelineEnv(sim, db, tempStateDb(), {

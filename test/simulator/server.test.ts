@@ -21,6 +21,7 @@ describe("simulator over HTTP", () => {
     clock = new ManualClock(NOW);
     sim = await startTestSimulator({
       now: clock.now,
+      rateClock: clock.now,
       tokenTtlS: 60,
       users: [{ user: "u", otp: "1234" }],
     });

@@ -25,6 +25,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       const service = new EtlService(pipeline, {
         cron: config.sync.cron,
         httpPort: config.http.port,
+        metrics,
       });
       await service.start();
       await new Promise<void>((resolve) => {

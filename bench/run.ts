@@ -1,0 +1,294 @@
+/**
+ * `npm run bench`: the numbers behind energy-etl's claims, each measured against a baseline in the
+ * same session. Writes bench/RESULTS.md. `--quick` runs smaller sizes (a smoke run, not results).
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { countChunks } from "../src/pipeline/plan-chunks.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
+import { RecordEncoder } from "../src/transform/record-encoder.js";
+import { ValueIdDecoder } from "../src/transform/value-id.js";
+import { influxql, TestInfluxd } from "../test/support/influxd.js";
+import { etlEnv, median, runEtl } from "./harness.js";
+import { naivePath, ourPath, sampleRecords } from "./transform.js";
+
+const QUICK = process.argv.includes("--quick");
+const DAY_S = 86_400;
+const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
+const iso = (s: number) => new Date(s * 1000).toISOString();
+const stateDb = () => join(mkdtempSync(join(tmpdir(), "bench-")), "state.db");
+
+interface Row {
+  readonly bench: string;
+  readonly measured: string;
+  readonly baseline: string;
+  readonly ratio: number;
+  readonly goal: string;
+  readonly met: boolean;
+}
+const rows: Row[] = [];
+const log = (text: string) => process.stderr.write(`${text}\n`);
+
+async function withSimulator<T>(
+  options: Parameters<typeof startSimulator>[0],
+  work: (sim: Simulator) => Promise<T>,
+) {
+  const sim = await startSimulator({ now: () => NOW_S * 1000, ...options });
+  try {
+    return await work(sim);
+  } finally {
+    await sim.close();
+  }
+}
+
+/** Requests issued for a 90-day backfill of 3 devices vs the theoretical minimum. */
+async function benchRequests(): Promise<void> {
+  const days = QUICK ? 30 : 90;
+  const devices = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
+  await withSimulator({ resolutionS: 3600 }, async (sim) => {
+    let minimum = 0;
+    for (const d of devices) {
+      for (const r of sim.fleet.resourceIds(d) ?? []) {
+        const v = (sim.fleet.valueIds(d, r) ?? []).filter((x) => x !== "values_id").length;
+        minimum += Math.ceil(v / 20) * Math.ceil((days * DAY_S) / (7 * DAY_S));
+      }
+    }
+    const run = await runEtl(
+      [
+        "backfill",
+        ...devices.flatMap((d) => ["--device", d]),
+        "--from",
+        iso(NOW_S - days * DAY_S),
+        "--to",
+        iso(NOW_S),
+        "--output",
+        "/dev/null",
+      ],
+      etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "1000" }),
+    );
+    if (run.code !== 0) throw new Error(`requests bench failed: ${run.stderr}`);
+    const issued = sim.count("data");
+    const ratio = issued / minimum;
+    rows.push({
+      bench: `Requests: ${days}-day backfill of 3 devices (${Math.max(...devices.map((d) => (sim.fleet.valueIds(d, "all_data")?.length ?? 1) - 1))} values max)`,
+      measured: `${issued} data requests`,
+      baseline: `${minimum} (sum of ceil(V/20) x ceil(T/7 d))`,
+      ratio,
+      goal: "1.00",
+      met: ratio === 1,
+    });
+  });
+}
+
+/** Backfill wall time at 10 requests/s with 50 ms latency vs requests / 10 per s. */
+async function benchRateBound(): Promise<void> {
+  const days = QUICK ? 21 : 63;
+  await withSimulator(
+    { resolutionS: 3600, rateLimit: { perSecond: 10 }, latencyMs: 50 },
+    async (sim) => {
+      const run = await runEtl(
+        [
+          "backfill",
+          "--device",
+          "hybrid-site-01",
+          "--from",
+          iso(NOW_S - days * DAY_S),
+          "--to",
+          iso(NOW_S),
+          "--output",
+          "/dev/null",
+        ],
+        etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "10", API_CONCURRENCY: "4" }),
+      );
+      if (run.code !== 0) throw new Error(`rate-bound bench failed: ${run.stderr}`);
+      const requests = sim.count();
+      const ideal = (requests / 10) * 1000;
+      const ratio = run.wallMs / ideal;
+      rows.push({
+        bench: "Rate-bound time: API limited to 10 req/s, 50 ms latency",
+        measured: `${(run.wallMs / 1000).toFixed(2)} s for ${requests} requests (${sim.count(undefined, 429)} x 429)`,
+        baseline: `${(ideal / 1000).toFixed(2)} s (requests / 10 per s)`,
+        ratio,
+        goal: "<= 1.10",
+        met: ratio <= 1.1,
+      });
+    },
+  );
+}
+
+/** Our record -> line protocol path vs a Point per value and writePoint, over the same values. */
+async function benchTransform(): Promise<void> {
+  const target = QUICK ? 200_000 : 1_000_000;
+  const { records, values } = sampleRecords(target);
+  const ours: number[] = [];
+  const naive: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    let t = performance.now();
+    const p1 = ourPath(records);
+    ours.push(p1 / ((performance.now() - t) / 1000));
+    t = performance.now();
+    const p2 = naivePath(records, values);
+    naive.push(p2 / ((performance.now() - t) / 1000));
+  }
+  const o = median(ours);
+  const n = median(naive);
+  rows.push({
+    bench: `Transform + serialise: ${(values / 1e6).toFixed(1)} M values (median of 5, one core)`,
+    measured: `${(o / 1e6).toFixed(2)} M points/s`,
+    baseline: `${(n / 1e6).toFixed(2)} M points/s (Point + writePoint)`,
+    ratio: o / n,
+    goal: ">= 3x and >= 1 M/s",
+    met: o / n >= 3 && o >= 1e6,
+  });
+}
+
+/** Simulator -> energy-etl -> influxd vs posting the same line protocol straight to influxd. */
+async function benchEndToEnd(influxd: TestInfluxd): Promise<void> {
+  const days = QUICK ? 2 : 7;
+  const batch = 5000;
+  await withSimulator({ resolutionS: 60 }, async (sim) => {
+    await influxql(influxd.rawUrl, "", 'CREATE DATABASE "e2e"');
+    await influxql(influxd.rawUrl, "", 'CREATE DATABASE "raw"');
+    const fromS = NOW_S - days * DAY_S;
+    const run = await runEtl(
+      ["backfill", "--device", "hybrid-site-01", "--from", iso(fromS), "--to", iso(NOW_S)],
+      etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket: "e2e" }, stateDb(), {
+        API_RATE_LIMIT: "1000",
+        INFLUX_BATCH_SIZE: String(batch),
+      }),
+    );
+    if (run.code !== 0) throw new Error(`end-to-end bench failed: ${run.stderr}`);
+    const points = Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0);
+
+    const lines: string[] = [];
+    const ids = (sim.fleet.valueIds("hybrid-site-01", "all_data") ?? [])
+      .filter((v) => v !== "values_id")
+      .sort();
+    const encoder = new RecordEncoder(new ValueIdDecoder(), "hybrid-site-01", "all_data");
+    for (const c of [0, 20, 40, 60]) {
+      for (let s = fromS; s <= NOW_S; s += 7 * DAY_S + 1) {
+        encoder.encode(
+          sim.fleet.records(
+            "hybrid-site-01",
+            "all_data",
+            ids.slice(c, c + 20),
+            s,
+            Math.min(NOW_S, s + 7 * DAY_S),
+          ),
+          lines,
+        );
+      }
+    }
+    const started = performance.now();
+    for (let i = 0; i < lines.length; i += batch) {
+      const res = await fetch(`${influxd.rawUrl}/write?db=raw&precision=s`, {
+        method: "POST",
+        body: lines.slice(i, i + batch).join("\n"),
+      });
+      if (res.status !== 204)
+        throw new Error(`raw write failed: ${res.status} ${await res.text()}`);
+    }
+    const rawMs = performance.now() - started;
+    const ours = points / (run.wallMs / 1000);
+    const raw = lines.length / (rawMs / 1000);
+    rows.push({
+      bench: `End to end: ${days} days x ${ids.length} values x 1 min into influxd (batch ${batch})`,
+      measured: `${Math.round(ours / 1000)} k points/s (${points} points, ${(run.wallMs / 1000).toFixed(1)} s)`,
+      baseline: `${Math.round(raw / 1000)} k points/s (same lines POSTed to /write)`,
+      ratio: ours / raw,
+      goal: ">= 0.70",
+      met: ours / raw >= 0.7,
+    });
+  });
+}
+
+/** Peak RSS of a 90-day and a 30-day backfill of 60 values at 1 minute. */
+async function benchMemory(influxd: TestInfluxd): Promise<void> {
+  const long = QUICK ? 14 : 90;
+  const short = QUICK ? 5 : 30;
+  const results: { days: number; mb: number; points: number; s: number }[] = [];
+  await withSimulator({ resolutionS: 60 }, async (sim) => {
+    const values = (sim.fleet.valueIds("hybrid-site-01", "all_data") ?? [])
+      .filter((v) => v !== "values_id")
+      .sort()
+      .slice(0, 60);
+    for (const days of [short, long]) {
+      const bucket = `mem${days}`;
+      await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
+      const run = await runEtl(
+        [
+          "backfill",
+          "--device",
+          "hybrid-site-01",
+          "--values",
+          values.join(","),
+          "--from",
+          iso(NOW_S - days * DAY_S),
+          "--to",
+          iso(NOW_S),
+        ],
+        etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, stateDb(), {
+          API_RATE_LIMIT: "1000",
+        }),
+      );
+      if (run.code !== 0) throw new Error(`memory bench failed: ${run.stderr}`);
+      results.push({
+        days,
+        mb: run.peakRssMb,
+        points: Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0),
+        s: run.wallMs / 1000,
+      });
+      log(`memory: ${days} days -> ${run.peakRssMb.toFixed(0)} MB peak RSS`);
+    }
+  });
+  const [a, b] = results;
+  if (!a || !b) return;
+  rows.push({
+    bench: `Memory: peak RSS, ${b.days}-day x 60-value x 1-min backfill (${(b.points / 1e6).toFixed(1)} M points, ${b.s.toFixed(0)} s)`,
+    measured: `${b.mb.toFixed(0)} MB`,
+    baseline: `${a.mb.toFixed(0)} MB for ${a.days} days (${(a.points / 1e6).toFixed(1)} M points)`,
+    ratio: b.mb / a.mb,
+    goal: "<= 200 MB, ratio ~1.0",
+    met: b.mb <= 200 && b.mb / a.mb <= 1.15,
+  });
+}
+
+function table(): string {
+  const head =
+    "| benchmark | measured | baseline | ratio | goal | met |\n|---|---|---|---|---|---|";
+  return `${head}\n${rows.map((r) => `| ${r.bench} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(2)} | ${r.goal} | ${r.met ? "yes" : "**no**"} |`).join("\n")}`;
+}
+
+async function main(): Promise<void> {
+  const influxd = new TestInfluxd();
+  await influxd.start();
+  try {
+    for (const [name, bench] of [
+      ["requests", benchRequests],
+      ["rate-bound", benchRateBound],
+      ["transform", benchTransform],
+      ["end-to-end", () => benchEndToEnd(influxd)],
+      ["memory", () => benchMemory(influxd)],
+    ] as const) {
+      log(`bench: ${name}…`);
+      await bench();
+    }
+  } finally {
+    await influxd.stop();
+  }
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  const text = [
+    `Measured ${new Date().toISOString().slice(0, 16)} UTC on ${cpus().length} x ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, influxd 1.6 behind the test proxy.`,
+    `Command: \`npm run bench${QUICK ? " -- --quick" : ""}\``,
+    "",
+    table(),
+  ].join("\n");
+  process.stdout.write(`${text}\n`);
+  if (!QUICK) writeFileSync("bench/RESULTS.md", `# Benchmark results\n\n${text}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});
