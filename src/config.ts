@@ -40,6 +40,18 @@ const positiveNumber = (max: number) =>
     .transform(Number)
     .pipe(z.number().positive().max(max));
 
+const bool = z
+  .union([
+    z.boolean(),
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((t) => ["true", "false", "1", "0", "yes", "no"].includes(t), "must be true or false")
+      .transform((t) => t === "true" || t === "1" || t === "yes"),
+  ])
+  .pipe(z.boolean());
+
 const optionalUrl = z
   .string()
   .trim()
@@ -106,6 +118,7 @@ export const configSchema = z
         batchSize: int(1, 100_000).default(5000).describe("Lines per write request"),
         timeoutMs: int(100, 600_000).default(30_000).describe("Timeout of one write request in ms"),
         retries: int(0, 20).default(5).describe("Retries of a failed write (429, 5xx, network)"),
+        gzip: bool.default(false).describe("Gzip write requests (saves bandwidth, costs CPU)"),
       })
       .strict()
       .prefault({}),
@@ -181,6 +194,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["influx", "batchSize"], env: "INFLUX_BATCH_SIZE" },
   { path: ["influx", "timeoutMs"], env: "INFLUX_TIMEOUT_MS" },
   { path: ["influx", "retries"], env: "INFLUX_RETRIES" },
+  { path: ["influx", "gzip"], env: "INFLUX_GZIP" },
   { path: ["state", "db"], env: "STATE_DB", flag: "--state-db" },
   { path: ["sync", "cron"], env: "SYNC_CRON", flag: "--sync-cron" },
   { path: ["sync", "start"], env: "SYNC_START", flag: "--sync-start" },

@@ -80,6 +80,16 @@ describe("loadConfig", () => {
     expect(config.api.retries).toBe(5);
   });
 
+  it.each([
+    ["true", true],
+    ["1", true],
+    ["YES", true],
+    ["false", false],
+    ["0", false],
+  ])("reads INFLUX_GZIP=%s as %s", (text, value) => {
+    expect(loadConfig({ env: { INFLUX_GZIP: text } }).influx.gzip).toBe(value);
+  });
+
   it("treats empty environment variables as unset", () => {
     expect(loadConfig({ env: { INFLUX_BUCKET: "", API_CONCURRENCY: "" } }).influx.bucket).toBe(
       "energy",
@@ -140,6 +150,10 @@ describe("loadConfig", () => {
     [{ SYNC_LOOKBACK: "1h" }, /SYNC_LOOKBACK .*ISO 8601 duration/],
     [{ LOG_LEVEL: "loud" }, /LOG_LEVEL/],
     [{ HTTP_PORT: "70000" }, /HTTP_PORT/],
+    [
+      { INFLUX_GZIP: "maybe" },
+      /INFLUX_GZIP \(influx.gzip, from environment INFLUX_GZIP\): must be true or false/,
+    ],
     [
       { SHARD_COUNT: "2", SHARD_INDEX: "2" },
       /SHARD_INDEX \(shard.index, from environment SHARD_INDEX\): must be below SHARD_COUNT \(2\)/,

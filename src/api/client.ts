@@ -11,6 +11,7 @@ import {
   type DevicesResponse,
   dataRecordSchema,
   devicesResponseSchema,
+  fastDataRecordSchema,
   type ResourcesResponse,
   resourcesResponseSchema,
   setPasswordResponseSchema,
@@ -498,6 +499,8 @@ function parseRecord(text: string, endpoint: string, status: number): DataRecord
       },
     );
   }
+  const fast = fastDataRecordSchema.safeParse(json);
+  if (fast.success) return fast.data;
   const parsed = dataRecordSchema.safeParse(json);
   if (parsed.success) return parsed.data;
   const first = parsed.error.issues[0];

@@ -52,14 +52,32 @@ export class JsonArraySplitter {
       i++;
       this.elementStart = i;
     }
+    // the next backslash, searched once and again only when passed (bodies rarely have any)
+    let nextSlash = buf.indexOf("\\", i);
     for (; i < buf.length; i++) {
-      const c = buf.charCodeAt(i);
       if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === 0x5c) this.escaped = true;
-        else if (c === 0x22) this.inString = false;
+        if (this.escaped) {
+          this.escaped = false;
+          continue;
+        }
+        // jump to the next quote or backslash (native search; most of a body is in strings)
+        const quote = buf.indexOf('"', i);
+        if (nextSlash >= 0 && nextSlash < i) nextSlash = buf.indexOf("\\", i);
+        const slash = nextSlash;
+        if (quote < 0 && slash < 0) {
+          i = buf.length - 1;
+          continue;
+        }
+        if (slash >= 0 && (quote < 0 || slash < quote)) {
+          i = slash;
+          this.escaped = true;
+        } else {
+          i = quote;
+          this.inString = false;
+        }
         continue;
       }
+      const c = buf.charCodeAt(i);
       if (c === 0x22) this.inString = true;
       else if (c === 0x7b || c === 0x5b) this.depth++;
       else if (c === 0x7d || c === 0x5d) {

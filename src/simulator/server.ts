@@ -66,6 +66,11 @@ export interface SimulatorOptions {
   readonly latencyMs?: number;
   /** Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it. */
   readonly now?: () => number;
+  /**
+   * Keeps every data answer and serves it again for the same URL (benchmarks: after a warm-up the
+   * simulator costs no CPU, as a remote API would not on this machine). Default false.
+   */
+  readonly cacheResponses?: boolean;
   /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */
   readonly rateClock?: () => number;
 }
@@ -120,6 +125,7 @@ export class Simulator {
   private readonly tokens = new Map<string, number>();
   private readonly now: () => number;
   private readonly rateClock: () => number;
+  private readonly cache: Map<string, Answer> | undefined;
   private readonly random: () => number;
   private readonly server: Server;
   private windowSecond = -1;
@@ -140,6 +146,7 @@ export class Simulator {
     this.latencyMs = options.latencyMs ?? 0;
     this.now = options.now ?? Date.now;
     this.rateClock = options.rateClock ?? Date.now;
+    this.cache = options.cacheResponses ? new Map() : undefined;
     const faultKey = subKey(seed, "faults");
     let draws = 0;
     this.random = () => unit2(faultKey, draws++);
@@ -314,8 +321,13 @@ export class Simulator {
         if (!values) return fail(404, `unknown resource: ${resourceId}`);
         return json(200, { device_id: deviceId, resource_id: resourceId, values });
       }
-      case "data":
-        return this.data(segments[1] ?? "", segments[2] ?? "", query);
+      case "data": {
+        const cached = this.cache?.get(req.url ?? "");
+        if (cached) return cached;
+        const answer = this.data(segments[1] ?? "", segments[2] ?? "", query);
+        if (answer.status === 200) this.cache?.set(req.url ?? "", answer);
+        return answer;
+      }
     }
   }
 

@@ -373,3 +373,58 @@ async function fakeApi(
   fakeServers.push(server);
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
 }
+
+describe("record validation", () => {
+  it("the fast record check, the detailed schema and an independent zod schema agree (property)", async () => {
+    const { dataRecordSchema, fastDataRecordSchema } = await import("../../src/api/schemas.js");
+    const fc = (await import("fast-check")).default;
+    const { z } = await import("zod");
+    const member = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+    const reference = z
+      .object({
+        timestamp: z
+          .string()
+          .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+          .refine((t) => {
+            const ms = Date.parse(`${t}Z`);
+            return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === t;
+          }),
+        values_id: member.optional(),
+      })
+      .catchall(member);
+    const memberArb = fc.oneof(
+      fc.double(),
+      fc.constantFrom(Number.POSITIVE_INFINITY, Number.NaN),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.object(),
+      fc.array(fc.nat()),
+    );
+    const timestamp = fc.oneof(
+      fc
+        .date({ min: new Date("1970-01-01"), max: new Date("2100-01-01"), noInvalidDate: true })
+        .map((d) => d.toISOString().slice(0, 19)),
+      fc.constantFrom(
+        "2026-02-30T00:00:00",
+        "2026-06-10T24:00:00",
+        "yesterday",
+        "2026-06-10 12:00:00",
+      ),
+      fc.integer(),
+    );
+    fc.assert(
+      fc.property(
+        fc.record({ timestamp, values_id: memberArb }, { requiredKeys: [] }),
+        fc.dictionary(fc.string({ maxLength: 6 }), memberArb, { maxKeys: 4 }),
+        (base, extra) => {
+          const record = { ...extra, ...base };
+          const expected = reference.safeParse(record).success;
+          expect(fastDataRecordSchema.safeParse(record).success).toBe(expected);
+          expect(dataRecordSchema.safeParse(record).success).toBe(expected);
+        },
+      ),
+      { seed: 11, numRuns: 500 },
+    );
+  });
+});
