@@ -40,17 +40,16 @@ const positiveNumber = (max: number) =>
     .transform(Number)
     .pipe(z.number().positive().max(max));
 
-const bool = z
-  .union([
-    z.boolean(),
-    z
-      .string()
-      .trim()
-      .toLowerCase()
-      .refine((t) => ["true", "false", "1", "0", "yes", "no"].includes(t), "must be true or false")
-      .transform((t) => t === "true" || t === "1" || t === "yes"),
-  ])
-  .pipe(z.boolean());
+const TRUE_WORDS = ["true", "1", "yes"];
+const FALSE_WORDS = ["false", "0", "no"];
+const bool = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
+  if (typeof value === "boolean") return value;
+  const word = value.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (!FALSE_WORDS.includes(word))
+    ctx.addIssue({ code: "custom", message: "must be true or false" });
+  return false;
+});
 
 const optionalUrl = z
   .string()
