@@ -5,7 +5,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { countChunks } from "../src/pipeline/plan-chunks.js";
 import { createFleet } from "../src/simulator/model/fleet.js";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { RecordEncoder } from "../src/transform/record-encoder.js";

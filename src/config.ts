@@ -356,3 +356,20 @@ export function describeConfig(config: Config): Record<string, unknown> {
     },
   };
 }
+
+/** What the API client needs from the configuration (connection settings required). */
+export function apiClientSettings(config: Config) {
+  const api = requireApi(config);
+  return {
+    baseUrl: api.url,
+    apiKey: api.key,
+    user: api.user,
+    password: api.password,
+    timeoutMs: config.api.timeoutMs,
+    retry: {
+      retries: config.api.retries,
+      baseDelayMs: config.api.retryBaseDelayMs,
+      maxDelayMs: config.api.retryMaxDelayMs,
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
-import { type Config, configSecrets, loadConfig, requireApi, SETTINGS } from "../config.js";
+import { apiClientSettings, type Config, configSecrets, loadConfig, SETTINGS } from "../config.js";
 import { createLogger, registerSecret } from "../logger.js";
 import type { CliIo } from "./io.js";
 
@@ -51,7 +51,7 @@ export function createApiClient(
   overrides: { user?: string; password?: string } = {},
 ): ApiClient {
   const { config, logger } = context;
-  const needed = requireApi({
+  const settings = apiClientSettings({
     ...config,
     api: {
       ...config.api,
@@ -59,17 +59,5 @@ export function createApiClient(
       password: overrides.password ?? config.api.password,
     },
   });
-  return new ApiClient({
-    baseUrl: needed.url,
-    apiKey: needed.key,
-    user: needed.user,
-    password: needed.password,
-    timeoutMs: config.api.timeoutMs,
-    retry: {
-      retries: config.api.retries,
-      baseDelayMs: config.api.retryBaseDelayMs,
-      maxDelayMs: config.api.retryMaxDelayMs,
-    },
-    logger,
-  });
+  return new ApiClient({ ...settings, logger });
 }

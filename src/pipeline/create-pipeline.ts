@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
-import { type Config, requireApi } from "../config.js";
+import { apiClientSettings, type Config } from "../config.js";
 import { createPointSink } from "../influx/create-sink.js";
 import type { EtlMetrics } from "../service/metrics.js";
 import { StateStore } from "../state/state-store.js";
@@ -26,23 +26,14 @@ export async function openPipeline(
   logger: Logger,
   options: OpenPipelineOptions = {},
 ): Promise<Pipeline> {
-  const api = requireApi(config);
+  const settings = apiClientSettings(config);
   const store = StateStore.open(config.state.db, { logger });
   try {
     const sink = await createPointSink(config, logger, options.output);
     const gate = new RateGate({ ratePerSecond: config.api.rateLimit });
     const counters = emptyCounters();
     const client = new ApiClient({
-      baseUrl: api.url,
-      apiKey: api.key,
-      user: api.user,
-      password: api.password,
-      timeoutMs: config.api.timeoutMs,
-      retry: {
-        retries: config.api.retries,
-        baseDelayMs: config.api.retryBaseDelayMs,
-        maxDelayMs: config.api.retryMaxDelayMs,
-      },
+      ...settings,
       logger,
       gate,
       onAttempt: (attempt) => {

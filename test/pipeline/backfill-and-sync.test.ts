@@ -1,11 +1,15 @@
-import type { DataRecord } from "../../src/api/schemas.js";
 import { formatQueryTime } from "../../src/api/time-format.js";
 import { planBackfill, runBackfillJob } from "../../src/pipeline/backfill.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { countChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
+import {
+  expectedPoints,
+  simulatorRecords as recordsOf,
+  sortPoints,
+  storedPoints,
+} from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
@@ -14,20 +18,9 @@ const DAY_S = 86_400;
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
 const DEVICE = "hybrid-site-01";
 
-/** The simulator's own records of a device's resource over [fromS, toS]. */
-function simulatorRecords(
-  sim: Simulator,
-  resourceId: string,
-  fromS: number,
-  toS: number,
-): DataRecord[] {
-  const values = (sim.fleet.valueIds(DEVICE, resourceId) ?? []).filter((v) => v !== "values_id");
-  const records: DataRecord[] = [];
-  for (let i = 0; i < values.length; i += 20) {
-    records.push(...sim.fleet.records(DEVICE, resourceId, values.slice(i, i + 20), fromS, toS));
-  }
-  return records;
-}
+/** The simulator's own records of the device's resource over [fromS, toS]. */
+const simulatorRecords = (sim: Simulator, resourceId: string, fromS: number, toS: number) =>
+  recordsOf(sim.fleet, DEVICE, resourceId, fromS, toS);
 
 describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)", () => {
   let sim: Simulator;

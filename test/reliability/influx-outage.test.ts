@@ -1,10 +1,3 @@
-/**
- * InfluxDB (a private influxd) stopped in the middle of a run, and started again: the run either
- * retries through the outage, or fails cleanly (its status recorded, the watermark not past what
- * InfluxDB holds, failed chunks not recorded done); the next run fills everything, so that InfluxDB
- * then holds exactly the simulator's data. Every wait is bounded in count and time.
- */
-import type { DataRecord } from "../../src/api/schemas.js";
 import { planBackfill, runBackfillJobs } from "../../src/pipeline/backfill.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
@@ -12,6 +5,7 @@ import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import {
   expectedPoints,
+  simulatorRecords as recordsOf,
   type StoredPoint,
   sortPoints,
   storedPoints,
@@ -49,18 +43,9 @@ async function privateDb(name: string): Promise<TestInfluxDb> {
   };
 }
 
-/** The simulator's own records of a resource over [fromS, toS], as the pipeline's chunks ask. */
-function simulatorRecords(
-  sim: Simulator,
-  resourceId: string,
-  fromS: number,
-  toS: number,
-): DataRecord[] {
-  const values = (sim.fleet.valueIds(DEVICE, resourceId) ?? []).filter((v) => v !== "values_id");
-  return planChunks(values, fromS, toS).flatMap((c) =>
-    sim.fleet.records(DEVICE, resourceId, c.values, c.fromS, c.toS),
-  );
-}
+/** The simulator's own records of the device's resource over [fromS, toS]. */
+const simulatorRecords = (sim: Simulator, resourceId: string, fromS: number, toS: number) =>
+  recordsOf(sim.fleet, DEVICE, resourceId, fromS, toS);
 
 /** What every resource of the device should hold over [fromS, toS of each resource]. */
 function expectedData(sim: Simulator, fromS: number, toS: (resourceId: string) => number) {

@@ -1,15 +1,13 @@
-/**
- * The API at its worst at once: 5xx answers, dropped connections, truncated bodies, answers slower
- * than API_TIMEOUT_MS, 429 bursts, and the access token revoked in the middle of a run. With
- * enough retries a backfill and the sync after it end `ok`, and InfluxDB holds exactly the
- * simulator's data. Every wait is bounded in count and time; the faults are seeded.
- */
-import type { DataRecord } from "../../src/api/schemas.js";
 import { planBackfill, runBackfillJobs } from "../../src/pipeline/backfill.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
+import {
+  expectedPoints,
+  simulatorRecords as recordsOf,
+  sortPoints,
+  storedPoints,
+} from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { withDeadline } from "../support/reliability-bounds.js";
@@ -24,20 +22,9 @@ const FROM_S = TO_S - 28 * DAY_S;
 /** A run (backfill or sync) that takes longer fails the test. */
 const RUN_DEADLINE_MS = 25_000;
 
-/** The simulator's own records of a resource over [fromS, toS]. */
-function simulatorRecords(
-  sim: Simulator,
-  resourceId: string,
-  fromS: number,
-  toS: number,
-): DataRecord[] {
-  const values = (sim.fleet.valueIds(DEVICE, resourceId) ?? []).filter((v) => v !== "values_id");
-  const records: DataRecord[] = [];
-  for (let i = 0; i < values.length; i += 20) {
-    records.push(...sim.fleet.records(DEVICE, resourceId, values.slice(i, i + 20), fromS, toS));
-  }
-  return records;
-}
+/** The simulator's own records of the device's resource over [fromS, toS]. */
+const simulatorRecords = (sim: Simulator, resourceId: string, fromS: number, toS: number) =>
+  recordsOf(sim.fleet, DEVICE, resourceId, fromS, toS);
 
 /**
  * Revokes every access token once, when the simulator has answered `afterDataRequests` data

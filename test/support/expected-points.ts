@@ -1,4 +1,6 @@
 import type { DataRecord, RecordMember } from "../../src/api/schemas.js";
+import { planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { SimulatedFleet } from "../../src/simulator/model/fleet.js";
 import { storedMeasurement, storedName } from "../../src/transform/line-protocol.js";
 import { numericString, valuesIdTag } from "../../src/transform/record-encoder.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
@@ -74,4 +76,18 @@ export async function storedPoints(db: TestInfluxDb): Promise<StoredPoint[]> {
     }
   }
   return points;
+}
+
+/** The simulator's own records of a device's resource over [fromS, toS], as the pipeline's chunks ask. */
+export function simulatorRecords(
+  fleet: SimulatedFleet,
+  deviceId: string,
+  resourceId: string,
+  fromS: number,
+  toS: number,
+): DataRecord[] {
+  const values = (fleet.valueIds(deviceId, resourceId) ?? []).filter((v) => v !== "values_id");
+  return planChunks(values, fromS, toS).flatMap((c) =>
+    fleet.records(deviceId, resourceId, c.values, c.fromS, c.toS),
+  );
 }
