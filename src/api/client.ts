@@ -123,7 +123,6 @@ export class ApiClient {
     this.log = options.logger.child({ component: "api-client" });
     this.http = got.extend({
       prefixUrl: options.baseUrl,
-      timeout: { request: options.timeoutMs },
       retry: { limit: 0 },
       throwHttpErrors: false,
       followRedirect: false,
@@ -251,16 +250,31 @@ export class ApiClient {
         report(status, failure.code);
         return failure;
       }
+      // API_TIMEOUT_MS bounds the wait for the API's next bytes, not the time our writes take
+      // while the download waits for them
+      let idle: NodeJS.Timeout | undefined;
+      const arm = (): void => {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          const stalled = Object.assign(new Error(`no data for ${this.options.timeoutMs} ms`), {
+            code: "ETIMEDOUT",
+          });
+          stream.destroy(stalled);
+        }, this.options.timeoutMs).unref();
+      };
+      const disarm = (): void => clearTimeout(idle);
       const splitter = new JsonArraySplitter();
       const decoder = new StringDecoder("utf8");
       let batch: DataRecord[] = [];
       let count = 0;
       const deliver = async (records: DataRecord[]): Promise<void> => {
+        disarm();
         try {
           await onBatch(records);
         } catch (error) {
           throw new CallerError(error);
         }
+        arm();
       };
       const take = async (texts: string[]): Promise<ApiError | undefined> => {
         for (const text of texts) {
@@ -276,10 +290,13 @@ export class ApiClient {
         }
         return undefined;
       };
+      arm();
       try {
         for await (const chunk of stream) {
+          arm();
           const bad = await take(splitter.push(decoder.write(chunk as Buffer)));
           if (bad) {
+            disarm();
             stream.destroy();
             report(status, bad.code);
             return bad;
@@ -287,11 +304,13 @@ export class ApiClient {
         }
         const bad = await take(splitter.push(decoder.end()));
         if (bad) {
+          disarm();
           report(status, bad.code);
           return bad;
         }
         splitter.end();
       } catch (error) {
+        disarm();
         if (!(error instanceof JsonArrayError)) throw error;
         stream.destroy();
         const failure = new ApiError(
@@ -301,7 +320,9 @@ export class ApiClient {
         report(status, failure.code);
         return failure;
       }
+      disarm();
       if (batch.length > 0) await deliver(batch);
+      disarm();
       report(status, undefined);
       this.options.gate?.success();
       this.log.debug(
@@ -428,6 +449,7 @@ export class ApiClient {
         headers,
         searchParams: spec.searchParams,
         json: spec.json,
+        timeout: { request: this.options.timeoutMs },
       });
     } catch (error) {
       const failure = classifyTransportError(endpoint, error);

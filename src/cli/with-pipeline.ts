@@ -33,6 +33,11 @@ export async function withPipeline<T>(
     signal = name;
     context.logger.warn({ signal: name }, "stopping: finishing the requests in flight");
     void pipeline.stop(SHUTDOWN_GRACE_MS);
+    // a request still retrying past the grace: chunks not recorded are fetched again next time
+    setTimeout(() => {
+      context.logger.error("requests still in flight after the grace period: exiting");
+      process.exit(130);
+    }, SHUTDOWN_GRACE_MS + 5000).unref();
   };
   const onInt = onSignal("SIGINT");
   const onTerm = onSignal("SIGTERM");

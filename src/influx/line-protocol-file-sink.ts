@@ -3,6 +3,7 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
 import type { PointSink } from "./point-sink.js";
+import { InfluxWriteError } from "./write-errors.js";
 
 /**
  * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
@@ -13,6 +14,8 @@ export class LineProtocolFileSink implements PointSink {
   readonly target: string;
   private readonly stream: Writable;
   private readonly ownsStream: boolean;
+  /** The stream's failure (disk full, a closed pipe…): every later write rejects with it. */
+  private failure: Error | undefined;
 
   constructor(path: string, stdout: Writable = process.stdout) {
     if (path === "-") {
@@ -26,13 +29,19 @@ export class LineProtocolFileSink implements PointSink {
       this.ownsStream = true;
       this.target = `line-protocol file ${file}`;
     }
+    this.stream.on("error", (error: Error) => {
+      this.failure ??= error;
+    });
   }
 
   /** Resolves once the lines are handed to the operating system (they survive a killed process). */
   async write(lines: readonly string[]): Promise<void> {
+    if (this.failure) throw this.writeError(this.failure);
     if (lines.length === 0) return;
     await new Promise<void>((resolve, reject) => {
-      this.stream.write(`${lines.join("\n")}\n`, (error) => (error ? reject(error) : resolve()));
+      this.stream.write(`${lines.join("\n")}\n`, (error) =>
+        error ? reject(this.writeError(error)) : resolve(),
+      );
     });
   }
 
@@ -40,7 +49,17 @@ export class LineProtocolFileSink implements PointSink {
     if (this.stream.writableNeedDrain) await once(this.stream, "drain");
   }
 
+  private writeError(error: Error): InfluxWriteError {
+    return new InfluxWriteError(
+      `cannot write ${this.target}: ${error.message}`,
+      "unavailable",
+      undefined,
+      true,
+    );
+  }
+
   async close(): Promise<void> {
+    if (this.failure) return;
     await this.flush();
     if (!this.ownsStream) return;
     this.stream.end();

@@ -1,6 +1,7 @@
 import { VALUES_ID } from "../api/limits.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
+import { refreshCatalog } from "./catalog.js";
 import { isFatal, messageOf } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
@@ -16,6 +17,8 @@ export interface BackfillRequest {
   readonly toS: number;
   /** Only these value ids (default: every value of each resource). */
   readonly values?: readonly string[];
+  /** Plan only: leave the value catalog untouched. */
+  readonly dryRun?: boolean;
 }
 
 /** One planned job: what it covers and how many requests it takes. */
@@ -51,7 +54,8 @@ export async function planBackfill(
     const { resource_ids } = await queue.add(() => client.listResources(deviceId));
     for (const resourceId of resource_ids) {
       const { values } = await queue.add(() => client.listValues(deviceId, resourceId));
-      pipeline.store.refreshCatalog(deviceId, resourceId, values, pipeline.now());
+      // as sync does: a value new on a synced resource also gets its history job
+      if (!request.dryRun) refreshCatalog(pipeline, deviceId, resourceId, values);
       let valueIds = values.filter((v) => v !== VALUES_ID);
       if (request.values) {
         const unknown = request.values.filter((v) => !values.includes(v));
@@ -148,8 +152,9 @@ function moveWatermarkAfter(pipeline: Pipeline, job: BackfillJob): void {
   const coversAll = all.every((v) => job.valueIds.includes(v));
   const watermark = store.getWatermark(job.deviceId, job.resourceId);
   const reachesBack = watermark === undefined || job.fromS <= watermark + 1;
-  if (coversAll && reachesBack && (watermark === undefined || job.toS > watermark)) {
-    store.advanceWatermark(job.deviceId, job.resourceId, job.toS, pipeline.now());
+  const untilS = Math.min(job.toS, Math.floor(pipeline.now().getTime() / 1000));
+  if (coversAll && reachesBack && (watermark === undefined || untilS > watermark)) {
+    store.advanceWatermark(job.deviceId, job.resourceId, untilS, pipeline.now());
   }
 }
 

@@ -1,12 +1,12 @@
-import { VALUES_ID } from "../api/limits.js";
 import { resolveSyncStart } from "../config.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
 import { subtractDuration } from "../util/iso-duration.js";
 import { runBackfillJob } from "./backfill.js";
+import { refreshCatalog } from "./catalog.js";
 import { isFatal, messageOf } from "./errors.js";
 import { chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
-import { countChunks, planChunks, timeWindows } from "./plan-chunks.js";
+import { planChunks, timeWindows } from "./plan-chunks.js";
 import { reportRun } from "./run-report.js";
 import { inShard } from "./shard.js";
 
@@ -61,8 +61,14 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
   let fatal: unknown;
   try {
     const deviceIds = await selectDevices(pipeline, options.deviceIds);
-    results = await Promise.all(deviceIds.map((id) => syncDevice(pipeline, id, runId)));
-    await runNewValueJobs(pipeline);
+    // every device's work settles before the run ends, even when one of them hit a fatal error
+    const settled = await Promise.allSettled(
+      deviceIds.map((id) => syncDevice(pipeline, id, runId)),
+    );
+    results = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+    await runNewValueJobs(pipeline, deviceIds);
   } catch (error) {
     fatal = error;
   }
@@ -185,32 +191,10 @@ async function syncResource(
   const { values } = await pipeline.queue.add(() => client.listValues(deviceId, resourceId));
   const now = pipeline.now();
   const nowS = seconds(now);
-  const added = store.refreshCatalog(deviceId, resourceId, values, now);
+  const outcome: ResourceOutcome = { chunks: 0, points: 0, newValues: 0 };
+  outcome.newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
   const watermark = store.getWatermark(deviceId, resourceId);
   const startS = seconds(resolveSyncStart(config.sync.start, now));
-  const outcome: ResourceOutcome = { chunks: 0, points: 0, newValues: 0 };
-
-  const newValues = added.filter((v) => v !== VALUES_ID);
-  if (watermark !== undefined && newValues.length > 0 && startS <= watermark) {
-    const spec = {
-      deviceId,
-      resourceId,
-      valueIds: [...newValues].sort(),
-      fromS: startS,
-      toS: watermark,
-      reason: "new_value" as const,
-    };
-    const { job } = store.createOrResumeBackfillJob(
-      spec,
-      countChunks(spec.valueIds.length, spec.fromS, spec.toS),
-      now,
-    );
-    outcome.newValues = newValues.length;
-    log.info(
-      { resource: resourceId, values: newValues, job: job.id },
-      "new values: history backfill queued",
-    );
-  }
 
   const fromS =
     watermark === undefined
@@ -257,10 +241,14 @@ async function syncResource(
   return outcome;
 }
 
-/** Backfill jobs that sync queued for new values (manual backfills are left to `run`/`backfill`). */
-async function runNewValueJobs(pipeline: Pipeline): Promise<void> {
+/**
+ * Backfill jobs queued for new values of the synced devices (manual backfills are left to
+ * `run`/`backfill`).
+ */
+async function runNewValueJobs(pipeline: Pipeline, deviceIds: readonly string[]): Promise<void> {
   for (const job of pipeline.store.unfinishedBackfillJobs()) {
-    if (job.reason !== "new_value" || pipeline.isStopping) continue;
+    if (job.reason !== "new_value" || !deviceIds.includes(job.deviceId) || pipeline.isStopping)
+      continue;
     const done = await runBackfillJob(pipeline, job);
     if (done.status !== "done") {
       pipeline.logger.warn(

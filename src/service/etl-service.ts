@@ -19,6 +19,12 @@ export interface EtlServiceOptions {
   readonly metrics?: EtlMetrics;
 }
 
+/** How long /readyz waits for each check. */
+const READINESS_TIMEOUT_MS = 5000;
+
+const delay = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms).unref());
+
 /** Outcome of one readiness check: "ok" or the reason it failed. */
 export type CheckOutcome = "ok" | string;
 
@@ -112,10 +118,13 @@ export class EtlService {
   /** InfluxDB reachable (token and bucket accepted), API token obtainable, scheduler alive. */
   async readiness(): Promise<Record<"influxdb" | "api" | "scheduler", CheckOutcome>> {
     const outcome = (promise: Promise<unknown>): Promise<CheckOutcome> =>
-      promise.then(
-        () => "ok",
-        (error: unknown) => messageOf(error),
-      );
+      Promise.race([
+        promise.then(
+          () => "ok",
+          (error: unknown) => messageOf(error),
+        ),
+        delay(READINESS_TIMEOUT_MS).then(() => `no answer within ${READINESS_TIMEOUT_MS / 1000} s`),
+      ]);
     const [influxdb, api] = await Promise.all([
       outcome(this.pipeline.sink.check?.() ?? Promise.resolve()),
       outcome(this.pipeline.client.accessToken()),
@@ -136,8 +145,11 @@ export class EtlService {
   /** Stops the scheduler and the pipeline (in-flight requests get `graceMs`), then the server. */
   async stop(graceMs: number): Promise<void> {
     await this.task?.stop();
+    const started = Date.now();
     const finished = await this.pipeline.stop(graceMs);
-    await Promise.allSettled([this.syncing, this.backfilling]);
+    // a request still retrying (a long Retry-After) does not hold the shutdown past the grace
+    const rest = Math.max(1000, graceMs - (Date.now() - started));
+    await Promise.race([Promise.allSettled([this.syncing, this.backfilling]), delay(rest)]);
     await this.health.close();
     this.log.info({ finishedInTime: finished }, "service stopped");
   }

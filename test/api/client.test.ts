@@ -428,3 +428,34 @@ describe("record validation", () => {
     );
   });
 });
+
+describe("streamed GET /data and slow writes", () => {
+  it("API_TIMEOUT_MS bounds the API's silence, not the time the caller's writes take", async () => {
+    const sim = await startTestSimulator({ now: () => Date.UTC(2026, 5, 15, 12) });
+    try {
+      const { client } = clientFor(sim, {
+        timeoutMs: 300,
+        retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      });
+      let batches = 0;
+      const records = await client.streamData(
+        {
+          deviceId: "site A+1",
+          resourceId: "all_data",
+          values: ["e_03_01_00_000_total_solar_power"],
+          from: new Date(Date.UTC(2026, 5, 12, 12)),
+          to: new Date(Date.UTC(2026, 5, 15, 12)),
+        },
+        async () => {
+          batches++;
+          await new Promise((r) => setTimeout(r, 250));
+        },
+        1000,
+      );
+      expect(records).toBe(3 * 1440 + 1);
+      expect(batches).toBe(5);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -103,6 +103,24 @@ describe("sync, backfill, status and run from the command line", () => {
     expect(table.out).toMatch(/last run: sync #\d+ ok/);
   });
 
+  it("backfill --to in the future stops at now: the watermark never runs ahead of the data", async () => {
+    const { code } = await run(
+      "backfill",
+      "--device",
+      "audit-box-03",
+      "--from",
+      "2026-11-01",
+      "--to",
+      "2099-01-01",
+    );
+    expect(code).toBe(0);
+    const status = JSON.parse((await run("status", "--json")).out) as {
+      watermarks: { deviceId: string; syncedUntil: string }[];
+    };
+    const audit = status.watermarks.find((w) => w.deviceId === "audit-box-03");
+    expect(Date.parse(audit?.syncedUntil ?? "")).toBeLessThanOrEqual(Date.now());
+  });
+
   it("sync of an unknown device fails with exit 1", async () => {
     const { code, err } = await run("sync", "--device", "nope");
     expect(code).toBe(1);

@@ -37,6 +37,14 @@ describe("createPointSink", () => {
     expect(text).toBe(`${LINES.join("\n")}\n`);
   });
 
+  it("a file that cannot be written rejects every write with a clear error, never crashes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lp-dir-"));
+    const sink = new LineProtocolFileSink(dir);
+    await expect(sink.write(LINES)).rejects.toThrow(/^cannot write line-protocol file .*EISDIR/);
+    await expect(sink.write(LINES)).rejects.toThrow(/EISDIR/);
+    await sink.close();
+  });
+
   it("goes to InfluxDB when INFLUX_URL is set, after the start-up check", async () => {
     const db = await createTestInfluxDb("sink");
     const config = loadConfig({

@@ -69,10 +69,13 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
       if (!parsed.success)
         throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
       const opts = parsed.data;
+      // nothing after now exists yet: a later --to would plan empty requests (and a watermark
+      // in the future would make every sync skip the time until then)
+      const nowS = Math.floor(Date.now() / 1000);
       const request = {
         devices: opts.all ? ("all" as const) : (opts.device ?? []),
-        fromS: Math.floor(opts.from.getTime() / 1000),
-        toS: Math.floor(opts.to.getTime() / 1000),
+        fromS: Math.min(Math.floor(opts.from.getTime() / 1000), nowS),
+        toS: Math.min(Math.floor(opts.to.getTime() / 1000), nowS),
         values: opts.values,
       };
       await withPipeline(
@@ -80,7 +83,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
         io,
         { output: opts.dryRun ? "-" : opts.output },
         async (pipeline, context) => {
-          const plan = await planBackfill(pipeline, request);
+          const plan = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });
           if (opts.dryRun) {
             printPlan(io, plan, context.config.api.rateLimit);
             return;
