@@ -254,6 +254,7 @@ async function benchMemory(influxd: TestInfluxd): Promise<void> {
         ],
         etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, stateDb(), {
           API_RATE_LIMIT: "1000",
+          NODE_OPTIONS: CONTAINER_NODE_OPTIONS,
         }),
       );
       if (run.code !== 0) throw new Error(`memory bench failed: ${run.stderr}`);
