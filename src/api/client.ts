@@ -278,7 +278,7 @@ export class ApiClient {
       };
       const take = async (texts: string[]): Promise<ApiError | undefined> => {
         for (const text of texts) {
-          const record = parseRecord(text, endpoint, status ?? 200);
+          const record = parseJson(text, RECORD_SCHEMAS, "record", endpoint, status ?? 200);
           if (record instanceof ApiError) return record;
           batch.push(record);
           count++;
@@ -464,7 +464,7 @@ export class ApiClient {
       report(statusCode, failure.code);
       return failure;
     }
-    const parsed = parseBody(spec.schema, endpoint, statusCode, body);
+    const parsed = parseJson(body, [spec.schema], "body", endpoint, statusCode);
     const failed = parsed instanceof ApiError;
     report(statusCode, failed ? parsed.code : undefined);
     if (!failed) this.options.gate?.success();
@@ -472,66 +472,47 @@ export class ApiClient {
   }
 }
 
-/** Parses and validates a 2xx body; malformed JSON may be a truncated transfer, so it is retried. */
-function parseBody<S extends z.ZodType>(
-  schema: S,
+/**
+ * Parses and validates one JSON text of a 2xx answer (a whole body, or one record of GET /data)
+ * with `schemas` in turn (a fast check first, the detailed one for the message). Text that is not
+ * JSON may be a cut-off transfer, so that error is retryable; JSON of another shape is final.
+ */
+function parseJson<S extends z.ZodType>(
+  text: string,
+  schemas: readonly S[],
+  what: "body" | "record",
   endpoint: string,
   status: number,
-  body: string,
 ): z.infer<S> | ApiError {
-  let json: unknown;
-  try {
-    json = body.trim() === "" ? undefined : JSON.parse(body);
-  } catch {
-    return new ApiError(`${endpoint} answered HTTP ${status} with a body that is not JSON`, {
+  const fail = (message: string, retryable: boolean): ApiError =>
+    new ApiError(`${endpoint} answered HTTP ${status} with ${message}`, {
       code: "invalid_response",
       endpoint,
       status,
-      retryable: true,
-      bodyExcerpt: excerpt(body),
+      retryable,
+      bodyExcerpt: excerpt(text),
     });
+  let json: unknown;
+  try {
+    json = text.trim() === "" ? undefined : JSON.parse(text);
+  } catch {
+    return fail(`a ${what} that is not JSON: ${excerpt(text)}`, true);
   }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const first = parsed.error.issues[0];
-  const where = first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid";
-  return new ApiError(
-    `${endpoint} answered HTTP ${status} with an unexpected body (${where}); body starts: ${excerpt(body)}`,
-    { code: "invalid_response", endpoint, status, retryable: false, bodyExcerpt: excerpt(body) },
-  );
+  let issue: z.core.$ZodIssue | undefined;
+  for (const schema of schemas) {
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    issue = parsed.error.issues[0];
+  }
+  const where = issue ? `${issue.path.join(".") || `(${what})`}: ${issue.message}` : "invalid";
+  return fail(`an unexpected ${what} (${where}); ${what} starts: ${excerpt(text)}`, false);
 }
 
 /** Records handed to `onBatch` at a time by {@link ApiClient.streamData}. */
 export const DATA_BATCH_RECORDS = 2000;
 
-/** One element of a GET /data body: a validated record, or invalid_response with an excerpt. */
-function parseRecord(text: string, endpoint: string, status: number): DataRecord | ApiError {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return new ApiError(
-      `${endpoint} answered HTTP ${status} with a record that is not JSON: ${excerpt(text)}`,
-      {
-        code: "invalid_response",
-        endpoint,
-        status,
-        retryable: true,
-        bodyExcerpt: excerpt(text),
-      },
-    );
-  }
-  const fast = fastDataRecordSchema.safeParse(json);
-  if (fast.success) return fast.data;
-  const parsed = dataRecordSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const first = parsed.error.issues[0];
-  const where = first ? `${first.path.join(".") || "(record)"}: ${first.message}` : "invalid";
-  return new ApiError(
-    `${endpoint} answered HTTP ${status} with an unexpected record (${where}); record starts: ${excerpt(text)}`,
-    { code: "invalid_response", endpoint, status, retryable: false, bodyExcerpt: excerpt(text) },
-  );
-}
+/** A GET /data record: the fast type test, then the detailed schema (for the message). */
+const RECORD_SCHEMAS = [fastDataRecordSchema, dataRecordSchema] as const;
 
 /** Errors thrown by the caller's onBatch (e.g. a failed write) are theirs, not the API's. */
 class CallerError extends Error {
