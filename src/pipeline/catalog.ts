@@ -16,6 +16,18 @@ export function refreshCatalog(
   values: readonly string[],
   log: Logger = pipeline.logger,
 ): number {
+  const { store } = pipeline;
+  // the catalog row and the history job land together: a value is never "seen" without its job
+  return store.transaction(() => queueNewValues(pipeline, deviceId, resourceId, values, log));
+}
+
+function queueNewValues(
+  pipeline: Pipeline,
+  deviceId: string,
+  resourceId: string,
+  values: readonly string[],
+  log: Logger,
+): number {
   const { store, config } = pipeline;
   const now = pipeline.now();
   const added = store.refreshCatalog(deviceId, resourceId, values, now);

@@ -497,6 +497,14 @@ export class StateStore {
   // ---- value catalog ----
 
   /**
+   * Runs `work` in one transaction (the store's own transactions nest inside it as savepoints):
+   * everything it writes lands together, or nothing when it throws.
+   */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  /**
    * Upserts the value ids seen now (last_seen = now; first_seen set on insert), in one transaction;
    * returns the ids that were new, sorted.
    */

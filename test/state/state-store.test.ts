@@ -381,3 +381,25 @@ it("everything survives close and reopen", () => {
   expect(store.completedChunks(job.id)).toEqual(new Set([2]));
   expect(store.lastRun()).toMatchObject({ id: run, status: "running" });
 });
+
+describe("StateStore.transaction", () => {
+  it("lands everything together, or nothing when the work throws", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "energy-etl-tx-")), "state.db");
+    const store = StateStore.open(path);
+    try {
+      expect(() =>
+        store.transaction(() => {
+          store.refreshCatalog("d", "r", ["a", "b"]);
+          store.advanceWatermark("d", "r", 100);
+          throw new Error("job creation failed");
+        }),
+      ).toThrow("job creation failed");
+      expect(store.catalog("d", "r")).toEqual([]);
+      expect(store.getWatermark("d", "r")).toBeUndefined();
+      expect(store.transaction(() => store.refreshCatalog("d", "r", ["a"]))).toEqual(["a"]);
+      expect(store.catalog("d", "r")).toEqual(["a"]);
+    } finally {
+      store.close();
+    }
+  });
+});
