@@ -25,6 +25,22 @@ const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
 const iso = (s: number) => new Date(s * 1000).toISOString();
 const stateDb = () => join(mkdtempSync(join(tmpdir(), "bench-")), "state.db");
 
+/** `backfill` arguments for devices over [fromS, toS], with extra flags. */
+const backfillArgs = (
+  devices: readonly string[],
+  fromS: number,
+  toS: number,
+  ...extra: string[]
+) => [
+  "backfill",
+  ...devices.flatMap((d) => ["--device", d]),
+  "--from",
+  iso(fromS),
+  "--to",
+  iso(toS),
+  ...extra,
+];
+
 interface Row {
   readonly bench: string;
   readonly measured: string;
@@ -61,16 +77,7 @@ async function benchRequests(): Promise<void> {
       }
     }
     const run = await runEtl(
-      [
-        "backfill",
-        ...devices.flatMap((d) => ["--device", d]),
-        "--from",
-        iso(NOW_S - days * DAY_S),
-        "--to",
-        iso(NOW_S),
-        "--output",
-        "/dev/null",
-      ],
+      backfillArgs(devices, NOW_S - days * DAY_S, NOW_S, "--output", "/dev/null"),
       etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "1000" }),
     );
     if (run.code !== 0) throw new Error(`requests bench failed: ${run.stderr}`);
@@ -94,17 +101,7 @@ async function benchRateBound(): Promise<void> {
     { resolutionS: 3600, rateLimit: { perSecond: 10 }, latencyMs: 50 },
     async (sim) => {
       const run = await runEtl(
-        [
-          "backfill",
-          "--device",
-          "hybrid-site-01",
-          "--from",
-          iso(NOW_S - days * DAY_S),
-          "--to",
-          iso(NOW_S),
-          "--output",
-          "/dev/null",
-        ],
+        backfillArgs(["hybrid-site-01"], NOW_S - days * DAY_S, NOW_S, "--output", "/dev/null"),
         etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "10", API_CONCURRENCY: "4" }),
       );
       if (run.code !== 0) throw new Error(`rate-bound bench failed: ${run.stderr}`);
@@ -161,7 +158,7 @@ async function benchEndToEnd(influxd: TestInfluxd): Promise<void> {
   // The API side is the simulator with its answers cached after a warm-up run: the timed run
   // then measures energy-etl and influxd, as against a remote API, not the simulator's own CPU.
   const sim = await startSimulator({ seed: 1, resolutionS: 60, cacheResponses: true });
-  const args = ["backfill", "--device", "hybrid-site-01", "--from", iso(fromS), "--to", iso(toS)];
+  const args = backfillArgs(["hybrid-site-01"], fromS, toS);
   let run: Awaited<ReturnType<typeof runEtl>>;
   try {
     const warm = await runEtl(
@@ -241,17 +238,7 @@ async function benchMemory(influxd: TestInfluxd): Promise<void> {
       const bucket = `mem${days}`;
       await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
       const run = await runEtl(
-        [
-          "backfill",
-          "--device",
-          "hybrid-site-01",
-          "--values",
-          values.join(","),
-          "--from",
-          iso(NOW_S - days * DAY_S),
-          "--to",
-          iso(NOW_S),
-        ],
+        backfillArgs(["hybrid-site-01"], NOW_S - days * DAY_S, NOW_S, "--values", values.join(",")),
         etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, stateDb(), {
           API_RATE_LIMIT: "1000",
           NODE_OPTIONS: CONTAINER_NODE_OPTIONS,

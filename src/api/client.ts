@@ -204,14 +204,11 @@ export class ApiClient {
     );
   }
 
-  /** One streamed attempt of GET /data: the number of records, or the classified error. */
-  private async streamAttempt(
-    spec: { method: "GET"; path: string; route: string; searchParams: Record<string, string> },
-    endpoint: string,
-    token: string | undefined,
-    onBatch: (records: DataRecord[]) => Promise<void>,
-    batchSize: number,
-  ): Promise<number | ApiError> {
+  /**
+   * Waits for the rate gate's slot, then starts the clock of one HTTP attempt; `report` tells
+   * {@link ApiClientOptions.onAttempt} how it ended.
+   */
+  private async beginAttempt(spec: { method: string; route: string }) {
     await this.options.gate?.take();
     const started = this.now();
     const report = (status: number | undefined, code: string | undefined): void =>
@@ -221,6 +218,18 @@ export class ApiClient {
         code,
         durationMs: this.now() - started,
       });
+    return { started, report };
+  }
+
+  /** One streamed attempt of GET /data: the number of records, or the classified error. */
+  private async streamAttempt(
+    spec: { method: "GET"; path: string; route: string; searchParams: Record<string, string> },
+    endpoint: string,
+    token: string | undefined,
+    onBatch: (records: DataRecord[]) => Promise<void>,
+    batchSize: number,
+  ): Promise<number | ApiError> {
+    const { started, report } = await this.beginAttempt(spec);
     const stream = this.http.stream(spec.path, {
       method: spec.method,
       headers: { authorization: `Bearer ${token ?? ""}` },
@@ -433,15 +442,7 @@ export class ApiClient {
       spec.auth === "bearer"
         ? { authorization: authorization ?? "" }
         : { authorization: spec.auth.authorization, "x-api-key": this.options.apiKey };
-    await this.options.gate?.take();
-    const started = this.now();
-    const report = (status: number | undefined, code: string | undefined): void =>
-      this.options.onAttempt?.({
-        route: `${spec.method} ${spec.route}`,
-        status,
-        code,
-        durationMs: this.now() - started,
-      });
+    const { started, report } = await this.beginAttempt(spec);
     let response: Response<string>;
     try {
       response = await this.http(spec.path, {

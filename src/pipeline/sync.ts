@@ -191,14 +191,12 @@ async function syncResource(
   const { values } = await pipeline.queue.add(() => client.listValues(deviceId, resourceId));
   const now = pipeline.now();
   const nowS = seconds(now);
-  const outcome: ResourceOutcome = { chunks: 0, points: 0, newValues: 0 };
-  outcome.newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
+  const newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
+  const outcome: ResourceOutcome = { chunks: 0, points: 0, newValues };
   const watermark = store.getWatermark(deviceId, resourceId);
-  const startS = seconds(resolveSyncStart(config.sync.start, now));
-
   const fromS =
     watermark === undefined
-      ? startS
+      ? seconds(resolveSyncStart(config.sync.start, now))
       : seconds(subtractDuration(new Date((watermark + 1) * 1000), config.sync.lookback));
   const chunks = planChunks(values, fromS, nowS);
   if (chunks.length === 0) return outcome;

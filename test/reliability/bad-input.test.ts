@@ -359,24 +359,9 @@ function validRecords(text: string): DataRecord[] | undefined {
   return json as DataRecord[];
 }
 
-/** The points of one device (storedPoints of test/support, filtered in the query). */
-async function storedPointsOf(db: TestInfluxDb, deviceId: string): Promise<StoredPoint[]> {
-  const points: StoredPoint[] = [];
-  const series = await db.series(`SELECT * FROM /.*/ WHERE "device_id" = '${deviceId}' GROUP BY *`);
-  for (const s of series) {
-    for (const row of s.values) {
-      const fields: Record<string, number | string> = {};
-      s.columns.forEach((column, i) => {
-        const v = row[i];
-        if (column !== "time" && v !== null && v !== undefined)
-          fields[column] = v as number | string;
-      });
-      const tags = Object.fromEntries(Object.entries(s.tags ?? {}).filter(([, v]) => v !== ""));
-      points.push({ measurement: s.name, tags, fields, time: row[0] as number });
-    }
-  }
-  return points;
-}
+/** The points of one device. */
+const storedPointsOf = (db: TestInfluxDb, deviceId: string): Promise<StoredPoint[]> =>
+  storedPoints(db, `"device_id" = '${deviceId}'`);
 
 // ---- the tests ----
 

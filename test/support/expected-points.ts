@@ -59,10 +59,11 @@ export const sortPoints = (points: StoredPoint[]) =>
     .map((p) => JSON.stringify([p.measurement, sorted(p.tags), sorted(p.fields), p.time]))
     .sort();
 
-/** Every point of a test database, as InfluxQL returns them. */
-export async function storedPoints(db: TestInfluxDb): Promise<StoredPoint[]> {
+/** Every point of a test database (or those matching an InfluxQL `where`), as InfluxQL returns them. */
+export async function storedPoints(db: TestInfluxDb, where?: string): Promise<StoredPoint[]> {
   const points: StoredPoint[] = [];
-  for (const s of await db.series("SELECT * FROM /.*/ GROUP BY *")) {
+  const filter = where === undefined ? "" : ` WHERE ${where}`;
+  for (const s of await db.series(`SELECT * FROM /.*/${filter} GROUP BY *`)) {
     for (const row of s.values) {
       const fields: Fields = {};
       s.columns.forEach((column, i) => {
