@@ -8,9 +8,31 @@ import {
   MAX_WINDOW_MS,
   VALUES_ID,
 } from "../api/limits.js";
+import type { DataRecord, RecordMember } from "../api/schemas.js";
 import { parseQueryTime } from "../api/time-format.js";
-import { createFleet, type SimulatedFleet } from "./model/fleet.js";
+import {
+  type DataFaultOptions,
+  dataFaultsActive,
+  FAR_FUTURE_TIMESTAMP,
+  hasExtraMembersRow,
+  hasOutOfWindowRowsFor,
+  isDuplicatedRow,
+  isPoisonedRow,
+  isVisibleAt,
+  renderFaultedRecords,
+  visibleRecords,
+  YEAR_ZERO_TIMESTAMP,
+} from "./data-faults.js";
+import { COMMISSIONED_AT_S, createFleet, type SimulatedFleet } from "./model/fleet.js";
 import { subKey, unit2 } from "./model/rng.js";
+
+export type { DataFaultOptions, DataRequestKey, GatewayOutage } from "./data-faults.js";
+export {
+  DEFAULT_EXTRA_MEMBERS,
+  FAR_FUTURE_TIMESTAMP,
+  POISON_TEXT,
+  YEAR_ZERO_TIMESTAMP,
+} from "./data-faults.js";
 
 /** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
 export type Endpoint =
@@ -62,13 +84,19 @@ export interface SimulatorOptions {
   readonly tokenTtlS?: number;
   readonly rateLimit?: RateLimitOptions;
   readonly faults?: FaultOptions;
+  /** Data faults of real installations: outages, poison rows, extra members, out-of-window rows, duplicates. */
+  readonly dataFaults?: DataFaultOptions;
   /** Latency added to every answer in ms (default 0). */
   readonly latencyMs?: number;
-  /** Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it. */
+  /**
+   * Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it; every
+   * answer's `Date` header shows it; outages end by it.
+   */
   readonly now?: () => number;
   /**
    * Keeps every data answer and serves it again for the same URL (benchmarks: after a warm-up the
-   * simulator costs no CPU, as a remote API would not on this machine). Default false.
+   * simulator costs no CPU, as a remote API would not on this machine). Default false. Answers
+   * are neither kept nor served from the cache while a data fault is active.
    */
   readonly cacheResponses?: boolean;
   /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */
@@ -109,9 +137,12 @@ const setPasswordBody = z.object({ user: z.string().min(1), pw: z.string().min(1
 /**
  * A faithful simulator of the Energy Monitoring Data API over real HTTP: auth (spec 5), the
  * endpoints of spec 4, the limits of spec 8, deterministic data, and knobs for tests (token TTL,
- * rate limit, faults, a request log).
+ * rate limit, faults, data faults, a request log). Every answer carries a `Date` header from the
+ * injected clock.
  */
 export class Simulator {
+  /** Seed of the data, the faults and the data faults. */
+  readonly seed: number;
   readonly fleet: SimulatedFleet;
   readonly apiKey: string;
   /** Every request answered, oldest first. */
@@ -119,6 +150,8 @@ export class Simulator {
   tokenTtlS: number;
   rateLimit: RateLimitOptions | undefined;
   faults: FaultOptions;
+  /** Data faults; may be changed between requests. */
+  dataFaults: DataFaultOptions;
   latencyMs: number;
 
   private readonly users = new Map<string, { otp?: string; password?: string }>();
@@ -135,6 +168,7 @@ export class Simulator {
 
   constructor(options: SimulatorOptions = {}) {
     const seed = options.seed ?? 1;
+    this.seed = seed;
     this.fleet = createFleet({ seed, resolutionS: options.resolutionS ?? 60 });
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
     for (const u of options.users ?? DEFAULT_SIM_USERS) {
@@ -143,6 +177,7 @@ export class Simulator {
     this.tokenTtlS = options.tokenTtlS ?? DEFAULT_TOKEN_TTL_S;
     this.rateLimit = options.rateLimit;
     this.faults = options.faults ?? {};
+    this.dataFaults = options.dataFaults ?? {};
     this.latencyMs = options.latencyMs ?? 0;
     this.now = options.now ?? Date.now;
     this.rateClock = options.rateClock ?? Date.now;
@@ -152,7 +187,10 @@ export class Simulator {
     this.random = () => unit2(faultKey, draws++);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        if (!res.headersSent) {
+          res.sendDate = false;
+          res.writeHead(500, { "content-type": "application/json", date: httpDate(this.now()) });
+        }
         res.end(JSON.stringify({ error: `simulator failure: ${String(error)}` }));
       });
     });
@@ -201,6 +239,47 @@ export class Simulator {
     this.tokens.clear();
   }
 
+  /**
+   * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) is sent poisoned under
+   * the current data faults, whatever values and window are requested. The poisoned member is the
+   * row's first requested non-meta member with a value (else its first non-meta member); a row
+   * with only meta members requested has none and is sent unchanged.
+   */
+  isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
+    return isPoisonedRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+  }
+
+  /** True when the row (device, timestamp, values_id) carries unrequested members. */
+  hasExtraMembers(
+    deviceId: string,
+    timestamp: string,
+    valuesId: RecordMember | undefined,
+  ): boolean {
+    return hasExtraMembersRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+  }
+
+  /** True when the row (device, timestamp, values_id) is followed by a copy with numbers + 1. */
+  isDuplicated(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
+    return isDuplicatedRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+  }
+
+  /** True when a record of the device at `tS` is visible at `nowS` (epoch s) despite the outages. */
+  isVisible(deviceId: string, tS: number, nowS: number): boolean {
+    return isVisibleAt(this.dataFaults.outages, deviceId, tS, nowS);
+  }
+
+  /**
+   * True when a 200 data answer to the request (device, resource, and the `values`, `from` and
+   * `to` parameters as sent) ends with the two out-of-window rows.
+   */
+  hasOutOfWindowRows(
+    deviceId: string,
+    resourceId: string,
+    query: { readonly values: string; readonly from: string; readonly to: string },
+  ): boolean {
+    return hasOutOfWindowRowsFor(this.seed, this.dataFaults, { deviceId, resourceId, ...query });
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const atMs = this.now();
     const url = req.url ?? "/";
@@ -239,7 +318,8 @@ export class Simulator {
         ? { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) }
         : answer;
     log(sent.status);
-    res.writeHead(sent.status, sent.headers);
+    res.sendDate = false;
+    res.writeHead(sent.status, { ...sent.headers, date: httpDate(this.now()) });
     res.end(sent.body);
   }
 
@@ -276,18 +356,19 @@ export class Simulator {
     }
   }
 
-  private rateLimited(atMs: number): Answer | undefined {
+  private rateLimited(rateMs: number): Answer | undefined {
     if (!this.rateLimit) return undefined;
-    const second = Math.floor(atMs / 1000);
+    const second = Math.floor(rateMs / 1000);
     if (second !== this.windowSecond) {
       this.windowSecond = second;
       this.windowCount = 0;
     }
     this.windowCount++;
     if (this.windowCount <= this.rateLimit.perSecond) return undefined;
+    // an HTTP date is on the simulator's clock (that of the Date header): 1-2 s past the window
     const retryAfter =
       this.rateLimit.retryAfterStyle === "http-date"
-        ? new Date((second + 2) * 1000).toUTCString()
+        ? httpDate(this.now() + (second + 2) * 1000 - rateMs)
         : "1";
     return json(429, { error: "rate limit exceeded" }, { "retry-after": retryAfter });
   }
@@ -322,10 +403,11 @@ export class Simulator {
         return json(200, { device_id: deviceId, resource_id: resourceId, values });
       }
       case "data": {
-        const cached = this.cache?.get(req.url ?? "");
+        const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
+        const cached = cache?.get(req.url ?? "");
         if (cached) return cached;
         const answer = this.data(segments[1] ?? "", segments[2] ?? "", query);
-        if (answer.status === 200) this.cache?.set(req.url ?? "", answer);
+        if (answer.status === 200) cache?.set(req.url ?? "", answer);
         return answer;
       }
     }
@@ -356,11 +438,44 @@ export class Simulator {
     if (toDate.getTime() - fromDate.getTime() > MAX_WINDOW_MS) {
       return fail(400, "time interval too long: at most 7 days between from and to");
     }
-    const nowS = Math.floor(this.now() / 1000);
+    const nowMs = this.now();
+    const nowS = Math.floor(nowMs / 1000);
     const fromS = fromDate.getTime() / 1000;
     const toS = Math.min(toDate.getTime() / 1000, nowS);
     const records = fromS > toS ? [] : fleet.records(deviceId, resourceId, ids, fromS, toS);
-    return json(200, records);
+    const faults = this.dataFaults;
+    if (!dataFaultsActive(faults)) return json(200, records);
+    const request = { deviceId, resourceId, values, from, to };
+    return {
+      status: 200,
+      body: renderFaultedRecords({
+        seed: this.seed,
+        faults,
+        deviceId,
+        records: visibleRecords(faults.outages, deviceId, records, nowMs / 1000),
+        appended: hasOutOfWindowRowsFor(this.seed, faults, request)
+          ? this.outOfWindowRows(deviceId, resourceId, ids)
+          : [],
+      }),
+      headers: { "content-type": "application/json" },
+    };
+  }
+
+  /** The two out-of-window rows: the first row of the commissioning day, re-stamped. */
+  private outOfWindowRows(deviceId: string, resourceId: string, ids: string[]): DataRecord[] {
+    const res = this.fleet.resolutionS;
+    const [row] = this.fleet.records(
+      deviceId,
+      resourceId,
+      ids,
+      COMMISSIONED_AT_S,
+      COMMISSIONED_AT_S + res,
+    );
+    if (row === undefined) return [];
+    return [
+      { ...row, timestamp: FAR_FUTURE_TIMESTAMP },
+      { ...row, timestamp: YEAR_ZERO_TIMESTAMP },
+    ];
   }
 
   private checkApiKey(req: IncomingMessage): Answer | undefined {
@@ -439,6 +554,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
+
+/** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
+const httpDate = (ms: number): string => new Date(ms).toUTCString();
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -232,6 +232,35 @@ describe("simulator over HTTP", () => {
       expect((await get("devices")).statusCode).toBe(200);
     });
 
+    it("serves cached answers only while no data fault is active", async () => {
+      const cached = await startTestSimulator({ now: () => NOW, cacheResponses: true });
+      try {
+        const tokenRes = await http.post(`${cached.url}/create_token`, {
+          headers: { authorization: basic("demo", "demo-password"), "x-api-key": cached.apiKey },
+        });
+        const t = (JSON.parse(tokenRes.body) as { token: string }).token;
+        const fetchHour = async () =>
+          (
+            await http.get(`${cached.url}/data/hybrid-site-01/all_data`, {
+              headers: { authorization: `Bearer ${t}` },
+              searchParams: {
+                values: "e_03_01_00_000_total_solar_power",
+                from: "20260615T100000",
+                to: "20260615T110000",
+              },
+            })
+          ).body;
+        const plain = await fetchHour();
+        cached.dataFaults = { poisonRate: 1 };
+        const poisoned = await fetchHour();
+        expect(poisoned).toContain('"e_03_01_00_000_total_solar_power":1e400');
+        cached.dataFaults = {};
+        expect(await fetchHour()).toBe(plain);
+      } finally {
+        await cached.close();
+      }
+    });
+
     it("injects 5xx, dropped connections and truncated bodies at the configured shares", async () => {
       sim.faults = { errorRate: 0.3, dropRate: 0.1, malformedRate: 0.1, endpoints: ["devices"] };
       const outcomes = { ok: 0, error: 0, dropped: 0, malformed: 0 };

@@ -1,10 +1,49 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { createLogger } from "../../logger.js";
-import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
+import {
+  type DataFaultOptions,
+  DEFAULT_EXTRA_MEMBERS,
+  DEFAULT_SIM_API_KEY,
+  DEFAULT_SIM_USERS,
+  type GatewayOutage,
+  Simulator,
+} from "../../simulator/server.js";
+import { parseUtcInstant } from "../../util/utc-time.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 
-const share = z.coerce.number().min(0).max(1);
+const SHARE = "must be a share from 0 to 1";
+const share = z.coerce.number({ error: SHARE }).min(0, SHARE).max(1, SHARE);
+
+const OUTAGE_FORMAT =
+  "expected DEVICE,FROM,TO[,VISIBLE_AT] (ISO date-times; VISIBLE_AT may be never)";
+
+/** `DEVICE,FROM,TO[,VISIBLE_AT]`; the device id may hold commas (the times are the last fields). */
+const outageSpec = z.string().transform((spec, ctx): GatewayOutage => {
+  const fail = (message: string): never => {
+    ctx.addIssue({ code: "custom", message: `${message} in "${spec}": ${OUTAGE_FORMAT}` });
+    return z.NEVER;
+  };
+  const parts = spec.split(",");
+  if (parts.length < 3) return fail("too few fields");
+  const fourFields = parts.length >= 4 && /^\d{4}-/.test(parts[parts.length - 3] ?? "");
+  const [fromText = "", toText = "", visibleText] = parts.slice(fourFields ? -3 : -2);
+  const deviceId = parts.slice(0, parts.length - (fourFields ? 3 : 2)).join(",");
+  if (deviceId === "") return fail("no device id");
+  const from = parseUtcInstant(fromText);
+  if (!from) return fail(`FROM "${fromText}" is not an ISO date-time`);
+  const to = parseUtcInstant(toText);
+  if (!to) return fail(`TO "${toText}" is not an ISO date-time`);
+  if (to <= from) return fail("TO must be after FROM");
+  const outage = { deviceId, fromS: from.getTime() / 1000, toS: to.getTime() / 1000 };
+  if (visibleText === undefined) return outage;
+  if (visibleText.trim().toLowerCase() === "never") return { ...outage, visibleAtS: Infinity };
+  const visibleAt = parseUtcInstant(visibleText);
+  if (!visibleAt) return fail(`VISIBLE_AT "${visibleText}" is not an ISO date-time or never`);
+  if (visibleAt < to) return fail("VISIBLE_AT must not be before TO");
+  return { ...outage, visibleAtS: visibleAt.getTime() / 1000 };
+});
+
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65_535),
   host: z.string().min(1),
@@ -15,12 +54,55 @@ const optionsSchema = z.object({
   errorRate: share,
   dropRate: share,
   malformedRate: share,
+  poisonRate: share,
+  extraMemberRate: share,
+  extraMembers: z.coerce
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(100_000, "must be at most 100000"),
+  outOfWindowRate: share,
+  duplicateRate: share,
+  outage: z.array(outageSpec),
   latencyMs: z.coerce.number().int().min(0),
   apiKey: z.string().min(1),
   user: z.string().min(1),
   password: z.string().min(1),
   otp: z.string().min(1),
 });
+
+/** `--tokenTtl` -> `--token-ttl`: the flag an option key comes from. */
+const flagOf = (key: PropertyKey | undefined): string =>
+  `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** An epoch second as `2026-11-20T10:00:00Z`. */
+const instantText = (s: number): string => new Date(s * 1000).toISOString().replace(/\.000Z$/, "Z");
+
+/** The startup lines that show the active data faults (none when there are none). */
+function dataFaultLines(f: DataFaultOptions): string[] {
+  const rates: string[] = [];
+  if (f.poisonRate) rates.push(`poison rows ${f.poisonRate}`);
+  if (f.extraMemberRate) {
+    rates.push(
+      `extra members ${f.extraMemberRate} (${f.extraMembers ?? DEFAULT_EXTRA_MEMBERS} per row)`,
+    );
+  }
+  if (f.outOfWindowRate) rates.push(`out-of-window rows ${f.outOfWindowRate}`);
+  if (f.duplicateRate) rates.push(`duplicate rows ${f.duplicateRate}`);
+  const lines = rates.length > 0 ? [`  data faults: ${rates.join(", ")}`] : [];
+  for (const o of f.outages ?? []) {
+    const visible =
+      o.visibleAtS === undefined
+        ? "visible when the uplink is back"
+        : o.visibleAtS === Infinity
+          ? "never visible (dead gateway)"
+          : `visible at ${instantText(o.visibleAtS)}`;
+    lines.push(
+      `  outage: ${o.deviceId} from ${instantText(o.fromS)} to ${instantText(o.toS)}, ${visible}`,
+    );
+  }
+  return lines;
+}
 
 /** `simulate`: the API simulator as a server, for the demo and for trying energy-etl out. */
 export function registerSimulateCommand(program: Command, io: CliIo): void {
@@ -37,6 +119,25 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option("--error-rate <share>", "share of requests answered 5xx (0..1)", "0")
     .option("--drop-rate <share>", "share of connections dropped (0..1)", "0")
     .option("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0")
+    .option("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0")
+    .option("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0")
+    .option(
+      "--extra-members <n>",
+      "unrequested members per such row",
+      String(DEFAULT_EXTRA_MEMBERS),
+    )
+    .option(
+      "--out-of-window-rate <share>",
+      "share of data answers with rows at 2300-01-01 and 0000-01-01 (0..1)",
+      "0",
+    )
+    .option("--duplicate-rate <share>", "share of rows sent twice, the copy + 1 (0..1)", "0")
+    .option(
+      "--outage <spec>",
+      "a gateway outage DEVICE,FROM,TO[,VISIBLE_AT] (VISIBLE_AT: never for a dead gateway); repeatable",
+      (spec: string, previous: string[]) => [...previous, spec],
+      [] as string[],
+    )
     .option("--latency-ms <ms>", "latency added to every answer", "0")
     .option("--api-key <key>", "API key the simulator accepts", DEFAULT_SIM_API_KEY)
     .option("--user <user>", "username", demo?.user ?? "demo")
@@ -46,13 +147,24 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       const parsed = optionsSchema.safeParse(rawOpts);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new UsageError(`--${String(issue?.path[0])}: ${issue?.message ?? "invalid"}`);
+        const flag = issue?.path[0];
+        const given =
+          typeof rawOpts === "object" && rawOpts !== null && typeof flag === "string"
+            ? (rawOpts as Record<string, unknown>)[flag]
+            : undefined;
+        const shown = typeof given === "string" ? ` (got "${given}")` : "";
+        throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`);
       }
       const o = parsed.data;
-      const logger = createLogger("info");
-      const simulator = await startSimulator({
-        port: o.port,
-        host: o.host,
+      const dataFaults: DataFaultOptions = {
+        outages: o.outage,
+        poisonRate: o.poisonRate,
+        extraMemberRate: o.extraMemberRate,
+        extraMembers: o.extraMembers,
+        outOfWindowRate: o.outOfWindowRate,
+        duplicateRate: o.duplicateRate,
+      };
+      const simulator = new Simulator({
         seed: o.seed,
         resolutionS: o.resolution,
         tokenTtlS: o.tokenTtl,
@@ -61,14 +173,25 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         latencyMs: o.latencyMs,
         apiKey: o.apiKey,
         users: [{ user: o.user, password: o.password, otp: o.otp }],
+        dataFaults,
       });
+      const devices = simulator.fleet.deviceIds();
+      const unknown = o.outage.find((outage) => !devices.includes(outage.deviceId));
+      if (unknown) {
+        throw new UsageError(
+          `--outage: unknown device "${unknown.deviceId}" (devices: ${devices.join(", ")})`,
+        );
+      }
+      const logger = createLogger("info");
+      await simulator.listen(o.port, o.host);
       writeLine(io.stdout, `Energy Monitoring Data API simulator listening on ${simulator.url}`);
       writeLine(io.stdout, `  ENERGY_API_URL=${simulator.url}`);
       writeLine(io.stdout, `  ENERGY_API_KEY=${o.apiKey}`);
       writeLine(io.stdout, `  ENERGY_API_USER=${o.user}`);
       writeLine(io.stdout, `  ENERGY_API_PASSWORD=${o.password}`);
       writeLine(io.stdout, `  one-time password for set-password: ${o.otp}`);
-      writeLine(io.stdout, `  devices: ${simulator.fleet.deviceIds().join(", ")}`);
+      for (const line of dataFaultLines(dataFaults)) writeLine(io.stdout, line);
+      writeLine(io.stdout, `  devices: ${devices.join(", ")}`);
       logger.info({ url: simulator.url, seed: o.seed }, "simulator started");
       await new Promise<void>((resolve) => {
         const stop = (): void => {

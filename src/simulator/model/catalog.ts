@@ -1,4 +1,6 @@
 /** Device definitions: the value ids of each device kind, their readouts and how each is computed. */
+
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { alarmName } from "./alarms.js";
 import { abs, clamp, floor, max, PI, round3, roundTo, sin, sqrt } from "./num.js";
 import { type DeviceKind, type SiteProfile, siteProfile } from "./profiles.js";
@@ -9,31 +11,7 @@ import { counter, sampled, type ValueDef } from "./values.js";
 import { rainPulses, weatherKeys, windDirection, windSpeed } from "./weather.js";
 
 /** Value ids that spec 2.3 lists as present for every device, in the spec's order. */
-export const COMMON_VALUE_IDS: readonly string[] = [
-  "values_id",
-  "protocol_id",
-  "alarm_index",
-  "alarm_name",
-  "e_03_07_04_000_total_solar_energy",
-  "e_03_07_04_000_total_load_energy",
-  "e_03_07_04_000_total_battery_energy",
-  "e_03_07_04_000_genset_energy",
-  "e_03_07_04_000_total_export_energy",
-  "e_03_07_04_000_total_other_energy",
-  "e_03_01_00_000_total_solar_power",
-  "e_03_01_00_000_total_load_power",
-  "e_03_01_00_000_total_battery_power",
-  "e_03_01_00_000_genset_power",
-  "e_03_01_00_000_total_other_power",
-  "e_00_00_04_000_money_saved",
-  "e_00_00_04_000_revenue_created",
-  "e_03_23_04_000_CO2_saved",
-  "e_00_00_04_000_trees_saved",
-  "e_00_00_00_000_money_per_kWh",
-  "e_00_00_00_000_revenue_per_kWh",
-  "e_00_00_00_000_CO2_saved_per_kWh",
-  "e_00_00_00_000_trees_saved_per_kWh",
-];
+export { COMMON_VALUE_IDS };
 
 /** The Audit Box's remaining monitoring credit in days. */
 export const DAYS_REMAINING_ID = "e_00_00_00_000_days_remaining";

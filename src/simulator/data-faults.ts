@@ -1,0 +1,297 @@
+/**
+ * Data faults of real installations (test knobs of the simulator): gateways that lose their
+ * uplink and upload their buffer later, rows with a number JSON cannot hold, unrequested members,
+ * rows far outside the requested window and rows sent twice. Every choice is a pure function of
+ * the seed and of the row's (device id, timestamp, values_id) or of the request, never of which
+ * values or which window were requested, so every answer that holds a row agrees about it.
+ */
+import type { DataRecord, RecordMember } from "../api/schemas.js";
+import { META_VALUE_IDS } from "./model/catalog.js";
+import { hashString, subKey, unit2 } from "./model/rng.js";
+
+/** A gateway that lost its uplink: its records are not visible in the API until it uploads its buffer (oldest first). */
+export interface GatewayOutage {
+  readonly deviceId: string;
+  /** First second without uplink (epoch s). */
+  readonly fromS: number;
+  /** Uplink back (epoch s). */
+  readonly toS: number;
+  /** When the buffered records are visible in the API (epoch s, default toS; Infinity: never, a dead gateway). FIFO upload: every record of the device with fromS <= t < max(toS, visibleAtS) is invisible while the simulator's clock is before visibleAtS, and visible from then on. */
+  readonly visibleAtS?: number;
+}
+
+/** Data faults (test knobs). Rates are shares in [0, 1]; every choice is drawn from the seed. */
+export interface DataFaultOptions {
+  readonly outages?: readonly GatewayOutage[];
+  /** Share of readout rows, chosen per (device, timestamp, values_id) from the seed, whose first requested non-meta member is sent as the JSON number 1e400 (a "poison row": valid JSON, not a finite number). Every data answer that contains such a row carries it poisoned. */
+  readonly poisonRate?: number;
+  /** Share of rows (chosen per device, timestamp, values_id) that carry members that were not requested. */
+  readonly extraMemberRate?: number;
+  /** How many unrequested members such a row carries (default 3). The names include "etl_run", a coded id "e_03_01_00_000_spoofed_power" and numbered ones "extra_<k>"; values are numbers. 10000 must work (a 10,000-key record). */
+  readonly extraMembers?: number;
+  /** Share of data answers (chosen per request URL from the seed) that carry two extra rows outside the requested window: one at 2300-01-01T00:00:00 and one at 0000-01-01T00:00:00, each with values_id and the requested members. */
+  readonly outOfWindowRate?: number;
+  /** Share of rows (chosen per device, timestamp, values_id) sent twice: the copy comes right after the original, with every numeric member + 1 (the first one is the truth). */
+  readonly duplicateRate?: number;
+}
+
+/** The text a poisoned member is sent as: valid JSON, but no finite number (JSON.parse gives Infinity). */
+export const POISON_TEXT = "1e400";
+/** Timestamp of the first out-of-window row. */
+export const FAR_FUTURE_TIMESTAMP = "2300-01-01T00:00:00";
+/** Timestamp of the second out-of-window row. */
+export const YEAR_ZERO_TIMESTAMP = "0000-01-01T00:00:00";
+/** Unrequested members per row when `extraMembers` is not set. */
+export const DEFAULT_EXTRA_MEMBERS = 3;
+
+const VALUES_ID = "values_id";
+const META = new Set(META_VALUE_IDS);
+
+/** The per-row fault channels; each draws independently. */
+type RowChannel = "poison" | "extra-members" | "duplicate";
+
+/** True when some data fault can change an answer; false: answers are exactly the plain records. */
+export function dataFaultsActive(faults: DataFaultOptions): boolean {
+  return (
+    (faults.outages?.length ?? 0) > 0 ||
+    (faults.poisonRate ?? 0) > 0 ||
+    (faults.extraMemberRate ?? 0) > 0 ||
+    (faults.outOfWindowRate ?? 0) > 0 ||
+    (faults.duplicateRate ?? 0) > 0
+  );
+}
+
+/**
+ * A chooser for one channel and device: true for the rows (timestamp, values_id) that the
+ * channel picks at `rate`. Consecutive rows of one timestamp share the timestamp's hash.
+ */
+function rowChooser(
+  seed: number,
+  channel: RowChannel,
+  rate: number | undefined,
+  deviceId: string,
+): ((timestamp: string, valuesId: RecordMember | undefined) => boolean) | undefined {
+  if (rate === undefined || !(rate > 0)) return undefined;
+  const deviceKey = subKey(subKey(subKey(seed, "data-faults"), channel), deviceId);
+  let lastTimestamp: string | undefined;
+  let timestampKey = 0;
+  return (timestamp, valuesId) => {
+    if (timestamp !== lastTimestamp) {
+      lastTimestamp = timestamp;
+      timestampKey = subKey(deviceKey, timestamp);
+    }
+    const readout = valuesId === undefined ? "" : JSON.stringify(valuesId);
+    return unit2(timestampKey, hashString(readout)) < rate;
+  };
+}
+
+/** True when the seed picks the row (device, timestamp, values_id) for `channel` at `rate`. */
+function rowChosen(
+  seed: number,
+  channel: RowChannel,
+  rate: number | undefined,
+  deviceId: string,
+  timestamp: string,
+  valuesId: RecordMember | undefined,
+): boolean {
+  return rowChooser(seed, channel, rate, deviceId)?.(timestamp, valuesId) ?? false;
+}
+
+/** True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) is sent poisoned under `faults`. */
+export function isPoisonedRow(
+  seed: number,
+  faults: DataFaultOptions,
+  deviceId: string,
+  timestamp: string,
+  valuesId: RecordMember | undefined,
+): boolean {
+  return rowChosen(seed, "poison", faults.poisonRate, deviceId, timestamp, valuesId);
+}
+
+/** True when the row (device, timestamp, values_id) carries unrequested members under `faults`. */
+export function hasExtraMembersRow(
+  seed: number,
+  faults: DataFaultOptions,
+  deviceId: string,
+  timestamp: string,
+  valuesId: RecordMember | undefined,
+): boolean {
+  return rowChosen(seed, "extra-members", faults.extraMemberRate, deviceId, timestamp, valuesId);
+}
+
+/** True when the row (device, timestamp, values_id) is sent twice under `faults`. */
+export function isDuplicatedRow(
+  seed: number,
+  faults: DataFaultOptions,
+  deviceId: string,
+  timestamp: string,
+  valuesId: RecordMember | undefined,
+): boolean {
+  return rowChosen(seed, "duplicate", faults.duplicateRate, deviceId, timestamp, valuesId);
+}
+
+/** The parameters of a data request that pick its out-of-window rows, as sent. */
+export interface DataRequestKey {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  /** The `values` parameter as sent (comma-joined, request order). */
+  readonly values: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** True when the data answer to `request` carries the two out-of-window rows under `faults`. */
+export function hasOutOfWindowRowsFor(
+  seed: number,
+  faults: DataFaultOptions,
+  request: DataRequestKey,
+): boolean {
+  const rate = faults.outOfWindowRate;
+  if (rate === undefined || !(rate > 0)) return false;
+  const { deviceId, resourceId, values, from, to } = request;
+  const text = [deviceId, resourceId, values, from, to].join("\u0000");
+  return unit2(subKey(seed, "data-faults/out-of-window"), hashString(text)) < rate;
+}
+
+/**
+ * True when a record of `deviceId` at `tS` (epoch s) is visible at `nowS` (epoch s) despite the
+ * outages: hidden while nowS < visibleAtS (default toS) if fromS <= tS < max(toS, visibleAtS).
+ */
+export function isVisibleAt(
+  outages: readonly GatewayOutage[] | undefined,
+  deviceId: string,
+  tS: number,
+  nowS: number,
+): boolean {
+  for (const outage of outages ?? []) {
+    if (outage.deviceId !== deviceId) continue;
+    const visibleAtS = outage.visibleAtS ?? outage.toS;
+    if (nowS < visibleAtS && tS >= outage.fromS && tS < Math.max(outage.toS, visibleAtS)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Epoch seconds of a record's `YYYY-MM-DDTHH:MM:SS` (UTC). */
+export function recordSecond(timestamp: string): number {
+  return Date.parse(`${timestamp}Z`) / 1000;
+}
+
+/** The records visible at `nowS` under the outages of `deviceId` (all of them when it has none). */
+export function visibleRecords(
+  outages: readonly GatewayOutage[] | undefined,
+  deviceId: string,
+  records: DataRecord[],
+  nowS: number,
+): DataRecord[] {
+  const own = (outages ?? []).filter((o) => o.deviceId === deviceId);
+  if (own.length === 0) return records;
+  return records.filter((r) => isVisibleAt(own, deviceId, recordSecond(r.timestamp), nowS));
+}
+
+/** An unrequested member and its value. */
+export interface ExtraMember {
+  readonly name: string;
+  readonly value: number;
+}
+
+/**
+ * The `count` unrequested members a chosen row carries, in order: "etl_run" (1),
+ * "e_03_01_00_000_spoofed_power" (99999.9), then "extra_1" (1), "extra_2" (2), ... Names in
+ * `taken` (the row's own members) are skipped, so there are always `count` new members.
+ */
+export function extraMembersFor(count: number, taken: ReadonlySet<string>): ExtraMember[] {
+  const out: ExtraMember[] = [];
+  const fixed: readonly ExtraMember[] = [
+    { name: "etl_run", value: 1 },
+    { name: "e_03_01_00_000_spoofed_power", value: 99_999.9 },
+  ];
+  for (const member of fixed) {
+    if (out.length < count && !taken.has(member.name)) out.push(member);
+  }
+  for (let k = 1; out.length < count; k++) {
+    const name = `extra_${k}`;
+    if (!taken.has(name)) out.push({ name, value: k });
+  }
+  return out;
+}
+
+/** `,"name":value,...` for members, each value plus `bump`. */
+function memberText(members: readonly ExtraMember[], bump: number): string {
+  let text = "";
+  for (const m of members) text += `,${JSON.stringify(m.name)}:${JSON.stringify(m.value + bump)}`;
+  return text;
+}
+
+/** The member a poisoned row carries 1e400 in: its first non-meta member with a value, else its first non-meta member. */
+function poisonTarget(row: DataRecord): string | undefined {
+  let fallback: string | undefined;
+  for (const key in row) {
+    if (key === "timestamp" || META.has(key)) continue;
+    if (row[key] !== null) return key;
+    fallback ??= key;
+  }
+  return fallback;
+}
+
+/** A row's JSON: as JSON.stringify, with `poisonKey` sent as 1e400 and numbers (but values_id) + 1 when `bump`. */
+function rowText(row: DataRecord, poisonKey: string | undefined, bump: boolean): string {
+  if (poisonKey === undefined && !bump) return JSON.stringify(row);
+  let text = "";
+  for (const key in row) {
+    const value = row[key];
+    const shown =
+      key === poisonKey
+        ? POISON_TEXT
+        : JSON.stringify(
+            bump && key !== VALUES_ID && typeof value === "number" ? value + 1 : (value ?? null),
+          );
+    text += `${text === "" ? "{" : ","}${JSON.stringify(key)}:${shown}`;
+  }
+  return `${text}}`;
+}
+
+/** What {@link renderFaultedRecords} needs. */
+export interface FaultedAnswer {
+  readonly seed: number;
+  readonly faults: DataFaultOptions;
+  readonly deviceId: string;
+  /** The visible records, as the fleet produced them. */
+  readonly records: readonly DataRecord[];
+  /** Rows appended after the records as they are (the out-of-window rows), or none. */
+  readonly appended: readonly DataRecord[];
+}
+
+/**
+ * The body of a data answer with the row faults: poisoned members spliced in as 1e400,
+ * unrequested members appended to chosen rows, chosen rows followed by their +1 copy, then the
+ * appended rows. With no row fault it equals JSON.stringify([...records, ...appended]).
+ */
+export function renderFaultedRecords(answer: FaultedAnswer): string {
+  const { seed, faults, deviceId, records, appended } = answer;
+  const poisoned = rowChooser(seed, "poison", faults.poisonRate, deviceId);
+  const extra = rowChooser(seed, "extra-members", faults.extraMemberRate, deviceId);
+  const duplicated = rowChooser(seed, "duplicate", faults.duplicateRate, deviceId);
+  const first = records[0];
+  const members =
+    extra && first
+      ? extraMembersFor(faults.extraMembers ?? DEFAULT_EXTRA_MEMBERS, new Set(Object.keys(first)))
+      : [];
+  const extraText = memberText(members, 0);
+  const extraCopyText = memberText(members, 1);
+  const parts: string[] = [];
+  for (const row of records) {
+    const { timestamp, values_id: valuesId } = row;
+    const poisonKey = poisoned?.(timestamp, valuesId) ? poisonTarget(row) : undefined;
+    const withExtras = extraText !== "" && (extra?.(timestamp, valuesId) ?? false);
+    const text = rowText(row, poisonKey, false);
+    parts.push(withExtras ? `${text.slice(0, -1)}${extraText}}` : text);
+    if (duplicated?.(timestamp, valuesId)) {
+      const copy = rowText(row, poisonKey, true);
+      parts.push(withExtras ? `${copy.slice(0, -1)}${extraCopyText}}` : copy);
+    }
+  }
+  for (const row of appended) parts.push(JSON.stringify(row));
+  return `[${parts.join(",")}]`;
+}
