@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
-import { type CliIo, processIo, UsageError, writeLine } from "./cli/io.js";
+import { type CliIo, ExitStatus, processIo, UsageError, writeLine } from "./cli/io.js";
 import { createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
@@ -15,6 +15,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof ExitStatus) return error.code;
     if (error instanceof InterruptedError) {
       writeLine(io.stderr, `energy-etl: ${error.message}`);
       return 130;

@@ -101,6 +101,12 @@ export const configSchema = z
           .default(500)
           .describe("First retry delay in ms, doubled per retry"),
         retryMaxDelayMs: int(1, 3_600_000).default(30_000).describe("Largest retry delay in ms"),
+        maxRecordBytes: int(1024, 1024 * 1024 * 1024)
+          .default(1024 * 1024)
+          .describe("Longest record of a data answer; a longer one fails its chunk"),
+        maxAnswerBytes: int(1024, 64 * 1024 * 1024 * 1024)
+          .default(512 * 1024 * 1024)
+          .describe("Largest data answer in bytes; a larger one fails its chunk"),
       })
       .strict()
       .prefault({}),
@@ -129,7 +135,32 @@ export const configSchema = z
       .object({
         cron: cronExpression.default("*/5 * * * *").describe("Schedule of incremental syncs"),
         start: syncStart.prefault("P7D").describe("Start of a device without a watermark"),
-        lookback: isoDuration.prefault("PT1H").describe("Late-data re-read before the watermark"),
+        lookback: isoDuration
+          .prefault("PT1H")
+          .describe("Re-read before the newest record, for corrections"),
+        lateDataHorizon: isoDuration
+          .prefault("P30D")
+          .describe("How far back late data is still fetched; a sync never reads further back"),
+        silentAfter: isoDuration
+          .prefault("PT6H")
+          .describe("A resource without a new record for this long is silent: probed, not fetched"),
+        probeInterval: isoDuration
+          .prefault("PT1H")
+          .describe("How often a silent resource is probed (1-2 requests)"),
+      })
+      .strict()
+      .prefault({}),
+    failures: z
+      .object({
+        backoff: isoDuration
+          .prefault("PT1M")
+          .describe(
+            "Wait after a failed sync of a resource or attempt of a job; doubles per failure",
+          ),
+        backoffMax: isoDuration.prefault("PT30M").describe("Longest wait after a failure"),
+        parkAfter: int(1, 1000)
+          .default(8)
+          .describe("Failed attempts after which a job (or a sync window) is parked"),
       })
       .strict()
       .prefault({}),
@@ -186,6 +217,8 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["api", "retries"], env: "API_RETRIES", flag: "--api-retries" },
   { path: ["api", "retryBaseDelayMs"], env: "API_RETRY_BASE_DELAY_MS" },
   { path: ["api", "retryMaxDelayMs"], env: "API_RETRY_MAX_DELAY_MS" },
+  { path: ["api", "maxRecordBytes"], env: "API_MAX_RECORD_BYTES" },
+  { path: ["api", "maxAnswerBytes"], env: "API_MAX_ANSWER_BYTES" },
   { path: ["influx", "url"], env: "INFLUX_URL", flag: "--influx-url" },
   { path: ["influx", "token"], env: "INFLUX_TOKEN", secret: true },
   { path: ["influx", "org"], env: "INFLUX_ORG", flag: "--influx-org" },
@@ -198,6 +231,12 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["sync", "cron"], env: "SYNC_CRON", flag: "--sync-cron" },
   { path: ["sync", "start"], env: "SYNC_START", flag: "--sync-start" },
   { path: ["sync", "lookback"], env: "SYNC_LOOKBACK", flag: "--sync-lookback" },
+  { path: ["sync", "lateDataHorizon"], env: "LATE_DATA_HORIZON", flag: "--late-data-horizon" },
+  { path: ["sync", "silentAfter"], env: "SILENT_AFTER" },
+  { path: ["sync", "probeInterval"], env: "SILENT_PROBE_INTERVAL" },
+  { path: ["failures", "backoff"], env: "FAILURE_BACKOFF" },
+  { path: ["failures", "backoffMax"], env: "FAILURE_BACKOFF_MAX" },
+  { path: ["failures", "parkAfter"], env: "PARK_AFTER" },
   { path: ["log", "level"], env: "LOG_LEVEL", flag: "--log-level" },
   { path: ["http", "port"], env: "HTTP_PORT", flag: "--http-port" },
   { path: ["shard", "count"], env: "SHARD_COUNT", flag: "--shard-count" },
@@ -353,6 +392,14 @@ export function describeConfig(config: Config): Record<string, unknown> {
       ...config.sync,
       start: start.kind === "at" ? start.at.toISOString() : formatIsoDuration(start.duration),
       lookback: formatIsoDuration(config.sync.lookback),
+      lateDataHorizon: formatIsoDuration(config.sync.lateDataHorizon),
+      silentAfter: formatIsoDuration(config.sync.silentAfter),
+      probeInterval: formatIsoDuration(config.sync.probeInterval),
+    },
+    failures: {
+      ...config.failures,
+      backoff: formatIsoDuration(config.failures.backoff),
+      backoffMax: formatIsoDuration(config.failures.backoffMax),
     },
   };
 }
@@ -366,6 +413,10 @@ export function apiClientSettings(config: Config) {
     user: api.user,
     password: api.password,
     timeoutMs: config.api.timeoutMs,
+    dataLimits: {
+      maxRecordBytes: config.api.maxRecordBytes,
+      maxAnswerBytes: config.api.maxAnswerBytes,
+    },
     retry: {
       retries: config.api.retries,
       baseDelayMs: config.api.retryBaseDelayMs,

@@ -3,7 +3,9 @@ import got, { type Got, type Response } from "got";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { computeRetryDelay, type RetryPolicy } from "../util/retry-delay.js";
-import { ApiError, classifyStatus, classifyTransportError, excerpt } from "./errors.js";
+import { sleep as defaultSleep } from "../util/sleep.js";
+import { excerpt } from "../util/text.js";
+import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
 import { JsonArrayError, JsonArraySplitter } from "./json-array-splitter.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import {
@@ -32,12 +34,14 @@ export interface ApiClientOptions {
   /** Timeout of one HTTP attempt (default 30 000 ms). */
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
+  /** Size caps of GET /data answers (defaults {@link DEFAULT_DATA_LIMITS}). */
+  readonly dataLimits?: DataLimits;
   readonly logger: Logger;
   /** Called when the API answered 429, with the delay before the retry. */
   readonly onRateLimited?: (delayMs: number) => void;
   /** Paces every HTTP attempt (the pipeline's rate limit); told about 429s and successes. */
   readonly gate?: RequestGate;
-  /** Called after every HTTP attempt, for counters and metrics. */
+  /** Called after every HTTP attempt, for metrics. */
   readonly onAttempt?: (attempt: AttemptInfo) => void;
   /** Called before a retry, with the route, the error code and the delay. */
   readonly onRetry?: (retry: { route: string; code: string; delayMs: number }) => void;
@@ -47,6 +51,26 @@ export interface ApiClientOptions {
   readonly random?: () => number;
   /** Waits (default setTimeout); injected by tests that count delays. */
   readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** Caps that keep one hostile answer from using gigabytes. */
+export interface DataLimits {
+  /** Longest record of a GET /data answer, in characters (API_MAX_RECORD_BYTES). */
+  readonly maxRecordBytes: number;
+  /** Largest GET /data answer in bytes (API_MAX_ANSWER_BYTES). */
+  readonly maxAnswerBytes: number;
+}
+
+/** 1 MiB per record (a record of 20 values is under 2 KB), 512 MiB per answer. */
+export const DEFAULT_DATA_LIMITS: DataLimits = {
+  maxRecordBytes: 1024 * 1024,
+  maxAnswerBytes: 512 * 1024 * 1024,
+};
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Told about every HTTP attempt of this call (the run's own counters). */
+  readonly onAttempt?: (attempt: AttemptInfo) => void;
 }
 
 /** Paces requests: waits for a slot, pauses after a 429, recovers after successes. */
@@ -78,6 +102,29 @@ export interface DataQuery {
   readonly to: Date;
 }
 
+/** An element of a GET /data answer that is not a valid record (a "poison row"). */
+export interface InvalidRecord {
+  /** The element's JSON text as received. */
+  readonly text: string;
+  /** What is wrong with it (names the member). */
+  readonly error: string;
+}
+
+/** A piece of a GET /data answer, as {@link ApiClient.data} yields it. */
+export interface DataPage {
+  /** Valid records, in answer order. */
+  readonly records: DataRecord[];
+  /** Elements that are not valid records, in answer order. */
+  readonly invalid: readonly InvalidRecord[];
+  /**
+   * 1 for the first attempt. A page with a higher number starts the answer over: the previous
+   * attempt failed midway and was retried (what was handed on before is handed on again).
+   */
+  readonly attempt: number;
+  /** The API's clock when it answered (its `Date` header), epoch ms; undefined without one. */
+  readonly serverTimeMs?: number;
+}
+
 interface RequestSpec<S extends z.ZodType> {
   readonly method: "GET" | "POST";
   /** Path with placeholders for metrics and logs. */
@@ -89,7 +136,7 @@ interface RequestSpec<S extends z.ZodType> {
   readonly json?: unknown;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+type AttemptSpec = Pick<RequestSpec<z.ZodType>, "method" | "path" | "route" | "auth">;
 
 /**
  * Path segment for an id: percent-encoded so that `site A+1` or `a/../devices` reach the server as
@@ -106,6 +153,13 @@ export function encodeSegment(id: string): string {
   return encodeURIComponent(id);
 }
 
+/** The epoch ms of an HTTP `Date` header, or undefined when absent or unreadable. */
+export function parseDateHeader(header: unknown): number | undefined {
+  if (typeof header !== "string") return undefined;
+  const ms = Date.parse(header);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 /**
  * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, token
  * handling, limits checked before sending, responses validated, errors classified and retried.
@@ -116,11 +170,14 @@ export class ApiClient {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly log: Logger;
+  private readonly limits: DataLimits;
+  private lastServerTimeMs: number | undefined;
 
   constructor(private readonly options: ApiClientOptions) {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
     this.log = options.logger.child({ component: "api-client" });
+    this.limits = options.dataLimits ?? DEFAULT_DATA_LIMITS;
     this.http = got.extend({
       prefixUrl: options.baseUrl,
       retry: { limit: 0 },
@@ -133,59 +190,79 @@ export class ApiClient {
   }
 
   /** GET /devices (spec 4.1). */
-  listDevices(): Promise<DevicesResponse> {
-    return this.request({
-      method: "GET",
-      path: "devices",
-      route: "/devices",
-      auth: "bearer",
-      schema: devicesResponseSchema,
-    });
+  listDevices(options?: CallOptions): Promise<DevicesResponse> {
+    return this.request(
+      {
+        method: "GET",
+        path: "devices",
+        route: "/devices",
+        auth: "bearer",
+        schema: devicesResponseSchema,
+      },
+      options,
+    );
   }
 
   /** GET /<device_id>/resources (spec 4.2). */
-  async listResources(deviceId: string): Promise<ResourcesResponse> {
-    return this.request({
-      method: "GET",
-      path: `${encodeSegment(deviceId)}/resources`,
-      route: "/{device}/resources",
-      auth: "bearer",
-      schema: resourcesResponseSchema,
-    });
+  async listResources(deviceId: string, options?: CallOptions): Promise<ResourcesResponse> {
+    return this.request(
+      {
+        method: "GET",
+        path: `${encodeSegment(deviceId)}/resources`,
+        route: "/{device}/resources",
+        auth: "bearer",
+        schema: resourcesResponseSchema,
+      },
+      options,
+    );
   }
 
   /** GET /<device_id>/<resource_id>/values (spec 4.3). */
-  async listValues(deviceId: string, resourceId: string): Promise<ValuesResponse> {
-    return this.request({
-      method: "GET",
-      path: `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`,
-      route: "/{device}/{resource}/values",
-      auth: "bearer",
-      schema: valuesResponseSchema,
-    });
+  async listValues(
+    deviceId: string,
+    resourceId: string,
+    options?: CallOptions,
+  ): Promise<ValuesResponse> {
+    return this.request(
+      {
+        method: "GET",
+        path: `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`,
+        route: "/{device}/{resource}/values",
+        auth: "bearer",
+        schema: valuesResponseSchema,
+      },
+      options,
+    );
   }
 
-  /** GET /data/<device_id>/<resource_id> (spec 4.4) as one array; see {@link streamData}. */
+  /** GET /data/<device_id>/<resource_id> (spec 4.4) as one array of its valid records. */
   async getData(query: DataQuery): Promise<DataRecord[]> {
-    const records: DataRecord[] = [];
-    await this.streamData(query, async (batch) => {
-      records.push(...batch);
-    });
+    let attempt = 0;
+    let records: DataRecord[] = [];
+    for await (const page of this.data(query)) {
+      if (page.attempt !== attempt) {
+        attempt = page.attempt;
+        records = [];
+      }
+      records.push(...page.records);
+    }
     return records;
   }
 
   /**
    * GET /data/<device_id>/<resource_id> (spec 4.4), streamed: the body is split into records as it
-   * arrives, each validated with zod, and handed to `onBatch` in batches (the download waits while
-   * `onBatch` works), so memory does not grow with the size of the answer. Refuses queries over
-   * spec 8's limits. When an attempt fails midway and is retried, `onBatch` sees the first records
-   * again (writes are idempotent). Resolves with the number of records of the successful attempt.
+   * arrives and each element is validated on its own; pages of up to `pageSize` records are
+   * yielded while the download waits, so memory does not grow with the answer. An element that
+   * is not a valid record is yielded in `invalid` and the answer goes on. Refuses queries over
+   * spec 8's limits; an answer with a record over `maxRecordBytes` or more than `maxAnswerBytes`
+   * fails (not retried). A retry after a failure midway starts the answer over (its pages carry
+   * the attempt number).
    */
-  async streamData(
+  async *data(
     query: DataQuery,
-    onBatch: (records: DataRecord[]) => Promise<void>,
-    batchSize = DATA_BATCH_RECORDS,
-  ): Promise<number> {
+    options: CallOptions = {},
+    pageSize = DATA_PAGE_RECORDS,
+  ): AsyncGenerator<DataPage, void, undefined> {
     const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
     assertWithinLimits(query, path);
     const spec = {
@@ -199,43 +276,60 @@ export class ApiClient {
         to: formatQueryTime(query.to),
       },
     };
-    return this.withRetries(spec, (token) =>
-      this.streamAttempt(spec, `GET /${path}`, token, onBatch, batchSize),
+    yield* this.withRetries(spec, (token, attempt) =>
+      this.dataAttempt(spec, `GET /${path}`, token, attempt, pageSize, options),
     );
   }
 
   /**
    * Waits for the rate gate's slot, then starts the clock of one HTTP attempt; `report` tells
-   * {@link ApiClientOptions.onAttempt} how it ended.
+   * the attempt hooks how it ended.
    */
-  private async beginAttempt(spec: { method: string; route: string }) {
+  private async beginAttempt(spec: { method: string; route: string }, options: CallOptions) {
     await this.options.gate?.take();
     const started = this.now();
-    const report = (status: number | undefined, code: string | undefined): void =>
-      this.options.onAttempt?.({
+    const report = (status: number | undefined, code: string | undefined): void => {
+      const info = {
         route: `${spec.method} ${spec.route}`,
         status,
         code,
         durationMs: this.now() - started,
-      });
+      };
+      this.options.onAttempt?.(info);
+      options.onAttempt?.(info);
+    };
     return { started, report };
   }
 
-  /** One streamed attempt of GET /data: the number of records, or the classified error. */
-  private async streamAttempt(
+  /** One streamed attempt of GET /data: yields its pages, returns the classified error if any. */
+  private async *dataAttempt(
     spec: { method: "GET"; path: string; route: string; searchParams: Record<string, string> },
     endpoint: string,
     token: string | undefined,
-    onBatch: (records: DataRecord[]) => Promise<void>,
-    batchSize: number,
-  ): Promise<number | ApiError> {
-    const { started, report } = await this.beginAttempt(spec);
+    attempt: number,
+    pageSize: number,
+    options: CallOptions,
+  ): AsyncGenerator<DataPage, ApiError | undefined, undefined> {
+    const { started, report } = await this.beginAttempt(spec, options);
     const stream = this.http.stream(spec.path, {
       method: spec.method,
       headers: { authorization: `Bearer ${token ?? ""}` },
       searchParams: spec.searchParams,
       timeout: { response: this.options.timeoutMs },
     });
+    // API_TIMEOUT_MS bounds the wait for the API's next bytes, not the time the consumer takes
+    // with a page while the download waits for it
+    let idle: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        const stalled = Object.assign(new Error(`no data for ${this.options.timeoutMs} ms`), {
+          code: "ETIMEDOUT",
+        });
+        stream.destroy(stalled);
+      }, this.options.timeoutMs).unref();
+    };
+    const disarm = (): void => clearTimeout(idle);
     let status: number | undefined;
     try {
       const response = await new Promise<{ statusCode: number; headers: Record<string, unknown> }>(
@@ -245,9 +339,12 @@ export class ApiClient {
         },
       );
       status = response.statusCode;
+      const serverTimeMs = this.noteServerTime(response.headers.date);
       if (status < 200 || status >= 300) {
         let body = "";
-        for await (const chunk of stream) body += String(chunk);
+        for await (const chunk of stream) {
+          if (body.length < ERROR_BODY_CHARS) body += String(chunk);
+        }
         const retryAfter = response.headers["retry-after"];
         const failure = classifyStatus(
           endpoint,
@@ -259,94 +356,85 @@ export class ApiClient {
         report(status, failure.code);
         return failure;
       }
-      // API_TIMEOUT_MS bounds the wait for the API's next bytes, not the time our writes take
-      // while the download waits for them
-      let idle: NodeJS.Timeout | undefined;
-      const arm = (): void => {
-        clearTimeout(idle);
-        idle = setTimeout(() => {
-          const stalled = Object.assign(new Error(`no data for ${this.options.timeoutMs} ms`), {
-            code: "ETIMEDOUT",
-          });
-          stream.destroy(stalled);
-        }, this.options.timeoutMs).unref();
+      const fail = (message: string, retryable: boolean): ApiError => {
+        stream.destroy();
+        const failure = new ApiError(`${endpoint} answered HTTP ${status} with ${message}`, {
+          code: "invalid_response",
+          endpoint,
+          status,
+          retryable,
+        });
+        report(status, failure.code);
+        return failure;
       };
-      const disarm = (): void => clearTimeout(idle);
-      const splitter = new JsonArraySplitter();
+      const splitter = new JsonArraySplitter(this.limits.maxRecordBytes);
       const decoder = new StringDecoder("utf8");
-      let batch: DataRecord[] = [];
+      let records: DataRecord[] = [];
+      let invalid: InvalidRecord[] = [];
       let count = 0;
-      const deliver = async (records: DataRecord[]): Promise<void> => {
-        disarm();
-        try {
-          await onBatch(records);
-        } catch (error) {
-          throw new CallerError(error);
-        }
-        arm();
-      };
-      const take = async (texts: string[]): Promise<ApiError | undefined> => {
+      let bytes = 0;
+      const take = (texts: readonly string[]): void => {
         for (const text of texts) {
           const record = parseJson(text, RECORD_SCHEMAS, "record", endpoint, status ?? 200);
-          if (record instanceof ApiError) return record;
-          batch.push(record);
-          count++;
-          if (batch.length >= batchSize) {
-            const full = batch;
-            batch = [];
-            await deliver(full);
+          if (record instanceof ApiError) invalid.push({ text, error: record.message });
+          else {
+            records.push(record);
+            count++;
           }
         }
-        return undefined;
+      };
+      /** The next page: up to `size` records (all of them by default) and the invalid ones. */
+      const page = (size = records.length): DataPage => {
+        const out = { records: records.slice(0, size), invalid, attempt, serverTimeMs };
+        records = size >= records.length ? [] : records.slice(size);
+        invalid = [];
+        return out;
       };
       arm();
       try {
         for await (const chunk of stream) {
-          arm();
-          const bad = await take(splitter.push(decoder.write(chunk as Buffer)));
-          if (bad) {
+          const buffer = chunk as Buffer;
+          bytes += buffer.length;
+          if (bytes > this.limits.maxAnswerBytes) {
             disarm();
-            stream.destroy();
-            report(status, bad.code);
-            return bad;
+            return fail(
+              `more than ${this.limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
+              false,
+            );
           }
+          take(splitter.push(decoder.write(buffer)));
+          if (records.length >= pageSize || invalid.length >= pageSize) disarm();
+          while (records.length >= pageSize || invalid.length >= pageSize) yield page(pageSize);
+          arm();
         }
-        const bad = await take(splitter.push(decoder.end()));
-        if (bad) {
-          disarm();
-          report(status, bad.code);
-          return bad;
-        }
+        disarm();
+        take(splitter.push(decoder.end()));
         splitter.end();
       } catch (error) {
         disarm();
         if (!(error instanceof JsonArrayError)) throw error;
-        stream.destroy();
-        const failure = new ApiError(
-          `${endpoint} answered HTTP ${status} with a body that is not a JSON array of records (${error.message})`,
-          { code: "invalid_response", endpoint, status, retryable: error.truncated },
-        );
-        report(status, failure.code);
-        return failure;
+        const what = error.tooLong
+          ? `a record over ${this.limits.maxRecordBytes} characters (API_MAX_RECORD_BYTES)`
+          : `a body that is not a JSON array of records (${error.message})`;
+        return fail(what, error.truncated);
       }
-      disarm();
-      if (batch.length > 0) await deliver(batch);
-      disarm();
       report(status, undefined);
       this.options.gate?.success();
       this.log.debug(
         { endpoint, status, records: count, ms: this.now() - started },
         "api response",
       );
-      return count;
+      while (records.length > pageSize) yield page(pageSize);
+      yield page();
+      return undefined;
     } catch (error) {
-      if (isCallerError(error)) {
-        stream.destroy();
-        throw error.original;
-      }
+      disarm();
       const failure = classifyTransportError(endpoint, error);
       report(status, failure.code);
       return failure;
+    } finally {
+      disarm();
+      stream.destroy();
     }
   }
 
@@ -360,6 +448,18 @@ export class ApiClient {
       schema: setPasswordResponseSchema,
       json: { user, pw: password },
     });
+  }
+
+  /** The API's clock as its latest answer said (its `Date` header), epoch ms; undefined before. */
+  get serverTimeMs(): number | undefined {
+    return this.lastServerTimeMs;
+  }
+
+  /** Remembers the API's clock from an answer's `Date` header. */
+  private noteServerTime(header: unknown): number | undefined {
+    const ms = parseDateHeader(header);
+    if (ms !== undefined) this.lastServerTimeMs = ms;
+    return ms;
   }
 
   /** A valid access token, obtained or renewed as needed (proves the credentials work). */
@@ -385,26 +485,40 @@ export class ApiClient {
     };
   }
 
-  private request<S extends z.ZodType>(spec: RequestSpec<S>): Promise<z.infer<S>> {
+  private async request<S extends z.ZodType>(
+    spec: RequestSpec<S>,
+    options: CallOptions = {},
+  ): Promise<z.infer<S>> {
     const endpoint = `${spec.method} /${spec.path}`;
-    return this.withRetries(spec, (token) => this.attempt(spec, endpoint, token));
+    for await (const body of this.withRetries(spec, (token) =>
+      this.attempt(spec, endpoint, token, options),
+    )) {
+      return body;
+    }
+    throw new Error(`${endpoint}: no answer`);
   }
 
   /**
    * Runs attempts until one succeeds: renews the token once after a 401, retries what is
-   * retryable with backoff (never sooner than Retry-After), and throws the final ApiError.
+   * retryable with backoff (never sooner than Retry-After), and throws the final ApiError. An
+   * attempt yields what it produces and returns its error, if any.
    */
-  private async withRetries<T>(
-    spec: Pick<RequestSpec<z.ZodType>, "method" | "path" | "route" | "auth">,
-    run: (token: string | undefined) => Promise<T | ApiError>,
-  ): Promise<T> {
+  private async *withRetries<T>(
+    spec: AttemptSpec,
+    run: (
+      token: string | undefined,
+      attempt: number,
+    ) => AsyncGenerator<T, ApiError | undefined, undefined>,
+  ): AsyncGenerator<T, void, undefined> {
     const endpoint = `${spec.method} /${spec.path}`;
     const { retry } = this.options;
     let renewedAfter401 = false;
+    let sent = 0;
     for (let attempt = 1; ; attempt++) {
       const token = spec.auth === "bearer" ? await this.tokens.get() : undefined;
-      const outcome = await run(token);
-      if (!(outcome instanceof ApiError)) return outcome;
+      sent++;
+      const outcome = yield* run(token, sent);
+      if (outcome === undefined) return;
       if (token !== undefined && outcome.status === 401 && !renewedAfter401) {
         renewedAfter401 = true;
         this.tokens.invalidate(token);
@@ -431,18 +545,19 @@ export class ApiClient {
     }
   }
 
-  /** One HTTP attempt: the parsed body, or the classified error. */
-  private async attempt<S extends z.ZodType>(
+  /** One HTTP attempt: yields the parsed body, or returns the classified error. */
+  private async *attempt<S extends z.ZodType>(
     spec: RequestSpec<S>,
     endpoint: string,
     token: string | undefined,
-  ): Promise<z.infer<S> | ApiError> {
+    options: CallOptions,
+  ): AsyncGenerator<z.infer<S>, ApiError | undefined, undefined> {
     const authorization = token === undefined ? undefined : `Bearer ${token}`;
     const headers: Record<string, string> =
       spec.auth === "bearer"
         ? { authorization: authorization ?? "" }
         : { authorization: spec.auth.authorization, "x-api-key": this.options.apiKey };
-    const { started, report } = await this.beginAttempt(spec);
+    const { started, report } = await this.beginAttempt(spec, options);
     let response: Response<string>;
     try {
       response = await this.http(spec.path, {
@@ -458,6 +573,7 @@ export class ApiClient {
       return failure;
     }
     const { statusCode, body } = response;
+    this.noteServerTime(response.headers.date);
     this.log.debug({ endpoint, status: statusCode, ms: this.now() - started }, "api response");
     if (statusCode < 200 || statusCode >= 300) {
       const retryAfter = response.headers["retry-after"];
@@ -468,8 +584,10 @@ export class ApiClient {
     const parsed = parseJson(body, [spec.schema], "body", endpoint, statusCode);
     const failed = parsed instanceof ApiError;
     report(statusCode, failed ? parsed.code : undefined);
-    if (!failed) this.options.gate?.success();
-    return parsed;
+    if (failed) return parsed;
+    this.options.gate?.success();
+    yield parsed;
+    return undefined;
   }
 }
 
@@ -509,19 +627,14 @@ function parseJson<S extends z.ZodType>(
   return fail(`an unexpected ${what} (${where}); ${what} starts: ${excerpt(text)}`, false);
 }
 
-/** Records handed to `onBatch` at a time by {@link ApiClient.streamData}. */
-export const DATA_BATCH_RECORDS = 2000;
+/** Records yielded at a time by {@link ApiClient.data}. */
+export const DATA_PAGE_RECORDS = 2000;
+
+/** Most of an error body kept for the message. */
+const ERROR_BODY_CHARS = 64 * 1024;
 
 /** A GET /data record: the fast type test, then the detailed schema (for the message). */
 const RECORD_SCHEMAS = [fastDataRecordSchema, dataRecordSchema] as const;
-
-/** Errors thrown by the caller's onBatch (e.g. a failed write) are theirs, not the API's. */
-class CallerError extends Error {
-  constructor(readonly original: unknown) {
-    super("onBatch failed");
-  }
-}
-const isCallerError = (error: unknown): error is CallerError => error instanceof CallerError;
 
 /** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
 function assertWithinLimits(query: DataQuery, path: string): void {

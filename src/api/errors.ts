@@ -71,14 +71,7 @@ export class ApiError extends Error implements ApiErrorDetails {
 }
 
 import { parseRetryAfter } from "../util/retry-delay.js";
-
-const EXCERPT_CHARS = 200;
-
-/** The first characters of a body on one line, for error messages. */
-export function excerpt(body: string): string {
-  const oneLine = body.replace(/\s+/g, " ").trim();
-  return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
-}
+import { excerpt } from "../util/text.js";
 
 /** The message a JSON or text error body carries, if it carries one. */
 function bodyMessage(body: string): string {

@@ -3,11 +3,15 @@
  * `GET /data` body is parsed record by record (with JSON.parse) instead of as one string. It
  * tracks strings, escapes and nesting; it does not validate the elements (JSON.parse does).
  */
-/** A body that is not a JSON array; `truncated` when it looks cut off (worth retrying). */
+/**
+ * A body that is not a JSON array; `truncated` when it looks cut off (worth retrying), `tooLong`
+ * when one element is longer than the splitter's cap.
+ */
 export class JsonArrayError extends SyntaxError {
   constructor(
     message: string,
     readonly truncated = false,
+    readonly tooLong = false,
   ) {
     super(message);
     this.name = "JsonArrayError";
@@ -24,6 +28,9 @@ export class JsonArraySplitter {
   private ended = false;
   private elementStart = 0;
   private sawElement = false;
+
+  /** @param maxElementChars longest element accepted (default: no limit) */
+  constructor(private readonly maxElementChars = Number.POSITIVE_INFINITY) {}
 
   /** Feeds the next piece of text; returns the texts of the elements completed by it. */
   push(text: string): string[] {
@@ -100,6 +107,9 @@ export class JsonArraySplitter {
     this.buf = buf.slice(this.elementStart);
     this.pos = this.buf.length;
     this.elementStart = 0;
+    if (this.buf.length > this.maxElementChars) {
+      throw new JsonArrayError(`an element over ${this.maxElementChars} characters`, false, true);
+    }
     return elements;
   }
 
@@ -114,6 +124,9 @@ export class JsonArraySplitter {
   }
 
   private take(buf: string, at: number, elements: string[], last: boolean): void {
+    if (at - this.elementStart > this.maxElementChars) {
+      throw new JsonArrayError(`an element over ${this.maxElementChars} characters`, false, true);
+    }
     const text = buf.slice(this.elementStart, at).trim();
     if (text !== "") elements.push(text);
     else if (!last || elements.length > 0 || this.sawElement)

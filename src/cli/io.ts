@@ -26,3 +26,14 @@ export class UsageError extends Error {
     this.name = "UsageError";
   }
 }
+
+/** The command did its work and reports a result by its exit code (e.g. audit: holes remain). */
+export class ExitStatus extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ExitStatus";
+  }
+}

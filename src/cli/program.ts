@@ -1,7 +1,9 @@
 import { Command } from "commander";
+import { registerAuditCommand } from "./commands/audit.js";
 import { registerBackfillCommand } from "./commands/backfill.js";
 import { registerCatalogCommands } from "./commands/catalog.js";
 import { registerConfigCommand } from "./commands/config.js";
+import { registerDeadLettersCommand } from "./commands/dead-letters.js";
 import { registerDecodeCommand } from "./commands/decode.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
@@ -33,6 +35,8 @@ export function createProgram(io: CliIo): Command {
   registerSyncCommand(program, io);
   registerBackfillCommand(program, io);
   registerStatusCommand(program, io);
+  registerDeadLettersCommand(program, io);
+  registerAuditCommand(program, io);
   registerRunCommand(program, io);
   registerSimulateCommand(program, io);
   registerConfigCommand(program, io);

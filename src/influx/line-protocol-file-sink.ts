@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
-import type { PointSink } from "./point-sink.js";
+import type { PointSink, WriteOutcome } from "./point-sink.js";
 import { InfluxWriteError } from "./write-errors.js";
 
 /**
@@ -34,15 +34,19 @@ export class LineProtocolFileSink implements PointSink {
     });
   }
 
-  /** Resolves once the lines are handed to the operating system (they survive a killed process). */
-  async write(lines: readonly string[]): Promise<void> {
+  /**
+   * Resolves once the lines are handed to the operating system (they survive a killed process);
+   * a file takes every line, so none is ever rejected.
+   */
+  async write(lines: readonly string[]): Promise<WriteOutcome> {
     if (this.failure) throw this.writeError(this.failure);
-    if (lines.length === 0) return;
+    if (lines.length === 0) return { written: 0, rejected: [] };
     await new Promise<void>((resolve, reject) => {
       this.stream.write(`${lines.join("\n")}\n`, (error) =>
         error ? reject(this.writeError(error)) : resolve(),
       );
     });
+    return { written: lines.length, rejected: [] };
   }
 
   async flush(): Promise<void> {

@@ -1,3 +1,19 @@
+/** A line InfluxDB refused for good (400/422 once narrowed down to that line alone). */
+export interface RejectedLine {
+  readonly line: string;
+  /** The HTTP status InfluxDB answered (400, 413 or 422). */
+  readonly status: number;
+  /** InfluxDB's message, on one line and cut to about 200 characters. */
+  readonly error: string;
+}
+
+/** What a write did: every line not in `rejected` is stored. */
+export interface WriteOutcome {
+  /** Lines stored (the lines written minus the rejected ones). */
+  readonly written: number;
+  readonly rejected: readonly RejectedLine[];
+}
+
 /**
  * Where points go: InfluxDB ({@link InfluxWriter}) or a line-protocol file
  * ({@link LineProtocolFileSink}). Lines are InfluxDB line protocol with second precision.
@@ -6,10 +22,14 @@ export interface PointSink {
   /** Where the points go, for logs and summaries (never contains a secret). */
   readonly target: string;
   /**
-   * Writes lines. Resolves once they are accepted; rejects with an InfluxWriteError when they
-   * were not (then none of them is reported written).
+   * Writes lines. Resolves once every line is either stored or refused for good: lines the target
+   * refuses on their own (unparsable, beyond the retention policy, a field type conflict, too
+   * large) come back in `rejected` and must not be retried; one bad line never fails the others.
+   * Rejects with an InfluxWriteError when the write failed for reasons that are not about
+   * particular lines (token, bucket, target unavailable after retries); then none of the lines is
+   * reported written, and writing them again later is safe.
    */
-  write(lines: readonly string[]): Promise<void>;
+  write(lines: readonly string[]): Promise<WriteOutcome>;
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
   close(): Promise<void>;

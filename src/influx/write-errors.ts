@@ -1,10 +1,14 @@
 import { parseRetryAfter } from "../util/retry-delay.js";
 
-/** Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). */
+/**
+ * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). 400, 422
+ * and 413 are not among them: InfluxWriter narrows those down to the lines at fault and reports
+ * them as RejectedLine, writing the others.
+ */
 export type InfluxWriteErrorCode =
   | "auth_failed" // 401, 403: fatal, fix the token
   | "bucket_not_found" // 404: fatal, fix the bucket
-  | "bad_data" // 400, 422, or one line over the size limit: that chunk fails, the rest goes on
+  | "bad_data" // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
   | "unavailable"; // 429, 5xx, timeouts, network: retried, then this
 
 /** A write that did not happen; nothing of the failed batch is reported as written. */
@@ -29,11 +33,20 @@ export function excerptOf(text: string): string {
   return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
 }
 
+/** A line the server named in its answer as refused, with its reason. */
+export interface NamedLineError {
+  readonly line: string;
+  readonly error: string;
+}
+
 /** What a failed InfluxDB request tells: status, body message, Retry-After, transport code. */
 export interface InfluxFailure {
   readonly status?: number;
+  /** The body's message in full (`message`, or `error` as InfluxDB 1.x and 3.x put it). */
   readonly message: string;
   readonly retryAfterMs?: number;
+  /** Lines the body names one by one (InfluxDB 3.x: `data[].original_line`). */
+  readonly lineErrors?: readonly NamedLineError[];
 }
 
 /** Reads what a thrown error of @influxdata/influxdb-client says, without trusting its type. */
@@ -42,10 +55,10 @@ export function readInfluxFailure(error: unknown): InfluxFailure {
     error && typeof error === "object" ? (error as Record<string, unknown>)[key] : undefined;
   const status = typeof get("statusCode") === "number" ? (get("statusCode") as number) : undefined;
   const json = get("json");
-  const jsonMessage =
-    json && typeof json === "object" && typeof (json as { message?: unknown }).message === "string"
-      ? (json as { message: string }).message
-      : undefined;
+  const fromJson = (key: string): unknown =>
+    json && typeof json === "object" ? (json as Record<string, unknown>)[key] : undefined;
+  const jsonText = [fromJson("message"), fromJson("error")].find((m) => typeof m === "string");
+  const jsonMessage = typeof jsonText === "string" ? jsonText : undefined;
   const body = typeof get("body") === "string" ? (get("body") as string) : undefined;
   const code = typeof get("code") === "string" ? (get("code") as string) : undefined;
   const text =
@@ -60,7 +73,75 @@ export function readInfluxFailure(error: unknown): InfluxFailure {
     status,
     message: code && status === undefined ? `${code}: ${text}` : text,
     retryAfterMs,
+    lineErrors: lineErrorsOf(fromJson("data")),
   };
+}
+
+/** InfluxDB 3.x's `data: [{original_line, error_message}]`; undefined when absent or odd. */
+function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
+  if (!Array.isArray(data)) return undefined;
+  const errors: NamedLineError[] = [];
+  for (const item of data as unknown[]) {
+    if (!item || typeof item !== "object") continue;
+    const { original_line: line, error_message: error } = item as Record<string, unknown>;
+    if (typeof line === "string") {
+      errors.push({ line, error: typeof error === "string" ? error : "rejected" });
+    }
+  }
+  return errors.length > 0 ? errors : undefined;
+}
+
+const UNABLE_TO_PARSE = /unable to parse '/gi;
+
+/**
+ * The lines of a batch that a 400/422 answer names as refused, each with its own reason: InfluxDB
+ * 1.x/2.x quote every unparsable line (`unable to parse '<line>': <reason>`), 3.x lists them in
+ * `data`. Only exact lines of the batch count; an empty map means the answer names none (then the
+ * batch must be narrowed down by bisection).
+ */
+export function namedRefusals(
+  failure: InfluxFailure,
+  batch: ReadonlySet<string>,
+): Map<string, string> {
+  const named = new Map<string, string>();
+  for (const { line, error } of failure.lineErrors ?? []) {
+    if (batch.has(line) && !named.has(line)) named.set(line, error);
+  }
+  const { message } = failure;
+  const quotes = [...message.matchAll(UNABLE_TO_PARSE)];
+  quotes.forEach((quote, i) => {
+    const start = quote.index + quote[0].length;
+    const end = quotes[i + 1]?.index ?? message.length;
+    // the line may itself contain "': ", so try each one until a line of the batch matches
+    for (
+      let q = message.indexOf("': ", start);
+      q !== -1 && q < end;
+      q = message.indexOf("': ", q + 1)
+    ) {
+      const line = message.slice(start, q);
+      if (!batch.has(line)) continue;
+      const reason = (message.slice(q + 3, end).split("\n")[0] ?? "").replace(
+        /\s*dropped=\d+\s*$/,
+        "",
+      );
+      if (!named.has(line)) named.set(line, `unable to parse '${line}': ${reason.trim()}`);
+      break;
+    }
+  });
+  return named;
+}
+
+/**
+ * True when a partial-write answer says every point of a batch of `lines` lines was dropped
+ * (InfluxDB 1.x/2.x `... dropped=N`, e.g. all beyond the retention policy): then every line is
+ * refused and there is nothing to narrow down. Never for answers that report unparsable lines
+ * (those are not counted in `dropped`).
+ */
+export function everyPointDropped(failure: InfluxFailure, lines: number): boolean {
+  const { message } = failure;
+  if (/unable to parse/i.test(message)) return false;
+  const dropped = /\bdropped=(\d+)/.exec(message);
+  return dropped !== null && Number(dropped[1]) === lines;
 }
 
 /** 401/403: the token is wrong or may not write to the bucket. */

@@ -1,13 +1,16 @@
+import type { CallOptions } from "../api/client.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
-import { RecordEncoder } from "../transform/record-encoder.js";
+import { messageOf } from "../util/errors.js";
 import { refreshCatalog } from "./catalog.js";
-import { isFatal, messageOf } from "./errors.js";
+import { isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, planChunks } from "./plan-chunks.js";
+import { backoffS, secondsBefore } from "./plan-sync.js";
+import { RunContext, type RunCounters } from "./run-context.js";
 import { reportRun } from "./run-report.js";
-import { inShard } from "./shard.js";
+import { selectDevices } from "./select-devices.js";
 
 /** What `energy-etl backfill` asks for. */
 export interface BackfillRequest {
@@ -32,6 +35,8 @@ export interface BackfillProgress {
   chunkDone(result: ChunkResult): void;
 }
 
+const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
 /**
  * Plans a backfill: one job per device and resource over [fromS, toS], with the value ids of the
  * resource (or the requested ones, which must exist). Reads the catalog; never the data endpoint.
@@ -39,21 +44,15 @@ export interface BackfillProgress {
 export async function planBackfill(
   pipeline: Pipeline,
   request: BackfillRequest,
+  calls: CallOptions = {},
 ): Promise<PlannedBackfill[]> {
   const { client, queue } = pipeline;
-  let deviceIds: readonly string[];
-  if (request.devices === "all") {
-    const { device_ids } = await queue.add(() => client.listDevices());
-    const { count, index } = pipeline.config.shard;
-    deviceIds = device_ids.filter((id) => inShard(id, count, index));
-  } else {
-    deviceIds = request.devices;
-  }
+  const deviceIds = await selectDevices(pipeline, request.devices, calls);
   const planned: PlannedBackfill[] = [];
   for (const deviceId of deviceIds) {
-    const { resource_ids } = await queue.add(() => client.listResources(deviceId));
+    const { resource_ids } = await queue.add(() => client.listResources(deviceId, calls));
     for (const resourceId of resource_ids) {
-      const { values } = await queue.add(() => client.listValues(deviceId, resourceId));
+      const { values } = await queue.add(() => client.listValues(deviceId, resourceId, calls));
       // as sync does: a value new on a synced resource also gets its history job
       if (!request.dryRun) refreshCatalog(pipeline, deviceId, resourceId, values);
       let valueIds = values.filter((v) => v !== VALUES_ID);
@@ -84,78 +83,136 @@ export async function planBackfill(
 
 /**
  * Runs (or continues) a backfill job: every chunk not yet recorded as done is fetched and written,
- * and recorded done only after the sink accepted it, so a killed process repeats at most the
- * chunks that were in flight. A finished manual backfill of every value moves the watermark
- * forward to its end when it reaches back to the watermark; it never moves it backwards.
+ * and recorded done only after the sink stored it, so a killed process repeats at most the chunks
+ * that were in flight. A job with a failed chunk waits FAILURE_BACKOFF (doubled per attempt)
+ * before its next attempt and is parked after PARK_AFTER attempts. A finished manual or audit job
+ * of every value of a resource that reaches back to its cursor moves the cursor forward to its
+ * end; a cursor never moves backwards.
  */
 export async function runBackfillJob(
   pipeline: Pipeline,
+  run: RunContext,
   job: BackfillJob,
   progress?: BackfillProgress,
 ): Promise<BackfillJob> {
-  const { store, queue } = pipeline;
-  const log = pipeline.logger.child({
-    job: job.id,
-    device: job.deviceId,
-    resource: job.resourceId,
-  });
-  const done = store.completedChunks(job.id);
+  const { store, queue, config } = pipeline;
+  const log = run.logger.child({ job: job.id, device: job.deviceId, resource: job.resourceId });
+  const done = store.jobs.completedChunks(job.id);
   const todo = planChunks(job.valueIds, job.fromS, job.toS).filter((c) => !done.has(c.index));
-  store.setBackfillStatus(job.id, "running", null, pipeline.now());
+  store.jobs.setStatus(job.id, "running", pipeline.now());
   log.info(
     { chunks: job.chunksTotal, remaining: todo.length, reason: job.reason },
     "backfill job started",
   );
-  const encoder = new RecordEncoder(pipeline.decoder, job.deviceId, job.resourceId);
+  const deps = {
+    client: pipeline.client,
+    sink: pipeline.sink,
+    decoder: pipeline.decoder,
+    deadLetters: store.deadLetters,
+    now: pipeline.now,
+  };
   let firstError: unknown;
   await Promise.all(
     todo.map((chunk) =>
       queue.add(async () => {
         if (pipeline.isStopping || isFatal(firstError)) return;
+        const startedMs = Date.now();
         try {
-          const result = await fetchChunk(pipeline, job.deviceId, job.resourceId, chunk, encoder);
-          store.recordChunkDone(job.id, chunk.index, result.points, 1, pipeline.now());
+          const result = await fetchChunk(deps, run, job.deviceId, job.resourceId, chunk);
+          pipeline.observer?.chunkDone((Date.now() - startedMs) / 1000, result);
+          store.jobs.recordChunkDone(
+            job.id,
+            chunk.index,
+            {
+              points: result.points,
+              requests: result.requests,
+              ...(result.newestRecordS === undefined
+                ? {}
+                : { newestRecordS: result.newestRecordS }),
+            },
+            pipeline.now(),
+          );
           progress?.chunkDone(result);
         } catch (error) {
+          run.counters.chunkErrors++;
+          pipeline.observer?.chunkFailed(error);
           firstError ??= error;
-          log.error(
-            { ...chunkContext(job.deviceId, job.resourceId, chunk), error: messageOf(error) },
+          run.logger.error(
+            {
+              job: job.id,
+              ...chunkContext(job.deviceId, job.resourceId, chunk),
+              error: messageOf(error),
+            },
             "chunk failed",
           );
         }
       }),
     ),
   );
-  const after = store.getBackfillJob(job.id) ?? job;
+  const after = store.jobs.get(job.id) ?? job;
   if (after.chunksDone >= after.chunksTotal) {
-    store.setBackfillStatus(job.id, "done", null, pipeline.now());
-    moveWatermarkAfter(pipeline, after);
+    store.transaction(() => {
+      store.jobs.finish(job.id, pipeline.now());
+      moveCursorAfter(pipeline, after);
+    });
     log.info({ points: after.points, requests: after.requests }, "backfill job done");
   } else if (firstError !== undefined) {
-    store.setBackfillStatus(job.id, "failed", messageOf(firstError), pipeline.now());
+    const nowS = seconds(pipeline.now());
+    const waitS = backoffS(
+      after.attempts + 1,
+      secondsBefore(nowS, config.failures.backoff),
+      secondsBefore(nowS, config.failures.backoffMax),
+    );
+    const failed = store.jobs.recordFailure(
+      job.id,
+      messageOf(firstError),
+      nowS + waitS,
+      config.failures.parkAfter,
+      pipeline.now(),
+    );
     log.warn(
-      { done: after.chunksDone, total: after.chunksTotal, error: messageOf(firstError) },
-      "backfill job unfinished",
+      {
+        done: after.chunksDone,
+        total: after.chunksTotal,
+        attempts: failed.attempts,
+        status: failed.status,
+        error: messageOf(firstError),
+      },
+      failed.status === "parked"
+        ? "backfill job parked after failing too often (energy-etl backfill --retry-parked)"
+        : "backfill job unfinished; it is tried again later",
     );
   } else {
-    store.setBackfillStatus(job.id, "pending", null, pipeline.now());
+    store.jobs.setStatus(job.id, "pending", pipeline.now(), null);
     log.info({ done: after.chunksDone, total: after.chunksTotal }, "backfill job paused");
   }
   if (isFatal(firstError)) throw firstError;
-  return store.getBackfillJob(job.id) ?? after;
+  return store.jobs.get(job.id) ?? after;
 }
 
-function moveWatermarkAfter(pipeline: Pipeline, job: BackfillJob): void {
-  if (job.reason !== "manual") return;
+/**
+ * A finished manual or audit job of every value of a resource, reaching back to where its cursor
+ * stands, moves the cursor to what the job read (never backwards).
+ */
+function moveCursorAfter(pipeline: Pipeline, job: BackfillJob): void {
+  if (job.reason !== "manual" && job.reason !== "audit") return;
   const { store } = pipeline;
-  const all = store.catalog(job.deviceId, job.resourceId).filter((v) => v !== VALUES_ID);
-  const coversAll = all.every((v) => job.valueIds.includes(v));
-  const watermark = store.getWatermark(job.deviceId, job.resourceId);
-  const reachesBack = watermark === undefined || job.fromS <= watermark + 1;
-  const untilS = Math.min(job.toS, Math.floor(pipeline.now().getTime() / 1000));
-  if (coversAll && reachesBack && (watermark === undefined || untilS > watermark)) {
-    store.advanceWatermark(job.deviceId, job.resourceId, untilS, pipeline.now());
-  }
+  const all = store.catalog.list(job.deviceId, job.resourceId).filter((v) => v !== VALUES_ID);
+  if (!all.every((v) => job.valueIds.includes(v))) return;
+  const cursor = store.cursors.get(job.deviceId, job.resourceId);
+  const reached = cursor === undefined ? undefined : (cursor.newestRecordS ?? cursor.startedS - 1);
+  if (reached !== undefined && job.fromS > reached + 1) return;
+  const now = pipeline.now();
+  store.cursors.begin(job.deviceId, job.resourceId, job.fromS, now);
+  store.cursors.commit(
+    job.deviceId,
+    job.resourceId,
+    {
+      fetchedUntilS: Math.min(job.toS, seconds(now)),
+      ...(job.newestRecordS === undefined ? {} : { newestRecordS: job.newestRecordS }),
+    },
+    now,
+  );
 }
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
@@ -163,6 +220,12 @@ export interface BackfillRunResult {
   readonly runId: number;
   readonly status: "ok" | "partial" | "failed" | "interrupted";
   readonly jobs: readonly BackfillJob[];
+  /** HTTP attempts of the run. */
+  readonly requests: number;
+  readonly points: number;
+  readonly deadLetters: number;
+  /** Everything the run counted. */
+  readonly counters: Readonly<RunCounters>;
 }
 
 /** Runs jobs one after the other as one recorded run of kind `backfill`. */
@@ -171,21 +234,20 @@ export async function runBackfillJobs(
   jobs: readonly BackfillJob[],
   progress?: BackfillProgress,
 ): Promise<BackfillRunResult> {
-  const { store, counters } = pipeline;
+  const { store } = pipeline;
   const started = pipeline.now();
-  const runId = store.startRun("backfill", started);
-  const before = { requests: counters.requests, points: counters.points };
+  const run = RunContext.create(store.runs.start("backfill", started), "backfill", pipeline.logger);
   const finished: BackfillJob[] = [];
   let fatal: unknown;
   try {
     for (const job of jobs) {
       if (pipeline.isStopping) break;
-      finished.push(await runBackfillJob(pipeline, job, progress));
+      finished.push(await runBackfillJob(pipeline, run, job, progress));
     }
   } catch (error) {
     fatal = error;
   }
-  const failed = finished.filter((j) => j.status === "failed");
+  const failed = finished.filter((j) => j.status === "failed" || j.status === "parked");
   const errors = failed.length + (fatal === undefined ? 0 : 1);
   const status =
     fatal !== undefined || (jobs.length > 0 && failed.length === jobs.length)
@@ -195,11 +257,12 @@ export async function runBackfillJobs(
         : errors > 0
           ? "partial"
           : "ok";
+  const { counters } = run;
   const summary = {
     status,
     devices: new Set(jobs.map((j) => j.deviceId)).size,
-    requests: counters.requests - before.requests,
-    points: counters.points - before.points,
+    requests: counters.requests,
+    points: counters.points,
     errors,
     detail:
       errors > 0
@@ -209,16 +272,24 @@ export async function runBackfillJobs(
           ])
         : null,
   } as const;
-  store.finishRun(runId, summary, pipeline.now());
+  store.runs.finish(run.id, summary, pipeline.now());
   if (!isFatal(fatal)) {
     await reportRun(
       pipeline,
-      "backfill",
+      run,
       summary,
       pipeline.now().getTime() - started.getTime(),
       new Set(jobs.map((j) => j.deviceId)),
     );
   }
   if (fatal !== undefined) throw fatal;
-  return { runId, status, jobs: finished };
+  return {
+    runId: run.id,
+    status,
+    jobs: finished,
+    requests: counters.requests,
+    points: counters.points,
+    deadLetters: counters.deadLetters,
+    counters: { ...counters },
+  };
 }

@@ -1,13 +1,14 @@
 import type { Logger } from "pino";
 import { VALUES_ID } from "../api/limits.js";
-import { resolveSyncStart } from "../config.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
+import { syncRules } from "./plan-sync.js";
 
 /**
- * Records the value ids a resource lists now, and gives each id that is new on a resource that
- * already has a watermark a backfill job from SYNC_START up to the watermark, so a new sensor
- * leaves no hole. Returns how many new values got such a job.
+ * Records the value ids a resource lists now, and gives each id that is new on a resource whose
+ * cursor has seen data a backfill job from SYNC_START up to that newest record, so a new sensor
+ * leaves no hole (the next sync reads from there on for every value). Returns how many new values
+ * got such a job.
  */
 export function refreshCatalog(
   pipeline: Pipeline,
@@ -16,9 +17,10 @@ export function refreshCatalog(
   values: readonly string[],
   log: Logger = pipeline.logger,
 ): number {
-  const { store } = pipeline;
   // the catalog row and the history job land together: a value is never "seen" without its job
-  return store.transaction(() => queueNewValues(pipeline, deviceId, resourceId, values, log));
+  return pipeline.store.transaction(() =>
+    queueNewValues(pipeline, deviceId, resourceId, values, log),
+  );
 }
 
 function queueNewValues(
@@ -30,22 +32,22 @@ function queueNewValues(
 ): number {
   const { store, config } = pipeline;
   const now = pipeline.now();
-  const added = store.refreshCatalog(deviceId, resourceId, values, now);
-  const watermark = store.getWatermark(deviceId, resourceId);
-  const startS = Math.floor(resolveSyncStart(config.sync.start, now).getTime() / 1000);
+  const added = store.catalog.refresh(deviceId, resourceId, values, now);
+  const newestS = store.cursors.get(deviceId, resourceId)?.newestRecordS;
+  const startS = syncRules(config, Math.floor(now.getTime() / 1000)).startS;
   const newValues = added.filter((v) => v !== VALUES_ID).sort();
-  if (watermark === undefined || newValues.length === 0 || startS > watermark) return 0;
+  if (newestS === undefined || newValues.length === 0 || startS > newestS) return 0;
   const spec = {
     deviceId,
     resourceId,
     valueIds: newValues,
     fromS: startS,
-    toS: watermark,
+    toS: newestS,
     reason: "new_value" as const,
   };
-  const { job } = store.createOrResumeBackfillJob(
+  const { job } = store.jobs.createOrResume(
     spec,
-    countChunks(newValues.length, startS, watermark),
+    countChunks(newValues.length, startS, newestS),
     now,
   );
   log.info(

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
+import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
 import { createPointSink } from "../influx/create-sink.js";
 import type { EtlMetrics } from "../service/metrics.js";
 import { StateStore } from "../state/state-store.js";
-import { emptyCounters, Pipeline } from "./pipeline.js";
-import { RateGate } from "./rate-gate.js";
+import { Pipeline } from "./pipeline.js";
 
 /** Options of {@link openPipeline}. */
 export interface OpenPipelineOptions {
@@ -18,8 +18,8 @@ export interface OpenPipelineOptions {
 
 /**
  * Wires a pipeline from the configuration: the state database (migrated), the API client paced
- * by a rate gate (API_RATE_LIMIT) and counted, and the sink (InfluxDB after its start-up check,
- * or a line-protocol file).
+ * by a rate gate (API_RATE_LIMIT), and the sink (InfluxDB after its start-up check, or a
+ * line-protocol file).
  */
 export async function openPipeline(
   config: Config,
@@ -31,25 +31,20 @@ export async function openPipeline(
   try {
     const sink = await createPointSink(config, logger, options.output);
     const gate = new RateGate({ ratePerSecond: config.api.rateLimit });
-    const counters = emptyCounters();
+    const { metrics, now } = options;
     const client = new ApiClient({
       ...settings,
       logger,
       gate,
-      onAttempt: (attempt) => {
-        counters.requests++;
-        options.metrics?.apiAttempt(attempt);
-      },
-      onRetry: options.metrics?.apiRetry,
+      onAttempt: metrics?.apiAttempt,
+      onRetry: metrics?.apiRetry,
     });
-    const { metrics, now } = options;
     const pipeline = new Pipeline({
       client,
       store,
       sink,
       config,
       logger,
-      counters,
       gate,
       observer: metrics,
       now,

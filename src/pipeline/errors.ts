@@ -4,8 +4,3 @@ import { InfluxWriteError } from "../influx/write-errors.js";
 export function isFatal(error: unknown): boolean {
   return error instanceof InfluxWriteError && error.fatal;
 }
-
-/** The message of an error, for logs and the runs table. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -1,62 +1,38 @@
-import type { DataRecord } from "../api/schemas.js";
+import type { ApiClient, DataPage } from "../api/client.js";
+import { parseRecordTime } from "../api/time-format.js";
+import type { PointSink, RejectedLine } from "../influx/point-sink.js";
+import { scrubSecrets } from "../logger.js";
+import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
-import type { Pipeline } from "./pipeline.js";
+import type { ValueIdDecoder } from "../transform/value-id.js";
 import type { Chunk } from "./plan-chunks.js";
+import type { RunContext } from "./run-context.js";
+import { AnswerScreen, type ScreenStats } from "./screen-records.js";
 
 /** What one fetched and written chunk produced. */
 export interface ChunkResult {
+  /** Records kept and encoded (of the last attempt). */
   readonly records: number;
+  /** Lines the sink stored. */
   readonly points: number;
+  /** HTTP attempts the chunk took. */
+  readonly requests: number;
+  /** The newest record timestamp written, capped at the API's clock. */
+  readonly newestRecordS?: number;
+  /** The API's clock when it answered (its Date header; the local clock without one). */
+  readonly serverTimeS: number;
+  /** Rows and lines that became dead letters (new or seen before). */
+  readonly deadLetters: number;
+  readonly dropped: ScreenStats;
 }
 
-/**
- * Fetches one chunk (one GET /data request), encodes its records and writes them; resolves only
- * when the sink has accepted every line, so the caller may then record the chunk as done.
- */
-export async function fetchChunk(
-  pipeline: Pipeline,
-  deviceId: string,
-  resourceId: string,
-  chunk: Chunk,
-  encoder: RecordEncoder = new RecordEncoder(pipeline.decoder, deviceId, resourceId),
-): Promise<ChunkResult> {
-  const startedMs = Date.now();
-  try {
-    const result = await fetchAndWrite(pipeline, deviceId, resourceId, chunk, encoder);
-    pipeline.observer?.chunkDone((Date.now() - startedMs) / 1000, result.points);
-    return result;
-  } catch (error) {
-    pipeline.counters.chunkErrors++;
-    pipeline.observer?.chunkFailed(error);
-    throw error;
-  }
-}
-
-async function fetchAndWrite(
-  pipeline: Pipeline,
-  deviceId: string,
-  resourceId: string,
-  chunk: Chunk,
-  encoder: RecordEncoder,
-): Promise<ChunkResult> {
-  // lines written; an attempt that failed midway and was retried writes its first lines again
-  let points = 0;
-  const query = {
-    deviceId,
-    resourceId,
-    values: chunk.values,
-    from: new Date(chunk.fromS * 1000),
-    to: new Date(chunk.toS * 1000),
-  };
-  const records = await pipeline.client.streamData(query, async (batch: DataRecord[]) => {
-    const lines: string[] = [];
-    points += encoder.encode(batch, lines).points;
-    await pipeline.sink.write(lines);
-  });
-  pipeline.counters.dataRequests++;
-  pipeline.counters.points += points;
-  pipeline.counters.chunks++;
-  return { records, points };
+/** What fetching a chunk needs. */
+export interface ChunkDeps {
+  readonly client: Pick<ApiClient, "data">;
+  readonly sink: Pick<PointSink, "write">;
+  readonly decoder: ValueIdDecoder;
+  readonly deadLetters: DeadLetterStore;
+  readonly now: () => Date;
 }
 
 /** Log context of a chunk: device, resource, window and how many values. */
@@ -69,4 +45,149 @@ export function chunkContext(deviceId: string, resourceId: string, chunk: Chunk)
     to: new Date(chunk.toS * 1000).toISOString(),
     values: chunk.values.length,
   };
+}
+
+/**
+ * Fetches one chunk (one GET /data request), keeps only what was asked for, encodes the records
+ * and writes them; rows that fail validation and lines InfluxDB refuses for good become dead
+ * letters and every good row is written. Resolves once every line is stored or dead-lettered, so
+ * the caller may then record the chunk as done; rejects when the chunk must be tried again.
+ */
+export async function fetchChunk(
+  deps: ChunkDeps,
+  run: RunContext,
+  deviceId: string,
+  resourceId: string,
+  chunk: Chunk,
+): Promise<ChunkResult> {
+  const query = {
+    deviceId,
+    resourceId,
+    values: chunk.values,
+    from: new Date(chunk.fromS * 1000),
+    to: new Date(chunk.toS * 1000),
+  };
+  const screen = new AnswerScreen(chunk.values, chunk.fromS, chunk.toS);
+  const encoder = new RecordEncoder(deps.decoder, deviceId, resourceId);
+  const letters = new DeadLetterWriter(deps, run, deviceId, resourceId, chunk);
+  let requests = 0;
+  let attempt = 0;
+  let records = 0;
+  let points = 0;
+  let newest = "";
+  let serverTimeMs = deps.now().getTime();
+  const calls = {
+    onAttempt: () => {
+      requests++;
+      run.counters.requests++;
+    },
+  };
+  for await (const page of deps.client.data(query, calls)) {
+    if (page.attempt !== attempt) {
+      // a retry after a failure midway starts the answer over
+      attempt = page.attempt;
+      screen.restart();
+      records = 0;
+      points = 0;
+      newest = "";
+    }
+    serverTimeMs = page.serverTimeMs ?? deps.now().getTime();
+    letters.rows(page);
+    const kept = screen.keep(page.records);
+    records += kept.length;
+    for (const record of kept) if (record.timestamp > newest) newest = record.timestamp;
+    const lines: string[] = [];
+    encoder.encode(kept, lines);
+    const outcome = await deps.sink.write(lines);
+    points += outcome.written;
+    letters.lines(outcome.rejected);
+  }
+  const serverTimeS = Math.floor(serverTimeMs / 1000);
+  const newestS = newest === "" ? undefined : Math.min(parseRecordTime(newest) / 1000, serverTimeS);
+  const counters = run.counters;
+  counters.dataRequests++;
+  counters.chunks++;
+  counters.points += points;
+  counters.droppedMembers += screen.stats.extraMembers;
+  counters.droppedRows += screen.stats.outOfWindow;
+  counters.duplicateRows += screen.stats.duplicates;
+  if (screen.dropped) {
+    run.logger.warn(
+      {
+        ...chunkContext(deviceId, resourceId, chunk),
+        ...screen.stats,
+        ...(screen.extraExamples.length > 0 ? { extraMemberNames: screen.extraExamples } : {}),
+      },
+      "answer held more than was asked for: dropped",
+    );
+  }
+  letters.report();
+  return {
+    records,
+    points,
+    requests,
+    ...(newestS === undefined ? {} : { newestRecordS: newestS }),
+    serverTimeS,
+    deadLetters: letters.count,
+    dropped: { ...screen.stats },
+  };
+}
+
+/** Stores a chunk's bad rows and refused lines as dead letters; one log line per chunk. */
+class DeadLetterWriter {
+  count = 0;
+  private added = 0;
+  private firstError = "";
+
+  constructor(
+    private readonly deps: ChunkDeps,
+    private readonly run: RunContext,
+    private readonly deviceId: string,
+    private readonly resourceId: string,
+    private readonly chunk: Chunk,
+  ) {}
+
+  rows(page: DataPage): void {
+    for (const bad of page.invalid) this.add("row", bad.text, bad.error);
+  }
+
+  lines(rejected: readonly RejectedLine[]): void {
+    for (const bad of rejected) this.add("line", bad.line, `HTTP ${bad.status}: ${bad.error}`);
+  }
+
+  report(): void {
+    if (this.count === 0) return;
+    const context = {
+      ...chunkContext(this.deviceId, this.resourceId, this.chunk),
+      deadLetters: this.count,
+      new: this.added,
+      error: this.firstError,
+    };
+    // a known bad row read again by the lookback is no news
+    if (this.added > 0) this.run.logger.warn(context, "bad rows or lines kept as dead letters");
+    else this.run.logger.debug(context, "known dead letters read again");
+  }
+
+  private add(kind: "row" | "line", payload: string, error: string): void {
+    const message = scrubSecrets(error);
+    const isNew = this.deps.deadLetters.add(
+      {
+        kind,
+        deviceId: this.deviceId,
+        resourceId: this.resourceId,
+        windowFromS: this.chunk.fromS,
+        windowToS: this.chunk.toS,
+        valueIds: this.chunk.values,
+        payload: scrubSecrets(payload),
+        error: message,
+      },
+      this.deps.now(),
+    );
+    this.count++;
+    if (isNew) {
+      this.added++;
+      this.run.counters.deadLetters++;
+    }
+    if (this.firstError === "") this.firstError = message;
+  }
 }

@@ -1,13 +1,15 @@
 import PQueue from "p-queue";
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/client.js";
+import type { RateGate } from "../api/rate-gate.js";
 import type { Config } from "../config.js";
 import type { PointSink } from "../influx/point-sink.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
-import type { RateGate } from "./rate-gate.js";
+import { sleep } from "../util/sleep.js";
+import type { ChunkResult } from "./fetch-chunk.js";
 
-/** What the sync and the backfill share: the API, the state, the sink and one request queue. */
+/** What syncs and backfills share: the API, the state, the sink and one request queue. */
 export interface PipelineParts {
   readonly client: ApiClient;
   readonly store: StateStore;
@@ -17,35 +19,20 @@ export interface PipelineParts {
   /** The client's rate gate, for status and metrics. */
   readonly gate?: RateGate;
   readonly observer?: PipelineObserver;
-  /** Counters shared with the client's attempt hook (default: new ones). */
-  readonly counters?: PipelineCounters;
   /** Clock (default: the real one). */
   readonly now?: () => Date;
 }
 
-/** Counters a pipeline keeps while it runs (read by runs, progress and metrics). */
-export interface PipelineCounters {
-  requests: number;
-  dataRequests: number;
-  points: number;
-  chunks: number;
-  chunkErrors: number;
-}
-
 /** Told about every chunk, for metrics. */
 export interface PipelineObserver {
-  chunkDone(durationS: number, points: number): void;
+  chunkDone(durationS: number, result: ChunkResult): void;
   chunkFailed(error: unknown): void;
-}
-
-/** Counters at zero. */
-export function emptyCounters(): PipelineCounters {
-  return { requests: 0, dataRequests: 0, points: 0, chunks: 0, chunkErrors: 0 };
 }
 
 /**
  * The running pipeline: one p-queue of fetch jobs (API_CONCURRENCY at once; the client's rate gate
- * spaces them to API_RATE_LIMIT) shared by syncs and backfills, a value-id decoder, and counters.
+ * spaces them to API_RATE_LIMIT) shared by syncs and backfills, and a value-id decoder. Each run
+ * keeps its own counters (see RunContext).
  */
 export class Pipeline {
   readonly client: ApiClient;
@@ -55,10 +42,9 @@ export class Pipeline {
   readonly logger: Logger;
   readonly decoder: ValueIdDecoder;
   readonly queue: PQueue;
-  readonly counters: PipelineCounters;
   readonly gate: RateGate | undefined;
   readonly observer: PipelineObserver | undefined;
-  private readonly clock: () => Date;
+  readonly now: () => Date;
   private stopping = false;
 
   constructor(parts: PipelineParts) {
@@ -67,16 +53,21 @@ export class Pipeline {
     this.sink = parts.sink;
     this.config = parts.config;
     this.logger = parts.logger;
-    this.counters = parts.counters ?? emptyCounters();
     this.gate = parts.gate;
     this.observer = parts.observer;
-    this.clock = parts.now ?? (() => new Date());
+    this.now = parts.now ?? (() => new Date());
     this.decoder = new ValueIdDecoder(parts.logger);
     this.queue = new PQueue({ concurrency: parts.config.api.concurrency });
   }
 
-  now(): Date {
-    return this.clock();
+  /**
+   * Now as the API sees it: the local clock, or the API's clock (its latest `Date` header) when
+   * that is behind, so a local clock running ahead never makes a run read or report the future.
+   */
+  apiNow(): Date {
+    const local = this.now();
+    const server = this.client.serverTimeMs;
+    return server !== undefined && server < local.getTime() ? new Date(server) : local;
   }
 
   /** True once {@link stop} was called: no new work is taken. */
@@ -91,12 +82,10 @@ export class Pipeline {
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping = true;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), graceMs);
-    });
-    const finished = await Promise.race([this.queue.onIdle().then(() => true), timedOut]);
-    clearTimeout(timer);
+    const finished = await Promise.race([
+      this.queue.onIdle().then(() => true),
+      sleep(graceMs, { unref: true }).then(() => false),
+    ]);
     await this.sink.flush();
     return finished;
   }

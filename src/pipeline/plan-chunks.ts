@@ -98,7 +98,7 @@ function countWindows(fromS: number, toS: number): number {
 }
 
 /** Distinct requestable value ids, sorted, cut into frozen groups of `MAX_VALUES_PER_REQUEST`. */
-function valueGroups(valueIds: readonly string[]): (readonly string[])[] {
+export function valueGroups(valueIds: readonly string[]): (readonly string[])[] {
   const distinct = new Set(valueIds);
   distinct.delete(VALUES_ID);
   const sorted = [...distinct].sort(compareStrings);

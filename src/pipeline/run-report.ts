@@ -1,53 +1,85 @@
-import type { RunKind, RunSummary } from "../state/types.js";
+import type { Cursor, RunSummary } from "../state/types.js";
 import { escapeTag } from "../transform/line-protocol.js";
-import { messageOf } from "./errors.js";
+import { messageOf } from "../util/errors.js";
 import type { Pipeline } from "./pipeline.js";
+import { type SyncRules, silentSince, syncRules } from "./plan-sync.js";
+import type { RunContext } from "./run-context.js";
+
+/** One cursor's health at the end of a run. */
+export interface CursorHealth {
+  readonly cursor: Cursor;
+  /** Dead letters of the device resource. */
+  readonly deadLetters: number;
+}
 
 /**
  * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus:
  * - `etl_run,kind=<sync|backfill>,status=<ok|partial|failed|interrupted>` with fields `requests`,
- *   `points`, `errors`, `devices`, `duration_s`, `ok` (1 or 0), at the run's end;
- * - `etl_lag,device_id=…,resource_id=…` with field `lag_s` (now minus the watermark) for every
- *   watermark of this shard, at the same time.
+ *   `points`, `errors`, `devices`, `duration_s`, `ok` (1 or 0), `dead_letters`, at the run's end;
+ * - `etl_lag,device_id=…,resource_id=…` per cursor of the run's devices, with fields `lag_s` (now
+ *   minus the newest record), `fetched_lag_s` (now minus the end of the last fetched window),
+ *   `silent` (1 or 0), `silent_since` (epoch s, while silent), `failures` (failed attempts in a
+ *   row) and `dead_letters`.
  */
 export function runReportLines(
-  kind: RunKind,
+  run: Pick<RunContext, "kind" | "counters">,
   summary: RunSummary,
   durationS: number,
   endS: number,
-  lags: readonly { deviceId: string; resourceId: string; lagS: number }[],
+  health: readonly CursorHealth[],
+  rules: Pick<SyncRules, "silentAfterS">,
 ): string[] {
-  const run =
-    `etl_run,kind=${kind},status=${summary.status} requests=${summary.requests},` +
-    `points=${summary.points},errors=${summary.errors},devices=${summary.devices},` +
-    `duration_s=${durationS},ok=${summary.status === "ok" ? 1 : 0} ${endS}`;
-  const lagLines = lags.map(
-    (l) =>
-      `etl_lag,device_id=${escapeTag(l.deviceId)},resource_id=${escapeTag(l.resourceId)} lag_s=${l.lagS} ${endS}`,
-  );
-  return [run, ...lagLines];
+  const lines = [
+    `etl_run,kind=${run.kind},status=${summary.status} requests=${summary.requests},` +
+      `points=${summary.points},errors=${summary.errors},devices=${summary.devices},` +
+      `duration_s=${durationS},ok=${summary.status === "ok" ? 1 : 0},` +
+      `dead_letters=${run.counters.deadLetters} ${endS}`,
+  ];
+  for (const { cursor, deadLetters } of health) {
+    const newest = cursor.newestRecordS ?? cursor.startedS;
+    const since = silentSince(cursor, endS, rules);
+    lines.push(
+      `etl_lag,device_id=${escapeTag(cursor.deviceId)},resource_id=${escapeTag(cursor.resourceId)} ` +
+        `lag_s=${Math.max(0, endS - newest)},fetched_lag_s=${Math.max(0, endS - cursor.fetchedUntilS)},` +
+        `silent=${since === undefined ? 0 : 1},` +
+        (since === undefined ? "" : `silent_since=${since},`) +
+        `failures=${cursor.failures},dead_letters=${deadLetters} ${endS}`,
+    );
+  }
+  return lines;
 }
 
 /** Writes the run's report to the sink; a failure is logged, never fatal (the run is recorded). */
 export async function reportRun(
   pipeline: Pipeline,
-  kind: RunKind,
+  run: RunContext,
   summary: RunSummary,
   durationMs: number,
   deviceIds?: ReadonlySet<string>,
 ): Promise<void> {
-  const endS = Math.floor(pipeline.now().getTime() / 1000);
-  const lags = pipeline.store
-    .listWatermarks()
-    .filter((w) => deviceIds === undefined || deviceIds.has(w.deviceId))
-    .map((w) => ({
-      deviceId: w.deviceId,
-      resourceId: w.resourceId,
-      lagS: Math.max(0, endS - w.syncedUntilS),
+  const { store, config } = pipeline;
+  const endS = Math.floor(pipeline.apiNow().getTime() / 1000);
+  const letters = new Map(
+    store.deadLetters.countByResource().map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
+  );
+  const health = store.cursors
+    .list()
+    .filter((c) => deviceIds === undefined || deviceIds.has(c.deviceId))
+    .map((cursor) => ({
+      cursor,
+      deadLetters: letters.get(`${cursor.deviceId}\u0000${cursor.resourceId}`) ?? 0,
     }));
   try {
-    await pipeline.sink.write(runReportLines(kind, summary, durationMs / 1000, endS, lags));
+    const rules = syncRules(config, endS);
+    const lines = runReportLines(run, summary, durationMs / 1000, endS, health, rules);
+    const { rejected } = await pipeline.sink.write(lines);
+    if (rejected.length > 0) {
+      run.logger.warn(
+        { rejected: rejected.length, error: rejected[0]?.error },
+        "run report lines refused",
+      );
+    }
   } catch (error) {
-    pipeline.logger.warn({ kind, error: messageOf(error) }, "run report not written");
+    run.logger.warn({ error: messageOf(error) }, "run report not written");
   }
 }

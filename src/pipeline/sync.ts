@@ -1,14 +1,23 @@
-import { resolveSyncStart } from "../config.js";
-import { RecordEncoder } from "../transform/record-encoder.js";
-import { subtractDuration } from "../util/iso-duration.js";
+import type { Logger } from "pino";
+import { COMMON_VALUE_IDS } from "../api/common-values.js";
+import { messageOf } from "../util/errors.js";
 import { runBackfillJob } from "./backfill.js";
 import { refreshCatalog } from "./catalog.js";
-import { isFatal, messageOf } from "./errors.js";
-import { chunkContext, fetchChunk } from "./fetch-chunk.js";
+import { isFatal } from "./errors.js";
+import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
-import { planChunks, timeWindows } from "./plan-chunks.js";
+import { type Chunk, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
+import {
+  backoffS,
+  fetchWindow,
+  planSync,
+  secondsBefore,
+  syncRules,
+  type Window,
+} from "./plan-sync.js";
+import { RunContext, type RunCounters } from "./run-context.js";
 import { reportRun } from "./run-report.js";
-import { inShard } from "./shard.js";
+import { selectDevices } from "./select-devices.js";
 
 /** What one device's part of a sync did. */
 export interface DeviceSyncResult {
@@ -16,8 +25,14 @@ export interface DeviceSyncResult {
   readonly resources: number;
   readonly chunks: number;
   readonly points: number;
-  /** Value ids seen for the first time on a device that already had a watermark. */
+  /** Value ids seen for the first time on a device that already had a cursor. */
   readonly newValues: number;
+  /** Rows and lines kept as dead letters. */
+  readonly deadLetters: number;
+  /** The earliest "silent since" of its resources (epoch s), when one is silent. */
+  readonly silentSinceS?: number;
+  /** Resources that waited for a retry after earlier failures. */
+  readonly waiting: number;
   /** The first error, when the device (or one of its chunks) failed. */
   readonly error?: string;
 }
@@ -25,13 +40,16 @@ export interface DeviceSyncResult {
 /** What a whole sync cycle did; also recorded in the runs table. */
 export interface SyncResult {
   readonly runId: number;
-  /** `interrupted`: stopped by a signal; windows not fetched keep their watermark. */
+  /** `interrupted`: stopped by a signal; windows not fetched keep their cursor. */
   readonly status: "ok" | "partial" | "failed" | "interrupted";
   readonly devices: readonly DeviceSyncResult[];
   readonly requests: number;
   readonly points: number;
   readonly errors: number;
+  readonly deadLetters: number;
   readonly durationMs: number;
+  /** Everything the run counted. */
+  readonly counters: Readonly<RunCounters>;
 }
 
 /** Options of {@link runSync}. */
@@ -44,31 +62,34 @@ export interface SyncOptions {
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /**
- * One incremental sync cycle: lists devices, resources and values (refreshing the catalog), fetches
- * [watermark - SYNC_LOOKBACK, now] of every resource (from SYNC_START for one never seen), writes,
- * and moves the watermark only over time windows whose every chunk the sink has accepted. One
- * failing device does not stop the others. A value that is new on a device with a watermark gets
- * a backfill job from SYNC_START up to the watermark, run at the end of the cycle.
+ * One incremental sync cycle: lists devices, resources and values (refreshing the catalog), and
+ * reads each resource by the cursor rules (README "Cursors"): from its newest record minus
+ * SYNC_LOOKBACK up to now, never beyond LATE_DATA_HORIZON; a silent resource is only probed. A
+ * cursor moves over a window only once its every chunk is written, and only as far as the data
+ * and the API's clock say. One failing device does not stop the others; a failing resource waits
+ * longer before each retry. A value new on a device with a cursor gets a history job, run at the
+ * end of the cycle.
  */
 export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Promise<SyncResult> {
-  const { store, logger, counters } = pipeline;
+  const { store, logger } = pipeline;
   const started = pipeline.now();
-  const runId = store.startRun("sync", started);
-  const before = { requests: counters.requests, points: counters.points };
-  const log = logger.child({ run: runId, kind: "sync" });
-  log.info("sync started");
+  const run = RunContext.create(store.runs.start("sync", started), "sync", logger);
+  run.logger.info("sync started");
   let results: DeviceSyncResult[] = [];
   let fatal: unknown;
   try {
-    const deviceIds = await selectDevices(pipeline, options.deviceIds);
+    const wanted = options.deviceIds && options.deviceIds.length > 0 ? options.deviceIds : "all";
+    const deviceIds = await selectDevices(pipeline, wanted, run.calls);
+    // the run plans by the API's clock once it answered (a local clock ahead reads no future)
+    const nowS = seconds(pipeline.apiNow());
     // every device's work settles before the run ends, even when one of them hit a fatal error
     const settled = await Promise.allSettled(
-      deviceIds.map((id) => syncDevice(pipeline, id, runId)),
+      deviceIds.map((id) => syncDevice(pipeline, run, id, nowS)),
     );
     results = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     const failed = settled.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
-    await runNewValueJobs(pipeline, deviceIds);
+    await runNewValueJobs(pipeline, run, deviceIds);
   } catch (error) {
     fatal = error;
   }
@@ -81,14 +102,17 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
         : pipeline.isStopping
           ? "interrupted"
           : "ok";
+  const { counters } = run;
   const result: SyncResult = {
-    runId,
+    runId: run.id,
     status,
     devices: results,
-    requests: counters.requests - before.requests,
-    points: counters.points - before.points,
+    requests: counters.requests,
+    points: counters.points,
     errors,
+    deadLetters: counters.deadLetters,
     durationMs: pipeline.now().getTime() - started.getTime(),
+    counters: { ...counters },
   };
   const failures = results
     .filter((r) => r.error)
@@ -97,28 +121,24 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
   const summary = {
     status,
     devices: results.length,
-    requests: result.requests,
-    points: result.points,
+    requests: counters.requests,
+    points: counters.points,
     errors,
     detail: failures.length > 0 ? JSON.stringify(failures) : null,
   } as const;
-  store.finishRun(runId, summary, pipeline.now());
-  if (!isFatal(fatal)) {
-    await reportRun(
-      pipeline,
-      "sync",
-      summary,
-      result.durationMs,
-      new Set(results.map((r) => r.deviceId)),
-    );
-  }
-  log.info(
+  store.runs.finish(run.id, summary, pipeline.now());
+  if (!isFatal(fatal)) await reportRun(pipeline, run, summary, result.durationMs);
+  run.logger.info(
     {
       status,
       devices: results.length,
-      requests: result.requests,
-      points: result.points,
+      requests: counters.requests,
+      points: counters.points,
       errors,
+      deadLetters: counters.deadLetters,
+      droppedMembers: counters.droppedMembers,
+      droppedRows: counters.droppedRows,
+      duplicateRows: counters.duplicateRows,
       ms: result.durationMs,
     },
     "sync finished",
@@ -127,50 +147,46 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
   return result;
 }
 
-/** Devices of this shard, or the ones asked for (which must exist). */
-async function selectDevices(
-  pipeline: Pipeline,
-  wanted: readonly string[] | undefined,
-): Promise<string[]> {
-  const { device_ids: all } = await pipeline.queue.add(() => pipeline.client.listDevices());
-  if (wanted && wanted.length > 0) {
-    const unknown = wanted.filter((id) => !all.includes(id));
-    if (unknown.length > 0)
-      throw new Error(`unknown device: ${unknown.join(", ")} (see energy-etl devices)`);
-    return [...wanted];
-  }
-  const { count, index } = pipeline.config.shard;
-  return all.filter((id) => inShard(id, count, index));
-}
-
 async function syncDevice(
   pipeline: Pipeline,
+  run: RunContext,
   deviceId: string,
-  runId: number,
+  nowS: number,
 ): Promise<DeviceSyncResult> {
-  const log = pipeline.logger.child({ run: runId, device: deviceId });
-  const totals = { resources: 0, chunks: 0, points: 0, newValues: 0 };
+  const log = run.logger.child({ device: deviceId });
+  const totals = { resources: 0, chunks: 0, points: 0, newValues: 0, deadLetters: 0, waiting: 0 };
+  let silentSinceS: number | undefined;
+  const result = (error?: unknown): DeviceSyncResult => ({
+    deviceId,
+    ...totals,
+    ...(silentSinceS === undefined ? {} : { silentSinceS }),
+    ...(error === undefined ? {} : { error: messageOf(error) }),
+  });
   try {
     const { resource_ids } = await pipeline.queue.add(() =>
-      pipeline.client.listResources(deviceId),
+      pipeline.client.listResources(deviceId, run.calls),
     );
     let firstError: unknown;
     for (const resourceId of resource_ids) {
-      const outcome = await syncResource(pipeline, deviceId, resourceId, log);
+      const outcome = await syncResource(pipeline, run, deviceId, resourceId, nowS, log);
       totals.resources++;
       totals.chunks += outcome.chunks;
       totals.points += outcome.points;
       totals.newValues += outcome.newValues;
+      totals.deadLetters += outcome.deadLetters;
+      if (outcome.waiting) totals.waiting++;
+      if (outcome.silentSinceS !== undefined) {
+        silentSinceS = Math.min(silentSinceS ?? outcome.silentSinceS, outcome.silentSinceS);
+      }
       firstError ??= outcome.error;
       if (isFatal(outcome.error)) throw outcome.error;
     }
-    if (firstError !== undefined) return { deviceId, ...totals, error: messageOf(firstError) };
     log.debug(totals, "device synced");
-    return { deviceId, ...totals };
+    return result(firstError);
   } catch (error) {
     if (isFatal(error)) throw error;
     log.error({ error: messageOf(error) }, "device sync failed");
-    return { deviceId, ...totals, error: messageOf(error) };
+    return result(error);
   }
 }
 
@@ -178,57 +194,238 @@ interface ResourceOutcome {
   chunks: number;
   points: number;
   newValues: number;
+  deadLetters: number;
+  waiting: boolean;
+  silentSinceS?: number;
   error?: unknown;
 }
 
 async function syncResource(
   pipeline: Pipeline,
+  run: RunContext,
   deviceId: string,
   resourceId: string,
-  log: Pipeline["logger"],
+  nowS: number,
+  log: Logger,
 ): Promise<ResourceOutcome> {
   const { client, store, config } = pipeline;
-  const { values } = await pipeline.queue.add(() => client.listValues(deviceId, resourceId));
-  const now = pipeline.now();
-  const nowS = seconds(now);
+  const { values } = await pipeline.queue.add(() =>
+    client.listValues(deviceId, resourceId, run.calls),
+  );
   const newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
-  const outcome: ResourceOutcome = { chunks: 0, points: 0, newValues };
-  const watermark = store.getWatermark(deviceId, resourceId);
-  const fromS =
-    watermark === undefined
-      ? seconds(resolveSyncStart(config.sync.start, now))
-      : seconds(subtractDuration(new Date((watermark + 1) * 1000), config.sync.lookback));
-  const chunks = planChunks(values, fromS, nowS);
-  if (chunks.length === 0) return outcome;
-  const windows = timeWindows(fromS, nowS);
-  const groups = chunks.length / windows.length;
-  const remaining = windows.map(() => groups);
-  let windowsDone = 0;
-  const encoder = new RecordEncoder(pipeline.decoder, deviceId, resourceId);
+  const outcome: ResourceOutcome = {
+    chunks: 0,
+    points: 0,
+    newValues,
+    deadLetters: 0,
+    waiting: false,
+  };
+  const rules = syncRules(config, nowS);
+  const cursor = store.cursors.get(deviceId, resourceId);
+  const plan = planSync(cursor, nowS, rules);
+  const context = { resource: resourceId };
+  switch (plan.kind) {
+    case "none":
+      return outcome;
+    case "wait":
+      outcome.waiting = true;
+      log.debug(
+        { ...context, retryAt: new Date(plan.retryAtS * 1000).toISOString() },
+        "resource waits after failures",
+      );
+      return outcome;
+    case "quiet":
+      outcome.silentSinceS = plan.silentSinceS;
+      return outcome;
+    case "probe": {
+      const found = await probe(pipeline, run, deviceId, resourceId, values, plan.windows, outcome);
+      const since = plan.silentSinceS;
+      if (outcome.error !== undefined) return outcome;
+      if (!found) {
+        outcome.silentSinceS = since;
+        if (cursor?.nextProbeS === undefined) {
+          log.warn(
+            { ...context, silentSince: new Date(since * 1000).toISOString() },
+            "resource is silent: probing it instead of fetching",
+          );
+        }
+        store.cursors.setNextProbe(
+          deviceId,
+          resourceId,
+          nowS + rules.probeIntervalS,
+          pipeline.now(),
+        );
+        return outcome;
+      }
+      log.info(
+        { ...context, silentSince: new Date(since * 1000).toISOString() },
+        "silent resource has new data: fetching",
+      );
+      const fetch = fetchWindow(store.cursors.get(deviceId, resourceId), nowS, rules);
+      if (fetch === undefined) return outcome;
+      return fetchResource(pipeline, run, deviceId, resourceId, values, fetch, outcome, log);
+    }
+    case "fetch":
+      return fetchResource(pipeline, run, deviceId, resourceId, values, plan, outcome, log);
+  }
+}
 
+/**
+ * Probes a silent resource: one value group (the one with the most of the values every device
+ * has) over each window. True when a record newer than the resource's newest came.
+ */
+async function probe(
+  pipeline: Pipeline,
+  run: RunContext,
+  deviceId: string,
+  resourceId: string,
+  values: readonly string[],
+  windows: readonly Window[],
+  outcome: ResourceOutcome,
+): Promise<boolean> {
+  const group = probeGroup(values);
+  if (group === undefined) return false;
+  const before = pipeline.store.cursors.get(deviceId, resourceId)?.newestRecordS ?? -1;
+  let found = false;
+  for (const window of windows) {
+    const chunk: Chunk = { index: 0, values: group, fromS: window.fromS, toS: window.toS };
+    try {
+      const result = await pipeline.queue.add(() =>
+        fetchChunk(chunkDeps(pipeline), run, deviceId, resourceId, chunk),
+      );
+      outcome.chunks++;
+      outcome.points += result.points;
+      outcome.deadLetters += result.deadLetters;
+      if ((result.newestRecordS ?? -1) > before) found = true;
+    } catch (error) {
+      outcome.error ??= error;
+      recordFailure(pipeline, run, deviceId, resourceId, error);
+      return false;
+    }
+  }
+  return found;
+}
+
+/** The value group a probe reads: the one holding the most values every device has. */
+export function probeGroup(values: readonly string[]): readonly string[] | undefined {
+  const common = new Set(COMMON_VALUE_IDS);
+  let best: readonly string[] | undefined;
+  let bestScore = -1;
+  for (const group of valueGroups(values)) {
+    const score = group.filter((v) => common.has(v)).length;
+    if (score > bestScore) {
+      best = group;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** The pieces of the pipeline fetching a chunk uses. */
+function chunkDeps(pipeline: Pipeline) {
+  return {
+    client: pipeline.client,
+    sink: pipeline.sink,
+    decoder: pipeline.decoder,
+    deadLetters: pipeline.store.deadLetters,
+    now: pipeline.now,
+  };
+}
+
+/** Per time window of a fetch: chunks still out, chunks failed, and what the done ones said. */
+interface WindowProgress {
+  readonly window: Window;
+  remaining: number;
+  failed: Chunk[];
+  newestS?: number;
+  serverTimeS: number;
+}
+
+async function fetchResource(
+  pipeline: Pipeline,
+  run: RunContext,
+  deviceId: string,
+  resourceId: string,
+  values: readonly string[],
+  plan: { readonly window: Window; readonly beyondHorizonS?: number },
+  outcome: ResourceOutcome,
+  log: Logger,
+): Promise<ResourceOutcome> {
+  const { store } = pipeline;
+  const { fromS, toS } = plan.window;
+  if (plan.beyondHorizonS !== undefined) {
+    log.warn(
+      {
+        resource: resourceId,
+        lostFrom: new Date(plan.beyondHorizonS * 1000).toISOString(),
+        lostTo: new Date((fromS - 1) * 1000).toISOString(),
+      },
+      "late data older than LATE_DATA_HORIZON is not fetched (energy-etl audit finds it)",
+    );
+  }
+  const chunks = planChunks(values, fromS, toS);
+  if (chunks.length === 0) return outcome;
+  store.cursors.begin(deviceId, resourceId, fromS, pipeline.now());
+  const spans = timeWindows(fromS, toS);
+  const groups = chunks.length / spans.length;
+  const windows: WindowProgress[] = spans.map((window) => ({
+    window,
+    remaining: groups,
+    failed: [],
+    serverTimeS: window.toS,
+  }));
+  let committed = 0;
+  let succeeded = 0;
+  const commitReady = (parked: boolean): void => {
+    while (committed < windows.length) {
+      const w = windows[committed];
+      if (w === undefined || w.remaining > 0 || (w.failed.length > 0 && !parked)) return;
+      store.cursors.commit(
+        deviceId,
+        resourceId,
+        {
+          fetchedUntilS: Math.min(w.window.toS, w.serverTimeS),
+          ...(w.newestS === undefined ? {} : { newestRecordS: w.newestS }),
+        },
+        pipeline.now(),
+      );
+      committed++;
+    }
+  };
+  const done = (chunk: Chunk, result: ChunkResult): void => {
+    const w = windows[Math.floor(chunk.index / groups)];
+    if (w === undefined) return;
+    w.remaining--;
+    w.serverTimeS = Math.min(w.serverTimeS, result.serverTimeS);
+    if (result.newestRecordS !== undefined) {
+      w.newestS = Math.max(w.newestS ?? result.newestRecordS, result.newestRecordS);
+    }
+  };
+  let firstError: unknown;
   await Promise.all(
     chunks.map((chunk) =>
       pipeline.queue.add(async () => {
-        if (pipeline.isStopping || isFatal(outcome.error)) return;
+        if (pipeline.isStopping || isFatal(firstError)) return;
+        const startedMs = Date.now();
         try {
-          const result = await fetchChunk(pipeline, deviceId, resourceId, chunk, encoder);
+          const result = await fetchChunk(chunkDeps(pipeline), run, deviceId, resourceId, chunk);
+          pipeline.observer?.chunkDone((Date.now() - startedMs) / 1000, result);
+          succeeded++;
           outcome.chunks++;
           outcome.points += result.points;
-          const w = Math.floor(chunk.index / groups);
-          remaining[w] = (remaining[w] ?? 0) - 1;
-          let advanced = false;
-          while (windowsDone < windows.length && remaining[windowsDone] === 0) {
-            windowsDone++;
-            advanced = true;
-          }
-          const window = windows[windowsDone - 1];
-          if (advanced && window) {
-            await pipeline.sink.flush();
-            store.advanceWatermark(deviceId, resourceId, window.toS, pipeline.now());
-          }
+          outcome.deadLetters += result.deadLetters;
+          done(chunk, result);
+          commitReady(false);
         } catch (error) {
-          outcome.error ??= error;
-          log.error(
+          run.counters.chunkErrors++;
+          pipeline.observer?.chunkFailed(error);
+          firstError ??= error;
+          const w = windows[Math.floor(chunk.index / groups)];
+          if (w) {
+            w.remaining--;
+            w.failed.push(chunk);
+          }
+          run.logger.error(
             { ...chunkContext(deviceId, resourceId, chunk), error: messageOf(error) },
             "chunk failed",
           );
@@ -236,20 +433,85 @@ async function syncResource(
       }),
     ),
   );
+  if (firstError === undefined) return outcome;
+  outcome.error = firstError;
+  if (isFatal(firstError)) return outcome;
+  const failed = windows.flatMap((w) => w.failed);
+  const failures = recordFailure(pipeline, run, deviceId, resourceId, firstError);
+  // a window that keeps failing while the rest of its device syncs is handed over as a parked job
+  if (failures >= pipeline.config.failures.parkAfter && succeeded > 0) {
+    store.transaction(() => {
+      for (const chunk of failed) {
+        store.jobs.createOrResume(
+          {
+            deviceId,
+            resourceId,
+            valueIds: chunk.values,
+            fromS: chunk.fromS,
+            toS: chunk.toS,
+            reason: "parked",
+          },
+          1,
+          pipeline.now(),
+          "parked",
+        );
+      }
+      commitReady(true);
+    });
+    log.warn(
+      { resource: resourceId, chunks: failed.length, failures, error: messageOf(firstError) },
+      "windows that keep failing are parked as jobs; the cursor moves on (energy-etl status)",
+    );
+  }
   return outcome;
+}
+
+/** Counts a failed attempt on the cursor; the next one waits FAILURE_BACKOFF doubled per failure. */
+function recordFailure(
+  pipeline: Pipeline,
+  run: RunContext,
+  deviceId: string,
+  resourceId: string,
+  error: unknown,
+): number {
+  const { store, config } = pipeline;
+  const now = pipeline.now();
+  // the same clock the planning reads retry_at with
+  const nowS = seconds(pipeline.apiNow());
+  store.cursors.begin(deviceId, resourceId, nowS, now);
+  const previous = store.cursors.get(deviceId, resourceId)?.failures ?? 0;
+  const waitS = backoffS(
+    previous + 1,
+    secondsBefore(nowS, config.failures.backoff),
+    secondsBefore(nowS, config.failures.backoffMax),
+  );
+  const failures = store.cursors.recordFailure(
+    deviceId,
+    resourceId,
+    messageOf(error),
+    nowS + waitS,
+    now,
+  );
+  run.logger.debug({ device: deviceId, resource: resourceId, failures, waitS }, "resource waits");
+  return failures;
 }
 
 /**
  * Backfill jobs queued for new values of the synced devices (manual backfills are left to
  * `run`/`backfill`).
  */
-async function runNewValueJobs(pipeline: Pipeline, deviceIds: readonly string[]): Promise<void> {
-  for (const job of pipeline.store.unfinishedBackfillJobs()) {
+async function runNewValueJobs(
+  pipeline: Pipeline,
+  run: RunContext,
+  deviceIds: readonly string[],
+): Promise<void> {
+  const nowS = seconds(pipeline.now());
+  for (const job of pipeline.store.jobs.due(nowS)) {
     if (job.reason !== "new_value" || !deviceIds.includes(job.deviceId) || pipeline.isStopping)
       continue;
-    const done = await runBackfillJob(pipeline, job);
+    const done = await runBackfillJob(pipeline, run, job);
     if (done.status !== "done") {
-      pipeline.logger.warn(
+      run.logger.warn(
         { job: job.id, device: job.deviceId, error: done.lastError },
         "new-value backfill unfinished",
       );

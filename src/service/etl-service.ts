@@ -1,10 +1,10 @@
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "pino";
 import { scrubSecrets } from "../logger.js";
-import { runBackfillJob } from "../pipeline/backfill.js";
-import { messageOf } from "../pipeline/errors.js";
+import { runBackfillJobs } from "../pipeline/backfill.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
+import { messageOf } from "../util/errors.js";
 import { HealthServer } from "./health-server.js";
 import type { EtlMetrics } from "./metrics.js";
 
@@ -98,21 +98,25 @@ export class EtlService {
       });
   }
 
-  /** Works off unfinished backfill jobs one after the other, unless already doing so. */
+  /**
+   * Works off the backfill jobs that are due (not parked, not waiting after a failure) as one
+   * recorded backfill run, unless already doing so.
+   */
   drainBackfills(): void {
     if (this.backfilling || this.pipeline.isStopping) return;
-    this.backfilling = (async () => {
-      for (const job of this.pipeline.store.unfinishedBackfillJobs()) {
-        if (this.pipeline.isStopping) break;
-        try {
-          await runBackfillJob(this.pipeline, job);
-        } catch (error) {
-          this.log.error({ job: job.id, error: messageOf(error) }, "backfill job failed");
-        }
-      }
-    })().finally(() => {
-      this.backfilling = undefined;
-    });
+    const nowS = Math.floor(this.pipeline.now().getTime() / 1000);
+    const jobs = this.pipeline.store.jobs.due(nowS);
+    if (jobs.length === 0) return;
+    this.backfilling = runBackfillJobs(this.pipeline, jobs)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.log.error({ error: messageOf(error) }, "backfill run failed");
+        },
+      )
+      .finally(() => {
+        this.backfilling = undefined;
+      });
   }
 
   /** InfluxDB reachable (token and bucket accepted), API token obtainable, scheduler alive. */

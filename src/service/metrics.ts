@@ -2,7 +2,9 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AttemptInfo } from "../api/client.js";
 import { ApiError } from "../api/errors.js";
 import { InfluxWriteError } from "../influx/write-errors.js";
+import type { ChunkResult } from "../pipeline/fetch-chunk.js";
 import type { Pipeline, PipelineObserver } from "../pipeline/pipeline.js";
+import { silentSince, syncRules } from "../pipeline/plan-sync.js";
 
 const PREFIX = "energy_etl_";
 
@@ -38,7 +40,7 @@ export class EtlMetrics implements PipelineObserver {
   });
   private readonly writeErrors = new Counter({
     name: `${PREFIX}write_errors_total`,
-    help: "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable)",
+    help: "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable); lines refused one by one are dead letters",
     labelNames: ["code"],
     registers: [this.registry],
   });
@@ -46,6 +48,17 @@ export class EtlMetrics implements PipelineObserver {
     name: `${PREFIX}chunk_errors_total`,
     help: "Chunks that failed, by stage (api, write) and code",
     labelNames: ["stage", "code"],
+    registers: [this.registry],
+  });
+  private readonly dropped = new Counter({
+    name: `${PREFIX}dropped_total`,
+    help: "What answers held beyond what was asked for, dropped: members not requested, rows outside the window, duplicate rows",
+    labelNames: ["what"],
+    registers: [this.registry],
+  });
+  private readonly deadLettered = new Counter({
+    name: `${PREFIX}dead_lettered_total`,
+    help: "Rows and lines kept as dead letters (including ones read again)",
     registers: [this.registry],
   });
   private readonly chunkDuration = new Histogram({
@@ -75,22 +88,59 @@ export class EtlMetrics implements PipelineObserver {
       },
     });
     new Gauge({
-      name: `${PREFIX}watermark_lag_seconds`,
-      help: "Seconds between now and the watermark, per device and resource",
+      name: `${PREFIX}cursor_lag_seconds`,
+      help: "Seconds between now and the newest record written, per device and resource",
       labelNames: ["device_id", "resource_id"],
       registers,
       collect() {
         this.reset();
         const nowS = Math.floor(pipeline.now().getTime() / 1000);
-        for (const w of pipeline.store.listWatermarks()) {
+        for (const c of pipeline.store.cursors.list()) {
           this.set(
-            { device_id: w.deviceId, resource_id: w.resourceId },
-            Math.max(0, nowS - w.syncedUntilS),
+            { device_id: c.deviceId, resource_id: c.resourceId },
+            Math.max(0, nowS - (c.newestRecordS ?? c.startedS)),
           );
         }
       },
     });
-    const lastRun = (kind: "sync" | "backfill") => pipeline.store.lastRun(kind);
+    new Gauge({
+      name: `${PREFIX}silent_since_seconds`,
+      help: "Epoch seconds since when a silent device resource has sent nothing (only silent ones)",
+      labelNames: ["device_id", "resource_id"],
+      registers,
+      collect() {
+        this.reset();
+        const nowS = Math.floor(pipeline.now().getTime() / 1000);
+        const rules = syncRules(pipeline.config, nowS);
+        for (const c of pipeline.store.cursors.list()) {
+          const since = silentSince(c, nowS, rules);
+          if (since !== undefined) {
+            this.set({ device_id: c.deviceId, resource_id: c.resourceId }, since);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}dead_letters`,
+      help: "Dead letters kept in the state database, per device and resource",
+      labelNames: ["device_id", "resource_id"],
+      registers,
+      collect() {
+        this.reset();
+        for (const c of pipeline.store.deadLetters.countByResource()) {
+          this.set({ device_id: c.deviceId, resource_id: c.resourceId }, c.count);
+        }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}parked_jobs`,
+      help: "Backfill jobs parked after failing PARK_AFTER times",
+      registers,
+      collect() {
+        this.set(pipeline.store.jobs.parked().length);
+      },
+    });
+    const lastRun = (kind: "sync" | "backfill") => pipeline.store.runs.last(kind);
     new Gauge({
       name: `${PREFIX}last_run_timestamp_seconds`,
       help: "End of the last finished run, by kind",
@@ -121,7 +171,7 @@ export class EtlMetrics implements PipelineObserver {
       labelNames: ["state"],
       registers,
       collect() {
-        const jobs = pipeline.store.unfinishedBackfillJobs();
+        const jobs = pipeline.store.jobs.unfinished();
         this.set(
           { state: "done" },
           jobs.reduce((n, j) => n + j.chunksDone, 0),
@@ -148,9 +198,13 @@ export class EtlMetrics implements PipelineObserver {
     this.apiRetries.inc({ endpoint: retry.route, code: retry.code });
   };
 
-  chunkDone(durationS: number, points: number): void {
+  chunkDone(durationS: number, result: ChunkResult): void {
     this.chunkDuration.observe(durationS);
-    this.points.inc(points);
+    this.points.inc(result.points);
+    this.deadLettered.inc(result.deadLetters);
+    this.dropped.inc({ what: "members" }, result.dropped.extraMembers);
+    this.dropped.inc({ what: "rows_outside_window" }, result.dropped.outOfWindow);
+    this.dropped.inc({ what: "duplicate_rows" }, result.dropped.duplicates);
   }
 
   chunkFailed(error: unknown): void {

@@ -1,10 +1,29 @@
-/** Rows of the state database (SQLite at STATE_DB). Times: epoch seconds for data windows, ISO strings for bookkeeping. */
+/**
+ * Rows of the state database (SQLite at STATE_DB). Times: epoch seconds for data windows and
+ * schedule points, ISO strings for bookkeeping.
+ */
 
-/** How far a device's resource is synced: every record at or before `syncedUntilS` is in the sink. */
-export interface Watermark {
+/**
+ * Where a device's resource stands, from what its data says (README "Cursors"). The next sync reads
+ * from `newestRecordS + 1 - SYNC_LOOKBACK` (from `startedS` while no record ever arrived), never
+ * further back than LATE_DATA_HORIZON.
+ */
+export interface Cursor {
   readonly deviceId: string;
   readonly resourceId: string;
-  readonly syncedUntilS: number;
+  /** The newest record timestamp written, capped at the API's clock; undefined until one came. */
+  readonly newestRecordS?: number;
+  /** End of the last fully fetched window, capped at the API's clock. */
+  readonly fetchedUntilS: number;
+  /** Where the cursor began (SYNC_START at its first sync). */
+  readonly startedS: number;
+  /** Set while the resource is silent: it is probed, not fetched, and not before this time. */
+  readonly nextProbeS?: number;
+  /** Failed attempts in a row (reset by a success). */
+  readonly failures: number;
+  /** After a failure: no new attempt before this time. */
+  readonly retryAtS?: number;
+  readonly lastError?: string;
   readonly updatedAt: string;
 }
 
@@ -17,10 +36,18 @@ export interface CatalogEntry {
   readonly lastSeen: string;
 }
 
-export type BackfillStatus = "pending" | "running" | "done" | "failed";
+/**
+ * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
+ * alone until an operator retries it (`energy-etl backfill --retry-parked`).
+ */
+export type BackfillStatus = "pending" | "running" | "done" | "failed" | "parked";
 
-/** Why a backfill job exists. */
-export type BackfillReason = "manual" | "new_value";
+/**
+ * Why a backfill job exists: `manual` (energy-etl backfill), `new_value` (the history of a value
+ * that appeared), `audit` (holes found by energy-etl audit --fix), `parked` (a sync window that
+ * kept failing while the rest of its device synced).
+ */
+export type BackfillReason = "manual" | "new_value" | "audit" | "parked";
 
 /** What a backfill job covers; the same spec gives the same key, so a re-run continues the job. */
 export interface BackfillSpec {
@@ -42,6 +69,12 @@ export interface BackfillJob extends BackfillSpec {
   readonly points: number;
   readonly requests: number;
   readonly lastError: string | null;
+  /** Attempts that ended with a failed chunk (reset when the job is done or retried by hand). */
+  readonly attempts: number;
+  /** A failed job is not attempted again before this time. */
+  readonly nextAttemptS?: number;
+  /** The newest record timestamp the job wrote. */
+  readonly newestRecordS?: number;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -67,3 +100,32 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
   readonly endedAt: string | null;
   readonly status: RunStatus;
 }
+
+/** `row`: a record that failed validation; `line`: a line InfluxDB refused for good. */
+export type DeadLetterKind = "row" | "line";
+
+/** A bad row or line, kept instead of freezing its device (README "Dead letters"). */
+export interface DeadLetter {
+  readonly id: number;
+  readonly kind: DeadLetterKind;
+  readonly deviceId: string;
+  readonly resourceId: string;
+  /** The requested window it came from (the first time). */
+  readonly windowFromS: number;
+  readonly windowToS: number;
+  /** The value ids that were requested (a row is cut to them when retried). */
+  readonly valueIds: readonly string[];
+  /** The raw row (JSON text) or the line, cut at {@link MAX_DEAD_LETTER_CHARS} (see `truncated`). */
+  readonly payload: string;
+  readonly truncated: boolean;
+  readonly error: string;
+  /** How often it came (a lookback re-read brings the same row again). */
+  readonly occurrences: number;
+  /** Retries by `dead-letters --retry` that failed again. */
+  readonly retries: number;
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+}
+
+/** Longest payload kept in a dead letter (longer ones are cut and cannot be retried). */
+export const MAX_DEAD_LETTER_CHARS = 65_536;

@@ -13,7 +13,14 @@ describe("energy-etl config", () => {
     const shown = JSON.parse(io.out());
     expect(shown.api).toMatchObject({ key: "[set]", password: "", concurrency: 7 });
     expect(shown.influx.token).toBe("[set]");
-    expect(shown.sync).toEqual({ cron: "*/5 * * * *", start: "P30D", lookback: "PT1H" });
+    expect(shown.sync).toEqual({
+      cron: "*/5 * * * *",
+      start: "P30D",
+      lookback: "PT1H",
+      lateDataHorizon: "P30D",
+      silentAfter: "PT6H",
+      probeInterval: "PT1H",
+    });
     expect(io.out()).not.toContain("key-value-123");
     expect(io.out()).not.toContain("tok-value-456");
   });

@@ -19,7 +19,7 @@ describe("createPointSink", () => {
     for (let i = 0; i < 2; i++) {
       const sink = await createPointSink(loadConfig(), logger, file);
       expect(sink.target).toContain(file);
-      await sink.write(LINES);
+      await expect(sink.write(LINES)).resolves.toEqual({ written: 2, rejected: [] });
       await sink.close();
     }
     expect(readFileSync(file, "utf8")).toBe(`${[...LINES, ...LINES].join("\n")}\n`);

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { writerFor } from "../support/influx-writer.js";
+import { logEntries, REFUSED_LINES_LOG, writerFor } from "../support/influx-writer.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
 
 async function expectWriteError(promise: Promise<unknown>): Promise<InfluxWriteError> {
@@ -34,23 +34,34 @@ describe("InfluxWriter against a real influxd", () => {
     expect(series?.values[0]?.slice(1)).toEqual([5000, (4999 * 5000) / 2]);
   });
 
-  it("fails a chunk of bad data with a clear error and keeps writing the others", async () => {
+  it("writes the good lines of a batch with a bad one, rejects that one, keeps writing", async () => {
     const { writer, logLines } = writerFor(db);
     const good = writer.write(["q,device_id=a value=1 1700000000"]);
     const bad = writer.write(["q,device_id=b value=1 1700000000", "this is not line protocol"]);
     const alsoGood = writer.write(["q,device_id=c value=3 1700000000"]);
-    await good;
-    const error = await expectWriteError(bad);
-    expect(error).toMatchObject({ code: "bad_data", status: 400, fatal: false });
-    expect(error.message).toMatch(/rejected 2 lines as bad data \(HTTP 400: .*unable to parse/);
-    await alsoGood;
-    expect(
-      logLines.some((l) => l.includes("InfluxDB rejected the data") && l.includes("firstLine")),
-    ).toBe(true);
+    await expect(good).resolves.toEqual({ written: 1, rejected: [] });
+    const outcome = await bad;
+    expect(outcome.written).toBe(1);
+    expect(outcome.rejected).toEqual([
+      {
+        line: "this is not line protocol",
+        status: 400,
+        error: expect.stringMatching(/^unable to parse 'this is not line protocol': /),
+      },
+    ]);
+    await expect(alsoGood).resolves.toEqual({ written: 1, rejected: [] });
+    expect(writer.linesWritten).toBe(3);
+    expect(logEntries(logLines, REFUSED_LINES_LOG)).toEqual([
+      expect.objectContaining({
+        lines: 2,
+        rejected: 1,
+        firstRejected: "this is not line protocol",
+      }),
+    ]);
     const devices = (await db.series("SELECT value FROM q GROUP BY device_id")).map(
       (s) => s.tags?.device_id,
     );
-    expect(devices).toEqual(expect.arrayContaining(["a", "c"]));
+    expect(devices).toEqual(["a", "b", "c"]);
   });
 
   it("a wrong token is fatal with a message that says what to fix", async () => {
@@ -146,10 +157,23 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
     expect(Math.max(...received.map((b) => b.length))).toBeLessThanOrEqual(3);
   });
 
-  it("a single line over the limit is bad data", async () => {
-    answer = () => ({ status: 413 });
+  it("a single line over the limit is rejected; the others are written", async () => {
+    const huge = `m text="${"x".repeat(100)}" 5`;
+    answer = (lines) => ({ status: lines.some((l) => l.length > 50) ? 413 : 204 });
+    const lines = ["m value=1 1", "m value=2 2", huge, "m value=4 4"];
+    const outcome = await writerFor(target()).writer.write(lines);
+    expect(outcome).toEqual({
+      written: 3,
+      rejected: [{ line: huge, status: 413, error: "status 413" }],
+    });
+    expect(received.flat()).toEqual(lines.filter((l) => l !== huge));
+  });
+
+  it("another 4xx is about the request, not a line: it rejects the write as bad_data", async () => {
+    answer = () => ({ status: 405 });
     const error = await expectWriteError(writerFor(target()).writer.write(["m value=1 1"]));
-    expect(error.code).toBe("bad_data");
+    expect(error).toMatchObject({ code: "bad_data", status: 405, fatal: false });
+    expect(error.message).toMatch(/refused a write of 1 lines \(HTTP 405: status 405\)/);
   });
 
   it("429 waits at least Retry-After, then succeeds", async () => {

@@ -11,7 +11,7 @@ import {
   storedPoints,
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const DAY_S = 86_400;
@@ -59,8 +59,8 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
 
     sim.resetLog();
     for (const p of plan) {
-      const { job } = pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks);
-      const done = await runBackfillJob(pipeline, job);
+      const { job } = pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now());
+      const done = await runBackfillJob(pipeline, testRun(pipeline), job);
       expect(done).toMatchObject({ status: "done", chunksDone: p.chunks, chunksTotal: p.chunks });
     }
     expect(sim.count("data")).toBe(planned);
@@ -74,7 +74,7 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     const stored = await storedPoints(db);
     expect(stored.length).toBe(expected.length);
     expect(sortPoints(stored)).toEqual(sortPoints(expected));
-    expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(toS);
+    expect(pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS).toBe(toS);
   });
 
   it("an incremental sync right after fetches only the lookback and the new time", async () => {
@@ -88,8 +88,11 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     const expectedFrom = formatQueryTime(new Date((toS + 1 - 3600) * 1000));
     const expectedTo = formatQueryTime(new Date(clock.now()));
     for (const r of data) expect([r.query.from, r.query.to]).toEqual([expectedFrom, expectedTo]);
-    expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(clock.now() / 1000);
-    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "ok", devices: 1, errors: 0 });
+    // the cursor follows the data: records are hourly, so the newest one is still 12:00
+    const cursor = pipeline.store.cursors.get(DEVICE, "all_data");
+    expect(cursor?.newestRecordS).toBe(toS);
+    expect(cursor?.fetchedUntilS).toBe(clock.now() / 1000);
+    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "ok", devices: 1, errors: 0 });
   });
 
   it("every run leaves an etl_run point and the lag per device in InfluxDB", async () => {
@@ -103,9 +106,10 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     const lags = await db.series(
       'SELECT last("lag_s") FROM "etl_lag" GROUP BY "device_id", "resource_id"',
     );
+    // lag is now minus the newest record: hourly records, 30 minutes after the last one
     expect(lags.map((l) => [l.tags?.device_id, l.tags?.resource_id, l.values[0]?.[1]])).toEqual([
-      [DEVICE, "all_data", 0],
-      [DEVICE, "battery_bank", 0],
+      [DEVICE, "all_data", 1800],
+      [DEVICE, "battery_bank", 1800],
     ]);
   });
 });

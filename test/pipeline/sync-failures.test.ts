@@ -17,7 +17,7 @@ describe("sync when InfluxDB fails", () => {
     await influxd.stop();
   });
 
-  it("leaves the watermark where it was; the next sync fills the gap", async () => {
+  it("leaves the cursor where it was; the next sync fills the gap", async () => {
     await influxd.start();
     await influxql(influxd.rawUrl, "", 'CREATE DATABASE "outage"');
     sim = await startTestSimulator({ now: clock.now });
@@ -29,21 +29,23 @@ describe("sync when InfluxDB fails", () => {
     const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
       expect((await runSync(pipeline, { deviceIds: [DEVICE] })).status).toBe("ok");
-      const watermark = pipeline.store.getWatermark(DEVICE, "all_data");
-      expect(watermark).toBe(NOW_MS / 1000);
+      const newest = pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS;
+      expect(newest).toBe(NOW_MS / 1000);
 
       await influxd.stopInfluxd();
       clock.advance(2 * 3600_000);
       const failed = await runSync(pipeline, { deviceIds: [DEVICE] });
       expect(failed.status).toBe("failed");
       expect(failed.devices[0]?.error).toMatch(/InfluxDB write failed after 2 attempts/);
-      expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(watermark);
-      expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "failed", errors: 1 });
+      expect(pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS).toBe(newest);
+      expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "failed", errors: 1 });
 
       await influxd.start();
       clock.advance(60_000);
       expect((await runSync(pipeline, { deviceIds: [DEVICE] })).status).toBe("ok");
-      expect(pipeline.store.getWatermark(DEVICE, "all_data")).toBe(clock.now() / 1000);
+      expect(pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS).toBe(
+        clock.now() / 1000,
+      );
       const { results } = await influxql(
         influxd.rawUrl,
         "outage",
@@ -58,7 +60,7 @@ describe("sync when InfluxDB fails", () => {
 });
 
 describe("a new value id on a synced device", () => {
-  it("gets its history backfilled from SYNC_START up to the watermark", async () => {
+  it("gets its history backfilled from SYNC_START up to the newest record", async () => {
     const clock = new ManualClock(NOW_MS);
     const sim = await startTestSimulator({ now: clock.now });
     const db = await createTestInfluxDb("newvalue");
@@ -66,23 +68,23 @@ describe("a new value id on a synced device", () => {
     const { pipeline, logLines } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
       await runSync(pipeline, { deviceIds: [DEVICE] });
-      const watermark = pipeline.store.getWatermark(DEVICE, "all_data") ?? 0;
+      const newest = pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS ?? 0;
       sim.fleet.addValue(DEVICE, "all_data", "e_03_01_00_007_heat_pump_power");
       clock.advance(5 * 60_000);
       const result = await runSync(pipeline, { deviceIds: [DEVICE] });
       expect(result.devices[0]?.newValues).toBe(1);
       expect(logLines.some((l) => l.includes("new values: history backfill queued"))).toBe(true);
 
-      const [job] = pipeline.store.recentBackfillJobs(1);
+      const [job] = pipeline.store.jobs.recent(1);
       expect(job).toMatchObject({
         reason: "new_value",
         status: "done",
         valueIds: ["e_03_01_00_007_heat_pump_power"],
         fromS: clock.now() / 1000 - 86_400,
-        toS: watermark,
+        toS: newest,
       });
       const [series] = await db.series('SELECT count("value") FROM "heat_pump_power"');
-      // SYNC_START (one day before now) up to the first watermark, then the second sync's
+      // SYNC_START (one day before now) up to the first newest record, then the second sync's
       // window up to now: every minute once, no hole
       expect(series?.values[0]?.[1]).toBe(24 * 60 + 1);
     } finally {

@@ -152,7 +152,7 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
     // the state: one job per resource, every planned chunk recorded, the watermark at --to
     const store = StateStore.open(state, { migrate: false });
     try {
-      const jobs = store.recentBackfillJobs(10);
+      const jobs = store.jobs.recent(10);
       expect(jobs.map((j) => j.resourceId).sort()).toEqual(["all_data", "battery_bank"]);
       for (const job of jobs) {
         const chunks = planChunks(job.valueIds, job.fromS, job.toS);
@@ -163,10 +163,10 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
           chunksTotal: chunks.length,
           chunksDone: chunks.length,
         });
-        const done = store.completedChunks(job.id);
+        const done = store.jobs.completedChunks(job.id);
         expect(done.size).toBe(job.chunksTotal);
         expect([...done].sort((a, b) => a - b)).toEqual(chunks.map((c) => c.index));
-        expect(store.getWatermark(DEVICE, job.resourceId)).toBe(TO_S);
+        expect(store.cursors.get(DEVICE, job.resourceId)?.newestRecordS).toBe(TO_S);
       }
     } finally {
       store.close();

@@ -120,6 +120,8 @@ describe("InfluxDB stopped in the middle of a run", () => {
     const env = pipelineEnv(sim, db, tempStateDb(), {
       API_CONCURRENCY: CONCURRENCY,
       INFLUX_TIMEOUT_MS: "5000",
+      // the clock stands still here: a failed resource is retried by the very next sync
+      FAILURE_BACKOFF: "PT0S",
       ...extra,
     });
     const { pipeline, logLines } = await openTestPipeline(env, () => new Date(NOW_MS));
@@ -142,10 +144,10 @@ describe("InfluxDB stopped in the middle of a run", () => {
     expect(stopped.dataRequestsAtStop).toBeLessThan(planned);
     expect(failed.status).toBe("failed");
     expect(failed.devices[0]?.error).toMatch(/InfluxDB write failed after 1 attempts/);
-    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "failed", errors: 1 });
+    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "failed", errors: 1 });
     const watermarks = (sim.fleet.resourceIds(DEVICE) ?? []).map((r) => ({
       resourceId: r,
-      watermark: pipeline.store.getWatermark(DEVICE, r),
+      watermark: pipeline.store.cursors.get(DEVICE, r)?.newestRecordS,
     }));
     // something was not written, so some watermark stayed behind now; one moved before the outage
     expect(watermarks.some((w) => w.watermark === undefined || w.watermark < TO_S)).toBe(true);
@@ -174,7 +176,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
     );
     expect(next).toMatchObject({ status: "ok", errors: 0 });
     for (const { resourceId } of watermarks) {
-      expect(pipeline.store.getWatermark(DEVICE, resourceId)).toBe(TO_S);
+      expect(pipeline.store.cursors.get(DEVICE, resourceId)?.newestRecordS).toBe(TO_S);
     }
     const expected = expectedData(sim, FROM_S, () => TO_S);
     const after = await dataPoints(db);
@@ -185,7 +187,9 @@ describe("InfluxDB stopped in the middle of a run", () => {
   it("a backfill whose writes are retried rides out a short outage and ends done", async () => {
     const { sim, db, pipeline, logLines } = await setUp("outage_retry", { INFLUX_RETRIES: "5" });
     const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
-    const jobs = plan.map((p) => pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks).job);
+    const jobs = plan.map(
+      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+    );
     const [result] = await withDeadline(
       Promise.all([runBackfillJobs(pipeline, jobs), outage(sim, 4, 300)]),
       RUN_DEADLINE_MS,
@@ -196,8 +200,8 @@ describe("InfluxDB stopped in the middle of a run", () => {
     expect(result.status).toBe("ok");
     for (const job of result.jobs) {
       expect(job).toMatchObject({ status: "done", chunksDone: job.chunksTotal });
-      expect(pipeline.store.completedChunks(job.id).size).toBe(job.chunksTotal);
-      expect(pipeline.store.getWatermark(DEVICE, job.resourceId)).toBe(TO_S);
+      expect(pipeline.store.jobs.completedChunks(job.id).size).toBe(job.chunksTotal);
+      expect(pipeline.store.cursors.get(DEVICE, job.resourceId)?.newestRecordS).toBe(TO_S);
     }
     // no chunk was fetched twice: the writes were retried, not the chunks
     expect(sim.count("data")).toBe(plan.reduce((n, p) => n + p.chunks, 0));
@@ -210,26 +214,28 @@ describe("InfluxDB stopped in the middle of a run", () => {
     const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
     const planned = plan.reduce((n, p) => n + p.chunks, 0);
     expect(planned).toBe(15);
-    const jobs = plan.map((p) => pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks).job);
+    const jobs = plan.map(
+      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+    );
     const [failed] = await withDeadline(
       Promise.all([runBackfillJobs(pipeline, jobs), outage(sim, 4)]),
       RUN_DEADLINE_MS,
       "the backfill during the outage",
     );
     expect(failed.status).toBe("failed");
-    expect(pipeline.store.lastRun("backfill")).toMatchObject({ status: "failed" });
+    expect(pipeline.store.runs.last("backfill")).toMatchObject({ status: "failed" });
     let doneBefore = 0;
     const doneChunks = new Map<number, Set<number>>();
     for (const job of failed.jobs) {
       expect(job.status).toBe("failed");
       expect(job.lastError).toMatch(/InfluxDB write failed after 1 attempts/);
-      const done = pipeline.store.completedChunks(job.id);
+      const done = pipeline.store.jobs.completedChunks(job.id);
       expect(done.size).toBe(job.chunksDone);
       expect(done.size).toBeLessThan(job.chunksTotal);
       doneChunks.set(job.id, done);
       doneBefore += done.size;
       // a failed job never moves the watermark
-      expect(pipeline.store.getWatermark(DEVICE, job.resourceId)).toBeUndefined();
+      expect(pipeline.store.cursors.get(DEVICE, job.resourceId)?.newestRecordS).toBeUndefined();
     }
 
     // the chunks answered before the outage were written and recorded
@@ -256,7 +262,9 @@ describe("InfluxDB stopped in the middle of a run", () => {
     // the same backfill again: it continues the jobs and fetches only what is not done
     sim.resetLog();
     const again = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
-    const resumed = again.map((p) => pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks));
+    const resumed = again.map((p) =>
+      pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
+    );
     expect(resumed.map((r) => r.resumed)).toEqual(again.map(() => true));
     const result = await withDeadline(
       runBackfillJobs(
@@ -270,7 +278,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
     expect(sim.count("data")).toBe(planned - doneBefore);
     for (const job of result.jobs) {
       expect(job).toMatchObject({ status: "done", chunksDone: job.chunksTotal, lastError: null });
-      expect(pipeline.store.getWatermark(DEVICE, job.resourceId)).toBe(TO_S);
+      expect(pipeline.store.cursors.get(DEVICE, job.resourceId)?.newestRecordS).toBe(TO_S);
     }
     const expected = expectedData(sim, FROM_S, () => TO_S);
     const after = await dataPoints(db);

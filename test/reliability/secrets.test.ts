@@ -215,7 +215,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
       ],
       ["backfill", ["backfill", "--device", DEVICE, "--from", day], /jobs done/],
       ["status", ["status"], /hybrid-site-01/],
-      ["status --json", ["status", "--json"], /"watermarks"/],
+      ["status --json", ["status", "--json"], /"cursors"/],
       ["config", ["config"], /\[set\]/],
       ["decode", ["decode", "e_03_07_04_000_total_solar_energy"], /kWh/],
     ])("%s", async (name, argv, stdout) => {

@@ -95,7 +95,9 @@ describe("backfill and sync through a chaotic API", () => {
     );
     const planned = plan.reduce((n, p) => n + p.chunks, 0);
     expect(planned).toBe(20);
-    const jobs = plan.map((p) => pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks).job);
+    const jobs = plan.map(
+      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+    );
     const revocation = revokeAfter(sim, 6);
     try {
       const result = await withDeadline(
@@ -106,7 +108,7 @@ describe("backfill and sync through a chaotic API", () => {
       expect(result.status).toBe("ok");
       for (const job of result.jobs) {
         expect(job).toMatchObject({ status: "done", chunksDone: job.chunksTotal });
-        expect(pipeline.store.completedChunks(job.id).size).toBe(job.chunksTotal);
+        expect(pipeline.store.jobs.completedChunks(job.id).size).toBe(job.chunksTotal);
       }
     } finally {
       revocation.stop();
@@ -153,14 +155,14 @@ describe("backfill and sync through a chaotic API", () => {
     expect(retried('"code":"server_error"')).toBeGreaterThan(0);
     expect(retried('"code":"network"')).toBeGreaterThan(0);
     expect(retried('"code":"rate_limited"')).toBeGreaterThan(0);
-    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "ok", errors: 0 });
-    expect(pipeline.store.lastRun("backfill")).toMatchObject({ status: "ok", errors: 0 });
+    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "ok", errors: 0 });
+    expect(pipeline.store.runs.last("backfill")).toMatchObject({ status: "ok", errors: 0 });
   });
 
   it("InfluxDB holds exactly the simulator's data, from the backfill's start to the watermark", async () => {
     const expected: ReturnType<typeof expectedPoints> = [];
     for (const resourceId of sim.fleet.resourceIds(DEVICE) ?? []) {
-      const watermark = pipeline.store.getWatermark(DEVICE, resourceId);
+      const watermark = pipeline.store.cursors.get(DEVICE, resourceId)?.newestRecordS;
       expect(watermark).toBeGreaterThanOrEqual(TO_S);
       expected.push(
         ...expectedPoints(

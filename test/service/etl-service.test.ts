@@ -32,7 +32,7 @@ describe("EtlService", () => {
 
     while (sim.count("data") < 3) await new Promise((r) => setTimeout(r, 20));
     await service.stop(5_000);
-    expect(pipeline.store.lastRun("sync")).toMatchObject({ status: "interrupted" });
+    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "interrupted" });
     const requestsAtStop = sim.count();
     await new Promise((r) => setTimeout(r, 200));
     expect(sim.count()).toBe(requestsAtStop);

@@ -52,7 +52,7 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     });
     await service.start();
     base = `http://127.0.0.1:${service.port}`;
-    while (!pipeline.store.lastRun("sync")?.endedAt) await new Promise((r) => setTimeout(r, 20));
+    while (!pipeline.store.runs.last("sync")?.endedAt) await new Promise((r) => setTimeout(r, 20));
   });
   afterAll(async () => {
     await service.stop(5000);
@@ -75,7 +75,7 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(first.get(dataOk)).toBeGreaterThan(0);
     expect(first.get("energy_etl_points_written_total")).toBeGreaterThan(0);
     expect(
-      first.get('energy_etl_watermark_lag_seconds{device_id="site A+1",resource_id="all_data"}'),
+      first.get('energy_etl_cursor_lag_seconds{device_id="site A+1",resource_id="all_data"}'),
     ).toBe(0);
     expect(first.get('energy_etl_last_run_success{kind="sync"}')).toBe(1);
     expect(first.get("energy_etl_chunk_duration_seconds_count")).toBeGreaterThan(0);
@@ -83,11 +83,11 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(text).toContain("# TYPE energy_etl_api_retries_total counter");
 
     clock.advance(10 * 60_000);
-    const runsBefore = pipeline.store.recentRuns(10).length;
+    const runsBefore = pipeline.store.runs.recent(10).length;
     service.tick();
     while (
-      pipeline.store.recentRuns(10).length === runsBefore ||
-      !pipeline.store.lastRun("sync")?.endedAt
+      pipeline.store.runs.recent(10).length === runsBefore ||
+      !pipeline.store.runs.last("sync")?.endedAt
     ) {
       await new Promise((r) => setTimeout(r, 20));
     }

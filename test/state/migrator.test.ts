@@ -39,9 +39,11 @@ afterEach(() => {
 });
 
 describe("listMigrations", () => {
-  it("the package's migrations start at 001_initial.sql", () => {
-    const [first] = listMigrations(MIGRATIONS_DIR);
-    expect(first).toMatchObject({ version: 1, name: "initial", file: "001_initial.sql" });
+  it("the package's migrations are 001_initial.sql and 002_cursors_dead_letters.sql", () => {
+    expect(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m.name, m.file])).toEqual([
+      [1, "initial", "001_initial.sql"],
+      [2, "cursors_dead_letters", "002_cursors_dead_letters.sql"],
+    ]);
   });
 
   it("orders by number and ignores hidden files and READMEs", () => {
@@ -102,20 +104,24 @@ describe("listMigrations", () => {
 
 describe("migrate", () => {
   it("applies the package's migrations once and records them", () => {
-    expect(migrate(db)).toEqual([1]);
-    expect(tables()).toEqual(
-      expect.arrayContaining([
-        "backfill_chunks",
-        "backfill_jobs",
-        "runs",
-        "schema_migrations",
-        "value_catalog",
-        "watermarks",
-      ]),
-    );
-    const rows = db.prepare("SELECT version, name, applied_at FROM schema_migrations").all();
+    expect(migrate(db)).toEqual([1, 2]);
+    expect(tables()).toEqual([
+      "backfill_chunks",
+      "backfill_jobs",
+      "cursors",
+      "dead_letters",
+      "runs",
+      "schema_migrations",
+      "sqlite_sequence",
+      "value_catalog",
+    ]);
+    const rows = db
+      .prepare("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+      .all();
+    const appliedAt = expect.stringMatching(/^\d{4}-\d\d-\d\dT/);
     expect(rows).toEqual([
-      { version: 1, name: "initial", applied_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      { version: 1, name: "initial", applied_at: appliedAt },
+      { version: 2, name: "cursors_dead_letters", applied_at: appliedAt },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(pendingMigrations(db)).toEqual([]);

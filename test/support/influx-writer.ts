@@ -21,3 +21,13 @@ export function writerFor(
   });
   return { writer, logLines: lines };
 }
+
+/** The log entries (parsed JSON) of a captured logger whose `msg` is `msg`. */
+export function logEntries(logLines: readonly string[], msg: string): Record<string, unknown>[] {
+  return logLines
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((entry) => entry.msg === msg);
+}
+
+/** The warning InfluxWriter logs once per batch whose lines it narrowed down. */
+export const REFUSED_LINES_LOG = "InfluxDB refused lines of a batch; the others are written";

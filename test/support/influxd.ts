@@ -157,6 +157,14 @@ export class TestInfluxd {
           s === 204 ? send(200, { status: "pass" }) : send(503, { status: "fail" }),
         );
       }
+      if (url.pathname === "/query") {
+        // InfluxQL, as 1.8 serves it natively and 2.x/3.x through their v1 compatibility API
+        if (req.headers.authorization !== `Token ${TEST_INFLUX_TOKEN}`) {
+          req.resume();
+          return send(401, { error: "authorization failed" });
+        }
+        return forwardQuery(req, res, `${this.rawUrl}/query${url.search}`);
+      }
       if (url.pathname !== "/api/v2/write" || req.method !== "POST") {
         return send(404, { code: "not found", message: "path not found" });
       }
@@ -191,6 +199,23 @@ function forward(
       res.end(JSON.stringify({ code: "unavailable", message: "influxd is down" }));
     },
   );
+}
+
+/** Passes an InfluxQL query through as it is (status and body). */
+function forwardQuery(
+  req: IncomingMessage,
+  res: import("node:http").ServerResponse,
+  target: string,
+): void {
+  const upstream = request(target, { method: req.method ?? "GET" }, (up) => {
+    res.writeHead(up.statusCode ?? 502, { "content-type": "application/json" });
+    up.pipe(res);
+  });
+  upstream.on("error", () => {
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: "influxd is down" }));
+  });
+  req.pipe(upstream);
 }
 
 /** Passes body and Content-Encoding through; maps 1.x errors to 2.x-style JSON bodies. */

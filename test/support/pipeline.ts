@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import { RunContext } from "../../src/pipeline/run-context.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { captureLogger } from "./log-capture.js";
 
@@ -54,4 +55,10 @@ export async function openTestPipeline(
   const { logger, lines } = captureLogger("debug");
   const pipeline = await openPipeline(loadConfig({ env }), logger, { now });
   return { pipeline, logLines: lines };
+}
+
+/** A recorded backfill run of a test pipeline, for calling runBackfillJob directly. */
+export function testRun(pipeline: Pipeline): RunContext {
+  const id = pipeline.store.runs.start("backfill", pipeline.now());
+  return RunContext.create(id, "backfill", pipeline.logger);
 }

@@ -2,32 +2,21 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { type PlannedBackfill, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
 import type { BackfillJob } from "../../state/types.js";
-import { parseUtcInstant } from "../../util/utc-time.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
 import { renderTable } from "../table.js";
+import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 
-const instant = (flag: string) =>
-  z.string().transform((text, ctx) => {
-    if (text.trim().toLowerCase() === "now") return new Date();
-    const at = parseUtcInstant(text);
-    if (!at) {
-      ctx.addIssue({
-        code: "custom",
-        message: `${flag}: expected an ISO date or date-time (UTC) or "now", got ${JSON.stringify(text)}`,
-      });
-      return z.NEVER;
-    }
-    return at;
-  });
+const instant = instantOption;
 
 const optionsSchema = z
   .object({
     device: z.array(z.string().min(1)).optional(),
     all: z.boolean().optional(),
-    from: instant("--from"),
+    from: instant("--from").optional(),
     to: instant("--to").default(() => new Date()),
+    retryParked: z.boolean().optional(),
     values: z
       .string()
       .transform((s) =>
@@ -40,9 +29,16 @@ const optionsSchema = z
     dryRun: z.boolean().optional(),
     output: z.string().optional(),
   })
-  .refine((o) => (o.device?.length ?? 0) > 0 || o.all === true, "give --device ID ... or --all")
+  .refine(
+    (o) => (o.device?.length ?? 0) > 0 || o.all === true || o.retryParked === true,
+    "give --device ID ... or --all",
+  )
   .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
-  .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+  .refine((o) => o.from !== undefined || o.retryParked === true, "give --from")
+  .refine(
+    (o) => o.from === undefined || o.from.getTime() <= o.to.getTime(),
+    "--from must not be after --to",
+  );
 
 /** `backfill`: history on demand, stored as jobs that survive restarts. */
 export function registerBackfillCommand(program: Command, io: CliIo): void {
@@ -54,10 +50,14 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     )
     .option("-d, --device <id...>", "devices to backfill")
     .option("--all", "every device (of this shard)")
-    .requiredOption("--from <time>", "start: ISO date or date-time, UTC unless a zone is given")
+    .option("--from <time>", "start: ISO date or date-time, UTC unless a zone is given")
     .option("--to <time>", "end: ISO date or date-time, or now (default now)")
     .option("--values <ids>", "only these value ids, comma-separated")
     .option("--dry-run", "print the plan (requests, estimated time) without fetching data")
+    .option(
+      "--retry-parked",
+      "run the parked jobs again (of --device, or all) with a fresh set of attempts",
+    )
     .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
     .addHelpText(
       "after",
@@ -69,67 +69,73 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
       if (!parsed.success)
         throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
       const opts = parsed.data;
-      // nothing after now exists yet: a later --to would plan empty requests (and a watermark
-      // in the future would make every sync skip the time until then)
+      // nothing after now exists yet: a later --to would plan empty requests
       const nowS = Math.floor(Date.now() / 1000);
-      const request = {
-        devices: opts.all ? ("all" as const) : (opts.device ?? []),
-        fromS: Math.min(Math.floor(opts.from.getTime() / 1000), nowS),
-        toS: Math.min(Math.floor(opts.to.getTime() / 1000), nowS),
-        values: opts.values,
-      };
       await withPipeline(
         command,
         io,
         { output: opts.dryRun ? "-" : opts.output },
         async (pipeline, context) => {
-          const plan = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });
-          if (opts.dryRun) {
-            printPlan(io, plan, context.config.api.rateLimit);
-            return;
+          let jobs: BackfillJob[];
+          if (opts.retryParked) {
+            const wanted = new Set(opts.device ?? []);
+            const parked = pipeline.store.jobs
+              .parked()
+              .filter((j) => wanted.size === 0 || wanted.has(j.deviceId));
+            pipeline.store.jobs.unpark(
+              parked.map((j) => j.id),
+              pipeline.now(),
+            );
+            jobs = parked.flatMap((j) => pipeline.store.jobs.get(j.id) ?? []);
+            writeLine(io.stdout, `retrying ${jobs.length} parked jobs`);
+          } else {
+            const from = opts.from ?? new Date(nowS * 1000);
+            const request = {
+              devices: opts.all ? ("all" as const) : (opts.device ?? []),
+              fromS: Math.min(Math.floor(from.getTime() / 1000), nowS),
+              toS: Math.min(Math.floor(opts.to.getTime() / 1000), nowS),
+              values: opts.values,
+            };
+            const plan = await planBackfill(pipeline, {
+              ...request,
+              dryRun: opts.dryRun === true,
+            });
+            if (opts.dryRun) {
+              printPlan(io, plan, context.config.api.rateLimit);
+              return;
+            }
+            const created = plan.map((p) =>
+              pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
+            );
+            for (const { job, resumed } of created) {
+              if (resumed)
+                context.logger.info(
+                  { job: job.id, done: job.chunksDone, total: job.chunksTotal },
+                  "continuing backfill job",
+                );
+            }
+            jobs = created.map((c) => c.job);
           }
-          const jobs = plan.map((p) =>
-            pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks, pipeline.now()),
-          );
-          const total = jobs.reduce((n, j) => n + j.job.chunksTotal, 0);
-          const already = jobs.reduce((n, j) => n + j.job.chunksDone, 0);
-          for (const { job, resumed } of jobs) {
-            if (resumed)
-              context.logger.info(
-                { job: job.id, done: job.chunksDone, total: job.chunksTotal },
-                "continuing backfill job",
-              );
-          }
-          const progress = new BackfillProgressReporter(
-            total,
-            already,
-            pipeline.counters,
-            context.logger,
-            io.stderr,
-          );
+          const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
+          const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
+          const progress = new BackfillProgressReporter(total, already, context.logger, io.stderr);
           let finished: readonly BackfillJob[];
           try {
-            finished = (
-              await runBackfillJobs(
-                pipeline,
-                jobs.map((j) => j.job),
-                progress,
-              )
-            ).jobs;
+            finished = (await runBackfillJobs(pipeline, jobs, progress)).jobs;
           } finally {
             progress.stop();
           }
           const s = progress.snapshot();
-          const failed = finished.filter((j) => j.status === "failed");
+          const unfinished = finished.filter((j) => j.status === "failed" || j.status === "parked");
           writeLine(
             io.stdout,
             `backfill: ${finished.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
               `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
               ` -> ${pipeline.sink.target}`,
           );
-          if (failed.length > 0) {
+          if (unfinished.length > 0) {
             throw new Error(
-              `${failed.length} backfill jobs unfinished (${failed[0]?.lastError ?? "see the log"}); run the same command again to continue`,
+              `${unfinished.length} backfill jobs unfinished (${unfinished[0]?.lastError ?? "see the log"}); run the same command again to continue`,
             );
           }
         },

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
+import { type BackfillRunResult, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
@@ -62,30 +62,30 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
       try {
         writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
         const nowS = Math.floor(Date.now() / 1000);
-        const plan = await planBackfill(pipeline, {
-          devices: "all",
-          fromS: nowS - DEMO_DAYS * 86_400,
-          toS: nowS,
-        });
+        let catalogRequests = 0;
+        const plan = await planBackfill(
+          pipeline,
+          { devices: "all", fromS: nowS - DEMO_DAYS * 86_400, toS: nowS },
+          { onAttempt: () => catalogRequests++ },
+        );
         const jobs = plan.map(
-          (p) => pipeline.store.createOrResumeBackfillJob(p.spec, p.chunks).job,
+          (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
         );
         const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-        const progress = new BackfillProgressReporter(
-          total,
-          0,
-          pipeline.counters,
-          logger,
-          io.stderr,
-        );
+        const progress = new BackfillProgressReporter(total, 0, logger, io.stderr);
+        let backfill: BackfillRunResult;
         try {
-          await runBackfillJobs(pipeline, jobs, progress);
+          backfill = await runBackfillJobs(pipeline, jobs, progress);
         } finally {
           progress.stop();
         }
         const sync = await runSync(pipeline);
         const values = plan.reduce((n, p) => n + p.spec.valueIds.length, 0);
-        const c = pipeline.counters;
+        const c = {
+          points: backfill.counters.points + sync.counters.points,
+          requests: catalogRequests + backfill.counters.requests + sync.counters.requests,
+          dataRequests: backfill.counters.dataRequests + sync.counters.dataRequests,
+        };
         writeLine(io.stdout, "");
         writeLine(io.stdout, "demo finished:");
         writeLine(io.stdout, `  devices   ${sync.devices.length}`);

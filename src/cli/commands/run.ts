@@ -20,7 +20,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       const { config, logger } = context;
       const metrics = new EtlMetrics();
       const pipeline = await openPipeline(config, logger, { metrics });
-      const stale = pipeline.store.markStaleRunsInterrupted(pipeline.now());
+      const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now());
       if (stale > 0) logger.warn({ runs: stale }, "runs of a previous process marked interrupted");
       const service = new EtlService(pipeline, {
         cron: config.sync.cron,

@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { silentSince, syncRules } from "../../pipeline/plan-sync.js";
 import { StateStore } from "../../state/state-store.js";
+import type { Cursor } from "../../state/types.js";
 import { createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { renderTable } from "../table.js";
@@ -12,12 +14,16 @@ export function formatLag(seconds: number): string {
   return `${(seconds / 86_400).toFixed(1)} d`;
 }
 
-/** `status`: watermarks and lag per device, the last run, unfinished backfill jobs. */
+const iso = (s: number | undefined): string | null =>
+  s === undefined ? null : new Date(s * 1000).toISOString();
+
+/** `status`: cursors and their state per device, the last run, jobs, dead letters. */
 export function registerStatusCommand(program: Command, io: CliIo): void {
   program
     .command("status")
     .description(
-      "per device: the watermark and its lag behind now, the last run, pending backfill jobs",
+      "per device and resource: the newest record, its lag, silent or failing state; the last " +
+        "run, unfinished and parked backfill jobs, dead letters",
     )
     .option("--json", "print the status as JSON")
     .action((opts: { json?: boolean }, command: Command) => {
@@ -25,15 +31,15 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
       const store = StateStore.open(config.state.db, { logger });
       try {
         const nowS = Math.floor(Date.now() / 1000);
-        const watermarks = store.listWatermarks().map((w) => ({
-          deviceId: w.deviceId,
-          resourceId: w.resourceId,
-          syncedUntil: new Date(w.syncedUntilS * 1000).toISOString(),
-          lagSeconds: Math.max(0, nowS - w.syncedUntilS),
-          updatedAt: w.updatedAt,
-        }));
-        const lastRun = store.lastRun() ?? null;
-        const jobs = store.unfinishedBackfillJobs().map((j) => ({
+        const rules = syncRules(config, nowS);
+        const letters = new Map(
+          store.deadLetters
+            .countByResource()
+            .map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
+        );
+        const cursors = store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters));
+        const lastRun = store.runs.last() ?? null;
+        const jobs = store.jobs.unfinished().map((j) => ({
           id: j.id,
           deviceId: j.deviceId,
           resourceId: j.resourceId,
@@ -45,26 +51,31 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
           chunksDone: j.chunksDone,
           chunksTotal: j.chunksTotal,
           points: j.points,
+          attempts: j.attempts,
+          nextAttemptAt: iso(j.nextAttemptS),
           lastError: j.lastError,
         }));
+        const deadLetters = store.deadLetters.count();
         if (opts.json) {
           writeLine(
             io.stdout,
-            JSON.stringify({ watermarks, lastRun, backfillJobs: jobs }, null, 2),
+            JSON.stringify({ cursors, lastRun, backfillJobs: jobs, deadLetters }, null, 2),
           );
           return;
         }
         writeLine(
           io.stdout,
-          watermarks.length === 0
+          cursors.length === 0
             ? "no device synced yet (run energy-etl sync or energy-etl run)"
             : renderTable(
-                ["device", "resource", "synced until (UTC)", "lag"],
-                watermarks.map((w) => [
-                  w.deviceId,
-                  w.resourceId,
-                  w.syncedUntil,
-                  formatLag(w.lagSeconds),
+                ["device", "resource", "newest record (UTC)", "lag", "state", "dead letters"],
+                cursors.map((c) => [
+                  c.deviceId,
+                  c.resourceId,
+                  c.newestRecordAt ?? "none yet",
+                  formatLag(c.lagSeconds),
+                  c.state,
+                  String(c.deadLetters),
                 ]),
               ),
         );
@@ -76,6 +87,12 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
                   ? `, ${lastRun.devices ?? 0} devices, ${lastRun.points ?? 0} points, ${lastRun.requests ?? 0} requests, ${lastRun.errors ?? 0} errors`
                   : "")
             : "last run: none",
+        );
+        writeLine(
+          io.stdout,
+          deadLetters === 0
+            ? "dead letters: none"
+            : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
         );
         if (jobs.length === 0) {
           writeLine(io.stdout, "backfill jobs: none pending");
@@ -99,7 +116,9 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
               j.deviceId,
               j.resourceId,
               j.reason,
-              j.status,
+              j.status === "failed" && j.nextAttemptAt
+                ? `failed ${j.attempts}x, next ${j.nextAttemptAt.slice(0, 16)}`
+                : j.status,
               `${j.from.slice(0, 16)} .. ${j.to.slice(0, 16)}`,
               `${j.chunksDone}/${j.chunksTotal} (${j.chunksTotal ? Math.floor((100 * j.chunksDone) / j.chunksTotal) : 100}%)`,
               j.lastError ?? "",
@@ -110,4 +129,34 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
         store.close();
       }
     });
+}
+
+/** One cursor as status shows it. */
+function describeCursor(
+  c: Cursor,
+  nowS: number,
+  rules: ReturnType<typeof syncRules>,
+  letters: ReadonlyMap<string, number>,
+) {
+  const since = silentSince(c, nowS, rules);
+  const state =
+    c.failures > 0
+      ? `failing (${c.failures}x${c.retryAtS === undefined ? "" : `, next ${iso(c.retryAtS)?.slice(0, 16)}`}): ${c.lastError ?? ""}`
+      : since !== undefined
+        ? `silent since ${iso(since)?.slice(0, 16)}`
+        : "ok";
+  return {
+    deviceId: c.deviceId,
+    resourceId: c.resourceId,
+    newestRecordAt: iso(c.newestRecordS),
+    fetchedUntil: iso(c.fetchedUntilS),
+    lagSeconds: Math.max(0, nowS - (c.newestRecordS ?? c.startedS)),
+    silentSince: iso(since),
+    failures: c.failures,
+    retryAt: iso(c.retryAtS),
+    lastError: c.lastError ?? null,
+    deadLetters: letters.get(`${c.deviceId}\u0000${c.resourceId}`) ?? 0,
+    state,
+    updatedAt: c.updatedAt,
+  };
 }

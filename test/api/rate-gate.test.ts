@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { RateGate, type RateGateOptions } from "../../src/pipeline/rate-gate.js";
+import { RateGate, type RateGateOptions } from "../../src/api/rate-gate.js";
 
 /** Lets every pending promise callback run. */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,0 +1,91 @@
+import { InfluxDB } from "@influxdata/influxdb-client";
+import { z } from "zod";
+import { excerpt } from "../util/text.js";
+import { InfluxWriteError, readInfluxFailure } from "./write-errors.js";
+
+/** Where InfluxQL queries go (the writer's settings). */
+export interface InfluxQueryTarget {
+  readonly url: string;
+  readonly token: string;
+  /** Bucket (2.x/3.x: the database name of its v1 mapping) or `database[/retention-policy]`. */
+  readonly bucket: string;
+  readonly timeoutMs: number;
+}
+
+const seriesSchema = z.object({
+  name: z.string(),
+  tags: z.record(z.string(), z.string()).optional(),
+  columns: z.array(z.string()),
+  values: z.array(z.array(z.unknown())),
+});
+const resultSchema = z.object({
+  results: z.array(
+    z.object({
+      statement_id: z.number().optional(),
+      series: z.array(seriesSchema).optional(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+
+/** One series of an InfluxQL answer (times in epoch seconds). */
+export type InfluxqlSeries = z.infer<typeof seriesSchema>;
+
+/** Quotes an InfluxQL identifier (a measurement): `"…"` with `"` and `\` escaped. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/[\\"]/g, "\\$&")}"`;
+}
+
+/** Quotes an InfluxQL string literal (a tag value): `'…'` with `'` and `\` escaped. */
+export function quoteLiteral(value: string): string {
+  return `'${value.replace(/[\\']/g, "\\$&")}'`;
+}
+
+/**
+ * Reads InfluxDB with InfluxQL over `/query`: what 1.8 serves natively and 2.x/3.x through their
+ * v1 compatibility API (a bucket is the database of its v1 mapping). Used by `energy-etl audit`.
+ */
+export class InfluxQuery {
+  private readonly influx: InfluxDB;
+  private readonly db: string;
+  private readonly rp: string | undefined;
+
+  constructor(private readonly target: InfluxQueryTarget) {
+    this.influx = new InfluxDB({ url: target.url, token: target.token, timeout: target.timeoutMs });
+    const [db = "", rp] = target.bucket.split("/");
+    this.db = db;
+    this.rp = rp;
+  }
+
+  /**
+   * Runs statements (joined with `;`, one HTTP request) and returns the series of each, in order.
+   * An error of any statement, or an answer of another shape, throws with InfluxDB's message.
+   */
+  async query(statements: readonly string[]): Promise<InfluxqlSeries[][]> {
+    if (statements.length === 0) return [];
+    const params = new URLSearchParams({ db: this.db, epoch: "s", q: statements.join(";") });
+    if (this.rp) params.set("rp", this.rp);
+    let answer: unknown;
+    try {
+      answer = await this.influx.transport.request(`/query?${params}`, "", { method: "GET" });
+    } catch (error) {
+      const failure = readInfluxFailure(error);
+      throw new InfluxWriteError(
+        `InfluxDB at ${this.target.url} refused the query (${failure.status ? `HTTP ${failure.status}: ` : ""}${failure.message})`,
+        failure.status === 401 || failure.status === 403 ? "auth_failed" : "unavailable",
+        failure.status,
+      );
+    }
+    const parsed = resultSchema.safeParse(answer);
+    if (!parsed.success) {
+      throw new InfluxWriteError(
+        `InfluxDB answered a query with something else than InfluxQL results: ${excerpt(JSON.stringify(answer) ?? "")}`,
+        "unavailable",
+      );
+    }
+    return parsed.data.results.map((result) => {
+      if (result.error) throw new InfluxWriteError(`InfluxQL failed: ${result.error}`, "bad_data");
+      return result.series ?? [];
+    });
+  }
+}

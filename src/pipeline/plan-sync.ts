@@ -1,0 +1,137 @@
+/**
+ * The cursor rules of a sync (README "Cursors"): which window of a device resource to read now,
+ * from what its data said so far. Pure, no I/O; all times are epoch seconds.
+ */
+import { type Config, resolveSyncStart } from "../config.js";
+import type { Cursor } from "../state/types.js";
+import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
+import { MAX_WINDOW_S } from "./plan-chunks.js";
+
+/** The settings the rules use, resolved to seconds at `nowS`. */
+export interface SyncRules {
+  /** Where a resource without a cursor starts (SYNC_START). */
+  readonly startS: number;
+  /** Re-read before the newest record, for corrections (SYNC_LOOKBACK). */
+  readonly lookbackS: number;
+  /** Never read further back than `nowS - horizonS` (LATE_DATA_HORIZON). */
+  readonly horizonS: number;
+  /** Silent after this long without a new record (SILENT_AFTER). */
+  readonly silentAfterS: number;
+  /** A silent resource is probed at most this often (SILENT_PROBE_INTERVAL). */
+  readonly probeIntervalS: number;
+}
+
+const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/** A duration in seconds, counted back from `nowS` (calendar years and months vary). */
+export function secondsBefore(nowS: number, duration: IsoDuration): number {
+  return nowS - seconds(subtractDuration(new Date(nowS * 1000), duration));
+}
+
+/** The cursor rules' settings resolved at `nowS`. */
+export function syncRules(config: Config, nowS: number): SyncRules {
+  const { sync } = config;
+  return {
+    startS: seconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
+    lookbackS: secondsBefore(nowS, sync.lookback),
+    horizonS: secondsBefore(nowS, sync.lateDataHorizon),
+    silentAfterS: secondsBefore(nowS, sync.silentAfter),
+    probeIntervalS: secondsBefore(nowS, sync.probeInterval),
+  };
+}
+
+/** An inclusive time window. */
+export interface Window {
+  readonly fromS: number;
+  readonly toS: number;
+}
+
+/** What to do with a resource now. */
+export type SyncPlan =
+  /** Read [fromS, toS]; `beyondHorizonS`: data after the newest record but before fromS is too late. */
+  | {
+      readonly kind: "fetch";
+      readonly window: Window;
+      readonly beyondHorizonS?: number;
+    }
+  /** Silent: read one value group over these windows; if anything new comes, fetch. */
+  | { readonly kind: "probe"; readonly silentSinceS: number; readonly windows: readonly Window[] }
+  /** Silent and probed recently: nothing until `nextProbeS`. */
+  | { readonly kind: "quiet"; readonly silentSinceS: number; readonly nextProbeS: number }
+  /** A failure streak: no attempt before `retryAtS`. */
+  | { readonly kind: "wait"; readonly retryAtS: number }
+  /** Nothing to read (the local clock is behind what was read already). */
+  | { readonly kind: "none" };
+
+/**
+ * Since when a resource has had no new record: its newest record (or where its cursor began, when
+ * none ever came), or undefined while it is not silent.
+ */
+export function silentSince(
+  cursor: Cursor,
+  nowS: number,
+  rules: Pick<SyncRules, "silentAfterS">,
+): number | undefined {
+  const last = cursor.newestRecordS ?? cursor.startedS;
+  return nowS - last > rules.silentAfterS ? last : undefined;
+}
+
+/**
+ * The window a fetch reads now: from the newest record minus the lookback (from where the cursor
+ * began while no record came), never before the horizon, up to now. Undefined when empty.
+ */
+export function fetchWindow(
+  cursor: Cursor | undefined,
+  nowS: number,
+  rules: SyncRules,
+): { window: Window; beyondHorizonS?: number } | undefined {
+  if (cursor === undefined) {
+    return rules.startS > nowS ? undefined : { window: { fromS: rules.startS, toS: nowS } };
+  }
+  const lowest = nowS - rules.horizonS;
+  const wanted =
+    cursor.newestRecordS === undefined
+      ? cursor.startedS
+      : cursor.newestRecordS + 1 - rules.lookbackS;
+  const fromS = Math.max(wanted, lowest);
+  if (fromS > nowS) return undefined;
+  const window = { fromS, toS: nowS };
+  // records after the newest one but before the horizon can no longer be fetched by a sync
+  const firstUnseen = (cursor.newestRecordS ?? cursor.startedS - 1) + 1;
+  return firstUnseen < lowest ? { window, beyondHorizonS: firstUnseen } : { window };
+}
+
+/**
+ * What to do with a resource at `nowS`. A resource that has been silent for longer than
+ * SILENT_AFTER is not fetched but probed (one value group, the first week after its newest record
+ * and the last week before now), at most once per probe interval.
+ */
+export function planSync(cursor: Cursor | undefined, nowS: number, rules: SyncRules): SyncPlan {
+  if (cursor?.retryAtS !== undefined && cursor.retryAtS > nowS) {
+    return { kind: "wait", retryAtS: cursor.retryAtS };
+  }
+  const since = cursor === undefined ? undefined : silentSince(cursor, nowS, rules);
+  if (cursor !== undefined && since !== undefined) {
+    if (cursor.nextProbeS !== undefined && nowS < cursor.nextProbeS) {
+      return { kind: "quiet", silentSinceS: since, nextProbeS: cursor.nextProbeS };
+    }
+    const first = Math.max(
+      (cursor.newestRecordS ?? cursor.startedS - 1) + 1,
+      nowS - rules.horizonS,
+    );
+    if (first > nowS) return { kind: "none" };
+    const firstWindow = { fromS: first, toS: Math.min(first + MAX_WINDOW_S, nowS) };
+    const windows: Window[] = [firstWindow];
+    if (firstWindow.toS < nowS) {
+      windows.push({ fromS: Math.max(nowS - MAX_WINDOW_S, firstWindow.toS + 1), toS: nowS });
+    }
+    return { kind: "probe", silentSinceS: since, windows };
+  }
+  const fetch = fetchWindow(cursor, nowS, rules);
+  return fetch === undefined ? { kind: "none" } : { kind: "fetch", ...fetch };
+}
+
+/** The wait after failure number `failures` (1-based): base doubled per failure, capped. */
+export function backoffS(failures: number, baseS: number, maxS: number): number {
+  return Math.min(maxS, baseS * 2 ** Math.max(0, Math.min(30, failures - 1)));
+}

@@ -1,0 +1,78 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import type { Logger } from "pino";
+import { messageOf } from "../util/errors.js";
+import {
+  MIGRATIONS_DIR,
+  MigrationError,
+  migrate,
+  migrationLabel,
+  pendingMigrations,
+} from "./migrator.js";
+import { integer, parseRow } from "./rows.js";
+
+/** Options of {@link openDatabase}. */
+export interface OpenDatabaseOptions {
+  readonly logger?: Logger;
+  /**
+   * Apply pending migrations (default true). When false, a database with pending migrations is an
+   * error telling to run `energy-etl migrate`.
+   */
+  readonly migrate?: boolean;
+}
+
+const BUSY_TIMEOUT_MS = 5000;
+
+/** An open state database: the connection and the migrations applied by opening it. */
+export interface OpenedDatabase {
+  readonly db: Database.Database;
+  /** Versions applied now by opening (empty when none were pending). */
+  readonly appliedOnOpen: readonly number[];
+}
+
+/**
+ * Opens the SQLite state database (creating the file and its directory), sets WAL mode,
+ * busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): OpenedDatabase {
+  const { logger } = options;
+  const inMemory = path === ":memory:";
+  let db: Database.Database;
+  try {
+    if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  } catch (error) {
+    throw new Error(`cannot open state database ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    const mode = db.pragma("journal_mode = WAL", { simple: true });
+    if (!inMemory && mode !== "wal") {
+      logger?.warn({ path, journalMode: mode }, "state database is not in WAL mode");
+    }
+    db.pragma("foreign_keys = ON");
+    let applied: number[] = [];
+    if (options.migrate ?? true) {
+      applied = migrate(db, MIGRATIONS_DIR, logger);
+    } else {
+      const pending = pendingMigrations(db, MIGRATIONS_DIR);
+      if (pending.length > 0) {
+        throw new MigrationError(
+          `state database ${path} needs migration(s) ${pending.map(migrationLabel).join(", ")}; ` +
+            "run `energy-etl migrate`",
+        );
+      }
+    }
+    return { db, appliedOnOpen: applied };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** The highest applied migration version (0 for none). */
+export function schemaVersion(db: Database.Database): number {
+  const value = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").pluck().get();
+  return parseRow(integer, value, "schema version");
+}

@@ -1,0 +1,187 @@
+import { createHash } from "node:crypto";
+import type Database from "better-sqlite3";
+import { z } from "zod";
+import {
+  integer,
+  jsonStringArray,
+  parseRow,
+  parseRows,
+  requireInteger,
+  requireText,
+  sortedIds,
+} from "./rows.js";
+import { type DeadLetter, type DeadLetterKind, MAX_DEAD_LETTER_CHARS } from "./types.js";
+
+const deadLetterRow = z
+  .object({
+    id: integer,
+    kind: z.enum(["row", "line"]),
+    device_id: z.string(),
+    resource_id: z.string(),
+    window_from: integer,
+    window_to: integer,
+    value_ids: jsonStringArray,
+    payload: z.string(),
+    truncated: z.union([z.literal(0), z.literal(1)]),
+    error: z.string(),
+    occurrences: integer,
+    retries: integer,
+    first_seen: z.string(),
+    last_seen: z.string(),
+  })
+  .transform(
+    (r): DeadLetter => ({
+      id: r.id,
+      kind: r.kind,
+      deviceId: r.device_id,
+      resourceId: r.resource_id,
+      windowFromS: r.window_from,
+      windowToS: r.window_to,
+      valueIds: r.value_ids,
+      payload: r.payload,
+      truncated: r.truncated === 1,
+      error: r.error,
+      occurrences: r.occurrences,
+      retries: r.retries,
+      firstSeen: r.first_seen,
+      lastSeen: r.last_seen,
+    }),
+  );
+
+/** A bad row or line to keep. */
+export interface NewDeadLetter {
+  readonly kind: DeadLetterKind;
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly windowFromS: number;
+  readonly windowToS: number;
+  readonly valueIds: readonly string[];
+  /** The raw row or line; cut at MAX_DEAD_LETTER_CHARS when stored. */
+  readonly payload: string;
+  /** Why it was refused (already free of secrets: the caller scrubs). */
+  readonly error: string;
+}
+
+/** Which dead letters to list. */
+export interface DeadLetterFilter {
+  readonly deviceId?: string;
+  readonly limit?: number;
+}
+
+/**
+ * Rows that failed validation and lines InfluxDB refused for good (table `dead_letters`). One row
+ * per distinct payload of a device resource: the same bad row read again (a lookback) counts as an
+ * occurrence, not as a new dead letter.
+ */
+export class DeadLetterStore {
+  private readonly sql;
+
+  constructor(db: Database.Database) {
+    this.sql = {
+      upsert: db
+        .prepare<{
+          kind: DeadLetterKind;
+          deviceId: string;
+          resourceId: string;
+          fromS: number;
+          toS: number;
+          valueIds: string;
+          payload: string;
+          truncated: 0 | 1;
+          error: string;
+          fingerprint: string;
+          now: string;
+        }>(
+          `INSERT INTO dead_letters (kind, device_id, resource_id, window_from, window_to, value_ids,
+             payload, truncated, error, fingerprint, first_seen, last_seen)
+           VALUES (@kind, @deviceId, @resourceId, @fromS, @toS, @valueIds, @payload, @truncated,
+             @error, @fingerprint, @now, @now)
+           ON CONFLICT (fingerprint) DO UPDATE SET
+             occurrences = occurrences + 1, last_seen = excluded.last_seen
+           RETURNING occurrences`,
+        )
+        .pluck(),
+      list: db.prepare<{ deviceId: string | null; limit: number }>(
+        `SELECT * FROM dead_letters WHERE @deviceId IS NULL OR device_id = @deviceId
+         ORDER BY id LIMIT @limit`,
+      ),
+      get: db.prepare<[number]>("SELECT * FROM dead_letters WHERE id = ?"),
+      count: db.prepare<[]>("SELECT COUNT(*) FROM dead_letters").pluck(),
+      countByDevice: db.prepare<[]>(
+        "SELECT device_id, resource_id, COUNT(*) AS n FROM dead_letters GROUP BY device_id, resource_id",
+      ),
+      remove: db.prepare<[number]>("DELETE FROM dead_letters WHERE id = ?"),
+      retryFailed: db.prepare<{ id: number; error: string; now: string }>(
+        `UPDATE dead_letters SET retries = retries + 1, error = @error, last_seen = @now
+         WHERE id = @id`,
+      ),
+    };
+  }
+
+  /** The fingerprint that makes a dead letter unique: kind, device, resource and payload. */
+  static fingerprint(letter: Pick<NewDeadLetter, "kind" | "deviceId" | "resourceId" | "payload">) {
+    return createHash("sha256")
+      .update(JSON.stringify([letter.kind, letter.deviceId, letter.resourceId, letter.payload]))
+      .digest("hex");
+  }
+
+  /** Keeps a dead letter; returns true when it is new (false: seen before, one more occurrence). */
+  add(letter: NewDeadLetter, now: Date): boolean {
+    requireText("deviceId", letter.deviceId);
+    requireText("resourceId", letter.resourceId);
+    requireInteger("windowFromS", letter.windowFromS);
+    requireInteger("windowToS", letter.windowToS);
+    const truncated = letter.payload.length > MAX_DEAD_LETTER_CHARS;
+    const occurrences = this.sql.upsert.get({
+      kind: letter.kind,
+      deviceId: letter.deviceId,
+      resourceId: letter.resourceId,
+      fromS: letter.windowFromS,
+      toS: letter.windowToS,
+      valueIds: JSON.stringify(sortedIds(letter.valueIds)),
+      payload: truncated ? letter.payload.slice(0, MAX_DEAD_LETTER_CHARS) : letter.payload,
+      truncated: truncated ? 1 : 0,
+      error: letter.error,
+      fingerprint: DeadLetterStore.fingerprint(letter),
+      now: now.toISOString(),
+    });
+    return parseRow(integer, occurrences, "occurrences") === 1;
+  }
+
+  /** Dead letters, oldest first (of one device, if given). */
+  list(filter: DeadLetterFilter = {}): DeadLetter[] {
+    const rows = this.sql.list.all({
+      deviceId: filter.deviceId ?? null,
+      limit: filter.limit ?? -1,
+    });
+    return parseRows(deadLetterRow, rows, "dead letter");
+  }
+
+  get(id: number): DeadLetter | undefined {
+    const row = this.sql.get.get(id);
+    return row === undefined ? undefined : parseRow(deadLetterRow, row, "dead letter");
+  }
+
+  /** How many dead letters there are. */
+  count(): number {
+    return parseRow(integer, this.sql.count.get(), "count");
+  }
+
+  /** Dead letters per device resource, for metrics. */
+  countByResource(): { deviceId: string; resourceId: string; count: number }[] {
+    const row = z
+      .object({ device_id: z.string(), resource_id: z.string(), n: integer })
+      .transform((r) => ({ deviceId: r.device_id, resourceId: r.resource_id, count: r.n }));
+    return parseRows(row, this.sql.countByDevice.all(), "dead letter count");
+  }
+
+  /** Forgets a dead letter (it was written after all). */
+  remove(id: number): void {
+    this.sql.remove.run(id);
+  }
+
+  /** A retry failed again: counted, with its new error. */
+  recordRetryFailure(id: number, error: string, now: Date): void {
+    this.sql.retryFailed.run({ id, error, now: now.toISOString() });
+  }
+}

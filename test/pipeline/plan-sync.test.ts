@@ -1,0 +1,189 @@
+import { loadConfig } from "../../src/config.js";
+import {
+  backoffS,
+  fetchWindow,
+  planSync,
+  type SyncRules,
+  silentSince,
+  syncRules,
+} from "../../src/pipeline/plan-sync.js";
+import type { Cursor } from "../../src/state/types.js";
+
+const H = 3600;
+const D = 86_400;
+const WEEK = 7 * D;
+const NOW = 1_781_524_800; // 2026-06-15T12:00:00Z
+const RULES: SyncRules = {
+  startS: NOW - 7 * D,
+  lookbackS: H,
+  horizonS: 30 * D,
+  silentAfterS: 6 * H,
+  probeIntervalS: H,
+};
+
+function cursor(fields: Partial<Cursor>): Cursor {
+  return {
+    deviceId: "d",
+    resourceId: "r",
+    fetchedUntilS: NOW - 300,
+    startedS: NOW - 7 * D,
+    failures: 0,
+    updatedAt: "2026-06-15T11:55:00.000Z",
+    ...fields,
+  };
+}
+
+describe("planSync: the cursor rules", () => {
+  it.each<[string, Cursor | undefined, ReturnType<typeof planSync>]>([
+    [
+      "no cursor: from SYNC_START to now",
+      undefined,
+      { kind: "fetch", window: { fromS: NOW - 7 * D, toS: NOW } },
+    ],
+    [
+      "from the newest record minus the lookback, not from the end of the last window",
+      cursor({ newestRecordS: NOW - 600, fetchedUntilS: NOW - 300 }),
+      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+    ],
+    [
+      "a gateway offline 3 h: still read from its newest record (its backlog comes late)",
+      cursor({ newestRecordS: NOW - 3 * H, fetchedUntilS: NOW - 300 }),
+      { kind: "fetch", window: { fromS: NOW - 3 * H + 1 - H, toS: NOW } },
+    ],
+    [
+      "a cursor that never saw a record reads from where it began",
+      cursor({ newestRecordS: undefined, startedS: NOW - 2 * H }),
+      { kind: "fetch", window: { fromS: NOW - 2 * H, toS: NOW } },
+    ],
+    [
+      "a local clock behind the data: nothing to read",
+      cursor({ newestRecordS: NOW + 2 * H }),
+      { kind: "none" },
+    ],
+    [
+      "after a failure: wait until retry_at",
+      cursor({ newestRecordS: NOW - 600, failures: 2, retryAtS: NOW + 60 }),
+      { kind: "wait", retryAtS: NOW + 60 },
+    ],
+    [
+      "retry_at reached: fetch again",
+      cursor({ newestRecordS: NOW - 600, failures: 2, retryAtS: NOW }),
+      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+    ],
+    [
+      "silent for 2 days: probe the week after the newest record (one window, it reaches now)",
+      cursor({ newestRecordS: NOW - 2 * D }),
+      {
+        kind: "probe",
+        silentSinceS: NOW - 2 * D,
+        windows: [{ fromS: NOW - 2 * D + 1, toS: NOW }],
+      },
+    ],
+    [
+      "silent for 10 days: probe the first week after it and the rest up to now (no overlap)",
+      cursor({ newestRecordS: NOW - 10 * D }),
+      {
+        kind: "probe",
+        silentSinceS: NOW - 10 * D,
+        windows: [
+          { fromS: NOW - 10 * D + 1, toS: NOW - 10 * D + 1 + WEEK },
+          { fromS: NOW - 10 * D + 2 + WEEK, toS: NOW },
+        ],
+      },
+    ],
+    [
+      "silent for 40 days: the probe starts at the horizon",
+      cursor({ newestRecordS: NOW - 40 * D }),
+      {
+        kind: "probe",
+        silentSinceS: NOW - 40 * D,
+        windows: [
+          { fromS: NOW - 30 * D, toS: NOW - 30 * D + WEEK },
+          { fromS: NOW - WEEK, toS: NOW },
+        ],
+      },
+    ],
+    [
+      "silent and probed recently: quiet until the next probe",
+      cursor({ newestRecordS: NOW - 10 * D, nextProbeS: NOW + 60 }),
+      { kind: "quiet", silentSinceS: NOW - 10 * D, nextProbeS: NOW + 60 },
+    ],
+    [
+      "silent, probe due: probe",
+      cursor({ newestRecordS: NOW - 2 * D, nextProbeS: NOW }),
+      {
+        kind: "probe",
+        silentSinceS: NOW - 2 * D,
+        windows: [{ fromS: NOW - 2 * D + 1, toS: NOW }],
+      },
+    ],
+    [
+      "no record since the cursor began 7 days ago: silent since then",
+      cursor({ newestRecordS: undefined, startedS: NOW - 7 * D }),
+      {
+        kind: "probe",
+        silentSinceS: NOW - 7 * D,
+        windows: [{ fromS: NOW - 7 * D, toS: NOW }],
+      },
+    ],
+  ])("%s", (_what, given, expected) => {
+    expect(planSync(given, NOW, RULES)).toEqual(expected);
+  });
+
+  it("silence starts after SILENT_AFTER, not before", () => {
+    expect(silentSince(cursor({ newestRecordS: NOW - 6 * H }), NOW, RULES)).toBeUndefined();
+    expect(silentSince(cursor({ newestRecordS: NOW - 6 * H - 1 }), NOW, RULES)).toBe(
+      NOW - 6 * H - 1,
+    );
+  });
+});
+
+describe("fetchWindow", () => {
+  it("never reads before the horizon, and says what lies beyond it", () => {
+    expect(fetchWindow(cursor({ newestRecordS: NOW - 40 * D }), NOW, RULES)).toEqual({
+      window: { fromS: NOW - 30 * D, toS: NOW },
+      beyondHorizonS: NOW - 40 * D + 1,
+    });
+  });
+
+  it("a lookback that reaches past the horizon alone is no loss", () => {
+    const rules = { ...RULES, lookbackS: 40 * D };
+    expect(fetchWindow(cursor({ newestRecordS: NOW - D }), NOW, rules)).toEqual({
+      window: { fromS: NOW - 30 * D, toS: NOW },
+    });
+  });
+
+  it("SYNC_START in the future: nothing yet", () => {
+    expect(fetchWindow(undefined, NOW, { ...RULES, startS: NOW + 1 })).toBeUndefined();
+  });
+});
+
+describe("syncRules", () => {
+  it("resolves the settings at now (calendar months of a horizon count as they fall)", () => {
+    const config = loadConfig({
+      env: { SYNC_START: "P2D", LATE_DATA_HORIZON: "P1M", SILENT_AFTER: "PT30M" },
+    });
+    // 2026-03-31 minus one month is 2026-02-28 (clamped): 31 days
+    const march31 = Date.UTC(2026, 2, 31) / 1000;
+    expect(syncRules(config, march31)).toEqual({
+      startS: march31 - 2 * D,
+      lookbackS: H,
+      horizonS: 31 * D,
+      silentAfterS: 1800,
+      probeIntervalS: H,
+    });
+  });
+});
+
+describe("backoffS", () => {
+  it.each([
+    [1, 60],
+    [2, 120],
+    [3, 240],
+    [5, 960],
+    [6, 1800],
+    [40, 1800],
+  ])("failure %i waits %i s (base 60 s, max 30 min)", (failures, expected) => {
+    expect(backoffS(failures, 60, 1800)).toBe(expected);
+  });
+});
