@@ -33,8 +33,9 @@ COPY package.json ./
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-old-space-size=192 \
     STATE_DB=/data/state.db \
+    HTTP_HOST=0.0.0.0 \
     HTTP_PORT=8080
-# The SQLite state (watermarks, backfill jobs); keep it on a persistent volume.
+# The SQLite state (cursors, backfill jobs, dead letters); keep it on a persistent volume.
 VOLUME /data
 EXPOSE 8080
 USER energy

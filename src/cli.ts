@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
 import { type CliIo, ExitStatus, processIo, UsageError, writeLine } from "./cli/io.js";
@@ -32,9 +34,21 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url.endsWith("/cli.js");
-if (invokedDirectly) {
+/** True when this module is the script node runs (not when another script imports it). */
+function invokedDirectly(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+if (invokedDirectly()) {
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
+    // every command exits when its work is done: a socket a hung dependency keeps open (or a
+    // library's timer) must not hold the process; the output is flushed by then
+    setTimeout(() => process.exit(code), 1000).unref();
   });
 }

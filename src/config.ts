@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import cron from "node-cron";
 import { z } from "zod";
 import {
+  durationMs,
   formatIsoDuration,
   type IsoDuration,
   parseIsoDuration,
@@ -51,11 +52,47 @@ const bool = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
   return false;
 });
 
-const optionalUrl = z
-  .string()
-  .trim()
-  .refine((s) => s === "" || /^https?:\/\/[^\s/]+/.test(s) || false, "must be an http(s) URL")
-  .refine((s) => s === "" || URL.canParse(s), "must be an http(s) URL");
+/** `text` as a URL when it parses, else undefined. */
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An http(s) URL, or "" (unset). One message per problem, never with the value itself (it may be
+ * a secret set in the wrong variable). A URL with credentials (`https://user:pass@host`) is
+ * refused, `credentials` saying where they belong: they would be printed and logged with the
+ * URL, and a client would send them instead of its own Authorization header.
+ */
+const optionalUrl = (credentials: string) =>
+  z
+    .string()
+    .trim()
+    .superRefine((s, ctx) => {
+      if (s === "") return;
+      const url = /^https?:\/\/[^\s/]/i.test(s) ? parseUrl(s) : undefined;
+      if (!url) {
+        const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(s)
+          ? "http:// or https:// is missing in front"
+          : /^https?:/i.test(s)
+            ? "not a valid URL"
+            : "only http and https are supported";
+        ctx.addIssue({
+          code: "custom",
+          message: `must be an http(s) URL such as http://host:port (${hint})`,
+        });
+        return;
+      }
+      if (url.username !== "" || url.password !== "") {
+        ctx.addIssue({
+          code: "custom",
+          message: `must not hold credentials (${url.protocol}//***@${url.host}): ${credentials}`,
+        });
+      }
+    });
 
 const isoDuration = z.string().transform((s, ctx) => {
   const parsed = parseIsoDuration(s);
@@ -89,13 +126,27 @@ export const configSchema = z
   .object({
     api: z
       .object({
-        url: optionalUrl.default("").describe("Base URL of the Energy Monitoring Data API"),
+        url: optionalUrl(
+          "put them into ENERGY_API_USER and ENERGY_API_PASSWORD (and the key into ENERGY_API_KEY)",
+        )
+          .default("")
+          .describe("Base URL of the Energy Monitoring Data API"),
         key: z.string().default("").describe("API key (x-api-key); secret"),
         user: z.string().default("").describe("API username"),
         password: z.string().default("").describe("API password (set with set-password); secret"),
         concurrency: int(1, 64).default(4).describe("Requests in flight at once"),
         rateLimit: positiveNumber(1000).default(5).describe("Requests per second at most"),
-        timeoutMs: int(100, 600_000).default(30_000).describe("Timeout of one HTTP attempt in ms"),
+        timeoutMs: int(100, 600_000)
+          .default(30_000)
+          .describe(
+            "Timeout of one HTTP attempt: the wait for an answer and for each next part of it, in ms",
+          ),
+        deadlineMs: int(1000, 86_400_000)
+          .default(900_000)
+          .describe("Deadline of one request with all its attempts, retries and waits, in ms"),
+        retryAfterMax: isoDuration
+          .prefault("PT10M")
+          .describe("Longest Retry-After honoured; a longer one fails the request"),
         retries: int(0, 20).default(5).describe("Retries of a failed request (5xx, 429, network)"),
         retryBaseDelayMs: int(1, 600_000)
           .default(500)
@@ -112,7 +163,9 @@ export const configSchema = z
       .prefault({}),
     influx: z
       .object({
-        url: optionalUrl.default("").describe("InfluxDB URL; empty writes line protocol to a file"),
+        url: optionalUrl("put the token into INFLUX_TOKEN")
+          .default("")
+          .describe("InfluxDB URL; empty writes line protocol to a file"),
         token: z.string().default("").describe("InfluxDB API token; secret"),
         org: z.string().default("").describe("InfluxDB organisation"),
         bucket: z
@@ -122,6 +175,12 @@ export const configSchema = z
           .describe("InfluxDB bucket (database[/rp] on 1.8)"),
         batchSize: int(1, 100_000).default(5000).describe("Lines per write request"),
         timeoutMs: int(100, 600_000).default(30_000).describe("Timeout of one write request in ms"),
+        deadlineMs: int(1000, 86_400_000)
+          .default(900_000)
+          .describe("Deadline of one write with all its attempts, retries and waits, in ms"),
+        retryAfterMax: isoDuration
+          .prefault("PT10M")
+          .describe("Longest Retry-After honoured; a longer one fails the write"),
         retries: int(0, 20).default(5).describe("Retries of a failed write (429, 5xx, network)"),
         gzip: bool.default(false).describe("Gzip write requests (saves bandwidth, costs CPU)"),
       })
@@ -171,6 +230,44 @@ export const configSchema = z
     http: z
       .object({
         port: int(0, 65_535).default(8080).describe("Port of /healthz, /readyz, /metrics"),
+        host: z
+          .string()
+          .trim()
+          .min(1)
+          .default("127.0.0.1")
+          .describe("Address of /healthz, /readyz, /metrics (0.0.0.0: every interface)"),
+      })
+      .strict()
+      .prefault({}),
+    service: z
+      .object({
+        shutdownTimeoutMs: int(100, 600_000)
+          .default(8000)
+          .describe(
+            "After SIGTERM/SIGINT: how long in-flight work may finish before it is aborted",
+          ),
+        readyMaxLag: isoDuration
+          .prefault("PT1H")
+          .describe("/readyz fails when a resource that is not silent lags more than this"),
+        readyFailedSyncs: int(1, 1000)
+          .default(3)
+          .describe("/readyz fails after this many failed syncs in a row"),
+        readyCheckIntervalMs: int(1000, 3_600_000)
+          .default(30_000)
+          .describe("/readyz asks InfluxDB and the API at most this often (cached between)"),
+      })
+      .strict()
+      .prefault({}),
+    output: z
+      .object({
+        file: z
+          .string()
+          .default("")
+          .describe("Line-protocol file instead of InfluxDB (run needs it or INFLUX_URL)"),
+        maxBytes: int(1024, 1024 * 1024 * 1024 * 1024)
+          .default(100 * 1024 * 1024)
+          .describe("The file is rotated past this size (FILE.1, FILE.2, ...)"),
+        keep: int(0, 1000).default(3).describe("Rotated files kept"),
       })
       .strict()
       .prefault({}),
@@ -217,6 +314,8 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["api", "retries"], env: "API_RETRIES", flag: "--api-retries" },
   { path: ["api", "retryBaseDelayMs"], env: "API_RETRY_BASE_DELAY_MS" },
   { path: ["api", "retryMaxDelayMs"], env: "API_RETRY_MAX_DELAY_MS" },
+  { path: ["api", "deadlineMs"], env: "API_DEADLINE_MS" },
+  { path: ["api", "retryAfterMax"], env: "API_RETRY_AFTER_MAX" },
   { path: ["api", "maxRecordBytes"], env: "API_MAX_RECORD_BYTES" },
   { path: ["api", "maxAnswerBytes"], env: "API_MAX_ANSWER_BYTES" },
   { path: ["influx", "url"], env: "INFLUX_URL", flag: "--influx-url" },
@@ -225,6 +324,8 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["influx", "bucket"], env: "INFLUX_BUCKET", flag: "--influx-bucket" },
   { path: ["influx", "batchSize"], env: "INFLUX_BATCH_SIZE" },
   { path: ["influx", "timeoutMs"], env: "INFLUX_TIMEOUT_MS" },
+  { path: ["influx", "deadlineMs"], env: "INFLUX_DEADLINE_MS" },
+  { path: ["influx", "retryAfterMax"], env: "INFLUX_RETRY_AFTER_MAX" },
   { path: ["influx", "retries"], env: "INFLUX_RETRIES" },
   { path: ["influx", "gzip"], env: "INFLUX_GZIP" },
   { path: ["state", "db"], env: "STATE_DB", flag: "--state-db" },
@@ -239,6 +340,14 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["failures", "parkAfter"], env: "PARK_AFTER" },
   { path: ["log", "level"], env: "LOG_LEVEL", flag: "--log-level" },
   { path: ["http", "port"], env: "HTTP_PORT", flag: "--http-port" },
+  { path: ["http", "host"], env: "HTTP_HOST", flag: "--http-host" },
+  { path: ["service", "shutdownTimeoutMs"], env: "SHUTDOWN_TIMEOUT_MS" },
+  { path: ["service", "readyMaxLag"], env: "READY_MAX_LAG" },
+  { path: ["service", "readyFailedSyncs"], env: "READY_FAILED_SYNCS" },
+  { path: ["service", "readyCheckIntervalMs"], env: "READY_CHECK_INTERVAL_MS" },
+  { path: ["output", "file"], env: "OUTPUT_FILE", flag: "--output-file" },
+  { path: ["output", "maxBytes"], env: "OUTPUT_FILE_MAX_BYTES" },
+  { path: ["output", "keep"], env: "OUTPUT_FILE_KEEP" },
   { path: ["shard", "count"], env: "SHARD_COUNT", flag: "--shard-count" },
   { path: ["shard", "index"], env: "SHARD_INDEX", flag: "--shard-index" },
 ];
@@ -345,9 +454,15 @@ export function resolveSyncStart(start: SyncStart, now: Date): Date {
   return start.kind === "at" ? start.at : subtractDuration(now, start.duration);
 }
 
-/** Secret values of a configuration, for redaction. */
+/**
+ * Every secret value of a configuration, for redaction: the API key, the API password, the
+ * Basic credential `user:password` (as one value: its Base64 is the Authorization header) and
+ * the InfluxDB token.
+ */
 export function configSecrets(config: Config): string[] {
-  return [config.api.key, config.api.password, config.influx.token].filter((s) => s !== "");
+  const { key, user, password } = config.api;
+  const credential = password === "" ? "" : `${user}:${password}`;
+  return [key, password, credential, config.influx.token].filter((s) => s !== "");
 }
 
 /** The API connection settings, or a ConfigError naming each one that is missing. */
@@ -386,8 +501,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
   const { start } = config.sync;
   return {
     ...config,
-    api: { ...config.api, key: mask(config.api.key), password: mask(config.api.password) },
-    influx: { ...config.influx, token: mask(config.influx.token) },
+    api: {
+      ...config.api,
+      key: mask(config.api.key),
+      password: mask(config.api.password),
+      retryAfterMax: formatIsoDuration(config.api.retryAfterMax),
+    },
     sync: {
       ...config.sync,
       start: start.kind === "at" ? start.at.toISOString() : formatIsoDuration(start.duration),
@@ -396,6 +515,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
       silentAfter: formatIsoDuration(config.sync.silentAfter),
       probeInterval: formatIsoDuration(config.sync.probeInterval),
     },
+    influx: {
+      ...config.influx,
+      token: mask(config.influx.token),
+      retryAfterMax: formatIsoDuration(config.influx.retryAfterMax),
+    },
+    service: { ...config.service, readyMaxLag: formatIsoDuration(config.service.readyMaxLag) },
     failures: {
       ...config.failures,
       backoff: formatIsoDuration(config.failures.backoff),
@@ -417,6 +542,8 @@ export function apiClientSettings(config: Config) {
       maxRecordBytes: config.api.maxRecordBytes,
       maxAnswerBytes: config.api.maxAnswerBytes,
     },
+    deadlineMs: config.api.deadlineMs,
+    retryAfterMaxMs: durationMs(config.api.retryAfterMax),
     retry: {
       retries: config.api.retries,
       baseDelayMs: config.api.retryBaseDelayMs,

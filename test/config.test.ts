@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   ConfigError,
   configSchema,
+  configSecrets,
   loadConfig,
   requireApi,
   resolveSyncStart,
@@ -185,6 +186,55 @@ describe("loadConfig", () => {
       env: { INFLUX_TOKEN: secret, INFLUX_URL: secret, ENERGY_API_URL: secret },
     });
     expect(message).not.toContain(secret);
+  });
+
+  it.each([
+    ["ENERGY_API_URL", /put them into ENERGY_API_USER and ENERGY_API_PASSWORD/],
+    ["INFLUX_URL", /put the token into INFLUX_TOKEN/],
+  ])("refuses credentials in %s, without printing them", (name, where) => {
+    for (const url of [
+      "https://url-user-4c2:url-pass-9d1@api.example.test:8443/v1",
+      "http://url-user-4c2@api.example.test:8443/v1",
+      "https://:url-pass-9d1@api.example.test:8443",
+    ]) {
+      const message = configError({ env: { [name]: url } });
+      expect(message.split("\n")).toHaveLength(2);
+      expect(message).toMatch(new RegExp(`${name} .*must not hold credentials`));
+      expect(message).toMatch(where);
+      expect(message).toContain(
+        "https://***@api.example.test:8443".replace(/^https/, url.slice(0, url.indexOf(":"))),
+      );
+      for (const part of ["url-user-4c2", "url-pass-9d1", url]) expect(message).not.toContain(part);
+    }
+  });
+
+  it.each([
+    ["127.0.0.1:8099", /http:\/\/ or https:\/\/ is missing in front/],
+    ["localhost:8086", /http:\/\/ or https:\/\/ is missing in front/],
+    ["ftp://x", /only http and https/],
+    ["http://", /http\(s\) URL/],
+  ])("a URL %j gets one clear message", (url, hint) => {
+    const message = configError({ env: { INFLUX_URL: url } });
+    const lines = message.split("\n");
+    expect(lines).toEqual(["invalid configuration:", expect.stringContaining("INFLUX_URL")]);
+    expect(lines[1]).toMatch(
+      /INFLUX_URL \(influx.url, from environment INFLUX_URL\): must be an http\(s\) URL/,
+    );
+    expect(lines[1]).toMatch(hint);
+  });
+
+  it("configSecrets returns every secret of the configuration", () => {
+    const config = loadConfig({
+      env: {
+        ENERGY_API_KEY: "k1",
+        ENERGY_API_USER: "u1",
+        ENERGY_API_PASSWORD: "p1",
+        INFLUX_TOKEN: "t1",
+      },
+    });
+    expect(configSecrets(config).sort()).toEqual(["k1", "p1", "t1", "u1:p1"]);
+    expect(configSecrets(loadConfig({ env: { INFLUX_TOKEN: "t" } }))).toEqual(["t"]);
+    expect(configSecrets(loadConfig())).toEqual([]);
   });
 
   it("names every missing API setting", () => {

@@ -1,5 +1,14 @@
-import { createLogger, registerSecret, scrubSecrets } from "../src/logger.js";
+import {
+  createLogger,
+  forgetSecret,
+  registerSecret,
+  scrubSecrets,
+  scrubText,
+} from "../src/logger.js";
 import { captureLogger } from "./support/log-capture.js";
+
+const b64 = (s: string): string => Buffer.from(s).toString("base64");
+const b64url = (s: string): string => Buffer.from(s).toString("base64url");
 
 describe("logger", () => {
   it("writes one JSON event per line with level, time and bindings", () => {
@@ -53,6 +62,80 @@ describe("logger", () => {
     expect(lines.join("\n")).not.toContain("Sup3r-Secret-Value");
     expect(lines.join("\n")).not.toContain(Buffer.from("Sup3r-Secret-Value").toString("base64"));
     expect(scrubSecrets('{"a":"Sup3r-Secret-Value"}')).toBe('{"a":"[REDACTED]"}');
+  });
+
+  it("redacts secrets however short, in clear, JSON-escaped and Base64", () => {
+    for (const secret of ["§", "#%", "~^~"]) registerSecret(secret);
+    const { logger, lines } = captureLogger("info");
+    logger.info({ one: "a § b", two: "#%", three: "x~^~y" }, "short ~^~ #%");
+    logger.info({ header: `Basic ${b64("~^~")}`, url: `/x?pw=${encodeURIComponent("#%")}` }, "b");
+    const text = lines.join("\n");
+    for (const form of ["§", "#%", "~^~", b64("~^~"), b64("#%"), encodeURIComponent("#%")]) {
+      expect(text).not.toContain(form);
+    }
+    expect(scrubSecrets("a ~^~ b")).toBe("a [REDACTED] b");
+  });
+
+  it("redacts a Basic credential user:password registered as one value, in clear and Base64", () => {
+    registerSecret("basic-user:pw1");
+    const header = `Basic ${b64("basic-user:pw1")}`;
+    expect(scrubSecrets(`{"authorization":"${header}"}`)).toBe(
+      '{"authorization":"Basic [REDACTED]"}',
+    );
+    expect(scrubSecrets("login basic-user:pw1 refused")).toBe("login [REDACTED] refused");
+    expect(scrubSecrets(`x ${b64url("basic-user:pw1")} y`)).toBe("x [REDACTED] y");
+  });
+
+  it("redacts the JSON-escaped forms of a secret with quotes and backslashes", () => {
+    const secret = 'q"uo\\te';
+    registerSecret(secret);
+    const once = JSON.stringify({ body: `echo ${secret}` });
+    const twice = JSON.stringify({ msg: once });
+    for (const text of [once, twice, JSON.stringify({ msg: twice })]) {
+      const scrubbed = scrubSecrets(text);
+      expect(scrubbed).not.toContain("uo");
+      expect(scrubbed).toContain("[REDACTED]");
+    }
+    const { logger, lines } = captureLogger("info");
+    logger.info({ body: once }, `upstream said ${once}`);
+    expect(lines.join("\n")).not.toContain("uo");
+  });
+
+  it("replaces the whole of secrets that hold or overlap each other (longest first)", () => {
+    registerSecret("inner-7c1");
+    registerSecret("outer-inner-7c1-outer");
+    expect(scrubSecrets("a outer-inner-7c1-outer b inner-7c1 c")).toBe(
+      "a [REDACTED] b [REDACTED] c",
+    );
+    registerSecret("left-part-5e2");
+    registerSecret("part-5e2-right");
+    // neither holds the other: the whole stretch they cover goes
+    expect(scrubSecrets("<left-part-5e2-right>")).toBe("<[REDACTED]>");
+    expect(scrubSecrets("inner-7c1inner-7c1")).toBe("[REDACTED]");
+  });
+
+  it("scrubText scrubs, then cuts to maxChars with an ellipsis", () => {
+    registerSecret("cut-secret-3f9d");
+    expect(scrubText("short", 10)).toBe("short");
+    expect(scrubText("0123456789abc", 10)).toBe("012345678…");
+    expect(scrubText("0123456789abc", 10)).toHaveLength(10);
+    // a secret across the cut is redacted, not half printed
+    const cut = scrubText("xxxx cut-secret-3f9d yyyy", 12);
+    expect(cut).toBe("xxxx [REDAC…");
+    expect(scrubText("ab\u{1F600}cd", 4)).toBe("ab…");
+    expect(scrubText("abc", 0)).toBe("");
+  });
+
+  it("takes any string as a secret, a lone surrogate too", () => {
+    registerSecret("lone-\ud800-surrogate");
+    expect(scrubSecrets("a lone-\ud800-surrogate b")).toBe("a [REDACTED] b");
+  });
+
+  it("forgets a secret that no longer matters", () => {
+    registerSecret("expired-token-6a0b");
+    expect(scrubSecrets("expired-token-6a0b")).toBe("[REDACTED]");
+    forgetSecret("expired-token-6a0b");
+    expect(scrubSecrets("expired-token-6a0b")).toBe("expired-token-6a0b");
   });
 
   it("honours the level", () => {

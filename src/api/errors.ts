@@ -13,7 +13,8 @@ export type ApiErrorCode =
   | "not_found" // 404: unknown device, resource or value
   | "request_rejected" // any other 4xx
   | "invalid_response" // 2xx whose body is not the documented shape
-  | "request_over_limit"; // refused before sending: over spec 8's limits
+  | "request_over_limit" // refused before sending: over spec 8's limits
+  | "aborted"; // ended by ApiClient.abort() (shutdown) or the caller's AbortSignal
 
 export interface ApiErrorDetails {
   readonly code: ApiErrorCode;
@@ -23,10 +24,17 @@ export interface ApiErrorDetails {
   readonly retryable: boolean;
   /** How long the server asked us to wait (Retry-After), when it did. */
   readonly retryAfterMs?: number;
+  /** The Retry-After header as received, when there was one (for messages). */
+  readonly retryAfterHeader?: string;
   /** A short excerpt of the response body, secrets removed. */
   readonly bodyExcerpt?: string;
   /** How many attempts were made before this error was final. */
   readonly attempts?: number;
+  /**
+   * True when the request surely never reached the server (connection refused, host name not
+   * resolved): safe to retry even a request that must not arrive twice (POST /set_password).
+   */
+  readonly neverSent?: boolean;
 }
 
 /** Every failure of the API client is an ApiError with a stable `code`. */
@@ -36,8 +44,10 @@ export class ApiError extends Error implements ApiErrorDetails {
   readonly status?: number;
   readonly retryable: boolean;
   readonly retryAfterMs?: number;
+  readonly retryAfterHeader?: string;
   readonly bodyExcerpt?: string;
   readonly attempts?: number;
+  readonly neverSent?: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message);
@@ -47,29 +57,47 @@ export class ApiError extends Error implements ApiErrorDetails {
     this.status = details.status;
     this.retryable = details.retryable;
     this.retryAfterMs = details.retryAfterMs;
+    this.retryAfterHeader = details.retryAfterHeader;
     this.bodyExcerpt = details.bodyExcerpt;
     this.attempts = details.attempts;
+    this.neverSent = details.neverSent;
   }
 
   /** The same error, marked with the number of attempts it took. */
   withAttempts(attempts: number): ApiError {
-    const copy = new ApiError(this.message, { ...this.details(), attempts });
+    return this.copy(this.message, { attempts });
+  }
+
+  /**
+   * The same error with another message, and optionally other details (a retryable error made
+   * final, with a message saying why).
+   */
+  withMessage(message: string, details: Partial<ApiErrorDetails> = {}): ApiError {
+    return this.copy(message, details);
+  }
+
+  private copy(message: string, details: Partial<ApiErrorDetails>): ApiError {
+    const copy = new ApiError(message, { ...this.details(), ...details });
     copy.stack = this.stack;
     return copy;
   }
 
   private details(): ApiErrorDetails {
     return {
+      attempts: this.attempts,
+      neverSent: this.neverSent,
       code: this.code,
       endpoint: this.endpoint,
       status: this.status,
       retryable: this.retryable,
       retryAfterMs: this.retryAfterMs,
+      retryAfterHeader: this.retryAfterHeader,
       bodyExcerpt: this.bodyExcerpt,
     };
   }
 }
 
+import { scrubSecrets } from "../logger.js";
 import { parseRetryAfter } from "../util/retry-delay.js";
 import { excerpt } from "../util/text.js";
 
@@ -89,17 +117,25 @@ function bodyMessage(body: string): string {
   return excerpt(body);
 }
 
-/** Classifies a non-2xx HTTP response into an ApiError. */
+/**
+ * Classifies a non-2xx HTTP response into an ApiError. Registered secrets are removed from the
+ * body first (an API that echoes the request's headers must not put a token into a message).
+ */
 export function classifyStatus(
   endpoint: string,
   status: number,
-  body: string,
+  rawBody: string,
   retryAfterHeader: string | undefined,
   nowMs: number,
 ): ApiError {
+  const body = scrubSecrets(rawBody);
   const detail = body.trim() === "" ? "" : `: ${bodyMessage(body)}`;
   const bodyExcerpt = body.trim() === "" ? undefined : excerpt(body);
   const base = { endpoint, status, bodyExcerpt };
+  const retryAfter = {
+    retryAfterMs: parseRetryAfter(retryAfterHeader, nowMs),
+    retryAfterHeader: retryAfterHeader?.trim() || undefined,
+  };
   if (status === 401 || status === 403) {
     return new ApiError(`${endpoint} refused the credentials (HTTP ${status})${detail}`, {
       ...base,
@@ -112,7 +148,7 @@ export function classifyStatus(
       ...base,
       code: "rate_limited",
       retryable: true,
-      retryAfterMs: parseRetryAfter(retryAfterHeader, nowMs),
+      ...retryAfter,
     });
   }
   if (status >= 500) {
@@ -120,7 +156,7 @@ export function classifyStatus(
       ...base,
       code: "server_error",
       retryable: true,
-      retryAfterMs: parseRetryAfter(retryAfterHeader, nowMs),
+      ...retryAfter,
     });
   }
   if (status === 404) {
@@ -139,7 +175,13 @@ export function classifyStatus(
 
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
 
-/** Classifies a transport failure (no HTTP response) into an ApiError. */
+/** Failures that happen before a single byte of the request left: nothing reached the server. */
+const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * Classifies a transport failure (no HTTP response) into an ApiError; `neverSent` when the
+ * request surely did not reach the server (connection refused, host name not resolved).
+ */
 export function classifyTransportError(endpoint: string, error: unknown): ApiError {
   const field = (key: string): string | undefined =>
     error && typeof error === "object" && key in error
@@ -147,10 +189,11 @@ export function classifyTransportError(endpoint: string, error: unknown): ApiErr
       : undefined;
   const code = field("code") ?? "UNKNOWN";
   const timedOut = TIMEOUT_CODES.has(code) || field("name") === "TimeoutError";
-  const reason = field("message") ?? String(error);
+  const reason = scrubSecrets(field("message") ?? String(error));
   return new ApiError(`${endpoint} ${timedOut ? "timed out" : "failed"} (${code}): ${reason}`, {
     endpoint,
     code: timedOut ? "timeout" : "network",
     retryable: true,
+    neverSent: NEVER_SENT_CODES.has(code) || undefined,
   });
 }

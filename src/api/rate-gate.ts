@@ -4,14 +4,19 @@
  * configured rate, backs off on 429 responses and recovers step by step.
  */
 
+import { abortableSleep } from "../util/abortable.js";
+
 /** Options of a {@link RateGate}. */
 export interface RateGateOptions {
   /** Highest (and initial) rate in requests per second; > 0. */
   readonly ratePerSecond: number;
   /** Clock in ms (default `Date.now`); injected in tests. */
   readonly now?: () => number;
-  /** Waits `ms` milliseconds (default a timer); injected in tests. */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Waits `ms` milliseconds (default a timer clamped to 2^31 - 1 ms, cleared when `signal`
+   * aborts); injected in tests, which may ignore the signal.
+   */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** successes before each recovery step (default 20) */
   readonly recoverAfter?: number;
   /** lowest rate (default ratePerSecond / 16) */
@@ -25,34 +30,46 @@ const BACKOFF_FACTOR = 0.5;
 /** A slot this close (ms) counts as reached: `now + (slot - now)` may miss `slot` by rounding. */
 const SLOT_TOLERANCE_MS = 1e-6;
 
+/** Options of one {@link RateGate.take}. */
+export interface TakeOptions {
+  /** Gives up waiting when it aborts: the promise rejects with its reason, no slot is used. */
+  readonly signal?: AbortSignal;
+  /**
+   * Served before every ordinary waiter (after earlier priority ones). For the access-token
+   * renewal, which every queued request needs, and the request that gave its slot to it.
+   */
+  readonly priority?: boolean;
+}
+
 interface Waiter {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
+  readonly priority: boolean;
 }
-
-const defaultSleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, Math.ceil(ms)));
 
 /**
  * A request rate limiter (spec 8 leaves rate limits unspecified): hands out slots spaced
  * `1000 / rate` ms apart, stops handing them out during a pause after a 429, halves the rate on
  * a 429 and raises it again by x1.25 every `recoverAfter` successes, up to the configured rate.
  *
- * Waiting callers are served first come, first served by a single loop, so at most one injected
- * `sleep` runs at a time, and a pause or rate change takes effect for every caller still waiting.
+ * Waiting callers are served first come, first served (priority callers first) by a single loop,
+ * so at most one `sleep` is awaited at a time, and a pause or rate change takes effect for every
+ * caller still waiting. No timer exceeds 2^31 - 1 ms (a long pause is slept in parts).
  */
 export class RateGate {
   private readonly maxRate: number;
   private readonly minRate: number;
   private readonly recoverAfter: number;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private rate: number;
   private nextSlotMs = Number.NEGATIVE_INFINITY;
   private pausedUntil = 0;
   private successes = 0;
   private readonly waiters: Waiter[] = [];
   private pumping = false;
+  /** Ends the pump's current sleep early (when the last waiter gave up). */
+  private interrupt: AbortController | undefined;
 
   /** @throws RangeError on a non-positive rate, `minRatePerSecond` above it, or `recoverAfter` < 1. */
   constructor(options: RateGateOptions) {
@@ -73,17 +90,41 @@ export class RateGate {
     this.recoverAfter = recoverAfter;
     this.rate = ratePerSecond;
     this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.sleep = options.sleep ?? abortableSleep;
   }
 
   /**
    * Resolves when the caller may send one request: spaced 1/rate apart (no bursts beyond one
    * slot), and not before a pause ends. Safe with many concurrent callers (each gets its own
-   * slot, in call order). Rejects if the injected `sleep` rejects.
+   * slot, in call order; `priority` callers first). Rejects if the injected `sleep` rejects, or
+   * with the signal's reason as soon as `options.signal` aborts (the caller leaves the queue; when
+   * nobody is left, the gate's timer is cleared too).
    */
-  take(): Promise<void> {
+  take(options: TakeOptions = {}): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        if (this.waiters.length === 0) this.interrupt?.abort();
+        reject(signal?.reason);
+      };
+      const waiter: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        reject: (error) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
+        priority: options.priority ?? false,
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const firstOrdinary = waiter.priority ? this.waiters.findIndex((w) => !w.priority) : -1;
+      if (firstOrdinary >= 0) this.waiters.splice(firstOrdinary, 0, waiter);
+      else this.waiters.push(waiter);
       if (!this.pumping) void this.pump();
     });
   }
@@ -141,8 +182,9 @@ export class RateGate {
         const now = this.now();
         const slot = Math.max(now, this.nextSlotMs, this.pausedUntil);
         if (slot - now > SLOT_TOLERANCE_MS) {
-          // Re-evaluated after waking: a pause or rate change may have moved the slot.
-          await this.sleep(slot - now);
+          // Re-evaluated after waking: a pause or rate change may have moved the slot, or every
+          // waiter may have given up.
+          await this.nap(slot - now);
           continue;
         }
         this.waiters.shift();
@@ -153,6 +195,25 @@ export class RateGate {
       for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     } finally {
       this.pumping = false;
+    }
+  }
+
+  /** One sleep of the pump, ended early (and its timer cleared) when the queue empties. */
+  private async nap(ms: number): Promise<void> {
+    const interrupt = new AbortController();
+    this.interrupt = interrupt;
+    const woken = new Promise<void>((resolve) => {
+      interrupt.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    const slept = this.sleep(ms, interrupt.signal).catch((error: unknown) => {
+      // the default sleep rejects when interrupted: that is a wake-up, not a failure
+      if (!interrupt.signal.aborted) throw error;
+    });
+    try {
+      await Promise.race([slept, woken]);
+    } finally {
+      if (this.interrupt === interrupt) this.interrupt = undefined;
+      interrupt.abort();
     }
   }
 }

@@ -9,6 +9,14 @@ export function renewalMarginMs(expiresInS: number): number {
   return Math.min(60_000, (expiresInS * 1000) / 10);
 }
 
+/** A renewal as {@link TokenProvider.refresh} hands it out. */
+export interface Renewal {
+  /** The new token. */
+  readonly token: Promise<string>;
+  /** True when this call started the renewal; false when it joined one already under way. */
+  readonly started: boolean;
+}
+
 /**
  * Keeps one access token in memory (spec 5.2) and renews it before it expires, or when a request
  * was refused with it. Concurrent callers share a single renewal (single flight).
@@ -18,19 +26,41 @@ export class TokenProvider {
   private renewal: Promise<AccessToken> | undefined;
 
   /**
-   * @param obtain fetches a new token (POST /create_token)
+   * @param obtain fetches a new token (POST /create_token); `slotHeld` is passed on from
+   *   {@link refresh}: the caller holds a rate-gate slot that the renewal may use
    * @param now clock in epoch ms (injected for tests)
    */
   constructor(
-    private readonly obtain: () => Promise<AccessToken>,
+    private readonly obtain: (slotHeld: boolean) => Promise<AccessToken>,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** A token that is valid for a while yet; renews it when it is about to expire. */
   async get(): Promise<string> {
+    return this.peek() ?? (await this.refresh(false).token);
+  }
+
+  /** The current token if it is valid for a while yet (before its renewal time), else undefined. */
+  peek(): string | undefined {
     const current = this.current;
-    if (current && this.now() < current.renewAtMs) return current.token;
-    return (await this.renew()).token;
+    return current && this.now() < current.renewAtMs ? current.token : undefined;
+  }
+
+  /**
+   * Renews the token, or joins the renewal under way (single flight). `slotHeld`: the caller holds
+   * a rate-gate slot, which the renewal it starts may use instead of waiting for one.
+   */
+  refresh(slotHeld: boolean): Renewal {
+    const started = this.renewal === undefined;
+    this.renewal ??= this.obtain(slotHeld)
+      .then((token) => {
+        this.current = token;
+        return token;
+      })
+      .finally(() => {
+        this.renewal = undefined;
+      });
+    return { token: this.renewal.then((t) => t.token), started };
   }
 
   /**
@@ -39,17 +69,5 @@ export class TokenProvider {
    */
   invalidate(token: string): void {
     if (this.current?.token === token) this.current = undefined;
-  }
-
-  private renew(): Promise<AccessToken> {
-    this.renewal ??= this.obtain()
-      .then((token) => {
-        this.current = token;
-        return token;
-      })
-      .finally(() => {
-        this.renewal = undefined;
-      });
-    return this.renewal;
   }
 }

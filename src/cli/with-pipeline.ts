@@ -1,11 +1,16 @@
 import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
+import {
+  inUseMessage,
+  LOCK_TTL_MS,
+  SERVICE_LOCK,
+  StateInUseError,
+} from "../service/etl-service.js";
+import { processOwner } from "../state/owner.js";
+import { sleep } from "../util/sleep.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
-
-/** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
-export const SHUTDOWN_GRACE_MS = 30_000;
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
 export class InterruptedError extends Error {
@@ -15,42 +20,92 @@ export class InterruptedError extends Error {
   }
 }
 
+const interrupted = (signal: string): InterruptedError =>
+  new InterruptedError(`stopped by ${signal}; run the same command again to continue`);
+
+/** Options of {@link withPipeline}. */
+export interface WithPipelineOptions {
+  /** Line-protocol file instead of InfluxDB (`-` for stdout). */
+  readonly output?: string;
+  /**
+   * Hold the service lock while working (`sync`: it must not race `energy-etl run` over the same
+   * cursors); refused with a clear message while another process holds it.
+   */
+  readonly lock?: boolean;
+}
+
 /**
- * Runs `work` with an open pipeline; on SIGINT/SIGTERM stops taking new chunks, lets in-flight
- * ones finish (up to {@link SHUTDOWN_GRACE_MS}), flushes, and closes the sink and the state.
+ * Runs `work` with an open pipeline; on SIGINT/SIGTERM takes no new chunks, lets in-flight ones
+ * finish for SHUTDOWN_TIMEOUT_MS, aborts what is still open, and closes the sink and the state.
+ * The process is gone within the timeout and a second, whatever the dependencies do.
  */
 export async function withPipeline<T>(
   command: Command,
   io: CliIo,
-  options: { output?: string },
+  options: WithPipelineOptions,
   work: (pipeline: Pipeline, context: CommandContext) => Promise<T>,
 ): Promise<T> {
   const context = createContext(command, io);
-  const pipeline = await openPipeline(context.config, context.logger, { output: options.output });
+  const owner = processOwner(command.name());
+  const timeoutMs = context.config.service.shutdownTimeoutMs;
+  let pipeline: Pipeline | undefined;
   let signal: string | undefined;
+  // installed before the start-up (which may wait for InfluxDB), kept to the end
   const onSignal = (name: string) => () => {
     if (signal) return;
     signal = name;
     context.logger.warn({ signal: name }, "stopping: finishing the requests in flight");
-    void pipeline.stop(SHUTDOWN_GRACE_MS);
-    // a request still retrying past the grace: chunks not recorded are fetched again next time
+    if (pipeline === undefined) process.exit(130);
+    void pipeline.stop(timeoutMs);
+    // chunks not recorded as done are fetched again next time
     setTimeout(() => {
-      context.logger.error("requests still in flight after the grace period: exiting");
+      context.logger.error("requests still in flight after SHUTDOWN_TIMEOUT_MS: exiting");
       process.exit(130);
-    }, SHUTDOWN_GRACE_MS + 5000).unref();
+    }, timeoutMs + 1000).unref();
   };
   const onInt = onSignal("SIGINT");
   const onTerm = onSignal("SIGTERM");
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
   try {
-    const result = await work(pipeline, context);
-    if (signal)
-      throw new InterruptedError(`stopped by ${signal}; run the same command again to continue`);
+    pipeline = await openPipeline(context.config, context.logger, {
+      output: options.output,
+      owner,
+    });
+  } catch (error) {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+    throw error;
+  }
+  const open = pipeline;
+  let heartbeat: NodeJS.Timeout | undefined;
+  try {
+    if (options.lock) {
+      const { store } = open;
+      const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+      if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+      heartbeat = setInterval(() => {
+        store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+      }, LOCK_TTL_MS / 3);
+      heartbeat.unref();
+    }
+    let result: T;
+    try {
+      result = await work(open, context);
+    } catch (error) {
+      // what a shutdown cut short is an interruption, whatever error it surfaced as
+      if (signal) throw interrupted(signal);
+      throw error;
+    }
+    if (signal) throw interrupted(signal);
     return result;
   } finally {
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
-    await pipeline.close();
+    clearInterval(heartbeat);
+    if (options.lock && open.store.isOpen) open.store.locks.release(SERVICE_LOCK, owner);
+    if (signal) open.abort(`stopped by ${signal}`);
+    await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
+    open.store.close();
   }
 }

@@ -1,16 +1,19 @@
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import { durationMs } from "../util/iso-duration.js";
 import { checkInflux } from "./influx-check.js";
 import { InfluxWriter } from "./influx-writer.js";
 import { LineProtocolFileSink } from "./line-protocol-file-sink.js";
 import type { PointSink } from "./point-sink.js";
 
-/** Where points go when INFLUX_URL is not set and no --output is given. */
+/** Where points go when neither INFLUX_URL nor OUTPUT_FILE is set and no --output is given. */
 export const DEFAULT_LINE_PROTOCOL_FILE = "./data/points.lp";
 
 /**
- * The sink for a run: a line-protocol file with `output` (`-` for stdout) or when INFLUX_URL is not
- * set; otherwise InfluxDB, checked first (reachable, token accepted, bucket present).
+ * The sink for a run, in this order: `output` (`--output`; `-` for stdout; never rotated);
+ * OUTPUT_FILE (rotated past OUTPUT_FILE_MAX_BYTES, OUTPUT_FILE_KEEP copies kept); the default file
+ * when INFLUX_URL is not set; otherwise InfluxDB, checked first (one request: reachable, token
+ * accepted, bucket present), written with INFLUX_DEADLINE_MS and INFLUX_RETRY_AFTER_MAX.
  */
 export async function createPointSink(
   config: Config,
@@ -18,15 +21,26 @@ export async function createPointSink(
   output?: string,
 ): Promise<PointSink> {
   const { influx } = config;
-  if (output !== undefined || influx.url === "") {
-    const sink = new LineProtocolFileSink(output ?? DEFAULT_LINE_PROTOCOL_FILE);
-    logger.info({ target: sink.target }, "writing line protocol instead of InfluxDB");
-    return sink;
+  const file = fileSinkFor(config, output);
+  if (file) {
+    logger.info({ target: file.target }, "writing line protocol instead of InfluxDB");
+    return file;
   }
   await checkInflux(influx);
   return new InfluxWriter({
     ...influx,
+    deadlineMs: influx.deadlineMs,
+    retryAfterMaxMs: durationMs(influx.retryAfterMax),
     retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
     logger,
   });
+}
+
+/** The line-protocol sink a run uses instead of InfluxDB, if any (see {@link createPointSink}). */
+function fileSinkFor(config: Config, output: string | undefined): LineProtocolFileSink | undefined {
+  if (output !== undefined) return new LineProtocolFileSink(output);
+  const { file, maxBytes, keep } = config.output;
+  if (file !== "") return new LineProtocolFileSink(file, { maxBytes, keep });
+  if (config.influx.url === "") return new LineProtocolFileSink(DEFAULT_LINE_PROTOCOL_FILE);
+  return undefined;
 }

@@ -1,6 +1,10 @@
 import { InfluxDB } from "@influxdata/influxdb-client";
+import { clampTimerMs } from "../util/sleep.js";
 import {
+  abortedError,
   bucketMissing,
+  excerptOf,
+  formatSeconds,
   InfluxWriteError,
   readInfluxFailure,
   tokenRefused,
@@ -12,42 +16,67 @@ export interface InfluxTarget {
   readonly token: string;
   readonly org: string;
   readonly bucket: string;
+  /** Bound of the whole check (connect, answer, body). */
   readonly timeoutMs: number;
 }
 
 /**
- * Start-up check: InfluxDB reachable (`GET /ping`), token accepted and bucket present (a write of
- * zero lines, which InfluxDB 1.8, 2.x and 3.x answer 204 after checking both). Each failure is an
- * InfluxWriteError with a one-line message that says what to fix.
+ * Start-up and readiness check in ONE request: a write of zero lines to `/api/v2/write`, which
+ * InfluxDB 1.8, 2.x and 3.x answer 204 after checking the token and the bucket, so its answer
+ * tells reachability, token and bucket at once. Bounded by `timeoutMs` as a whole; `signal` ends it
+ * at once. Each failure is an InfluxWriteError with a one-line message that says what to fix.
  */
-export async function checkInflux(target: InfluxTarget): Promise<void> {
+export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) throw checkAborted(signal);
   const influx = new InfluxDB({ url: target.url, token: target.token, timeout: target.timeoutMs });
-  try {
-    await influx.transport.request("/ping", "", { method: "GET" });
-  } catch (error) {
-    const failure = readInfluxFailure(error);
-    throw new InfluxWriteError(
-      `InfluxDB at ${target.url} is not reachable (${failure.status ? `HTTP ${failure.status}` : failure.message}): ` +
-        "check INFLUX_URL and that InfluxDB is running",
-      "unavailable",
-      failure.status,
-    );
-  }
+  const controller = new AbortController();
+  const timedOut = new InfluxWriteError(
+    `InfluxDB at ${target.url} is not reachable (no answer within ${formatSeconds(target.timeoutMs)} s): ` +
+      "check INFLUX_URL and that InfluxDB is running",
+    "unavailable",
+  );
+  const timer = setTimeout(() => controller.abort(timedOut), clampTimerMs(target.timeoutMs));
+  timer.unref();
+  const onAbort = (): void => controller.abort(checkAborted(signal));
+  signal?.addEventListener("abort", onAbort, { once: true });
   const query = new URLSearchParams({ org: target.org, bucket: target.bucket, precision: "s" });
   try {
     await influx.transport.request(`/api/v2/write?${query}`, "", {
       method: "POST",
       headers: { "content-type": "text/plain; charset=utf-8" },
+      signal: controller.signal,
     });
   } catch (error) {
+    if (controller.signal.aborted) {
+      const reason: unknown = controller.signal.reason;
+      throw reason instanceof InfluxWriteError ? reason : timedOut;
+    }
     const failure = readInfluxFailure(error);
-    if (failure.status === 401 || failure.status === 403)
-      throw tokenRefused(failure.status, target.bucket);
-    if (failure.status === 404) throw bucketMissing(target.bucket, failure.message);
+    const { status } = failure;
+    if (status === 401 || status === 403) throw tokenRefused(status, target.bucket);
+    if (status === 404) throw bucketMissing(target.bucket, failure.message);
+    if (status === undefined) {
+      throw new InfluxWriteError(
+        `InfluxDB at ${target.url} is not reachable (${excerptOf(failure.message)}): ` +
+          "check INFLUX_URL and that InfluxDB is running",
+        "unavailable",
+      );
+    }
     throw new InfluxWriteError(
-      `InfluxDB at ${target.url} failed the write check (${failure.status ? `HTTP ${failure.status}: ` : ""}${failure.message})`,
+      `InfluxDB at ${target.url} failed the write check (HTTP ${status}: ${excerptOf(failure.message)})`,
       "unavailable",
-      failure.status,
+      status,
     );
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
   }
+}
+
+function checkAborted(signal: AbortSignal | undefined): InfluxWriteError {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof InfluxWriteError) return reason;
+  return abortedError(
+    reason instanceof Error ? reason.message : String(reason ?? "InfluxDB check"),
+  );
 }

@@ -1,7 +1,18 @@
 import { InfluxDB } from "@influxdata/influxdb-client";
 import { z } from "zod";
 import { excerpt } from "../util/text.js";
-import { InfluxWriteError, readInfluxFailure } from "./write-errors.js";
+import { readInfluxFailure } from "./write-errors.js";
+
+/** A query InfluxDB refused or answered in another shape (`auth`: the token may not read). */
+export class InfluxQueryError extends Error {
+  constructor(
+    message: string,
+    readonly auth = false,
+  ) {
+    super(message);
+    this.name = "InfluxQueryError";
+  }
+}
 
 /** Where InfluxQL queries go (the writer's settings). */
 export interface InfluxQueryTarget {
@@ -70,21 +81,22 @@ export class InfluxQuery {
       answer = await this.influx.transport.request(`/query?${params}`, "", { method: "GET" });
     } catch (error) {
       const failure = readInfluxFailure(error);
-      throw new InfluxWriteError(
-        `InfluxDB at ${this.target.url} refused the query (${failure.status ? `HTTP ${failure.status}: ` : ""}${failure.message})`,
-        failure.status === 401 || failure.status === 403 ? "auth_failed" : "unavailable",
-        failure.status,
+      throw new InfluxQueryError(
+        `InfluxDB at ${this.target.url} refused the query (${failure.status ? `HTTP ${failure.status}: ` : ""}${failure.message})` +
+          (failure.status === 401 || failure.status === 403
+            ? ": the token needs read access to the bucket"
+            : ""),
+        failure.status === 401 || failure.status === 403,
       );
     }
     const parsed = resultSchema.safeParse(answer);
     if (!parsed.success) {
-      throw new InfluxWriteError(
+      throw new InfluxQueryError(
         `InfluxDB answered a query with something else than InfluxQL results: ${excerpt(JSON.stringify(answer) ?? "")}`,
-        "unavailable",
       );
     }
     return parsed.data.results.map((result) => {
-      if (result.error) throw new InfluxWriteError(`InfluxQL failed: ${result.error}`, "bad_data");
+      if (result.error) throw new InfluxQueryError(`InfluxQL failed: ${result.error}`);
       return result.series ?? [];
     });
   }

@@ -1,12 +1,16 @@
-import { InfluxDB, setLogger, type WriteApi } from "@influxdata/influxdb-client";
+import { InfluxDB, setLogger } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
-import { computeRetryDelay, type RetryPolicy } from "../util/retry-delay.js";
+import { abortableSleep, raceAbort } from "../util/abortable.js";
+import { computeRetryDelay, formatWait, type RetryPolicy } from "../util/retry-delay.js";
+import { clampTimerMs } from "../util/sleep.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
+  abortedError,
   bucketMissing,
   everyPointDropped,
   excerptOf,
+  formatSeconds,
   type InfluxFailure,
   InfluxWriteError,
   namedRefusals,
@@ -23,19 +27,42 @@ export interface InfluxWriterOptions {
   readonly bucket: string;
   /** Lines per HTTP request (default 5000). */
   readonly batchSize: number;
+  /** Timeout of one HTTP request: the wait for an answer and for each next part of it. */
   readonly timeoutMs: number;
+  /**
+   * Deadline of one {@link InfluxWriter.write} as a whole: every request (413 splits and narrowing
+   * included), backoff and Retry-After wait (INFLUX_DEADLINE_MS, default 300 000 ms).
+   */
+  readonly deadlineMs?: number;
+  /** Longest Retry-After honoured; a longer one fails the write at once (default 10 min). */
+  readonly retryAfterMaxMs?: number;
   /** Gzip request bodies (default false: on a LAN the CPU costs more than the bytes saved). */
   readonly gzip?: boolean;
   readonly retry: RetryPolicy;
   readonly logger: Logger;
-  /** Waits (default setTimeout); tests inject their own. */
+  /** Waits (default an abortable setTimeout); tests inject their own. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Default of {@link InfluxWriterOptions.deadlineMs} (INFLUX_DEADLINE_MS): 15 minutes, above the Retry-After cap. */
+export const DEFAULT_INFLUX_DEADLINE_MS = 900_000;
+export const DEFAULT_INFLUX_RETRY_AFTER_MAX_MS = 600_000;
+
+/** Bodies larger than this are gzipped when `gzip` is on (smaller ones gain nothing). */
+const GZIP_THRESHOLD_BYTES = 1000;
+
+/** One write() while it runs: its abort signal (deadline, abort()) and what went wrong last. */
+interface WriteRun {
+  readonly signal: AbortSignal;
+  /** performance.now() at which the deadline passes. */
+  readonly deadlineAt: number;
+  /** The last transient failure, for the deadline's message. */
+  lastFailure?: string;
+}
 
 /** One batch's bookkeeping while it is written and, if need be, narrowed down. */
 interface BatchWork {
+  readonly run: WriteRun;
   /** HTTP requests sent for the batch so far (retries, 413 splits and narrowing included). */
   requests: number;
   /** True once a 400/422 made the writer narrow the batch down. */
@@ -44,9 +71,9 @@ interface BatchWork {
 }
 
 /**
- * Writes line protocol to InfluxDB through @influxdata/influxdb-client's WriteApi (`/api/v2/write`:
- * InfluxDB 2.x, 3.x and 1.8+), in batches, with failures classified as Telegraf does, except that
- * one bad line never fails the others:
+ * Writes line protocol to InfluxDB (`POST /api/v2/write`: InfluxDB 2.x, 3.x and 1.8+) through the
+ * transport of @influxdata/influxdb-client, in batches, with failures classified as Telegraf does,
+ * except that one bad line never fails the others:
  * - 400/422 (unparsable line, point beyond the retention policy, field type conflict): the batch is
  *   narrowed down to the lines at fault, which come back as {@link RejectedLine}s while every
  *   other line is written. Lines the answer names (`unable to parse '<line>'`, 3.x `data`) are
@@ -59,14 +86,20 @@ interface BatchWork {
  * - 401/403/404 reject the write (fatal); 429/5xx/network are retried with backoff (never sooner
  *   than Retry-After), then reject it as `unavailable`; any other 4xx rejects it as `bad_data`.
  *
- * The client's own retry buffer is off (maxRetries 0): every request's answer reaches this class.
+ * Time is bounded: one write() as a whole (requests, backoff, Retry-After waits) ends by
+ * `deadlineMs`, its request in flight aborted; a Retry-After beyond `retryAfterMaxMs` (or beyond
+ * the deadline) fails the write at once. {@link abort} ends every request in flight at once.
  */
 export class InfluxWriter implements PointSink {
   readonly target: string;
   private readonly influx: InfluxDB;
   private readonly log: Logger;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly deadlineMs: number;
+  private readonly retryAfterMaxMs: number;
   private readonly pending = new Set<Promise<WriteOutcome>>();
+  /** One per write() and check() in progress: abort() aborts them all. */
+  private readonly inFlight = new Set<AbortController>();
+  private aborted: InfluxWriteError | undefined;
   private accepted = 0;
 
   constructor(private readonly options: InfluxWriterOptions) {
@@ -76,7 +109,8 @@ export class InfluxWriter implements PointSink {
       timeout: options.timeoutMs,
     });
     this.log = options.logger.child({ component: "influx-writer" });
-    this.sleep = options.sleep ?? defaultSleep;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_INFLUX_DEADLINE_MS;
+    this.retryAfterMaxMs = options.retryAfterMaxMs ?? DEFAULT_INFLUX_RETRY_AFTER_MAX_MS;
     this.target = `InfluxDB ${options.url} bucket ${options.bucket}`;
     routeClientLogs(options.logger);
   }
@@ -88,7 +122,26 @@ export class InfluxWriter implements PointSink {
 
   /** See {@link PointSink.write} and the class comment for how failures are handled. */
   write(lines: readonly string[]): Promise<WriteOutcome> {
-    const done = this.writeAll(lines);
+    if (this.aborted) return Promise.reject(this.aborted);
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const run: WriteRun = {
+      signal: controller.signal,
+      deadlineAt: performance.now() + this.deadlineMs,
+    };
+    const deadline = setTimeout(
+      () => controller.abort(this.deadlinePassed(run)),
+      clampTimerMs(this.deadlineMs),
+    );
+    deadline.unref();
+    const done = this.writeAll(lines, run)
+      .catch((error: unknown) => {
+        throw controller.signal.aborted ? reasonOf(controller.signal) : error;
+      })
+      .finally(() => {
+        clearTimeout(deadline);
+        this.inFlight.delete(controller);
+      });
     this.pending.add(done);
     const forget = (): void => {
       this.pending.delete(done);
@@ -101,21 +154,45 @@ export class InfluxWriter implements PointSink {
     await Promise.allSettled([...this.pending]);
   }
 
+  /** Waits for the writes in progress (each ends by its deadline; at once after {@link abort}). */
   async close(): Promise<void> {
     await this.flush();
   }
 
-  /** The start-up check again: reachable, token accepted, bucket present. */
-  check(): Promise<void> {
-    return checkInflux(this.options);
+  /**
+   * Ends every request in flight at once; pending and later writes (and checks) reject with an
+   * InfluxWriteError `aborted: <reason>` (code `unavailable`, fatal). Idempotent.
+   */
+  abort(reason = "the InfluxDB writer was aborted"): void {
+    if (this.aborted) return;
+    this.aborted = abortedError(reason);
+    for (const controller of this.inFlight) controller.abort(this.aborted);
+    this.inFlight.clear();
   }
 
-  private async writeAll(lines: readonly string[]): Promise<WriteOutcome> {
+  /**
+   * The start-up check again (one request: reachable, token accepted, bucket present), bounded by
+   * `timeoutMs`, ended by `signal` or {@link abort}.
+   */
+  async check(signal?: AbortSignal): Promise<void> {
+    if (this.aborted) throw this.aborted;
+    const controller = new AbortController();
+    const link = follow(signal, controller);
+    this.inFlight.add(controller);
+    try {
+      await checkInflux(this.options, controller.signal);
+    } finally {
+      link.dispose();
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private async writeAll(lines: readonly string[], run: WriteRun): Promise<WriteOutcome> {
     const size = Math.max(1, this.options.batchSize);
     const rejected: RejectedLine[] = [];
     for (let i = 0; i < lines.length; i += size) {
       const batch = lines.slice(i, i + size);
-      const work: BatchWork = { requests: 0, narrowed: false, rejected: [] };
+      const work: BatchWork = { run, requests: 0, narrowed: false, rejected: [] };
       await this.writeBatch(batch, work);
       if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.length, work);
       for (const line of work.rejected) rejected.push(line);
@@ -126,9 +203,10 @@ export class InfluxWriter implements PointSink {
   /** One batch, retried when the failure is transient, halved on 413, narrowed on 400/422. */
   private async writeBatch(lines: string[], work: BatchWork): Promise<void> {
     const { retry } = this.options;
+    const { run } = work;
     for (let attempt = 1; ; attempt++) {
       work.requests++;
-      const failure = await this.send(lines);
+      const failure = await this.send(lines, run.signal);
       if (!failure) {
         this.accepted += lines.length;
         return;
@@ -155,6 +233,10 @@ export class InfluxWriter implements PointSink {
         throw this.refused(failure.message, status, lines);
       }
       const what = status === undefined ? failure.message : `HTTP ${status}: ${failure.message}`;
+      run.lastFailure = what;
+      if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retryAfterMaxMs) {
+        throw this.retryAfterTooLong(failure.retryAfterMs, failure.retryAfter, status, lines);
+      }
       if (attempt > retry.retries) {
         throw new InfluxWriteError(
           `InfluxDB write failed after ${attempt} attempts (${what})`,
@@ -163,11 +245,15 @@ export class InfluxWriter implements PointSink {
         );
       }
       const delayMs = computeRetryDelay(attempt, retry, failure.retryAfterMs);
+      if (run.deadlineAt - performance.now() < delayMs) {
+        // the wait would outlast the deadline: fail now rather than at the deadline
+        throw this.deadlinePassed(run);
+      }
       this.log.warn(
         { status, attempt, delayMs, lines: lines.length, error: what },
         "write failed, retrying",
       );
-      await this.sleep(delayMs);
+      await this.wait(delayMs, run.signal);
     }
   }
 
@@ -242,24 +328,85 @@ export class InfluxWriter implements PointSink {
     );
   }
 
-  /** Sends one batch through a fresh WriteApi; resolves with the failure, if any. */
-  private async send(lines: string[]): Promise<InfluxFailure | undefined> {
-    const api: WriteApi = this.influx.getWriteApi(this.options.org, this.options.bucket, "s", {
-      batchSize: lines.length + 1,
-      maxBufferLines: lines.length + 1,
-      flushInterval: 0,
-      maxRetries: 0,
-      gzipThreshold: this.options.gzip ? 1000 : Number.MAX_SAFE_INTEGER,
-      writeFailed: () => undefined,
+  private retryAfterTooLong(
+    retryAfterMs: number,
+    header: string | undefined,
+    status: number | undefined,
+    lines: readonly string[],
+  ): InfluxWriteError {
+    const message =
+      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerptOf(header ?? "")}), ` +
+      `more than INFLUX_RETRY_AFTER_MAX (${formatWait(this.retryAfterMaxMs)}): the write of ` +
+      `${lines.length} lines fails now`;
+    this.log.warn({ status, retryAfterMs, lines: lines.length }, message);
+    return new InfluxWriteError(message, "unavailable", status);
+  }
+
+  private deadlinePassed(run: WriteRun): InfluxWriteError {
+    return new InfluxWriteError(
+      `InfluxDB write did not finish within ${formatSeconds(this.deadlineMs)} s ` +
+        `(INFLUX_DEADLINE_MS=${this.deadlineMs})` +
+        (run.lastFailure ? `; last failure: ${excerptOf(run.lastFailure)}` : ""),
+      "unavailable",
+    );
+  }
+
+  /** The backoff wait: the injected `sleep` or a timer, ended early when `signal` aborts. */
+  private wait(ms: number, signal: AbortSignal): Promise<void> {
+    const { sleep } = this.options;
+    const wait = sleep ? raceAbort(sleep(ms), signal) : abortableSleep(ms, signal);
+    return wait.catch((error: unknown) => {
+      throw signal.aborted ? reasonOf(signal) : error;
     });
-    api.writeRecords(lines);
+  }
+
+  /** Sends one batch; resolves with the failure, if any (a refused or failed request). */
+  private async send(
+    lines: readonly string[],
+    signal: AbortSignal,
+  ): Promise<InfluxFailure | undefined> {
+    if (signal.aborted) throw reasonOf(signal);
+    // a controller per request: the transport adds an abort listener per request and never
+    // removes it, so the write's own signal would collect one listener per retry and split
+    const request = new AbortController();
+    const link = follow(signal, request);
+    const query = new URLSearchParams({
+      org: this.options.org,
+      bucket: this.options.bucket,
+      precision: "s",
+    });
     try {
-      await api.close();
+      await this.influx.transport.request(`/api/v2/write?${query}`, lines.join("\n"), {
+        method: "POST",
+        headers: { "content-type": "text/plain; charset=utf-8" },
+        gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,
+        signal: request.signal,
+      });
       return undefined;
     } catch (error) {
+      if (signal.aborted) throw reasonOf(signal);
       return readInfluxFailure(error);
+    } finally {
+      link.dispose();
     }
   }
+}
+
+/** Aborts `controller` when `signal` aborts (with its reason), until disposed. */
+function follow(signal: AbortSignal | undefined, controller: AbortController): { dispose(): void } {
+  if (!signal) return { dispose: () => undefined };
+  const onAbort = (): void => controller.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return { dispose: () => signal.removeEventListener("abort", onAbort) };
+}
+
+/** Why `signal` aborted, as an InfluxWriteError. */
+function reasonOf(signal: AbortSignal): InfluxWriteError {
+  const reason: unknown = signal.reason;
+  return reason instanceof InfluxWriteError
+    ? reason
+    : new InfluxWriteError(`aborted: ${String(reason)}`, "unavailable", undefined, true);
 }
 
 let clientLogsRouted = false;

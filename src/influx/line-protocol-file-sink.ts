@@ -1,37 +1,61 @@
-import { once } from "node:events";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
+import { ensureDirectory } from "../util/ensure-dir.js";
 import type { PointSink, WriteOutcome } from "./point-sink.js";
-import { InfluxWriteError } from "./write-errors.js";
+import { abortedError, InfluxWriteError } from "./write-errors.js";
+
+/** How a {@link LineProtocolFileSink} rotates its file (never stdout). */
+export interface LineProtocolFileOptions {
+  /**
+   * Before a write would take the file past this many bytes, the file is rotated (FILE -> FILE.1
+   * -> FILE.2 …) and a new one started. Lines are never split across files: a single line longer
+   * than this gets a file of its own. Default: never rotate.
+   */
+  readonly maxBytes?: number;
+  /** Rotated copies kept: FILE.1 (newest) … FILE.keep (oldest, then dropped); 0 keeps none. Default 3. */
+  readonly keep?: number;
+  /** Where `-` writes (default process.stdout). */
+  readonly stdout?: Writable;
+}
+
+export const DEFAULT_ROTATED_FILES_KEPT = 3;
 
 /**
  * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
- * `influx write --precision s --file FILE`. Used when INFLUX_URL is not set, with `--output`, by
- * the demo and by dry runs.
+ * `influx write --precision s --file FILE`. Used with OUTPUT_FILE (rotated by size), `--output`,
+ * by the demo and by dry runs. Writes are appended in the order they were called.
  */
 export class LineProtocolFileSink implements PointSink {
   readonly target: string;
-  private readonly stream: Writable;
-  private readonly ownsStream: boolean;
-  /** The stream's failure (disk full, a closed pipe…): every later write rejects with it. */
-  private failure: Error | undefined;
+  /** The file's absolute path; undefined for stdout. */
+  private readonly file: string | undefined;
+  private readonly stdout: Writable;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private handle: FileHandle | undefined;
+  /** Bytes in the open file (its size when opened plus what this sink appended). */
+  private size = 0;
+  /** The last write queued: writes (and rotations) run one after the other. */
+  private queue: Promise<void> = Promise.resolve();
+  /** The first failure (disk full, a closed pipe…): every later write rejects with it. */
+  private failure: InfluxWriteError | undefined;
 
-  constructor(path: string, stdout: Writable = process.stdout) {
+  constructor(path: string, options: LineProtocolFileOptions = {}) {
+    this.stdout = options.stdout ?? process.stdout;
+    this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.keep = Math.max(0, Math.floor(options.keep ?? DEFAULT_ROTATED_FILES_KEPT));
     if (path === "-") {
-      this.stream = stdout;
-      this.ownsStream = false;
+      this.file = undefined;
       this.target = "stdout (line protocol)";
+      this.stdout.on("error", (error: Error) => {
+        this.failure ??= this.writeError(error);
+      });
     } else {
-      const file = resolve(path);
-      mkdirSync(dirname(file), { recursive: true });
-      this.stream = createWriteStream(file, { flags: "a" });
-      this.ownsStream = true;
-      this.target = `line-protocol file ${file}`;
+      this.file = resolve(path);
+      ensureDirectory(dirname(this.file));
+      this.target = `line-protocol file ${this.file}`;
     }
-    this.stream.on("error", (error: Error) => {
-      this.failure ??= error;
-    });
   }
 
   /**
@@ -39,34 +63,132 @@ export class LineProtocolFileSink implements PointSink {
    * a file takes every line, so none is ever rejected.
    */
   async write(lines: readonly string[]): Promise<WriteOutcome> {
-    if (this.failure) throw this.writeError(this.failure);
+    if (this.failure) throw this.failure;
     if (lines.length === 0) return { written: 0, rejected: [] };
-    await new Promise<void>((resolve, reject) => {
-      this.stream.write(`${lines.join("\n")}\n`, (error) =>
-        error ? reject(this.writeError(error)) : resolve(),
-      );
-    });
+    await this.enqueue(() => (this.file === undefined ? this.toStdout(lines) : this.append(lines)));
     return { written: lines.length, rejected: [] };
   }
 
+  /** Resolves once every write started before it has settled. */
   async flush(): Promise<void> {
-    if (this.stream.writableNeedDrain) await once(this.stream, "drain");
+    await this.queue;
   }
 
-  private writeError(error: Error): InfluxWriteError {
+  /** Later writes reject (`aborted: <reason>`, fatal); the ones queued finish (local, quick). */
+  abort(reason = "the line-protocol sink was aborted"): void {
+    this.failure ??= abortedError(reason);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => undefined);
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(() => {
+      if (this.failure) throw this.failure;
+      return task();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private toStdout(lines: readonly string[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.stdout.write(`${lines.join("\n")}\n`, (error) =>
+        error ? reject(this.fail(error)) : resolve(),
+      );
+    });
+  }
+
+  /** Appends whole lines, rotating first whenever the next line would take the file past maxBytes. */
+  private async append(lines: readonly string[]): Promise<void> {
+    try {
+      let handle = await this.open();
+      let chunk: string[] = [];
+      let chunkBytes = 0;
+      for (const line of lines) {
+        const bytes = Buffer.byteLength(line, "utf8") + 1;
+        if (this.size + chunkBytes + bytes > this.maxBytes && this.size + chunkBytes > 0) {
+          await this.appendText(handle, chunk, chunkBytes);
+          chunk = [];
+          chunkBytes = 0;
+          await this.rotate();
+          handle = await this.open();
+        }
+        chunk.push(line);
+        chunkBytes += bytes;
+      }
+      await this.appendText(handle, chunk, chunkBytes);
+    } catch (error) {
+      throw this.fail(error);
+    }
+  }
+
+  private async appendText(handle: FileHandle, lines: string[], bytes: number): Promise<void> {
+    if (lines.length === 0) return;
+    const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    for (let offset = 0; offset < buffer.length; ) {
+      const { bytesWritten } = await handle.write(buffer, offset);
+      offset += bytesWritten;
+    }
+    this.size += bytes;
+  }
+
+  /** The open file; opening it (appending) takes its size, so a restart resumes the count. */
+  private async open(): Promise<FileHandle> {
+    if (this.handle) return this.handle;
+    if (this.file === undefined) throw new Error("stdout has no file");
+    const handle = await open(this.file, "a");
+    try {
+      this.size = (await handle.stat()).size;
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+    this.handle = handle;
+    return handle;
+  }
+
+  /** Closes the file and shifts FILE -> FILE.1 -> … -> FILE.keep (the oldest dropped). */
+  private async rotate(): Promise<void> {
+    const file = this.file;
+    if (file === undefined) return;
+    const handle = this.handle;
+    this.handle = undefined;
+    this.size = 0;
+    await handle?.close();
+    if (this.keep === 0) {
+      await rm(file, { force: true });
+      return;
+    }
+    for (let i = this.keep - 1; i >= 1; i--) {
+      await rename(`${file}.${i}`, `${file}.${i + 1}`).catch((error: unknown) => {
+        if (!isMissing(error)) throw error;
+      });
+    }
+    await rename(file, `${file}.1`);
+  }
+
+  private fail(error: unknown): InfluxWriteError {
+    if (error instanceof InfluxWriteError) return error;
+    this.failure ??= this.writeError(error);
+    return this.failure;
+  }
+
+  private writeError(error: unknown): InfluxWriteError {
+    const message = error instanceof Error ? error.message : String(error);
     return new InfluxWriteError(
-      `cannot write ${this.target}: ${error.message}`,
+      `cannot write ${this.target}: ${message}`,
       "unavailable",
       undefined,
       true,
     );
   }
+}
 
-  async close(): Promise<void> {
-    if (this.failure) return;
-    await this.flush();
-    if (!this.ownsStream) return;
-    this.stream.end();
-    await once(this.stream, "finish");
-  }
+function isMissing(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
 }

@@ -32,7 +32,17 @@ export interface PointSink {
   write(lines: readonly string[]): Promise<WriteOutcome>;
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
+  /** Waits for the writes in progress (each bounded in time), then releases the target. */
   close(): Promise<void>;
-  /** Readiness: rejects with a one-line reason when the target cannot take writes now. */
-  check?(): Promise<void>;
+  /**
+   * Shutdown: ends requests in flight at once; pending and later writes reject with an
+   * InfluxWriteError `aborted: <reason>` (code `unavailable`, fatal). `close()` after it resolves
+   * promptly. Safe to call more than once.
+   */
+  abort?(reason?: string): void;
+  /**
+   * Readiness: rejects with a one-line reason when the target cannot take writes now. Bounded in
+   * time; `signal` ends it at once.
+   */
+  check?(signal?: AbortSignal): Promise<void>;
 }

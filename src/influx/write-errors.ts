@@ -3,13 +3,15 @@ import { parseRetryAfter } from "../util/retry-delay.js";
 /**
  * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). 400, 422
  * and 413 are not among them: InfluxWriter narrows those down to the lines at fault and reports
- * them as RejectedLine, writing the others.
+ * them as RejectedLine, writing the others. `unavailable` also ends a write that outlasted
+ * INFLUX_DEADLINE_MS, one InfluxDB asked to wait longer than INFLUX_RETRY_AFTER_MAX, and (fatal)
+ * every write after abort().
  */
 export type InfluxWriteErrorCode =
   | "auth_failed" // 401, 403: fatal, fix the token
   | "bucket_not_found" // 404: fatal, fix the bucket
   | "bad_data" // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
-  | "unavailable"; // 429, 5xx, timeouts, network: retried, then this
+  | "unavailable"; // 429, 5xx, timeouts, network: retried, then this (see below)
 
 /** A write that did not happen; nothing of the failed batch is reported as written. */
 export class InfluxWriteError extends Error {
@@ -19,10 +21,22 @@ export class InfluxWriteError extends Error {
     readonly status?: number,
     /** True when no later attempt can succeed without a change by the operator. */
     readonly fatal = code === "auth_failed" || code === "bucket_not_found",
+    /** True when abort() ended it (a shutdown), not InfluxDB. */
+    readonly aborted = false,
   ) {
     super(message);
     this.name = "InfluxWriteError";
   }
+}
+
+/** A write or check ended by abort() (shutdown): fatal, so the pipeline takes no more work. */
+export function abortedError(reason: string): InfluxWriteError {
+  return new InfluxWriteError(`aborted: ${reason}`, "unavailable", undefined, true, true);
+}
+
+/** Milliseconds as seconds for messages: `300`, `1.5`, `0.001`. */
+export function formatSeconds(ms: number): string {
+  return String(Number((ms / 1000).toFixed(3)));
 }
 
 const EXCERPT_CHARS = 200;
@@ -45,6 +59,8 @@ export interface InfluxFailure {
   /** The body's message in full (`message`, or `error` as InfluxDB 1.x and 3.x put it). */
   readonly message: string;
   readonly retryAfterMs?: number;
+  /** The Retry-After header as the server sent it. */
+  readonly retryAfter?: string;
   /** Lines the body names one by one (InfluxDB 3.x: `data[].original_line`). */
   readonly lineErrors?: readonly NamedLineError[];
 }
@@ -68,11 +84,13 @@ export function readInfluxFailure(error: unknown): InfluxFailure {
     headers && typeof headers === "object"
       ? (headers as Record<string, unknown>)["retry-after"]
       : undefined;
-  const retryAfterMs = parseRetryAfter(typeof header === "string" ? header : undefined, Date.now());
+  const retryAfter = typeof header === "string" ? header : undefined;
+  const retryAfterMs = parseRetryAfter(retryAfter, Date.now());
   return {
     status,
     message: code && status === undefined ? `${code}: ${text}` : text,
     retryAfterMs,
+    retryAfter,
     lineErrors: lineErrorsOf(fromJson("data")),
   };
 }

@@ -40,6 +40,8 @@ export interface AuditHole {
   /** Records with that value in the API, and points of it in InfluxDB. */
   readonly apiRecords: number;
   readonly stored: number;
+  /** Rows of that day kept as dead letters (`energy-etl dead-letters`): no backfill fills them. */
+  readonly deadLettered: number;
 }
 
 /** What an audit found. */
@@ -136,8 +138,8 @@ export async function auditGaps(
   request: AuditRequest,
   progress?: AuditProgress,
 ): Promise<AuditResult> {
-  const { client, queue, decoder } = pipeline;
-  const nowS = Math.floor(pipeline.now().getTime() / 1000);
+  const { client, decoder } = pipeline;
+  const nowS = Math.floor(pipeline.apiNow().getTime() / 1000);
   const fromS = Math.floor(request.fromS / DAY_S) * DAY_S;
   const toS = Math.min(Math.floor(request.toS / DAY_S) * DAY_S + DAY_S - 1, nowS);
   let requests = 0;
@@ -146,9 +148,13 @@ export async function auditGaps(
   const targets: { deviceId: string; resourceId: string; samples: Sample[] }[] = [];
   const unaudited: AuditResult["unaudited"][number][] = [];
   for (const deviceId of deviceIds) {
-    const { resource_ids } = await queue.add(() => client.listResources(deviceId, calls));
+    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
+      client.listResources(deviceId, calls),
+    );
     for (const resourceId of resource_ids) {
-      const { values } = await queue.add(() => client.listValues(deviceId, resourceId, calls));
+      const { values } = await pipeline.forDevice(deviceId, () =>
+        client.listValues(deviceId, resourceId, calls),
+      );
       const picked = sampleValues(decoder, values);
       for (const group of picked.unaudited) unaudited.push({ deviceId, resourceId, group });
       if (picked.samples.length > 0)
@@ -169,8 +175,8 @@ export async function auditGaps(
     await Promise.all(
       windows.flatMap((window) =>
         valueGroups(samples.map((s) => s.valueId)).map((ids) =>
-          queue.add(async () => {
-            const screen = new AnswerScreen(ids, window.fromS, window.toS);
+          pipeline.forDevice(deviceId, async () => {
+            const screen = new AnswerScreen(window.fromS, window.toS);
             let attempt = 0;
             let counts = new Map<string, number>();
             const query = {
@@ -212,6 +218,7 @@ export async function auditGaps(
     );
     const answers = await query.query(statements);
     queries++;
+    const known = deadLetteredPerDay(pipeline, deviceId, resourceId, samples);
     samples.forEach((sample, i) => {
       const stored = new Map<number, number>();
       for (const series of answers[i] ?? []) {
@@ -223,7 +230,8 @@ export async function auditGaps(
       for (let dayS = fromS; dayS <= toS; dayS += DAY_S) {
         const api = apiCounts.get(perSample(sample.valueId, dayS)) ?? 0;
         const have = stored.get(dayS) ?? 0;
-        if (have < api) {
+        const deadLettered = known.get(perSample(sample.valueId, dayS)) ?? 0;
+        if (have < api - deadLettered) {
           holes.push({
             deviceId,
             resourceId,
@@ -232,6 +240,7 @@ export async function auditGaps(
             group: sample.group,
             apiRecords: api,
             stored: have,
+            deadLettered,
           });
         }
       }
@@ -255,6 +264,34 @@ export async function auditGaps(
     holes,
     unaudited,
   };
+}
+
+const TIMESTAMP_IN_ROW = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
+
+/**
+ * Per (sample, day): rows of the device resource kept as dead letters that hold the sample, so
+ * a row the pipeline refused (and a backfill would refuse again) is not reported as a hole.
+ */
+function deadLetteredPerDay(
+  pipeline: Pipeline,
+  deviceId: string,
+  resourceId: string,
+  samples: readonly Sample[],
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const letter of pipeline.store.deadLetters.list({ deviceId })) {
+    if (letter.kind !== "row" || letter.resourceId !== resourceId) continue;
+    const timestamp = TIMESTAMP_IN_ROW.exec(letter.payload)?.[1];
+    if (timestamp === undefined) continue;
+    const dayS = Math.floor(parseRecordTime(timestamp) / 1000 / DAY_S) * DAY_S;
+    for (const sample of samples) {
+      if (!letter.valueIds.includes(sample.valueId)) continue;
+      if (!letter.payload.includes(`${JSON.stringify(sample.valueId)}:`)) continue;
+      const key = `${sample.valueId}\u0000${dayS}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  return counts;
 }
 
 /**

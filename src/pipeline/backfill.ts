@@ -2,8 +2,9 @@ import type { CallOptions } from "../api/client.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
+import { epochSeconds } from "../util/utc-time.js";
 import { refreshCatalog } from "./catalog.js";
-import { isFatal } from "./errors.js";
+import { cutByShutdown, isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, planChunks } from "./plan-chunks.js";
@@ -35,7 +36,8 @@ export interface BackfillProgress {
   chunkDone(result: ChunkResult): void;
 }
 
-const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+/** How long a claim on a job lasts without a heartbeat; it is renewed every third of it. */
+export const JOB_LEASE_MS = 60_000;
 
 /**
  * Plans a backfill: one job per device and resource over [fromS, toS], with the value ids of the
@@ -46,13 +48,17 @@ export async function planBackfill(
   request: BackfillRequest,
   calls: CallOptions = {},
 ): Promise<PlannedBackfill[]> {
-  const { client, queue } = pipeline;
+  const { client } = pipeline;
   const deviceIds = await selectDevices(pipeline, request.devices, calls);
   const planned: PlannedBackfill[] = [];
   for (const deviceId of deviceIds) {
-    const { resource_ids } = await queue.add(() => client.listResources(deviceId, calls));
+    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
+      client.listResources(deviceId, calls),
+    );
     for (const resourceId of resource_ids) {
-      const { values } = await queue.add(() => client.listValues(deviceId, resourceId, calls));
+      const { values } = await pipeline.forDevice(deviceId, () =>
+        client.listValues(deviceId, resourceId, calls),
+      );
       // as sync does: a value new on a synced resource also gets its history job
       if (!request.dryRun) refreshCatalog(pipeline, deviceId, resourceId, values);
       let valueIds = values.filter((v) => v !== VALUES_ID);
@@ -95,8 +101,54 @@ export async function runBackfillJob(
   job: BackfillJob,
   progress?: BackfillProgress,
 ): Promise<BackfillJob> {
-  const { store, queue, config } = pipeline;
+  const { store, owner } = pipeline;
   const log = run.logger.child({ job: job.id, device: job.deviceId, resource: job.resourceId });
+  // claimed atomically before any chunk runs: another process (or another part of this one)
+  // never works on the same job
+  const claimed =
+    !pipeline.activeJobs.has(job.id) &&
+    // leases are a contract between processes: always the real clock, never an injected one
+    store.jobs.claim(job.id, owner, JOB_LEASE_MS, Date.now());
+  if (!claimed) {
+    const held = store.jobs.get(job.id) ?? job;
+    log.info(
+      { leaseOwner: held.leaseOwner, status: held.status },
+      "backfill job is worked on by another process: skipped (it goes on there)",
+    );
+    return held;
+  }
+  let lost = false;
+  const heartbeat = setInterval(() => {
+    try {
+      if (!store.jobs.renewLease(job.id, owner, JOB_LEASE_MS, Date.now())) {
+        lost = true;
+        log.warn("lost the lease on the backfill job (another process took it over): stopping");
+      }
+    } catch {
+      lost = true;
+    }
+  }, JOB_LEASE_MS / 3);
+  heartbeat.unref();
+  pipeline.activeJobs.add(job.id);
+  try {
+    return await workOnJob(pipeline, run, job, log, () => lost, progress);
+  } finally {
+    pipeline.activeJobs.delete(job.id);
+    clearInterval(heartbeat);
+    if (store.isOpen) store.jobs.releaseLease(job.id, owner);
+  }
+}
+
+/** The chunks of a claimed job, and what its end means for the job and the cursor. */
+async function workOnJob(
+  pipeline: Pipeline,
+  run: RunContext,
+  job: BackfillJob,
+  log: RunContext["logger"],
+  leaseLost: () => boolean,
+  progress?: BackfillProgress,
+): Promise<BackfillJob> {
+  const { store, config } = pipeline;
   const done = store.jobs.completedChunks(job.id);
   const todo = planChunks(job.valueIds, job.fromS, job.toS).filter((c) => !done.has(c.index));
   store.jobs.setStatus(job.id, "running", pipeline.now());
@@ -104,18 +156,12 @@ export async function runBackfillJob(
     { chunks: job.chunksTotal, remaining: todo.length, reason: job.reason },
     "backfill job started",
   );
-  const deps = {
-    client: pipeline.client,
-    sink: pipeline.sink,
-    decoder: pipeline.decoder,
-    deadLetters: store.deadLetters,
-    now: pipeline.now,
-  };
+  const deps = pipeline.chunkDeps;
   let firstError: unknown;
   await Promise.all(
     todo.map((chunk) =>
-      queue.add(async () => {
-        if (pipeline.isStopping || isFatal(firstError)) return;
+      pipeline.forDevice(job.deviceId, async () => {
+        if (pipeline.isStopping || leaseLost() || isFatal(firstError)) return;
         const startedMs = Date.now();
         try {
           const result = await fetchChunk(deps, run, job.deviceId, job.resourceId, chunk);
@@ -134,6 +180,8 @@ export async function runBackfillJob(
           );
           progress?.chunkDone(result);
         } catch (error) {
+          // a chunk cut short by our own shutdown is no failure of the job
+          if (cutByShutdown(error, pipeline.isStopping)) return;
           run.counters.chunkErrors++;
           pipeline.observer?.chunkFailed(error);
           firstError ??= error;
@@ -150,14 +198,19 @@ export async function runBackfillJob(
     ),
   );
   const after = store.jobs.get(job.id) ?? job;
+  if (leaseLost()) {
+    // another process owns the job now: its status is that process's to write
+    log.warn({ done: after.chunksDone, total: after.chunksTotal }, "backfill job handed over");
+    return after;
+  }
   if (after.chunksDone >= after.chunksTotal) {
     store.transaction(() => {
       store.jobs.finish(job.id, pipeline.now());
       moveCursorAfter(pipeline, after);
     });
     log.info({ points: after.points, requests: after.requests }, "backfill job done");
-  } else if (firstError !== undefined) {
-    const nowS = seconds(pipeline.now());
+  } else if (firstError !== undefined && !isFatal(firstError)) {
+    const nowS = epochSeconds(pipeline.now());
     const waitS = backoffS(
       after.attempts + 1,
       secondsBefore(nowS, config.failures.backoff),
@@ -183,7 +236,8 @@ export async function runBackfillJob(
         : "backfill job unfinished; it is tried again later",
     );
   } else {
-    store.jobs.setStatus(job.id, "pending", pipeline.now(), null);
+    const error = firstError === undefined ? null : messageOf(firstError);
+    store.jobs.setStatus(job.id, "pending", pipeline.now(), error);
     log.info({ done: after.chunksDone, total: after.chunksTotal }, "backfill job paused");
   }
   if (isFatal(firstError)) throw firstError;
@@ -208,7 +262,7 @@ function moveCursorAfter(pipeline: Pipeline, job: BackfillJob): void {
     job.deviceId,
     job.resourceId,
     {
-      fetchedUntilS: Math.min(job.toS, seconds(now)),
+      fetchedUntilS: Math.min(job.toS, epochSeconds(pipeline.apiNow())),
       ...(job.newestRecordS === undefined ? {} : { newestRecordS: job.newestRecordS }),
     },
     now,
@@ -236,7 +290,11 @@ export async function runBackfillJobs(
 ): Promise<BackfillRunResult> {
   const { store } = pipeline;
   const started = pipeline.now();
-  const run = RunContext.create(store.runs.start("backfill", started), "backfill", pipeline.logger);
+  const run = RunContext.create(
+    store.runs.start("backfill", started, pipeline.owner),
+    "backfill",
+    pipeline.logger,
+  );
   const finished: BackfillJob[] = [];
   let fatal: unknown;
   try {
@@ -245,7 +303,7 @@ export async function runBackfillJobs(
       finished.push(await runBackfillJob(pipeline, run, job, progress));
     }
   } catch (error) {
-    fatal = error;
+    if (!cutByShutdown(error, pipeline.isStopping)) fatal = error;
   }
   const failed = finished.filter((j) => j.status === "failed" || j.status === "parked");
   const errors = failed.length + (fatal === undefined ? 0 : 1);

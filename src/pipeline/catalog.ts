@@ -34,7 +34,7 @@ function queueNewValues(
   const now = pipeline.now();
   const added = store.catalog.refresh(deviceId, resourceId, values, now);
   const newestS = store.cursors.get(deviceId, resourceId)?.newestRecordS;
-  const startS = syncRules(config, Math.floor(now.getTime() / 1000)).startS;
+  const startS = syncRules(config, Math.floor(pipeline.apiNow().getTime() / 1000)).startS;
   const newValues = added.filter((v) => v !== VALUES_ID).sort();
   if (newestS === undefined || newValues.length === 0 || startS > newestS) return 0;
   const spec = {

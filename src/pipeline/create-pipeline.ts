@@ -4,6 +4,7 @@ import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
 import { createPointSink } from "../influx/create-sink.js";
 import type { EtlMetrics } from "../service/metrics.js";
+import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
 import { Pipeline } from "./pipeline.js";
 
@@ -14,6 +15,13 @@ export interface OpenPipelineOptions {
   readonly now?: () => Date;
   /** Metrics fed by the client's and the pipeline's hooks (the service's /metrics). */
   readonly metrics?: EtlMetrics;
+  /** This process, for leases, locks and runs. */
+  readonly owner?: Owner;
+  /**
+   * The clock and waits of the rate gate and of the client's retries (default: real time);
+   * tests inject a virtual one so that 429 pauses and backoffs take no real time.
+   */
+  readonly timers?: { readonly now: () => number; readonly sleep: (ms: number) => Promise<void> };
 }
 
 /**
@@ -30,10 +38,11 @@ export async function openPipeline(
   const store = StateStore.open(config.state.db, { logger });
   try {
     const sink = await createPointSink(config, logger, options.output);
-    const gate = new RateGate({ ratePerSecond: config.api.rateLimit });
-    const { metrics, now } = options;
+    const { metrics, now, owner, timers } = options;
+    const gate = new RateGate({ ratePerSecond: config.api.rateLimit, ...timers });
     const client = new ApiClient({
       ...settings,
+      ...timers,
       logger,
       gate,
       onAttempt: metrics?.apiAttempt,
@@ -48,6 +57,7 @@ export async function openPipeline(
       gate,
       observer: metrics,
       now,
+      owner,
     });
     metrics?.watch(pipeline);
     return pipeline;

@@ -67,7 +67,7 @@ export async function fetchChunk(
     from: new Date(chunk.fromS * 1000),
     to: new Date(chunk.toS * 1000),
   };
-  const screen = new AnswerScreen(chunk.values, chunk.fromS, chunk.toS);
+  const screen = new AnswerScreen(chunk.fromS, chunk.toS);
   const encoder = new RecordEncoder(deps.decoder, deviceId, resourceId);
   const letters = new DeadLetterWriter(deps, run, deviceId, resourceId, chunk);
   let requests = 0;
@@ -87,12 +87,14 @@ export async function fetchChunk(
       // a retry after a failure midway starts the answer over
       attempt = page.attempt;
       screen.restart();
+      letters.restart();
       records = 0;
       points = 0;
       newest = "";
     }
     serverTimeMs = page.serverTimeMs ?? deps.now().getTime();
-    letters.rows(page);
+    letters.rows(page, screen);
+    screen.noteExtras(page.extraMembers, page.extraMemberNames);
     const kept = screen.keep(page.records);
     records += kept.length;
     for (const record of kept) if (record.timestamp > newest) newest = record.timestamp;
@@ -133,11 +135,30 @@ export async function fetchChunk(
   };
 }
 
+/** An answer whose rows are mostly invalid is not bad rows but an API that changed its format. */
+const DRIFT_MIN_ROWS = 20;
+const DRIFT_SHARE = 0.5;
+
+/** The API's answers no longer match what energy-etl understands: the chunk fails, loudly. */
+export class SchemaDriftError extends Error {
+  constructor(invalid: number, rows: number, firstError: string) {
+    super(
+      `${invalid} of ${rows} rows of the answer are not valid records, so the API's format ` +
+        `changed rather than a few rows being bad; not kept as dead letters. First: ${firstError}`,
+    );
+    this.name = "SchemaDriftError";
+  }
+}
+
+const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
+
 /** Stores a chunk's bad rows and refused lines as dead letters; one log line per chunk. */
 class DeadLetterWriter {
   count = 0;
   private added = 0;
   private firstError = "";
+  private rowsSeen = 0;
+  private invalidRows = 0;
 
   constructor(
     private readonly deps: ChunkDeps,
@@ -147,8 +168,31 @@ class DeadLetterWriter {
     private readonly chunk: Chunk,
   ) {}
 
-  rows(page: DataPage): void {
-    for (const bad of page.invalid) this.add("row", bad.text, bad.error);
+  /**
+   * The invalid rows of a page: dropped when their timestamp lies outside the window (as valid
+   * ones are), else kept as dead letters; an answer mostly made of them fails the chunk.
+   */
+  rows(page: DataPage, screen: AnswerScreen): void {
+    this.rowsSeen += page.records.length + page.invalid.length;
+    this.invalidRows += page.invalid.length;
+    if (this.invalidRows >= DRIFT_MIN_ROWS && this.invalidRows > this.rowsSeen * DRIFT_SHARE) {
+      throw new SchemaDriftError(this.invalidRows, this.rowsSeen, page.invalid[0]?.error ?? "");
+    }
+    for (const bad of page.invalid) {
+      const timestamp = TIMESTAMP_TEXT.exec(bad.text)?.[1];
+      if (timestamp !== undefined && !screen.inWindow(timestamp)) {
+        screen.stats.outOfWindow++;
+        continue;
+      }
+      this.add("row", bad.text, bad.error);
+    }
+  }
+
+  /** A retry starts the answer over. */
+  restart(): void {
+    this.count = 0;
+    this.rowsSeen = 0;
+    this.invalidRows = 0;
   }
 
   lines(rejected: readonly RejectedLine[]): void {

@@ -4,10 +4,12 @@ import type { ApiClient } from "../api/client.js";
 import type { RateGate } from "../api/rate-gate.js";
 import type { Config } from "../config.js";
 import type { PointSink } from "../influx/point-sink.js";
+import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
 import { sleep } from "../util/sleep.js";
-import type { ChunkResult } from "./fetch-chunk.js";
+import { DeviceSlots } from "./device-slots.js";
+import type { ChunkDeps, ChunkResult } from "./fetch-chunk.js";
 
 /** What syncs and backfills share: the API, the state, the sink and one request queue. */
 export interface PipelineParts {
@@ -21,6 +23,8 @@ export interface PipelineParts {
   readonly observer?: PipelineObserver;
   /** Clock (default: the real one). */
   readonly now?: () => Date;
+  /** This process, for leases and runs (default: this process as `energy-etl`). */
+  readonly owner?: Owner;
 }
 
 /** Told about every chunk, for metrics. */
@@ -42,9 +46,14 @@ export class Pipeline {
   readonly logger: Logger;
   readonly decoder: ValueIdDecoder;
   readonly queue: PQueue;
+  /** A device's share of the queue: API_CONCURRENCY - 1 slots at most (1 when that is 1). */
+  readonly deviceSlots: DeviceSlots;
   readonly gate: RateGate | undefined;
   readonly observer: PipelineObserver | undefined;
   readonly now: () => Date;
+  readonly owner: Owner;
+  /** Backfill jobs this process works on now (a job runs once at a time, here too). */
+  readonly activeJobs = new Set<number>();
   private stopping = false;
 
   constructor(parts: PipelineParts) {
@@ -56,8 +65,29 @@ export class Pipeline {
     this.gate = parts.gate;
     this.observer = parts.observer;
     this.now = parts.now ?? (() => new Date());
+    this.owner = parts.owner ?? processOwner("energy-etl");
     this.decoder = new ValueIdDecoder(parts.logger);
     this.queue = new PQueue({ concurrency: parts.config.api.concurrency });
+    this.deviceSlots = new DeviceSlots(Math.max(1, parts.config.api.concurrency - 1));
+  }
+
+  /**
+   * Runs a request of a device in the shared queue, within the device's share of it: one slow
+   * device never holds every request slot.
+   */
+  forDevice<T>(deviceId: string, task: () => Promise<T>): Promise<T> {
+    return this.deviceSlots.run(deviceId, () => this.queue.add(task));
+  }
+
+  /** What fetching a chunk needs of the pipeline. */
+  get chunkDeps(): ChunkDeps {
+    return {
+      client: this.client,
+      sink: this.sink,
+      decoder: this.decoder,
+      deadLetters: this.store.deadLetters,
+      now: this.now,
+    };
   }
 
   /**
@@ -77,17 +107,28 @@ export class Pipeline {
 
   /**
    * Takes no new jobs (queued ones end at once without a request: they check
-   * {@link isStopping}), waits up to `graceMs` for those in flight, then flushes the sink.
+   * {@link isStopping}), waits up to `graceMs` for those in flight, then aborts what is still open
+   * (API requests and InfluxDB writes end at once; their chunks are fetched again next time).
    * Resolves true when everything in flight finished in time.
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping = true;
-    const finished = await Promise.race([
-      this.queue.onIdle().then(() => true),
-      sleep(graceMs, { unref: true }).then(() => false),
-    ]);
-    await this.sink.flush();
+    const idle = this.queue.onIdle().then(() => true);
+    const finished = await Promise.race([idle, sleep(graceMs, { unref: true }).then(() => false)]);
+    if (!finished) {
+      this.abort("shutting down");
+      // what was aborted settles at once; never wait on a dependency beyond that
+      await Promise.race([idle, sleep(1000, { unref: true })]);
+    }
+    await Promise.race([this.sink.flush(), sleep(1000, { unref: true })]);
     return finished;
+  }
+
+  /** Ends every open API request and InfluxDB write at once; later ones fail at once too. */
+  abort(reason: string): void {
+    this.stopping = true;
+    this.client.abort(reason);
+    this.sink.abort?.(reason);
   }
 
   /** Flushes and closes the sink and the state database. */

@@ -5,6 +5,7 @@
 import { type Config, resolveSyncStart } from "../config.js";
 import type { Cursor } from "../state/types.js";
 import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
+import { epochSeconds } from "../util/utc-time.js";
 import { MAX_WINDOW_S } from "./plan-chunks.js";
 
 /** The settings the rules use, resolved to seconds at `nowS`. */
@@ -21,18 +22,16 @@ export interface SyncRules {
   readonly probeIntervalS: number;
 }
 
-const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
-
 /** A duration in seconds, counted back from `nowS` (calendar years and months vary). */
 export function secondsBefore(nowS: number, duration: IsoDuration): number {
-  return nowS - seconds(subtractDuration(new Date(nowS * 1000), duration));
+  return nowS - epochSeconds(subtractDuration(new Date(nowS * 1000), duration));
 }
 
 /** The cursor rules' settings resolved at `nowS`. */
 export function syncRules(config: Config, nowS: number): SyncRules {
   const { sync } = config;
   return {
-    startS: seconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
+    startS: epochSeconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
     lookbackS: secondsBefore(nowS, sync.lookback),
     horizonS: secondsBefore(nowS, sync.lateDataHorizon),
     silentAfterS: secondsBefore(nowS, sync.silentAfter),
@@ -93,7 +92,8 @@ export function fetchWindow(
     cursor.newestRecordS === undefined
       ? cursor.startedS
       : cursor.newestRecordS + 1 - rules.lookbackS;
-  const fromS = Math.max(wanted, lowest);
+  // windows parked as jobs after failing on their own are not read again by a sync
+  const fromS = Math.max(wanted, lowest, (cursor.parkedUntilS ?? Number.NEGATIVE_INFINITY) + 1);
   if (fromS > nowS) return undefined;
   const window = { fromS, toS: nowS };
   // records after the newest one but before the horizon can no longer be fetched by a sync
@@ -110,7 +110,9 @@ export function planSync(cursor: Cursor | undefined, nowS: number, rules: SyncRu
   if (cursor?.retryAtS !== undefined && cursor.retryAtS > nowS) {
     return { kind: "wait", retryAtS: cursor.retryAtS };
   }
-  const since = cursor === undefined ? undefined : silentSince(cursor, nowS, rules);
+  // a resource that fails is not silent: it is fetched (after its wait), never only probed
+  const since =
+    cursor === undefined || cursor.failures > 0 ? undefined : silentSince(cursor, nowS, rules);
   if (cursor !== undefined && since !== undefined) {
     if (cursor.nextProbeS !== undefined && nowS < cursor.nextProbeS) {
       return { kind: "quiet", silentSinceS: since, nextProbeS: cursor.nextProbeS };

@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
 import { messageOf } from "../util/errors.js";
+import { epochSeconds } from "../util/utc-time.js";
 import { runBackfillJob } from "./backfill.js";
 import { refreshCatalog } from "./catalog.js";
-import { isFatal } from "./errors.js";
+import { cutByShutdown, failsOnItsOwn, isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
 import { type Chunk, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
@@ -58,9 +59,6 @@ export interface SyncOptions {
   readonly deviceIds?: readonly string[];
 }
 
-/** Seconds since the epoch of a Date. */
-const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
-
 /**
  * One incremental sync cycle: lists devices, resources and values (refreshing the catalog), and
  * reads each resource by the cursor rules (README "Cursors"): from its newest record minus
@@ -73,7 +71,7 @@ const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Promise<SyncResult> {
   const { store, logger } = pipeline;
   const started = pipeline.now();
-  const run = RunContext.create(store.runs.start("sync", started), "sync", logger);
+  const run = RunContext.create(store.runs.start("sync", started, pipeline.owner), "sync", logger);
   run.logger.info("sync started");
   let results: DeviceSyncResult[] = [];
   let fatal: unknown;
@@ -81,7 +79,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     const wanted = options.deviceIds && options.deviceIds.length > 0 ? options.deviceIds : "all";
     const deviceIds = await selectDevices(pipeline, wanted, run.calls);
     // the run plans by the API's clock once it answered (a local clock ahead reads no future)
-    const nowS = seconds(pipeline.apiNow());
+    const nowS = epochSeconds(pipeline.apiNow());
     // every device's work settles before the run ends, even when one of them hit a fatal error
     const settled = await Promise.allSettled(
       deviceIds.map((id) => syncDevice(pipeline, run, id, nowS)),
@@ -91,17 +89,20 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     if (failed) throw failed.reason;
     await runNewValueJobs(pipeline, run, deviceIds);
   } catch (error) {
-    fatal = error;
+    // cut short by our own shutdown: the run is interrupted, not failed
+    if (!cutByShutdown(error, pipeline.isStopping)) fatal = error;
   }
   const errors = results.filter((r) => r.error !== undefined).length + (fatal ? 1 : 0);
   const status =
-    fatal !== undefined || (results.length > 0 && errors === results.length)
+    fatal !== undefined
       ? "failed"
-      : errors > 0
-        ? "partial"
-        : pipeline.isStopping
-          ? "interrupted"
-          : "ok";
+      : pipeline.isStopping
+        ? "interrupted"
+        : results.length > 0 && errors === results.length
+          ? "failed"
+          : errors > 0
+            ? "partial"
+            : "ok";
   const { counters } = run;
   const result: SyncResult = {
     runId: run.id,
@@ -163,7 +164,7 @@ async function syncDevice(
     ...(error === undefined ? {} : { error: messageOf(error) }),
   });
   try {
-    const { resource_ids } = await pipeline.queue.add(() =>
+    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
       pipeline.client.listResources(deviceId, run.calls),
     );
     let firstError: unknown;
@@ -184,6 +185,7 @@ async function syncDevice(
     log.debug(totals, "device synced");
     return result(firstError);
   } catch (error) {
+    if (cutByShutdown(error, pipeline.isStopping)) return result();
     if (isFatal(error)) throw error;
     log.error({ error: messageOf(error) }, "device sync failed");
     return result(error);
@@ -209,7 +211,7 @@ async function syncResource(
   log: Logger,
 ): Promise<ResourceOutcome> {
   const { client, store, config } = pipeline;
-  const { values } = await pipeline.queue.add(() =>
+  const { values } = await pipeline.forDevice(deviceId, () =>
     client.listValues(deviceId, resourceId, run.calls),
   );
   const newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
@@ -221,7 +223,7 @@ async function syncResource(
     waiting: false,
   };
   const rules = syncRules(config, nowS);
-  const cursor = store.cursors.get(deviceId, resourceId);
+  const cursor = repairFuture(pipeline, deviceId, resourceId, nowS, rules.horizonS, log);
   const plan = planSync(cursor, nowS, rules);
   const context = { resource: resourceId };
   switch (plan.kind) {
@@ -270,6 +272,39 @@ async function syncResource(
   }
 }
 
+/** Slack before a cursor counts as ahead of the API's clock (clocks disagree by seconds). */
+const FUTURE_SLACK_S = 300;
+
+/**
+ * The cursor of a resource, repaired when it is ahead of the API's clock: only a watermark that a
+ * local clock running ahead had set before migration 002 can be. Nothing after the clock exists,
+ * so the horizon is read once again; nothing is skipped.
+ */
+function repairFuture(
+  pipeline: Pipeline,
+  deviceId: string,
+  resourceId: string,
+  nowS: number,
+  horizonS: number,
+  log: Logger,
+) {
+  const { store } = pipeline;
+  const cursor = store.cursors.get(deviceId, resourceId);
+  if (cursor?.newestRecordS === undefined || cursor.newestRecordS <= nowS + FUTURE_SLACK_S) {
+    return cursor;
+  }
+  log.warn(
+    {
+      resource: resourceId,
+      newestRecord: new Date(cursor.newestRecordS * 1000).toISOString(),
+      apiClock: new Date(nowS * 1000).toISOString(),
+    },
+    "cursor ahead of the API's clock (set by a clock running ahead): reading the horizon again",
+  );
+  store.cursors.repair(deviceId, resourceId, nowS - horizonS, pipeline.now());
+  return store.cursors.get(deviceId, resourceId);
+}
+
 /**
  * Probes a silent resource: one value group (the one with the most of the values every device
  * has) over each window. True when a record newer than the resource's newest came.
@@ -290,14 +325,15 @@ async function probe(
   for (const window of windows) {
     const chunk: Chunk = { index: 0, values: group, fromS: window.fromS, toS: window.toS };
     try {
-      const result = await pipeline.queue.add(() =>
-        fetchChunk(chunkDeps(pipeline), run, deviceId, resourceId, chunk),
+      const result = await pipeline.forDevice(deviceId, () =>
+        fetchChunk(pipeline.chunkDeps, run, deviceId, resourceId, chunk),
       );
       outcome.chunks++;
       outcome.points += result.points;
       outcome.deadLetters += result.deadLetters;
       if ((result.newestRecordS ?? -1) > before) found = true;
     } catch (error) {
+      if (cutByShutdown(error, pipeline.isStopping)) return false;
       outcome.error ??= error;
       recordFailure(pipeline, run, deviceId, resourceId, error);
       return false;
@@ -319,17 +355,6 @@ export function probeGroup(values: readonly string[]): readonly string[] | undef
     }
   }
   return best;
-}
-
-/** The pieces of the pipeline fetching a chunk uses. */
-function chunkDeps(pipeline: Pipeline) {
-  return {
-    client: pipeline.client,
-    sink: pipeline.sink,
-    decoder: pipeline.decoder,
-    deadLetters: pipeline.store.deadLetters,
-    now: pipeline.now,
-  };
 }
 
 /** Per time window of a fetch: chunks still out, chunks failed, and what the done ones said. */
@@ -404,11 +429,11 @@ async function fetchResource(
   let firstError: unknown;
   await Promise.all(
     chunks.map((chunk) =>
-      pipeline.queue.add(async () => {
+      pipeline.forDevice(deviceId, async () => {
         if (pipeline.isStopping || isFatal(firstError)) return;
         const startedMs = Date.now();
         try {
-          const result = await fetchChunk(chunkDeps(pipeline), run, deviceId, resourceId, chunk);
+          const result = await fetchChunk(pipeline.chunkDeps, run, deviceId, resourceId, chunk);
           pipeline.observer?.chunkDone((Date.now() - startedMs) / 1000, result);
           succeeded++;
           outcome.chunks++;
@@ -417,6 +442,8 @@ async function fetchResource(
           done(chunk, result);
           commitReady(false);
         } catch (error) {
+          // a chunk cut short by our own shutdown: its window is read again next time
+          if (cutByShutdown(error, pipeline.isStopping)) return;
           run.counters.chunkErrors++;
           pipeline.observer?.chunkFailed(error);
           firstError ??= error;
@@ -438,8 +465,11 @@ async function fetchResource(
   if (isFatal(firstError)) return outcome;
   const failed = windows.flatMap((w) => w.failed);
   const failures = recordFailure(pipeline, run, deviceId, resourceId, firstError);
-  // a window that keeps failing while the rest of its device syncs is handed over as a parked job
-  if (failures >= pipeline.config.failures.parkAfter && succeeded > 0) {
+  // a window that keeps failing on its own (or while the rest of the resource syncs) is handed
+  // over as a parked job and the cursor reads on after it; a dependency that is down is waited for
+  const onItsOwn = failsOnItsOwn(firstError) || succeeded > 0;
+  if (failures >= pipeline.config.failures.parkAfter && onItsOwn) {
+    const parkedUntilS = Math.max(...failed.map((c) => c.toS));
     store.transaction(() => {
       for (const chunk of failed) {
         store.jobs.createOrResume(
@@ -456,6 +486,7 @@ async function fetchResource(
           "parked",
         );
       }
+      store.cursors.park(deviceId, resourceId, parkedUntilS, pipeline.now());
       commitReady(true);
     });
     log.warn(
@@ -477,8 +508,7 @@ function recordFailure(
   const { store, config } = pipeline;
   const now = pipeline.now();
   // the same clock the planning reads retry_at with
-  const nowS = seconds(pipeline.apiNow());
-  store.cursors.begin(deviceId, resourceId, nowS, now);
+  const nowS = epochSeconds(pipeline.apiNow());
   const previous = store.cursors.get(deviceId, resourceId)?.failures ?? 0;
   const waitS = backoffS(
     previous + 1,
@@ -505,8 +535,8 @@ async function runNewValueJobs(
   run: RunContext,
   deviceIds: readonly string[],
 ): Promise<void> {
-  const nowS = seconds(pipeline.now());
-  for (const job of pipeline.store.jobs.due(nowS)) {
+  const nowS = epochSeconds(pipeline.now());
+  for (const job of pipeline.store.jobs.due(nowS, pipeline.owner, Date.now())) {
     if (job.reason !== "new_value" || !deviceIds.includes(job.deviceId) || pipeline.isStopping)
       continue;
     const done = await runBackfillJob(pipeline, run, job);

@@ -4,7 +4,10 @@ import type { AddressInfo } from "node:net";
 /** One route of the health server: status, content type and body. */
 export type HealthHandler = () => Promise<{ status: number; type?: string; body: string }>;
 
-/** A small HTTP server for the service's health endpoints (HTTP_PORT); unknown paths are 404. */
+/**
+ * A small HTTP server for the service's health endpoints (HTTP_HOST:HTTP_PORT): GET and HEAD
+ * (the same status and headers, no body); unknown paths are 404, other methods 405.
+ */
 export class HealthServer {
   private readonly server: Server;
 
@@ -18,7 +21,7 @@ export class HealthServer {
   }
 
   /** Listens on `port` (0: any free one) of `host`; resolves with the port. */
-  async listen(port: number, host = "0.0.0.0"): Promise<number> {
+  async listen(port: number, host: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       this.server.once("error", reject);
       this.server.listen(port, host, () => resolve());
@@ -33,14 +36,22 @@ export class HealthServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const handler = req.method === "GET" ? this.routes[path] : undefined;
+    const handler = this.routes[path];
     if (!handler) {
       res.writeHead(404, { "content-type": "text/plain" });
-      res.end("not found\n");
+      res.end(req.method === "HEAD" ? undefined : "not found\n");
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { "content-type": "text/plain", allow: "GET, HEAD" });
+      res.end("method not allowed\n");
       return;
     }
     const { status, type, body } = await handler();
-    res.writeHead(status, { "content-type": type ?? "application/json" });
-    res.end(body);
+    res.writeHead(status, {
+      "content-type": type ?? "application/json",
+      "content-length": Buffer.byteLength(body),
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
   }
 }

@@ -94,7 +94,7 @@ export class EtlMetrics implements PipelineObserver {
       registers,
       collect() {
         this.reset();
-        const nowS = Math.floor(pipeline.now().getTime() / 1000);
+        const nowS = Math.floor(pipeline.apiNow().getTime() / 1000);
         for (const c of pipeline.store.cursors.list()) {
           this.set(
             { device_id: c.deviceId, resource_id: c.resourceId },
@@ -110,7 +110,7 @@ export class EtlMetrics implements PipelineObserver {
       registers,
       collect() {
         this.reset();
-        const nowS = Math.floor(pipeline.now().getTime() / 1000);
+        const nowS = Math.floor(pipeline.apiNow().getTime() / 1000);
         const rules = syncRules(pipeline.config, nowS);
         for (const c of pipeline.store.cursors.list()) {
           const since = silentSince(c, nowS, rules);

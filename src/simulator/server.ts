@@ -62,6 +62,12 @@ export interface FaultOptions {
   /** Share of requests delayed by `delayMs` (default 1 when delayMs is set). */
   readonly delayRate?: number;
   readonly delayMs?: number;
+  /**
+   * Error answers (4xx, 429, 5xx) echo the request's headers, as hostile real upstreams do: a
+   * JSON body gets `request_headers` (`authorization`, `x-api-key`, … as received), a text body
+   * a `request headers:` list; an empty body stays empty. Default false.
+   */
+  readonly echoHeaders?: boolean;
   /** Endpoints the faults apply to (default: all). */
   readonly endpoints?: readonly Endpoint[];
 }
@@ -156,6 +162,7 @@ export class Simulator {
 
   private readonly users = new Map<string, { otp?: string; password?: string }>();
   private readonly tokens = new Map<string, number>();
+  private readonly issued: string[] = [];
   private readonly now: () => number;
   private readonly rateClock: () => number;
   private readonly cache: Map<string, Answer> | undefined;
@@ -232,6 +239,11 @@ export class Simulator {
   /** Forgets the request log. */
   resetLog(): void {
     this.requests.length = 0;
+  }
+
+  /** Every access token handed out so far, oldest first (expired and revoked ones too). */
+  issuedTokens(): string[] {
+    return [...this.issued];
   }
 
   /** Makes every access token invalid at once (as a revocation on the real service would). */
@@ -313,19 +325,28 @@ export class Simulator {
       this.rateLimited(this.rateClock()) ??
       (fault === "error" ? this.serverError() : undefined) ??
       this.answer(req, endpoint, segments, query, body);
-    const sent =
+    const faulted =
       fault === "malformed" && answer.status === 200
         ? { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) }
         : answer;
+    const sent =
+      this.faults.echoHeaders && faulted.status >= 400 && this.faultsApplyTo(endpoint)
+        ? withEchoedHeaders(faulted, req)
+        : faulted;
     log(sent.status);
     res.sendDate = false;
     res.writeHead(sent.status, { ...sent.headers, date: httpDate(this.now()) });
     res.end(sent.body);
   }
 
+  private faultsApplyTo(endpoint: Endpoint): boolean {
+    const { endpoints } = this.faults;
+    return endpoints === undefined || endpoints.includes(endpoint);
+  }
+
   private drawFault(endpoint: Endpoint): "drop" | "error" | "malformed" | "delay" | undefined {
     const f = this.faults;
-    if (f.endpoints && !f.endpoints.includes(endpoint)) return undefined;
+    if (!this.faultsApplyTo(endpoint)) return undefined;
     const r = this.random();
     let edge = 0;
     for (const [kind, rate] of [
@@ -530,8 +551,28 @@ export class Simulator {
     }
     const token = randomBytes(24).toString("base64url");
     this.tokens.set(token, this.now() + this.tokenTtlS * 1000);
+    this.issued.push(token);
     return json(200, { token, expires_in: this.tokenTtlS });
   }
+}
+
+/** `answer` with the request's headers echoed in its body (the `echoHeaders` fault). */
+function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer {
+  if (answer.body === "") return answer;
+  const headers = { ...req.headers };
+  if (answer.headers?.["content-type"] === "application/json") {
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.body);
+    } catch {
+      body = undefined;
+    }
+    if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+      return { ...answer, body: JSON.stringify({ ...body, request_headers: headers }) };
+    }
+  }
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${String(value)}`);
+  return { ...answer, body: `${answer.body}\nrequest headers:\n${lines.join("\n")}` };
 }
 
 function routeOf(method: string, segments: readonly string[]): Endpoint {

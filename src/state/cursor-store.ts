@@ -7,6 +7,7 @@ import {
   parseRows,
   requireInteger,
   requireText,
+  storedText,
 } from "./rows.js";
 import type { Cursor } from "./types.js";
 
@@ -19,6 +20,7 @@ const cursorRow = z
     started_at: integer,
     next_probe_at: optionalInteger,
     failures: integer,
+    parked_until: optionalInteger,
     retry_at: optionalInteger,
     last_error: z.string().nullable(),
     updated_at: z.string(),
@@ -32,6 +34,7 @@ const cursorRow = z
       startedS: r.started_at,
       ...(r.next_probe_at === undefined ? {} : { nextProbeS: r.next_probe_at }),
       failures: r.failures,
+      ...(r.parked_until === undefined ? {} : { parkedUntilS: r.parked_until }),
       ...(r.retry_at === undefined ? {} : { retryAtS: r.retry_at }),
       ...(r.last_error === null ? {} : { lastError: r.last_error }),
       updatedAt: r.updated_at,
@@ -85,6 +88,16 @@ export class CursorStore {
          RETURNING failures`,
         )
         .pluck(),
+      park: db.prepare<Key & { untilS: number; now: string }>(
+        `UPDATE cursors SET parked_until = MAX(COALESCE(parked_until, @untilS), @untilS),
+           updated_at = @now
+         WHERE device_id = @deviceId AND resource_id = @resourceId`,
+      ),
+      repair: db.prepare<Key & { newestS: number; now: string }>(
+        `UPDATE cursors SET newest_record_at = @newestS, fetched_until = MIN(fetched_until, @newestS),
+           updated_at = @now
+         WHERE device_id = @deviceId AND resource_id = @resourceId`,
+      ),
       probe: db.prepare<Key & { nextProbeS: number | null; now: string }>(
         `UPDATE cursors SET next_probe_at = @nextProbeS, updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
@@ -142,11 +155,29 @@ export class CursorStore {
       deviceId,
       resourceId,
       retryAtS,
-      error,
+      error: storedText(error),
       now: now.toISOString(),
     });
     if (failures === undefined) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
     return parseRow(integer, failures, "failures");
+  }
+
+  /** Windows up to `untilS` were parked as jobs: syncs read on after them (forward only). */
+  park(deviceId: string, resourceId: string, untilS: number, now: Date): void {
+    requireInteger("untilS", untilS);
+    const changed = this.sql.park.run({ deviceId, resourceId, untilS, now: now.toISOString() });
+    if (changed.changes === 0) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
+  }
+
+  /**
+   * Sets the newest record back to `newestS` (the one write that may move it backwards): for a
+   * cursor found ahead of the API's clock, e.g. a watermark a local clock running ahead had set
+   * before migration 002.
+   */
+  repair(deviceId: string, resourceId: string, newestS: number, now: Date): void {
+    requireInteger("newestS", newestS);
+    const changed = this.sql.repair.run({ deviceId, resourceId, newestS, now: now.toISOString() });
+    if (changed.changes === 0) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
   }
 
   /** Marks the resource silent until `nextProbeS` (probed then), or ends its silence (undefined). */

@@ -1,8 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { messageOf } from "../util/errors.js";
+import { ensureDirectory } from "../util/ensure-dir.js";
 import {
   MIGRATIONS_DIR,
   MigrationError,
@@ -11,6 +10,7 @@ import {
   pendingMigrations,
 } from "./migrator.js";
 import { integer, parseRow } from "./rows.js";
+import { isSqliteError, StateError, stateError } from "./state-error.js";
 
 /** Options of {@link openDatabase}. */
 export interface OpenDatabaseOptions {
@@ -40,10 +40,15 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
   const inMemory = path === ":memory:";
   let db: Database.Database;
   try {
-    if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+    if (!inMemory) ensureDirectory(dirname(path));
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   } catch (error) {
-    throw new Error(`cannot open state database ${path}: ${messageOf(error)}`, { cause: error });
+    const why = stateError(path, error).message.replace(`state database ${path} (STATE_DB): `, "");
+    throw new StateError(
+      `cannot open state database ${path} (STATE_DB): ${why}; check the path and that its directory can be created and written`,
+      undefined,
+      { cause: error },
+    );
   }
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -67,7 +72,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
     return { db, appliedOnOpen: applied };
   } catch (error) {
     db.close();
-    throw error;
+    throw isSqliteError(error) ? stateError(path, error) : error;
   }
 }
 

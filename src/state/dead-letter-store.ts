@@ -9,6 +9,7 @@ import {
   requireInteger,
   requireText,
   sortedIds,
+  storedText,
 } from "./rows.js";
 import { type DeadLetter, type DeadLetterKind, MAX_DEAD_LETTER_CHARS } from "./types.js";
 
@@ -131,7 +132,8 @@ export class DeadLetterStore {
     requireText("resourceId", letter.resourceId);
     requireInteger("windowFromS", letter.windowFromS);
     requireInteger("windowToS", letter.windowToS);
-    const truncated = letter.payload.length > MAX_DEAD_LETTER_CHARS;
+    const payload = storedText(letter.payload, Number.POSITIVE_INFINITY);
+    const truncated = payload.length > MAX_DEAD_LETTER_CHARS;
     const occurrences = this.sql.upsert.get({
       kind: letter.kind,
       deviceId: letter.deviceId,
@@ -139,9 +141,9 @@ export class DeadLetterStore {
       fromS: letter.windowFromS,
       toS: letter.windowToS,
       valueIds: JSON.stringify(sortedIds(letter.valueIds)),
-      payload: truncated ? letter.payload.slice(0, MAX_DEAD_LETTER_CHARS) : letter.payload,
+      payload: truncated ? payload.slice(0, MAX_DEAD_LETTER_CHARS) : payload,
       truncated: truncated ? 1 : 0,
-      error: letter.error,
+      error: storedText(letter.error),
       fingerprint: DeadLetterStore.fingerprint(letter),
       now: now.toISOString(),
     });
@@ -182,6 +184,6 @@ export class DeadLetterStore {
 
   /** A retry failed again: counted, with its new error. */
   recordRetryFailure(id: number, error: string, now: Date): void {
-    this.sql.retryFailed.run({ id, error, now: now.toISOString() });
+    this.sql.retryFailed.run({ id, error: storedText(error), now: now.toISOString() });
   }
 }

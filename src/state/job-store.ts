@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
+import { holderOf, isGone, type Owner } from "./owner.js";
 import {
   integer,
   jsonStringArray,
@@ -10,6 +11,7 @@ import {
   requireInteger,
   requireText,
   sortedIds,
+  storedText,
 } from "./rows.js";
 import type { BackfillJob, BackfillSpec, BackfillStatus } from "./types.js";
 
@@ -35,6 +37,8 @@ const jobRow = z
     attempts: integer,
     next_attempt_at: optionalInteger,
     newest_record_at: optionalInteger,
+    lease_owner: z.string().nullable(),
+    lease_until: optionalInteger,
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -57,6 +61,8 @@ const jobRow = z
       attempts: r.attempts,
       ...(r.next_attempt_at === undefined ? {} : { nextAttemptS: r.next_attempt_at }),
       ...(r.newest_record_at === undefined ? {} : { newestRecordS: r.newest_record_at }),
+      ...(r.lease_owner === null ? {} : { leaseOwner: r.lease_owner }),
+      ...(r.lease_until === undefined ? {} : { leaseUntilMs: r.lease_until }),
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     }),
@@ -79,6 +85,7 @@ export class JobStore {
   private readonly sql;
   private readonly createOrResumeTx;
   private readonly recordChunkTx;
+  private readonly claimTx;
 
   constructor(db: Database.Database) {
     const sql = {
@@ -117,10 +124,11 @@ export class JobStore {
       unfinished: db.prepare<[]>(
         `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
       ),
-      due: db.prepare<[number]>(
+      due: db.prepare<{ nowS: number; nowMs: number; owner: string }>(
         `SELECT * FROM backfill_jobs
          WHERE status IN ('pending', 'running', 'failed')
-           AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+           AND (next_attempt_at IS NULL OR next_attempt_at <= @nowS)
+           AND (lease_owner IS NULL OR lease_owner = @owner OR lease_until < @nowMs)
          ORDER BY id`,
       ),
       parked: db.prepare<[]>("SELECT * FROM backfill_jobs WHERE status = 'parked' ORDER BY id"),
@@ -172,6 +180,16 @@ export class JobStore {
            updated_at = @now
          WHERE id = @id`,
       ),
+      lease: db.prepare<{ id: number; owner: string; untilMs: number }>(
+        "UPDATE backfill_jobs SET lease_owner = @owner, lease_until = @untilMs WHERE id = @id",
+      ),
+      renewLease: db.prepare<{ id: number; owner: string; untilMs: number }>(
+        "UPDATE backfill_jobs SET lease_until = @untilMs WHERE id = @id AND lease_owner = @owner",
+      ),
+      releaseLease: db.prepare<{ id: number; owner: string }>(
+        `UPDATE backfill_jobs SET lease_owner = NULL, lease_until = NULL
+         WHERE id = @id AND lease_owner = @owner`,
+      ),
       chunksDelete: db.prepare<[number]>("DELETE FROM backfill_chunks WHERE job_id = ?"),
       chunksOf: db
         .prepare<[number]>("SELECT chunk_index FROM backfill_chunks WHERE job_id = ?")
@@ -214,6 +232,23 @@ export class JobStore {
           now,
         });
         return { job: parseRow(jobRow, inserted, "backfill job"), resumed: false };
+      },
+    );
+
+    this.claimTx = db.transaction(
+      (id: number, owner: Owner, leaseMs: number, nowMs: number): boolean => {
+        const job = this.get(id);
+        if (job === undefined || job.status === "done") return false;
+        const held = job.leaseOwner;
+        const holder = held === undefined ? undefined : holderOf(held);
+        const free =
+          held === undefined ||
+          held === owner.id ||
+          (job.leaseUntilMs ?? 0) < nowMs ||
+          (holder !== undefined && isGone(holder, owner));
+        if (!free) return false;
+        sql.lease.run({ id, owner: owner.id, untilMs: nowMs + leaseMs });
+        return true;
       },
     );
 
@@ -292,9 +327,14 @@ export class JobStore {
     return parseRows(jobRow, this.sql.unfinished.all(), "backfill job");
   }
 
-  /** Jobs to work on at `nowS`: not done, not parked, and not waiting for a later attempt. */
-  due(nowS: number): BackfillJob[] {
-    return parseRows(jobRow, this.sql.due.all(nowS), "backfill job");
+  /**
+   * Jobs to work on at `nowS`: not done, not parked, not waiting for a later attempt, and not
+   * held by another owner's lease that is still running (`nowMs`; a holder that is gone is found
+   * by {@link claim}).
+   */
+  due(nowS: number, owner?: Owner, nowMs = nowS * 1000): BackfillJob[] {
+    const rows = this.sql.due.all({ nowS, nowMs, owner: owner?.id ?? "" });
+    return parseRows(jobRow, rows, "backfill job");
   }
 
   /** Parked jobs, oldest first. */
@@ -318,7 +358,12 @@ export class JobStore {
     const result =
       lastError === undefined
         ? this.sql.setStatus.run({ id, status: parsed, now: at })
-        : this.sql.setStatusAndError.run({ id, status: parsed, lastError, now: at });
+        : this.sql.setStatusAndError.run({
+            id,
+            status: parsed,
+            lastError: lastError === null ? null : storedText(lastError),
+            now: at,
+          });
     if (result.changes === 0) throw new RangeError(`no backfill job ${id}`);
   }
 
@@ -341,7 +386,13 @@ export class JobStore {
     now: Date,
   ): BackfillJob {
     requireInteger("maxAttempts", maxAttempts, 1);
-    this.sql.fail.run({ id, lastError: error, nextAttemptS, maxAttempts, now: now.toISOString() });
+    this.sql.fail.run({
+      id,
+      lastError: storedText(error),
+      nextAttemptS,
+      maxAttempts,
+      now: now.toISOString(),
+    });
     return this.require(id);
   }
 
@@ -350,6 +401,25 @@ export class JobStore {
     let changed = 0;
     for (const id of ids) changed += this.sql.unpark.run({ id, now: now.toISOString() }).changes;
     return changed;
+  }
+
+  /**
+   * Claims a job for `owner` for `leaseMs`: true unless another process holds a lease on it that
+   * has not expired (a holder of this host whose process died holds nothing). One immediate
+   * transaction, so two processes never both get it.
+   */
+  claim(id: number, owner: Owner, leaseMs: number, nowMs: number): boolean {
+    return this.claimTx.immediate(id, owner, leaseMs, nowMs);
+  }
+
+  /** Extends `owner`'s lease; false when the job is no longer its (the lease expired and was taken). */
+  renewLease(id: number, owner: Owner, leaseMs: number, nowMs: number): boolean {
+    return this.sql.renewLease.run({ id, owner: owner.id, untilMs: nowMs + leaseMs }).changes === 1;
+  }
+
+  /** Gives the job up (a no-op when the lease is not `owner`'s). */
+  releaseLease(id: number, owner: Owner): void {
+    this.sql.releaseLease.run({ id, owner: owner.id });
   }
 
   /** Indexes of the chunks of a job that are done. */

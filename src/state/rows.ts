@@ -1,5 +1,17 @@
 /** Checks shared by the stores: rows read from SQLite are validated, arguments are checked. */
 import { z } from "zod";
+import { scrubText } from "../logger.js";
+
+/** Longest error or detail text stored. */
+export const MAX_STORED_TEXT = 2000;
+
+/**
+ * A text as the state database keeps it: every registered secret redacted (error bodies may echo
+ * request headers) and cut at `max` characters. The database holds no secret.
+ */
+export function storedText(text: string, max = MAX_STORED_TEXT): string {
+  return scrubText(text, max);
+}
 
 /** A whole number column. */
 export const integer = z.number().int();

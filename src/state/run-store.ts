@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { integer, parseRow, parseRows, requireInteger } from "./rows.js";
+import { isGone, type Owner } from "./owner.js";
+import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
 import type { RunKind, RunRecord, RunSummary } from "./types.js";
 
 const runKind = z.enum(["sync", "backfill"]);
@@ -39,8 +40,9 @@ export class RunStore {
   constructor(db: Database.Database) {
     this.sql = {
       start: db
-        .prepare<[RunKind, string]>(
-          "INSERT INTO runs (kind, started_at, status) VALUES (?, ?, 'running') RETURNING id",
+        .prepare<[RunKind, string, string | null, number | null, string | null]>(
+          `INSERT INTO runs (kind, started_at, status, owner_id, owner_pid, owner_host)
+           VALUES (?, ?, 'running', ?, ?, ?) RETURNING id`,
         )
         .pluck(),
       finish: db.prepare<{
@@ -57,21 +59,34 @@ export class RunStore {
            requests = @requests, points = @points, errors = @errors, detail = @detail
          WHERE id = @id`,
       ),
-      markStale: db.prepare<[string]>(
-        "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE status = 'running'",
+      running: db.prepare<[]>(
+        "SELECT id, owner_id, owner_pid, owner_host FROM runs WHERE status = 'running'",
+      ),
+      markInterrupted: db.prepare<[string, number]>(
+        "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
       ),
       last: db.prepare<[]>("SELECT * FROM runs ORDER BY id DESC LIMIT 1"),
       lastOfKind: db.prepare<[RunKind]>(
         "SELECT * FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1",
       ),
       recent: db.prepare<[number]>("SELECT * FROM runs ORDER BY id DESC LIMIT ?"),
+      recentOfKind: db.prepare<[RunKind, number]>(
+        "SELECT * FROM runs WHERE kind = ? AND status != 'running' ORDER BY id DESC LIMIT ?",
+      ),
     };
   }
 
-  /** Records a run as started ('running'); returns its id. */
-  start(kind: RunKind, now: Date): number {
+  /** Records a run as started ('running') by `owner` (pid, host); returns its id. */
+  start(kind: RunKind, now: Date, owner?: Owner): number {
     const parsed = parseRow(runKind, kind, "run kind");
-    return parseRow(integer, this.sql.start.get(parsed, now.toISOString()), "run id");
+    const id = this.sql.start.get(
+      parsed,
+      now.toISOString(),
+      owner?.id ?? null,
+      owner?.pid ?? null,
+      owner?.host ?? null,
+    );
+    return parseRow(integer, id, "run id");
   }
 
   /** Records the end of a run with its counters. Throws for an unknown run. */
@@ -92,24 +107,46 @@ export class RunStore {
       requests: summary.requests,
       points: summary.points,
       errors: summary.errors,
-      detail: summary.detail,
+      detail: summary.detail === null ? null : storedText(summary.detail),
       now: now.toISOString(),
     });
     if (result.changes === 0) throw new RangeError(`no run ${id}`);
   }
 
   /**
-   * Marks runs still 'running' as 'interrupted' (their process died); returns how many. Call it at
-   * startup, before starting runs: it cannot tell a dead process's run from a live one's.
+   * Marks runs still 'running' whose process is gone as 'interrupted' (see isGone: a process of
+   * this host that no longer exists, or an earlier life of `me`'s pid), and runs recorded
+   * without an owner (before migration 003). Runs of live processes, and of other hosts, are left
+   * alone. Returns how many were marked.
    */
-  markStaleInterrupted(now: Date): number {
-    return this.sql.markStale.run(now.toISOString()).changes;
+  markStaleInterrupted(now: Date, me: Owner): number {
+    const row = z.object({
+      id: integer,
+      owner_id: z.string().nullable(),
+      owner_pid: integer.nullable(),
+      owner_host: z.string().nullable(),
+    });
+    let marked = 0;
+    for (const run of this.sql.running.all().map((r) => parseRow(row, r, "run"))) {
+      const gone =
+        run.owner_pid === null ||
+        run.owner_host === null ||
+        isGone({ id: run.owner_id ?? "", pid: run.owner_pid, host: run.owner_host }, me);
+      if (gone) marked += this.sql.markInterrupted.run(now.toISOString(), run.id).changes;
+    }
+    return marked;
   }
 
   /** The latest run (of a kind, if given), or undefined. */
   last(kind?: RunKind): RunRecord | undefined {
     const row = kind === undefined ? this.sql.last.get() : this.sql.lastOfKind.get(kind);
     return row === undefined ? undefined : parseRow(runRow, row, "run");
+  }
+
+  /** The latest finished runs of a kind, newest first. */
+  recentFinished(kind: RunKind, limit: number): RunRecord[] {
+    requireInteger("limit", limit);
+    return parseRows(runRow, this.sql.recentOfKind.all(kind, limit), "run");
   }
 
   /** The latest runs, newest first. */

@@ -1,10 +1,13 @@
+import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { CatalogStore } from "./catalog-store.js";
 import { CursorStore } from "./cursor-store.js";
 import { type OpenDatabaseOptions, openDatabase, schemaVersion } from "./database.js";
 import { DeadLetterStore } from "./dead-letter-store.js";
 import { JobStore } from "./job-store.js";
+import { LockStore } from "./lock-store.js";
 import { RunStore } from "./run-store.js";
+import { isSqliteError, StateError, stateError } from "./state-error.js";
 
 /** Options of {@link StateStore.open}. */
 export type StateStoreOptions = OpenDatabaseOptions;
@@ -20,6 +23,10 @@ export class StateStore {
   readonly jobs: JobStore;
   readonly runs: RunStore;
   readonly deadLetters: DeadLetterStore;
+  readonly locks: LockStore;
+  /** The file's identity when opened, and the largest size seen (SQLite never shrinks it here). */
+  private readonly identity: { dev: number; ino: number } | undefined;
+  private sizeSeen = 0;
 
   private constructor(
     private readonly db: Database.Database,
@@ -28,11 +35,52 @@ export class StateStore {
     /** Versions applied now by open() (empty when none were pending). */
     readonly appliedOnOpen: readonly number[],
   ) {
-    this.cursors = new CursorStore(db);
-    this.catalog = new CatalogStore(db);
-    this.jobs = new JobStore(db);
-    this.runs = new RunStore(db);
-    this.deadLetters = new DeadLetterStore(db);
+    const named = <T extends object>(store: T): T => namingErrors(store, path);
+    this.cursors = named(new CursorStore(db));
+    this.catalog = named(new CatalogStore(db));
+    this.jobs = named(new JobStore(db));
+    this.runs = named(new RunStore(db));
+    this.deadLetters = named(new DeadLetterStore(db));
+    this.locks = named(new LockStore(db));
+    if (path !== ":memory:") {
+      const stat = statSync(path);
+      this.identity = { dev: stat.dev, ino: stat.ino };
+      this.sizeSeen = stat.size;
+    }
+  }
+
+  /**
+   * Throws a StateError when the file at STATE_DB is no longer the one this store writes: deleted,
+   * replaced by another file, or truncated. Writing on would go into nothing (a deleted inode)
+   * and every cursor and job would be gone after a restart.
+   */
+  checkFile(): void {
+    if (this.identity === undefined) return;
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(this.path);
+    } catch {
+      throw new StateError(
+        `state database ${this.path} (STATE_DB) was deleted while in use; stopping rather than ` +
+          "writing into nothing. Restore it from a backup, or start over (the next start creates it anew)",
+        "DELETED",
+      );
+    }
+    if (stat.dev !== this.identity.dev || stat.ino !== this.identity.ino) {
+      throw new StateError(
+        `state database ${this.path} (STATE_DB) was replaced by another file while in use; stopping. ` +
+          "Start energy-etl again to use the new file",
+        "REPLACED",
+      );
+    }
+    if (stat.size < this.sizeSeen) {
+      throw new StateError(
+        `state database ${this.path} (STATE_DB) was truncated while in use (${stat.size} bytes, ` +
+          `was ${this.sizeSeen}); stopping. Restore it from a backup, or move it away and start over`,
+        "TRUNCATED",
+      );
+    }
+    this.sizeSeen = stat.size;
   }
 
   /**
@@ -44,13 +92,22 @@ export class StateStore {
     return new StateStore(db, path, Object.freeze([...appliedOnOpen]));
   }
 
+  /** Whether the connection is open. */
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
   /**
    * Runs `work` in one immediate transaction (the write lock is taken at its start, so a read
    * inside it cannot go stale before a write; the stores' own transactions nest inside it as
    * savepoints): everything it writes lands together, or nothing when it throws.
    */
   transaction<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
+    try {
+      return this.db.transaction(work).immediate();
+    } catch (error) {
+      throw isSqliteError(error) ? stateError(this.path, error) : error;
+    }
   }
 
   /** The highest applied migration version (0 for none). */
@@ -62,4 +119,24 @@ export class StateStore {
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * The store with every method's SQLite errors turned into StateErrors naming the database and
+ * what to do (errors of other kinds pass unchanged).
+ */
+function namingErrors<T extends object>(store: T, path: string): T {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        try {
+          return value.apply(target, args);
+        } catch (error) {
+          throw isSqliteError(error) ? stateError(path, error) : error;
+        }
+      };
+    },
+  });
 }

@@ -21,6 +21,8 @@ export interface Cursor {
   readonly nextProbeS?: number;
   /** Failed attempts in a row (reset by a success). */
   readonly failures: number;
+  /** Windows up to here were parked as jobs after failing on their own: no sync reads them. */
+  readonly parkedUntilS?: number;
   /** After a failure: no new attempt before this time. */
   readonly retryAtS?: number;
   readonly lastError?: string;
@@ -75,6 +77,9 @@ export interface BackfillJob extends BackfillSpec {
   readonly nextAttemptS?: number;
   /** The newest record timestamp the job wrote. */
   readonly newestRecordS?: number;
+  /** The process working on it (see {@link Owner}) and until when its lease runs (epoch ms). */
+  readonly leaseOwner?: string;
+  readonly leaseUntilMs?: number;
   readonly createdAt: string;
   readonly updatedAt: string;
 }

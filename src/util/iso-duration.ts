@@ -65,3 +65,9 @@ export function formatIsoDuration(d: IsoDuration): string {
   if (date === "" && time === "") return "PT0S";
   return `P${date}${time ? `T${time}` : ""}`;
 }
+
+/** A duration in milliseconds for limits and caps: a month counts 30 days, a year 365. */
+export function durationMs(duration: IsoDuration): number {
+  const calendarDays = duration.years * 365 + duration.months * 30;
+  return fixedDurationMs(duration) + calendarDays * 86_400_000;
+}

@@ -34,3 +34,17 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
+
+/**
+ * A wait in words for messages: `850 ms`, `42 s`, `10 min`, `5 h`, `11574 days` (rounded; an
+ * infinite or NaN wait is `forever`).
+ */
+export function formatWait(ms: number): string {
+  if (!Number.isFinite(ms)) return "forever";
+  const round = (n: number): string => String(Math.round(n * 10) / 10);
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${round(ms / 1000)} s`;
+  if (ms < 7_200_000) return `${round(ms / 60_000)} min`;
+  if (ms < 172_800_000) return `${round(ms / 3_600_000)} h`;
+  return `${Math.round(ms / 86_400_000)} days`;
+}

@@ -16,3 +16,8 @@ export function parseUtcInstant(text: string): Date | undefined {
   const dayOk = local.toISOString().slice(0, 10) === `${y}-${mo}-${d}`;
   return dayOk && Number(h) < 24 && Number(mi) < 60 && Number(s) < 60 ? date : undefined;
 }
+
+/** Whole seconds since the epoch of a Date (floored). */
+export function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}

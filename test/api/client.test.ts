@@ -98,17 +98,19 @@ describe("ApiClient against the simulator over HTTP", () => {
       expect(sim.count("create_token")).toBe(2);
     });
 
-    it("fails with auth_failed when the renewed token is refused too", async () => {
+    it("fails with a clear auth_failed after 3 renewals when every token is refused", async () => {
       const fake = await fakeApi((path) =>
         path === "/create_token"
-          ? { status: 200, body: '{"token":"t","expires_in":3600}' }
+          ? { status: 200, body: '{"token":"fake-token-refused","expires_in":3600}' }
           : { status: 401, body: '{"error":"invalid token"}' },
       );
       const client = new ApiClient({ ...clientOptions(sim, clock), baseUrl: fake.url });
       const error = await expectApiError(client.listDevices());
-      expect(error).toMatchObject({ code: "auth_failed", status: 401 });
+      expect(error).toMatchObject({ code: "auth_failed", status: 401, retryable: false });
       expect(error.message).toContain("invalid token");
-      expect(fake.paths).toEqual(["/create_token", "/devices", "/create_token", "/devices"]);
+      expect(error.message).toContain("even after renewing it 3 times");
+      // the first token and 3 renewals (MAX_TOKEN_RENEWALS_PER_REQUEST), each refused
+      expect(fake.paths).toEqual(Array(4).fill(["/create_token", "/devices"]).flat());
     });
 
     it("shares one create_token call among many concurrent requests (single flight)", async () => {
@@ -226,7 +228,7 @@ describe("ApiClient against the simulator over HTTP", () => {
         status: 200,
         body:
           path === "/create_token"
-            ? '{"token":"t","expires_in":60}'
+            ? '{"token":"fake-token-shapes","expires_in":60}'
             : path === "/devices"
               ? '{"device_ids":"not-a-list"}'
               : '[{"timestamp":"yesterday","values_id":1}]',
@@ -380,7 +382,7 @@ async function fakeApi(
 
 describe("record validation", () => {
   it("the fast record check, the detailed schema and an independent zod schema agree (property)", async () => {
-    const { dataRecordSchema, fastDataRecordSchema } = await import("../../src/api/schemas.js");
+    const { dataRecordSchema, keepRequested } = await import("../../src/api/schemas.js");
     const fc = (await import("fast-check")).default;
     const { z } = await import("zod");
     const member = z.union([z.number(), z.string(), z.boolean(), z.null()]);
@@ -424,8 +426,22 @@ describe("record validation", () => {
         (base, extra) => {
           const record = { ...extra, ...base };
           const expected = reference.safeParse(record).success;
-          expect(fastDataRecordSchema.safeParse(record).success).toBe(expected);
           expect(dataRecordSchema.safeParse(record).success).toBe(expected);
+          // every member requested: the hot-path check judges all of them, removes none
+          const all = new Set(Object.keys(record));
+          const removed: string[] = [];
+          expect(keepRequested({ ...record }, all, removed)).toBe(expected);
+          expect(removed).toEqual([]);
+          // nothing requested: only timestamp and values_id are judged, the rest is removed
+          const bare = reference.safeParse({
+            timestamp: record.timestamp,
+            values_id: record.values_id,
+          }).success;
+          expect(keepRequested({ ...record }, new Set(), [])).toBe(
+            bare ||
+              (!("values_id" in record) &&
+                reference.safeParse({ timestamp: record.timestamp }).success),
+          );
         },
       ),
       { seed: 11, numRuns: 500 },

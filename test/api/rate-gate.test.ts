@@ -230,6 +230,79 @@ describe("RateGate", () => {
     expect(gate.currentRatePerSecond).toBe(1_000);
   });
 
+  it("a waiter whose signal aborts leaves the queue at once; the others keep their order", async () => {
+    const { clock, gate, granted } = setup({ ratePerSecond: 10 });
+    const order: string[] = [];
+    const controller = new AbortController();
+    const take = (name: string, signal?: AbortSignal) =>
+      gate.take({ signal }).then(() => {
+        order.push(name);
+        granted.push(clock.t);
+      });
+    const a = take("a");
+    const b = take("b", controller.signal);
+    const c = take("c");
+    await clock.advance(50);
+    controller.abort(new Error("stop"));
+    await expect(b).rejects.toThrow("stop");
+    await clock.runAll();
+    await Promise.all([a, c]);
+    expect(order).toEqual(["a", "c"]);
+    expect(granted).toEqual([0, 100]);
+    await expect(gate.take({ signal: controller.signal })).rejects.toThrow("stop");
+  });
+
+  it("priority waiters are served before ordinary ones, in their own order", async () => {
+    const { clock, gate } = setup({ ratePerSecond: 10 });
+    const order: string[] = [];
+    const take = (name: string, priority = false) =>
+      gate.take({ priority }).then(() => void order.push(name));
+    const all = [take("a"), take("b"), take("c"), take("p1", true), take("p2", true)];
+    await clock.runAll();
+    await Promise.all(all);
+    expect(order).toEqual(["a", "p1", "p2", "b", "c"]);
+  });
+
+  it("when the last waiter gives up, the gate's sleep is interrupted (its timer cleared)", async () => {
+    const signals: AbortSignal[] = [];
+    const gate = new RateGate({
+      ratePerSecond: 1,
+      now: () => 0,
+      sleep: (_ms, signal) => {
+        if (signal) signals.push(signal);
+        return new Promise(() => undefined);
+      },
+    });
+    await gate.take();
+    const controller = new AbortController();
+    const waiting = gate.take({ signal: controller.signal });
+    await flush();
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(false);
+    controller.abort();
+    await expect(waiting).rejects.toBeDefined();
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
+  it("the default sleep holds no timer beyond 2^31-1 ms: a pause of 1e12 ms gives no TimeoutOverflowWarning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const gate = new RateGate({ ratePerSecond: 1_000 });
+      gate.pause(1e12);
+      const controller = new AbortController();
+      const waiting = gate.take({ signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      controller.abort();
+      await expect(waiting).rejects.toBeDefined();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it.each<[string, RateGateOptions]>([
     ["zero rate", { ratePerSecond: 0 }],
     ["negative rate", { ratePerSecond: -1 }],

@@ -1,8 +1,12 @@
+import { createServer } from "node:net";
 import { PassThrough } from "node:stream";
+import { ApiClient } from "../../src/api/client.js";
 import { askHidden } from "../../src/cli/prompt.js";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { answerToken, closeHostileServers, hostileServer } from "../api/hostile-server.js";
 import { bufferIo } from "../support/cli-io.js";
+import { captureLogger } from "../support/log-capture.js";
 import { startTestSimulator } from "../support/simulator.js";
 
 describe("set-password", () => {
@@ -55,8 +59,13 @@ describe("set-password", () => {
     );
     expect(code).toBe(1);
     expect(io.err()).toMatch(/auth_failed/);
+    expect(io.err()).toContain(
+      "The API refused the one-time password or the API key: check the one-time password " +
+        "(ENERGY_API_OTP or --otp; it works only once) and the API key (ENERGY_API_KEY).",
+    );
     expect(io.err()).not.toContain("wrong-otp-value");
     expect(io.err()).not.toContain("pw-value-1");
+    expect(sim.count("set_password")).toBe(1);
   });
 
   it("off a terminal, without --otp, says how to pass it", async () => {
@@ -65,6 +74,87 @@ describe("set-password", () => {
     expect(io.err()).toMatch(/one-time password needed: not on a terminal/);
   });
 });
+
+describe("set-password is never sent twice", () => {
+  afterEach(closeHostileServers);
+
+  const run = (url: string, extra: Record<string, string> = {}) => {
+    const io = bufferIo({
+      ENERGY_API_URL: url,
+      ENERGY_API_KEY: "set-password-key",
+      API_RETRY_BASE_DELAY_MS: "1",
+      ...extra,
+    });
+    const argv = ["set-password", "-u", "ops", "--otp", "otp-once-1", "--password", "New-Pa55"];
+    return { io, code: runCli(argv, io) };
+  };
+
+  it("a 502 from the API: exactly one request, and the error says what to do", async () => {
+    const server = await hostileServer((_req, res) => {
+      res.writeHead(502, { "content-type": "text/plain" });
+      res.end("Bad Gateway");
+    });
+    const { io, code } = run(server.url);
+    expect(await code).toBe(1);
+    expect(server.paths).toEqual(["/set_password"]);
+    expect(io.err()).toContain("POST /set_password failed on the server (HTTP 502)");
+    expect(io.err()).toContain(
+      "The one-time password may already be used: try the new password " +
+        "(ENERGY_API_PASSWORD=<new password> energy-etl devices); if it is refused, ask for a " +
+        "new one-time password.",
+    );
+    expect(io.err()).not.toContain("New-Pa55");
+  });
+
+  it("no answer within API_TIMEOUT_MS: one request, the same advice", async () => {
+    const server = await hostileServer(() => {
+      // never answers
+    });
+    const { io, code } = run(server.url, { API_TIMEOUT_MS: "200" });
+    expect(await code).toBe(1);
+    expect(server.paths).toEqual(["/set_password"]);
+    expect(io.err()).toMatch(/timed out.*The one-time password may already be used/);
+  });
+
+  it("a refused connection (nothing sent) is retried", async () => {
+    const port = await freePort();
+    const sleeps: number[] = [];
+    let answered = 0;
+    const client = new ApiClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: "set-password-key",
+      user: "ops",
+      password: "New-Pa55",
+      timeoutMs: 2_000,
+      retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 1 },
+      logger: captureLogger().logger,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        // the API comes up while the client waits to retry
+        const server = await hostileServer((_req, res, path) => {
+          answered++;
+          if (path === "/create_token") return answerToken(res, "unused-token");
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end('{"message":"password set"}');
+        }, port);
+        expect(server.url).toContain(String(port));
+      },
+    });
+    await client.setPassword("ops", "otp-once-1", "New-Pa55");
+    expect(sleeps).toHaveLength(1);
+    expect(answered).toBe(1);
+  });
+});
+
+/** A loopback port nobody listens on (connections to it are refused). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 describe("askHidden", () => {
   it("reads until Enter without echoing, honouring Backspace", async () => {

@@ -15,7 +15,8 @@ import {
 const Ajv = AjvModule.default;
 
 /** `docker compose config` cannot run here, so the file is checked against the Compose spec. */
-const COMPOSE_SPEC = resolve(process.cwd(), "../shared/schemas/compose-spec.json");
+/** The compose-spec JSON schema (compose-spec/compose-spec, Apache-2.0; see its NOTICE.md). */
+const COMPOSE_SPEC = resolve(process.cwd(), "test/fixtures/compose-spec/compose-spec.json");
 
 const composeText = readFileSync("docker-compose.yml", "utf8");
 const envExample = readFileSync(".env.example", "utf8");

@@ -31,7 +31,7 @@ describe("createPointSink", () => {
     out.on("data", (c: Buffer) => {
       text += c.toString();
     });
-    const sink = new LineProtocolFileSink("-", out);
+    const sink = new LineProtocolFileSink("-", { stdout: out });
     await sink.write(LINES);
     await sink.close();
     expect(text).toBe(`${LINES.join("\n")}\n`);

@@ -36,6 +36,7 @@ describe("holeJobs", () => {
     group,
     apiRecords: 24,
     stored: 0,
+    deadLettered: 0,
   });
   const order = (
     jobs: readonly { spec: { deviceId: string; resourceId: string; fromS: number } }[],

@@ -118,6 +118,21 @@ describe("planSync: the cursor rules", () => {
       },
     ],
     [
+      "a resource that keeps failing is fetched (after its wait), not taken for silent",
+      cursor({ newestRecordS: NOW - 2 * D, failures: 3, retryAtS: NOW - 1 }),
+      { kind: "fetch", window: { fromS: NOW - 2 * D + 1 - H, toS: NOW } },
+    ],
+    [
+      "windows parked as jobs are not read again: the window starts after them",
+      cursor({ newestRecordS: NOW - 3 * H, parkedUntilS: NOW - H }),
+      { kind: "fetch", window: { fromS: NOW - H + 1, toS: NOW } },
+    ],
+    [
+      "a newer record than the parked windows: the lookback rule again",
+      cursor({ newestRecordS: NOW - 600, parkedUntilS: NOW - 2 * H }),
+      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+    ],
+    [
       "no record since the cursor began 7 days ago: silent since then",
       cursor({ newestRecordS: undefined, startedS: NOW - 7 * D }),
       {

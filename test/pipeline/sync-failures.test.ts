@@ -2,7 +2,7 @@ import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
-import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { openTestPipeline, pipelineEnv, tempStateDb, VirtualTimers } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -96,21 +96,32 @@ describe("a new value id on a synced device", () => {
 
 describe("sync against a rate-limited API", () => {
   it("pauses for Retry-After, slows down, and still fetches everything", async () => {
-    // the simulator's rate limit counts real seconds (its rateClock), whatever its data clock
+    // count-based, not real time: every request the simulator sees moves its rate-limit clock by
+    // 100 ms (10 per "second", 4 allowed), and the pipeline's rate gate and retries run on a
+    // virtual clock whose sleeps take no real time
     const clock = new ManualClock(NOW_MS);
-    const sim = await startTestSimulator({ now: clock.now, rateLimit: { perSecond: 4 } });
+    let seen = 0;
+    const sim = await startTestSimulator({
+      now: clock.now,
+      rateLimit: { perSecond: 4 },
+      rateClock: () => seen++ * 100,
+    });
     const db = await createTestInfluxDb("ratelimit");
     const env = pipelineEnv(sim, db, tempStateDb(), {
       SYNC_START: "P8D",
       API_RATE_LIMIT: "20",
       API_CONCURRENCY: "4",
+      API_RETRIES: "20",
     });
-    const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()));
+    const timers = new VirtualTimers();
+    const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()), { timers });
     try {
       const result = await runSync(pipeline, { deviceIds: ["hybrid-site-01", DEVICE] });
       expect(result.status).toBe("ok");
       expect(sim.count(undefined, 429)).toBeGreaterThan(0);
       expect(pipeline.gate?.currentRatePerSecond).toBeLessThan(20);
+      // the pauses happened on the virtual clock: at least one Retry-After (1 s) each
+      expect(timers.nowMs).toBeGreaterThanOrEqual(1000);
       // every planned chunk answered 200 exactly once: 429s were retried, nothing skipped
       expect(sim.count("data", 200)).toBe(4 * 2 + 1 * 2 + 2 * 2);
     } finally {

@@ -21,6 +21,7 @@ describe("EtlService", () => {
       cron: "0 0 1 1 *",
       httpPort: 0,
       httpHost: "127.0.0.1",
+      readiness: { maxLagS: 3600, failedSyncs: 3, checkIntervalMs: 30_000 },
     });
     await service.start();
     service.tick();

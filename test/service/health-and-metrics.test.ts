@@ -49,6 +49,8 @@ describe("the service's /healthz, /readyz and /metrics", () => {
       httpPort: 0,
       httpHost: "127.0.0.1",
       metrics,
+      // no caching here: the test turns InfluxDB off and on between two calls
+      readiness: { maxLagS: 3600, failedSyncs: 3, checkIntervalMs: 0 },
     });
     await service.start();
     base = `http://127.0.0.1:${service.port}`;
@@ -103,7 +105,14 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({
       status: "ready",
-      checks: { influxdb: "ok", api: "ok", scheduler: "ok" },
+      checks: {
+        influxdb: "ok",
+        api: "ok",
+        scheduler: "ok",
+        syncs: "ok",
+        lag: "ok",
+        state: "ok",
+      },
     });
 
     await influxd.stopInfluxd();

@@ -22,14 +22,14 @@ describe("StateStore.open", () => {
     const store = tmp.open(path);
     expect(existsSync(path)).toBe(true);
     expect(store.path).toBe(path);
-    expect(store.appliedOnOpen).toEqual([1, 2]);
+    expect(store.appliedOnOpen).toEqual([1, 2, 3]);
     expect(Object.isFrozen(store.appliedOnOpen)).toBe(true);
-    expect(store.schemaVersion()).toBe(2);
+    expect(store.schemaVersion()).toBe(3);
     store.close();
 
     const again = tmp.open(path);
     expect(again.appliedOnOpen).toEqual([]);
-    expect(again.schemaVersion()).toBe(2);
+    expect(again.schemaVersion()).toBe(3);
     const recorded = tmp
       .raw(path)
       .prepare("SELECT version, name FROM schema_migrations ORDER BY version")
@@ -37,6 +37,7 @@ describe("StateStore.open", () => {
     expect(recorded).toEqual([
       { version: 1, name: "initial" },
       { version: 2, name: "cursors_dead_letters" },
+      { version: 3, name: "leases_locks" },
     ]);
   });
 
@@ -49,10 +50,10 @@ describe("StateStore.open", () => {
   it("sets busy_timeout 5000 and foreign_keys ON on its connection", () => {
     const { db, appliedOnOpen } = openDatabase(tmp.file("state.db"));
     try {
-      expect(appliedOnOpen).toEqual([1, 2]);
+      expect(appliedOnOpen).toEqual([1, 2, 3]);
       expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
       expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
-      expect(schemaVersion(db)).toBe(2);
+      expect(schemaVersion(db)).toBe(3);
     } finally {
       db.close();
     }
@@ -62,22 +63,22 @@ describe("StateStore.open", () => {
     const fresh = tmp.file("fresh.db");
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(MigrationError);
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(
-      /needs migration\(s\) 001_initial, 002_cursors_dead_letters; run `energy-etl migrate`/,
+      /needs migration\(s\) 001_initial, 002_cursors_dead_letters, 003_leases_locks; run `energy-etl migrate`/,
     );
     tmp.open(fresh).close();
     const migrated = tmp.open(fresh, { migrate: false });
     expect(migrated.appliedOnOpen).toEqual([]);
-    expect(migrated.schemaVersion()).toBe(2);
+    expect(migrated.schemaVersion()).toBe(3);
   });
 
   it("a database written by a newer program is an error", () => {
     const path = tmp.file("state.db");
     tmp.open(path).close();
     const raw = tmp.raw(path);
-    raw.prepare("INSERT INTO schema_migrations VALUES (3, 'future', 'x')").run();
+    raw.prepare("INSERT INTO schema_migrations VALUES (99, 'future', 'x')").run();
     raw.close();
-    expect(() => StateStore.open(path)).toThrow(/has migration\(s\) 003_future/);
-    expect(() => StateStore.open(path, { migrate: false })).toThrow(/003_future/);
+    expect(() => StateStore.open(path)).toThrow(/has migration\(s\) 099_future/);
+    expect(() => StateStore.open(path, { migrate: false })).toThrow(/099_future/);
   });
 
   it("a path that cannot be created is an error naming it", () => {
@@ -89,8 +90,8 @@ describe("StateStore.open", () => {
 
   it("works in memory", () => {
     const memory = tmp.open(":memory:");
-    expect(memory.appliedOnOpen).toEqual([1, 2]);
-    expect(memory.schemaVersion()).toBe(2);
+    expect(memory.appliedOnOpen).toEqual([1, 2, 3]);
+    expect(memory.schemaVersion()).toBe(3);
     memory.catalog.refresh("d", "r", ["a"], T0);
     expect(memory.catalog.list("d", "r")).toEqual(["a"]);
   });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { JobStore } from "../../src/state/job-store.js";
 import { appliedMigrations, MIGRATIONS_DIR, migrate } from "../../src/state/migrator.js";
+import { processOwner } from "../../src/state/owner.js";
 import type { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob, BackfillSpec } from "../../src/state/types.js";
 import { T0, T1, T2, useTempDir } from "./support.js";
@@ -201,20 +202,21 @@ function names(type: "table" | "index", table?: string): string[] {
   return rows.map(String);
 }
 
-it("opening applies 002 only", () => {
-  expect(store.appliedOnOpen).toEqual([2]);
-  expect(store.schemaVersion()).toBe(2);
+it("opening applies 002 (and the later ones)", () => {
+  expect(store.appliedOnOpen).toEqual([2, 3]);
+  expect(store.schemaVersion()).toBe(3);
   expect([...appliedMigrations(raw)]).toEqual([
     [1, "initial"],
     [2, "cursors_dead_letters"],
+    [3, "leases_locks"],
   ]);
 });
 
-it("with migrate: false, a 001 database is an error naming 002 only", () => {
+it("with migrate: false, a 001 database is an error naming the pending ones", () => {
   const other = tmp.file("other.db");
   database001(other).close();
   expect(() => tmp.open(other, { migrate: false })).toThrow(
-    /needs migration\(s\) 002_cursors_dead_letters; run `energy-etl migrate`/,
+    /needs migration\(s\) 002_cursors_dead_letters, 003_leases_locks; run `energy-etl migrate`/,
   );
 });
 
@@ -239,6 +241,7 @@ describe("watermarks become cursors", () => {
       "backfill_jobs",
       "cursors",
       "dead_letters",
+      "locks",
       "runs",
       "schema_migrations",
       "value_catalog",
@@ -380,5 +383,5 @@ it("the value catalog and the runs are kept", () => {
     ["backfill", "running"],
     ["sync", "ok"],
   ]);
-  expect(store.runs.markStaleInterrupted(T1)).toBe(1);
+  expect(store.runs.markStaleInterrupted(T1, processOwner("test"))).toBe(1);
 });

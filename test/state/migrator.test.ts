@@ -39,10 +39,11 @@ afterEach(() => {
 });
 
 describe("listMigrations", () => {
-  it("the package's migrations are 001_initial.sql and 002_cursors_dead_letters.sql", () => {
+  it("the package's migrations are 001, 002 and 003", () => {
     expect(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m.name, m.file])).toEqual([
       [1, "initial", "001_initial.sql"],
       [2, "cursors_dead_letters", "002_cursors_dead_letters.sql"],
+      [3, "leases_locks", "003_leases_locks.sql"],
     ]);
   });
 
@@ -104,12 +105,13 @@ describe("listMigrations", () => {
 
 describe("migrate", () => {
   it("applies the package's migrations once and records them", () => {
-    expect(migrate(db)).toEqual([1, 2]);
+    expect(migrate(db)).toEqual([1, 2, 3]);
     expect(tables()).toEqual([
       "backfill_chunks",
       "backfill_jobs",
       "cursors",
       "dead_letters",
+      "locks",
       "runs",
       "schema_migrations",
       "sqlite_sequence",
@@ -122,6 +124,7 @@ describe("migrate", () => {
     expect(rows).toEqual([
       { version: 1, name: "initial", applied_at: appliedAt },
       { version: 2, name: "cursors_dead_letters", applied_at: appliedAt },
+      { version: 3, name: "leases_locks", applied_at: appliedAt },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(pendingMigrations(db)).toEqual([]);

@@ -1,3 +1,4 @@
+import { processOwner } from "../../src/state/owner.js";
 import type { RunKind, RunSummary } from "../../src/state/types.js";
 import { T0, T1, T2, useStateStore } from "./support.js";
 
@@ -59,8 +60,8 @@ it("runs left running by a dead process are marked interrupted", () => {
   const stale1 = runs.start("sync", T1);
   const stale2 = runs.start("backfill", T1);
   const store = ctx.reopen();
-  expect(store.runs.markStaleInterrupted(T2)).toBe(2);
-  expect(store.runs.markStaleInterrupted(T2)).toBe(0);
+  expect(store.runs.markStaleInterrupted(T2, processOwner("test"))).toBe(2);
+  expect(store.runs.markStaleInterrupted(T2, processOwner("test"))).toBe(0);
   for (const id of [stale1, stale2]) {
     expect(store.runs.recent(5).find((r) => r.id === id)).toMatchObject({
       status: "interrupted",

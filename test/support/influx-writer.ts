@@ -1,3 +1,5 @@
+import type { AddressInfo, Socket } from "node:net";
+import { createServer as createNetServer } from "node:net";
 import { InfluxWriter, type InfluxWriterOptions } from "../../src/influx/influx-writer.js";
 import type { TestInfluxDb } from "./influx-db.js";
 import { captureLogger } from "./log-capture.js";
@@ -31,3 +33,79 @@ export function logEntries(logLines: readonly string[], msg: string): Record<str
 
 /** The warning InfluxWriter logs once per batch whose lines it narrowed down. */
 export const REFUSED_LINES_LOG = "InfluxDB refused lines of a batch; the others are written";
+
+/** A hostile InfluxDB on loopback: accepts TCP connections and never answers a byte. */
+export interface HungInfluxDb {
+  readonly url: string;
+  /** Connections accepted so far. */
+  connections(): number;
+  /** Connections still open (the client's aborted requests close theirs). */
+  openConnections(): number;
+  /** Resolves once a connection has been accepted (bounded by `timeoutMs`). */
+  connected(timeoutMs?: number): Promise<void>;
+  /** Resolves once every accepted connection was closed by the client (bounded by `timeoutMs`). */
+  allClosed(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function hungInfluxDb(): Promise<HungInfluxDb> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createNetServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => sockets.delete(socket));
+    socket.resume(); // read the request, never answer it
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => accepted,
+    openConnections: () => sockets.size,
+    connected: (timeoutMs = 10_000) => waitFor(() => accepted > 0, timeoutMs, "a connection"),
+    allClosed: (timeoutMs = 10_000) =>
+      waitFor(() => sockets.size === 0, timeoutMs, "the client to close its connections"),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Polls `condition` every 10 ms; throws naming `what` once `timeoutMs` passed. */
+export async function waitFor(
+  condition: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  for (let polls = Math.ceil(timeoutMs / 10); !condition(); polls--) {
+    if (polls <= 0) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * `promise`, or a failure naming `what` when it has not settled within `timeoutMs` (a generous
+ * bound on a wait that must end, never a measured duration).
+ */
+export async function settlesWithin<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not settle within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -250,8 +250,19 @@ function forwardWrite(
     });
   });
   upstream.on("error", () => {
-    res.writeHead(503, { "content-type": "application/json" });
-    res.end(JSON.stringify({ code: "unavailable", message: "influxd is down" }));
+    // read the rest of the request before answering: a keep-alive socket must be left clean for
+    // the client's next request
+    req.unpipe(upstream);
+    const answer = () => {
+      if (res.headersSent) return;
+      res.writeHead(503, { "content-type": "application/json" });
+      res.end(JSON.stringify({ code: "unavailable", message: "influxd is down" }));
+    };
+    if (req.readableEnded) answer();
+    else {
+      req.on("end", answer);
+      req.resume();
+    }
   });
   req.pipe(upstream);
 }

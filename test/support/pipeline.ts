@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.js";
-import { openPipeline } from "../../src/pipeline/create-pipeline.js";
+import { type OpenPipelineOptions, openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { RunContext } from "../../src/pipeline/run-context.js";
 import type { Simulator } from "../../src/simulator/server.js";
@@ -51,10 +51,23 @@ export function pipelineEnv(
 export async function openTestPipeline(
   env: Record<string, string>,
   now: () => Date,
+  options: Pick<OpenPipelineOptions, "timers"> = {},
 ): Promise<{ pipeline: Pipeline; logLines: string[] }> {
   const { logger, lines } = captureLogger("debug");
-  const pipeline = await openPipeline(loadConfig({ env }), logger, { now });
+  const pipeline = await openPipeline(loadConfig({ env }), logger, { now, ...options });
   return { pipeline, logLines: lines };
+}
+
+/**
+ * A virtual clock for the rate gate and the client's retries: `sleep` advances it at once, so
+ * pauses (429s, backoffs) take no real time and tests do not depend on the machine's speed.
+ */
+export class VirtualTimers {
+  constructor(public nowMs = 0) {}
+  readonly now = (): number => this.nowMs;
+  readonly sleep = async (ms: number): Promise<void> => {
+    this.nowMs += Math.max(0, ms);
+  };
 }
 
 /** A recorded backfill run of a test pipeline, for calling runBackfillJob directly. */

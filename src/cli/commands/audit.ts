@@ -70,7 +70,10 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         } finally {
           progress.stop();
         }
-        const missing = result.holes.reduce((n, h) => n + h.apiRecords - h.stored, 0);
+        const missing = result.holes.reduce(
+          (n, h) => n + h.apiRecords - h.deadLettered - h.stored,
+          0,
+        );
         let fixed: { jobs: number; done: number } | undefined;
         if (opts.fix && result.holes.length > 0) {
           const nowS = Math.floor(pipeline.now().getTime() / 1000);
@@ -106,6 +109,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
                   values: h.group.length,
                   apiRecords: h.apiRecords,
                   stored: h.stored,
+                  deadLettered: h.deadLettered,
                 })),
                 unaudited: result.unaudited,
                 ...(fixed ? { fixed } : {}),
@@ -119,7 +123,15 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
             writeLine(
               io.stdout,
               renderTable(
-                ["device", "resource", "day (UTC)", "sample value", "API records", "in InfluxDB"],
+                [
+                  "device",
+                  "resource",
+                  "day (UTC)",
+                  "sample value",
+                  "API records",
+                  "in InfluxDB",
+                  "dead letters",
+                ],
                 result.holes.map((h) => [
                   h.deviceId,
                   h.resourceId,
@@ -127,6 +139,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
                   `${h.valueId} (+${h.group.length - 1})`,
                   String(h.apiRecords),
                   String(h.stored),
+                  String(h.deadLettered),
                 ]),
               ),
             );

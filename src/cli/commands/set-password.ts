@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
 import { createApiClient, createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -11,7 +12,11 @@ const optionsSchema = z.object({
   password: z.string().min(1, "--password must not be empty").optional(),
 });
 
-/** `set-password`: spec 5.1, once per user, with the one-time password the operator received. */
+/**
+ * `set-password`: spec 5.1, once per user, with the one-time password the operator received.
+ * The request is never sent twice (the client retries only a connection that was refused or a
+ * name that did not resolve); a failure says what to do next ({@link adviseOnFailure}).
+ */
 export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   program
     .command("set-password")
@@ -35,12 +40,50 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
       const password = opts.password ?? nonEmpty(io.env.ENERGY_API_PASSWORD) ?? (await askNew(io));
       registerSecret(password);
       const client = createApiClient(context, { user, password });
-      await client.setPassword(user, otp, password);
+      try {
+        await client.setPassword(user, otp, password);
+      } catch (error) {
+        throw error instanceof ApiError ? adviseOnFailure(error) : error;
+      }
       writeLine(
         io.stdout,
         `Password set for ${user}. Put it in ENERGY_API_PASSWORD for energy-etl.`,
       );
     });
+}
+
+/**
+ * The error of a failed POST /set_password with what to do next: after a refusal (401/403),
+ * check the one-time password and the API key; after a failure that may have reached the server
+ * (timeout, reset, 5xx, 429), the one-time password may be used up, so try the new password
+ * first; after failures that never reached it, check the URL and run the command again.
+ */
+export function adviseOnFailure(error: ApiError): ApiError {
+  if (error.code === "auth_failed") {
+    return error.withMessage(
+      `${error.message}. The API refused the one-time password or the API key: check the ` +
+        "one-time password (ENERGY_API_OTP or --otp; it works only once) and the API key " +
+        "(ENERGY_API_KEY).",
+    );
+  }
+  if (error.neverSent) {
+    return error.withMessage(
+      `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
+        "check ENERGY_API_URL and run set-password again.",
+    );
+  }
+  if (
+    error.code === "request_rejected" ||
+    error.code === "not_found" ||
+    error.code === "request_over_limit"
+  ) {
+    return error;
+  }
+  return error.withMessage(
+    `${error.message}. The one-time password may already be used: try the new password ` +
+      "(ENERGY_API_PASSWORD=<new password> energy-etl devices); if it is refused, ask for a " +
+      "new one-time password.",
+  );
 }
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === "" ? undefined : s);

@@ -54,6 +54,7 @@ const optionsSchema = z.object({
   errorRate: share,
   dropRate: share,
   malformedRate: share,
+  echoHeaders: z.boolean().optional(),
   poisonRate: share,
   extraMemberRate: share,
   extraMembers: z.coerce
@@ -119,6 +120,10 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option("--error-rate <share>", "share of requests answered 5xx (0..1)", "0")
     .option("--drop-rate <share>", "share of connections dropped (0..1)", "0")
     .option("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0")
+    .option(
+      "--echo-headers",
+      "error answers echo the request's headers (Authorization, x-api-key) in their body",
+    )
     .option("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0")
     .option("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0")
     .option(
@@ -169,7 +174,12 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         resolutionS: o.resolution,
         tokenTtlS: o.tokenTtl,
         rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
-        faults: { errorRate: o.errorRate, dropRate: o.dropRate, malformedRate: o.malformedRate },
+        faults: {
+          errorRate: o.errorRate,
+          dropRate: o.dropRate,
+          malformedRate: o.malformedRate,
+          echoHeaders: o.echoHeaders === true,
+        },
         latencyMs: o.latencyMs,
         apiKey: o.apiKey,
         users: [{ user: o.user, password: o.password, otp: o.otp }],
@@ -190,6 +200,9 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       writeLine(io.stdout, `  ENERGY_API_USER=${o.user}`);
       writeLine(io.stdout, `  ENERGY_API_PASSWORD=${o.password}`);
       writeLine(io.stdout, `  one-time password for set-password: ${o.otp}`);
+      if (o.echoHeaders) {
+        writeLine(io.stdout, "  error answers echo the request headers (--echo-headers)");
+      }
       for (const line of dataFaultLines(dataFaults)) writeLine(io.stdout, line);
       writeLine(io.stdout, `  devices: ${devices.join(", ")}`);
       logger.info({ url: simulator.url, seed: o.seed }, "simulator started");

@@ -15,8 +15,11 @@ export function registerSyncCommand(program: Command, io: CliIo): void {
     .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
     .addHelpText("after", "\nExample:\n  energy-etl sync --device hybrid-site-01")
     .action(async (opts: { device?: string[]; output?: string }, command: Command) => {
-      const result = await withPipeline(command, io, { output: opts.output }, (pipeline) =>
-        runSync(pipeline, { deviceIds: opts.device }),
+      const result = await withPipeline(
+        command,
+        io,
+        { output: opts.output, lock: true },
+        (pipeline) => runSync(pipeline, { deviceIds: opts.device }),
       );
       for (const d of result.devices) {
         const what = d.error ? `FAILED: ${d.error}` : `${d.points} points in ${d.chunks} requests`;

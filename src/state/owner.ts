@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+
+/** The process that holds leases and locks and runs runs. */
+export interface Owner {
+  /** Unique per owner: `host:pid:process start (epoch ms):random` (a pid can be reused). */
+  readonly id: string;
+  readonly pid: number;
+  readonly host: string;
+  /** What it is doing, for messages (`run`, `sync`, `backfill`…). */
+  readonly command: string;
+}
+
+/** When this process started (epoch ms), the same for every owner it makes. */
+const PROCESS_STARTED_MS = Math.round(Date.now() - process.uptime() * 1000);
+
+/** This process as an owner. */
+export function processOwner(command: string): Owner {
+  const host = hostname();
+  const { pid } = process;
+  const id = `${host}:${pid}:${PROCESS_STARTED_MS}:${randomBytes(4).toString("hex")}`;
+  return { id, pid, host, command };
+}
+
+/** Who holds something: its owner id, pid and host. */
+export interface Holder {
+  readonly id: string;
+  readonly pid: number;
+  readonly host: string;
+}
+
+/**
+ * True when `holder` is certainly gone, as seen by `me`: a process of this host that no longer
+ * exists, or one with my own pid that started at another time (an earlier life of this pid: in a
+ * container the service is always pid 1, and a restarted container keeps its hostname).
+ * Processes of other hosts cannot be asked: false.
+ */
+export function isGone(holder: Holder, me: Owner): boolean {
+  if (holder.id === me.id || holder.host !== me.host) return false;
+  if (holder.pid === me.pid) return startedOf(holder.id) !== startedOf(me.id);
+  return isDeadHere(holder.pid, holder.host);
+}
+
+/** The process start an owner id carries, or undefined for ids without one. */
+function startedOf(ownerId: string): string | undefined {
+  const parts = ownerId.split(":");
+  return parts.length >= 4 ? parts.at(-2) : undefined;
+}
+
+/** The holder an owner id (`host:pid:started:random`) names, or undefined when it is not one. */
+export function holderOf(ownerId: string): Holder | undefined {
+  const parts = ownerId.split(":");
+  if (parts.length < 4) return undefined;
+  const pid = Number(parts.at(-3));
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  return { id: ownerId, pid, host: parts.slice(0, -3).join(":") };
+}
+
+/**
+ * True when a process of this host with this pid no longer exists (a holder that died without
+ * releasing). Processes of other hosts cannot be asked: false.
+ */
+export function isDeadHere(pid: number, host: string): boolean {
+  if (host !== hostname()) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return typeof error === "object" && error !== null && "code" in error && error.code === "ESRCH";
+  }
+}

@@ -1,0 +1,177 @@
+import { ApiClient, type ApiClientOptions, type DataQuery } from "../../src/api/client.js";
+import { ApiError } from "../../src/api/errors.js";
+import { RateGate } from "../../src/api/rate-gate.js";
+import { captureLogger } from "../support/log-capture.js";
+import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
+import {
+  answerToken,
+  closeHostileServers,
+  type HostileHandler,
+  hostileServer,
+  rejection,
+  within,
+} from "./hostile-server.js";
+
+const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
+const HOUR_MS = 3_600_000;
+
+afterEach(closeHostileServers);
+
+const QUERY: DataQuery = {
+  deviceId: "dev",
+  resourceId: "all_data",
+  values: ["v1"],
+  from: new Date(NOW - HOUR_MS),
+  to: new Date(NOW),
+};
+
+/** A client of a hostile server that hands out a token, then answers the rest with `handler`. */
+async function clientOf(
+  handler: HostileHandler,
+  options: Partial<ApiClientOptions> = {},
+): Promise<{ client: ApiClient; paths: string[] }> {
+  const server = await hostileServer((req, res, path) => {
+    if (path === "/create_token") answerToken(res, "deadline-test-token");
+    else handler(req, res, path);
+  });
+  const client = new ApiClient({
+    baseUrl: server.url,
+    apiKey: "deadline-key",
+    user: "u",
+    password: "deadline-pw",
+    timeoutMs: 5_000,
+    retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 },
+    logger: captureLogger().logger,
+    ...options,
+  });
+  return { client, paths: server.paths };
+}
+
+/** Pulls every page of GET /data; resolves with the records, or the error it ended with. */
+async function pull(client: ApiClient, pageSize = 1): Promise<{ records: number; error: unknown }> {
+  let records = 0;
+  try {
+    for await (const page of client.data(QUERY, {}, pageSize)) records += page.records.length;
+  } catch (error) {
+    return { records, error };
+  }
+  return { records, error: undefined };
+}
+
+function expectDeadline(error: unknown, seconds: string): ApiError {
+  expect(error).toBeInstanceOf(ApiError);
+  expect(error).toMatchObject({ code: "timeout", retryable: false });
+  expect(String(error)).toContain(`got no complete answer within API_DEADLINE_MS (${seconds} s)`);
+  return error as ApiError;
+}
+
+describe("API_DEADLINE_MS bounds one request as a whole", () => {
+  it("a server that accepts and never answers: timeout naming API_DEADLINE_MS", async () => {
+    const { client, paths } = await clientOf(
+      () => {
+        // never answers
+      },
+      { deadlineMs: 800 },
+    );
+    const error = await within(10_000, rejection(client.listDevices()), "listDevices");
+    const failure = expectDeadline(error, "0.8");
+    expect(failure.message).toMatch(/after 1 attempt\b/);
+    expect(paths).toEqual(["/create_token", "/devices"]);
+  }, 15_000);
+
+  it("an error body trickled 1 byte every 200 ms: timeout naming API_DEADLINE_MS", async () => {
+    const { client } = await clientOf(
+      (_req, res) => {
+        res.writeHead(500, { "content-type": "text/plain" });
+        const drip = setInterval(() => res.write("x"), 200);
+        res.on("close", () => clearInterval(drip));
+      },
+      { timeoutMs: 1_000, deadlineMs: 1_500 },
+    );
+    const { error } = await within(10_000, pull(client), "data");
+    expectDeadline(error, "1.5");
+  }, 15_000);
+
+  it("a 2xx answer dripping one record every 2 s: timeout naming API_DEADLINE_MS", async () => {
+    const { client } = await clientOf(
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        let n = 0;
+        const record = (): string =>
+          `${n++ === 0 ? "[" : ","}{"timestamp":"2026-06-15T11:${String(n).padStart(2, "0")}:00","v1":1}`;
+        res.write(record());
+        const drip = setInterval(() => res.write(record()), 2_000);
+        res.on("close", () => clearInterval(drip));
+      },
+      { timeoutMs: 3_000, deadlineMs: 2_500 },
+    );
+    const { records, error } = await within(10_000, pull(client), "data");
+    expectDeadline(error, "2.5");
+    expect(records).toBeGreaterThanOrEqual(1);
+  }, 15_000);
+
+  it("an endless error body is read up to 64 KiB only; the request goes on to its retries", async () => {
+    const { client, paths } = await clientOf(
+      (_req, res) => {
+        res.writeHead(503, { "content-type": "text/plain" });
+        const chunk = "y".repeat(16 * 1024);
+        const flood = (): void => {
+          if (!res.destroyed && res.write(chunk)) setImmediate(flood);
+          else if (!res.destroyed) res.once("drain", flood);
+        };
+        flood();
+      },
+      { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 } },
+    );
+    const { error } = await within(10_000, pull(client), "data");
+    expect(error).toMatchObject({ code: "server_error", status: 503, attempts: 3 });
+    expect(paths.filter((p) => p.startsWith("/data/"))).toHaveLength(3);
+  }, 15_000);
+
+  it("a retry whose wait would pass the deadline fails at once, saying so", async () => {
+    const sleeps: number[] = [];
+    const { client, paths } = await clientOf(
+      (_req, res) => {
+        res.writeHead(503, { "retry-after": "120" });
+        res.end();
+      },
+      { deadlineMs: 60_000, sleep: async (ms) => void sleeps.push(ms) },
+    );
+    const error = await rejection(client.listDevices());
+    const failure = expectDeadline(error, "60");
+    expect(failure.message).toContain(
+      "the next retry would wait 2 min (Retry-After: 120), past the deadline",
+    );
+    expect(sleeps).toEqual([]);
+    expect(paths).toEqual(["/create_token", "/devices"]);
+  });
+
+  it("does not count the wait for the rate gate nor the caller's time between pages", async () => {
+    const clock = new ManualClock(NOW);
+    const sim = await startTestSimulator({ now: clock.now });
+    try {
+      // a slot every 1000 s of the clock (the gate's waits advance it), a 5 s deadline
+      const gate = new RateGate({
+        ratePerSecond: 0.001,
+        now: clock.now,
+        sleep: async (ms) => clock.advance(ms),
+      });
+      const { client } = clientFor(sim, { now: clock.now, gate, deadlineMs: 5_000 });
+      const query = {
+        ...QUERY,
+        deviceId: "hybrid-site-01",
+        values: ["e_03_01_00_000_total_solar_power"],
+      };
+      await client.getData(query);
+      let records = 0;
+      for await (const page of client.data(query, {}, 10)) {
+        records += page.records.length;
+        clock.advance(600_000); // ten minutes on each page
+      }
+      expect(records).toBe(61);
+      expect(clock.nowMs - NOW).toBeGreaterThan(7 * 600_000);
+    } finally {
+      await sim.close();
+    }
+  });
+});

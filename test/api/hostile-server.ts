@@ -1,0 +1,80 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A tiny HTTP server on loopback for answers the simulator never gives. */
+export interface HostileServer {
+  readonly url: string;
+  /** Paths requested, in order (without the query). */
+  readonly paths: string[];
+  /** Runs `cleanup` on close (intervals of trickling answers). */
+  onClose(cleanup: () => void): void;
+  /** Drops every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+/** What the handler gets: the request, the answer, and the request's path (without query). */
+export type HostileHandler = (req: IncomingMessage, res: ServerResponse, path: string) => void;
+
+const open: HostileServer[] = [];
+
+/**
+ * Starts a server on 127.0.0.1 and `port` (default a free one); {@link closeHostileServers}
+ * stops them all.
+ */
+export async function hostileServer(handler: HostileHandler, port = 0): Promise<HostileServer> {
+  const paths: string[] = [];
+  const cleanups: (() => void)[] = [];
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    paths.push(path);
+    req.resume();
+    handler(req, res, path);
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const hostile: HostileServer = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    paths,
+    onClose: (cleanup) => cleanups.push(cleanup),
+    close: async () => {
+      for (const cleanup of cleanups.splice(0)) cleanup();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  open.push(hostile);
+  return hostile;
+}
+
+/** Closes every server started by {@link hostileServer}; call it in afterEach. */
+export async function closeHostileServers(): Promise<void> {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+}
+
+/** Answers POST /create_token with `token` (valid `expiresInS`), as the API does. */
+export function answerToken(res: ServerResponse, token: string, expiresInS = 3600): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ token, expires_in: expiresInS }));
+}
+
+/** Resolves with `promise`, or rejects when it has not settled within `ms` of real time. */
+export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The error `promise` rejects with (fails the test when it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection, the call succeeded");
+}
