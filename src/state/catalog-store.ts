@@ -1,31 +1,115 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { parseRows, requireText, sortedIds } from "./rows.js";
+import { parseRow, parseRows, requireText, sortedIds } from "./rows.js";
 
 type Key = { deviceId: string; resourceId: string };
 
-/** The value ids seen per device resource (table `value_catalog`). */
+/** A device's resources and their listed value ids, as its last catalog read found them. */
+export interface StoredDeviceCatalog {
+  /** When they were read (ISO); undefined: never, or marked stale. */
+  readonly readAt?: string;
+  readonly resources: readonly { readonly resourceId: string; readonly values: string[] }[];
+}
+
+const DEVICE_LIST = "devices";
+
+const resourceValueRow = z.object({ resource_id: z.string(), value_id: z.string().nullable() });
+
+/**
+ * The catalog kept between runs (tables `devices`, `device_resources`, `value_catalog`,
+ * `catalog_reads`): what GET /devices, GET /<device>/resources and GET /<device>/<resource>/values
+ * last answered, and when. A listing replaces the previous one (ids no longer listed keep their
+ * row with listed = 0, so a value that returns is not new).
+ */
 export class CatalogStore {
   private readonly sql;
   private readonly refreshTx: Database.Transaction<
     (deviceId: string, resourceId: string, valueIds: readonly string[], now: string) => string[]
   >;
+  private readonly devicesTx: Database.Transaction<
+    (deviceIds: readonly string[], now: string) => string[]
+  >;
+  private readonly resourcesTx: Database.Transaction<
+    (deviceId: string, resourceIds: readonly string[], now: string) => void
+  >;
 
   constructor(db: Database.Database) {
     const sql = {
       insert: db.prepare<Key & { valueId: string; now: string }>(
-        `INSERT INTO value_catalog (device_id, resource_id, value_id, first_seen, last_seen)
-         VALUES (@deviceId, @resourceId, @valueId, @now, @now)
+        `INSERT INTO value_catalog (device_id, resource_id, value_id, first_seen, last_seen, listed)
+         VALUES (@deviceId, @resourceId, @valueId, @now, @now, 1)
          ON CONFLICT (device_id, resource_id, value_id) DO NOTHING`,
       ),
       touch: db.prepare<Key & { valueId: string; now: string }>(
-        `UPDATE value_catalog SET last_seen = @now
+        `UPDATE value_catalog SET last_seen = @now, listed = 1
          WHERE device_id = @deviceId AND resource_id = @resourceId AND value_id = @valueId`,
+      ),
+      unlistValues: db.prepare<Key & { ids: string }>(
+        `UPDATE value_catalog SET listed = 0
+         WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
+           AND value_id NOT IN (SELECT value FROM json_each(@ids))`,
       ),
       list: db
         .prepare<Key>(
           `SELECT value_id FROM value_catalog
-           WHERE device_id = @deviceId AND resource_id = @resourceId ORDER BY value_id`,
+           WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
+           ORDER BY value_id`,
+        )
+        .pluck(),
+      upsertDevice: db.prepare<{ deviceId: string; now: string }>(
+        `INSERT INTO devices (device_id, listed, first_seen, last_seen) VALUES (@deviceId, 1, @now, @now)
+         ON CONFLICT (device_id) DO UPDATE SET listed = 1, last_seen = @now`,
+      ),
+      unlistDevices: db.prepare<{ ids: string }>(
+        `UPDATE devices SET listed = 0
+         WHERE listed = 1 AND device_id NOT IN (SELECT value FROM json_each(@ids))`,
+      ),
+      listed: db.prepare("SELECT device_id FROM devices WHERE listed = 1 ORDER BY rowid").pluck(),
+      markListRead: db.prepare<{ name: string; now: string }>(
+        `INSERT INTO catalog_reads (name, read_at) VALUES (@name, @now)
+         ON CONFLICT (name) DO UPDATE SET read_at = @now`,
+      ),
+      listReadAt: db
+        .prepare<{ name: string }>("SELECT read_at FROM catalog_reads WHERE name = @name")
+        .pluck(),
+      upsertResource: db.prepare<Key & { now: string }>(
+        `INSERT INTO device_resources (device_id, resource_id, listed, first_seen, last_seen)
+         VALUES (@deviceId, @resourceId, 1, @now, @now)
+         ON CONFLICT (device_id, resource_id) DO UPDATE SET listed = 1, last_seen = @now`,
+      ),
+      unlistResources: db.prepare<{ deviceId: string; ids: string }>(
+        `UPDATE device_resources SET listed = 0
+         WHERE device_id = @deviceId AND listed = 1
+           AND resource_id NOT IN (SELECT value FROM json_each(@ids))`,
+      ),
+      markDeviceRead: db.prepare<{ deviceId: string; now: string }>(
+        `INSERT INTO devices (device_id, listed, first_seen, last_seen, catalog_read_at)
+         VALUES (@deviceId, 1, @now, @now, @now)
+         ON CONFLICT (device_id) DO UPDATE SET catalog_read_at = @now`,
+      ),
+      unlistDevice: db.prepare<{ deviceId: string }>(
+        "UPDATE devices SET listed = 0, catalog_read_at = NULL WHERE device_id = @deviceId",
+      ),
+      invalidate: db.prepare<{ deviceId: string }>(
+        "UPDATE devices SET catalog_read_at = NULL WHERE device_id = @deviceId",
+      ),
+      deviceReadAt: db
+        .prepare<{ deviceId: string }>(
+          "SELECT catalog_read_at FROM devices WHERE device_id = @deviceId",
+        )
+        .pluck(),
+      deviceCatalog: db.prepare<{ deviceId: string }>(
+        `SELECT r.resource_id, v.value_id FROM device_resources r
+         LEFT JOIN value_catalog v ON v.device_id = r.device_id AND v.resource_id = r.resource_id
+           AND v.listed = 1
+         WHERE r.device_id = @deviceId AND r.listed = 1
+         ORDER BY r.rowid, v.value_id`,
+      ),
+      due: db
+        .prepare<{ before: string }>(
+          `SELECT device_id FROM devices
+           WHERE listed = 1 AND (catalog_read_at IS NULL OR catalog_read_at <= @before)
+           ORDER BY catalog_read_at IS NOT NULL, catalog_read_at, rowid`,
         )
         .pluck(),
     };
@@ -38,14 +122,35 @@ export class CatalogStore {
           if (sql.insert.run(row).changes > 0) added.push(valueId);
           else sql.touch.run(row);
         }
+        sql.unlistValues.run({ deviceId, resourceId, ids: JSON.stringify(valueIds) });
         return added;
+      },
+    );
+    this.devicesTx = db.transaction((deviceIds: readonly string[], now: string) => {
+      const before = new Set(parseRows(z.string(), sql.listed.all(), "device id"));
+      const added: string[] = [];
+      for (const deviceId of new Set(deviceIds)) {
+        sql.upsertDevice.run({ deviceId, now });
+        if (!before.has(deviceId)) added.push(deviceId);
+      }
+      sql.unlistDevices.run({ ids: JSON.stringify(deviceIds) });
+      sql.markListRead.run({ name: DEVICE_LIST, now });
+      return added;
+    });
+    this.resourcesTx = db.transaction(
+      (deviceId: string, resourceIds: readonly string[], now: string) => {
+        for (const resourceId of new Set(resourceIds)) {
+          sql.upsertResource.run({ deviceId, resourceId, now });
+        }
+        sql.unlistResources.run({ deviceId, ids: JSON.stringify(resourceIds) });
       },
     );
   }
 
   /**
-   * Upserts the value ids seen now (last_seen = now; first_seen set on insert), in one
-   * transaction; returns the ids that were new, sorted.
+   * Records the value ids a resource lists now (listed, last_seen = now; first_seen set on insert;
+   * ids not in the list are no longer listed), in one transaction; returns the ids never seen
+   * before, sorted.
    */
   refresh(deviceId: string, resourceId: string, valueIds: readonly string[], now: Date): string[] {
     requireText("deviceId", deviceId);
@@ -54,8 +159,83 @@ export class CatalogStore {
     return this.refreshTx(deviceId, resourceId, valueIds, now.toISOString());
   }
 
-  /** The value ids seen so far for a device resource, sorted. */
+  /** The value ids a resource lists (as last read), sorted. */
   list(deviceId: string, resourceId: string): string[] {
     return parseRows(z.string(), this.sql.list.all({ deviceId, resourceId }), "value id");
+  }
+
+  /**
+   * Records the device list GET /devices answered now; returns the devices that were not listed
+   * before (new, or listed again).
+   */
+  recordDevices(deviceIds: readonly string[], now: Date): string[] {
+    for (const id of deviceIds) requireText("device id", id);
+    return this.devicesTx(deviceIds, now.toISOString());
+  }
+
+  /** The devices listed by the last GET /devices, in the order first seen. */
+  listedDevices(): string[] {
+    return parseRows(z.string(), this.sql.listed.all(), "device id");
+  }
+
+  /** When the device list was last read; undefined when never. */
+  devicesReadAt(): Date | undefined {
+    const at = parseRow(
+      z.string().optional(),
+      this.sql.listReadAt.get({ name: DEVICE_LIST }),
+      "read time",
+    );
+    return at === undefined ? undefined : new Date(at);
+  }
+
+  /** Records the resources a device lists now (the others are no longer listed). */
+  recordResources(deviceId: string, resourceIds: readonly string[], now: Date): void {
+    requireText("deviceId", deviceId);
+    for (const id of resourceIds) requireText("resource id", id);
+    this.resourcesTx(deviceId, resourceIds, now.toISOString());
+  }
+
+  /** Marks a device's catalog (resources and value lists) as read now. */
+  markRead(deviceId: string, now: Date): void {
+    requireText("deviceId", deviceId);
+    this.sql.markDeviceRead.run({ deviceId, now: now.toISOString() });
+  }
+
+  /** Records that the API no longer knows a device (until a device list lists it again). */
+  unlistDevice(deviceId: string): void {
+    this.sql.unlistDevice.run({ deviceId });
+  }
+
+  /** Marks a device's catalog as stale: the next run reads it again. */
+  invalidate(deviceId: string): void {
+    this.sql.invalidate.run({ deviceId });
+  }
+
+  /** A device's stored catalog (its listed resources and their listed values), one query. */
+  device(deviceId: string): StoredDeviceCatalog {
+    const readAt = parseRow(
+      z.string().nullable().optional(),
+      this.sql.deviceReadAt.get({ deviceId }),
+      "read time",
+    );
+    const resources: { resourceId: string; values: string[] }[] = [];
+    for (const row of parseRows(
+      resourceValueRow,
+      this.sql.deviceCatalog.all({ deviceId }),
+      "catalog row",
+    )) {
+      let last = resources[resources.length - 1];
+      if (last?.resourceId !== row.resource_id) {
+        last = { resourceId: row.resource_id, values: [] };
+        resources.push(last);
+      }
+      if (row.value_id !== null) last.values.push(row.value_id);
+    }
+    return { ...(readAt == null ? {} : { readAt }), resources };
+  }
+
+  /** Listed devices whose catalog was never read or last read at or before `before`, oldest first. */
+  due(before: Date): string[] {
+    return parseRows(z.string(), this.sql.due.all({ before: before.toISOString() }), "device id");
   }
 }

@@ -4,7 +4,7 @@ import { isGone, type Owner } from "./owner.js";
 import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
 import type { RunKind, RunRecord, RunSummary } from "./types.js";
 
-const runKind = z.enum(["sync", "backfill"]);
+const runKind = z.enum(["sync", "backfill", "catalog"]);
 const runRow = z
   .object({
     id: integer,

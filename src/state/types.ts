@@ -84,7 +84,7 @@ export interface BackfillJob extends BackfillSpec {
   readonly updatedAt: string;
 }
 
-export type RunKind = "sync" | "backfill";
+export type RunKind = "sync" | "backfill" | "catalog";
 export type RunStatus = "running" | "ok" | "partial" | "failed" | "interrupted";
 
 /** Counters of a finished run. */

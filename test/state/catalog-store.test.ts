@@ -58,3 +58,66 @@ it("the catalog survives close and reopen", () => {
   expect(store.catalog.list("dev-1", "inverter")).toEqual(["a", "b"]);
   expect(store.catalog.refresh("dev-1", "inverter", ["b", "c"], T1)).toEqual(["c"]);
 });
+
+describe("listed and not listed", () => {
+  it("a value no longer listed leaves the list; when it returns it is not new", () => {
+    const { catalog } = ctx.store;
+    catalog.refresh("dev-1", "inverter", ["a", "b"], T0);
+    // the same clock reading twice: what is listed follows the list, not the time
+    expect(catalog.refresh("dev-1", "inverter", ["a"], T0)).toEqual([]);
+    expect(catalog.list("dev-1", "inverter")).toEqual(["a"]);
+    expect(catalog.refresh("dev-1", "inverter", ["a", "b"], T1)).toEqual([]);
+    expect(catalog.list("dev-1", "inverter")).toEqual(["a", "b"]);
+  });
+
+  it("the device list: new devices are reported, missing ones are no longer listed", () => {
+    const { catalog } = ctx.store;
+    expect(catalog.devicesReadAt()).toBeUndefined();
+    expect(catalog.listedDevices()).toEqual([]);
+    expect(catalog.recordDevices(["d1", "d2", "d2"], T0)).toEqual(["d1", "d2"]);
+    expect(catalog.devicesReadAt()).toEqual(T0);
+    expect(catalog.recordDevices(["d2", "d3"], T1)).toEqual(["d3"]);
+    expect(catalog.listedDevices()).toEqual(["d2", "d3"]);
+    expect(catalog.devicesReadAt()).toEqual(T1);
+    // a device listed again counts as added again
+    expect(catalog.recordDevices(["d1", "d2", "d3"], T2)).toEqual(["d1"]);
+    expect(catalog.listedDevices()).toEqual(["d1", "d2", "d3"]);
+    expect(() => catalog.recordDevices([""], T2)).toThrow(RangeError);
+  });
+
+  it("a device's catalog is read back in one piece: listed resources with their listed values", () => {
+    const { catalog } = ctx.store;
+    catalog.recordDevices(["d1"], T0);
+    expect(catalog.device("d1")).toEqual({ resources: [] });
+    catalog.recordResources("d1", ["all_data", "meter", "empty"], T0);
+    catalog.refresh("d1", "all_data", ["v2", "v1"], T0);
+    catalog.refresh("d1", "meter", ["m1"], T0);
+    catalog.markRead("d1", T0);
+    expect(catalog.device("d1")).toEqual({
+      readAt: T0.toISOString(),
+      resources: [
+        { resourceId: "all_data", values: ["v1", "v2"] },
+        { resourceId: "meter", values: ["m1"] },
+        { resourceId: "empty", values: [] },
+      ],
+    });
+    // the meter is gone from the device's resources; its values stay in the table, unused
+    catalog.recordResources("d1", ["all_data", "empty"], T1);
+    expect(catalog.device("d1").resources.map((r) => r.resourceId)).toEqual(["all_data", "empty"]);
+    expect(catalog.device("unknown")).toEqual({ resources: [] });
+  });
+
+  it("due: never read, marked stale, or read at or before the given time; oldest first", () => {
+    const { catalog } = ctx.store;
+    catalog.recordDevices(["fresh", "old", "never", "stale", "gone"], T0);
+    catalog.markRead("fresh", T2);
+    catalog.markRead("old", T0);
+    catalog.markRead("stale", T2);
+    catalog.invalidate("stale");
+    catalog.markRead("gone", T0);
+    catalog.unlistDevice("gone");
+    expect(catalog.due(T1)).toEqual(["never", "stale", "old"]);
+    expect(catalog.due(T2)).toEqual(["never", "stale", "old", "fresh"]);
+    expect(catalog.listedDevices()).not.toContain("gone");
+  });
+});

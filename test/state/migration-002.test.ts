@@ -203,12 +203,13 @@ function names(type: "table" | "index", table?: string): string[] {
 }
 
 it("opening applies 002 (and the later ones)", () => {
-  expect(store.appliedOnOpen).toEqual([2, 3]);
-  expect(store.schemaVersion()).toBe(3);
+  expect(store.appliedOnOpen).toEqual([2, 3, 4]);
+  expect(store.schemaVersion()).toBe(4);
   expect([...appliedMigrations(raw)]).toEqual([
     [1, "initial"],
     [2, "cursors_dead_letters"],
     [3, "leases_locks"],
+    [4, "catalog_cadence"],
   ]);
 });
 
@@ -216,7 +217,7 @@ it("with migrate: false, a 001 database is an error naming the pending ones", ()
   const other = tmp.file("other.db");
   database001(other).close();
   expect(() => tmp.open(other, { migrate: false })).toThrow(
-    /needs migration\(s\) 002_cursors_dead_letters, 003_leases_locks; run `energy-etl migrate`/,
+    /needs migration\(s\) 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence; run `energy-etl migrate`/,
   );
 });
 
@@ -239,8 +240,11 @@ describe("watermarks become cursors", () => {
     expect(names("table")).toEqual([
       "backfill_chunks",
       "backfill_jobs",
+      "catalog_reads",
       "cursors",
       "dead_letters",
+      "device_resources",
+      "devices",
       "locks",
       "runs",
       "schema_migrations",

@@ -39,11 +39,12 @@ afterEach(() => {
 });
 
 describe("listMigrations", () => {
-  it("the package's migrations are 001, 002 and 003", () => {
+  it("the package's migrations are 001 to 004", () => {
     expect(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m.name, m.file])).toEqual([
       [1, "initial", "001_initial.sql"],
       [2, "cursors_dead_letters", "002_cursors_dead_letters.sql"],
       [3, "leases_locks", "003_leases_locks.sql"],
+      [4, "catalog_cadence", "004_catalog_cadence.sql"],
     ]);
   });
 
@@ -105,12 +106,15 @@ describe("listMigrations", () => {
 
 describe("migrate", () => {
   it("applies the package's migrations once and records them", () => {
-    expect(migrate(db)).toEqual([1, 2, 3]);
+    expect(migrate(db)).toEqual([1, 2, 3, 4]);
     expect(tables()).toEqual([
       "backfill_chunks",
       "backfill_jobs",
+      "catalog_reads",
       "cursors",
       "dead_letters",
+      "device_resources",
+      "devices",
       "locks",
       "runs",
       "schema_migrations",
@@ -125,6 +129,7 @@ describe("migrate", () => {
       { version: 1, name: "initial", applied_at: appliedAt },
       { version: 2, name: "cursors_dead_letters", applied_at: appliedAt },
       { version: 3, name: "leases_locks", applied_at: appliedAt },
+      { version: 4, name: "catalog_cadence", applied_at: appliedAt },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(pendingMigrations(db)).toEqual([]);
