@@ -33,6 +33,12 @@ export {
   POISON_TEXT,
   YEAR_ZERO_TIMESTAMP,
 } from "./data-faults.js";
+export {
+  BUILT_DEVICE_LIMIT,
+  DEFAULT_NEW_VALUE_SHARE,
+  NEW_VALUE_SPREAD_S,
+  type ScheduledValue,
+} from "./model/fleet.js";
 
 /** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
 export type Endpoint =
@@ -84,6 +90,17 @@ export interface SimulatorOptions {
   readonly seed?: number;
   /** Spacing of the records in seconds (default 60). */
   readonly resolutionS?: number;
+  /** Devices served (default 4, the default devices); past 4, generated ones (FleetOptions.devices). */
+  readonly devices?: number;
+  /** Share of generated devices that get a new value id later (default 0.02; 0: none). */
+  readonly newValueShare?: number;
+  /**
+   * Reference time of those new values (epoch s): they appear within 7 days after it, by the
+   * simulator's clock. Default: the clock when the simulator is created.
+   */
+  readonly newValuesFromS?: number;
+  /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
+  readonly maxLoggedRequests?: number;
   readonly apiKey?: string;
   readonly users?: readonly SimUser[];
   /** Validity of access tokens (default 43 200 s, spec 5.2). */
@@ -160,6 +177,7 @@ export class Simulator {
   dataFaults: DataFaultOptions;
   latencyMs: number;
 
+  private readonly maxLoggedRequests: number;
   private readonly users = new Map<string, { otp?: string; password?: string }>();
   private readonly tokens = new Map<string, number>();
   private readonly issued: string[] = [];
@@ -176,7 +194,15 @@ export class Simulator {
   constructor(options: SimulatorOptions = {}) {
     const seed = options.seed ?? 1;
     this.seed = seed;
-    this.fleet = createFleet({ seed, resolutionS: options.resolutionS ?? 60 });
+    this.now = options.now ?? Date.now;
+    this.fleet = createFleet({
+      seed,
+      resolutionS: options.resolutionS ?? 60,
+      devices: options.devices,
+      newValueShare: options.newValueShare,
+      newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
+    });
+    this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
     for (const u of options.users ?? DEFAULT_SIM_USERS) {
       this.users.set(u.user, { otp: u.otp, password: u.password });
@@ -186,7 +212,6 @@ export class Simulator {
     this.faults = options.faults ?? {};
     this.dataFaults = options.dataFaults ?? {};
     this.latencyMs = options.latencyMs ?? 0;
-    this.now = options.now ?? Date.now;
     this.rateClock = options.rateClock ?? Date.now;
     this.cache = options.cacheResponses ? new Map() : undefined;
     const faultKey = subKey(seed, "faults");
@@ -311,6 +336,9 @@ export class Simulator {
     const body = await readBody(req);
     const log = (status: number): void => {
       this.requests.push({ method: req.method ?? "", endpoint, segments, query, status, atMs });
+      if (this.requests.length > this.maxLoggedRequests) {
+        this.requests.splice(0, this.requests.length - this.maxLoggedRequests);
+      }
     };
 
     if (this.latencyMs > 0) await sleep(this.latencyMs);
@@ -407,19 +435,20 @@ export class Simulator {
     const auth = this.checkBearer(req);
     if (auth) return auth;
     const fleet = this.fleet;
+    const nowS = Math.floor(this.now() / 1000);
     switch (endpoint) {
       case "devices":
         return json(200, { device_ids: fleet.deviceIds() });
       case "resources": {
         const [deviceId = ""] = segments;
-        const resourceIds = fleet.resourceIds(deviceId);
+        const resourceIds = fleet.resourceIds(deviceId, nowS);
         if (!resourceIds) return fail(404, `unknown device: ${deviceId}`);
         return json(200, { device_id: deviceId, resource_ids: resourceIds });
       }
       case "values": {
         const [deviceId = "", resourceId = ""] = segments;
-        if (!fleet.resourceIds(deviceId)) return fail(404, `unknown device: ${deviceId}`);
-        const values = fleet.valueIds(deviceId, resourceId);
+        if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
+        const values = fleet.valueIds(deviceId, resourceId, nowS);
         if (!values) return fail(404, `unknown resource: ${resourceId}`);
         return json(200, { device_id: deviceId, resource_id: resourceId, values });
       }
@@ -436,8 +465,10 @@ export class Simulator {
 
   private data(deviceId: string, resourceId: string, query: Record<string, string>): Answer {
     const fleet = this.fleet;
-    if (!fleet.resourceIds(deviceId)) return fail(404, `unknown device: ${deviceId}`);
-    const known = fleet.valueIds(deviceId, resourceId);
+    const nowMs = this.now();
+    const nowS = Math.floor(nowMs / 1000);
+    if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
+    const known = fleet.valueIds(deviceId, resourceId, nowS);
     if (!known) return fail(404, `unknown resource: ${resourceId}`);
     const { values, from, to } = query;
     if (!values) return fail(400, "missing parameter: values");
@@ -459,8 +490,6 @@ export class Simulator {
     if (toDate.getTime() - fromDate.getTime() > MAX_WINDOW_MS) {
       return fail(400, "time interval too long: at most 7 days between from and to");
     }
-    const nowMs = this.now();
-    const nowS = Math.floor(nowMs / 1000);
     const fromS = fromDate.getTime() / 1000;
     const toS = Math.min(toDate.getTime() / 1000, nowS);
     const records = fromS > toS ? [] : fleet.records(deviceId, resourceId, ids, fromS, toS);

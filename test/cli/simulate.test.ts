@@ -102,7 +102,49 @@ describe("energy-etl simulate", () => {
     }
   });
 
+  it("serves --devices N: prints the count and lists every device", async () => {
+    const sim = await spawnSimulator(["--devices", "5000"]);
+    try {
+      expect(sim.out).toContain(
+        "  devices: 5000 (hybrid-site-01, offgrid-genset-02, audit-box-03, site A+1, site-00005, …, site-05000)\n",
+      );
+      expect(sim.out).toMatch(/ {2}new value ids: \d+ devices, from \S+Z to \S+Z\n/);
+      const token = await tokenFor(sim.url, sim.env);
+      const body = await got
+        .get(`${sim.url}/devices`, { headers: { authorization: `Bearer ${token}` } })
+        .json<{ device_ids: string[] }>();
+      expect(body.device_ids).toHaveLength(5000);
+      expect(new Set(body.device_ids).size).toBe(5000);
+    } finally {
+      expect(await sim.stop()).toBe(0);
+    }
+  });
+
+  it("prints the default devices with their count and no new values", async () => {
+    const sim = await spawnSimulator([]);
+    try {
+      expect(sim.out).toContain(
+        "  devices: 4 (hybrid-site-01, offgrid-genset-02, audit-box-03, site A+1)\n",
+      );
+      expect(sim.out).not.toContain("new value ids");
+    } finally {
+      expect(await sim.stop()).toBe(0);
+    }
+  });
+
   it.each([
+    [["--devices", "0"], /^--devices: must be at least 1 \(got "0"\)$/],
+    [["--devices", "2.5"], /^--devices: must be a whole number \(got "2.5"\)$/],
+    [["--devices", "100001"], /^--devices: must be at most 100000 \(got "100001"\)$/],
+    [["--devices", "many"], /^--devices: must be a whole number \(got "many"\)$/],
+    [
+      ["--new-value-share", "1.1"],
+      /^--new-value-share: must be a share from 0 to 1 \(got "1.1"\)$/,
+    ],
+    [
+      ["--devices", "10", "--outage", "site-00011,2026-11-20T10:00:00Z,2026-11-20T11:00:00Z"],
+      /--outage: unknown device "site-00011" \(devices: hybrid-site-01, .*, site-00010\)$/,
+    ],
     [["--poison-rate", "1.5"], /^--poison-rate: must be a share from 0 to 1 \(got "1.5"\)$/],
     [
       ["--extra-member-rate", "-0.1"],

@@ -4,6 +4,7 @@ import { createLogger } from "../../logger.js";
 import {
   type DataFaultOptions,
   DEFAULT_EXTRA_MEMBERS,
+  DEFAULT_NEW_VALUE_SHARE,
   DEFAULT_SIM_API_KEY,
   DEFAULT_SIM_USERS,
   type GatewayOutage,
@@ -62,6 +63,12 @@ const optionsSchema = z.object({
     .int("must be a whole number")
     .min(1, "must be at least 1")
     .max(100_000, "must be at most 100000"),
+  devices: z.coerce
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(100_000, "must be at most 100000"),
+  newValueShare: share,
   outOfWindowRate: share,
   duplicateRate: share,
   outage: z.array(outageSpec),
@@ -78,6 +85,15 @@ const flagOf = (key: PropertyKey | undefined): string =>
 
 /** An epoch second as `2026-11-20T10:00:00Z`. */
 const instantText = (s: number): string => new Date(s * 1000).toISOString().replace(/\.000Z$/, "Z");
+
+/** Device ids shown at startup: all of up to 8, else the first 5, "…" and the last. */
+function shownDevices(ids: readonly string[]): string {
+  if (ids.length <= 8) return ids.join(", ");
+  return [...ids.slice(0, 5), "…", ids[ids.length - 1]].join(", ");
+}
+
+/** Requests the simulator keeps in its log: enough to look at, bounded for long runs. */
+const LOGGED_REQUESTS = 10_000;
 
 /** The startup lines that show the active data faults (none when there are none). */
 function dataFaultLines(f: DataFaultOptions): string[] {
@@ -115,6 +131,16 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option("--host <host>", "address to listen on (0.0.0.0 in a container)", "127.0.0.1")
     .option("--seed <seed>", "seed of the data and the faults", "1")
     .option("--resolution <seconds>", "spacing of the records", "60")
+    .option(
+      "--devices <n>",
+      "devices to serve: the 4 default ones, then generated site-00005 …",
+      "4",
+    )
+    .option(
+      "--new-value-share <share>",
+      "share of generated devices that list a new value id within 7 days of the start (0..1)",
+      String(DEFAULT_NEW_VALUE_SHARE),
+    )
     .option("--token-ttl <seconds>", "validity of access tokens", "43200")
     .option("--rate-limit <n>", "answer 429 past n requests per second")
     .option("--error-rate <share>", "share of requests answered 5xx (0..1)", "0")
@@ -172,6 +198,9 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       const simulator = new Simulator({
         seed: o.seed,
         resolutionS: o.resolution,
+        devices: o.devices,
+        newValueShare: o.newValueShare,
+        maxLoggedRequests: LOGGED_REQUESTS,
         tokenTtlS: o.tokenTtl,
         rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
         faults: {
@@ -185,15 +214,25 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         users: [{ user: o.user, password: o.password, otp: o.otp }],
         dataFaults,
       });
-      const devices = simulator.fleet.deviceIds();
-      const unknown = o.outage.find((outage) => !devices.includes(outage.deviceId));
+      const fleet = simulator.fleet;
+      const devices = fleet.deviceIds();
+      const unknown = o.outage.find((outage) => !fleet.hasDevice(outage.deviceId));
       if (unknown) {
         throw new UsageError(
-          `--outage: unknown device "${unknown.deviceId}" (devices: ${devices.join(", ")})`,
+          `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,
         );
       }
       const logger = createLogger("info");
       await simulator.listen(o.port, o.host);
+      // listening for signals before the startup lines: a client may stop it as soon as it reads them
+      const stopped = new Promise<void>((resolve) => {
+        const stop = (): void => {
+          logger.info("simulator stopping");
+          simulator.close().then(resolve, resolve);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
       writeLine(io.stdout, `Energy Monitoring Data API simulator listening on ${simulator.url}`);
       writeLine(io.stdout, `  ENERGY_API_URL=${simulator.url}`);
       writeLine(io.stdout, `  ENERGY_API_KEY=${o.apiKey}`);
@@ -204,15 +243,19 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         writeLine(io.stdout, "  error answers echo the request headers (--echo-headers)");
       }
       for (const line of dataFaultLines(dataFaults)) writeLine(io.stdout, line);
-      writeLine(io.stdout, `  devices: ${devices.join(", ")}`);
-      logger.info({ url: simulator.url, seed: o.seed }, "simulator started");
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          logger.info("simulator stopping");
-          simulator.close().then(resolve, resolve);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
+      const scheduled = fleet.scheduledValues();
+      const [first, last] = [scheduled[0], scheduled[scheduled.length - 1]];
+      if (first !== undefined && last !== undefined) {
+        writeLine(
+          io.stdout,
+          `  new value ids: ${scheduled.length} devices, from ${instantText(first.atS)} to ${instantText(last.atS)}`,
+        );
+      }
+      writeLine(io.stdout, `  devices: ${devices.length} (${shownDevices(devices)})`);
+      logger.info(
+        { url: simulator.url, seed: o.seed, devices: devices.length },
+        "simulator started",
+      );
+      await stopped;
     });
 }

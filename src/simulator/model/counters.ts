@@ -1,6 +1,15 @@
-/** Energy integration of counter values with per-day totals cached, so old days are summed once. */
+/**
+ * Energy integration of counter values: per-day totals cached while a device is built, and the
+ * running sums since commissioning kept in a small store that outlives the device (anchors every
+ * ANCHOR_DAYS days and the furthest day reached), so a device rebuilt later resumes from there.
+ * Every sum is the same sequence of additions from day 0 whatever the path: the same bytes.
+ */
+import { floor, min } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
 import type { CounterValueDef } from "./values.js";
+
+/** Spacing in days of the kept states and counter sums of a device's history. */
+export const ANCHOR_DAYS = 32;
 
 /** Sum of a counter's increments over samples 0..upTo-1 of a day, in sample order. */
 export function sumIncrements(
@@ -13,58 +22,122 @@ export function sumIncrements(
   return sum;
 }
 
+/** The running sums of one counter: exact prefix sums (day 0 added first) at some days. */
+interface CounterSums {
+  /** anchors[k]: sum of the increments of the days before day k * ANCHOR_DAYS (anchors[0] = 0). */
+  readonly anchors: number[];
+  /** The furthest day whose prefix sum is known, and that sum (sum of the days before it). */
+  day: number;
+  sum: number;
+  /** The day before that one and its prefix sum (a day's records need the sum before it). */
+  prevDay: number;
+  prevSum: number;
+}
+
+/** Moves the furthest known prefix sum to (day, sum), keeping the previous one. */
+function advance(sums: CounterSums, day: number, sum: number): void {
+  sums.prevDay = sums.day;
+  sums.prevSum = sums.sum;
+  sums.day = day;
+  sums.sum = sum;
+}
+
+/** The running sums of a device's counters, by value id (one id has one generator per device). */
+export class CounterSumStore {
+  private readonly byId = new Map<string, CounterSums>();
+
+  of(id: string): CounterSums {
+    let sums = this.byId.get(id);
+    if (sums === undefined) {
+      sums = { anchors: [0], day: 0, sum: 0, prevDay: 0, prevSum: 0 };
+      this.byId.set(id, sums);
+    }
+    return sums;
+  }
+}
+
+/** Stores `sum` as the sum before `day` when `day` is the next anchor day. */
+function anchorAt(sums: CounterSums, day: number, sum: number): void {
+  if (day % ANCHOR_DAYS === 0 && sums.anchors.length === day / ANCHOR_DAYS) sums.anchors.push(sum);
+}
+
 /**
- * Per-day totals and running sums of counters since commissioning (day 0), keyed by value id
- * (one id has one generator per device). Days are filled in order; a missing day is computed
- * from the frame that `frameOf` supplies.
+ * Per-day totals of counters (a cache of the device while it is built) and their running sums
+ * since commissioning (day 0) from a CounterSumStore. A missing day is computed from the frame
+ * that `frameOf` supplies.
  */
 export class CounterLedger {
+  /** Per counter id, totals by day; NaN: not computed. */
   private readonly totals = new Map<string, number[]>();
-  private readonly before = new Map<string, number[]>();
 
-  constructor(private readonly frameOf: (day: number) => DayFrame) {}
+  constructor(
+    private readonly frameOf: (day: number) => DayFrame,
+    private readonly sums: CounterSumStore,
+  ) {}
 
-  /** Stores the totals of `frame`'s day for the counters whose next missing day it is. */
+  /** Stores the totals of `frame`'s day for the counters that lack it; advances their sums. */
   record(frame: DayFrame, defs: readonly CounterValueDef[]): void {
+    const day = frame.day;
     for (const def of defs) {
-      const days = this.totalsOf(def);
-      if (days.length === frame.day) days.push(sumIncrements(def, frame));
+      const days = this.totalsOf(def.id, day);
+      let total = days[day] ?? Number.NaN;
+      if (Number.isNaN(total)) {
+        total = sumIncrements(def, frame);
+        days[day] = total;
+      }
+      const sums = this.sums.of(def.id);
+      if (sums.day === day) {
+        advance(sums, day + 1, sums.sum + total);
+        anchorAt(sums, sums.day, sums.sum);
+      }
     }
   }
 
   /** Sum of the counter's increments over the samples of `day` (0 before commissioning). */
   dayTotal(def: CounterValueDef, day: number): number {
     if (day < 0) return 0;
-    const days = this.totalsOf(def);
-    while (days.length <= day) {
-      const d = days.length;
-      const frame = this.frameOf(d);
-      if (days.length === d) days.push(sumIncrements(def, frame));
+    const known = this.totalsOf(def.id, day)[day] ?? Number.NaN;
+    if (!Number.isNaN(known)) return known;
+    const frame = this.frameOf(day);
+    const days = this.totalsOf(def.id, day);
+    let total = days[day] ?? Number.NaN;
+    if (Number.isNaN(total)) {
+      total = sumIncrements(def, frame);
+      days[day] = total;
     }
-    return days[day] ?? 0;
+    return total;
   }
 
   /** Sum of the counter's increments over all days before `day`. */
   sumBefore(def: CounterValueDef, day: number): number {
     if (day <= 0) return 0;
-    let sums = this.before.get(def.id);
-    if (sums === undefined) {
-      sums = [0];
-      this.before.set(def.id, sums);
+    const sums = this.sums.of(def.id);
+    if (sums.day === day) return sums.sum;
+    if (sums.prevDay === day) return sums.prevSum;
+    const k = min(floor(day / ANCHOR_DAYS), sums.anchors.length - 1);
+    let d = k * ANCHOR_DAYS;
+    let sum = sums.anchors[k] ?? 0;
+    if (sums.day <= day && sums.day > d) {
+      d = sums.day;
+      sum = sums.sum;
     }
-    while (sums.length <= day) {
-      const d = sums.length - 1;
-      sums.push((sums[d] ?? 0) + this.dayTotal(def, d));
+    while (d < day) {
+      sum += this.dayTotal(def, d);
+      d++;
+      anchorAt(sums, d, sum);
     }
-    return sums[day] ?? 0;
+    if (day > sums.day) advance(sums, day, sum);
+    return sum;
   }
 
-  private totalsOf(def: CounterValueDef): number[] {
-    let days = this.totals.get(def.id);
+  /** The totals array of a counter, long enough to hold `day` (NaN where unknown). */
+  private totalsOf(id: string, day: number): number[] {
+    let days = this.totals.get(id);
     if (days === undefined) {
       days = [];
-      this.totals.set(def.id, days);
+      this.totals.set(id, days);
     }
+    while (days.length <= day) days.push(Number.NaN);
     return days;
   }
 }

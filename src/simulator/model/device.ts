@@ -1,9 +1,9 @@
 /** One device of a fleet: its resources and value ids (including added ones) and its records. */
 
 import type { DataRecord, RecordMember } from "../../api/schemas.js";
-import { ALL_DATA, META_VALUE_IDS } from "./catalog.js";
+import { ALL_DATA, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { genericValue } from "./generic.js";
-import { type DeviceHistory, historyOf } from "./history.js";
+import type { DeviceHistory } from "./history.js";
 import { ceil, floor, max, min } from "./num.js";
 import type { DeviceKind } from "./profiles.js";
 import {
@@ -39,50 +39,75 @@ function fastObject(members: readonly [string, RecordMember][]): Record<string, 
   return JSON.parse(JSON.stringify(Object.fromEntries(members)));
 }
 
+/** True when something listed from `fromS` (undefined: always) is listed at `atS` (undefined: any time). */
+function listedAt(fromS: number | undefined, atS: number | undefined): boolean {
+  return fromS === undefined || atS === undefined || fromS <= atS;
+}
+
 /** A device of the fleet; every value is a pure function of seed, id, value id, time and resolution. */
 export class SimulatedDevice {
-  private readonly history: DeviceHistory;
+  readonly kind: DeviceKind;
+  readonly resolutionS: number;
   private readonly defs = new Map<string, ValueDef>();
   private readonly resources = new Map<string, string[]>();
+  /** Value ids and resources listed only from a time on (epoch s). */
+  private readonly valueFromS = new Map<string, number>();
+  private readonly resourceFromS = new Map<string, number>();
 
+  /**
+   * `resources`: what the device lists (all_data first; default: its kind's catalog); ids outside
+   * the catalog get generic generators from their unit and type codes.
+   */
   constructor(
     readonly id: string,
-    readonly kind: DeviceKind,
-    seed: number,
-    readonly resolutionS: number,
+    private readonly history: DeviceHistory,
+    resources: readonly ResourceDef[] = history.catalog.resources,
   ) {
-    this.history = historyOf(seed, id, kind, resolutionS);
-    for (const def of this.history.catalog.defs) this.defs.set(def.id, def);
-    for (const r of this.history.catalog.resources) this.resources.set(r.id, [...r.valueIds]);
+    this.kind = history.kind;
+    this.resolutionS = history.resolutionS;
+    for (const def of history.catalog.defs) this.defs.set(def.id, def);
+    for (const r of resources) {
+      this.resources.set(r.id, [...r.valueIds]);
+      for (const valueId of r.valueIds) this.define(valueId);
+    }
   }
 
-  /** Resource ids, `all_data` first. */
-  resourceIds(): string[] {
-    return [...this.resources.keys()];
+  /** Resource ids listed at `atS` (undefined: every one), `all_data` first. */
+  resourceIds(atS?: number): string[] {
+    return [...this.resources.keys()].filter((r) => listedAt(this.resourceFromS.get(r), atS));
   }
 
-  /** Value ids listed by a resource; undefined for an unknown resource. */
-  valueIds(resourceId: string): string[] | undefined {
+  /** Value ids a resource lists at `atS` (undefined: every one); undefined for an unknown resource. */
+  valueIds(resourceId: string, atS?: number): string[] | undefined {
     const ids = this.resources.get(resourceId);
-    return ids === undefined ? undefined : [...ids];
+    if (ids === undefined || !listedAt(this.resourceFromS.get(resourceId), atS)) return undefined;
+    if (atS === undefined || this.valueFromS.size === 0) return [...ids];
+    return ids.filter((id) => listedAt(this.valueFromS.get(id), atS));
   }
 
   /**
    * Lists `valueId` in `resourceId` (created with the meta values if missing) and in
-   * `all_data`; a new id gets a generic generator from its unit and type codes.
+   * `all_data`, from `fromS` on (undefined: at once); a new id gets a generic generator from its
+   * unit and type codes.
    */
-  addValue(resourceId: string, valueId: string): void {
+  addValue(resourceId: string, valueId: string, fromS?: number): void {
     if (valueId === VALUES_ID) return;
-    if (!this.defs.has(valueId)) {
-      this.defs.set(valueId, genericValue(this.history.deviceKey, valueId));
-    }
+    this.define(valueId);
     let listed = this.resources.get(resourceId);
     if (listed === undefined) {
       listed = [...META_VALUE_IDS];
       this.resources.set(resourceId, listed);
+      if (fromS !== undefined) this.resourceFromS.set(resourceId, fromS);
+    }
+    const all = this.resources.get(ALL_DATA);
+    const listedBefore = listed.includes(valueId) || (all?.includes(valueId) ?? false);
+    if (fromS === undefined) {
+      this.resourceFromS.delete(resourceId);
+      this.valueFromS.delete(valueId);
+    } else if (!listedBefore) {
+      this.valueFromS.set(valueId, fromS);
     }
     if (!listed.includes(valueId)) listed.push(valueId);
-    const all = this.resources.get(ALL_DATA);
     if (all !== undefined && !all.includes(valueId)) all.push(valueId);
   }
 
@@ -158,6 +183,14 @@ export class SimulatedDevice {
     }
     if (dayStartS % DAY_S !== 0) throw new RangeError(`dayStartS ${dayStartS} is not 00:00 UTC`);
     return this.history.dayTotal(def, dayIndexOf(dayStartS));
+  }
+
+  /** Gives `valueId` a generic generator unless it has one; its counters are tracked by the history. */
+  private define(valueId: string): void {
+    if (valueId === VALUES_ID || this.defs.has(valueId)) return;
+    const def = genericValue(this.history.deviceKey, valueId);
+    this.defs.set(valueId, def);
+    if (def.kind === "counter") this.history.track([def]);
   }
 
   private plan(resourceId: string, valueIds: readonly string[]): Readout[] {
