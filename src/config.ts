@@ -206,6 +206,11 @@ export const configSchema = z
         probeInterval: isoDuration
           .prefault("PT1H")
           .describe("How often a silent resource is probed (1-2 requests)"),
+        catalogRefresh: isoDuration
+          .prefault("PT1H")
+          .describe(
+            "How often the device list, resources and value lists are read again (per device)",
+          ),
       })
       .strict()
       .prefault({}),
@@ -335,6 +340,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["sync", "lateDataHorizon"], env: "LATE_DATA_HORIZON", flag: "--late-data-horizon" },
   { path: ["sync", "silentAfter"], env: "SILENT_AFTER" },
   { path: ["sync", "probeInterval"], env: "SILENT_PROBE_INTERVAL" },
+  { path: ["sync", "catalogRefresh"], env: "CATALOG_REFRESH", flag: "--catalog-refresh" },
   { path: ["failures", "backoff"], env: "FAILURE_BACKOFF" },
   { path: ["failures", "backoffMax"], env: "FAILURE_BACKOFF_MAX" },
   { path: ["failures", "parkAfter"], env: "PARK_AFTER" },
@@ -514,6 +520,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       lateDataHorizon: formatIsoDuration(config.sync.lateDataHorizon),
       silentAfter: formatIsoDuration(config.sync.silentAfter),
       probeInterval: formatIsoDuration(config.sync.probeInterval),
+      catalogRefresh: formatIsoDuration(config.sync.catalogRefresh),
     },
     influx: {
       ...config.influx,

@@ -278,7 +278,7 @@ export class ApiClient {
   /** Requests under way, ended by {@link abort}. */
   private readonly runs = new Set<RequestRun>();
   private abortReason: string | undefined;
-  private lastServerTimeMs: number | undefined;
+  private serverTimeListener: ((serverMs: number) => void) | undefined;
 
   /**
    * Registers the credentials as secrets at once (the password, the API key, and the Basic
@@ -678,15 +678,15 @@ export class ApiClient {
     );
   }
 
-  /** The API's clock as its latest answer said (its `Date` header), epoch ms; undefined before. */
-  get serverTimeMs(): number | undefined {
-    return this.lastServerTimeMs;
+  /** Calls `listener` with the API's clock (epoch ms) whenever an answer's `Date` header tells it. */
+  onServerTime(listener: (serverMs: number) => void): void {
+    this.serverTimeListener = listener;
   }
 
   /** Remembers the API's clock from an answer's `Date` header. */
   private noteServerTime(header: unknown): number | undefined {
     const ms = parseDateHeader(header);
-    if (ms !== undefined) this.lastServerTimeMs = ms;
+    if (ms !== undefined) this.serverTimeListener?.(ms);
     return ms;
   }
 

@@ -1,30 +1,162 @@
+/**
+ * The catalog at its own cadence: the device list, each device's resources and their value lists
+ * are kept in the state database and read from the API again only when CATALOG_REFRESH has
+ * passed (or a data answer said something is unknown), so a steady sync issues data requests
+ * only. A value new on a resource whose cursor has seen data gets a history job.
+ */
 import type { Logger } from "pino";
+import type { CallOptions } from "../api/client.js";
+import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
+import { epochSeconds } from "../util/utc-time.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
-import { syncRules } from "./plan-sync.js";
+import { secondsBefore, syncRules } from "./plan-sync.js";
 
 /**
- * Records the value ids a resource lists now, and gives each id that is new on a resource whose
- * cursor has seen data a backfill job from SYNC_START up to that newest record, so a new sensor
- * leaves no hole (the next sync reads from there on for every value). Returns how many new values
- * got such a job.
+ * How a run treats a catalog read longer than CATALOG_REFRESH ago:
+ * - `refresh-due`: reads it again before using it (the CLI's sync, backfill and audit);
+ * - `stored`: uses it as it is (the service's ticks; its catalog run refreshes it between ticks).
+ * Either way a catalog never read, or marked stale by an unknown-value answer, is read first.
  */
-export function refreshCatalog(
-  pipeline: Pipeline,
-  deviceId: string,
-  resourceId: string,
-  values: readonly string[],
-  log: Logger = pipeline.logger,
-): number {
-  // the catalog row and the history job land together: a value is never "seen" without its job
-  return pipeline.store.transaction(() =>
-    queueNewValues(pipeline, deviceId, resourceId, values, log),
-  );
+export type CatalogPolicy = "refresh-due" | "stored";
+
+/** A resource and the value ids it lists. */
+export interface CatalogResource {
+  readonly resourceId: string;
+  readonly values: readonly string[];
 }
 
-function queueNewValues(
-  pipeline: Pipeline,
+/** A device's catalog as a run uses it. */
+export interface DeviceCatalog {
+  readonly resources: readonly CatalogResource[];
+  /** True when it was read from the API in this call. */
+  readonly read: boolean;
+  /** Values new on a resource with a cursor (each got a history job). */
+  readonly newValues: number;
+  /** False when the API no longer knows the device (404): it has nothing to sync. */
+  readonly known: boolean;
+}
+
+/** Priority of catalog reads in the request queue of the service: after data requests. */
+export const CATALOG_PRIORITY = -1;
+
+type CatalogParts = Pick<
+  Pipeline,
+  "client" | "store" | "config" | "logger" | "now" | "apiNow" | "queue" | "forDevice"
+>;
+
+/** The time before which a catalog read counts as due. */
+export function dueBefore(pipeline: Pick<Pipeline, "config" | "now">): Date {
+  const now = pipeline.now();
+  const nowS = epochSeconds(now);
+  return new Date((nowS - secondsBefore(nowS, pipeline.config.sync.catalogRefresh)) * 1000);
+}
+
+/**
+ * Every device the API lists: from the state database, read again (GET /devices, one request)
+ * when never read or, with `refresh-due`, when CATALOG_REFRESH has passed.
+ */
+export async function listedDevices(
+  pipeline: CatalogParts,
+  policy: CatalogPolicy,
+  calls: CallOptions = {},
+): Promise<{ deviceIds: string[]; read: boolean }> {
+  const readAt = pipeline.store.catalog.devicesReadAt();
+  const due = readAt === undefined || (policy === "refresh-due" && readAt <= dueBefore(pipeline));
+  if (!due) return { deviceIds: pipeline.store.catalog.listedDevices(), read: false };
+  return { deviceIds: await readDeviceList(pipeline, calls), read: true };
+}
+
+/** Reads the device list from the API now and records it; logs the devices that appeared. */
+export async function readDeviceList(
+  pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "queue">,
+  calls: CallOptions = {},
+  priority = 0,
+): Promise<string[]> {
+  const { device_ids } = await pipeline.queue.add(() => pipeline.client.listDevices(calls), {
+    priority,
+  });
+  const first = pipeline.store.catalog.devicesReadAt() === undefined;
+  const added = pipeline.store.catalog.recordDevices(device_ids, pipeline.now());
+  if (!first && added.length > 0) {
+    pipeline.logger.info(
+      { devices: added.slice(0, 20), count: added.length },
+      "new devices listed by the API",
+    );
+  }
+  return device_ids;
+}
+
+/**
+ * A device's resources and value lists: stored ones, or read from the API (one request for the
+ * resources and one per resource) when never read, marked stale, or (with `refresh-due`) due.
+ */
+export async function deviceCatalog(
+  pipeline: CatalogParts,
+  deviceId: string,
+  policy: CatalogPolicy,
+  calls: CallOptions,
+  log: Logger,
+): Promise<DeviceCatalog> {
+  const stored = pipeline.store.catalog.device(deviceId);
+  const due =
+    stored.readAt === undefined ||
+    (policy === "refresh-due" && new Date(stored.readAt) <= dueBefore(pipeline));
+  if (!due) return { resources: stored.resources, read: false, newValues: 0, known: true };
+  return readDeviceCatalog(pipeline, deviceId, calls, log);
+}
+
+/**
+ * Reads a device's resources and value lists from the API and records them, with the history
+ * jobs of new values, in one transaction. A device the API no longer knows (404) is recorded as
+ * not listed.
+ */
+export async function readDeviceCatalog(
+  pipeline: CatalogParts,
+  deviceId: string,
+  calls: CallOptions,
+  log: Logger,
+  priority = 0,
+): Promise<DeviceCatalog> {
+  const { client, store } = pipeline;
+  const ask = <T>(task: () => Promise<T>) => pipeline.forDevice(deviceId, task, priority);
+  let resourceIds: readonly string[];
+  try {
+    resourceIds = (await ask(() => client.listResources(deviceId, calls))).resource_ids;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "not_found")) throw error;
+    store.catalog.unlistDevice(deviceId);
+    log.warn("the API no longer knows the device: it is not synced until listed again");
+    return { resources: [], read: true, newValues: 0, known: false };
+  }
+  const resources = await Promise.all(
+    resourceIds.map(async (resourceId) => {
+      const { values } = await ask(() => client.listValues(deviceId, resourceId, calls));
+      return { resourceId, values };
+    }),
+  );
+  const newValues = store.transaction(() => {
+    const now = pipeline.now();
+    store.catalog.recordResources(deviceId, resourceIds, now);
+    let count = 0;
+    // the catalog rows and the history jobs land together: a value is never "seen" without its job
+    for (const r of resources)
+      count += recordValues(pipeline, deviceId, r.resourceId, r.values, log);
+    store.catalog.markRead(deviceId, now);
+    return count;
+  });
+  return { resources, read: true, newValues, known: true };
+}
+
+/**
+ * Records the value ids a resource lists now, and gives the ids that are new on a resource whose
+ * cursor has seen data a backfill job from SYNC_START up to that newest record, so a new sensor
+ * leaves no hole (the next sync reads from there on for every value). Returns how many new values
+ * got such a job. Call inside a transaction together with whatever else the read changes.
+ */
+export function recordValues(
+  pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow">,
   deviceId: string,
   resourceId: string,
   values: readonly string[],
@@ -34,7 +166,7 @@ function queueNewValues(
   const now = pipeline.now();
   const added = store.catalog.refresh(deviceId, resourceId, values, now);
   const newestS = store.cursors.get(deviceId, resourceId)?.newestRecordS;
-  const startS = syncRules(config, Math.floor(pipeline.apiNow().getTime() / 1000)).startS;
+  const startS = syncRules(config, epochSeconds(pipeline.apiNow())).startS;
   const newValues = added.filter((v) => v !== VALUES_ID).sort();
   if (newestS === undefined || newValues.length === 0 || startS > newestS) return 0;
   const spec = {
@@ -51,8 +183,21 @@ function queueNewValues(
     now,
   );
   log.info(
-    { device: deviceId, resource: resourceId, values: newValues, job: job.id },
+    { resource: resourceId, values: newValues, job: job.id },
     "new values: history backfill queued",
   );
   return newValues.length;
+}
+
+/** {@link recordValues} in its own transaction (for callers that read one resource's values). */
+export function refreshCatalog(
+  pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow" | "logger">,
+  deviceId: string,
+  resourceId: string,
+  values: readonly string[],
+  log: Logger = pipeline.logger,
+): number {
+  return pipeline.store.transaction(() =>
+    recordValues(pipeline, deviceId, resourceId, values, log.child({ device: deviceId })),
+  );
 }

@@ -55,6 +55,8 @@ export class Pipeline {
   /** Backfill jobs this process works on now (a job runs once at a time, here too). */
   readonly activeJobs = new Set<number>();
   private stopping = false;
+  /** The API's clock at its latest answer, and this clock's time then (epoch ms). */
+  private serverClock: { serverMs: number; localMs: number } | undefined;
 
   constructor(parts: PipelineParts) {
     this.client = parts.client;
@@ -69,14 +71,18 @@ export class Pipeline {
     this.decoder = new ValueIdDecoder(parts.logger);
     this.queue = new PQueue({ concurrency: parts.config.api.concurrency });
     this.deviceSlots = new DeviceSlots(Math.max(1, parts.config.api.concurrency - 1));
+    this.client.onServerTime((serverMs) => {
+      this.serverClock = { serverMs, localMs: this.now().getTime() };
+    });
   }
 
   /**
    * Runs a request of a device in the shared queue, within the device's share of it: one slow
-   * device never holds every request slot.
+   * device never holds every request slot. Higher `priority` runs first (catalog reads between
+   * ticks run after data requests).
    */
-  forDevice<T>(deviceId: string, task: () => Promise<T>): Promise<T> {
-    return this.deviceSlots.run(deviceId, () => this.queue.add(task));
+  forDevice<T>(deviceId: string, task: () => Promise<T>, priority = 0): Promise<T> {
+    return this.deviceSlots.run(deviceId, () => this.queue.add(task, { priority }));
   }
 
   /** What fetching a chunk needs of the pipeline. */
@@ -91,13 +97,22 @@ export class Pipeline {
   }
 
   /**
-   * Now as the API sees it: the local clock, or the API's clock (its latest `Date` header) when
-   * that is behind, so a local clock running ahead never makes a run read or report the future.
+   * Now as the API sees it: the local clock, or the API's clock when that is behind (its latest
+   * `Date` header plus the local time passed since), so a local clock running ahead never makes a
+   * run read or report the future, also between answers. A local clock that jumps ahead between
+   * answers is seen at the next answer (windows are capped by the answers' own `Date`).
    */
   apiNow(): Date {
     const local = this.now();
-    const server = this.client.serverTimeMs;
-    return server !== undefined && server < local.getTime() ? new Date(server) : local;
+    const clock = this.serverClock;
+    if (clock === undefined) return local;
+    if (local.getTime() < clock.localMs) {
+      // the local clock went back since that answer: what it said is no measure any more
+      this.serverClock = undefined;
+      return local;
+    }
+    const server = clock.serverMs + Math.max(0, local.getTime() - clock.localMs);
+    return server < local.getTime() ? new Date(server) : local;
   }
 
   /** True once {@link stop} was called: no new work is taken. */

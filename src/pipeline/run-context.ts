@@ -8,6 +8,8 @@ export interface RunCounters {
   requests: number;
   /** GET /data answers received in full. */
   dataRequests: number;
+  /** Devices whose resources and value lists were read from the API. */
+  catalogReads: number;
   /** Lines the sink accepted. */
   points: number;
   chunks: number;
@@ -27,6 +29,7 @@ export function emptyCounters(): RunCounters {
   return {
     requests: 0,
     dataRequests: 0,
+    catalogReads: 0,
     points: 0,
     chunks: 0,
     chunkErrors: 0,
@@ -60,4 +63,20 @@ export class RunContext {
   static create(id: number, kind: RunKind, logger: Logger): RunContext {
     return new RunContext(id, kind, logger.child({ run: id, kind }));
   }
+}
+
+/**
+ * A finished run's status: `failed` after a fatal error or when every part (device, job) failed,
+ * `interrupted` when stopped by a signal, `partial` when some part failed, else `ok`.
+ */
+export function runStatus(run: {
+  readonly fatal: boolean;
+  readonly stopping: boolean;
+  readonly parts: number;
+  readonly failed: number;
+}): "ok" | "partial" | "failed" | "interrupted" {
+  if (run.fatal) return "failed";
+  if (run.stopping) return "interrupted";
+  if (run.parts > 0 && run.failed >= run.parts) return "failed";
+  return run.failed > 0 ? "partial" : "ok";
 }

@@ -1,5 +1,5 @@
 import type { CallOptions } from "../api/client.js";
-import type { Pipeline } from "./pipeline.js";
+import { type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
 import { inShard } from "./shard.js";
 
 /** A device asked for that the API does not list. */
@@ -11,17 +11,22 @@ export class UnknownDeviceError extends Error {
 }
 
 /**
- * The devices a command works on: the ones asked for (which must exist: one GET /devices says),
- * or every device of this shard (SHARD_COUNT/SHARD_INDEX).
+ * The devices a command works on: the ones asked for (which must be listed: a device missing from
+ * the stored list makes one GET /devices, it may be new), or every device of this shard
+ * (SHARD_COUNT/SHARD_INDEX). The device list is the stored one while fresh (see {@link CatalogPolicy}).
  */
 export async function selectDevices(
-  pipeline: Pick<Pipeline, "client" | "queue" | "config">,
+  pipeline: Parameters<typeof listedDevices>[0],
   wanted: readonly string[] | "all",
   calls: CallOptions = {},
+  policy: CatalogPolicy = "refresh-due",
 ): Promise<string[]> {
-  const { device_ids: all } = await pipeline.queue.add(() => pipeline.client.listDevices(calls));
+  const listed = await listedDevices(pipeline, policy, calls);
+  let all = listed.deviceIds;
   if (wanted !== "all") {
-    const unknown = wanted.filter((id) => !all.includes(id));
+    const missing = (ids: readonly string[]) => wanted.filter((id) => !ids.includes(id));
+    if (missing(all).length > 0 && !listed.read) all = await readDeviceList(pipeline, calls);
+    const unknown = missing(all);
     if (unknown.length > 0) throw new UnknownDeviceError(unknown);
     return [...new Set(wanted)];
   }

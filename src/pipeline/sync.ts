@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
+import { ApiError } from "../api/errors.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { runBackfillJob } from "./backfill.js";
-import { refreshCatalog } from "./catalog.js";
+import { type CatalogPolicy, deviceCatalog, readDeviceCatalog } from "./catalog.js";
 import { cutByShutdown, failsOnItsOwn, isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
@@ -16,7 +17,7 @@ import {
   syncRules,
   type Window,
 } from "./plan-sync.js";
-import { RunContext, type RunCounters } from "./run-context.js";
+import { RunContext, type RunCounters, runStatus } from "./run-context.js";
 import { reportRun } from "./run-report.js";
 import { selectDevices } from "./select-devices.js";
 
@@ -57,11 +58,14 @@ export interface SyncResult {
 export interface SyncOptions {
   /** Only these devices (`sync --device`); default: every device of this shard. */
   readonly deviceIds?: readonly string[];
+  /** Whether catalogs due for a refresh are read first (default) or used as stored. */
+  readonly catalog?: CatalogPolicy;
 }
 
 /**
- * One incremental sync cycle: lists devices, resources and values (refreshing the catalog), and
- * reads each resource by the cursor rules (README "Cursors"): from its newest record minus
+ * One incremental sync cycle: takes the devices, resources and value lists from the stored
+ * catalog (reading the API's where never read, marked stale, or, by `options.catalog`, due after
+ * CATALOG_REFRESH), and reads each resource by the cursor rules (README "Cursors"): from its newest record minus
  * SYNC_LOOKBACK up to now, never beyond LATE_DATA_HORIZON; a silent resource is only probed. A
  * cursor moves over a window only once its every chunk is written, and only as far as the data
  * and the API's clock say. One failing device does not stop the others; a failing resource waits
@@ -77,12 +81,13 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
   let fatal: unknown;
   try {
     const wanted = options.deviceIds && options.deviceIds.length > 0 ? options.deviceIds : "all";
-    const deviceIds = await selectDevices(pipeline, wanted, run.calls);
-    // the run plans by the API's clock once it answered (a local clock ahead reads no future)
-    const nowS = epochSeconds(pipeline.apiNow());
+    const policy = options.catalog ?? "refresh-due";
+    const deviceIds = await selectDevices(pipeline, wanted, run.calls, policy);
+    // a token (when none is held) also tells the API's clock before the first plan is made
+    await pipeline.client.accessToken();
     // every device's work settles before the run ends, even when one of them hit a fatal error
     const settled = await Promise.allSettled(
-      deviceIds.map((id) => syncDevice(pipeline, run, id, nowS)),
+      deviceIds.map((id) => syncDevice(pipeline, run, id, policy)),
     );
     results = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     const failed = settled.find((s) => s.status === "rejected");
@@ -93,16 +98,12 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     if (!cutByShutdown(error, pipeline.isStopping)) fatal = error;
   }
   const errors = results.filter((r) => r.error !== undefined).length + (fatal ? 1 : 0);
-  const status =
-    fatal !== undefined
-      ? "failed"
-      : pipeline.isStopping
-        ? "interrupted"
-        : results.length > 0 && errors === results.length
-          ? "failed"
-          : errors > 0
-            ? "partial"
-            : "ok";
+  const status = runStatus({
+    fatal: fatal !== undefined,
+    stopping: pipeline.isStopping,
+    parts: results.length,
+    failed: errors,
+  });
   const { counters } = run;
   const result: SyncResult = {
     runId: run.id,
@@ -134,6 +135,8 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       status,
       devices: results.length,
       requests: counters.requests,
+      dataRequests: counters.dataRequests,
+      catalogReads: counters.catalogReads,
       points: counters.points,
       errors,
       deadLetters: counters.deadLetters,
@@ -152,7 +155,7 @@ async function syncDevice(
   pipeline: Pipeline,
   run: RunContext,
   deviceId: string,
-  nowS: number,
+  policy: CatalogPolicy,
 ): Promise<DeviceSyncResult> {
   const log = run.logger.child({ device: deviceId });
   const totals = { resources: 0, chunks: 0, points: 0, newValues: 0, deadLetters: 0, waiting: 0 };
@@ -163,26 +166,46 @@ async function syncDevice(
     ...(silentSinceS === undefined ? {} : { silentSinceS }),
     ...(error === undefined ? {} : { error: messageOf(error) }),
   });
+  const add = (outcome: ResourceOutcome): void => {
+    totals.chunks += outcome.chunks;
+    totals.points += outcome.points;
+    totals.deadLetters += outcome.deadLetters;
+    if (outcome.waiting) totals.waiting++;
+    if (outcome.silentSinceS !== undefined) {
+      silentSinceS = Math.min(silentSinceS ?? outcome.silentSinceS, outcome.silentSinceS);
+    }
+  };
   try {
-    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
-      pipeline.client.listResources(deviceId, run.calls),
-    );
+    let catalog = await deviceCatalog(pipeline, deviceId, policy, run.calls, log);
+    if (catalog.read) run.counters.catalogReads++;
+    totals.newValues += catalog.newValues;
     let firstError: unknown;
-    for (const resourceId of resource_ids) {
-      const outcome = await syncResource(pipeline, run, deviceId, resourceId, nowS, log);
+    let unknown: string[] = [];
+    for (const { resourceId, values } of catalog.resources) {
+      const outcome = await syncResource(pipeline, run, deviceId, resourceId, values, log);
       totals.resources++;
-      totals.chunks += outcome.chunks;
-      totals.points += outcome.points;
-      totals.newValues += outcome.newValues;
-      totals.deadLetters += outcome.deadLetters;
-      if (outcome.waiting) totals.waiting++;
-      if (outcome.silentSinceS !== undefined) {
-        silentSinceS = Math.min(silentSinceS ?? outcome.silentSinceS, outcome.silentSinceS);
-      }
-      firstError ??= outcome.error;
+      add(outcome);
+      if (outcome.unknown) unknown.push(resourceId);
+      else firstError ??= outcome.error;
       if (isFatal(outcome.error)) throw outcome.error;
     }
-    log.debug(totals, "device synced");
+    if (unknown.length > 0 && !catalog.read) {
+      // the API says a value (or the device) is unknown: the stored catalog is out of date
+      log.info({ resources: unknown }, "catalog out of date (HTTP 404 on data): reading it again");
+      catalog = await readDeviceCatalog(pipeline, deviceId, run.calls, log);
+      run.counters.catalogReads++;
+      totals.newValues += catalog.newValues;
+      const again = unknown;
+      unknown = [];
+      for (const { resourceId, values } of catalog.resources) {
+        if (!again.includes(resourceId)) continue;
+        const outcome = await syncResource(pipeline, run, deviceId, resourceId, values, log, true);
+        add(outcome);
+        firstError ??= outcome.error;
+        if (isFatal(outcome.error)) throw outcome.error;
+      }
+    }
+    log.info({ ...totals, catalogRead: catalog.read }, "device synced");
     return result(firstError);
   } catch (error) {
     if (cutByShutdown(error, pipeline.isStopping)) return result();
@@ -195,33 +218,33 @@ async function syncDevice(
 interface ResourceOutcome {
   chunks: number;
   points: number;
-  newValues: number;
   deadLetters: number;
   waiting: boolean;
   silentSinceS?: number;
   error?: unknown;
+  /** The API answered 404 for a data request: the stored catalog may be out of date. */
+  unknown?: boolean;
 }
 
+/**
+ * Syncs one resource by its cursor. `final`: the catalog was just read, so a 404 is a failure
+ * like any other (otherwise it is reported as `unknown` and nothing is recorded against the
+ * cursor: the caller reads the catalog again first).
+ */
 async function syncResource(
   pipeline: Pipeline,
   run: RunContext,
   deviceId: string,
   resourceId: string,
-  nowS: number,
+  values: readonly string[],
   log: Logger,
+  final = false,
 ): Promise<ResourceOutcome> {
-  const { client, store, config } = pipeline;
-  const { values } = await pipeline.forDevice(deviceId, () =>
-    client.listValues(deviceId, resourceId, run.calls),
-  );
-  const newValues = refreshCatalog(pipeline, deviceId, resourceId, values, log);
-  const outcome: ResourceOutcome = {
-    chunks: 0,
-    points: 0,
-    newValues,
-    deadLetters: 0,
-    waiting: false,
-  };
+  const { store, config } = pipeline;
+  const outcome: ResourceOutcome = { chunks: 0, points: 0, deadLetters: 0, waiting: false };
+  const failure: FailureHandling = { outcome, final };
+  // each resource plans by the API's clock at that moment (a local clock ahead reads no future)
+  const nowS = epochSeconds(pipeline.apiNow());
   const rules = syncRules(config, nowS);
   const cursor = repairFuture(pipeline, deviceId, resourceId, nowS, rules.horizonS, log);
   const plan = planSync(cursor, nowS, rules);
@@ -240,7 +263,7 @@ async function syncResource(
       outcome.silentSinceS = plan.silentSinceS;
       return outcome;
     case "probe": {
-      const found = await probe(pipeline, run, deviceId, resourceId, values, plan.windows, outcome);
+      const found = await probe(pipeline, run, deviceId, resourceId, values, plan.windows, failure);
       const since = plan.silentSinceS;
       if (outcome.error !== undefined) return outcome;
       if (!found) {
@@ -265,11 +288,24 @@ async function syncResource(
       );
       const fetch = fetchWindow(store.cursors.get(deviceId, resourceId), nowS, rules);
       if (fetch === undefined) return outcome;
-      return fetchResource(pipeline, run, deviceId, resourceId, values, fetch, outcome, log);
+      return fetchResource(pipeline, run, deviceId, resourceId, values, fetch, failure, log);
     }
     case "fetch":
-      return fetchResource(pipeline, run, deviceId, resourceId, values, plan, outcome, log);
+      return fetchResource(pipeline, run, deviceId, resourceId, values, plan, failure, log);
   }
+}
+
+/** Where a resource's sync counts, and whether a 404 is final (see {@link syncResource}). */
+interface FailureHandling {
+  readonly outcome: ResourceOutcome;
+  readonly final: boolean;
+}
+
+/** True when a 404 on data means the catalog should be read again rather than a failure counted. */
+function catalogMayBeStale(error: unknown, failure: FailureHandling): boolean {
+  if (failure.final || !(error instanceof ApiError) || error.code !== "not_found") return false;
+  failure.outcome.unknown = true;
+  return true;
 }
 
 /** Slack before a cursor counts as ahead of the API's clock (clocks disagree by seconds). */
@@ -316,8 +352,9 @@ async function probe(
   resourceId: string,
   values: readonly string[],
   windows: readonly Window[],
-  outcome: ResourceOutcome,
+  failure: FailureHandling,
 ): Promise<boolean> {
+  const { outcome } = failure;
   const group = probeGroup(values);
   if (group === undefined) return false;
   const before = pipeline.store.cursors.get(deviceId, resourceId)?.newestRecordS ?? -1;
@@ -335,7 +372,9 @@ async function probe(
     } catch (error) {
       if (cutByShutdown(error, pipeline.isStopping)) return false;
       outcome.error ??= error;
-      recordFailure(pipeline, run, deviceId, resourceId, error);
+      if (!catalogMayBeStale(error, failure)) {
+        recordFailure(pipeline, run, deviceId, resourceId, error);
+      }
       return false;
     }
   }
@@ -373,10 +412,11 @@ async function fetchResource(
   resourceId: string,
   values: readonly string[],
   plan: { readonly window: Window; readonly beyondHorizonS?: number },
-  outcome: ResourceOutcome,
+  failure: FailureHandling,
   log: Logger,
 ): Promise<ResourceOutcome> {
   const { store } = pipeline;
+  const { outcome } = failure;
   const { fromS, toS } = plan.window;
   if (plan.beyondHorizonS !== undefined) {
     log.warn(
@@ -462,7 +502,7 @@ async function fetchResource(
   );
   if (firstError === undefined) return outcome;
   outcome.error = firstError;
-  if (isFatal(firstError)) return outcome;
+  if (isFatal(firstError) || catalogMayBeStale(firstError, failure)) return outcome;
   const failed = windows.flatMap((w) => w.failed);
   const failures = recordFailure(pipeline, run, deviceId, resourceId, firstError);
   // a window that keeps failing on its own (or while the rest of the resource syncs) is handed

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { scrubSecrets } from "../logger.js";
 import { runBackfillJobs } from "../pipeline/backfill.js";
+import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { silentSince, syncRules } from "../pipeline/plan-sync.js";
 import { runSync } from "../pipeline/sync.js";
@@ -85,6 +86,7 @@ interface CachedCheck {
 export class EtlService {
   private syncing: Promise<void> | undefined;
   private backfilling: Promise<void> | undefined;
+  private cataloging: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly scheduler: Scheduler;
   private readonly health: HealthServer;
@@ -158,13 +160,40 @@ export class EtlService {
       this.log.warn("previous sync still running: this tick is skipped");
       return;
     }
-    this.syncing = runSync(this.pipeline)
+    // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
+    this.syncing = runSync(this.pipeline, { catalog: "stored" })
       .then(
         () => undefined,
         (error: unknown) => this.failed(error, "sync failed"),
       )
       .finally(() => {
         this.syncing = undefined;
+        this.drainBackfills();
+        this.refreshCatalogs();
+      });
+  }
+
+  /** Resolves once no sync, catalog run or backfill run is under way (what one started, too). */
+  async idle(): Promise<void> {
+    while (this.syncing || this.cataloging || this.backfilling) {
+      await Promise.allSettled([this.syncing, this.cataloging, this.backfilling]);
+    }
+  }
+
+  /**
+   * Reads again the catalogs last read CATALOG_REFRESH ago or more, as one recorded catalog run
+   * whose requests queue behind data requests, unless already doing so.
+   */
+  refreshCatalogs(): void {
+    if (this.cataloging || this.pipeline.isStopping) return;
+    this.cataloging = runCatalogRefresh(this.pipeline)
+      .then(
+        () => undefined,
+        (error: unknown) => this.failed(error, "catalog refresh failed"),
+      )
+      .finally(() => {
+        this.cataloging = undefined;
+        // history jobs of values that appeared run at once, not at the next tick
         this.drainBackfills();
       });
   }
@@ -221,7 +250,7 @@ export class EtlService {
     const finished = await this.pipeline.stop(graceMs);
     // what was aborted settles at once; never wait on it beyond a moment
     await Promise.race([
-      Promise.allSettled([this.syncing, this.backfilling]),
+      Promise.allSettled([this.syncing, this.backfilling, this.cataloging]),
       sleep(1000, { unref: true }),
     ]);
     await this.health.close();

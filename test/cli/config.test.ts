@@ -20,6 +20,7 @@ describe("energy-etl config", () => {
       lateDataHorizon: "P30D",
       silentAfter: "PT6H",
       probeInterval: "PT1H",
+      catalogRefresh: "PT1H",
     });
     expect(io.out()).not.toContain("key-value-123");
     expect(io.out()).not.toContain("tok-value-456");

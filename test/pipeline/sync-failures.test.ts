@@ -64,7 +64,8 @@ describe("a new value id on a synced device", () => {
     const clock = new ManualClock(NOW_MS);
     const sim = await startTestSimulator({ now: clock.now });
     const db = await createTestInfluxDb("newvalue");
-    const env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P1D" });
+    // the value lists are read again every 5 minutes here (CATALOG_REFRESH)
+    const env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P1D", CATALOG_REFRESH: "PT5M" });
     const { pipeline, logLines } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
       await runSync(pipeline, { deviceIds: [DEVICE] });
