@@ -11,22 +11,38 @@ export interface ChildRun {
   readonly stderr: string;
 }
 
-const CLI = resolve("dist/cli.js");
+export const CLI = resolve("dist/cli.js");
 
-/** Peak resident set size of a live process (VmHWM), in MB; 0 when it cannot be read. */
-function peakRssMb(pid: number): number {
+/**
+ * The node flags of the CLI's first line (`#!/usr/bin/env -S node …`): what the installed
+ * `energy-etl` command runs with, so a child started with them runs as users run it.
+ */
+export const CLI_NODE_FLAGS = (readFileSync(CLI, "utf8").split("\n")[0] ?? "")
+  .split(/\s+/)
+  .filter((word) => word.startsWith("--"));
+
+/**
+ * Resident set size of a live process in MB, its peak (VmHWM) or current (VmRSS); 0 when it
+ * cannot be read.
+ */
+export function rssMb(pid: number, which: "VmHWM" | "VmRSS"): number {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${which}:\\s+(\\d+) kB`).exec(
+      readFileSync(`/proc/${pid}/status`, "utf8"),
+    );
     return m?.[1] ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
   }
 }
 
-/** Runs `energy-etl args…` as a child process, sampling its peak RSS until it exits. */
+/**
+ * Runs `energy-etl args…` as the installed command does (with its node flags) in a child
+ * process, sampling its peak RSS until it exits.
+ */
 export function runEtl(args: readonly string[], env: Record<string, string>): Promise<ChildRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [...CLI_NODE_FLAGS, CLI, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -40,7 +56,7 @@ export function runEtl(args: readonly string[], env: Record<string, string>): Pr
     stderr += c.toString();
   });
   const timer = setInterval(() => {
-    if (child.pid) peak = Math.max(peak, peakRssMb(child.pid));
+    if (child.pid) peak = Math.max(peak, rssMb(child.pid, "VmHWM"));
   }, 50);
   return new Promise((resolveRun) => {
     child.on("exit", (code) => {
