@@ -76,18 +76,27 @@ async function outage(
   afterDataRequests: number,
   restartAfterMs?: number,
 ): Promise<{ dataRequestsAtStop: number }> {
+  // Counted, not timed: from the afterDataRequests-th data request on, answers wait 1 s, so the
+  // requests that come while influxd stops are answered only after it is down and the outage
+  // lands in the middle of the run however fast the run goes and however long influxd takes.
+  Object.defineProperty(sim, "latencyMs", {
+    configurable: true,
+    get: () => (sim.count("data") >= afterDataRequests ? 1_000 : LATENCY_MS),
+    set: () => undefined,
+  });
   await waitUntil(
     () => sim.count("data") >= afterDataRequests,
     `${afterDataRequests} data requests`,
     { timeoutMs: RUN_DEADLINE_MS },
   );
-  // requests that come while influxd stops are answered only after it is down, so that the
-  // outage lands in the middle of the run however long influxd takes to stop
-  sim.latencyMs = 1_000;
   try {
     await withDeadline(influxd.stopInfluxd(), 15_000, "stopping influxd");
   } finally {
-    sim.latencyMs = LATENCY_MS;
+    Object.defineProperty(sim, "latencyMs", {
+      configurable: true,
+      writable: true,
+      value: LATENCY_MS,
+    });
   }
   const dataRequestsAtStop = sim.count("data");
   if (restartAfterMs !== undefined) {
