@@ -16,6 +16,8 @@ export type SyncStart =
   | { readonly kind: "ago"; readonly duration: IsoDuration };
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+/** How log lines are written: see {@link Terminal}. */
+export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
 const int = (min: number, max: number) =>
   z
@@ -229,7 +231,15 @@ export const configSchema = z
       .strict()
       .prefault({}),
     log: z
-      .object({ level: z.enum(LOG_LEVELS).default("info").describe("pino log level") })
+      .object({
+        level: z.enum(LOG_LEVELS).default("info").describe("pino log level"),
+        format: z
+          .enum(LOG_FORMATS)
+          .default("auto")
+          .describe(
+            "log lines: pretty on a terminal and JSON otherwise (auto), or always json / pretty",
+          ),
+      })
       .strict()
       .prefault({}),
     http: z
@@ -345,6 +355,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["failures", "backoffMax"], env: "FAILURE_BACKOFF_MAX" },
   { path: ["failures", "parkAfter"], env: "PARK_AFTER" },
   { path: ["log", "level"], env: "LOG_LEVEL", flag: "--log-level" },
+  { path: ["log", "format"], env: "LOG_FORMAT", flag: "--log-format" },
   { path: ["http", "port"], env: "HTTP_PORT", flag: "--http-port" },
   { path: ["http", "host"], env: "HTTP_HOST", flag: "--http-host" },
   { path: ["service", "shutdownTimeoutMs"], env: "SHUTDOWN_TIMEOUT_MS" },

@@ -1,15 +1,19 @@
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
 import { apiClientSettings, type Config, configSecrets, loadConfig, SETTINGS } from "../config.js";
 import { createLogger, registerSecret } from "../logger.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, UsageError } from "./io.js";
+import { Terminal } from "./terminal.js";
 
 /** What every command gets: the validated configuration and a logger. */
 export interface CommandContext {
   readonly config: Config;
   readonly logger: Logger;
   readonly io: CliIo;
+  /** stderr shared by log lines and progress bars. */
+  readonly terminal: Terminal;
 }
 
 /** Commander's camelCase key of a long flag (`--api-url` -> `apiUrl`). */
@@ -41,8 +45,9 @@ export function createContext(command: Command, io: CliIo): CommandContext {
   const file = typeof opts.config === "string" ? opts.config : undefined;
   const config = loadConfig({ flags, env: io.env, file });
   for (const secret of configSecrets(config)) registerSecret(secret);
-  const logger = createLogger(config.log.level, io.stderr);
-  return { config, logger, io };
+  const terminal = new Terminal(io.stderr, config.log.format);
+  const logger = createLogger(config.log.level, terminal);
+  return { config, logger, io, terminal };
 }
 
 /** An API client from the configuration; names every missing connection setting. */
@@ -60,4 +65,16 @@ export function createApiClient(
     },
   });
   return new ApiClient({ ...settings, logger });
+}
+
+/**
+ * For commands that only read the state: STATE_DB must exist (a typo would otherwise create an
+ * empty database and show nothing).
+ */
+export function requireStateFile(config: Config): void {
+  const path = config.state.db;
+  if (path === ":memory:" || existsSync(path)) return;
+  throw new UsageError(
+    `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
+  );
 }

@@ -1,6 +1,7 @@
-import { SingleBar } from "cli-progress";
+import type { SingleBar } from "cli-progress";
 import type { Logger } from "pino";
 import type { ChunkResult } from "../pipeline/fetch-chunk.js";
+import type { Terminal } from "./terminal.js";
 
 /** Interval of progress log lines when stderr is not a terminal. */
 const LOG_EVERY_MS = 10_000;
@@ -21,19 +22,15 @@ export class BackfillProgressReporter {
     private readonly total: number,
     alreadyDone: number,
     private readonly logger: Logger,
-    stderr: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly terminal: Terminal,
   ) {
     this.done = alreadyDone;
-    if (stderr.isTTY) {
-      this.bar = new SingleBar({
-        stream: stderr,
-        format:
-          "backfill {bar} {percentage}% | chunks {value}/{total} | {points} points | {requests} requests | {rate} req/s | ETA {eta_formatted}",
-        hideCursor: true,
-        etaBuffer: 50,
-      });
-      this.bar.start(total, alreadyDone, this.payload());
-    }
+    this.bar = terminal.bar(
+      "backfill {bar} {percentage}% | chunks {value}/{total} | {points} points | {requests} requests | {rate} req/s{etaText}",
+      total,
+      alreadyDone,
+      this.payload(),
+    );
   }
 
   chunkDone(result: ChunkResult): void {
@@ -52,7 +49,7 @@ export class BackfillProgressReporter {
   }
 
   stop(): void {
-    this.bar?.stop();
+    this.terminal.stopBars();
   }
 
   /** Where the backfill stands: chunks, points, requests, request rate and ETA in seconds. */
@@ -72,7 +69,14 @@ export class BackfillProgressReporter {
 
   private payload() {
     const s = this.snapshot();
-    return { points: s.points, requests: s.requests, rate: s.requestsPerSecond };
+    // no ETA before a chunk of this run is done: it would be a guess (0 s at 0 %)
+    const known = s.etaSeconds !== null && this.requests > 0;
+    return {
+      points: s.points,
+      requests: s.requests,
+      rate: s.requestsPerSecond,
+      etaText: known ? ` | ETA ${formatSeconds(s.etaSeconds ?? 0)}` : "",
+    };
   }
 }
 
@@ -87,18 +91,17 @@ export class StepProgress {
     private readonly label: string,
     private readonly unit: string,
     private readonly logger: Logger,
-    private readonly stderr: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly terminal: Terminal,
   ) {}
 
   start(total: number): void {
     this.total = total;
-    if (this.stderr.isTTY && total > 0) {
-      this.bar = new SingleBar({
-        stream: this.stderr,
-        format: `${this.label} {bar} {percentage}% | {value}/{total} ${this.unit} | ETA {eta_formatted}`,
-        hideCursor: true,
-      });
-      this.bar.start(total, 0);
+    if (total > 0) {
+      this.bar = this.terminal.bar(
+        `${this.label} {bar} {percentage}% | {value}/{total} ${this.unit}`,
+        total,
+        0,
+      );
     }
   }
 
@@ -116,6 +119,14 @@ export class StepProgress {
   }
 
   stop(): void {
-    this.bar?.stop();
+    this.terminal.stopBars();
   }
+}
+
+/** 75 -> "1m15s", 3700 -> "1h01m". */
+export function formatSeconds(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }

@@ -55,9 +55,9 @@ describe("catalog commands: devices, resources, values", () => {
       values: sim.fleet.valueIds("hybrid-site-01", "all_data"),
     });
     const table = (await run("values", "hybrid-site-01", "battery_bank")).out;
-    expect(table).toMatch(/value_id .*measurement .*unit .*type/);
-    expect(table).toMatch(/values_id .*\(tag values_id\)/);
-    expect(table).toMatch(/alarm_name .*alarm .*none .*alarm/);
+    expect(table).toMatch(/^value_id\tmeasurement\tunit\ttype/m);
+    expect(table).toMatch(/values_id\t.*\(tag values_id\)/);
+    expect(table).toMatch(/alarm_name\talarm\tnone\talarm/);
   });
 
   it("an unknown device is a one-line API error, exit 1", async () => {

@@ -101,22 +101,22 @@ describe("energy-etl dead-letters", () => {
     removeStateDir(stateDb);
   });
 
-  it("lists them as a table: one row per dead letter and the summary line", async () => {
+  it("lists them as tab-separated rows when piped: one row per dead letter and the summary line", async () => {
     const letters = stored();
     expect(letters).toHaveLength(rowLetters + 1);
     const { code, out } = await cli("dead-letters");
     expect(code).toBe(0);
-    const rows = out.split("\n").filter((l) => /^│ \d+ +│ (row|line) +│/.test(l));
+    const rows = out.split("\n").filter((l) => /^\d+\t(row|line)\t/.test(l));
     expect(rows).toHaveLength(letters.length);
     letters.forEach((letter, i) => {
-      const cells = rows[i]?.split("│").map((cell) => cell.trim());
-      expect(cells?.slice(1, 5)).toEqual([
+      const cells = rows[i]?.split("\t");
+      expect(cells?.slice(0, 4)).toEqual([
         String(letter.id),
         letter.kind,
         letter.deviceId,
         letter.resourceId,
       ]);
-      expect(cells?.[6]).toBe(String(letter.occurrences));
+      expect(cells?.[5]).toBe(String(letter.occurrences));
     });
     expect(out).toContain(
       `${letters.length} of ${letters.length} dead letters (--json for whole payloads, --retry to write them again)`,
@@ -140,9 +140,9 @@ describe("energy-etl dead-letters", () => {
   it("--device shows that device's only", async () => {
     const { code, out } = await cli("dead-letters", "--device", HYBRID);
     expect(code).toBe(0);
-    const rows = out.split("\n").filter((l) => /^│ \d+ +│ (row|line) +│/.test(l));
+    const rows = out.split("\n").filter((l) => /^\d+\t(row|line)\t/.test(l));
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatch(/│ line +│ hybrid-site-01 +│ all_data +│/);
+    expect(rows[0]).toMatch(/^\d+\tline\thybrid-site-01\tall_data\t/);
     expect(out).toContain(`1 of ${rowLetters + 1} dead letters`);
     const json = await cli("dead-letters", "--device", SITE, "--json");
     expect(json.code).toBe(0);

@@ -24,7 +24,9 @@ describe("decode ID...", () => {
     for (const head of ["id", "measurement", "field", "unit", "type", "values id"]) {
       expect(out).toContain(head);
     }
-    const rowOf = (id: string) => out.split("\n").find((line) => line.includes(` ${id} `)) ?? "";
+    // piped: tab-separated; cells shown between " | " for the patterns below
+    const rowOf = (id: string) =>
+      (out.split("\n").find((line) => line.startsWith(`${id}\t`)) ?? "").replaceAll("\t", " | ");
     expect(rowOf("e_03_07_04_000_total_solar_energy")).toMatch(
       /total_solar_energy .*value \(number\) \/ text \(string\).* kWh .* cumulative .* 000/,
     );

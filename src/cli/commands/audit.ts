@@ -54,7 +54,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           );
         }
         const query = new InfluxQuery(influx);
-        const progress = new StepProgress("audit", "requests", context.logger, io.stderr);
+        const progress = new StepProgress("audit", "requests", context.logger, context.terminal);
         let result: Awaited<ReturnType<typeof auditGaps>>;
         try {
           result = await auditGaps(
@@ -81,7 +81,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
             (j) => pipeline.store.jobs.createOrResume(j.spec, j.chunks, pipeline.now()).job,
           );
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-          const bar = new BackfillProgressReporter(total, 0, context.logger, io.stderr);
+          const bar = new BackfillProgressReporter(total, 0, context.logger, context.terminal);
           try {
             const run = await runBackfillJobs(pipeline, jobs, bar);
             fixed = { jobs: jobs.length, done: run.jobs.filter((j) => j.status === "done").length };
@@ -141,6 +141,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
                   String(h.stored),
                   String(h.deadLettered),
                 ]),
+                io.stdout,
               ),
             );
           }

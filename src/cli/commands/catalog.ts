@@ -18,7 +18,7 @@ function print(
     writeLine(io.stdout, JSON.stringify(body, null, 2));
     return;
   }
-  writeLine(io.stdout, renderTable(head, rows));
+  writeLine(io.stdout, renderTable(head, rows, io.stdout));
   writeLine(io.stdout, `${rows.length} ${noun}${rows.length === 1 ? "" : "s"}`);
 }
 

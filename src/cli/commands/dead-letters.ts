@@ -5,7 +5,7 @@ import { retryDeadLetters } from "../../pipeline/dead-letters.js";
 import { StateStore } from "../../state/state-store.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
 import { excerpt } from "../../util/text.js";
-import { createContext } from "../context.js";
+import { createContext, requireStateFile } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { renderTable } from "../table.js";
 
@@ -46,6 +46,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       }
       const opts = parsed.data;
       const { config, logger } = createContext(command, io);
+      requireStateFile(config);
       const store = StateStore.open(config.state.db, { logger });
       try {
         const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
@@ -99,6 +100,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
               excerpt(l.error, 80),
               excerpt(l.payload, 60),
             ]),
+            io.stdout,
           ),
         );
         const total = store.deadLetters.count();

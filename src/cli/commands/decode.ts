@@ -43,7 +43,7 @@ export function registerDecodeCommand(program: Command, io: CliIo): void {
         writeLine(io.stdout, JSON.stringify(decoded, null, 2));
         return;
       }
-      writeLine(io.stdout, renderTable(HEAD, decoded.map(rowOf)));
+      writeLine(io.stdout, renderTable(HEAD, decoded.map(rowOf), io.stdout));
       for (const d of decoded) {
         if (d.unknownCodes.length > 0) {
           writeLine(

@@ -72,7 +72,7 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
           (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
         );
         const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-        const progress = new BackfillProgressReporter(total, 0, logger, io.stderr);
+        const progress = new BackfillProgressReporter(total, 0, logger, context.terminal);
         let backfill: BackfillRunResult;
         try {
           backfill = await runBackfillJobs(pipeline, jobs, progress);

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { silentSince, syncRules } from "../../pipeline/plan-sync.js";
 import { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
-import { createContext } from "../context.js";
+import { createContext, requireStateFile } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { renderTable } from "../table.js";
 
@@ -28,6 +28,7 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
     .option("--json", "print the status as JSON")
     .action((opts: { json?: boolean }, command: Command) => {
       const { config, logger } = createContext(command, io);
+      requireStateFile(config);
       const store = StateStore.open(config.state.db, { logger });
       try {
         const nowS = Math.floor(Date.now() / 1000);
@@ -77,6 +78,7 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
                   c.state,
                   String(c.deadLetters),
                 ]),
+                io.stdout,
               ),
         );
         writeLine(
@@ -123,6 +125,7 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
               `${j.chunksDone}/${j.chunksTotal} (${j.chunksTotal ? Math.floor((100 * j.chunksDone) / j.chunksTotal) : 100}%)`,
               j.lastError ?? "",
             ]),
+            io.stdout,
           ),
         );
       } finally {

@@ -1,0 +1,92 @@
+import { Writable } from "node:stream";
+import { SingleBar } from "cli-progress";
+import type { DestinationStream } from "pino";
+import { prettyFactory } from "pino-pretty";
+import type { LOG_FORMATS } from "../config.js";
+
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+type Stream = NodeJS.WritableStream & { isTTY?: boolean };
+
+/**
+ * stderr as a command shares it between log lines and progress bars: on a terminal the bars stay
+ * on the last lines and log lines print above them, never through them. Log lines are pretty
+ * (pino-pretty) on a terminal with LOG_FORMAT=auto, or always with `pretty`; JSON otherwise.
+ */
+export class Terminal implements DestinationStream {
+  private current: SingleBar | undefined;
+  private readonly pretty: ((line: string) => string) | undefined;
+
+  constructor(
+    private readonly stderr: Stream,
+    format: LogFormat,
+  ) {
+    const tty = stderr.isTTY === true;
+    this.pretty =
+      format === "pretty" || (format === "auto" && tty)
+        ? prettyFactory({
+            colorize: tty,
+            translateTime: "SYS:HH:MM:ss",
+            ignore: "pid,hostname,app",
+            singleLine: true,
+          })
+        : undefined;
+  }
+
+  /** True when stderr is a terminal (bars are drawn only there). */
+  get isTTY(): boolean {
+    return this.stderr.isTTY === true;
+  }
+
+  /** One log line (pino's destination): above the bar when one is drawn. */
+  write(line: string): void {
+    const text = this.pretty ? this.pretty(line) : line;
+    if (this.current === undefined) {
+      this.stderr.write(text);
+      return;
+    }
+    // the bar's line becomes the log line, and the bar is drawn again below it
+    this.stderr.write(`\r\u001b[2K${text.endsWith("\n") ? text : `${text}\n`}`);
+    this.current.render();
+  }
+
+  /** A progress bar on the last line (one at a time); undefined when stderr is not a terminal. */
+  bar(format: string, total: number, start: number, payload: object = {}): SingleBar | undefined {
+    if (!this.isTTY) return undefined;
+    this.current?.stop();
+    // forceRedraw: a log line took the bar's line, so an unchanged bar is drawn again too
+    this.current = new SingleBar({
+      stream: this.barStream(),
+      hideCursor: true,
+      etaBuffer: 50,
+      forceRedraw: true,
+      format,
+    });
+    this.current.start(total, start, payload);
+    return this.current;
+  }
+
+  /**
+   * stderr for the bar, without its "save cursor" / "restore cursor" sequences: log lines scroll
+   * the screen while the bar is drawn, so the saved position would be above them by the end and
+   * what is printed next would overwrite them.
+   */
+  private barStream(): Writable {
+    const stderr = this.stderr;
+    return Object.assign(
+      new Writable({
+        write(chunk: Buffer | string, _encoding, callback) {
+          stderr.write(String(chunk).replaceAll("\u001b7", "").replaceAll("\u001b8", ""));
+          callback();
+        },
+      }),
+      { isTTY: true, columns: (stderr as { columns?: number }).columns },
+    );
+  }
+
+  /** Draws the bar a last time and gives the line back to log lines. */
+  stopBars(): void {
+    this.current?.stop();
+    this.current = undefined;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Output made for where it goes: tables compact on a terminal and tab-separated when piped; log
+ * lines pretty on a terminal (LOG_FORMAT=auto) and JSON otherwise; log lines print above a
+ * progress bar, never through it; no ETA before it is known.
+ */
+import { Writable } from "node:stream";
+import { BackfillProgressReporter, formatSeconds } from "../../src/cli/progress.js";
+import { renderTable } from "../../src/cli/table.js";
+import { Terminal } from "../../src/cli/terminal.js";
+import { createLogger } from "../../src/logger.js";
+
+/** A stream that keeps what is written, a terminal or not. */
+function screen(isTTY: boolean) {
+  let text = "";
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        text += chunk.toString("utf8");
+        cb();
+      },
+    }),
+    { isTTY, columns: 120 },
+  );
+  return { stream, text: () => text };
+}
+
+const ESC = "\u001b";
+/** A carriage return, a line clear, a move to a column. */
+const CARRIAGE = new RegExp(`\\r|${ESC}\\[2K|${ESC}\\[\\d*G`);
+/** Other control sequences (colours, cursor on/off). */
+const ESCAPES = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, "g");
+
+/**
+ * The lines a terminal shows for this output: of each line, what was written after its last
+ * carriage return, line clear or move to column 1, other escape sequences removed.
+ */
+function visibleLines(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.split(CARRIAGE).at(-1) ?? "")
+    .map((line) => line.replace(ESCAPES, ""))
+    .filter((line) => line.trim() !== "");
+}
+
+const HEAD = ["device", "points"];
+const ROWS = [
+  ["hybrid-site-01", "12"],
+  ["site\tA", "3"],
+];
+
+describe("tables", () => {
+  it("are tab-separated values when piped: one line per row, tabs in cells made spaces", () => {
+    expect(renderTable(HEAD, ROWS, { isTTY: false })).toBe(
+      "device\tpoints\nhybrid-site-01\t12\nsite A\t3",
+    );
+  });
+
+  it("are compact on a terminal: no line between rows", () => {
+    const lines = renderTable(HEAD, ROWS, { isTTY: true }).split("\n");
+    // top border, header, header separator, two rows, bottom border
+    expect(lines).toHaveLength(6);
+    expect(lines[3]).toContain("hybrid-site-01");
+    expect(lines[4]).toContain("site A");
+  });
+});
+
+describe("log lines", () => {
+  it("are JSON when stderr is not a terminal (auto)", () => {
+    const err = screen(false);
+    createLogger("info", new Terminal(err.stream, "auto")).info({ device: "d1" }, "device synced");
+    const event = JSON.parse(err.text()) as Record<string, unknown>;
+    expect(event).toMatchObject({ level: "info", device: "d1", msg: "device synced" });
+  });
+
+  it("are pretty on a terminal (auto), and with LOG_FORMAT=pretty when piped", () => {
+    for (const [tty, format] of [
+      [true, "auto"],
+      [false, "pretty"],
+    ] as const) {
+      const err = screen(tty);
+      createLogger("info", new Terminal(err.stream, format)).info(
+        { device: "d1" },
+        "device synced",
+      );
+      const text = err.text().replace(ESCAPES, "");
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: device synced \{"device":"d1"\}\n$/);
+    }
+  });
+
+  it("print above the progress bar on a terminal, never through it; summaries stay whole", async () => {
+    const err = screen(true);
+    const terminal = new Terminal(err.stream, "json");
+    const logger = createLogger("info", terminal);
+    const progress = new BackfillProgressReporter(4, 0, logger, terminal);
+    logger.warn({ device: "d1" }, "slow answer");
+    progress.chunkDone({
+      records: 1,
+      points: 10,
+      requests: 1,
+      serverTimeS: 0,
+      deadLetters: 0,
+      dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    logger.info("second line");
+    progress.stop();
+    const lines = visibleLines(err.text());
+    // every log line is whole JSON on a line of its own, none with a bar glued to it
+    const logLines = lines.filter((l) => l.includes('"level"'));
+    expect(logLines).toHaveLength(2);
+    for (const line of logLines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.some((l) => l.startsWith("backfill "))).toBe(true);
+    // no "restore cursor" that would put what follows over the log lines
+    expect(err.text().includes(`${ESC}7`) || err.text().includes(`${ESC}8`)).toBe(false);
+  });
+
+  it("the bar shows no ETA before a chunk is done", () => {
+    const err = screen(true);
+    const terminal = new Terminal(err.stream, "json");
+    const progress = new BackfillProgressReporter(10, 0, createLogger("info", terminal), terminal);
+    progress.stop();
+    const text = err.text();
+    expect(text).toContain("backfill ");
+    expect(text).not.toContain("ETA");
+  });
+
+  it("formats an ETA as people read it", () => {
+    expect([5, 75, 3700].map(formatSeconds)).toEqual(["5s", "1m15s", "1h01m"]);
+  });
+});
