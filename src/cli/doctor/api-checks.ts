@@ -1,0 +1,161 @@
+import type { Logger } from "pino";
+import { ApiClient, parseDateHeader } from "../../api/client.js";
+import { ApiError } from "../../api/errors.js";
+import { apiClientSettings, type Config, ConfigError } from "../../config.js";
+import { formatLag } from "../commands/status.js";
+import { type CheckResult, failure, messageOf, notChecked, ok, warning } from "./check.js";
+import { type HttpAnswer, httpRequest } from "./http.js";
+
+const REACHABLE = "API reachable";
+const CREDENTIALS = "API credentials";
+const DEVICES = "API devices";
+const CLOCK = "clock offset";
+
+/** Clock offsets above these are a warning, and a failure. */
+const CLOCK_WARN_S = 60;
+const CLOCK_FAIL_S = 600;
+
+const CREDENTIALS_FIX =
+  "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
+  "one-time password, set the password with `energy-etl set-password`";
+
+/**
+ * The API's checks in order: the base URL answers, the credentials get a token, devices are
+ * visible, and the local clock against the API's `Date` header. Each request is one attempt
+ * bounded by API_TIMEOUT_MS.
+ */
+export async function apiChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
+  const { url, timeoutMs } = config.api;
+  if (url === "") {
+    const why = "ENERGY_API_URL is not set";
+    return [
+      failure(REACHABLE, why, "set ENERGY_API_URL (or --api-url) to the base URL of the API"),
+      notChecked(CREDENTIALS, why, REACHABLE),
+      notChecked(DEVICES, why, REACHABLE),
+      notChecked(CLOCK, why, REACHABLE),
+    ];
+  }
+  const answer = await httpRequest(url, { method: "GET" }, timeoutMs);
+  if (answer.kind === "problem") {
+    const fix =
+      answer.reason === "tls"
+        ? "check ENERGY_API_URL: https:// to a plain-http server (or the reverse), or a " +
+          "certificate Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)"
+        : answer.reason === "timeout"
+          ? "check ENERGY_API_URL and the network (firewall, proxy) between here and the API; " +
+            "raise API_TIMEOUT_MS if the API is only slow"
+          : "check ENERGY_API_URL (scheme, host, port) and that the API is up";
+    const why = "the API is not reachable";
+    return [
+      failure(REACHABLE, `${url} is not reachable (${answer.message})`, fix),
+      notChecked(CREDENTIALS, why, REACHABLE),
+      notChecked(DEVICES, why, REACHABLE),
+      notChecked(CLOCK, why, REACHABLE),
+    ];
+  }
+  const reachable =
+    answer.status >= 502 && answer.status <= 504
+      ? failure(
+          REACHABLE,
+          `${url} answers HTTP ${answer.status}: a gateway in front of the API cannot reach it`,
+          "check that the API is up, or ask its provider",
+        )
+      : ok(REACHABLE, `${url} answers`);
+  return [reachable, ...(await accountChecks(config, logger)), clockCheck(answer)];
+}
+
+/** Credentials (POST /create_token) and devices (GET /devices), one attempt each. */
+async function accountChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
+  let client: ApiClient;
+  try {
+    client = new ApiClient({
+      ...apiClientSettings(config),
+      retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      deadlineMs: config.api.timeoutMs * 2,
+      logger,
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return [
+      failure(
+        CREDENTIALS,
+        error.message,
+        "set them in the environment or --config FILE; on a first start with a one-time " +
+          "password, set the password with `energy-etl set-password`",
+      ),
+      notChecked(DEVICES, "no credentials", CREDENTIALS),
+    ];
+  }
+  try {
+    await client.accessToken();
+  } catch (error) {
+    return [
+      failure(CREDENTIALS, messageOf(error), credentialsFix(error)),
+      notChecked(DEVICES, "no access token", CREDENTIALS),
+    ];
+  }
+  const credentials = ok(CREDENTIALS, `user ${config.api.user} got an access token`);
+  try {
+    const { device_ids: devices } = await client.listDevices();
+    if (devices.length === 0) {
+      return [
+        credentials,
+        warning(
+          DEVICES,
+          `GET /devices lists no device for user ${config.api.user}: there is nothing to sync`,
+          `ask the API's provider to give user ${config.api.user} access to your devices`,
+        ),
+      ];
+    }
+    const count = `${devices.length} device${devices.length === 1 ? "" : "s"}`;
+    return [credentials, ok(DEVICES, `GET /devices lists ${count}`)];
+  } catch (error) {
+    return [
+      credentials,
+      failure(
+        DEVICES,
+        messageOf(error),
+        error instanceof ApiError && error.code === "auth_failed"
+          ? `the token was refused: check the rights of user ${config.api.user} with the API's provider`
+          : "check that the API is up (energy-etl devices shows the answer)",
+      ),
+    ];
+  }
+}
+
+function credentialsFix(error: unknown): string {
+  if (!(error instanceof ApiError)) return CREDENTIALS_FIX;
+  switch (error.code) {
+    case "auth_failed":
+      return CREDENTIALS_FIX;
+    case "timeout":
+      return "raise API_TIMEOUT_MS if the API is only slow, or check it is up";
+    case "not_found":
+      return "check ENERGY_API_URL: it must be the base URL the endpoints are under";
+    default:
+      return "check that the API is up and ENERGY_API_URL is its base URL";
+  }
+}
+
+/**
+ * The local clock against the API's `Date` header (one-second resolution): the header is taken
+ * as the middle of its second, the local clock as the middle of the exchange.
+ */
+function clockCheck(answer: HttpAnswer): CheckResult {
+  const serverMs = parseDateHeader(answer.header("date"));
+  if (serverMs === undefined) {
+    return ok(CLOCK, "not measured: the API sends no Date header");
+  }
+  const localMs = (answer.sentAtMs + answer.answeredAtMs) / 2;
+  const offsetS = Math.round((serverMs + 500 - localMs) / 1000);
+  const size = Math.abs(offsetS);
+  if (size <= 1) return ok(CLOCK, "the local clock is within 1 s of the API's");
+  const detail = `the local clock is ${formatLag(size)} ${offsetS > 0 ? "behind" : "ahead of"} the API's`;
+  if (size <= CLOCK_WARN_S) return ok(CLOCK, detail);
+  const fix =
+    "sync this machine's clock with NTP (e.g. `timedatectl set-ntp true`); if it is right, " +
+    "tell the API's provider theirs is off: sync windows are computed by the local clock";
+  return size > CLOCK_FAIL_S
+    ? failure(CLOCK, `${detail} (more than ${CLOCK_FAIL_S / 60} min)`, fix)
+    : warning(CLOCK, `${detail} (more than ${CLOCK_WARN_S} s)`, fix);
+}

@@ -1,0 +1,103 @@
+import { scrubSecrets } from "../../logger.js";
+
+/** How a check came out: `warning` is worth a look, `failure` makes doctor exit 1. */
+export type CheckStatus = "ok" | "warning" | "failure";
+
+/** The outcome of one check: what was found and, unless ok, what to do about it. */
+export interface CheckResult {
+  readonly check: string;
+  readonly status: CheckStatus;
+  readonly detail: string;
+  /** A concrete next step (a setting to change, a command to run); warnings and failures only. */
+  readonly fix?: string;
+}
+
+export const ok = (check: string, detail: string): CheckResult => ({
+  check,
+  status: "ok",
+  detail,
+});
+
+export const warning = (check: string, detail: string, fix: string): CheckResult => ({
+  check,
+  status: "warning",
+  detail,
+  fix,
+});
+
+export const failure = (check: string, detail: string, fix: string): CheckResult => ({
+  check,
+  status: "failure",
+  detail,
+  fix,
+});
+
+/** A check that could not be made because an earlier one failed (`cause`: that check). */
+export const notChecked = (check: string, why: string, cause: string): CheckResult =>
+  warning(check, `not checked: ${why}`, `fix "${cause}" first`);
+
+/** The result with every registered secret removed from its texts. */
+export function scrubbed(result: CheckResult): CheckResult {
+  const detail = scrubSecrets(result.detail);
+  return result.fix === undefined
+    ? { ...result, detail }
+    : { ...result, detail, fix: scrubSecrets(result.fix) };
+}
+
+/** Milliseconds as seconds for messages: `30`, `1.5`. */
+export const seconds = (ms: number): string => String(Number((ms / 1000).toFixed(3)));
+
+/**
+ * The results of `run`, or one failure of `check` when it did not end within `ms` (a safety net:
+ * every check bounds its own requests; this keeps doctor from hanging whatever they do).
+ */
+export async function bounded(
+  check: string,
+  ms: number,
+  run: () => Promise<CheckResult[]>,
+): Promise<CheckResult[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<CheckResult[]>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve([
+          failure(
+            check,
+            `no result within ${seconds(ms)} s`,
+            "check that the service it talks to answers",
+          ),
+        ]),
+      ms,
+    );
+    timer.unref();
+  });
+  try {
+    return await Promise.race([run(), late]);
+  } catch (error) {
+    return [failure(check, `the check itself failed: ${messageOf(error)}`, "report this as a bug")];
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An error's message. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "object" && error !== null && "message" in error) {
+    return String(error.message);
+  }
+  return String(error);
+}
+
+/** A byte count as `1.5 GiB`, `300 MiB`, `12 KiB`. */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const digits = value >= 100 || unit === 0 ? 0 : 1;
+  return `${value.toFixed(digits)} ${units[unit]}`;
+}

@@ -1,0 +1,117 @@
+import got from "got";
+import { seconds } from "./check.js";
+
+/** An HTTP answer, its body read (a few KiB at most are expected). */
+export interface HttpAnswer {
+  readonly kind: "answer";
+  readonly status: number;
+  /** A header of the answer (name in lower case), the first one when repeated. */
+  header(name: string): string | undefined;
+  readonly body: string;
+  /** When the request was sent and the answer's head came, epoch ms. */
+  readonly sentAtMs: number;
+  readonly answeredAtMs: number;
+}
+
+/** No answer: connection refused, name not resolved, TLS refused, or no answer in time. */
+export interface HttpProblem {
+  readonly kind: "problem";
+  /** `timeout`, `tls` (certificate or http/https mismatch), `network` (anything else). */
+  readonly reason: "timeout" | "tls" | "network";
+  /** What happened, in one line (`connect ECONNREFUSED 127.0.0.1:1`). */
+  readonly message: string;
+}
+
+/** `path` under a base URL: `http://host/influx` + `/health` = `http://host/influx/health`. */
+export function under(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}${path}`;
+}
+
+/**
+ * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), with the HTTP
+ * client the API client uses (got: no redirects, no retries); never throws for a transport
+ * failure, which comes back as an {@link HttpProblem}.
+ */
+export async function httpRequest(
+  url: string,
+  init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string },
+  timeoutMs: number,
+): Promise<HttpAnswer | HttpProblem> {
+  try {
+    const response = await got(url, {
+      method: init.method ?? "GET",
+      headers: { "user-agent": "energy-etl doctor", ...init.headers },
+      body: init.body,
+      throwHttpErrors: false,
+      followRedirect: false,
+      retry: { limit: 0 },
+      timeout: { request: timeoutMs },
+    });
+    const { timings } = response;
+    return {
+      kind: "answer",
+      status: response.statusCode,
+      header: (name) => {
+        const value = response.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      },
+      body: response.body,
+      sentAtMs: timings.upload ?? timings.start,
+      answeredAtMs: timings.response ?? Date.now(),
+    };
+  } catch (error) {
+    return describeProblem(error, timeoutMs);
+  }
+}
+
+const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
+
+/** Reads what got threw: the code and message, a timeout, a TLS refusal. */
+function describeProblem(error: unknown, timeoutMs: number): HttpProblem {
+  const code = field(error, "code");
+  if (field(error, "name") === "TimeoutError") {
+    return {
+      kind: "problem",
+      reason: "timeout",
+      message: `no answer within ${seconds(timeoutMs)} s`,
+    };
+  }
+  const text = field(error, "message") ?? String(error);
+  const tls = (code !== undefined && TLS_CODE.test(code)) || /certificate|ssl|tls/i.test(text);
+  // OpenSSL's own words ("wrong version number") say nothing to an operator
+  const message =
+    code === "EPROTO" || /wrong version number|packet length too long|unknown protocol/i.test(text)
+      ? `the TLS handshake failed (${code ?? "EPROTO"}): the server there does not speak https`
+      : code !== undefined && !text.includes(code)
+        ? `${code}: ${text}`
+        : text;
+  return { kind: "problem", reason: tls ? "tls" : "network", message: oneLine(message) };
+}
+
+function field(value: unknown, key: string): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const found: unknown = Reflect.get(value, key);
+  return typeof found === "string" ? found : undefined;
+}
+
+/** A text on one line, cut to 200 characters. */
+export function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/** The message of an InfluxDB-style JSON error body (`message` or `error`), else its start. */
+export function bodyMessage(body: string): string {
+  try {
+    const json: unknown = JSON.parse(body);
+    if (typeof json === "object" && json !== null) {
+      for (const key of ["message", "error"]) {
+        const value: unknown = Reflect.get(json, key);
+        if (typeof value === "string" && value !== "") return oneLine(value);
+      }
+    }
+  } catch {
+    // not JSON: its text
+  }
+  return oneLine(body);
+}

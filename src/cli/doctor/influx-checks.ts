@@ -1,0 +1,282 @@
+import { z } from "zod";
+import type { Config } from "../../config.js";
+import { quoteIdentifier } from "../../influx/influx-query.js";
+import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
+import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
+
+const REACHABLE = "InfluxDB reachable";
+const WRITE = "InfluxDB write";
+const RETENTION = "InfluxDB retention";
+
+/** Where doctor writes its one scratch point (and deletes it again). */
+export const SCRATCH_MEASUREMENT = "energy_etl_doctor";
+
+type Influx = Config["influx"];
+
+/**
+ * Where points go. With INFLUX_URL: InfluxDB answers, the token can write the bucket (one point
+ * written to {@link SCRATCH_MEASUREMENT} and deleted again), and the bucket's retention if it can
+ * be read. Each request is bounded by INFLUX_TIMEOUT_MS.
+ */
+export async function influxChecks(config: Config): Promise<CheckResult[]> {
+  const { influx } = config;
+  if (influx.url === "") {
+    return [
+      config.output.file === ""
+        ? warning(
+            "output",
+            "nothing to write to: neither INFLUX_URL nor OUTPUT_FILE is set " +
+              "(sync and run would write line protocol to ./data/points.lp)",
+            "set INFLUX_URL, INFLUX_TOKEN, INFLUX_ORG and INFLUX_BUCKET, or OUTPUT_FILE for " +
+              "line protocol in a file",
+          )
+        : ok(
+            "output",
+            `INFLUX_URL is not set: points go to the line-protocol file ${config.output.file}`,
+          ),
+    ];
+  }
+  const reachable = await reachableCheck(influx);
+  if (reachable.status === "failure") {
+    const why = "InfluxDB is not reachable";
+    return [reachable, notChecked(WRITE, why, REACHABLE), notChecked(RETENTION, why, REACHABLE)];
+  }
+  return [reachable, await writeCheck(influx), await retentionCheck(influx)];
+}
+
+function request(
+  influx: Influx,
+  path: string,
+  init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpAnswer | HttpProblem> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (influx.token !== "") headers.authorization = `Token ${influx.token}`;
+  return httpRequest(under(influx.url, path), { ...init, headers }, influx.timeoutMs);
+}
+
+const healthBody = z.object({ status: z.string().optional(), version: z.string().optional() });
+
+/** GET /health (InfluxDB 1.8+, 2.x, 3.x), or /ping where there is none. */
+async function reachableCheck(influx: Influx): Promise<CheckResult> {
+  let path = "/health";
+  let answer = await request(influx, path);
+  if (answer.kind === "answer" && answer.status === 404) {
+    path = "/ping";
+    answer = await request(influx, path);
+  }
+  if (answer.kind === "problem") {
+    return failure(
+      REACHABLE,
+      `${influx.url} is not reachable (${answer.message})`,
+      answer.reason === "tls"
+        ? "check INFLUX_URL: https:// to a plain-http server (or the reverse), or a certificate " +
+            "Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)"
+        : "check INFLUX_URL and that InfluxDB is running",
+    );
+  }
+  if (answer.status === 404) {
+    return failure(
+      REACHABLE,
+      `${influx.url} answers HTTP 404 on /health and /ping: is it InfluxDB?`,
+      "set INFLUX_URL to InfluxDB's base URL (http://host:8086, without /api/v2)",
+    );
+  }
+  let parsed: z.infer<typeof healthBody> = {};
+  try {
+    parsed = healthBody.parse(JSON.parse(answer.body));
+  } catch {
+    // /ping has no body, and not every server answers JSON
+  }
+  const version = answer.header("x-influxdb-version") ?? parsed.version;
+  const said = [parsed.status, version ? `version ${version}` : undefined].filter(Boolean);
+  const detail = `${influx.url} answers ${path}${said.length > 0 ? ` (${said.join(", ")})` : ""}`;
+  if (answer.status >= 500 || parsed.status === "fail") {
+    return failure(
+      REACHABLE,
+      `${influx.url} reports itself unhealthy on ${path} (HTTP ${answer.status}: ${bodyMessage(answer.body)})`,
+      "see InfluxDB's log; check that INFLUX_URL points at InfluxDB",
+    );
+  }
+  return ok(REACHABLE, detail);
+}
+
+/** Writes one point to the scratch measurement and deletes it again. */
+async function writeCheck(influx: Influx): Promise<CheckResult> {
+  const { bucket } = influx;
+  const nowS = Math.floor(Date.now() / 1000);
+  const query = new URLSearchParams({ org: influx.org, bucket, precision: "s" });
+  const answer = await request(influx, `/api/v2/write?${query}`, {
+    method: "POST",
+    headers: { "content-type": "text/plain; charset=utf-8" },
+    body: `${SCRATCH_MEASUREMENT} check=1i ${nowS}`,
+  });
+  if (answer.kind === "problem") {
+    return failure(
+      WRITE,
+      `the write to bucket ${bucket} got no answer (${answer.message})`,
+      "check INFLUX_URL and that InfluxDB is running; raise INFLUX_TIMEOUT_MS if it is only slow",
+    );
+  }
+  const { status } = answer;
+  const said = `HTTP ${status}: ${bodyMessage(answer.body)}`;
+  if (status === 401 || status === 403) {
+    return failure(
+      WRITE,
+      `token cannot write bucket ${bucket} (${said})`,
+      `set INFLUX_TOKEN to a token with write access to bucket ${bucket} ` +
+        "(InfluxDB 2.x: `influx auth create --write-bucket BUCKET_ID`)",
+    );
+  }
+  if (status === 404) {
+    return failure(
+      WRITE,
+      `InfluxDB has no bucket ${bucket} (${said})`,
+      "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
+    );
+  }
+  if (status < 200 || status > 299) {
+    return failure(
+      WRITE,
+      `the write to bucket ${bucket} failed (${said})`,
+      "see InfluxDB's log; check that INFLUX_URL points at InfluxDB",
+    );
+  }
+  const wrote = `token can write bucket ${bucket} (wrote one point to ${SCRATCH_MEASUREMENT}`;
+  const deleted = await deleteScratch(influx, nowS);
+  return ok(
+    WRITE,
+    deleted.done
+      ? `${wrote}, deleted it with ${deleted.how})`
+      : `${wrote}; could not delete it: ${deleted.how})`,
+  );
+}
+
+const influxqlBody = z.object({
+  results: z.array(
+    z.object({
+      error: z.string().optional(),
+      series: z
+        .array(z.object({ columns: z.array(z.string()), values: z.array(z.array(z.unknown())) }))
+        .optional(),
+    }),
+  ),
+});
+
+/** InfluxQL over /query (1.x natively, 2.x/3.x through their v1 API), as one result. */
+async function influxql(
+  influx: Influx,
+  q: string,
+  method: "GET" | "POST",
+): Promise<z.infer<typeof influxqlBody>["results"][number] | string> {
+  const [db = "", rp] = influx.bucket.split("/");
+  const params = new URLSearchParams({ db, q });
+  if (rp) params.set("rp", rp);
+  const answer = await request(influx, `/query?${params}`, { method });
+  if (answer.kind === "problem") return answer.message;
+  if (answer.status !== 200) return `HTTP ${answer.status} on /query: ${bodyMessage(answer.body)}`;
+  try {
+    const result = influxqlBody.parse(JSON.parse(answer.body)).results[0];
+    if (!result) return "no result from /query";
+    return result.error ?? result;
+  } catch {
+    return `an unexpected answer from /query: ${bodyMessage(answer.body)}`;
+  }
+}
+
+/** The v2 delete API, else InfluxQL DROP MEASUREMENT (InfluxDB 1.x). */
+async function deleteScratch(influx: Influx, atS: number): Promise<{ done: boolean; how: string }> {
+  const query = new URLSearchParams({ org: influx.org, bucket: influx.bucket });
+  const answer = await request(influx, `/api/v2/delete?${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      start: new Date((atS - 1) * 1000).toISOString(),
+      stop: new Date((atS + 1) * 1000).toISOString(),
+      predicate: `_measurement="${SCRATCH_MEASUREMENT}"`,
+    }),
+  });
+  if (answer.kind === "answer" && answer.status >= 200 && answer.status <= 299) {
+    return { done: true, how: "/api/v2/delete" };
+  }
+  const v2 =
+    answer.kind === "problem"
+      ? answer.message
+      : `HTTP ${answer.status} on /api/v2/delete: ${bodyMessage(answer.body)}`;
+  const dropped = await influxql(
+    influx,
+    `DROP MEASUREMENT ${quoteIdentifier(SCRATCH_MEASUREMENT)}`,
+    "POST",
+  );
+  if (typeof dropped !== "string") return { done: true, how: "InfluxQL DROP MEASUREMENT" };
+  return { done: false, how: `${v2}; DROP MEASUREMENT: ${dropped}` };
+}
+
+const bucketsBody = z.object({
+  buckets: z.array(
+    z.object({
+      name: z.string(),
+      retentionRules: z.array(z.object({ everySeconds: z.number() })).optional(),
+    }),
+  ),
+});
+
+/** How long the bucket keeps data: /api/v2/buckets, else InfluxQL SHOW RETENTION POLICIES. */
+async function retentionCheck(influx: Influx): Promise<CheckResult> {
+  const { bucket } = influx;
+  const query = new URLSearchParams({ name: bucket });
+  if (influx.org !== "") query.set("org", influx.org);
+  const answer = await request(influx, `/api/v2/buckets?${query}`);
+  if (answer.kind === "answer" && answer.status === 200) {
+    try {
+      const found = bucketsBody
+        .parse(JSON.parse(answer.body))
+        .buckets.find((b) => b.name === bucket);
+      if (!found)
+        return ok(RETENTION, `not readable: /api/v2/buckets does not list bucket ${bucket}`);
+      const everyS = found.retentionRules?.[0]?.everySeconds ?? 0;
+      return ok(RETENTION, `bucket ${bucket} ${keeps(everyS)}`);
+    } catch {
+      return ok(RETENTION, `not readable: an unexpected answer from /api/v2/buckets`);
+    }
+  }
+  const v2 =
+    answer.kind === "problem"
+      ? answer.message
+      : `HTTP ${answer.status} on /api/v2/buckets: ${bodyMessage(answer.body)}`;
+  const policies = await influxql(influx, "SHOW RETENTION POLICIES", "GET");
+  if (typeof policies === "string") return ok(RETENTION, `not readable (${v2}; ${policies})`);
+  const [, rp] = bucket.split("/");
+  const series = policies.series?.[0];
+  const column = (name: string): number => series?.columns.indexOf(name) ?? -1;
+  const row = series?.values.find((v) =>
+    rp ? v[column("name")] === rp : v[column("default")] === true,
+  );
+  const duration = row?.[column("duration")];
+  const seconds = typeof duration === "string" ? durationSeconds(duration) : undefined;
+  if (!row || seconds === undefined) {
+    return ok(RETENTION, `not readable: no retention policy ${rp ?? "(default)"} found`);
+  }
+  return ok(RETENTION, `retention policy ${String(row[column("name")])} ${keeps(seconds)}`);
+}
+
+function keeps(everyS: number): string {
+  return everyS === 0 ? "keeps data forever" : `keeps data for ${formatRetention(everyS)}`;
+}
+
+function formatRetention(totalS: number): string {
+  if (totalS % 86_400 === 0) return `${totalS / 86_400} d`;
+  if (totalS % 3600 === 0) return `${totalS / 3600} h`;
+  return `${totalS} s`;
+}
+
+/** InfluxQL's duration (`168h0m0s`, `0s`) in seconds. */
+function durationSeconds(text: string): number | undefined {
+  const units: Record<string, number> = { w: 604_800, d: 86_400, h: 3600, m: 60, s: 1 };
+  let total = 0;
+  let rest = text;
+  for (const [, amount, unit] of text.matchAll(/(\d+)([wdhms])/g)) {
+    total += Number(amount) * (units[unit ?? ""] ?? 0);
+    rest = rest.replace(`${amount}${unit}`, "");
+  }
+  return rest === "" ? total : undefined;
+}

@@ -1,0 +1,232 @@
+import { accessSync, constants, existsSync, statfsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import type { Config } from "../../config.js";
+import { SERVICE_LOCK } from "../../service/etl-service.js";
+import {
+  appliedMigrations,
+  listMigrations,
+  MIGRATIONS_DIR,
+  migrationLabel,
+  pendingMigrations,
+} from "../../state/migrator.js";
+import { isGone, processOwner } from "../../state/owner.js";
+import { stateError } from "../../state/state-error.js";
+import {
+  type CheckResult,
+  failure,
+  formatBytes,
+  messageOf,
+  notChecked,
+  ok,
+  warning,
+} from "./check.js";
+
+const WRITABLE = "state DB writable";
+const SCHEMA = "state DB schema";
+const LOCK = "state DB lock";
+const DISK = "free disk";
+
+/** Free space below these is a warning, and a failure. */
+const DISK_WARN_BYTES = 1024 ** 3;
+const DISK_FAIL_BYTES = 100 * 1024 ** 2;
+
+/** How long doctor waits for SQLite's locks (a running service holds them only briefly). */
+const BUSY_TIMEOUT_MS = 2000;
+
+const MOVE_FIX = "set STATE_DB to a path in a directory this user can write";
+
+/**
+ * The state database (STATE_DB): it can be written, its schema is that of this energy-etl, and
+ * who holds the service lock. A missing file is not created (the first sync or `migrate` does).
+ */
+export function stateChecks(config: Config): CheckResult[] {
+  const path = config.state.db;
+  if (path === ":memory:") {
+    return [
+      warning(
+        WRITABLE,
+        "STATE_DB is :memory:: cursors and jobs are lost when the process ends",
+        "set STATE_DB to a file, e.g. ./data/state.db",
+      ),
+      ok(SCHEMA, "in memory: migrated on every start"),
+      ok(LOCK, "in memory: no other process shares it"),
+    ];
+  }
+  if (!existsSync(path)) return missingState(path);
+  if (statSync(path).isDirectory()) {
+    const why = `${path} is a directory`;
+    return [
+      failure(WRITABLE, why, "set STATE_DB to a file path, e.g. ./data/state.db"),
+      notChecked(SCHEMA, why, WRITABLE),
+      notChecked(LOCK, why, WRITABLE),
+    ];
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (error) {
+    const why = stateError(path, error).message;
+    return [
+      failure(WRITABLE, why, MOVE_FIX),
+      notChecked(SCHEMA, "it does not open", WRITABLE),
+      notChecked(LOCK, "it does not open", WRITABLE),
+    ];
+  }
+  try {
+    db.prepare("SELECT count(*) FROM sqlite_master").get();
+  } catch (error) {
+    db.close();
+    const why = stateError(path, error).message;
+    const fix = "point STATE_DB at the state file, or move this file away (a new one is created)";
+    return [
+      failure(WRITABLE, why, fix),
+      notChecked(SCHEMA, "it cannot be read", WRITABLE),
+      notChecked(LOCK, "it cannot be read", WRITABLE),
+    ];
+  }
+  try {
+    return [writableCheck(path), schemaCheck(db), lockCheck(db)];
+  } finally {
+    db.close();
+  }
+}
+
+/** No state file yet: fine when it can be created. */
+function missingState(path: string): CheckResult[] {
+  const dir = dirname(resolve(path));
+  const existing = existingAncestor(dir);
+  const why = "no state yet";
+  if (!statSync(existing).isDirectory()) {
+    return [
+      failure(WRITABLE, `${path} cannot be created: ${existing} is not a directory`, MOVE_FIX),
+      notChecked(SCHEMA, why, WRITABLE),
+      notChecked(LOCK, why, WRITABLE),
+    ];
+  }
+  if (!canWrite(existing)) {
+    return [
+      failure(
+        WRITABLE,
+        `${path} cannot be created: ${existing} is not writable`,
+        `make ${existing} writable for this user, or ${MOVE_FIX}`,
+      ),
+      notChecked(SCHEMA, why, WRITABLE),
+      notChecked(LOCK, why, WRITABLE),
+    ];
+  }
+  const where = existing === dir ? dir : `${existing} (${dir} is created too)`;
+  return [
+    ok(WRITABLE, `no state yet: ${path} is created on first sync, in writable ${where}`),
+    ok(SCHEMA, "no state yet (created on first sync, or with energy-etl migrate)"),
+    ok(LOCK, "no state yet: free"),
+  ];
+}
+
+function writableCheck(path: string): CheckResult {
+  const dir = dirname(resolve(path));
+  if (!canWrite(path)) {
+    return failure(
+      WRITABLE,
+      `${path} is not writable`,
+      `make it writable for this user (chmod/chown), or ${MOVE_FIX}`,
+    );
+  }
+  if (!canWrite(dir)) {
+    return failure(
+      WRITABLE,
+      `${dir} is not writable (SQLite writes a -wal and a -shm file beside ${path})`,
+      `make ${dir} writable for this user, or ${MOVE_FIX}`,
+    );
+  }
+  return ok(WRITABLE, `${path} opens and can be written`);
+}
+
+function schemaCheck(db: Database.Database): CheckResult {
+  const latest = listMigrations(MIGRATIONS_DIR).at(-1)?.version ?? 0;
+  let pending: ReturnType<typeof pendingMigrations>;
+  try {
+    pending = pendingMigrations(db, MIGRATIONS_DIR);
+  } catch (error) {
+    return failure(
+      SCHEMA,
+      messageOf(error),
+      "use the energy-etl that wrote it (or a newer one), or point STATE_DB at another file",
+    );
+  }
+  const version = Math.max(0, ...appliedMigrations(db).keys());
+  if (pending.length > 0) {
+    return warning(
+      SCHEMA,
+      `schema version ${version}, this energy-etl is at ${latest} (pending: ${pending.map(migrationLabel).join(", ")})`,
+      "run energy-etl migrate (sync and run also migrate when they start)",
+    );
+  }
+  return ok(SCHEMA, `schema version ${version} (current)`);
+}
+
+const lockRow = z.object({
+  owner: z.string(),
+  pid: z.number().int(),
+  host: z.string(),
+  command: z.string(),
+  acquired_at: z.string(),
+  expires_at: z.number().int(),
+});
+
+/** Who holds the service lock (`energy-etl run`, briefly `sync`): a live holder is fine. */
+function lockCheck(db: Database.Database): CheckResult {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'locks'")
+    .get();
+  if (table === undefined) return ok(LOCK, "free (no locks table yet)");
+  const row: unknown = db.prepare("SELECT * FROM locks WHERE name = ?").get(SERVICE_LOCK);
+  if (row === undefined) return ok(LOCK, "free");
+  const held = lockRow.parse(row);
+  const who = `\`${held.command}\` (pid ${held.pid} on ${held.host}, since ${held.acquired_at})`;
+  const gone = isGone({ id: held.owner, pid: held.pid, host: held.host }, processOwner("doctor"));
+  if (gone || held.expires_at < Date.now()) {
+    return warning(
+      LOCK,
+      `stale: held by ${who}, which ${gone ? "is gone" : "stopped renewing it"}`,
+      "nothing to do if no energy-etl works on this state: the next run or sync takes it over; " +
+        `otherwise stop pid ${held.pid} on ${held.host}`,
+    );
+  }
+  return ok(LOCK, `held by ${who}: a service works on this state`);
+}
+
+/** Free space on the file system of the state database. */
+export function diskCheck(config: Config): CheckResult {
+  const path = config.state.db;
+  if (path === ":memory:") return ok(DISK, "not measured: STATE_DB is :memory:");
+  const dir = existingAncestor(dirname(resolve(path)));
+  const stats = statfsSync(dir);
+  const free = stats.bavail * stats.bsize;
+  const detail = `${formatBytes(free)} free on the file system of ${dir}`;
+  const fix = `free space on the file system of ${dir}, or ${MOVE_FIX} on a larger disk`;
+  if (free < DISK_FAIL_BYTES) return failure(DISK, `${detail} (less than 100 MiB)`, fix);
+  if (free < DISK_WARN_BYTES) return warning(DISK, `${detail} (less than 1 GiB)`, fix);
+  return ok(DISK, detail);
+}
+
+/** `dir`, or its nearest parent that exists. */
+function existingAncestor(dir: string): string {
+  let current = dir;
+  while (!existsSync(current)) {
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return current;
+}
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,339 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { CommanderError } from "commander";
+import { ApiError } from "../../src/api/errors.js";
+import { registerInitCommand } from "../../src/cli/commands/init.js";
+import { type CliIo, UsageError, writeLine } from "../../src/cli/io.js";
+import { createProgram } from "../../src/cli/program.js";
+import { runCli } from "../../src/cli.js";
+import { ConfigError } from "../../src/config.js";
+import { scrubSecrets } from "../../src/logger.js";
+import { DEFAULT_SIM_USERS, type Simulator } from "../../src/simulator/server.js";
+import { bufferIo } from "../support/cli-io.js";
+import { clientFor, startTestSimulator } from "../support/simulator.js";
+
+/** True once program.ts registers `init`: then the tests go through runCli unchanged. */
+const registered = createProgram(bufferIo())
+  .commands.map((c) => c.name())
+  .includes("init");
+
+/**
+ * Runs `energy-etl ARGV` in-process: through runCli when the program has `init`, else through
+ * the real program (global options, exit override, output) with `init` registered here, errors
+ * mapped to exit codes and messages as runCli maps them.
+ */
+async function cli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (registered) return runCli(argv, io);
+  const program = createProgram(io);
+  registerInitCommand(program, io);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const [prefix, code] =
+      error instanceof ConfigError || error instanceof UsageError
+        ? ["error", 2]
+        : error instanceof ApiError
+          ? [`API error (${error.code})`, 1]
+          : ["failed", 1];
+    const message = error instanceof Error ? error.message : String(error);
+    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
+    return code;
+  }
+}
+
+/** The variables of a .env file (single quotes removed). */
+function readEnv(path: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line);
+    if (!m?.[1] || m[2] === undefined) continue;
+    vars[m[1]] = m[2].replace(/^'(.*)'$/, "$1");
+  }
+  return vars;
+}
+
+const ENV_KEYS = [
+  "ENERGY_API_URL",
+  "ENERGY_API_KEY",
+  "ENERGY_API_USER",
+  "ENERGY_API_PASSWORD",
+  "INFLUX_ADMIN_USER",
+  "INFLUX_ADMIN_PASSWORD",
+  "INFLUX_TOKEN",
+  "INFLUX_ORG",
+  "INFLUX_BUCKET",
+  "GRAFANA_ADMIN_USER",
+  "GRAFANA_ADMIN_PASSWORD",
+];
+const RANDOM_KEYS = ["INFLUX_ADMIN_PASSWORD", "INFLUX_TOKEN", "GRAFANA_ADMIN_PASSWORD"];
+const API_KEY = "init-key-7f3a9c";
+const PASSWORD = "Pw-init-51e8d";
+const OTP_USER = DEFAULT_SIM_USERS.find((u) => u.otp !== undefined);
+
+describe("init", () => {
+  let sim: Simulator;
+  let dir: string;
+  beforeEach(async () => {
+    sim = await startTestSimulator({
+      apiKey: API_KEY,
+      users: [...DEFAULT_SIM_USERS, { user: "ops", password: PASSWORD }],
+    });
+    dir = mkdtempSync(join(tmpdir(), "energy-etl-init-"));
+  });
+  afterEach(async () => {
+    await sim.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const flags = (envFile: string, password = PASSWORD) => [
+    "init",
+    "--api-url",
+    sim.url,
+    "--api-key",
+    API_KEY,
+    "--user",
+    "ops",
+    "--password",
+    password,
+    "--env-path",
+    envFile,
+  ];
+
+  it("with flags off a terminal: checks the API, writes .env 0600 with fresh secrets, prints none", async () => {
+    const first = join(dir, "first.env");
+    const io = bufferIo({ LOG_LEVEL: "debug" });
+    const code = await cli(flags(first), io);
+    expect(io.err()).not.toMatch(/error/i);
+    expect(code).toBe(0);
+
+    const vars = readEnv(first);
+    expect(Object.keys(vars)).toEqual(ENV_KEYS);
+    expect(vars).toMatchObject({
+      ENERGY_API_URL: sim.url,
+      ENERGY_API_KEY: API_KEY,
+      ENERGY_API_USER: "ops",
+      ENERGY_API_PASSWORD: PASSWORD,
+      INFLUX_ADMIN_USER: "admin",
+      INFLUX_ORG: "energy",
+      INFLUX_BUCKET: "energy",
+      GRAFANA_ADMIN_USER: "admin",
+    });
+    for (const key of RANDOM_KEYS) expect(vars[key]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new Set(RANDOM_KEYS.map((k) => vars[k])).size).toBe(3);
+    expect(statSync(first).mode & 0o777).toBe(0o600);
+
+    const devices = sim.fleet.deviceIds();
+    expect(io.out()).toContain(`API: ${sim.url} as ops`);
+    expect(io.out()).toContain("Token: created, the credentials work.");
+    expect(io.out()).toContain(`Devices: ${devices.length} (${devices.slice(0, 5).join(", ")}`);
+    expect(io.out()).toContain(`Wrote ${first} (mode 0600): ${ENV_KEYS.join(", ")}.`);
+    expect(sim.count("create_token", 200)).toBe(1);
+    expect(sim.count("set_password")).toBe(0);
+
+    const second = join(dir, "second.env");
+    const io2 = bufferIo();
+    expect(await cli(flags(second), io2)).toBe(0);
+    const vars2 = readEnv(second);
+    for (const key of RANDOM_KEYS) expect(vars2[key]).not.toBe(vars[key]);
+
+    for (const secret of [API_KEY, PASSWORD, ...RANDOM_KEYS.flatMap((k) => [vars[k], vars2[k]])]) {
+      if (secret === undefined) throw new Error("a secret is missing");
+      for (const text of [io.out(), io.err(), io2.out(), io2.err()]) {
+        expect(text).not.toContain(secret);
+      }
+    }
+  });
+
+  it("refuses an existing file without --force, before any request; replaces it with --force", async () => {
+    const path = join(dir, ".env");
+    writeFileSync(path, "KEEP=me\n", { mode: 0o644 });
+    const io = bufferIo();
+    expect(await cli(flags(path), io)).toBe(2);
+    expect(io.err()).toContain(`energy-etl: error: ${path} exists; use --force to replace it`);
+    expect(readFileSync(path, "utf8")).toBe("KEEP=me\n");
+    expect(sim.count()).toBe(0);
+
+    // the settings may come from the environment too
+    const forced = bufferIo({ ENERGY_API_URL: sim.url, ENERGY_API_KEY: API_KEY });
+    const argv = ["init", "--user", "ops", "--password", PASSWORD, "-f", path, "--force"];
+    expect(await cli(argv, forced)).toBe(0);
+    expect(forced.out()).toContain(`Wrote ${path} (mode 0600, replaced)`);
+    expect(forced.err()).toContain("the InfluxDB and Grafana secrets are new");
+    const vars = readEnv(path);
+    expect(vars.KEEP).toBeUndefined();
+    expect(vars.ENERGY_API_KEY).toBe(API_KEY);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it("a wrong password: exit 1, which settings to check and --otp for a first start; no file", async () => {
+    const path = join(dir, ".env");
+    const io = bufferIo();
+    expect(await cli(flags(path, "not-the-password-1"), io)).toBe(1);
+    expect(io.err()).toBe(
+      "energy-etl: API error (auth_failed): POST /create_token refused the credentials " +
+        "(HTTP 401): invalid username or password. The API refused the credentials: check the " +
+        "API key (--api-key or ENERGY_API_KEY), the user (--user or ENERGY_API_USER) and the " +
+        "password (--password or ENERGY_API_PASSWORD). On a first start, with the one-time " +
+        "password you were given, run init with --otp to set the password first.\n",
+    );
+    expect(io.out()).not.toContain("Wrote");
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("--otp on a first start sets the password, then a token works with it", async () => {
+    if (!OTP_USER?.otp) throw new Error("DEFAULT_SIM_USERS has no one-time password user");
+    const path = join(dir, ".env");
+    const newPassword = "New-Pa55-word";
+    const io = bufferIo();
+    const argv = [
+      "init",
+      "--api-url",
+      sim.url,
+      "--api-key",
+      API_KEY,
+      "--user",
+      OTP_USER.user,
+      "--otp",
+      OTP_USER.otp,
+      "--password",
+      newPassword,
+      "--env-path",
+      path,
+    ];
+    expect(await cli(argv, io)).toBe(0);
+    expect(io.out()).toContain(`Password set for ${OTP_USER.user} with the one-time password.`);
+    expect(io.out()).toContain("Token: created");
+    expect(sim.count("set_password", 200)).toBe(1);
+    expect(readEnv(path).ENERGY_API_PASSWORD).toBe(newPassword);
+    expect(io.out() + io.err()).not.toContain(newPassword);
+
+    const { client } = clientFor(sim, {
+      apiKey: API_KEY,
+      user: OTP_USER.user,
+      password: newPassword,
+    });
+    await expect(client.accessToken()).resolves.toEqual(expect.any(String));
+  });
+
+  it("a wrong one-time password: set-password's advice, no token asked for, no file", async () => {
+    const path = join(dir, ".env");
+    const io = bufferIo();
+    const argv = [...flags(path), "--otp", "wrong-otp-1"];
+    argv[6] = "demo";
+    expect(await cli(argv, io)).toBe(1);
+    expect(io.err()).toContain("The API refused the one-time password or the API key");
+    expect(io.err()).not.toContain("wrong-otp-1");
+    expect(sim.count("create_token")).toBe(0);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("off a terminal a missing value is a usage error naming its flag", async () => {
+    const path = join(dir, ".env");
+    const io = bufferIo();
+    expect(await cli(["init", "--api-url", sim.url, "--env-path", path], io)).toBe(2);
+    expect(io.err()).toContain(
+      "no API key: pass --api-key or set ENERGY_API_KEY (stdin is not a terminal, so init " +
+        "cannot ask)",
+    );
+    const noPassword = bufferIo();
+    const argv = ["init", "--api-url", sim.url, "--api-key", API_KEY, "-u", "ops"];
+    expect(await cli([...argv, "--env-path", path], noPassword)).toBe(2);
+    expect(noPassword.err()).toContain(
+      "no API password: pass --password or set ENERGY_API_PASSWORD; on a first start also " +
+        "--otp with the one-time password",
+    );
+    expect(sim.count()).toBe(0);
+  });
+
+  it.each([
+    ["ftp://host:21", "--api-url must be an http(s) URL such as https://host:port"],
+    ["api.example.com", "(http:// or https:// is missing in front)"],
+    ["https://bob:secret@api.example.com", "--api-url must not hold credentials (https://***@"],
+  ])("refuses --api-url %s before any request", async (url, message) => {
+    const io = bufferIo();
+    const argv = [...flags(join(dir, ".env"))];
+    argv[2] = url;
+    expect(await cli(argv, io)).toBe(2);
+    expect(io.err()).toContain(message);
+    expect(io.err()).not.toContain("secret@");
+    expect(sim.count()).toBe(0);
+  });
+
+  it("refuses a value a .env line cannot hold", async () => {
+    const io = bufferIo();
+    expect(await cli(flags(join(dir, ".env"), "it's\\bad"), io)).toBe(2);
+    expect(io.err()).toContain("--password must not hold ' or \\");
+    expect(sim.count()).toBe(0);
+  });
+
+  it("on a terminal it asks, with the one-time password question, and writes the answers", async () => {
+    if (!OTP_USER?.otp) throw new Error("DEFAULT_SIM_USERS has no one-time password user");
+    const path = join(dir, ".env");
+    // the answers, in the order of the prompts
+    const io = terminalIo([
+      "ftp://wrong", // refused: asked again
+      sim.url,
+      API_KEY,
+      OTP_USER.user,
+      "y",
+      OTP_USER.otp,
+      "Typed-Pa55",
+      "Typed-Pa55",
+    ]);
+    expect(await cli(["init", "--env-path", path], io)).toBe(0);
+    expect(io.prompts()).toEqual([
+      "API URL: ",
+      "API URL: ",
+      "API key: ",
+      "API user: ",
+      "First start, with a one-time password to set the API password? [y/N] ",
+      "One-time password: ",
+      "New API password: ",
+      "Repeat the new password: ",
+    ]);
+    expect(io.err()).toContain("the API URL must be an http(s) URL");
+    expect(readEnv(path)).toMatchObject({
+      ENERGY_API_URL: sim.url,
+      ENERGY_API_USER: OTP_USER.user,
+      ENERGY_API_PASSWORD: "Typed-Pa55",
+    });
+    expect(sim.count("set_password", 200)).toBe(1);
+  });
+});
+
+/**
+ * A terminal: stdin is a TTY, and each prompt written to stderr (text ending in ": " or "] ") is
+ * answered with the next of `answers`, as a user would type it.
+ */
+function terminalIo(answers: string[]) {
+  const base = bufferIo({ LOG_LEVEL: "warn" });
+  const stdin = Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: (_raw: boolean) => undefined,
+  });
+  let err = "";
+  const prompts: string[] = [];
+  const stderr = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      const text = chunk.toString("utf8");
+      err += text;
+      if (/(: |\] )$/.test(text)) {
+        prompts.push(text);
+        const next = answers.shift();
+        if (next !== undefined) setImmediate(() => stdin.write(`${next}\n`));
+      }
+      cb();
+    },
+  });
+  return {
+    ...base,
+    stdin,
+    stderr,
+    err: () => err,
+    prompts: () => prompts,
+  };
+}
