@@ -30,8 +30,27 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
           : ["failed", 1];
     const message = error instanceof Error ? error.message : String(error);
     writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
+    const next = nextStep(error);
+    if (next) writeLine(io.stderr, `  ${next}`);
     return code;
   }
+}
+
+/** What to do about an error, when the message alone does not say it. */
+export function nextStep(error: unknown): string | undefined {
+  // a command that said what to do already (init names its own flags)
+  if (!(error instanceof ApiError) || error.message.includes("ENERGY_API_PASSWORD"))
+    return undefined;
+  if (error.code === "auth_failed" && error.endpoint === "POST /create_token") {
+    return (
+      "check ENERGY_API_KEY, ENERGY_API_USER (--api-user) and ENERGY_API_PASSWORD; on a first " +
+      "start, set the password with your one-time password: energy-etl set-password"
+    );
+  }
+  if (error.code === "auth_failed") {
+    return "the API refused the access token or the API key: check ENERGY_API_KEY";
+  }
+  return undefined;
 }
 
 /** True when this module is the script node runs (not when another script imports it). */

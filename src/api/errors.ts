@@ -175,6 +175,9 @@ export function classifyStatus(
 
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
 
+/** OpenSSL's messages when https:// meets a plain-HTTP server. */
+const TLS_MISMATCH = /wrong version number|packet length too long|unknown protocol/i;
+
 /** Failures that happen before a single byte of the request left: nothing reached the server. */
 const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
 
@@ -190,6 +193,14 @@ export function classifyTransportError(endpoint: string, error: unknown): ApiErr
   const code = field("code") ?? "UNKNOWN";
   const timedOut = TIMEOUT_CODES.has(code) || field("name") === "TimeoutError";
   const reason = scrubSecrets(field("message") ?? String(error));
+  if (code === "EPROTO" || TLS_MISMATCH.test(reason)) {
+    // OpenSSL's own words ("wrong version number") say nothing to an operator
+    return new ApiError(
+      `${endpoint} failed: the TLS handshake failed, so the server at that address does not ` +
+        "speak https: use http:// in the URL (or check the port)",
+      { endpoint, code: "network", retryable: false },
+    );
+  }
   return new ApiError(`${endpoint} ${timedOut ? "timed out" : "failed"} (${code}): ${reason}`, {
     endpoint,
     code: timedOut ? "timeout" : "network",

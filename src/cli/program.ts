@@ -6,6 +6,8 @@ import { registerConfigCommand } from "./commands/config.js";
 import { registerDeadLettersCommand } from "./commands/dead-letters.js";
 import { registerDecodeCommand } from "./commands/decode.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerInitCommand } from "./commands/init.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerSetPasswordCommand } from "./commands/set-password.js";
@@ -23,7 +25,6 @@ export function createProgram(io: CliIo): Command {
         "Settings come from flags, then the environment, then --config FILE, then defaults.",
     )
     .version("0.1.0")
-    .showHelpAfterError()
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -43,5 +44,20 @@ export function createProgram(io: CliIo): Command {
   registerDecodeCommand(program, io);
   registerDemoCommand(program, io);
   registerMigrateCommand(program, io);
+  registerDoctorCommand(program, io);
+  registerInitCommand(program, io);
+  pointAtHelp(program, "energy-etl");
   return program;
+}
+
+/**
+ * A usage error prints its one line and where to read more (`see energy-etl sync --help`), not
+ * the whole help that would scroll the line away.
+ */
+function pointAtHelp(command: Command, path: string): void {
+  command.configureOutput({
+    ...command.configureOutput(),
+    outputError: (text, write) => write(`${text.trimEnd()}\n(see ${path} --help)\n`),
+  });
+  for (const sub of command.commands) pointAtHelp(sub, `${path} ${sub.name()}`);
 }

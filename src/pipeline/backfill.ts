@@ -2,6 +2,7 @@ import type { CallOptions } from "../api/client.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
+import { didYouMean } from "../util/suggest.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { refreshCatalog } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
@@ -51,6 +52,7 @@ export async function planBackfill(
   const { client } = pipeline;
   const deviceIds = await selectDevices(pipeline, request.devices, calls);
   const planned: PlannedBackfill[] = [];
+  const known = new Set<string>();
   for (const deviceId of deviceIds) {
     const { resource_ids } = await pipeline.forDevice(deviceId, () =>
       client.listResources(deviceId, calls),
@@ -61,6 +63,7 @@ export async function planBackfill(
       );
       // as sync does: a value new on a synced resource also gets its history job
       if (!request.dryRun) refreshCatalog(pipeline, deviceId, resourceId, values);
+      for (const v of values) known.add(v);
       let valueIds = values.filter((v) => v !== VALUES_ID);
       if (request.values) {
         const unknown = request.values.filter((v) => !values.includes(v));
@@ -81,8 +84,12 @@ export async function planBackfill(
   if (request.values) {
     const seen = new Set(planned.flatMap((p) => p.spec.valueIds));
     const missing = request.values.filter((v) => !seen.has(v));
-    if (missing.length > 0)
-      throw new Error(`unknown value id for these devices: ${missing.join(", ")}`);
+    if (missing.length > 0) {
+      const hint = missing.length === 1 ? didYouMean(missing[0] ?? "", known) : "";
+      throw new Error(
+        `unknown value id for these devices: ${missing.join(", ")}${hint} (see energy-etl values DEVICE)`,
+      );
+    }
   }
   return planned;
 }

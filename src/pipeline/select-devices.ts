@@ -1,11 +1,16 @@
 import type { CallOptions } from "../api/client.js";
+import { didYouMean } from "../util/suggest.js";
 import { type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
 import { inShard } from "./shard.js";
 
 /** A device asked for that the API does not list. */
 export class UnknownDeviceError extends Error {
-  constructor(readonly deviceIds: readonly string[]) {
-    super(`unknown device: ${deviceIds.join(", ")} (see energy-etl devices)`);
+  constructor(
+    readonly deviceIds: readonly string[],
+    listed: readonly string[] = [],
+  ) {
+    const hint = deviceIds.length === 1 ? didYouMean(deviceIds[0] ?? "", listed) : "";
+    super(`unknown device: ${deviceIds.join(", ")}${hint} (see energy-etl devices)`);
     this.name = "UnknownDeviceError";
   }
 }
@@ -27,7 +32,7 @@ export async function selectDevices(
     const missing = (ids: readonly string[]) => wanted.filter((id) => !ids.includes(id));
     if (missing(all).length > 0 && !listed.read) all = await readDeviceList(pipeline, calls);
     const unknown = missing(all);
-    if (unknown.length > 0) throw new UnknownDeviceError(unknown);
+    if (unknown.length > 0) throw new UnknownDeviceError(unknown, all);
     return [...new Set(wanted)];
   }
   const { count, index } = pipeline.config.shard;

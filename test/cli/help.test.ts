@@ -25,6 +25,11 @@ describe("the built energy-etl binary", () => {
       "decode",
       "config",
       "simulate",
+      "doctor",
+      "init",
+      "dead-letters",
+      "audit",
+      "demo",
     ]) {
       expect(help).toContain(command);
     }

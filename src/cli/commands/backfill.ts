@@ -15,7 +15,7 @@ const optionsSchema = z
     device: z.array(z.string().min(1)).optional(),
     all: z.boolean().optional(),
     from: instant("--from").optional(),
-    to: instant("--to").default(() => new Date()),
+    to: instant("--to").optional(),
     retryParked: z.boolean().optional(),
     values: z
       .string()
@@ -35,10 +35,16 @@ const optionsSchema = z
   )
   .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
   .refine((o) => o.from !== undefined || o.retryParked === true, "give --from")
-  .refine(
-    (o) => o.from === undefined || o.from.getTime() <= o.to.getTime(),
-    "--from must not be after --to",
-  );
+  .superRefine((o, ctx) => {
+    if (o.from === undefined || o.from.getTime() <= (o.to ?? new Date()).getTime()) return;
+    ctx.addIssue({
+      code: "custom",
+      message:
+        o.to === undefined
+          ? `--from is in the future (${o.from.toISOString()}): there is no data after now`
+          : "--from must not be after --to",
+    });
+  });
 
 /** `backfill`: history on demand, stored as jobs that survive restarts. */
 export function registerBackfillCommand(program: Command, io: CliIo): void {
@@ -93,7 +99,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
             const request = {
               devices: opts.all ? ("all" as const) : (opts.device ?? []),
               fromS: Math.min(Math.floor(from.getTime() / 1000), nowS),
-              toS: Math.min(Math.floor(opts.to.getTime() / 1000), nowS),
+              toS: Math.min(Math.floor((opts.to ?? new Date()).getTime() / 1000), nowS),
               values: opts.values,
             };
             const plan = await planBackfill(pipeline, {
@@ -118,7 +124,12 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
           }
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
           const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
-          const progress = new BackfillProgressReporter(total, already, context.logger, io.stderr);
+          const progress = new BackfillProgressReporter(
+            total,
+            already,
+            context.logger,
+            context.terminal,
+          );
           let finished: readonly BackfillJob[];
           try {
             finished = (await runBackfillJobs(pipeline, jobs, progress)).jobs;
@@ -150,7 +161,7 @@ function printPlan(io: CliIo, plan: readonly PlannedBackfill[], ratePerSecond: n
     String(p.spec.valueIds.length),
     String(p.chunks),
   ]);
-  writeLine(io.stdout, renderTable(["device", "resource", "values", "requests"], rows));
+  writeLine(io.stdout, renderTable(["device", "resource", "values", "requests"], rows, io.stdout));
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   const seconds = Math.ceil(total / ratePerSecond);
   writeLine(

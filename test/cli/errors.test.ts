@@ -1,0 +1,148 @@
+/**
+ * Errors with a next step: each message is checked word for word, against the real simulator
+ * over loopback where the API is involved.
+ */
+import { dirname } from "node:path";
+import { runCli } from "../../src/cli.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { removeStateDir } from "../support/bad-data.js";
+import { bufferIo } from "../support/cli-io.js";
+import { tempStateDb } from "../support/pipeline.js";
+import { startTestSimulator } from "../support/simulator.js";
+
+describe("errors that say what to do", () => {
+  let sim: Simulator;
+  let stateDb: string;
+  const env = (extra: Record<string, string> = {}) => ({
+    ENERGY_API_URL: sim.url,
+    ENERGY_API_KEY: sim.apiKey,
+    ENERGY_API_USER: "demo",
+    ENERGY_API_PASSWORD: "demo-password",
+    STATE_DB: stateDb,
+    API_RETRIES: "0",
+    LOG_LEVEL: "warn",
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    sim = await startTestSimulator();
+    stateDb = tempStateDb();
+  });
+  afterAll(async () => {
+    await sim.close();
+    removeStateDir(stateDb);
+  });
+
+  async function run(argv: string[], extra: Record<string, string> = {}) {
+    const io = bufferIo(env(extra));
+    const code = await runCli(argv, io);
+    return { code, out: io.out(), err: io.err() };
+  }
+
+  it("a typo in a command: one line, a suggestion and where to read more", async () => {
+    expect(await run(["synk"])).toEqual({
+      code: 2,
+      out: "",
+      err: "error: unknown command 'synk'\n(Did you mean sync?)\n(see energy-etl --help)\n",
+    });
+  });
+
+  it("a typo in a flag: one line, a suggestion and the command's help", async () => {
+    expect(await run(["sync", "--devise", "x"])).toEqual({
+      code: 2,
+      out: "",
+      err: "error: unknown option '--devise'\n(Did you mean --device?)\n(see energy-etl sync --help)\n",
+    });
+  });
+
+  it("a wrong password names the settings and set-password", async () => {
+    const { code, err } = await run(["devices"], { ENERGY_API_PASSWORD: "wrong" });
+    expect(code).toBe(1);
+    expect(err).toBe(
+      "energy-etl: API error (auth_failed): POST /create_token refused the credentials (HTTP 401): invalid username or password\n" +
+        "  check ENERGY_API_KEY, ENERGY_API_USER (--api-user) and ENERGY_API_PASSWORD; on a first start, set the password with your one-time password: energy-etl set-password\n",
+    );
+  });
+
+  it("https:// against a plain-HTTP server says so, without OpenSSL's words", async () => {
+    const { code, err } = await run(["devices"], {
+      ENERGY_API_URL: sim.url.replace("http://", "https://"),
+    });
+    expect(code).toBe(1);
+    expect(err).toBe(
+      "energy-etl: API error (network): POST /create_token failed: the TLS handshake failed, so the server at that address does not speak https: use http:// in the URL (or check the port)\n",
+    );
+  });
+
+  it("an unknown device suggests a close one", async () => {
+    const { code, err } = await run([
+      "backfill",
+      "--device",
+      "hybrid-site-1",
+      "--from",
+      "P1D",
+      "--dry-run",
+    ]);
+    expect(code).toBe(1);
+    expect(err).toBe(
+      "energy-etl: failed: unknown device: hybrid-site-1 (did you mean hybrid-site-01?) (see energy-etl devices)\n",
+    );
+  });
+
+  it("a value id given by its measurement name suggests the whole id", async () => {
+    const { code, err } = await run([
+      "backfill",
+      "--device",
+      "hybrid-site-01",
+      "--from",
+      "-1d",
+      "--values",
+      "total_solar_power",
+      "--dry-run",
+    ]);
+    expect(code).toBe(1);
+    expect(err).toBe(
+      "energy-etl: failed: unknown value id for these devices: total_solar_power (did you mean e_03_01_00_000_total_solar_power?) (see energy-etl values DEVICE)\n",
+    );
+  });
+
+  it("durations are times before now wherever a time is taken", async () => {
+    for (const from of ["P30D", "-30d", "PT6H", "-12h"]) {
+      const { code, err } = await run([
+        "backfill",
+        "--device",
+        "audit-box-03",
+        "--from",
+        from,
+        "--dry-run",
+      ]);
+      expect({ from, code, err }).toEqual({ from, code: 0, err: "" });
+    }
+  });
+
+  it("a future --from says so, without naming a --to that was never given", async () => {
+    const { code, err } = await run(["backfill", "--all", "--from", "2999-01-01"]);
+    expect(code).toBe(2);
+    expect(err).toBe(
+      "energy-etl: error: --from is in the future (2999-01-01T00:00:00.000Z): there is no data after now\n",
+    );
+  });
+
+  it("a read-only command on a missing state file does not create one", async () => {
+    const typo = `${dirname(stateDb)}/stat.db`;
+    const { code, err } = await run(["status", "--state-db", typo]);
+    expect(code).toBe(2);
+    expect(err).toBe(
+      `energy-etl: error: STATE_DB ${typo} does not exist (a typo?): sync, backfill, run or migrate create it\n`,
+    );
+  });
+
+  it("a URL without its scheme is reported once", async () => {
+    const { code, err } = await run(["devices"], { ENERGY_API_URL: "127.0.0.1:8099" });
+    expect(code).toBe(2);
+    expect(err.match(/ENERGY_API_URL/g)).toHaveLength(2);
+    expect(
+      err.split("\n").filter((l) => l.includes("http:// or https:// is missing")),
+    ).toHaveLength(1);
+  });
+});
