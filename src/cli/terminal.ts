@@ -60,6 +60,8 @@ export class Terminal implements DestinationStream {
       hideCursor: true,
       etaBuffer: 50,
       forceRedraw: true,
+      // long log lines printed above the bar wrap as usual
+      linewrap: true,
       format,
     });
     this.current.start(total, start, payload);

@@ -4,7 +4,7 @@ import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { didYouMean } from "../util/suggest.js";
 import { epochSeconds } from "../util/utc-time.js";
-import { refreshCatalog } from "./catalog.js";
+import { type CatalogResource, deviceCatalog } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
@@ -49,20 +49,24 @@ export async function planBackfill(
   request: BackfillRequest,
   calls: CallOptions = {},
 ): Promise<PlannedBackfill[]> {
-  const { client } = pipeline;
   const deviceIds = await selectDevices(pipeline, request.devices, calls);
   const planned: PlannedBackfill[] = [];
   const known = new Set<string>();
   for (const deviceId of deviceIds) {
-    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
-      client.listResources(deviceId, calls),
-    );
-    for (const resourceId of resource_ids) {
-      const { values } = await pipeline.forDevice(deviceId, () =>
-        client.listValues(deviceId, resourceId, calls),
-      );
-      // as sync does: a value new on a synced resource also gets its history job
-      if (!request.dryRun) refreshCatalog(pipeline, deviceId, resourceId, values);
+    // the stored catalog while fresh (read and recorded when due, with the history jobs of new
+    // values, as sync does); a dry run reads the API and records nothing
+    const resources = request.dryRun
+      ? await readCatalog(pipeline, deviceId, calls)
+      : (
+          await deviceCatalog(
+            pipeline,
+            deviceId,
+            "refresh-due",
+            calls,
+            pipeline.logger.child({ device: deviceId }),
+          )
+        ).resources;
+    for (const { resourceId, values } of resources) {
       for (const v of values) known.add(v);
       let valueIds = values.filter((v) => v !== VALUES_ID);
       if (request.values) {
@@ -92,6 +96,22 @@ export async function planBackfill(
     }
   }
   return planned;
+}
+
+/** A device's resources and value lists read from the API, recorded nowhere (a dry run). */
+async function readCatalog(
+  pipeline: Pick<Pipeline, "client" | "forDevice">,
+  deviceId: string,
+  calls: CallOptions,
+): Promise<CatalogResource[]> {
+  const ask = <T>(task: () => Promise<T>) => pipeline.forDevice(deviceId, task);
+  const { resource_ids } = await ask(() => pipeline.client.listResources(deviceId, calls));
+  return Promise.all(
+    resource_ids.map(async (resourceId) => ({
+      resourceId,
+      values: (await ask(() => pipeline.client.listValues(deviceId, resourceId, calls))).values,
+    })),
+  );
 }
 
 /**

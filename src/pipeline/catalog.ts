@@ -188,16 +188,3 @@ export function recordValues(
   );
   return newValues.length;
 }
-
-/** {@link recordValues} in its own transaction (for callers that read one resource's values). */
-export function refreshCatalog(
-  pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow" | "logger">,
-  deviceId: string,
-  resourceId: string,
-  values: readonly string[],
-  log: Logger = pipeline.logger,
-): number {
-  return pipeline.store.transaction(() =>
-    recordValues(pipeline, deviceId, resourceId, values, log.child({ device: deviceId })),
-  );
-}
