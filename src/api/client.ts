@@ -55,6 +55,11 @@ export interface ApiClientOptions {
    */
   readonly timeoutMs: number;
   /**
+   * After this long without an answer's head (default {@link SLOW_NOTICE_MS}), say what is being
+   * waited for, in one info line at most every minute: a slow or unreachable API is not silence.
+   */
+  readonly slowNoticeMs?: number;
+  /**
    * Deadline of one request as a whole (API_DEADLINE_MS, default {@link DEFAULT_DEADLINE_MS}):
    * every attempt (connect, head, body), the backoff sleeps and Retry-After waits. Not counted:
    * the wait for the rate gate's slot, the wait for an access token, and the time the caller
@@ -269,6 +274,8 @@ export class ApiClient {
   private readonly tokens: TokenProvider;
   private readonly now: () => number;
   private readonly log: Logger;
+  private lastSlowNoticeMs = Number.NEGATIVE_INFINITY;
+  private readonly lastRetryWarnMs = new Map<string, number>();
   private readonly limits: DataLimits;
   private readonly deadlineMs: number;
   private readonly retryAfterMaxMs: number;
@@ -456,6 +463,14 @@ export class ApiClient {
       timeout: { lookup: t, connect: t, secureConnect: t, send: t, response: t },
     });
     const idle = new IdleTimer(stream, t);
+    const slow = setTimeout(
+      () => this.noteSlow(run.endpoint, t),
+      clampTimerMs(this.options.slowNoticeMs ?? SLOW_NOTICE_MS),
+    );
+    slow.unref();
+    const answered = (): void => clearTimeout(slow);
+    stream.once("response", answered);
+    stream.once("error", answered);
     const onAbort = (): void => {
       stream.destroy(Object.assign(new Error("aborted"), { code: "ERR_ABORTED" }));
     };
@@ -470,11 +485,38 @@ export class ApiClient {
       idle,
       head,
       close: () => {
+        answered();
         idle.disarm();
         run.signal.removeEventListener("abort", onAbort);
         stream.destroy();
       },
     };
+  }
+
+  /** True when a retry of this kind (code, status) was reported within the last minute. */
+  private repeated(code: string, status: number | undefined): boolean {
+    const key = `${code}:${status ?? ""}`;
+    const now = this.now();
+    const last = this.lastRetryWarnMs.get(key);
+    if (last !== undefined && now - last < 60_000) return true;
+    this.lastRetryWarnMs.set(key, now);
+    return false;
+  }
+
+  /** One "still waiting" line, at most every minute (a slow API with many requests in flight). */
+  private noteSlow(endpoint: string, timeoutMs: number): void {
+    const now = this.now();
+    if (now - this.lastSlowNoticeMs < 60_000) return;
+    this.lastSlowNoticeMs = now;
+    this.log.info(
+      {
+        endpoint,
+        api: this.options.baseUrl,
+        waitedMs: this.options.slowNoticeMs ?? SLOW_NOTICE_MS,
+        timeoutMs,
+      },
+      "waiting for the API: no answer yet (gives up after API_TIMEOUT_MS)",
+    );
   }
 
   /**
@@ -890,7 +932,8 @@ export class ApiClient {
           this.options.gate?.pause(delayMs);
           this.options.onRateLimited?.(delayMs);
         }
-        this.log.warn(
+        // one warning per kind of failure a minute; the same failure again is debug
+        this.log[this.repeated(outcome.code, outcome.status) ? "debug" : "warn"](
           { endpoint, code: outcome.code, status: outcome.status, attempt: retries, delayMs },
           "request failed, retrying",
         );
@@ -1126,6 +1169,9 @@ function registerSecretMembers(text: string, names: readonly string[]): void {
 
 /** Access tokens kept registered as secrets per client (the newest ones). */
 const KEPT_TOKEN_SECRETS = 8;
+
+/** Default of {@link ApiClientOptions.slowNoticeMs}. */
+export const SLOW_NOTICE_MS = 2_000;
 
 /** Records yielded at a time by {@link ApiClient.data}. */
 export const DATA_PAGE_RECORDS = 2000;

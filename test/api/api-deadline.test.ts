@@ -79,6 +79,26 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
     expect(paths).toEqual(["/create_token", "/devices"]);
   }, 15_000);
 
+  it("says what it waits for when the API does not answer (once a minute at most)", async () => {
+    const { logger, lines } = captureLogger("info");
+    const { client } = await clientOf(
+      () => {
+        // never answers
+      },
+      { slowNoticeMs: 50, deadlineMs: 1_000, logger },
+    );
+    const requests = [rejection(client.listDevices()), rejection(client.listDevices())];
+    await within(10_000, Promise.all(requests), "two requests that time out");
+    const notices = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter(
+        (event) =>
+          event.msg === "waiting for the API: no answer yet (gives up after API_TIMEOUT_MS)",
+      );
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ level: "info", endpoint: "GET /devices", waitedMs: 50 });
+  }, 15_000);
+
   it("an error body trickled 1 byte every 200 ms: timeout naming API_DEADLINE_MS", async () => {
     const { client } = await clientOf(
       (_req, res) => {
