@@ -212,13 +212,9 @@ async function workOnJob(
           run.counters.chunkErrors++;
           pipeline.observer?.chunkFailed(error);
           firstError ??= error;
-          run.logger.error(
-            {
-              job: job.id,
-              ...chunkContext(job.deviceId, job.resourceId, chunk),
-              error: messageOf(error),
-            },
-            "chunk failed",
+          run.chunkFailed(
+            { job: job.id, ...chunkContext(job.deviceId, job.resourceId, chunk) },
+            error,
           );
         }
       }),
@@ -357,6 +353,7 @@ export async function runBackfillJobs(
           ])
         : null,
   } as const;
+  run.reportFailures();
   store.runs.finish(run.id, summary, pipeline.now());
   if (!isFatal(fatal)) {
     await reportRun(

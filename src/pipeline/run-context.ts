@@ -1,6 +1,9 @@
 import type { Logger } from "pino";
 import type { CallOptions } from "../api/client.js";
+import { ApiError } from "../api/errors.js";
+import { InfluxWriteError } from "../influx/write-errors.js";
 import type { RunKind } from "../state/types.js";
+import { messageOf } from "../util/errors.js";
 
 /** What one run (a sync or a backfill) counts; its own, never shared with another run. */
 export interface RunCounters {
@@ -59,6 +62,36 @@ export class RunContext {
     readonly logger: Logger,
   ) {}
 
+  /** Chunk failures by cause: the first is logged whole, the others counted. */
+  private readonly failures = new Map<string, { count: number; example: string }>();
+
+  /**
+   * A chunk failed: the first failure of a cause (the API down, a token refused, …) is one error
+   * line with the chunk's context; the same cause again is a debug line and counts, and
+   * {@link reportFailures} says how often at the end of the run. One failure, one line at info
+   * level — not one per pending chunk.
+   */
+  chunkFailed(context: Record<string, unknown>, error: unknown): void {
+    const cause = causeOf(error);
+    const seen = this.failures.get(cause);
+    if (seen) {
+      seen.count++;
+      this.logger.debug({ ...context, error: messageOf(error) }, "chunk failed");
+      return;
+    }
+    this.failures.set(cause, { count: 1, example: messageOf(error) });
+    this.logger.error({ ...context, error: messageOf(error) }, "chunk failed");
+  }
+
+  /** One line per cause that failed more than one chunk, with the count. */
+  reportFailures(): void {
+    for (const [cause, { count, example }] of this.failures) {
+      if (count > 1) {
+        this.logger.error({ cause, chunks: count, error: example }, "chunks failed for one cause");
+      }
+    }
+  }
+
   /** A run context with `run` and `kind` bound to a child of `logger`. */
   static create(id: number, kind: RunKind, logger: Logger): RunContext {
     return new RunContext(id, kind, logger.child({ run: id, kind }));
@@ -79,4 +112,11 @@ export function runStatus(run: {
   if (run.stopping) return "interrupted";
   if (run.parts > 0 && run.failed >= run.parts) return "failed";
   return run.failed > 0 ? "partial" : "ok";
+}
+
+/** What makes failures "the same": the error's class and code (not its device or window). */
+function causeOf(error: unknown): string {
+  if (error instanceof ApiError) return `api:${error.code}:${error.status ?? ""}`;
+  if (error instanceof InfluxWriteError) return `influx:${error.code}:${error.status ?? ""}`;
+  return `other:${messageOf(error)}`;
 }

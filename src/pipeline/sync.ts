@@ -128,6 +128,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     errors,
     detail: failures.length > 0 ? JSON.stringify(failures) : null,
   } as const;
+  run.reportFailures();
   store.runs.finish(run.id, summary, pipeline.now());
   if (!isFatal(fatal)) await reportRun(pipeline, run, summary, result.durationMs);
   run.logger.info(
@@ -492,10 +493,7 @@ async function fetchResource(
             w.remaining--;
             w.failed.push(chunk);
           }
-          run.logger.error(
-            { ...chunkContext(deviceId, resourceId, chunk), error: messageOf(error) },
-            "chunk failed",
-          );
+          run.chunkFailed(chunkContext(deviceId, resourceId, chunk), error);
         }
       }),
     ),
