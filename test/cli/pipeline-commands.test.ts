@@ -45,6 +45,26 @@ describe("sync, backfill, status and run from the command line", () => {
       /total: \d+ requests; at 1000 requests\/s about \d+ s \(dry run: nothing fetched\)/,
     );
     expect(sim.count("data")).toBe(0);
+    const json = await run(
+      "backfill",
+      "--all",
+      "--from",
+      "2026-01-01",
+      "--to",
+      "2026-03-01",
+      "--dry-run",
+      "--json",
+    );
+    expect(json.code).toBe(0);
+    const plan = JSON.parse(json.out) as {
+      deviceId: string;
+      resourceId: string;
+      requests: number;
+    }[];
+    expect(
+      plan.find((p) => p.deviceId === "hybrid-site-01" && p.resourceId === "all_data"),
+    ).toMatchObject({ requests: 36 });
+    expect(sim.count("data")).toBe(0);
   });
 
   it.each([

@@ -27,6 +27,7 @@ const optionsSchema = z
       )
       .optional(),
     dryRun: z.boolean().optional(),
+    json: z.boolean().optional(),
     output: z.string().optional(),
   })
   .refine(
@@ -60,6 +61,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     .option("--to <time>", "end: ISO date or date-time, or now (default now)")
     .option("--values <ids>", "only these value ids, comma-separated")
     .option("--dry-run", "print the plan (requests, estimated time) without fetching data")
+    .option("--json", "with --dry-run: print the plan as JSON")
     .option(
       "--retry-parked",
       "run the parked jobs again (of --device, or all) with a fresh set of attempts",
@@ -107,7 +109,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
               dryRun: opts.dryRun === true,
             });
             if (opts.dryRun) {
-              printPlan(io, plan, context.config.api.rateLimit);
+              printPlan(io, plan, context.config.api.rateLimit, opts.json === true);
               return;
             }
             const created = plan.map((p) =>
@@ -154,7 +156,17 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     });
 }
 
-function printPlan(io: CliIo, plan: readonly PlannedBackfill[], ratePerSecond: number): void {
+function printPlan(
+  io: CliIo,
+  plan: readonly PlannedBackfill[],
+  ratePerSecond: number,
+  json: boolean,
+): void {
+  if (json) {
+    const jobs = plan.map((p) => ({ ...p.spec, requests: p.chunks }));
+    writeLine(io.stdout, JSON.stringify(jobs, null, 2));
+    return;
+  }
   const rows = plan.map((p) => [
     p.spec.deviceId,
     p.spec.resourceId,
