@@ -75,26 +75,29 @@ const optionalUrl = (credentials: string) =>
     .trim()
     .superRefine((s, ctx) => {
       if (s === "") return;
-      const url = /^https?:\/\/[^\s/]/i.test(s) ? parseUrl(s) : undefined;
-      if (!url) {
-        const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(s)
-          ? "http:// or https:// is missing in front"
-          : /^https?:/i.test(s)
-            ? "not a valid URL"
-            : "only http and https are supported";
-        ctx.addIssue({
-          code: "custom",
-          message: `must be an http(s) URL such as http://host:port (${hint})`,
-        });
-        return;
-      }
-      if (url.username !== "" || url.password !== "") {
-        ctx.addIssue({
-          code: "custom",
-          message: `must not hold credentials (${url.protocol}//***@${url.host}): ${credentials}`,
-        });
-      }
+      const problem = urlProblem(s, credentials);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
     });
+
+/**
+ * What is wrong with `text` as an http(s) URL without credentials, or undefined; never repeats
+ * the value. `credentials` says where a user and password belong instead.
+ */
+export function urlProblem(text: string, credentials: string): string | undefined {
+  const url = /^https?:\/\/[^\s/]/i.test(text) ? parseUrl(text) : undefined;
+  if (!url) {
+    const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(text)
+      ? "http:// or https:// is missing in front"
+      : /^https?:/i.test(text)
+        ? "not a valid URL"
+        : "only http and https are supported";
+    return `must be an http(s) URL such as http://host:port (${hint})`;
+  }
+  if (url.username !== "" || url.password !== "") {
+    return `must not hold credentials (${url.protocol}//***@${url.host}): ${credentials}`;
+  }
+  return undefined;
+}
 
 const isoDuration = z.string().transform((s, ctx) => {
   const parsed = parseIsoDuration(s);

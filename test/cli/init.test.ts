@@ -2,48 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
-import { CommanderError } from "commander";
-import { ApiError } from "../../src/api/errors.js";
-import { registerInitCommand } from "../../src/cli/commands/init.js";
-import { type CliIo, UsageError, writeLine } from "../../src/cli/io.js";
-import { createProgram } from "../../src/cli/program.js";
+import type { CliIo } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli.js";
-import { ConfigError } from "../../src/config.js";
-import { scrubSecrets } from "../../src/logger.js";
 import { DEFAULT_SIM_USERS, type Simulator } from "../../src/simulator/server.js";
 import { bufferIo } from "../support/cli-io.js";
 import { clientFor, startTestSimulator } from "../support/simulator.js";
 
-/** True once program.ts registers `init`: then the tests go through runCli unchanged. */
-const registered = createProgram(bufferIo())
-  .commands.map((c) => c.name())
-  .includes("init");
-
-/**
- * Runs `energy-etl ARGV` in-process: through runCli when the program has `init`, else through
- * the real program (global options, exit override, output) with `init` registered here, errors
- * mapped to exit codes and messages as runCli maps them.
- */
-async function cli(argv: readonly string[], io: CliIo): Promise<number> {
-  if (registered) return runCli(argv, io);
-  const program = createProgram(io);
-  registerInitCommand(program, io);
-  try {
-    await program.parseAsync([...argv], { from: "user" });
-    return 0;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    const [prefix, code] =
-      error instanceof ConfigError || error instanceof UsageError
-        ? ["error", 2]
-        : error instanceof ApiError
-          ? [`API error (${error.code})`, 1]
-          : ["failed", 1];
-    const message = error instanceof Error ? error.message : String(error);
-    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
-    return code;
-  }
-}
+/** Runs `energy-etl ARGV` in-process. */
+const cli = (argv: readonly string[], io: CliIo): Promise<number> => runCli(argv, io);
 
 /** The variables of a .env file (single quotes removed). */
 function readEnv(path: string): Record<string, string> {
@@ -250,7 +216,7 @@ describe("init", () => {
   });
 
   it.each([
-    ["ftp://host:21", "--api-url must be an http(s) URL such as https://host:port"],
+    ["ftp://host:21", "--api-url must be an http(s) URL such as http://host:port"],
     ["api.example.com", "(http:// or https:// is missing in front)"],
     ["https://bob:secret@api.example.com", "--api-url must not hold credentials (https://***@"],
   ])("refuses --api-url %s before any request", async (url, message) => {

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ApiClient } from "../../api/client.js";
 import { ApiError } from "../../api/errors.js";
-import { apiClientSettings, type Config } from "../../config.js";
+import { apiClientSettings, type Config, urlProblem } from "../../config.js";
 import { registerSecret } from "../../logger.js";
 import { createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -49,38 +49,10 @@ const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
       "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
     );
 
-/** `text` as a URL when it parses, else undefined. */
-function parseUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** An http(s) URL without credentials; messages never repeat the value. */
 const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
-  const url = /^https?:\/\/[^\s/]/i.test(s) ? parseUrl(s) : undefined;
-  if (!url) {
-    const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(s)
-      ? "http:// or https:// is missing in front"
-      : /^https?:/i.test(s)
-        ? "not a valid URL"
-        : "only http and https are supported";
-    ctx.addIssue({
-      code: "custom",
-      message: `must be an http(s) URL such as https://host:port (${hint})`,
-    });
-    return;
-  }
-  if (url.username !== "" || url.password !== "") {
-    ctx.addIssue({
-      code: "custom",
-      message:
-        `must not hold credentials (${url.protocol}//***@${url.host}): pass the user with ` +
-        "--user and the password with --password",
-    });
-  }
+  const problem = urlProblem(s, "pass the user with --user and the password with --password");
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
 const FIELDS = {
