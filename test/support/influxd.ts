@@ -81,7 +81,6 @@ export class TestInfluxd {
     if (!this.dir) {
       this.dir = mkdtempSync(join(tmpdir(), "energy-etl-influxd-"));
       this.influxPort = await freePort();
-      this.proxyPort = await freePort();
     }
     const bindPort = await freePort();
     const conf = join(this.dir, "influxd.conf");
@@ -179,7 +178,14 @@ export class TestInfluxd {
       if (rp) target.set("rp", rp);
       forwardWrite(req, res, `${this.rawUrl}/write?${target}`);
     });
-    await new Promise<void>((r) => proxy.listen(this.proxyPort, "127.0.0.1", r));
+    // port 0: the system's free port, taken at once (a port picked earlier and listened on
+    // later can be taken by another test in between)
+    await new Promise<void>((resolve, reject) => {
+      proxy.once("error", reject);
+      proxy.listen(this.proxyPort, "127.0.0.1", () => resolve());
+    });
+    const address = proxy.address();
+    if (address !== null && typeof address === "object") this.proxyPort = address.port;
     this.proxy = proxy;
   }
 }
