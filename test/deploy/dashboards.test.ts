@@ -1,7 +1,4 @@
-import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { runSync } from "../../src/pipeline/sync.js";
 import { createFleet } from "../../src/simulator/model/fleet.js";
-import type { Simulator } from "../../src/simulator/server.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
 import {
   allPanels,
@@ -14,14 +11,17 @@ import {
   unresolvedVariables,
   variableQuery,
 } from "../support/dashboard-queries.js";
-import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import type { InfluxqlSeries } from "../support/influxd.js";
+import {
+  DAY_S,
+  type FilledInfluxd,
+  fillFromSimulator,
+  isoOf,
+  queryApplies,
+  SYNCED_FROM_S,
+  storedValues,
+} from "./filled-influxd.js";
 
-const DAY_S = 86_400;
-/** The first sync: 00:05 UTC, SYNC_START P3D, so the data covers 12 June 00:05 to 15 June. */
-const NOW_MS = Date.UTC(2026, 5, 15, 0, 5);
-const SYNCED_FROM_S = NOW_MS / 1000 - 3 * DAY_S;
 const DEVICE = "hybrid-site-01";
 const ODD_DEVICE = "site A+1";
 const DASHBOARD_UIDS = ["energy-device-explorer", "energy-overview", "energy-pipeline-health"];
@@ -38,7 +38,14 @@ function label(q: DashboardQuery): string {
   return `${q.dashboard} / ${q.source} "${q.title}" (${q.refId})`;
 }
 
-const isoOf = (s: number): string => new Date(s * 1000).toISOString();
+/** The options of a custom template variable of a dashboard (`a,b,c`). */
+function customOptions(model: LoadedDashboard["model"], name: string): string[] {
+  const v = (model.templating?.list ?? []).find((x) => x.name === name && x.type === "custom");
+  return typeof v?.query === "string" ? v.query.split(",").map((o) => o.trim()) : [];
+}
+
+/** The overview's daily-reset query: tag-driven, one series per counter. */
+const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
 
 describe("Grafana dashboards (grafana/dashboards)", () => {
   it("are the three dashboards with unique uids and titles, InfluxQL raw queries on the influxdb data source only", () => {
@@ -105,7 +112,17 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       ].sort(),
     );
     expect(daily.length).toBeGreaterThan(0);
-    for (const q of [...cumulative, ...daily]) expect(q).toMatch(/GROUP BY time\(1d\)/);
+    for (const q of [...cumulative, ...daily]) {
+      expect(q).toMatch(/GROUP BY time\(1d\)/);
+      // Days in the chosen time zone.
+      expect(q).toMatch(/ tz\('\$tz'\)$/);
+    }
+    // The daily-reset counters are selected by their type tag, never by a simulator-only name.
+    for (const q of daily) {
+      expect(q).toMatch(DAILY_RESET);
+      expect(queriedMeasurement(q)).toBeUndefined();
+    }
+    expect(queries.filter((q) => /energy_today/.test(q))).toEqual([]);
     // The types agree with the value ids of the simulated hybrid site (type codes 04 and 05).
     const fleet = createFleet({ seed: 1 });
     const types = new Map(
@@ -117,96 +134,112 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
     expect(cumulative.map((q) => types.get(queriedMeasurement(q) ?? ""))).toEqual(
       cumulative.map(() => "cumulative"),
     );
-    expect(daily.map((q) => types.get(queriedMeasurement(q) ?? ""))).toEqual(
-      daily.map(() => "cumulative_daily_reset"),
-    );
+  });
+
+  it("has the tz and currency variables, and every panel that needs a quantity says so gracefully", () => {
+    const overview = byUid("energy-overview").model;
+    expect(customOptions(overview, "tz")).toEqual(expect.arrayContaining(["UTC", "Europe/Berlin"]));
+    expect(customOptions(overview, "currency").length).toBeGreaterThan(0);
+    const problems: string[] = [];
+    for (const panel of allPanels(overview)) {
+      if (panel.type === "row") continue;
+      const p = panel as typeof panel & {
+        description?: string;
+        fieldConfig?: { defaults?: { noValue?: string } };
+      };
+      if (!p.description) problems.push(`${p.title}: no description`);
+      const named = (p.targets ?? []).some(
+        (t) => queriedMeasurement(String(t.query)) !== undefined,
+      );
+      if (named && p.title !== "Recent alarms" && !p.fieldConfig?.defaults?.noValue) {
+        problems.push(`${p.title}: names a quantity but has no noValue`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   describe("on what the pipeline wrote from the simulator (influxd)", () => {
-    let sim: Simulator;
-    let db: TestInfluxDb;
-    let pipeline: Pipeline;
-    const clock = new ManualClock(NOW_MS);
+    let filled: FilledInfluxd;
     let toS = 0;
+    const deviations: Record<string, number> = {};
+    const series = (q: string): Promise<InfluxqlSeries[]> => filled.db.series(q);
 
     beforeAll(async () => {
-      sim = await startTestSimulator({ now: clock.now, resolutionS: 300 });
-      db = await createTestInfluxDb("dashboards");
-      ({ pipeline } = await openTestPipeline(
-        pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P3D", LOG_LEVEL: "warn" }),
-        () => new Date(clock.now()),
-      ));
-      expect((await runSync(pipeline)).status).toBe("ok");
-      clock.advance(10 * 60_000);
-      expect((await runSync(pipeline)).status).toBe("ok");
-      toS = clock.now() / 1000;
+      filled = await fillFromSimulator("dashboards");
+      toS = filled.toS;
     });
     afterAll(async () => {
-      await pipeline?.close();
-      await sim?.close();
+      if (process.env.SHOW_DEVIATIONS) process.stdout.write(`${JSON.stringify(deviations)}\n`);
+      await filled?.close();
     });
 
-    /** The measurements the simulator lists for a device, as the encoder names them. */
-    function measurementsOf(deviceId: string): Set<string> {
-      const names = new Set<string>();
-      for (const r of sim.fleet.resourceIds(deviceId) ?? []) {
-        for (const id of sim.fleet.valueIds(deviceId, r) ?? []) {
-          const m = decodeValueId(id).measurement;
-          if (m !== "") names.add(m);
-        }
-      }
-      return names;
-    }
-
     /**
-     * Runs every query of every dashboard for a device; failures name the dashboard and the panel.
-     * With requireAll false, a query of a measurement the device does not have may be empty
-     * (returned as `excused`).
+     * Runs every query of every dashboard for a device, once per option of the overview's `tz`
+     * variable; failures name the dashboard and the panel. With requireAll false, a query that
+     * does not apply to the device (a measurement, unit or type it does not have) may be empty
+     * (returned as `excused`, one per panel query).
      */
     async function runAll(
       deviceId: string,
       requireAll: boolean,
     ): Promise<{ failures: string[]; excused: string[] }> {
-      const has = measurementsOf(deviceId);
+      const values = storedValues(filled.sim, deviceId);
       const failures: string[] = [];
-      const excused: string[] = [];
-      for (const { model } of dashboards) {
-        for (const q of dashboardQueries(model)) {
-          const text = interpolateQuery(q.query, {
-            variables: { device: deviceId, measurement: "total_solar_power", values_id: "000" },
-            fromIso: isoOf(SYNCED_FROM_S),
-            toIso: isoOf(toS),
-            interval: "15m",
-          });
-          const left = unresolvedVariables(text);
-          if (left.length > 0) {
-            failures.push(`${label(q)}: unresolved ${left.join(", ")} in ${text}`);
-            continue;
-          }
-          try {
-            const series = await db.series(text);
-            const rows = series.reduce((n, s) => n + s.values.length, 0);
-            const m = queriedMeasurement(text);
-            const expectRows = requireAll || m === undefined || m.startsWith("etl_") || has.has(m);
-            if (rows === 0 && expectRows) failures.push(`${label(q)}: no rows for ${text}`);
-            if (rows === 0 && !expectRows) excused.push(m ?? "");
-          } catch (error) {
-            failures.push(`${label(q)}: ${error instanceof Error ? error.message : String(error)}`);
+      const excused = new Set<string>();
+      const zones = customOptions(byUid("energy-overview").model, "tz");
+      expect(zones.length).toBeGreaterThan(1);
+      for (const tz of zones) {
+        for (const { model } of dashboards) {
+          for (const q of dashboardQueries(model)) {
+            const text = interpolateQuery(q.query, {
+              variables: {
+                device: deviceId,
+                measurement: "total_solar_power",
+                values_id: "000",
+                tz,
+                currency: "EUR",
+              },
+              fromIso: isoOf(SYNCED_FROM_S),
+              toIso: isoOf(toS),
+              interval: "15m",
+            });
+            const left = unresolvedVariables(text);
+            if (left.length > 0) {
+              failures.push(`${label(q)}: unresolved ${left.join(", ")} in ${text}`);
+              continue;
+            }
+            try {
+              const found = await series(text);
+              const rows = found.reduce((n, s) => n + s.values.length, 0);
+              const expectRows = requireAll || queryApplies(text, values);
+              if (process.env.SHOW_ROWS && tz === "UTC") {
+                process.stdout.write(`rows\t${deviceId}\t${label(q)}\t${rows}\n`);
+              }
+              if (rows === 0 && expectRows)
+                failures.push(`${label(q)} [${tz}]: no rows for ${text}`);
+              if (rows === 0 && !expectRows) excused.add(`${q.title} (${q.refId})`);
+            } catch (error) {
+              failures.push(
+                `${label(q)} [${tz}]: ${error instanceof Error ? error.message : String(error)}`,
+              );
+            }
           }
         }
       }
-      return { failures, excused };
+      return { failures, excused: [...excused] };
     }
 
-    it("every panel and variable query runs and returns rows (hybrid-site-01)", async () => {
+    it("every panel and variable query runs and returns rows (hybrid-site-01), in every tz", async () => {
       expect((await runAll(DEVICE, true)).failures).toEqual([]);
     });
 
-    it("odd device ids work: site A+1 gets rows for every measurement it has", async () => {
+    it("odd device ids work: site A+1 gets rows for every panel that applies to it", async () => {
       const { failures, excused } = await runAll(ODD_DEVICE, false);
       expect(failures).toEqual([]);
-      // Only the hybrid site's battery counters are missing on the grid-tied site.
-      expect(excused.sort()).toEqual(["charge_energy_today", "discharge_energy_today"]);
+      // The grid-tied site has no battery state of charge (its energy_today is a daily-reset counter).
+      expect(excused.sort()).toEqual(
+        ["Battery state of charge (A)", "Battery state of charge history (A)"].sort(),
+      );
       // The escaping matters: unescaped, "+" is a quantifier and the id does not match.
       const solar = dashboardQueries(byUid("energy-overview").model).find(
         (q) => q.title === "Solar power",
@@ -216,52 +249,180 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         .replace("$timeFilter", `time >= '${isoOf(SYNCED_FROM_S)}' AND time <= '${isoOf(toS)}'`)
         .replace("$__interval", "15m");
       expect(raw).toContain("/^site A+1$/");
-      expect(await db.series(raw)).toEqual([]);
+      expect(await series(raw)).toEqual([]);
     });
 
-    it("energy per day equals the simulator's day totals (cumulative and daily-reset counters)", async () => {
-      const queries = dashboardQueries(byUid("energy-overview").model);
-      const pick = (measurement: string, fn: string): DashboardQuery => {
-        const q = queries.find(
-          (x) => queriedMeasurement(x.query) === measurement && x.query.includes(fn),
+    /** A panel's query of the overview, with the variables substituted. */
+    function overviewQuery(
+      title: string,
+      refId: string,
+      vars: Record<string, string>,
+      fromS: number,
+      untilS: number,
+    ): string {
+      const q = dashboardQueries(byUid("energy-overview").model).find(
+        (x) => x.title === title && x.refId === refId,
+      );
+      if (q === undefined) throw new Error(`no panel "${title}" (${refId}) in the overview`);
+      return interpolateQuery(q.query, {
+        variables: { device: DEVICE, tz: "UTC", ...vars },
+        fromIso: isoOf(fromS),
+        toIso: isoOf(untilS),
+        interval: "15m",
+      });
+    }
+
+    /** The one series of `name` (and device) of a query's result, as time -> value. */
+    async function valuesOf(text: string, name: string): Promise<Map<number, number>> {
+      const found = (await series(text)).filter((s) => s.name === name);
+      expect(found).toHaveLength(1);
+      return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
+    }
+
+    /** The counter's last stored reading at or before `atS` (the truth at a time-zone midnight). */
+    async function readingAt(measurement: string, atS: number): Promise<number> {
+      const found = await series(
+        `SELECT last("value") FROM "${measurement}" WHERE "device_id" = '${DEVICE}' AND time <= '${isoOf(atS)}'`,
+      );
+      return Number(found[0]?.values[0]?.[1]);
+    }
+
+    const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
+    // 12 June (partly synced) has no previous day in the data: compare 13 and 14 June.
+    const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
+    const within = (key: string, actual: number | undefined, expected: number): void => {
+      expect(expected).toBeGreaterThan(1);
+      expect(actual).toBeDefined();
+      const deviation = Math.abs((actual ?? 0) - expected) / expected;
+      deviations[key] = deviation;
+      expect(deviation).toBeLessThan(0.005);
+    };
+
+    it("energy per day equals the simulator's day totals in UTC (cumulative and daily-reset counters)", async () => {
+      const solar = await valuesOf(
+        overviewQuery("Energy per day ($tz)", "A", {}, firstDayS, firstDayS + 3 * DAY_S - 1),
+        "total_solar_energy",
+      );
+      const daily = overviewQuery(
+        "Energy per day from daily counters",
+        "A",
+        {},
+        firstDayS,
+        firstDayS + 3 * DAY_S - 1,
+      );
+      expect(daily).toMatch(DAILY_RESET);
+      const today = await valuesOf(daily, "energy_today");
+      for (const dayStartS of fullDays) {
+        const day = isoOf(dayStartS).slice(0, 10);
+        within(
+          `total_solar_energy ${day} UTC`,
+          solar.get(dayStartS),
+          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_04_000_total_solar_energy", dayStartS),
         );
-        if (q === undefined) throw new Error(`no ${fn} query of ${measurement} in the overview`);
-        return q;
-      };
-      const cases = [
-        {
-          query: pick("total_solar_energy", "non_negative_difference"),
-          valueId: "e_03_07_04_000_total_solar_energy",
-        },
-        { query: pick("energy_today", "max("), valueId: "e_03_07_05_001_energy_today" },
-      ];
-      // 12 June (partly synced) has no previous day in the data: compare 13 and 14 June.
-      const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
-      const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
-      const deviations: Record<string, number> = {};
-      for (const { query, valueId } of cases) {
-        const text = interpolateQuery(query.query, {
-          variables: { device: DEVICE },
-          fromIso: isoOf(firstDayS),
-          toIso: isoOf(firstDayS + 3 * DAY_S - 1),
-          interval: "15m",
-        });
-        const series = await db.series(text);
-        expect(series).toHaveLength(1);
-        const byDay = new Map(
-          (series[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const),
+        within(
+          `energy_today ${day} UTC`,
+          today.get(dayStartS),
+          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_05_001_energy_today", dayStartS),
         );
-        for (const dayStartS of fullDays) {
-          const expected = sim.fleet.dayEnergyKwh(DEVICE, valueId, dayStartS);
-          const actual = byDay.get(dayStartS);
-          expect(expected).toBeGreaterThan(1);
-          expect(actual).toBeDefined();
-          const deviation = Math.abs((actual ?? 0) - expected) / expected;
-          deviations[`${valueId} ${isoOf(dayStartS).slice(0, 10)}`] = deviation;
-          expect(deviation).toBeLessThan(0.005);
-        }
       }
-      if (process.env.SHOW_DEVIATIONS) process.stdout.write(`${JSON.stringify(deviations)}\n`);
+      // The tag-driven query finds every daily-reset kWh counter of the hybrid site.
+      expect((await series(daily)).map((s) => s.name).sort()).toEqual([
+        "charge_energy_today",
+        "discharge_energy_today",
+        "energy_today",
+      ]);
+    });
+
+    it("energy per day in Europe/Berlin: days start at Berlin midnight and match the counter there", async () => {
+      // Berlin is UTC+2 in June: its 13 and 14 June start at 22:00 UTC the day before.
+      const berlinDays = fullDays.map((d) => d - 2 * 3600);
+      const text = overviewQuery(
+        "Energy per day ($tz)",
+        "A",
+        { tz: "Europe/Berlin" },
+        berlinDays[0] ?? 0,
+        (berlinDays[1] ?? 0) + DAY_S - 1,
+      );
+      expect(text).toContain("tz('Europe/Berlin')");
+      const solar = await valuesOf(text, "total_solar_energy");
+      for (const dayStartS of berlinDays) {
+        const expected =
+          (await readingAt("total_solar_energy", dayStartS + DAY_S - 1)) -
+          (await readingAt("total_solar_energy", dayStartS - 1));
+        within(`total_solar_energy ${isoOf(dayStartS)} Berlin day`, solar.get(dayStartS), expected);
+      }
+      // The boundaries shift: the Berlin days differ from the UTC days.
+      const utcDay = filled.sim.fleet.dayEnergyKwh(
+        DEVICE,
+        "e_03_07_04_000_total_solar_energy",
+        fullDays[0] ?? 0,
+      );
+      expect(solar.get(fullDays[0] ?? 0)).toBeUndefined();
+      expect(Math.abs((solar.get(berlinDays[0] ?? 0) ?? 0) - utcDay)).toBeGreaterThan(0);
+    });
+
+    it("energy this month / this year: the counters' increase over the range equals the day totals", async () => {
+      const fromS = fullDays[0] ?? 0;
+      const untilS = fromS + 2 * DAY_S;
+      for (const title of ["Energy this month", "Energy this year"]) {
+        const text = overviewQuery(title, "A", {}, fromS, untilS);
+        const found = await series(text);
+        // Every cumulative kWh counter of the device, whatever its name.
+        expect(found.map((s) => s.name)).toEqual(
+          expect.arrayContaining(["total_solar_energy", "total_load_energy", "total_other_energy"]),
+        );
+        const solar = await valuesOf(text, "total_solar_energy");
+        const expected = fullDays.reduce(
+          (sum, d) =>
+            sum + filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_04_000_total_solar_energy", d),
+          0,
+        );
+        within(`${title} total_solar_energy 13+14 June`, [...solar.values()][0], expected);
+      }
+    });
+
+    it("self-sufficiency and self-consumption come out between 0 and 100 %", async () => {
+      for (const title of ["Self-sufficiency", "Self-consumption"]) {
+        const one = async (refId: string): Promise<number> => {
+          const found = await series(overviewQuery(title, refId, {}, SYNCED_FROM_S, toS));
+          return Number(found[0]?.values[0]?.[1]);
+        };
+        const total = await one("A");
+        const part = await one("B");
+        expect(total).toBeGreaterThan(0);
+        const ratio = (total - part) / total;
+        expect(ratio).toBeGreaterThanOrEqual(0);
+        expect(ratio).toBeLessThanOrEqual(1);
+      }
+    });
+
+    it("the fleet table has a row per device resource with lag, silence, failures and dead letters", async () => {
+      const q = dashboardQueries(byUid("energy-pipeline-health").model).find(
+        (x) => x.title === "Fleet: each device resource",
+      );
+      const text = interpolateQuery(q?.query ?? "", {
+        variables: {},
+        fromIso: isoOf(SYNCED_FROM_S),
+        toIso: isoOf(toS),
+        interval: "15m",
+      });
+      const found = await series(text);
+      const devices = new Set(found.map((s) => s.tags?.device_id));
+      expect([...devices]).toEqual(expect.arrayContaining([DEVICE, ODD_DEVICE]));
+      for (const s of found) {
+        expect(s.columns).toEqual([
+          "time",
+          "lag_s",
+          "fetched_lag_s",
+          "silent",
+          "silent_since",
+          "failures",
+          "dead_letters",
+        ]);
+        const row = s.values[0] ?? [];
+        expect(Number(row[1])).toBeGreaterThanOrEqual(0);
+        expect(Number(row[6])).toBeGreaterThanOrEqual(0);
+      }
     });
   });
 });

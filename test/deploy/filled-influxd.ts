@@ -1,0 +1,99 @@
+/**
+ * Shared by the Grafana tests of test/deploy: an influxd filled through the pipeline from the
+ * simulator, and which tag-driven queries (`FROM /regex/ WHERE "unit" = … AND "type" = …`) should
+ * find something on a given device.
+ */
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import { runSync } from "../../src/pipeline/sync.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { decodeValueId } from "../../src/transform/value-id.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { ManualClock, startTestSimulator } from "../support/simulator.js";
+
+export const DAY_S = 86_400;
+/** The first sync: 00:05 UTC, SYNC_START P3D, so the data covers 12 June 00:05 to 15 June. */
+export const NOW_MS = Date.UTC(2026, 5, 15, 0, 5);
+export const SYNCED_FROM_S = NOW_MS / 1000 - 3 * DAY_S;
+
+export const isoOf = (s: number): string => new Date(s * 1000).toISOString();
+
+export interface FilledInfluxd {
+  readonly sim: Simulator;
+  readonly db: TestInfluxDb;
+  readonly pipeline: Pipeline;
+  /** The end of the data (the second sync's time), epoch s. */
+  readonly toS: number;
+  close(): Promise<void>;
+}
+
+/** Two syncs, ten minutes apart, of the simulator's fleet into a fresh database. */
+export async function fillFromSimulator(prefix: string): Promise<FilledInfluxd> {
+  const clock = new ManualClock(NOW_MS);
+  const sim = await startTestSimulator({ now: clock.now, resolutionS: 300 });
+  const db = await createTestInfluxDb(prefix);
+  const { pipeline } = await openTestPipeline(
+    pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P3D", LOG_LEVEL: "warn" }),
+    () => new Date(clock.now()),
+  );
+  for (let i = 0; i < 2; i += 1) {
+    if (i > 0) clock.advance(10 * 60_000);
+    const { status } = await runSync(pipeline);
+    if (status !== "ok") throw new Error(`sync ${i + 1}: ${status}`);
+  }
+  return {
+    sim,
+    db,
+    pipeline,
+    toS: clock.now() / 1000,
+    close: async () => {
+      await pipeline.close();
+      await sim.close();
+    },
+  };
+}
+
+/** A value of a device as the schema stores it: measurement, unit and type tags. */
+export interface StoredValue {
+  readonly measurement: string;
+  readonly unit: string;
+  readonly type: string;
+}
+
+/** The values the simulator lists for a device, decoded as the pipeline stores them. */
+export function storedValues(sim: Simulator, deviceId: string): StoredValue[] {
+  const out: StoredValue[] = [];
+  for (const r of sim.fleet.resourceIds(deviceId) ?? []) {
+    for (const id of sim.fleet.valueIds(deviceId, r) ?? []) {
+      const d = decodeValueId(id);
+      if (d.measurement !== "")
+        out.push({ measurement: d.measurement, unit: d.unit, type: d.type });
+    }
+  }
+  return out;
+}
+
+/** An InfluxQL regex (RE2, with an optional leading `(?i)`) as a JavaScript RegExp. */
+export function influxRegex(body: string): RegExp {
+  const insensitive = body.startsWith("(?i)");
+  return new RegExp(insensitive ? body.slice(4) : body, insensitive ? "i" : "");
+}
+
+/**
+ * Whether a query can find something among `values`: `FROM "name"` needs that measurement,
+ * `FROM /regex/` a measurement matching it, and `"unit" = '…'` / `"type" = '…'` conditions the
+ * tags. Queries of the pipeline's own measurements (`etl_…`) always apply.
+ */
+export function queryApplies(query: string, values: readonly StoredValue[]): boolean {
+  const named = /\bFROM\s+"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
+  if (named?.startsWith("etl_")) return true;
+  const regex = /\bFROM\s+\/((?:\\.|[^\\/\n])*)\//i.exec(query)?.[1];
+  const unit = /"unit"\s*=\s*'([^']*)'/.exec(query)?.[1];
+  const type = /"type"\s*=\s*'([^']*)'/.exec(query)?.[1];
+  const matches = (v: StoredValue): boolean =>
+    (named === undefined || v.measurement === named) &&
+    (regex === undefined || influxRegex(regex).test(v.measurement)) &&
+    (unit === undefined || v.unit === unit) &&
+    (type === undefined || v.type === type);
+  return values.some(matches);
+}
