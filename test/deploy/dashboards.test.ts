@@ -44,6 +44,19 @@ function customOptions(model: LoadedDashboard["model"], name: string): string[] 
   return typeof v?.query === "string" ? v.query.split(",").map((o) => o.trim()) : [];
 }
 
+/** The genset row's panels that need a genset readout (running, run hours, fuel), as "title (refId)". */
+const GENSET_READOUT_PANELS = [
+  "Genset running now (A)",
+  "Genset run hours (A)",
+  "Genset run hours (B)",
+  "Genset starts (A)",
+  "Fuel level now (A)",
+  "Genset running state (A)",
+  "Fuel level (A)",
+  "Fuel used per day ($tz) (A)",
+];
+const NO_GENSET = "no genset on this device";
+
 /** The overview's daily-reset query: tag-driven, one series per counter. */
 const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
 
@@ -237,8 +250,13 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       const { failures, excused } = await runAll(ODD_DEVICE, false);
       expect(failures).toEqual([]);
       // The grid-tied site has no battery state of charge (its energy_today is a daily-reset counter).
+      // Nor does it report a genset's running state, run hours or fuel (the hybrid site does).
       expect(excused.sort()).toEqual(
-        ["Battery state of charge (A)", "Battery state of charge history (A)"].sort(),
+        [
+          "Battery state of charge (A)",
+          "Battery state of charge history (A)",
+          ...GENSET_READOUT_PANELS,
+        ].sort(),
       );
       // The escaping matters: unescaped, "+" is a quantifier and the id does not match.
       const solar = dashboardQueries(byUid("energy-overview").model).find(
@@ -394,6 +412,94 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         expect(ratio).toBeGreaterThanOrEqual(0);
         expect(ratio).toBeLessThanOrEqual(1);
       }
+    });
+
+    it("the genset row: the hybrid site's genset readout gets rows; devices without one get none (noValue)", async () => {
+      const overview = byUid("energy-overview").model;
+      const genset = GENSET_READOUT_PANELS.map((p) => {
+        const m = /^(.*) \(([A-Z])\)$/.exec(p);
+        return { title: m?.[1] ?? "", refId: m?.[2] ?? "" };
+      });
+      for (const { title } of genset) {
+        const panel = allPanels(overview).find((x) => x.title === title) as
+          | { fieldConfig?: { defaults?: { noValue?: string } } }
+          | undefined;
+        expect(panel?.fieldConfig?.defaults?.noValue).toBe(NO_GENSET);
+      }
+      const names = async (title: string, refId: string, device: string): Promise<string[]> => {
+        const found = await series(overviewQuery(title, refId, { device }, SYNCED_FROM_S, toS));
+        return [...new Set(found.filter((x) => x.values.length > 0).map((x) => x.name))].sort();
+      };
+      const expected: Record<string, string> = {
+        "Genset running now": "running",
+        "Genset run hours": "run_hours",
+        "Genset starts": "running",
+        "Fuel level now": "fuel_level",
+        "Genset running state": "running",
+        "Fuel level": "fuel_level",
+        "Fuel used per day ($tz)": "fuel_level",
+      };
+      for (const { title, refId } of genset) {
+        expect([title, await names(title, refId, DEVICE)]).toEqual([title, [expected[title]]]);
+        // offgrid-genset-02 has a genset, but the simulator gives it no genset readout, only the
+        // spec's genset_power and genset_energy; the grid-tied site has none at all.
+        for (const device of ["offgrid-genset-02", ODD_DEVICE]) {
+          expect([title, device, await names(title, refId, device)]).toEqual([title, device, []]);
+        }
+      }
+      // genset_energy is one of the spec's values of every device: rows (0 kWh without a genset).
+      for (const device of [DEVICE, "offgrid-genset-02", ODD_DEVICE]) {
+        expect(await names("Genset energy in range", "A", device)).toEqual(["genset_energy"]);
+      }
+      // No start in the synced days (the standby genset did not run): 0 starts, not no data.
+      const starts = await series(overviewQuery("Genset starts", "A", {}, SYNCED_FROM_S, toS));
+      expect(starts.map((x) => Number(x.values[0]?.[1]))).toEqual([0]);
+    });
+
+    it("the alarm timeline: each interval is the active alarm's name (raised) or null (cleared)", async () => {
+      const text = overviewQuery("Alarms: raised and cleared", "A", {}, SYNCED_FROM_S, toS);
+      const found = await series(text);
+      expect(found.map((x) => x.tags?.device_id)).toEqual([DEVICE]);
+      const states = (found[0]?.values ?? []).map((row) => row[1]);
+      const raised = states.filter((v): v is string => typeof v === "string");
+      expect(raised.length).toBeGreaterThan(0);
+      expect(states.filter((v) => v === null).length).toBeGreaterThan(0);
+      // A raised interval is followed by a cleared one somewhere: the alarm does not repeat forever.
+      expect(states.some((v, i) => typeof v === "string" && states[i + 1] === null)).toBe(true);
+      const points = await series(
+        `SELECT "alarm_name" FROM "alarm" WHERE "device_id" = '${DEVICE}' AND time >= '${isoOf(SYNCED_FROM_S)}' AND time <= '${isoOf(toS)}'`,
+      );
+      const names = new Set((points[0]?.values ?? []).map((row) => row[1]));
+      for (const name of raised) expect(names.has(name)).toBe(true);
+    });
+
+    it("the catalog refresh panels show the catalog run (etl_run, kind catalog)", async () => {
+      const health = dashboardQueries(byUid("energy-pipeline-health").model);
+      const run = (title: string): Promise<InfluxqlSeries[]> => {
+        const q = health.find((x) => x.title === title);
+        if (q === undefined) throw new Error(`no panel "${title}" in pipeline health`);
+        return series(
+          interpolateQuery(q.query, {
+            variables: {},
+            fromIso: isoOf(SYNCED_FROM_S),
+            toIso: isoOf(toS),
+            interval: "15m",
+          }),
+        );
+      };
+      const last = await run("Last catalog refresh");
+      expect(last[0]?.columns).toEqual([
+        "time",
+        "ok",
+        "devices read",
+        "devices failed",
+        "requests",
+      ]);
+      const row = last[0]?.values[0] ?? [];
+      expect(row.slice(1, 4).map(Number)).toEqual([1, 4, 0]);
+      expect(Number(row[4])).toBeGreaterThan(0);
+      const runs = await run("Catalog refresh runs");
+      expect(runs[0]?.values).toHaveLength(1);
     });
 
     it("the fleet table has a row per device resource with lag, silence, failures and dead letters", async () => {

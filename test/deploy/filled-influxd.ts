@@ -3,6 +3,7 @@
  * simulator, and which tag-driven queries (`FROM /regex/ WHERE "unit" = … AND "type" = …`) should
  * find something on a given device.
  */
+import { runCatalogRefresh } from "../../src/pipeline/catalog-refresh.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
@@ -27,17 +28,29 @@ export interface FilledInfluxd {
   close(): Promise<void>;
 }
 
-/** Two syncs, ten minutes apart, of the simulator's fleet into a fresh database. */
+/**
+ * Two syncs, ten minutes apart, of the simulator's fleet into a fresh database, with a catalog
+ * refresh run (CATALOG_REFRESH PT5M, so the catalogs the first sync read are due) just before the
+ * second sync: its `etl_run` point (kind `catalog`) feeds the pipeline-health catalog panels.
+ */
 export async function fillFromSimulator(prefix: string): Promise<FilledInfluxd> {
   const clock = new ManualClock(NOW_MS);
   const sim = await startTestSimulator({ now: clock.now, resolutionS: 300 });
   const db = await createTestInfluxDb(prefix);
   const { pipeline } = await openTestPipeline(
-    pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P3D", LOG_LEVEL: "warn" }),
+    pipelineEnv(sim, db, tempStateDb(), {
+      SYNC_START: "P3D",
+      LOG_LEVEL: "warn",
+      CATALOG_REFRESH: "PT5M",
+    }),
     () => new Date(clock.now()),
   );
   for (let i = 0; i < 2; i += 1) {
-    if (i > 0) clock.advance(10 * 60_000);
+    if (i > 0) {
+      clock.advance(10 * 60_000);
+      const catalog = await runCatalogRefresh(pipeline);
+      if (catalog?.status !== "ok") throw new Error(`catalog refresh: ${catalog?.status}`);
+    }
     const { status } = await runSync(pipeline);
     if (status !== "ok") throw new Error(`sync ${i + 1}: ${status}`);
   }
