@@ -1,6 +1,7 @@
 import type { Cursor, RunSummary } from "../state/types.js";
-import { escapeTag } from "../transform/line-protocol.js";
+import { escapeTag, quoteString } from "../transform/line-protocol.js";
 import { messageOf } from "../util/errors.js";
+import { excerpt } from "../util/text.js";
 import type { Pipeline } from "./pipeline.js";
 import { type SyncRules, silentSince, syncRules } from "./plan-sync.js";
 import type { RunContext } from "./run-context.js";
@@ -19,7 +20,7 @@ export interface CursorHealth {
  * - `etl_lag,device_id=…,resource_id=…` per cursor of the run's devices, with fields `lag_s` (now
  *   minus the newest record), `fetched_lag_s` (now minus the end of the last fetched window),
  *   `silent` (1 or 0), `silent_since` (epoch s, while silent), `failures` (failed attempts in a
- *   row) and `dead_letters`.
+ *   row), `dead_letters` and `last_error` (the last failed attempt's error, "" once it recovered).
  */
 export function runReportLines(
   run: Pick<RunContext, "kind" | "counters">,
@@ -43,10 +44,18 @@ export function runReportLines(
         `lag_s=${Math.max(0, endS - newest)},fetched_lag_s=${Math.max(0, endS - cursor.fetchedUntilS)},` +
         `silent=${since === undefined ? 0 : 1},` +
         (since === undefined ? "" : `silent_since=${since},`) +
-        `failures=${cursor.failures},dead_letters=${deadLetters} ${endS}`,
+        `failures=${cursor.failures},dead_letters=${deadLetters},` +
+        // "" once it recovered, so that last() shows no stale error
+        `last_error=${quoteString(lastErrorOf(cursor))} ${endS}`,
     );
   }
   return lines;
+}
+
+/** The cursor's last error on one line, cut, or "" while it does not fail. */
+function lastErrorOf(cursor: Cursor): string {
+  if (cursor.failures === 0 || cursor.lastError === undefined) return "";
+  return excerpt(cursor.lastError);
 }
 
 /** Writes the run's report to the sink; a failure is logged, never fatal (the run is recorded). */

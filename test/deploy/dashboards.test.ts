@@ -502,7 +502,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       expect(runs[0]?.values).toHaveLength(1);
     });
 
-    it("the fleet table has a row per device resource with lag, silence, failures and dead letters", async () => {
+    it("the fleet table has a row per device resource with lag, silence, failures, dead letters and the last error", async () => {
       const q = dashboardQueries(byUid("energy-pipeline-health").model).find(
         (x) => x.title === "Fleet: each device resource",
       );
@@ -524,10 +524,13 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
           "silent_since",
           "failures",
           "dead_letters",
+          "last_error",
         ]);
         const row = s.values[0] ?? [];
         expect(Number(row[1])).toBeGreaterThanOrEqual(0);
         expect(Number(row[6])).toBeGreaterThanOrEqual(0);
+        // nothing failed in this run: the column is there, empty
+        expect(row[7]).toBe("");
       }
     });
   });
