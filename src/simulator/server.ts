@@ -23,7 +23,12 @@ import {
   visibleRecords,
   YEAR_ZERO_TIMESTAMP,
 } from "./data-faults.js";
-import { COMMISSIONED_AT_S, createFleet, type SimulatedFleet } from "./model/fleet.js";
+import {
+  type CatalogOption,
+  COMMISSIONED_AT_S,
+  createFleet,
+  type SimulatedFleet,
+} from "./model/fleet.js";
 import { subKey, unit2 } from "./model/rng.js";
 
 export type { DataFaultOptions, DataRequestKey, GatewayOutage } from "./data-faults.js";
@@ -99,6 +104,8 @@ export interface SimulatorOptions {
    * simulator's clock. Default: the clock when the simulator is created.
    */
   readonly newValuesFromS?: number;
+  /** "spec": devices list only the spec's value ids plus a few coded ones (FleetOptions.catalog). */
+  readonly catalog?: CatalogOption;
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;
@@ -201,6 +208,7 @@ export class Simulator {
       devices: options.devices,
       newValueShare: options.newValueShare,
       newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
+      catalog: options.catalog,
     });
     this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;

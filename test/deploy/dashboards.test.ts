@@ -1,4 +1,5 @@
-import { createFleet } from "../../src/simulator/model/fleet.js";
+import { COMMON_VALUE_IDS } from "../../src/api/common-values.js";
+import { createFleet, specExtraIds } from "../../src/simulator/model/fleet.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
 import {
   allPanels,
@@ -59,6 +60,65 @@ const NO_GENSET = "no genset on this device";
 
 /** The overview's daily-reset query: tag-driven, one series per counter. */
 const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
+
+/**
+ * Runs every query of every dashboard for a device, once per option of the overview's `tz`
+ * variable; failures name the dashboard and the panel. With requireAll false, a query that
+ * does not apply to the device (a measurement, unit or type it does not have) may be empty
+ * (returned as `excused`, one per panel query).
+ */
+async function runAll(
+  filled: FilledInfluxd,
+  deviceId: string,
+  requireAll: boolean,
+): Promise<{ failures: string[]; excused: string[] }> {
+  const values = storedValues(filled.sim, deviceId);
+  const toS = filled.toS;
+  const failures: string[] = [];
+  const excused = new Set<string>();
+  const zones = customOptions(byUid("energy-overview").model, "tz");
+  expect(zones.length).toBeGreaterThan(1);
+  for (const tz of zones) {
+    for (const { model } of dashboards) {
+      for (const q of dashboardQueries(model)) {
+        const text = interpolateQuery(q.query, {
+          variables: {
+            device: deviceId,
+            measurement: "total_solar_power",
+            values_id: "000",
+            tz,
+            currency: "EUR",
+          },
+          fromIso: isoOf(SYNCED_FROM_S),
+          toIso: isoOf(toS),
+          interval: "15m",
+        });
+        const left = unresolvedVariables(text);
+        if (left.length > 0) {
+          failures.push(`${label(q)}: unresolved ${left.join(", ")} in ${text}`);
+          continue;
+        }
+        try {
+          const found = await filled.db.series(text);
+          const rows = found.reduce((n, s) => n + s.values.length, 0);
+          const expectRows = requireAll || queryApplies(text, values);
+          if (process.env.SHOW_ROWS && tz === "UTC") {
+            process.stdout.write(
+              `rows\t${filled.db.bucket.replace(/_[0-9a-f]{8}$/, "")}\t${deviceId}\t${label(q)}\t${rows}\n`,
+            );
+          }
+          if (rows === 0 && expectRows) failures.push(`${label(q)} [${tz}]: no rows for ${text}`);
+          if (rows === 0 && !expectRows) excused.add(`${q.title} (${q.refId})`);
+        } catch (error) {
+          failures.push(
+            `${label(q)} [${tz}]: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      }
+    }
+  }
+  return { failures, excused: [...excused] };
+}
 
 describe("Grafana dashboards (grafana/dashboards)", () => {
   it("are the three dashboards with unique uids and titles, InfluxQL raw queries on the influxdb data source only", () => {
@@ -186,68 +246,12 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       await filled?.close();
     });
 
-    /**
-     * Runs every query of every dashboard for a device, once per option of the overview's `tz`
-     * variable; failures name the dashboard and the panel. With requireAll false, a query that
-     * does not apply to the device (a measurement, unit or type it does not have) may be empty
-     * (returned as `excused`, one per panel query).
-     */
-    async function runAll(
-      deviceId: string,
-      requireAll: boolean,
-    ): Promise<{ failures: string[]; excused: string[] }> {
-      const values = storedValues(filled.sim, deviceId);
-      const failures: string[] = [];
-      const excused = new Set<string>();
-      const zones = customOptions(byUid("energy-overview").model, "tz");
-      expect(zones.length).toBeGreaterThan(1);
-      for (const tz of zones) {
-        for (const { model } of dashboards) {
-          for (const q of dashboardQueries(model)) {
-            const text = interpolateQuery(q.query, {
-              variables: {
-                device: deviceId,
-                measurement: "total_solar_power",
-                values_id: "000",
-                tz,
-                currency: "EUR",
-              },
-              fromIso: isoOf(SYNCED_FROM_S),
-              toIso: isoOf(toS),
-              interval: "15m",
-            });
-            const left = unresolvedVariables(text);
-            if (left.length > 0) {
-              failures.push(`${label(q)}: unresolved ${left.join(", ")} in ${text}`);
-              continue;
-            }
-            try {
-              const found = await series(text);
-              const rows = found.reduce((n, s) => n + s.values.length, 0);
-              const expectRows = requireAll || queryApplies(text, values);
-              if (process.env.SHOW_ROWS && tz === "UTC") {
-                process.stdout.write(`rows\t${deviceId}\t${label(q)}\t${rows}\n`);
-              }
-              if (rows === 0 && expectRows)
-                failures.push(`${label(q)} [${tz}]: no rows for ${text}`);
-              if (rows === 0 && !expectRows) excused.add(`${q.title} (${q.refId})`);
-            } catch (error) {
-              failures.push(
-                `${label(q)} [${tz}]: ${error instanceof Error ? error.message : String(error)}`,
-              );
-            }
-          }
-        }
-      }
-      return { failures, excused: [...excused] };
-    }
-
     it("every panel and variable query runs and returns rows (hybrid-site-01), in every tz", async () => {
-      expect((await runAll(DEVICE, true)).failures).toEqual([]);
+      expect((await runAll(filled, DEVICE, true)).failures).toEqual([]);
     });
 
     it("odd device ids work: site A+1 gets rows for every panel that applies to it", async () => {
-      const { failures, excused } = await runAll(ODD_DEVICE, false);
+      const { failures, excused } = await runAll(filled, ODD_DEVICE, false);
       expect(failures).toEqual([]);
       // The grid-tied site has no battery state of charge (its energy_today is a daily-reset counter).
       // Nor does it report a genset's running state, run hours or fuel (the hybrid site does).
@@ -532,6 +536,137 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         // nothing failed in this run: the column is there, empty
         expect(row[7]).toBe("");
       }
+    });
+  });
+  describe("on a second installation whose devices list only the spec's value names (influxd)", () => {
+    let filled: FilledInfluxd;
+    const deviations: Record<string, number> = {};
+    const SOLAR_ENERGY = "e_03_07_04_000_total_solar_energy";
+
+    beforeAll(async () => {
+      filled = await fillFromSimulator("spec_catalog", { catalog: "spec" });
+    });
+    afterAll(async () => {
+      if (process.env.SHOW_DEVIATIONS) process.stdout.write(`${JSON.stringify(deviations)}\n`);
+      await filled?.close();
+    });
+
+    /** Panels a spec-only installation cannot fill, each with the reason. */
+    const SPEC_ONLY_EMPTY: Record<string, string> = {
+      "Battery state of charge (A)": "the spec documents no state of charge",
+      "Battery state of charge history (A)": "the spec documents no state of charge",
+      "Energy per day from daily counters (A)": "the spec documents no daily-reset kWh counter",
+      ...Object.fromEntries(
+        GENSET_READOUT_PANELS.map((p) => [p, "the spec documents no genset readout"]),
+      ),
+    };
+
+    it("lists only the spec's value names plus three coded ids of names the spec does not know", () => {
+      const fleet = filled.sim.fleet;
+      for (const id of fleet.deviceIds()) {
+        const listed = fleet.valueIds(id, "all_data") ?? [];
+        expect(listed.slice(0, COMMON_VALUE_IDS.length)).toEqual(COMMON_VALUE_IDS);
+        expect(listed.slice(COMMON_VALUE_IDS.length)).toEqual(specExtraIds(1, id));
+      }
+    });
+
+    // Only site A+1 draws a coded id of type text (e_00_07_03_009_aux1_75e8), seed 1.
+    const NO_TEXT = { "Latest text values of the device (A)": "no value of type text listed" };
+    it.each([
+      ["hybrid-site-01", NO_TEXT],
+      ["offgrid-genset-02", NO_TEXT],
+      ["audit-box-03", NO_TEXT],
+      ["site A+1", {}],
+    ])(
+      "%s: every panel that applies returns rows in every tz; the others are the listed ones",
+      async (deviceId, own) => {
+        const { failures, excused } = await runAll(filled, deviceId, false);
+        expect(failures).toEqual([]);
+        expect(excused.sort()).toEqual(Object.keys({ ...SPEC_ONLY_EMPTY, ...own }).sort());
+      },
+    );
+
+    const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
+    const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
+
+    /** The counter's reading the simulator serves at `atS` (a sample time). */
+    function simReading(valueId: string, atS: number): number {
+      const [row] = filled.sim.fleet.records(DEVICE, "all_data", [valueId], atS, atS);
+      return Number(row?.[valueId]);
+    }
+
+    async function energyPerDay(
+      tz: string,
+      fromS: number,
+      untilS: number,
+    ): Promise<Map<number, number>> {
+      const q = dashboardQueries(byUid("energy-overview").model).find(
+        (x) => x.title === "Energy per day ($tz)" && x.refId === "A",
+      );
+      const text = interpolateQuery(q?.query ?? "", {
+        variables: { device: DEVICE, tz },
+        fromIso: isoOf(fromS),
+        toIso: isoOf(untilS),
+        interval: "15m",
+      });
+      const found = (await filled.db.series(text)).filter((x) => x.name === "total_solar_energy");
+      expect(found).toHaveLength(1);
+      return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
+    }
+
+    const within = (key: string, actual: number | undefined, expected: number): void => {
+      expect(expected).toBeGreaterThan(1);
+      expect(actual).toBeDefined();
+      const deviation = Math.abs((actual ?? 0) - expected) / expected;
+      deviations[key] = deviation;
+      expect(deviation).toBeLessThan(0.005);
+    };
+
+    it("energy per day of total_solar_energy within 0.5 % of the simulator, in UTC and Europe/Berlin", async () => {
+      const utc = await energyPerDay("UTC", firstDayS, firstDayS + 3 * DAY_S - 1);
+      for (const d of fullDays) {
+        within(
+          `total_solar_energy ${isoOf(d)} UTC`,
+          utc.get(d),
+          filled.sim.fleet.dayEnergyKwh(DEVICE, SOLAR_ENERGY, d),
+        );
+      }
+      // Berlin is UTC+2 in June. The truth: the simulator's counter at the last sample of the
+      // Berlin day minus that of the day before (samples every 300 s).
+      const berlinDays = fullDays.map((d) => d - 2 * 3600);
+      const berlin = await energyPerDay(
+        "Europe/Berlin",
+        berlinDays[0] ?? 0,
+        (berlinDays[1] ?? 0) + DAY_S - 1,
+      );
+      const res = filled.sim.fleet.resolutionS;
+      for (const d of berlinDays) {
+        const truth = simReading(SOLAR_ENERGY, d + DAY_S - res) - simReading(SOLAR_ENERGY, d - res);
+        within(`total_solar_energy ${isoOf(d)} Berlin`, berlin.get(d), truth);
+      }
+    });
+
+    it("energy this month of total_solar_energy within 0.5 % of the simulator's day totals", async () => {
+      const q = dashboardQueries(byUid("energy-overview").model).find(
+        (x) => x.title === "Energy this month" && x.refId === "A",
+      );
+      const fromS = fullDays[0] ?? 0;
+      const text = interpolateQuery(q?.query ?? "", {
+        variables: { device: DEVICE, tz: "UTC" },
+        fromIso: isoOf(fromS),
+        toIso: isoOf(fromS + 2 * DAY_S),
+        interval: "15m",
+      });
+      const found = (await filled.db.series(text)).find((x) => x.name === "total_solar_energy");
+      const expected = fullDays.reduce(
+        (sum, d) => sum + filled.sim.fleet.dayEnergyKwh(DEVICE, SOLAR_ENERGY, d),
+        0,
+      );
+      within(
+        "Energy this month total_solar_energy 13+14 June",
+        Number(found?.values[0]?.[1]),
+        expected,
+      );
     });
   });
 });

@@ -6,7 +6,7 @@
 import { runCatalogRefresh } from "../../src/pipeline/catalog-refresh.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
-import type { Simulator } from "../../src/simulator/server.js";
+import type { Simulator, SimulatorOptions } from "../../src/simulator/server.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -32,10 +32,15 @@ export interface FilledInfluxd {
  * Two syncs, ten minutes apart, of the simulator's fleet into a fresh database, with a catalog
  * refresh run (CATALOG_REFRESH PT5M, so the catalogs the first sync read are due) just before the
  * second sync: its `etl_run` point (kind `catalog`) feeds the pipeline-health catalog panels.
+ * `catalog: "spec"`: the second installation, whose devices list only the spec's value names
+ * plus a few seeded coded ids (FleetOptions.catalog).
  */
-export async function fillFromSimulator(prefix: string): Promise<FilledInfluxd> {
+export async function fillFromSimulator(
+  prefix: string,
+  options: Pick<SimulatorOptions, "catalog"> = {},
+): Promise<FilledInfluxd> {
   const clock = new ManualClock(NOW_MS);
-  const sim = await startTestSimulator({ now: clock.now, resolutionS: 300 });
+  const sim = await startTestSimulator({ now: clock.now, resolutionS: 300, ...options });
   const db = await createTestInfluxDb(prefix);
   const { pipeline } = await openTestPipeline(
     pipelineEnv(sim, db, tempStateDb(), {
@@ -95,14 +100,17 @@ export function influxRegex(body: string): RegExp {
 /**
  * Whether a query can find something among `values`: `FROM "name"` needs that measurement,
  * `FROM /regex/` a measurement matching it, and `"unit" = '…'` / `"type" = '…'` conditions the
- * tags. Queries of the pipeline's own measurements (`etl_…`) always apply.
+ * tags, and selecting the `text` field (where strings go) a value of type `text`. Queries of the
+ * pipeline's own measurements (`etl_…`) always apply.
  */
 export function queryApplies(query: string, values: readonly StoredValue[]): boolean {
   const named = /\bFROM\s+"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
   if (named?.startsWith("etl_")) return true;
   const regex = /\bFROM\s+\/((?:\\.|[^\\/\n])*)\//i.exec(query)?.[1];
   const unit = /"unit"\s*=\s*'([^']*)'/.exec(query)?.[1];
-  const type = /"type"\s*=\s*'([^']*)'/.exec(query)?.[1];
+  const type =
+    /"type"\s*=\s*'([^']*)'/.exec(query)?.[1] ??
+    (/\bSELECT\b[^;]*?\(\s*"text"\s*\)/i.test(query) ? "text" : undefined);
   const matches = (v: StoredValue): boolean =>
     (named === undefined || v.measurement === named) &&
     (regex === undefined || influxRegex(regex).test(v.measurement)) &&

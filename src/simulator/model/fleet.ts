@@ -18,11 +18,13 @@ import {
 import { historyOf } from "./history.js";
 import { LruCache } from "./lru.js";
 import type { DeviceKind } from "./profiles.js";
+import { type CatalogOption, specResources } from "./spec-catalog.js";
 import { COMMISSIONED_AT_S } from "./time.js";
 import { DEFAULT_NEW_VALUE_SHARE, type ScheduledValue, seededSchedule } from "./value-schedule.js";
 
 export { ALL_DATA, COMMON_VALUE_IDS, DAYS_REMAINING_ID } from "./catalog.js";
 export type { DeviceKind } from "./profiles.js";
+export { type CatalogOption, SPEC_EXTRA_VALUES, specExtraIds } from "./spec-catalog.js";
 export { COMMISSIONED_AT_S } from "./time.js";
 export {
   DEFAULT_NEW_VALUE_SHARE,
@@ -45,6 +47,11 @@ export interface FleetOptions {
   newValueShare?: number;
   /** Reference time of those new values (epoch s, default COMMISSIONED_AT_S); see value-schedule.ts. */
   newValuesFromS?: number;
+  /**
+   * "spec": every device lists only the value ids spec 2.3 documents plus SPEC_EXTRA_VALUES seeded
+   * coded ids (one resource, all_data); default "default", each kind's own catalog.
+   */
+  catalog?: CatalogOption;
 }
 
 /** The default devices, in listing order. */
@@ -134,6 +141,7 @@ class Fleet implements SimulatedFleet {
   private readonly width: number;
   private readonly newValueShare: number;
   private readonly newValuesFromS: number;
+  private readonly catalog: CatalogOption;
   private readonly defaults = new Map<string, DeviceKind>();
   private readonly added = new Map<string, DeviceKind>();
   private readonly built = new LruCache<string, SimulatedDevice>(BUILT_DEVICE_LIMIT);
@@ -161,6 +169,7 @@ class Fleet implements SimulatedFleet {
     this.width = idWidth(devices);
     this.newValueShare = share;
     this.newValuesFromS = options.newValuesFromS ?? COMMISSIONED_AT_S;
+    this.catalog = options.catalog ?? "default";
     for (const d of DEFAULT_DEVICES.slice(0, devices)) this.defaults.set(d.id, d.kind);
   }
 
@@ -283,15 +292,17 @@ class Fleet implements SimulatedFleet {
 
   private build(deviceId: string): SimulatedDevice | undefined {
     const kind = this.defaults.get(deviceId) ?? this.added.get(deviceId);
+    const spec = this.catalog === "spec" ? specResources(this.seed, deviceId) : undefined;
     if (kind !== undefined) {
-      return new SimulatedDevice(deviceId, historyOf(this.seed, deviceId, kind, this.resolutionS));
+      const history = historyOf(this.seed, deviceId, kind, this.resolutionS);
+      return new SimulatedDevice(deviceId, history, spec);
     }
     const generated = this.generated(deviceId);
     if (generated === undefined) return undefined;
     const history = historyOf(this.seed, deviceId, generated.kind, this.resolutionS, {
       frameSamples: GENERATED_FRAME_SAMPLES,
     });
-    const device = new SimulatedDevice(deviceId, history, generatedResources(generated));
+    const device = new SimulatedDevice(deviceId, history, spec ?? generatedResources(generated));
     const scheduled = this.seededValues().get(deviceId);
     if (scheduled !== undefined) {
       device.addValue(scheduled.resourceId, scheduled.valueId, scheduled.atS);

@@ -1,0 +1,35 @@
+/**
+ * The "spec" catalog option: a device that lists only the value ids spec 2.3 documents for every
+ * device, plus a few coded ids with seeded unit, type and readout codes and names the spec does not
+ * know (as a real installation's own sensors). The physics behind the spec's values is the kind's.
+ */
+import { ALL_DATA, COMMON_VALUE_IDS, type ResourceDef } from "./catalog.js";
+import { floor } from "./num.js";
+import { hashString, subKey, unit2 } from "./rng.js";
+
+/** Catalogs a fleet can give its devices: each kind's own (default) or only the spec's names. */
+export type CatalogOption = "default" | "spec";
+
+/** Coded ids beyond the spec's names each device of a spec catalog lists. */
+export const SPEC_EXTRA_VALUES = 3;
+
+const two = (n: number): string => String(n).padStart(2, "0");
+
+/** The seeded coded ids (names not in the spec) a spec-catalog device lists after the spec's. */
+export function specExtraIds(seed: number, deviceId: string): string[] {
+  const key = subKey(hashString(String(seed)), `spec-catalog ${deviceId}`);
+  return Array.from({ length: SPEC_EXTRA_VALUES }, (_, k) => {
+    const unit = floor(unit2(key, 4 * k) * 31);
+    const type = floor(unit2(key, 4 * k + 1) * 7);
+    const readout = 6 + floor(unit2(key, 4 * k + 2) * 4);
+    const tag = floor(unit2(key, 4 * k + 3) * 0x10000)
+      .toString(16)
+      .padStart(4, "0");
+    return `e_00_${two(unit)}_${two(type)}_${String(readout).padStart(3, "0")}_aux${k + 1}_${tag}`;
+  });
+}
+
+/** The one resource (all_data) of a spec-catalog device: the spec's ids, then the extra ones. */
+export function specResources(seed: number, deviceId: string): ResourceDef[] {
+  return [{ id: ALL_DATA, valueIds: [...COMMON_VALUE_IDS, ...specExtraIds(seed, deviceId)] }];
+}
