@@ -2,8 +2,9 @@
 # energy-etl: `docker build -t energy-etl .`, then `docker run energy-etl run` (the service,
 # default), `... simulate --host 0.0.0.0` (the API simulator) or any other CLI command.
 
+# Node 24 LTS, pinned to an exact release (bump both stages together).
 # ---- build: compile TypeScript, then keep only the production dependencies ----
-FROM node:20-bookworm-slim AS build
+FROM node:24.11.1-bookworm-slim AS build
 # better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -17,7 +18,7 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime: production node_modules, compiled code, config and migrations; no compilers ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24.11.1-bookworm-slim AS runtime
 RUN groupadd --system --gid 10001 energy \
  && useradd --system --uid 10001 --gid energy --home-dir /app --shell /usr/sbin/nologin energy \
  && mkdir -p /data \
@@ -37,9 +38,10 @@ ENV NODE_ENV=production \
 VOLUME /data
 EXPOSE 8080
 USER energy
-# Slim images have no curl: node's own fetch asks the service's /healthz.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || '8080') + '/healthz').then((r) => process.exit(r.ok ? 0 : 1)).catch(() => process.exit(1))"]
+# Healthy means ready (/readyz: InfluxDB and the API reachable, recent syncs, lag), not only alive
+# (/healthz). Slim images have no curl: node's own fetch asks.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || '8080') + '/readyz').then((r) => process.exit(r.ok ? 0 : 1)).catch(() => process.exit(1))"]
 # The heap bound of the energy-etl command (dist/cli.js's first line): memory flat, ~150 MB peak
 ENTRYPOINT ["node", "--max-old-space-size=96", "--max-semi-space-size=2", "dist/cli.js"]
 CMD ["run"]

@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import AjvModule from "ajv";
 import { parse } from "yaml";
 import { z } from "zod";
 import { SETTINGS } from "../../src/config.js";
+import { HealthServer } from "../../src/service/health-server.js";
 import {
   DEFAULT_SIM_API_KEY,
   DEFAULT_SIM_USERS,
@@ -20,11 +22,14 @@ const COMPOSE_SPEC = resolve(process.cwd(), "test/fixtures/compose-spec/compose-
 
 const composeText = readFileSync("docker-compose.yml", "utf8");
 const envExample = readFileSync(".env.example", "utf8");
+/** The demo's settings: `docker compose --env-file deploy/demo.env --profile demo up -d`. */
+const demoEnvText = readFileSync("deploy/demo.env", "utf8");
 
 /** The parts of a service these tests read; the spec validation covers the rest. */
 const serviceSchema = z.object({
   image: z.string().optional(),
   build: z.string().optional(),
+  entrypoint: z.array(z.string()).optional(),
   command: z.array(z.string()).optional(),
   profiles: z.array(z.string()).optional(),
   restart: z.string().optional(),
@@ -33,6 +38,9 @@ const serviceSchema = z.object({
   volumes: z.array(z.string()).default([]),
   ports: z.array(z.string()).default([]),
   healthcheck: z.object({ test: z.array(z.string()) }).optional(),
+  logging: z
+    .object({ driver: z.string(), options: z.record(z.string(), z.string()).default({}) })
+    .optional(),
 });
 const composeSchema = z.object({
   services: z.record(z.string(), serviceSchema),
@@ -64,6 +72,49 @@ function defaultOf(value: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/** The assignments of an env file (`VAR=value` lines). */
+function envFile(text: string): Map<string, string> {
+  return new Map(
+    [...text.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/gm)].map((m) => [m[1] ?? "", m[2] ?? ""]),
+  );
+}
+
+/**
+ * Compose's interpolation of `text` with `vars` (an env file); throws, as compose does, when a
+ * `${VAR:?error}` is unset or empty. `$$` is a literal `$`.
+ */
+function interpolate(text: string, vars: ReadonlyMap<string, string>): string {
+  return text
+    .replace(
+      INTERPOLATION,
+      (_all, name: string, op: string | undefined, arg: string | undefined) => {
+        const value = vars.get(name);
+        const empty = value === undefined || value === "";
+        if (op === ":?" && empty) throw new Error(`required variable ${name} is missing: ${arg}`);
+        if (op === ":-" && empty) return arg ?? "";
+        return value ?? "";
+      },
+    )
+    .replace(/\$\$/g, "$");
+}
+
+/** {@link interpolate} over every string of a parsed compose file, as compose does. */
+function interpolateTree(value: unknown, vars: ReadonlyMap<string, string>): unknown {
+  if (typeof value === "string") return interpolate(value, vars);
+  if (Array.isArray(value)) return value.map((v) => interpolateTree(v, vars));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateTree(v, vars)]));
+  }
+  return value;
+}
+
+/** The variables compose requires (`${VAR:?...}`), each with its message. */
+const required = new Map(
+  [...composeText.matchAll(INTERPOLATION)]
+    .filter((m) => m[2] === ":?")
+    .map((m) => [m[1] ?? "", m[3] ?? ""]),
+);
+
 /** Variable names assigned in .env.example (`VAR=` at the start of a line). */
 function envExampleVariables(): string[] {
   return [...envExample.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1] ?? "");
@@ -76,6 +127,77 @@ function runNodeScript(script: string): Promise<number> {
       done(error ? Number(error.code ?? 1) : 0);
     });
   });
+}
+
+/**
+ * A stand-in for the `influx` CLI (the parts deploy/influx-init.sh uses), keeping its
+ * authorizations in $STUB_STATE as `id|description|flags|token` lines.
+ */
+const INFLUX_STUB = `#!/bin/sh
+S="$STUB_STATE"; touch "$S"
+case "$1 $2" in
+"bucket list") printf 'b0c4\\t%s\\tinfinite\\n' "$4" ;;
+"auth list")
+  echo "["
+  while IFS='|' read -r id d f t; do
+    printf '\\t{\\n\\t\\t"id": "%s",\\n\\t\\t"description": "%s",\\n\\t\\t"token": "%s"\\n\\t},\\n' "$id" "$d" "$t"
+  done < "$S"
+  echo "]" ;;
+"auth delete") grep -v "^$4|" "$S" > "$S.new"; mv "$S.new" "$S" ;;
+"auth create")
+  shift 2; n=$(($(wc -l < "$S") + 1)); f=""
+  while [ $# -gt 0 ]; do
+    case "$1" in --description) d="$2"; shift ;; --org) shift ;; --json) ;; *) f="$f $1 $2"; shift ;; esac
+    shift
+  done
+  echo "a$n|$d|\${f# }|tok-$n-$$" >> "$S"
+  printf '{\\n\\t"id": "a%s",\\n\\t"description": "%s",\\n\\t"token": "tok-%s-%s"\\n}\\n' "$n" "$d" "$n" "$$" ;;
+*) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+`;
+
+interface InitResult {
+  readonly dir: string;
+  readonly auths: { id: string; description: string; flags: string; token: string }[];
+  readonly files: Map<string, string>;
+}
+
+/** Runs deploy/influx-init.sh with the stub CLI (in `dir`, a new one by default). */
+async function runInitScript(
+  dir = mkdtempSync(join(tmpdir(), "influx-init-")),
+): Promise<InitResult> {
+  writeFileSync(join(dir, "influx"), INFLUX_STUB, { mode: 0o755 });
+  const uid = String(process.getuid?.() ?? 0);
+  const env = {
+    PATH: `${dir}:${process.env.PATH ?? ""}`,
+    STUB_STATE: join(dir, "auths"),
+    INFLUX_HOST: "http://influxdb:8086",
+    INFLUX_TOKEN: "admin-token",
+    INFLUX_ORG: "energy",
+    INFLUX_BUCKET: "energy",
+    TOKEN_DIR: join(dir, "tokens"),
+    ETL_UID: uid,
+    GRAFANA_UID: uid,
+  };
+  await new Promise<void>((done, fail) => {
+    execFile("sh", ["deploy/influx-init.sh"], { env, timeout: 10_000 }, (error, _out, err) =>
+      error ? fail(new Error(`${error.message}\n${err}`)) : done(),
+    );
+  });
+  const auths = readFileSync(join(dir, "auths"), "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [id = "", description = "", flags = "", token = ""] = line.split("|");
+      return { id, description, flags, token };
+    });
+  const files = new Map(
+    ["energy-etl", "grafana"].map((name) => [
+      name,
+      readFileSync(join(dir, "tokens", name), "utf8"),
+    ]),
+  );
+  return { dir, auths, files };
 }
 
 describe("docker-compose.yml", () => {
@@ -93,7 +215,10 @@ describe("docker-compose.yml", () => {
   });
 
   it("uses only braced interpolation, so the variable scan below sees every variable", () => {
-    const bare = composeText.split("\n").filter((line) => /\$(?![{$])/.test(line));
+    // `$$` is a literal `$` for the container's shell.
+    const bare = composeText
+      .split("\n")
+      .filter((line) => /\$(?![{$])/.test(line.replaceAll("$$", "")));
     expect(bare).toEqual([]);
   });
 
@@ -111,25 +236,165 @@ describe("docker-compose.yml", () => {
     expect(uncommented).toEqual([]);
   });
 
-  it("starts without a .env: every variable has a default, and .env.example repeats the secrets' demo values", () => {
-    const uses = [...composeText.matchAll(INTERPOLATION)];
-    expect(uses.filter((m) => m[2] === ":?")).toEqual([]);
-    for (const name of ["INFLUX_TOKEN", "INFLUX_ADMIN_PASSWORD", "GRAFANA_ADMIN_PASSWORD"]) {
-      const defaults = new Set(uses.filter((m) => m[1] === name && m[2] === ":-").map((m) => m[3]));
-      const example = new RegExp(`^${name}=(.*)$`, "m").exec(envExample)?.[1] ?? "";
-      expect({ name, defaults: [...defaults] }).toEqual({ name, defaults: [example] });
+  it("refuses to start without its secrets: each is required with a message, none has a default", () => {
+    const secrets = [
+      "INFLUX_ADMIN_PASSWORD",
+      "INFLUX_TOKEN",
+      "ENERGY_API_URL",
+      "ENERGY_API_KEY",
+      "ENERGY_API_USER",
+      "ENERGY_API_PASSWORD",
+      "GRAFANA_ADMIN_PASSWORD",
+    ];
+    expect([...required.keys()].sort()).toEqual([...secrets].sort());
+    for (const [name, message] of required) {
+      expect({ name, message }).toEqual({ name, message: expect.stringMatching(/^set \S+ /) });
     }
+    const uses = [...composeText.matchAll(INTERPOLATION)];
+    const withDefault = uses.filter((m) => secrets.includes(m[1] ?? "") && m[2] !== ":?");
+    expect(withDefault.map((m) => m[0])).toEqual([]);
+    // .env.example leaves them empty: a copied but unfilled .env still refuses to start.
+    const example = envFile(envExample);
+    expect(secrets.filter((name) => example.get(name) !== "")).toEqual([]);
+    expect(() => interpolate(composeText, example)).toThrow(/required variable/);
+    expect(() => interpolate(composeText, new Map())).toThrow(/required variable/);
+    // no demo value anywhere in the production file
+    for (const value of ["change-me", "sim-api-key", "demo-password", "http://simulator"]) {
+      expect({ value, found: composeText.includes(value) }).toEqual({ value, found: false });
+    }
+  });
+
+  it("the demo is one command: deploy/demo.env sets every required value, local-only", () => {
+    const demo = envFile(demoEnvText);
+    expect([...required.keys()].filter((name) => !demo.get(name))).toEqual([]);
+    // compose interpolates the parsed file's values
+    const config = composeSchema.parse(interpolateTree(parse(composeText), demo));
+    expect(config.services.simulator?.profiles).toEqual(["demo"]);
+    const simulatorPort = config.services.simulator?.command?.at(-1);
+    const etlEnv = config.services["energy-etl"]?.environment ?? {};
+    expect(etlEnv).toMatchObject({
+      ENERGY_API_URL: `http://simulator:${simulatorPort}`,
+      ENERGY_API_KEY: DEFAULT_SIM_API_KEY,
+      ENERGY_API_USER: DEFAULT_SIM_USERS[0]?.user,
+      ENERGY_API_PASSWORD: DEFAULT_SIM_USERS[0]?.password,
+      SYNC_START: "P2D",
+    });
     // InfluxDB's setup refuses passwords shorter than 8 characters.
-    const influxPassword = /^INFLUX_ADMIN_PASSWORD=(.*)$/m.exec(envExample)?.[1] ?? "";
-    expect(influxPassword.length).toBeGreaterThanOrEqual(8);
+    expect(demo.get("INFLUX_ADMIN_PASSWORD")?.length).toBeGreaterThanOrEqual(8);
+    expect(demo.get("BIND_ADDRESS")).toBe("127.0.0.1");
+    expect(demoEnvText).toMatch(/LOCAL ONLY/);
+    expect(demoEnvText).toContain("docker compose --env-file deploy/demo.env --profile demo up -d");
+    expect(demoEnvText).toContain(
+      "docker compose --env-file deploy/demo.env --profile demo down -v",
+    );
+    // every variable the demo sets is one compose reads, documented in .env.example
+    const documented = envExampleVariables();
+    expect([...demo.keys()].filter((name) => !documented.includes(name))).toEqual([]);
+    const operations = readFileSync("docs/operations.md", "utf8");
+    expect(operations).toContain("docker compose --env-file deploy/demo.env --profile demo up -d");
+    expect(operations).toContain(
+      "docker compose --env-file deploy/demo.env --profile demo down -v",
+    );
+  });
+
+  it("publishes every port on BIND_ADDRESS, 127.0.0.1 unless changed", () => {
+    const ports = Object.values(compose.services).flatMap((s) => s.ports);
+    expect(ports.length).toBeGreaterThan(0);
+    for (const port of ports) {
+      expect(port.startsWith(`${ref("BIND_ADDRESS:-127.0.0.1")}:`)).toBe(true);
+      expect(interpolate(port, new Map())).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      expect(interpolate(port, new Map([["BIND_ADDRESS", "10.0.0.5"]]))).toMatch(/^10\.0\.0\.5:/);
+    }
+    expect(envFile(envExample).get("BIND_ADDRESS")).toBe("127.0.0.1");
+  });
+
+  it("gives every service a health check, log rotation and a restart policy", () => {
+    for (const [name, s] of Object.entries(compose.services)) {
+      expect({ name, test: s.healthcheck?.test.length ?? 0 }).toEqual({
+        name,
+        test: expect.any(Number),
+      });
+      expect(s.healthcheck?.test.length ?? 0).toBeGreaterThan(1);
+      expect({ name, logging: s.logging }).toEqual({
+        name,
+        logging: {
+          driver: "json-file",
+          options: {
+            "max-size": expect.stringMatching(/^\d+[kmg]$/),
+            "max-file": expect.stringMatching(/^\d+$/),
+          },
+        },
+      });
+      expect({ name, restart: s.restart }).toEqual({
+        name,
+        restart: expect.stringMatching(/^(unless-stopped|always|on-failure(:\d+)?)$/),
+      });
+    }
+  });
+
+  it("pins every image to an exact version", () => {
+    const images = Object.values(compose.services)
+      .filter((s) => s.build === undefined)
+      .map((s) => s.image ?? "");
+    for (const image of images) expect(image).toMatch(/:\d+\.\d+\.\d+$/);
+  });
+
+  it("gives the admin token to InfluxDB and influx-init only", () => {
+    const holders = Object.entries(compose.services)
+      .filter(([, s]) => Object.values(s.environment).some((v) => v.includes("${INFLUX_TOKEN")))
+      .map(([name]) => name);
+    expect(holders.sort()).toEqual(["influx-init", "influxdb"]);
+  });
+
+  describe("influx-init", () => {
+    const init = service("influx-init");
+
+    it("runs deploy/influx-init.sh once with the InfluxDB image's CLI, after InfluxDB is healthy", () => {
+      expect(init.image).toBe(service("influxdb").image);
+      expect(init.entrypoint).toEqual(["sh", "/influx-init.sh"]);
+      expect(init.volumes).toEqual(
+        expect.arrayContaining([
+          "./deploy/influx-init.sh:/influx-init.sh:ro",
+          "influx-tokens:/run/influx-tokens",
+        ]),
+      );
+      expect(init.environment).toMatchObject({
+        INFLUX_HOST: "http://influxdb:8086",
+        TOKEN_DIR: "/run/influx-tokens",
+      });
+      expect(init.depends_on.influxdb).toEqual({ condition: "service_healthy" });
+      for (const name of ["energy-etl", "grafana"]) {
+        expect(service(name).depends_on["influx-init"]).toEqual({
+          condition: "service_completed_successfully",
+        });
+        expect(service(name).volumes).toContain("influx-tokens:/run/influx-tokens:ro");
+      }
+    });
+
+    it("creates a write-only token for energy-etl and a read-only one for Grafana, idempotently", async () => {
+      const result = await runInitScript();
+      expect(result.auths.map((a) => a.flags).sort()).toEqual(
+        ["--read-bucket b0c4", "--write-bucket b0c4"].sort(),
+      );
+      expect(result.files.get("energy-etl")).toBe(
+        result.auths.find((a) => a.flags.startsWith("--write-bucket"))?.token,
+      );
+      expect(result.files.get("grafana")).toBe(
+        result.auths.find((a) => a.flags.startsWith("--read-bucket"))?.token,
+      );
+      // again: nothing new
+      const again = await runInitScript(result.dir);
+      expect(again.auths).toEqual(result.auths);
+      expect(again.files).toEqual(result.files);
+    });
   });
 
   it("has the services influxdb, grafana, energy-etl and simulator; simulator only in demo", () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ["energy-etl", "grafana", "influxdb", "simulator"].sort(),
+      ["energy-etl", "grafana", "influx-init", "influxdb", "simulator"].sort(),
     );
     expect(service("simulator").profiles).toEqual(["demo"]);
-    for (const name of ["influxdb", "grafana", "energy-etl"]) {
+    for (const name of ["influxdb", "influx-init", "grafana", "energy-etl"]) {
       expect({ name, profiles: service(name).profiles }).toEqual({ name, profiles: undefined });
     }
   });
@@ -141,7 +406,7 @@ describe("docker-compose.yml", () => {
       .filter((source) => !source.startsWith(".") && !source.startsWith("/"));
     expect([...new Set(named)].sort()).toEqual(Object.keys(compose.volumes).sort());
     expect(Object.keys(compose.volumes).sort()).toEqual(
-      ["etl-state", "grafana-data", "influxdb-data"].sort(),
+      ["etl-state", "grafana-data", "influx-tokens", "influxdb-data"].sort(),
     );
   });
 
@@ -157,7 +422,7 @@ describe("docker-compose.yml", () => {
       DOCKER_INFLUXDB_INIT_ADMIN_TOKEN: expect.stringContaining("${INFLUX_TOKEN"),
     });
     expect(influx.healthcheck?.test).toEqual(["CMD", "influx", "ping"]);
-    expect(influx.ports).toContain("8086:8086");
+    expect(influx.ports).toEqual([`${ref("BIND_ADDRESS:-127.0.0.1")}:8086:8086`]);
   });
 
   describe("energy-etl", () => {
@@ -172,11 +437,43 @@ describe("docker-compose.yml", () => {
       expect(etl.depends_on.influxdb).toEqual({ condition: "service_healthy" });
     });
 
-    /**
-     * Settings deliberately not passed to energy-etl, with the reason. None: the secrets are passed
-     * too, defaulting to the simulator's demo credentials.
-     */
-    const NOT_PASSED: ReadonlyMap<string, string> = new Map();
+    it("execs the image's ENTRYPOINT with the write-only token of influx-init as INFLUX_TOKEN", () => {
+      const dockerfile = readFileSync("Dockerfile", "utf8");
+      const entrypoint = JSON.parse(
+        /^ENTRYPOINT\s+(\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]",
+      ) as string[];
+      const [sh, flag, script, arg0] = etl.entrypoint ?? [];
+      expect([sh, flag, arg0]).toEqual(["sh", "-c", "energy-etl"]);
+      expect(script).toBe(
+        'INFLUX_TOKEN="$$(cat /run/influx-tokens/energy-etl)" && export INFLUX_TOKEN && ' +
+          `exec ${entrypoint.join(" ")} "$$@"`,
+      );
+    });
+
+    it("is healthy when ready: its health check asks /readyz", async () => {
+      const [kind, node, flag, script = ""] = etl.healthcheck?.test ?? [];
+      expect([kind, node, flag]).toEqual(["CMD", "node", "-e"]);
+      expect(script).toContain("/readyz");
+      let status = 200;
+      const server = new HealthServer({
+        "/healthz": async () => ({ status: 200, body: "{}" }),
+        "/readyz": async () => ({ status, body: "{}" }),
+      });
+      const port = await server.listen(0, "127.0.0.1");
+      try {
+        const probe = script.replace("process.env.HTTP_PORT", `"${port}"`);
+        expect(await runNodeScript(probe)).toBe(0);
+        status = 503;
+        expect(await runNodeScript(probe)).toBe(1);
+      } finally {
+        await server.close();
+      }
+    });
+
+    /** Settings deliberately not passed to energy-etl, with the reason. */
+    const NOT_PASSED: ReadonlyMap<string, string> = new Map([
+      ["INFLUX_TOKEN", "the entrypoint reads influx-init's write-only token file"],
+    ]);
 
     it("passes every setting of the configuration table", () => {
       const names = [...new Set(SETTINGS.map((s) => s.env))].filter((n) => !NOT_PASSED.has(n));
@@ -191,12 +488,15 @@ describe("docker-compose.yml", () => {
       expect(env.STATE_DB).toBe("/data/state.db");
     });
 
-    it("defaults to the simulator and its demo credentials, and to two days of history", () => {
-      const simulatorPort = service("simulator").command?.at(-1);
-      expect(defaultOf(env.ENERGY_API_URL)).toBe(`http://simulator:${simulatorPort}`);
-      expect(defaultOf(env.ENERGY_API_KEY)).toBe(DEFAULT_SIM_API_KEY);
-      expect(defaultOf(env.ENERGY_API_USER)).toBe(DEFAULT_SIM_USERS[0]?.user);
-      expect(defaultOf(env.ENERGY_API_PASSWORD)).toBe(DEFAULT_SIM_USERS[0]?.password);
+    it("requires the API settings: no fallback to the simulator", () => {
+      for (const name of [
+        "ENERGY_API_URL",
+        "ENERGY_API_KEY",
+        "ENERGY_API_USER",
+        "ENERGY_API_PASSWORD",
+      ]) {
+        expect(env[name]).toMatch(new RegExp(`^\\$\\{${name}:\\?set ${name} in \\.env`));
+      }
       expect(defaultOf(env.SYNC_START)).toBe("P2D");
     });
 
@@ -214,7 +514,7 @@ describe("docker-compose.yml", () => {
     it("publishes the health port", () => {
       const port = ref("HTTP_PORT:-8080");
       expect(env.HTTP_PORT).toBe(port);
-      expect(etl.ports).toEqual([`${port}:${port}`]);
+      expect(etl.ports).toEqual([`${ref("BIND_ADDRESS:-127.0.0.1")}:${port}:${port}`]);
     });
   });
 
@@ -225,7 +525,7 @@ describe("docker-compose.yml", () => {
       expect(simulator.build).toBe(".");
       expect(simulator.image).toBe(service("energy-etl").image);
       expect(simulator.command).toEqual(["simulate", "--host", "0.0.0.0", "--port", "8099"]);
-      expect(simulator.ports).toContain("8099:8099");
+      expect(simulator.ports).toEqual([`${ref("BIND_ADDRESS:-127.0.0.1")}:8099:8099`]);
     });
 
     it("has a health check that passes against a running simulator and fails without one", async () => {
@@ -246,16 +546,26 @@ describe("docker-compose.yml", () => {
   describe("grafana", () => {
     const grafana = service("grafana");
 
-    it("shows the dashboards without login and waits for InfluxDB", () => {
-      expect(grafana.image).toMatch(/^grafana\/grafana:1\d\./);
+    it("wants a login (no anonymous access), checks /api/health and waits for InfluxDB", () => {
+      expect(grafana.image).toMatch(/^grafana\/grafana:1\d\.\d+\.\d+$/);
       expect(grafana.environment).toMatchObject({
         GF_SECURITY_ADMIN_USER: expect.stringContaining("${GRAFANA_ADMIN_USER"),
-        GF_SECURITY_ADMIN_PASSWORD: expect.stringContaining("${GRAFANA_ADMIN_PASSWORD"),
-        GF_AUTH_ANONYMOUS_ENABLED: "true",
-        GF_AUTH_ANONYMOUS_ORG_ROLE: "Viewer",
+        GF_SECURITY_ADMIN_PASSWORD: expect.stringContaining("${GRAFANA_ADMIN_PASSWORD:?"),
+        GF_AUTH_ANONYMOUS_ENABLED: "false",
+        GF_USERS_ALLOW_SIGN_UP: "false",
       });
+      expect(grafana.environment).not.toHaveProperty("GF_AUTH_ANONYMOUS_ORG_ROLE");
+      expect(grafana.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:3000/api/health");
       expect(grafana.depends_on.influxdb).toEqual({ condition: "service_healthy" });
-      expect(grafana.ports).toContain("3000:3000");
+      expect(grafana.ports).toEqual([`${ref("BIND_ADDRESS:-127.0.0.1")}:3000:3000`]);
+    });
+
+    it("takes INFLUX_TOKEN from influx-init's read-only token file, then runs the image's /run.sh", () => {
+      expect(grafana.entrypoint).toEqual([
+        "sh",
+        "-c",
+        'INFLUX_TOKEN="$$(cat /run/influx-tokens/grafana)" && export INFLUX_TOKEN && exec /run.sh',
+      ]);
     });
 
     it("mounts the provisioning and the dashboards read-only", () => {
@@ -276,7 +586,9 @@ describe("docker-compose.yml", () => {
       ].join("\n");
       const needed = [...interpolatedVariables(provisioning)];
       expect(needed.sort()).toEqual(["INFLUX_BUCKET", "INFLUX_TOKEN"]);
-      expect(needed.filter((v) => !(v in grafana.environment))).toEqual([]);
+      // INFLUX_TOKEN is exported by the entrypoint (above), the rest comes from the environment.
+      const exported = /\bexport (\w+)/.exec(grafana.entrypoint?.[2] ?? "")?.[1];
+      expect(needed.filter((v) => !(v in grafana.environment) && v !== exported)).toEqual([]);
     });
   });
 });

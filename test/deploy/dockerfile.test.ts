@@ -64,10 +64,19 @@ const runtime = stages.at(-1) ?? [];
 const buildName = /\bAS\s+(\S+)/i.exec(build[0]?.args ?? "")?.[1] ?? "";
 
 describe("Dockerfile", () => {
-  it("is multi-stage on node:20-bookworm-slim", () => {
+  it("is multi-stage on one exact Node 24 LTS release of bookworm-slim", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage[0]?.args).toMatch(/^node:20-bookworm-slim\b/);
+    const bases = stages.map((stage) => stage[0]?.args.split(/\s+/)[0] ?? "");
+    for (const base of bases) expect(base).toMatch(/^node:24\.\d+\.\d+-bookworm-slim$/);
+    expect(new Set(bases).size).toBe(1);
     expect(buildName).not.toBe("");
+  });
+
+  it("declares an engines range that Node 24 and this machine's Node satisfy", () => {
+    const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { engines?: { node?: string } };
+    const floor = Number(/^>=(\d+)/.exec(pkg.engines?.node ?? "")?.[1]);
+    expect(floor).toBeLessThanOrEqual(Number(process.versions.node.split(".")[0]));
+    expect(floor).toBeLessThanOrEqual(24);
   });
 
   it("builds with the tools better-sqlite3 needs, then prunes the devDependencies", () => {
@@ -158,16 +167,17 @@ describe("Dockerfile", () => {
     const command = execForm(/\bCMD\s+(\[.*\])$/.exec(healthcheck ?? "")?.[1]);
     const script = command[2] ?? "";
 
-    it("asks /healthz on HTTP_PORT with node itself", () => {
+    it("asks readiness (/readyz), not only liveness, on HTTP_PORT with node itself", () => {
       expect(command.slice(0, 2)).toEqual(["node", "-e"]);
-      expect(script).toContain("/healthz");
+      expect(script).toContain("/readyz");
       expect(script).toContain("process.env.HTTP_PORT");
     });
 
-    it("passes when /healthz answers 200 and fails on an error or no answer", async () => {
+    it("passes when /readyz answers 200 and fails on not ready, an error or no answer", async () => {
       let status = 200;
       const server = new HealthServer({
-        "/healthz": async () => ({ status, body: JSON.stringify({ status: "ok" }) }),
+        "/healthz": async () => ({ status: 200, body: JSON.stringify({ status: "ok" }) }),
+        "/readyz": async () => ({ status, body: JSON.stringify({ status: "ready" }) }),
       });
       const port = await server.listen(0, "127.0.0.1");
       try {
