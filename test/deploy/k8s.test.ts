@@ -1,6 +1,11 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { StatefulSet } from "kubernetes-models/apps/v1/StatefulSet";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { Secret } from "kubernetes-models/v1/Secret";
+import { Service } from "kubernetes-models/v1/Service";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { SETTINGS } from "../../src/config.js";
@@ -152,6 +157,28 @@ describe("deploy/k8s kustomize base", () => {
       .sort();
     expect([...kustomization.resources].sort()).toEqual(files);
     expect(new Set(kustomization.resources).size).toBe(kustomization.resources.length);
+  });
+
+  it("validates every rendered manifest against the Kubernetes schemas (kubernetes-models)", () => {
+    const validate = (object: K8sObject): void => {
+      const data = JSON.parse(JSON.stringify(object)) as Record<string, unknown>;
+      const model = {
+        StatefulSet: () => new StatefulSet(data),
+        PodDisruptionBudget: () => new PodDisruptionBudget(data),
+        ConfigMap: () => new ConfigMap(data),
+        Secret: () => new Secret(data),
+        Service: () => new Service(data),
+      }[object.kind];
+      if (!model) throw new Error(`no schema for ${object.kind}`);
+      model().validate();
+    };
+    for (const object of objects) expect(() => validate(object)).not.toThrow();
+    // the validator does refuse a wrong manifest: replicas as a string
+    const broken = JSON.parse(JSON.stringify(only("StatefulSet"))) as K8sObject & {
+      spec: { replicas: unknown };
+    };
+    broken.spec.replicas = "3";
+    expect(() => validate(broken)).toThrow(/replicas must be integer/);
   });
 
   it("renders to a ConfigMap, a Secret, a Service, a StatefulSet and a PodDisruptionBudget", () => {
