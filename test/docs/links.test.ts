@@ -74,8 +74,8 @@ const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(targ
 
 /**
  * What is wrong with the relative links of `file` (a path under `root`, its text `markdown`):
- * targets that do not exist, lie outside the repository or in ../shared, and anchors that no
- * heading of the target has. `read` gives a file's text (for the anchors of other files).
+ * targets that do not exist or lie outside the repository (a clone has nothing beside it), and
+ * anchors that no heading of the target has. `read` gives a file's text (for the anchors of other files).
  */
 function brokenLinks(
   root: string,
@@ -87,10 +87,6 @@ function brokenLinks(
   for (const { target, line } of linksOf(markdown)) {
     const where = `${file}:${line}: ${target}`;
     if (isExternal(target)) continue;
-    if (/(^|\/)\.\.\/shared(\/|$)/.test(target) || target.includes("/shared/spec")) {
-      problems.push(`${where}: links to the shared directory`);
-      continue;
-    }
     const hash = target.indexOf("#");
     const pathPart = decodeURIComponent(hash === -1 ? target : target.slice(0, hash));
     const anchor = hash === -1 ? undefined : decodeURIComponent(target.slice(hash + 1));
@@ -183,13 +179,13 @@ describe("the link check itself", () => {
     ).toEqual([]);
   });
 
-  it("finds a missing file, a missing anchor, a path outside and the shared directory", () => {
+  it("finds a missing file, a missing anchor, paths outside the repository", () => {
     const problems = check(
       [
         "[gone](docs/gone.md)",
         "[anchor](docs/a.md#no-such-heading)",
         "[outside](../elsewhere.md)",
-        "[spec](../shared/spec/energy-monitoring-api.md)",
+        "[spec](../spec/energy-monitoring-api.md)",
         "[json anchor](package.json#x)",
       ].join("\n"),
     );
@@ -197,7 +193,7 @@ describe("the link check itself", () => {
     expect(problems[0]).toContain("no such file");
     expect(problems[1]).toContain("no heading #no-such-heading");
     expect(problems[2]).toContain("outside the repository");
-    expect(problems[3]).toContain("shared directory");
+    expect(problems[3]).toContain("outside the repository");
     expect(problems[4]).toContain("not markdown");
   });
 
