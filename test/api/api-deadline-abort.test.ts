@@ -1,43 +1,17 @@
-import { ApiClient, type ApiClientOptions, type DataQuery } from "../../src/api/client.js";
 import { RateGate } from "../../src/api/rate-gate.js";
-import { captureLogger } from "../support/log-capture.js";
 import {
   answerToken,
   closeHostileServers,
-  type HostileHandler,
-  hostileServer,
+  HOSTILE_QUERY,
+  hostileClient,
   rejection,
   within,
 } from "./hostile-server.js";
 
 afterEach(closeHostileServers);
 
-const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
-const QUERY: DataQuery = {
-  deviceId: "dev",
-  resourceId: "all_data",
-  values: ["v1"],
-  from: new Date(NOW - 3_600_000),
-  to: new Date(NOW),
-};
-
-async function clientOf(
-  handler: HostileHandler,
-  options: Partial<ApiClientOptions> = {},
-): Promise<{ client: ApiClient; paths: string[] }> {
-  const server = await hostileServer(handler);
-  const client = new ApiClient({
-    baseUrl: server.url,
-    apiKey: "abort-key",
-    user: "u",
-    password: "abort-pw",
-    timeoutMs: 30_000,
-    retry: { retries: 5, baseDelayMs: 5, maxDelayMs: 20 },
-    logger: captureLogger().logger,
-    ...options,
-  });
-  return { client, paths: server.paths };
-}
+const QUERY = HOSTILE_QUERY;
+const clientOf = hostileClient;
 
 /** Until `paths` holds `path` (the server saw the request). */
 async function seen(paths: string[], path: string): Promise<void> {

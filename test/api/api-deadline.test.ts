@@ -1,51 +1,31 @@
-import { ApiClient, type ApiClientOptions, type DataQuery } from "../../src/api/client.js";
+import type { ApiClient, ApiClientOptions } from "../../src/api/client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 import {
-  answerToken,
   closeHostileServers,
+  HOSTILE_NOW,
+  HOSTILE_QUERY,
   type HostileHandler,
-  hostileServer,
+  hostileClient,
   rejection,
   within,
 } from "./hostile-server.js";
 
-const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
-const HOUR_MS = 3_600_000;
+const NOW = HOSTILE_NOW;
 
 afterEach(closeHostileServers);
 
-const QUERY: DataQuery = {
-  deviceId: "dev",
-  resourceId: "all_data",
-  values: ["v1"],
-  from: new Date(NOW - HOUR_MS),
-  to: new Date(NOW),
-};
+const QUERY = HOSTILE_QUERY;
 
 /** A client of a hostile server that hands out a token, then answers the rest with `handler`. */
-async function clientOf(
-  handler: HostileHandler,
-  options: Partial<ApiClientOptions> = {},
-): Promise<{ client: ApiClient; paths: string[] }> {
-  const server = await hostileServer((req, res, path) => {
-    if (path === "/create_token") answerToken(res, "deadline-test-token");
-    else handler(req, res, path);
-  });
-  const client = new ApiClient({
-    baseUrl: server.url,
-    apiKey: "deadline-key",
-    user: "u",
-    password: "deadline-pw",
-    timeoutMs: 5_000,
-    retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 },
-    logger: captureLogger().logger,
-    ...options,
-  });
-  return { client, paths: server.paths };
-}
+const clientOf = (handler: HostileHandler, options: Partial<ApiClientOptions> = {}) =>
+  hostileClient(
+    handler,
+    { timeoutMs: 5_000, retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 }, ...options },
+    "deadline-test-token",
+  );
 
 /** Pulls every page of GET /data; resolves with the records, or the error it ended with. */
 async function pull(client: ApiClient, pageSize = 1): Promise<{ records: number; error: unknown }> {

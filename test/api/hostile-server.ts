@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ApiClient, type ApiClientOptions, type DataQuery } from "../../src/api/client.js";
+import { captureLogger } from "../support/log-capture.js";
 
 /** A tiny HTTP server on loopback for answers the simulator never gives. */
 export interface HostileServer {
@@ -77,4 +79,42 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error("expected a rejection, the call succeeded");
+}
+
+/** The hostile tests' clock: a fixed instant. */
+export const HOSTILE_NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
+
+/** One value over the hour before {@link HOSTILE_NOW}. */
+export const HOSTILE_QUERY: DataQuery = {
+  deviceId: "dev",
+  resourceId: "all_data",
+  values: ["v1"],
+  from: new Date(HOSTILE_NOW - 3_600_000),
+  to: new Date(HOSTILE_NOW),
+};
+
+/**
+ * A client of a hostile server answering with `handler`; with `token`, the server hands out that
+ * access token itself and `handler` gets the other requests.
+ */
+export async function hostileClient(
+  handler: HostileHandler,
+  options: Partial<ApiClientOptions> = {},
+  token?: string,
+): Promise<{ client: ApiClient; paths: string[] }> {
+  const server = await hostileServer((req, res, path) => {
+    if (token !== undefined && path === "/create_token") answerToken(res, token);
+    else handler(req, res, path);
+  });
+  const client = new ApiClient({
+    baseUrl: server.url,
+    apiKey: "hostile-key",
+    user: "u",
+    password: "hostile-pw",
+    timeoutMs: 30_000,
+    retry: { retries: 5, baseDelayMs: 5, maxDelayMs: 20 },
+    logger: captureLogger().logger,
+    ...options,
+  });
+  return { client, paths: server.paths };
 }
