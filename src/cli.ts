@@ -3,6 +3,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
+import { loadedConfig } from "./cli/context.js";
 import { type CliIo, ExitStatus, processIo, UsageError, writeLine } from "./cli/io.js";
 import { createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
@@ -30,17 +31,22 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
           : ["failed", 1];
     const message = error instanceof Error ? error.message : String(error);
     writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
-    const next = nextStep(error);
+    const next = nextStep(error, loadedConfig(program)?.api.url);
     if (next) writeLine(io.stderr, `  ${next}`);
     return code;
   }
 }
 
-/** What to do about an error, when the message alone does not say it. */
-export function nextStep(error: unknown): string | undefined {
-  // a command that said what to do already (init names its own flags)
-  if (!(error instanceof ApiError) || error.message.includes("ENERGY_API_PASSWORD"))
-    return undefined;
+/**
+ * What to do about an error, when the message alone does not say it; `apiUrl` is the API's
+ * configured base URL, named when the API could not be reached at all.
+ */
+export function nextStep(error: unknown, apiUrl?: string): string | undefined {
+  // a command that said what to do already names the settings to check (init, set-password)
+  if (!(error instanceof ApiError) || /\bENERGY_API_[A-Z]+\b/.test(error.message)) return undefined;
+  if (error.code === "network" && error.neverSent) {
+    return `check ENERGY_API_URL (is the API reachable${apiUrl ? ` at ${apiUrl}` : ""}?)`;
+  }
   if (error.code === "auth_failed" && error.endpoint === "POST /create_token") {
     return (
       "check ENERGY_API_KEY, ENERGY_API_USER (--api-user) and ENERGY_API_PASSWORD; on a first " +

@@ -4,16 +4,13 @@ import { z } from "zod";
 import {
   durationMs,
   formatIsoDuration,
-  type IsoDuration,
   parseIsoDuration,
   subtractDuration,
 } from "./util/iso-duration.js";
-import { parseUtcInstant } from "./util/utc-time.js";
+import { parseTimeSpec, TIME_SPEC_FORMS, type TimeSpec } from "./util/utc-time.js";
 
 /** Where a device without a watermark starts: a fixed instant, or a duration back from now. */
-export type SyncStart =
-  | { readonly kind: "at"; readonly at: Date }
-  | { readonly kind: "ago"; readonly duration: IsoDuration };
+export type SyncStart = TimeSpec;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 /** How log lines are written: see {@link Terminal}. */
@@ -108,16 +105,11 @@ const isoDuration = z.string().transform((s, ctx) => {
   return parsed;
 });
 
+/** SYNC_START: the grammar of `--from` ({@link parseTimeSpec}). */
 const syncStart = z.string().transform((s, ctx): SyncStart => {
-  const duration = parseIsoDuration(s);
-  if (duration) return { kind: "ago", duration };
-  const at = parseUtcInstant(s);
-  if (at) return { kind: "at", at };
-  ctx.addIssue({
-    code: "custom",
-    message:
-      "must be an ISO date-time (2025-01-01T00:00:00Z) or an ISO duration back from now (P30D)",
-  });
+  const spec = parseTimeSpec(s);
+  if (spec) return spec;
+  ctx.addIssue({ code: "custom", message: `must be ${TIME_SPEC_FORMS}` });
   return z.NEVER;
 });
 
@@ -170,7 +162,7 @@ export const configSchema = z
       .object({
         url: optionalUrl("put the token into INFLUX_TOKEN")
           .default("")
-          .describe("InfluxDB URL; empty writes line protocol to a file"),
+          .describe("InfluxDB URL; empty: OUTPUT_FILE (or --output) must say where points go"),
         token: z.string().default("").describe("InfluxDB API token; secret"),
         org: z.string().default("").describe("InfluxDB organisation"),
         bucket: z
@@ -281,7 +273,7 @@ export const configSchema = z
         file: z
           .string()
           .default("")
-          .describe("Line-protocol file instead of InfluxDB (run needs it or INFLUX_URL)"),
+          .describe("Line-protocol file instead of InfluxDB (writing needs it or INFLUX_URL)"),
         maxBytes: int(1024, 1024 * 1024 * 1024 * 1024)
           .default(100 * 1024 * 1024)
           .describe("The file is rotated past this size (FILE.1, FILE.2, ...)"),
@@ -385,8 +377,23 @@ export interface ConfigSources {
   /** Values of CLI flags, keyed by the setting's environment name. */
   readonly flags?: Readonly<Record<string, string | undefined>>;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The variables of an env file (`./.env`, `--env-path FILE`), and how messages name it. */
+  readonly envFile?: {
+    readonly name: string;
+    readonly values: Readonly<Record<string, string | undefined>>;
+  };
   /** Path of a JSON config file (`--config FILE`). */
   readonly file?: string;
+}
+
+/** A validated configuration and where each setting came from. */
+export interface ResolvedConfig {
+  readonly config: Config;
+  /**
+   * The source of each setting not at its default, keyed by `section.key`: `flag --api-url`,
+   * `environment SYNC_CRON`, `.env file ./.env`, `config file FILE`.
+   */
+  readonly origins: ReadonlyMap<string, string>;
 }
 
 type RawConfig = Record<string, Record<string, unknown>>;
@@ -421,10 +428,16 @@ function readConfigFile(file: string): RawConfig {
 }
 
 /**
- * Loads the configuration. Precedence: CLI flags > environment > config file > built-in defaults.
- * Empty environment variables count as unset. Throws {@link ConfigError} naming the setting.
+ * Loads the configuration. Precedence: CLI flags > environment > env file > config file >
+ * built-in defaults. Empty variables count as unset. Throws {@link ConfigError} naming the
+ * setting and its source.
  */
 export function loadConfig(sources: ConfigSources = {}): Config {
+  return resolveConfig(sources).config;
+}
+
+/** {@link loadConfig}, with where each setting came from. */
+export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
   const raw: RawConfig = sources.file ? readConfigFile(sources.file) : {};
   const origin = new Map<string, string>();
   if (sources.file) {
@@ -437,6 +450,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     Readonly<Record<string, string | undefined>> | undefined,
     (s: Setting) => string,
   ][] = [
+    [sources.envFile?.values, () => `.env file ${sources.envFile?.name}`],
     [sources.env, (s) => `environment ${s.env}`],
     [sources.flags, (s) => `flag ${s.flag ?? s.env}`],
   ];
@@ -451,7 +465,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     }
   }
   const parsed = configSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { config: parsed.data, origins: origin };
   throw new ConfigError(
     `invalid configuration:\n${parsed.error.issues.map((i) => `  - ${describeIssue(i, origin)}`).join("\n")}`,
   );
@@ -548,6 +562,32 @@ export function describeConfig(config: Config): Record<string, unknown> {
       backoffMax: formatIsoDuration(config.failures.backoffMax),
     },
   };
+}
+
+/** One setting as `config --sources` shows it: its value as printed (secrets masked) and source. */
+export interface SettingSource {
+  readonly setting: string;
+  readonly path: string;
+  readonly value: string;
+  readonly from: string;
+}
+
+/** Every setting of {@link SETTINGS}, in its order, with its value and where it came from. */
+export function describeSources({ config, origins }: ResolvedConfig): SettingSource[] {
+  const shown = describeConfig(config);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null;
+  return SETTINGS.map((setting) => {
+    const path = settingName(setting);
+    const section = shown[setting.path[0]];
+    const value = isObject(section) ? section[setting.path[1]] : undefined;
+    return {
+      setting: setting.env,
+      path,
+      value: typeof value === "string" ? value : JSON.stringify(value),
+      from: origins.get(path) ?? "default",
+    };
+  });
 }
 
 /** What the API client needs from the configuration (connection settings required). */

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { instantOption } from "../src/cli/time-options.js";
 import {
   ConfigError,
   configSchema,
@@ -146,7 +147,10 @@ describe("loadConfig", () => {
     [{ API_CONCURRENCY: "0" }, /API_CONCURRENCY .*>=1/],
     [{ API_RATE_LIMIT: "-1" }, /API_RATE_LIMIT .*positive number/],
     [{ SYNC_CRON: "every five minutes" }, /SYNC_CRON .*cron expression/],
-    [{ SYNC_START: "last week" }, /SYNC_START .*ISO date-time .* or an ISO duration/],
+    [
+      { SYNC_START: "last week" },
+      /SYNC_START \(sync.start, from environment SYNC_START\): must be an ISO date or date-time \(UTC\), "now", or a time before now \(P30D, PT6H, -30d, -12h\)/,
+    ],
     [{ SYNC_START: "2025-02-30" }, /SYNC_START/],
     [{ SYNC_LOOKBACK: "1h" }, /SYNC_LOOKBACK .*ISO 8601 duration/],
     [{ LOG_LEVEL: "loud" }, /LOG_LEVEL/],
@@ -254,6 +258,38 @@ describe("loadConfig", () => {
     expect(
       resolveSyncStart(loadConfig({ env: { SYNC_START: "2025-06-01" } }).sync.start, now),
     ).toEqual(new Date("2025-06-01T00:00:00Z"));
+  });
+
+  it("SYNC_START takes what --from takes: -2d, -12h, -90m, now", () => {
+    const now = new Date("2026-03-31T12:00:00Z");
+    const start = (text: string) =>
+      resolveSyncStart(loadConfig({ env: { SYNC_START: text } }).sync.start, now);
+    expect(start("-2d")).toEqual(new Date("2026-03-29T12:00:00Z"));
+    expect(start("-12h")).toEqual(new Date("2026-03-31T00:00:00Z"));
+    expect(start("-90m")).toEqual(new Date("2026-03-31T10:30:00Z"));
+    expect(start("now")).toEqual(now);
+  });
+
+  it.each([
+    "P30D",
+    "pt6h",
+    "-30d",
+    "-12H",
+    "-90m",
+    "now",
+    "2025-06-01",
+    "2025-06-01T12:00",
+    "2025-06-01T12:00:00+02:00",
+    "last tuesday",
+    "-2w",
+    "30d",
+    "2025-02-30",
+    "P",
+    "",
+  ])("SYNC_START and --from agree on %j (one grammar)", (text) => {
+    const fromOption = instantOption("--from").safeParse(text).success;
+    const syncStart = configSchema.safeParse({ sync: { start: text } }).success;
+    expect({ text, syncStart }).toEqual({ text, syncStart: fromOption });
   });
 });
 

@@ -1,15 +1,29 @@
 import { existsSync } from "node:fs";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
-import { apiClientSettings, type Config, configSecrets, loadConfig, SETTINGS } from "../config.js";
+import {
+  apiClientSettings,
+  type Config,
+  configSecrets,
+  resolveConfig,
+  SETTINGS,
+} from "../config.js";
 import { createLogger, registerSecret } from "../logger.js";
+import { DEFAULT_ENV_FILE, envFileOf, mergeEnv, readEnvFile } from "./env-file.js";
 import { type CliIo, UsageError } from "./io.js";
 import { Terminal } from "./terminal.js";
 
 /** What every command gets: the validated configuration and a logger. */
 export interface CommandContext {
   readonly config: Config;
+  /** Where each setting came from (see {@link resolveConfig}). */
+  readonly origins: ReadonlyMap<string, string>;
+  /**
+   * The environment with the env file's variables below it, for variables that are no setting
+   * (ENERGY_API_OTP).
+   */
+  readonly env: Readonly<Record<string, string>>;
   readonly logger: Logger;
   readonly io: CliIo;
   /** stderr shared by log lines and progress bars. */
@@ -21,9 +35,15 @@ export function flagKey(flag: string): string {
   return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** Global options (settings flags and --config) of the program, for every command. */
+/** Global options (settings flags, --config and --env-path) of the program, for every command. */
 export function addGlobalOptions(program: Command): void {
   program.option("-c, --config <file>", "JSON config file (see config/default.json)");
+  // not --env-file: node 20 takes a script's own `--env-file X` for itself and stops when X
+  // does not exist (nodejs/node#54232)
+  program.option(
+    "-f, --env-path <file>",
+    `env file read below the environment; init writes it (default: ${DEFAULT_ENV_FILE})`,
+  );
   for (const setting of SETTINGS) {
     if (setting.flag) {
       program.option(
@@ -34,8 +54,44 @@ export function addGlobalOptions(program: Command): void {
   }
 }
 
-/** Loads configuration from the command's global flags, the environment and --config. */
-export function createContext(command: Command, io: CliIo): CommandContext {
+/**
+ * Flags a command does not take because their value would be a secret (command lines show in
+ * the shell history and in `ps`), each with the variable the secret goes into instead. Given
+ * anyway, one is a usage error of one line saying so; its value is never shown.
+ */
+export function refuseSecretFlags(command: Command, flags: Readonly<Record<string, string>>): void {
+  for (const flag of Object.keys(flags))
+    command.addOption(new Option(`${flag} [value]`).hideHelp());
+  command.hook("preAction", (_program, action) => {
+    const given = action.opts<Record<string, unknown>>();
+    for (const [flag, env] of Object.entries(flags)) {
+      if (given[flagKey(flag)] === undefined) continue;
+      throw new UsageError(
+        `${flag} is not taken: a secret on the command line shows in the shell history and in ` +
+          `ps. Set ${env} in the environment or the .env file, or leave it out and ` +
+          `${action.name()} asks on a terminal`,
+      );
+    }
+  });
+}
+
+/** The configuration each program's command loaded, for what runCli says after a failure. */
+const loadedByProgram = new WeakMap<Command, Config>();
+
+/** The configuration a command of `program` loaded, if one did. */
+export function loadedConfig(program: Command): Config | undefined {
+  return loadedByProgram.get(program);
+}
+
+/**
+ * Loads configuration from the command's global flags, the environment, the env file and
+ * --config. `envFileMayBeMissing`: a missing `--env-path` file is no error (init writes it).
+ */
+export function createContext(
+  command: Command,
+  io: CliIo,
+  options: { readonly envFileMayBeMissing?: boolean } = {},
+): CommandContext {
   const opts = command.optsWithGlobals<Record<string, unknown>>();
   const flags: Record<string, string | undefined> = {};
   for (const setting of SETTINGS) {
@@ -43,11 +99,21 @@ export function createContext(command: Command, io: CliIo): CommandContext {
     if (typeof value === "string") flags[setting.env] = value;
   }
   const file = typeof opts.config === "string" ? opts.config : undefined;
-  const config = loadConfig({ flags, env: io.env, file });
+  const envFile = envFileOf(command, io);
+  const fromFile = readEnvFile(envFile, options.envFileMayBeMissing);
+  const { config, origins } = resolveConfig({
+    flags,
+    env: io.env,
+    envFile: fromFile && { name: envFile.label, values: fromFile },
+    file,
+  });
+  let root = command;
+  while (root.parent) root = root.parent;
+  loadedByProgram.set(root, config);
   for (const secret of configSecrets(config)) registerSecret(secret);
   const terminal = new Terminal(io.stderr, config.log.format);
   const logger = createLogger(config.log.level, terminal);
-  return { config, logger, io, terminal };
+  return { config, origins, env: mergeEnv(io.env, fromFile), logger, io, terminal };
 }
 
 /** An API client from the configuration; names every missing connection setting. */

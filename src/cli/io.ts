@@ -4,14 +4,19 @@ export interface CliIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The working directory: where `./.env` is read (and `init` writes it). */
+  readonly cwd: string;
 }
 
-/** The process's own streams and environment. */
+/** The process's own streams, environment and working directory. */
 export const processIo: CliIo = {
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
   env: process.env,
+  get cwd() {
+    return process.cwd();
+  },
 };
 
 /** Writes one line to a stream. */

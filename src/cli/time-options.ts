@@ -1,35 +1,22 @@
 import { z } from "zod";
-import { parseIsoDuration, subtractDuration } from "../util/iso-duration.js";
-import { parseUtcInstant } from "../util/utc-time.js";
-
-/** `-30d`, `-12h`, `-90m`: a shorthand for P30D, PT12H, PT90M before now. */
-const SHORT_AGO = /^-(\d+)([dhm])$/i;
+import { subtractDuration } from "../util/iso-duration.js";
+import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
 
 /**
  * A CLI time option: an ISO date or date-time (UTC unless a zone is given), `now`, or a time
- * before now as a duration (`P30D`, `PT6H`, as SYNC_START takes them) or as `-30d` / `-12h` /
- * `-90m`.
+ * before now as a duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`: the grammar of
+ * SYNC_START too ({@link parseTimeSpec}).
  */
 export function instantOption(flag: string) {
   return z.string().transform((text, ctx) => {
-    const trimmed = text.trim();
-    if (trimmed.toLowerCase() === "now") return new Date();
-    const short = SHORT_AGO.exec(trimmed);
-    const iso = short
-      ? `P${short[2]?.toLowerCase() === "d" ? "" : "T"}${short[1]}${short[2]?.toUpperCase()}`
-      : trimmed.toUpperCase();
-    const duration = iso.startsWith("P") ? parseIsoDuration(iso) : undefined;
-    if (duration) return subtractDuration(new Date(), duration);
-    const at = parseUtcInstant(trimmed);
-    if (!at) {
+    const spec = parseTimeSpec(text);
+    if (!spec) {
       ctx.addIssue({
         code: "custom",
-        message:
-          `${flag}: expected an ISO date or date-time (UTC), "now", or a time before now ` +
-          `(P30D, PT6H, -30d, -12h), got ${JSON.stringify(text)}`,
+        message: `${flag}: expected ${TIME_SPEC_FORMS}, got ${JSON.stringify(text)}`,
       });
       return z.NEVER;
     }
-    return at;
+    return spec.kind === "at" ? spec.at : subtractDuration(new Date(), spec.duration);
   });
 }

@@ -27,6 +27,8 @@ const interrupted = (signal: string): InterruptedError =>
 export interface WithPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;
+  /** Plans only: no sink is opened (see OpenPipelineOptions). */
+  readonly dryRun?: boolean;
   /**
    * Hold the service lock while working (`sync`: it must not race `energy-etl run` over the same
    * cursors); refused with a clear message while another process holds it.
@@ -70,6 +72,7 @@ export async function withPipeline<T>(
   try {
     pipeline = await openPipeline(context.config, context.logger, {
       output: options.output,
+      dryRun: options.dryRun,
       owner,
     });
   } catch (error) {

@@ -1,46 +1,71 @@
 import type { Logger } from "pino";
-import type { Config } from "../config.js";
+import { type Config, ConfigError } from "../config.js";
 import { durationMs } from "../util/iso-duration.js";
 import { checkInflux } from "./influx-check.js";
 import { InfluxWriter } from "./influx-writer.js";
 import { LineProtocolFileSink } from "./line-protocol-file-sink.js";
 import type { PointSink } from "./point-sink.js";
 
-/** Where points go when neither INFLUX_URL nor OUTPUT_FILE is set and no --output is given. */
-export const DEFAULT_LINE_PROTOCOL_FILE = "./data/points.lp";
+/** Why a command that writes points refuses to start when it has nowhere to write them. */
+export const NOWHERE_TO_WRITE =
+  "nowhere to write the points: set INFLUX_URL (with INFLUX_TOKEN, INFLUX_ORG, INFLUX_BUCKET), " +
+  "or OUTPUT_FILE for line protocol in a file (rotated at OUTPUT_FILE_MAX_BYTES); sync and " +
+  "backfill also take --output FILE";
 
 /**
- * The sink for a run, in this order: `output` (`--output`; `-` for stdout; never rotated);
- * OUTPUT_FILE (rotated past OUTPUT_FILE_MAX_BYTES, OUTPUT_FILE_KEEP copies kept); the default file
- * when INFLUX_URL is not set; otherwise InfluxDB, checked first (one request: reachable, token
- * accepted, bucket present), written with INFLUX_DEADLINE_MS and INFLUX_RETRY_AFTER_MAX.
+ * Decides where points go, at once, and returns what opens that sink: `output` (`--output`; `-`
+ * for stdout; never rotated); else OUTPUT_FILE (rotated past OUTPUT_FILE_MAX_BYTES,
+ * OUTPUT_FILE_KEEP copies kept); else InfluxDB at INFLUX_URL, checked when opened (one request:
+ * reachable, token accepted, bucket present), written with INFLUX_DEADLINE_MS and
+ * INFLUX_RETRY_AFTER_MAX. With none of them it throws a {@link ConfigError}
+ * ({@link NOWHERE_TO_WRITE}): call it before anything else moves (the state database).
  */
+export function pointSinkOpener(
+  config: Config,
+  logger: Logger,
+  output?: string,
+): () => Promise<PointSink> {
+  const { influx } = config;
+  const { file, maxBytes, keep } = config.output;
+  const target =
+    output !== undefined
+      ? { file: output }
+      : file !== ""
+        ? { file, rotation: { maxBytes, keep } }
+        : undefined;
+  if (target) {
+    return async () => {
+      const sink = new LineProtocolFileSink(target.file, target.rotation);
+      logger.info({ target: sink.target }, "writing line protocol instead of InfluxDB");
+      return sink;
+    };
+  }
+  if (influx.url === "") throw new ConfigError(NOWHERE_TO_WRITE);
+  return async () => {
+    await checkInflux(influx);
+    return new InfluxWriter({
+      ...influx,
+      deadlineMs: influx.deadlineMs,
+      retryAfterMaxMs: durationMs(influx.retryAfterMax),
+      retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
+      logger,
+    });
+  };
+}
+
+/** Opens the sink {@link pointSinkOpener} decides on (a ConfigError when there is none). */
 export async function createPointSink(
   config: Config,
   logger: Logger,
   output?: string,
 ): Promise<PointSink> {
-  const { influx } = config;
-  const file = fileSinkFor(config, output);
-  if (file) {
-    logger.info({ target: file.target }, "writing line protocol instead of InfluxDB");
-    return file;
-  }
-  await checkInflux(influx);
-  return new InfluxWriter({
-    ...influx,
-    deadlineMs: influx.deadlineMs,
-    retryAfterMaxMs: durationMs(influx.retryAfterMax),
-    retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
-    logger,
-  });
+  return pointSinkOpener(config, logger, output)();
 }
 
-/** The line-protocol sink a run uses instead of InfluxDB, if any (see {@link createPointSink}). */
-function fileSinkFor(config: Config, output: string | undefined): LineProtocolFileSink | undefined {
-  if (output !== undefined) return new LineProtocolFileSink(output);
-  const { file, maxBytes, keep } = config.output;
-  if (file !== "") return new LineProtocolFileSink(file, { maxBytes, keep });
-  if (config.influx.url === "") return new LineProtocolFileSink(DEFAULT_LINE_PROTOCOL_FILE);
-  return undefined;
-}
+/** The sink of a dry run: none is opened, and nothing may be written. */
+export const DRY_RUN_SINK: PointSink = {
+  target: "nowhere (dry run)",
+  write: () => Promise.reject(new Error("a dry run writes nothing")),
+  flush: () => Promise.resolve(),
+  close: () => Promise.resolve(),
+};

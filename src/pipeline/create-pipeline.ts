@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { ApiClient } from "../api/client.js";
 import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
-import { createPointSink } from "../influx/create-sink.js";
+import { DRY_RUN_SINK, pointSinkOpener } from "../influx/create-sink.js";
 import type { EtlMetrics } from "../service/metrics.js";
 import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
@@ -12,6 +12,8 @@ import { Pipeline } from "./pipeline.js";
 export interface OpenPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;
+  /** Plans only: no sink is opened (none is needed), and a write fails. */
+  readonly dryRun?: boolean;
   readonly now?: () => Date;
   /** Metrics fed by the client's and the pipeline's hooks (the service's /metrics). */
   readonly metrics?: EtlMetrics;
@@ -27,7 +29,8 @@ export interface OpenPipelineOptions {
 /**
  * Wires a pipeline from the configuration: the state database (migrated), the API client paced
  * by a rate gate (API_RATE_LIMIT), and the sink (InfluxDB after its start-up check, or a
- * line-protocol file).
+ * line-protocol file). With nowhere to write (and no dry run) it throws a ConfigError before
+ * the state database is opened or created.
  */
 export async function openPipeline(
   config: Config,
@@ -35,9 +38,12 @@ export async function openPipeline(
   options: OpenPipelineOptions = {},
 ): Promise<Pipeline> {
   const settings = apiClientSettings(config);
+  const openSink = options.dryRun
+    ? async () => DRY_RUN_SINK
+    : pointSinkOpener(config, logger, options.output);
   const store = StateStore.open(config.state.db, { logger });
   try {
-    const sink = await createPointSink(config, logger, options.output);
+    const sink = await openSink();
     const { metrics, now, owner, timers } = options;
     const gate = new RateGate({ ratePerSecond: config.api.rateLimit, ...timers });
     const client = new ApiClient({

@@ -1,3 +1,5 @@
+import { type IsoDuration, parseIsoDuration } from "./iso-duration.js";
+
 const INSTANT_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
@@ -20,4 +22,45 @@ export function parseUtcInstant(text: string): Date | undefined {
 /** Whole seconds since the epoch of a Date (floored). */
 export function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
+}
+
+/** A time as `--from`, `--to` and SYNC_START take it: an instant, or a duration before now. */
+export type TimeSpec =
+  | { readonly kind: "at"; readonly at: Date }
+  | { readonly kind: "ago"; readonly duration: IsoDuration };
+
+/** What {@link parseTimeSpec} takes, for messages. */
+export const TIME_SPEC_FORMS =
+  'an ISO date or date-time (UTC), "now", or a time before now (P30D, PT6H, -30d, -12h)';
+
+/** A duration of zero: `now` is no time before now. */
+const NO_TIME: IsoDuration = {
+  years: 0,
+  months: 0,
+  weeks: 0,
+  days: 0,
+  hours: 0,
+  minutes: 0,
+  seconds: 0,
+};
+
+/** `-30d`, `-12h`, `-90m`: a shorthand for P30D, PT12H, PT90M before now. */
+const SHORT_AGO = /^-(\d+)([dhm])$/i;
+
+/**
+ * The one grammar of times: an ISO date or date-time (UTC unless a zone is given), `now`, or a
+ * time before now as an ISO duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`.
+ * Undefined when `text` is none of them.
+ */
+export function parseTimeSpec(text: string): TimeSpec | undefined {
+  const trimmed = text.trim();
+  if (trimmed.toLowerCase() === "now") return { kind: "ago", duration: NO_TIME };
+  const short = SHORT_AGO.exec(trimmed);
+  const iso = short
+    ? `P${short[2]?.toLowerCase() === "d" ? "" : "T"}${short[1]}${short[2]?.toUpperCase()}`
+    : trimmed.toUpperCase();
+  const duration = iso.startsWith("P") ? parseIsoDuration(iso) : undefined;
+  if (duration) return { kind: "ago", duration };
+  const at = parseUtcInstant(trimmed);
+  return at ? { kind: "at", at } : undefined;
 }

@@ -133,7 +133,7 @@ describe("energy-etl doctor", () => {
     expect(code).toBe(1);
   });
 
-  it("demo defaults are a warning each; no INFLUX_URL nor OUTPUT_FILE: nothing to write to; exit 0", async () => {
+  it("demo defaults are a warning each; no INFLUX_URL nor OUTPUT_FILE: nothing to write to, exit 1", async () => {
     const { code, lines } = await doctor(
       env({ INFLUX_URL: "", INFLUX_TOKEN: "change-me-demo-token" }),
     );
@@ -143,12 +143,13 @@ describe("energy-etl doctor", () => {
         "InfluxDB with write access to the bucket",
     );
     expect(lines).toContain(
-      "warning  output: nothing to write to: neither INFLUX_URL nor OUTPUT_FILE is set (sync and " +
-        "run would write line protocol to ./data/points.lp) -> set INFLUX_URL, INFLUX_TOKEN, " +
-        "INFLUX_ORG and INFLUX_BUCKET, or OUTPUT_FILE for line protocol in a file",
+      "failure  output: nothing to write to: neither INFLUX_URL nor OUTPUT_FILE is set (sync, " +
+        "backfill and run refuse to start; sync and backfill take --output FILE) -> set " +
+        "INFLUX_URL, INFLUX_TOKEN, INFLUX_ORG and INFLUX_BUCKET, or OUTPUT_FILE for line protocol " +
+        "in a file",
     );
     expect(lines.join("\n")).not.toContain("change-me-demo-token");
-    expect(code).toBe(0);
+    expect(code).toBe(1);
   });
 
   it("knows the simulator's URLs as demo defaults", () => {

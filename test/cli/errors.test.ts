@@ -7,6 +7,7 @@ import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { removeStateDir } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
+import { freePort } from "../support/influxd.js";
 import { tempStateDb } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
 
@@ -72,6 +73,42 @@ describe("errors that say what to do", () => {
     expect(err).toBe(
       "energy-etl: API error (network): POST /create_token failed: the TLS handshake failed, so the server at that address does not speak https: use http:// in the URL (or check the port)\n",
     );
+  });
+
+  it("a refused connection to the API says to check ENERGY_API_URL, naming the URL", async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const { code, err } = await run(["devices"], { ENERGY_API_URL: url });
+    expect(code).toBe(1);
+    expect(err.split("\n")).toEqual([
+      expect.stringMatching(
+        /^energy-etl: API error \(network\): POST \/create_token failed \(ECONNREFUSED\): /,
+      ),
+      `  check ENERGY_API_URL (is the API reachable at ${url}?)`,
+      "",
+    ]);
+  });
+
+  it("a host name that does not resolve says to check ENERGY_API_URL, naming the URL", async () => {
+    const url = "http://no-such-host.invalid:8099";
+    const { code, err } = await run(["devices"], { ENERGY_API_URL: url });
+    expect(code).toBe(1);
+    expect(err.split("\n")).toEqual([
+      expect.stringMatching(/^energy-etl: API error \(network\): POST \/create_token failed \(E/),
+      `  check ENERGY_API_URL (is the API reachable at ${url}?)`,
+      "",
+    ]);
+  });
+
+  it("backfill --dry-run needs no INFLUX_URL and opens no output", async () => {
+    const { code, out, err } = await run(
+      ["backfill", "--device", "audit-box-03", "--from", "-1d", "--dry-run"],
+      { LOG_LEVEL: "info", INFLUX_URL: "", OUTPUT_FILE: "" },
+    );
+    expect(code).toBe(0);
+    expect(out).toMatch(/\(dry run: nothing fetched\)/);
+    expect(err).not.toMatch(/writing line protocol/);
+    // the catalog is read, nothing else is logged at info (no sink opened)
+    expect(err.split("\n").filter((l) => l.includes('"msg"') && !/migration/.test(l))).toEqual([]);
   });
 
   it("an unknown device suggests a close one", async () => {

@@ -39,7 +39,8 @@ describe("the built energy-etl binary", () => {
 
   it.each([
     ["values", ["<device>", "[resource]", "--json"]],
-    ["set-password", ["--user", "--otp", "--password", "ENERGY_API_OTP"]],
+    ["set-password", ["--user", "ENERGY_API_OTP", "ENERGY_API_PASSWORD"]],
+    ["init", ["--api-url", "--user", "--force", "ENERGY_API_KEY", "ENERGY_API_OTP"]],
     ["simulate", ["--port", "--seed", "--rate-limit", "--error-rate", "--token-ttl"]],
     ["backfill", ["--device", "--all", "--from", "--to", "--values", "--dry-run", "--output"]],
     ["sync", ["--device", "--output"]],
@@ -47,5 +48,17 @@ describe("the built energy-etl binary", () => {
   ])("%s --help describes its arguments", (command, words) => {
     const help = run(command, "--help");
     for (const word of words) expect(help).toContain(word);
+  });
+
+  it.each([
+    ["init", ["--api-key", "--password", "--otp"]],
+    ["set-password", ["--otp", "--password"]],
+  ])("%s --help offers no flag that takes a secret", (command, flags) => {
+    const help = run(command, "--help");
+    for (const flag of flags) expect(help).not.toContain(flag);
+  });
+
+  it("--help names --env-path, the env file every command reads", () => {
+    expect(run("--help")).toMatch(/-f, --env-path <file>/);
   });
 });

@@ -55,23 +55,25 @@ describe("init", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const flags = (envFile: string, password = PASSWORD) => [
+  /** The flags of an init off a terminal; the secrets come from {@link secrets}. */
+  const flags = (envFile: string) => [
     "init",
     "--api-url",
     sim.url,
-    "--api-key",
-    API_KEY,
     "--user",
     "ops",
-    "--password",
-    password,
     "--env-path",
     envFile,
   ];
+  /** The secrets, in the environment (no flag takes one). */
+  const secrets = (password = PASSWORD) => ({
+    ENERGY_API_KEY: API_KEY,
+    ENERGY_API_PASSWORD: password,
+  });
 
-  it("with flags off a terminal: checks the API, writes .env 0600 with fresh secrets, prints none", async () => {
+  it("off a terminal (flags, secrets in the environment): checks the API, writes .env 0600 with fresh secrets, prints none", async () => {
     const first = join(dir, "first.env");
-    const io = bufferIo({ LOG_LEVEL: "debug" });
+    const io = bufferIo({ LOG_LEVEL: "debug", ...secrets() });
     const code = await cli(flags(first), io);
     expect(io.err()).not.toMatch(/error/i);
     expect(code).toBe(0);
@@ -101,7 +103,7 @@ describe("init", () => {
     expect(sim.count("set_password")).toBe(0);
 
     const second = join(dir, "second.env");
-    const io2 = bufferIo();
+    const io2 = bufferIo(secrets());
     expect(await cli(flags(second), io2)).toBe(0);
     const vars2 = readEnv(second);
     for (const key of RANDOM_KEYS) expect(vars2[key]).not.toBe(vars[key]);
@@ -117,15 +119,15 @@ describe("init", () => {
   it("refuses an existing file without --force, before any request; replaces it with --force", async () => {
     const path = join(dir, ".env");
     writeFileSync(path, "KEEP=me\n", { mode: 0o644 });
-    const io = bufferIo();
+    const io = bufferIo(secrets());
     expect(await cli(flags(path), io)).toBe(2);
     expect(io.err()).toContain(`energy-etl: error: ${path} exists; use --force to replace it`);
     expect(readFileSync(path, "utf8")).toBe("KEEP=me\n");
     expect(sim.count()).toBe(0);
 
     // the settings may come from the environment too
-    const forced = bufferIo({ ENERGY_API_URL: sim.url, ENERGY_API_KEY: API_KEY });
-    const argv = ["init", "--user", "ops", "--password", PASSWORD, "-f", path, "--force"];
+    const forced = bufferIo({ ENERGY_API_URL: sim.url, ...secrets() });
+    const argv = ["init", "--user", "ops", "-f", path, "--force"];
     expect(await cli(argv, forced)).toBe(0);
     expect(forced.out()).toContain(`Wrote ${path} (mode 0600, replaced)`);
     expect(forced.err()).toContain("the InfluxDB and Grafana secrets are new");
@@ -135,41 +137,28 @@ describe("init", () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
-  it("a wrong password: exit 1, which settings to check and --otp for a first start; no file", async () => {
+  it("a wrong password: exit 1, which settings to check and ENERGY_API_OTP for a first start; no file", async () => {
     const path = join(dir, ".env");
-    const io = bufferIo();
-    expect(await cli(flags(path, "not-the-password-1"), io)).toBe(1);
+    const io = bufferIo(secrets("not-the-password-1"));
+    expect(await cli(flags(path), io)).toBe(1);
     expect(io.err()).toBe(
       "energy-etl: API error (auth_failed): POST /create_token refused the credentials " +
         "(HTTP 401): invalid username or password. The API refused the credentials: check the " +
-        "API key (--api-key or ENERGY_API_KEY), the user (--user or ENERGY_API_USER) and the " +
-        "password (--password or ENERGY_API_PASSWORD). On a first start, with the one-time " +
-        "password you were given, run init with --otp to set the password first.\n",
+        "API key (ENERGY_API_KEY), the user (--user or ENERGY_API_USER) and the password " +
+        "(ENERGY_API_PASSWORD). On a first start, with the one-time password you were given, " +
+        "run init with ENERGY_API_OTP set (or answer y on a terminal) to set the password " +
+        "first.\n",
     );
     expect(io.out()).not.toContain("Wrote");
     expect(existsSync(path)).toBe(false);
   });
 
-  it("--otp on a first start sets the password, then a token works with it", async () => {
+  it("ENERGY_API_OTP on a first start sets the password, then a token works with it", async () => {
     if (!OTP_USER?.otp) throw new Error("DEFAULT_SIM_USERS has no one-time password user");
     const path = join(dir, ".env");
     const newPassword = "New-Pa55-word";
-    const io = bufferIo();
-    const argv = [
-      "init",
-      "--api-url",
-      sim.url,
-      "--api-key",
-      API_KEY,
-      "--user",
-      OTP_USER.user,
-      "--otp",
-      OTP_USER.otp,
-      "--password",
-      newPassword,
-      "--env-path",
-      path,
-    ];
+    const io = bufferIo({ ...secrets(newPassword), ENERGY_API_OTP: OTP_USER.otp });
+    const argv = ["init", "--api-url", sim.url, "--user", OTP_USER.user, "--env-path", path];
     expect(await cli(argv, io)).toBe(0);
     expect(io.out()).toContain(`Password set for ${OTP_USER.user} with the one-time password.`);
     expect(io.out()).toContain("Token: created");
@@ -187,33 +176,60 @@ describe("init", () => {
 
   it("a wrong one-time password: set-password's advice, no token asked for, no file", async () => {
     const path = join(dir, ".env");
-    const io = bufferIo();
-    const argv = [...flags(path), "--otp", "wrong-otp-1"];
-    argv[6] = "demo";
+    const io = bufferIo({ ...secrets(), ENERGY_API_OTP: "wrong-otp-1" });
+    const argv = flags(path);
+    argv[4] = "demo";
     expect(await cli(argv, io)).toBe(1);
-    expect(io.err()).toContain("The API refused the one-time password or the API key");
+    expect(io.err()).toContain(
+      "The API refused the one-time password: it is wrong, expired or already used (it works " +
+        "once). Ask for a new one and run init again with it (ENERGY_API_OTP or the prompt).",
+    );
+    expect(io.err()).not.toContain("check ENERGY_API_KEY");
     expect(io.err()).not.toContain("wrong-otp-1");
     expect(sim.count("create_token")).toBe(0);
     expect(existsSync(path)).toBe(false);
   });
 
-  it("off a terminal a missing value is a usage error naming its flag", async () => {
+  it("off a terminal a missing value is a usage error naming where it goes", async () => {
     const path = join(dir, ".env");
     const io = bufferIo();
     expect(await cli(["init", "--api-url", sim.url, "--env-path", path], io)).toBe(2);
     expect(io.err()).toContain(
-      "no API key: pass --api-key or set ENERGY_API_KEY (stdin is not a terminal, so init " +
-        "cannot ask)",
+      "no API key: set ENERGY_API_KEY (stdin is not a terminal, so init cannot ask)",
     );
-    const noPassword = bufferIo();
-    const argv = ["init", "--api-url", sim.url, "--api-key", API_KEY, "-u", "ops"];
+    const noUser = bufferIo({ ENERGY_API_KEY: API_KEY });
+    expect(await cli(["init", "--api-url", sim.url, "--env-path", path], noUser)).toBe(2);
+    expect(noUser.err()).toContain("no API user: pass --user or set ENERGY_API_USER");
+    const noPassword = bufferIo({ ENERGY_API_KEY: API_KEY });
+    const argv = ["init", "--api-url", sim.url, "-u", "ops"];
     expect(await cli([...argv, "--env-path", path], noPassword)).toBe(2);
     expect(noPassword.err()).toContain(
-      "no API password: pass --password or set ENERGY_API_PASSWORD; on a first start also " +
-        "--otp with the one-time password",
+      "no API password: set ENERGY_API_PASSWORD; on a first start also ENERGY_API_OTP with " +
+        "the one-time password",
     );
     expect(sim.count()).toBe(0);
   });
+
+  it.each([
+    ["--api-key", "ENERGY_API_KEY"],
+    ["--password", "ENERGY_API_PASSWORD"],
+    ["--otp", "ENERGY_API_OTP"],
+  ])(
+    "%s is refused in one line saying where the secret goes, before any request",
+    async (flag, env) => {
+      const path = join(dir, ".env");
+      const io = bufferIo(secrets());
+      expect(await cli([...flags(path), flag, "flag-secret-5d9a"], io)).toBe(2);
+      expect(io.err()).toBe(
+        `energy-etl: error: ${flag} is not taken: a secret on the command line shows in the ` +
+          `shell history and in ps. Set ${env} in the environment or the .env file, or leave it ` +
+          "out and init asks on a terminal\n",
+      );
+      expect(io.out()).toBe("");
+      expect(sim.count()).toBe(0);
+      expect(existsSync(path)).toBe(false);
+    },
+  );
 
   it.each([
     ["ftp://host:21", "--api-url must be an http(s) URL such as http://host:port"],
@@ -230,9 +246,9 @@ describe("init", () => {
   });
 
   it("refuses a value a .env line cannot hold", async () => {
-    const io = bufferIo();
-    expect(await cli(flags(join(dir, ".env"), "it's\\bad"), io)).toBe(2);
-    expect(io.err()).toContain("--password must not hold ' or \\");
+    const io = bufferIo(secrets("it's\\bad"));
+    expect(await cli(flags(join(dir, ".env")), io)).toBe(2);
+    expect(io.err()).toContain("ENERGY_API_PASSWORD must not hold ' or \\");
     expect(sim.count()).toBe(0);
   });
 

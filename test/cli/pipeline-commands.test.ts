@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { bufferIo } from "../support/cli-io.js";
+import { CLI } from "../support/cli-child.js";
+import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -150,7 +151,8 @@ describe("sync, backfill, status and run from the command line", () => {
 
   it("run serves /healthz, syncs, and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ["dist/cli.js", "run"], {
+    const child = spawn(process.execPath, [CLI, "run"], {
+      cwd: NO_ENV_DIR,
       env: { ...process.env, ...env, HTTP_PORT: String(port), SYNC_CRON: "*/1 * * * *" },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { ApiClient } from "../../src/api/client.js";
 import { askHidden } from "../../src/cli/prompt.js";
@@ -22,12 +25,13 @@ describe("set-password", () => {
     LOG_LEVEL: "debug",
   });
 
-  it("sets the password from flags; the new password then obtains a token", async () => {
-    const io = bufferIo(baseEnv());
-    const code = await runCli(
-      ["set-password", "--user", "ops", "--otp", "otp-4711", "--password", "Pa55-word!"],
-      io,
-    );
+  it("sets the password from the environment; the new password then obtains a token", async () => {
+    const io = bufferIo({
+      ...baseEnv(),
+      ENERGY_API_OTP: "otp-4711",
+      ENERGY_API_PASSWORD: "Pa55-word!",
+    });
+    const code = await runCli(["set-password", "--user", "ops"], io);
     expect(io.err()).not.toContain("otp-4711");
     expect(io.err()).not.toContain("Pa55-word!");
     expect(code).toBe(0);
@@ -41,37 +45,69 @@ describe("set-password", () => {
     expect(await runCli(["devices", "--json"], check)).toBe(0);
   });
 
-  it("takes the one-time password and the password from the environment", async () => {
-    const io = bufferIo({
-      ...baseEnv(),
-      ENERGY_API_USER: "ops",
-      ENERGY_API_OTP: "otp-4711",
-      ENERGY_API_PASSWORD: "x-Pa55",
-    });
-    expect(await runCli(["set-password"], io)).toBe(0);
+  it("takes the user, the one-time password and the password from the .env file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "energy-etl-set-password-"));
+    try {
+      writeFileSync(
+        join(dir, ".env"),
+        "ENERGY_API_USER=ops\nENERGY_API_OTP=otp-4711\nENERGY_API_PASSWORD='x-Pa55'\n",
+      );
+      const io = bufferIo(baseEnv(), dir);
+      expect(await runCli(["set-password"], io)).toBe(0);
+      expect(io.out()).toContain("Password set for ops");
+      expect(sim.count("set_password", 200)).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
-  it("a wrong one-time password fails with exit 1 and does not echo it", async () => {
-    const io = bufferIo(baseEnv());
-    const code = await runCli(
-      ["set-password", "-u", "ops", "--otp", "wrong-otp-value", "--password", "pw-value-1"],
-      io,
-    );
+  it.each([
+    ["--otp", "ENERGY_API_OTP"],
+    ["--password", "ENERGY_API_PASSWORD"],
+  ])(
+    "%s is refused in one line saying where the secret goes; nothing is sent",
+    async (flag, env) => {
+      const io = bufferIo({
+        ...baseEnv(),
+        ENERGY_API_OTP: "otp-4711",
+        ENERGY_API_PASSWORD: "x-Pa55",
+      });
+      expect(await runCli(["set-password", "-u", "ops", flag, "flag-secret-8e1b"], io)).toBe(2);
+      expect(io.err()).toBe(
+        `energy-etl: error: ${flag} is not taken: a secret on the command line shows in the ` +
+          `shell history and in ps. Set ${env} in the environment or the .env file, or leave it ` +
+          "out and set-password asks on a terminal\n",
+      );
+      expect(sim.count("set_password")).toBe(0);
+    },
+  );
+
+  it("a wrong one-time password: exit 1, advice about the one-time password only, not echoed", async () => {
+    const io = bufferIo({
+      ...baseEnv(),
+      ENERGY_API_OTP: "wrong-otp-value",
+      ENERGY_API_PASSWORD: "pw-value-1",
+    });
+    const code = await runCli(["set-password", "-u", "ops"], io);
     expect(code).toBe(1);
-    expect(io.err()).toMatch(/auth_failed/);
-    expect(io.err()).toContain(
-      "The API refused the one-time password or the API key: check the one-time password " +
-        "(ENERGY_API_OTP or --otp; it works only once) and the API key (ENERGY_API_KEY).",
+    expect(io.err()).toBe(
+      "energy-etl: API error (auth_failed): POST /set_password refused the credentials (HTTP " +
+        "401): invalid one-time password. The API refused the one-time password: it is wrong, " +
+        "expired or already used (it works once). Ask for a new one and run set-password again " +
+        "with it (ENERGY_API_OTP or the prompt).\n",
     );
     expect(io.err()).not.toContain("wrong-otp-value");
     expect(io.err()).not.toContain("pw-value-1");
     expect(sim.count("set_password")).toBe(1);
   });
 
-  it("off a terminal, without --otp, says how to pass it", async () => {
+  it("off a terminal, without ENERGY_API_OTP, says where it goes", async () => {
     const io = bufferIo(baseEnv());
     expect(await runCli(["set-password", "-u", "ops"], io)).toBe(2);
-    expect(io.err()).toMatch(/one-time password needed: not on a terminal/);
+    expect(io.err()).toBe(
+      "energy-etl: error: one-time password needed: not on a terminal, so set ENERGY_API_OTP " +
+        "in the environment or the .env file\n",
+    );
   });
 });
 
@@ -83,9 +119,11 @@ describe("set-password is never sent twice", () => {
       ENERGY_API_URL: url,
       ENERGY_API_KEY: "set-password-key",
       API_RETRY_BASE_DELAY_MS: "1",
+      ENERGY_API_OTP: "otp-once-1",
+      ENERGY_API_PASSWORD: "New-Pa55",
       ...extra,
     });
-    const argv = ["set-password", "-u", "ops", "--otp", "otp-once-1", "--password", "New-Pa55"];
+    const argv = ["set-password", "-u", "ops"];
     return { io, code: runCli(argv, io) };
   };
 

@@ -4,7 +4,8 @@ import { Command } from "commander";
 import got from "got";
 import { registerSimulateCommand } from "../../src/cli/commands/simulate.js";
 import { UsageError } from "../../src/cli/io.js";
-import { bufferIo } from "../support/cli-io.js";
+import { CLI } from "../support/cli-child.js";
+import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 
 /** Runs `simulate` in-process with only its own command registered; resolves with the error. */
 async function simulateError(args: readonly string[]): Promise<unknown> {
@@ -20,12 +21,21 @@ async function simulateError(args: readonly string[]): Promise<unknown> {
   throw new Error("simulate did not fail");
 }
 
-/** Starts `dist/cli.js simulate` with `args`; resolves once the startup lines are out. */
-async function spawnSimulator(args: readonly string[]) {
-  const child = spawn(process.execPath, ["dist/cli.js", "simulate", "--port", "0", ...args], {
+/**
+ * Starts `dist/cli.js simulate` with `args` (and `env` added to this process's), in a directory
+ * without a .env; resolves once the startup lines are out.
+ */
+async function spawnSimulator(args: readonly string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [CLI, "simulate", "--port", "0", ...args], {
+    cwd: NO_ENV_DIR,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
+  let err = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
@@ -35,15 +45,15 @@ async function spawnSimulator(args: readonly string[]) {
     });
     child.once("exit", () => reject(new Error(`simulator exited early: ${out}`)));
   });
-  const env = Object.fromEntries(
+  const credentials = Object.fromEntries(
     [...out.matchAll(/^\s+(ENERGY_API_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]),
   ) as Record<string, string>;
   const stop = async (): Promise<number | null> => {
     child.kill("SIGTERM");
-    const [code] = (await once(child, "exit")) as [number | null];
+    const [code] = (await once(child, "close")) as [number | null];
     return code;
   };
-  return { url, env, out, stop };
+  return { url, env: credentials, out, stop, err: () => err };
 }
 
 async function tokenFor(url: string, env: Record<string, string>): Promise<string> {
@@ -100,6 +110,21 @@ describe("energy-etl simulate", () => {
     } finally {
       expect(await sim.stop()).toBe(0);
     }
+  });
+
+  it.each([
+    ["LOG_FORMAT=pretty", { LOG_FORMAT: "pretty" }, [], /^\[[\d:]+\] INFO: simulator started/m],
+    ["--log-format pretty", {}, ["--log-format", "pretty"], /^\[[\d:]+\] INFO: simulator started/m],
+    [
+      "LOG_FORMAT=auto off a terminal",
+      { LOG_FORMAT: "auto" },
+      [],
+      /^\{.*"msg":"simulator started"/m,
+    ],
+  ])("honours LOG_FORMAT like every command: %s", async (_, env, flags, line) => {
+    const sim = await spawnSimulator([...flags], env);
+    expect(await sim.stop()).toBe(0);
+    expect(sim.err()).toMatch(line);
   });
 
   it("serves --devices N: prints the count and lists every device", async () => {

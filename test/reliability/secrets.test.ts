@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { runCli } from "../../src/cli.js";
 import type { FaultOptions, Simulator } from "../../src/simulator/server.js";
-import { bufferIo } from "../support/cli-io.js";
+import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort, TEST_INFLUX_TOKEN } from "../support/influxd.js";
 import { tempStateDb } from "../support/pipeline.js";
@@ -174,7 +174,7 @@ async function runChild(
   options: { cwd?: string } = {},
 ): Promise<Outcome> {
   const child = spawn(process.execPath, [CLI, ...argv], {
-    cwd: options.cwd,
+    cwd: options.cwd ?? NO_ENV_DIR,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -271,29 +271,20 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
     };
 
     it("set-password with a wrong one-time password fails without printing it", async () => {
-      const env = envOf(mode, stateDb, { ENERGY_API_PASSWORD: "", ENERGY_API_OTP: "" });
+      const env = envOf(mode, stateDb, { ENERGY_API_OTP: WRONG_OTP });
       const outcome = record(
         "set-password (wrong otp)",
-        await run(
-          ["set-password", "--user", USERS[mode], "--otp", WRONG_OTP, "--password", PASSWORD],
-          env,
-        ),
+        await run(["set-password", "--user", USERS[mode]], env),
       );
       expect(outcome.code).toBe(1);
       expect(outcome.err).toMatch(/refused the credentials \(HTTP 401\)/);
     });
 
-    it("set-password (--otp/--password, or ENERGY_API_OTP/ENERGY_API_PASSWORD) sets it", async () => {
-      const outcome =
-        mode === "child process"
-          ? await run(
-              ["set-password", "--user", USERS[mode], "--otp", OTP, "--password", PASSWORD],
-              envOf(mode, stateDb, { ENERGY_API_PASSWORD: "" }),
-            )
-          : await run(
-              ["set-password", "--user", USERS[mode]],
-              envOf(mode, stateDb, { ENERGY_API_OTP: OTP, ENERGY_API_PASSWORD: PASSWORD }),
-            );
+    it("set-password (ENERGY_API_OTP, ENERGY_API_PASSWORD) sets it", async () => {
+      const outcome = await run(
+        ["set-password", "--user", USERS[mode]],
+        envOf(mode, stateDb, { ENERGY_API_OTP: OTP }),
+      );
       record("set-password", outcome);
       expect(outcome).toMatchObject({ code: 0 });
       expect(outcome.out).toMatch(/Password set for /);
@@ -451,24 +442,16 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         [
           "set-password: a wrong one-time password answered 401 echoing its Base64",
           {
-            argv: [
-              "set-password",
-              "--user",
-              USERS[mode],
-              "--otp",
-              WRONG_OTP,
-              "--password",
-              PASSWORD,
-            ],
-            env: { ENERGY_API_PASSWORD: "" },
+            argv: ["set-password", "--user", USERS[mode]],
+            env: { ENERGY_API_OTP: WRONG_OTP },
             message: /HTTP 401/,
           },
         ],
         [
           "set-password answered 5xx echoing the one-time password's Base64",
           {
-            argv: ["set-password", "--user", USERS[mode], "--otp", OTP, "--password", PASSWORD],
-            env: { ENERGY_API_PASSWORD: "", ...noRetry },
+            argv: ["set-password", "--user", USERS[mode]],
+            env: { ENERGY_API_OTP: OTP, ...noRetry },
             faults: { errorRate: 1, endpoints: ["set_password"] },
             runs: 3,
             message: /HTTP 50[023]/,
@@ -550,6 +533,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         const runDb = tempStateDb();
         stateDbs.push(runDb);
         const child = spawn(process.execPath, [CLI, "run"], {
+          cwd: NO_ENV_DIR,
           env: {
             PATH: process.env.PATH ?? "",
             ...envOf(mode, runDb, { HTTP_PORT: String(port), SYNC_CRON: "0 0 1 1 *" }),
@@ -589,6 +573,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         sim.faults = { errorRate: 1, endpoints: ["data"], echoHeaders: true };
         await nextErrorIsText("data");
         const child = spawn(process.execPath, [CLI, "run"], {
+          cwd: NO_ENV_DIR,
           env: {
             PATH: process.env.PATH ?? "",
             ...envOf(mode, runDb, {
@@ -690,6 +675,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
       process.execPath,
       [CLI, "simulate", "--port", String(port), "--echo-headers"],
       {
+        cwd: NO_ENV_DIR,
         env: { PATH: process.env.PATH ?? "" },
         stdio: ["ignore", "pipe", "pipe"],
       },

@@ -4,10 +4,12 @@
  * afterEach kills whatever a failed test left running.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { NO_ENV_DIR } from "./cli-io.js";
 import { type ChildExit, trackExit, waitUntil } from "./reliability-bounds.js";
 
-export const CLI = "dist/cli.js";
+export const CLI = resolve("dist/cli.js");
 
 /** A running (or ended) CLI child. */
 export interface CliChild {
@@ -35,9 +37,17 @@ export interface CliChild {
 
 const running = new Set<CliChild>();
 
-/** Starts `node dist/cli.js …args` with `env` added to this process's environment. */
-export function spawnCli(args: readonly string[], env: Record<string, string>): CliChild {
+/**
+ * Starts `node dist/cli.js …args` with `env` added to this process's environment, in `cwd`
+ * (default: a directory without a .env, so a developer's own ./.env never reaches a test).
+ */
+export function spawnCli(
+  args: readonly string[],
+  env: Record<string, string>,
+  options: { readonly cwd?: string } = {},
+): CliChild {
   const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? NO_ENV_DIR,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,8 +1,21 @@
+import { resolve } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import type { CliIo } from "../../src/cli/io.js";
 
-/** In-memory stdout/stderr for running the CLI in-process. */
-export function bufferIo(env: Record<string, string | undefined> = {}): CliIo & {
+/**
+ * The working directory of CLI tests: it holds no .env, so a developer's own ./.env in the
+ * repository never reaches a test (see its README).
+ */
+export const NO_ENV_DIR = resolve("test/fixtures/no-env");
+
+/**
+ * In-memory stdout/stderr for running the CLI in-process, in `cwd` (default {@link NO_ENV_DIR}):
+ * the directory whose ./.env the commands read.
+ */
+export function bufferIo(
+  env: Record<string, string | undefined> = {},
+  cwd: string = NO_ENV_DIR,
+): CliIo & {
   out: () => string;
   err: () => string;
 } {
@@ -24,6 +37,7 @@ export function bufferIo(env: Record<string, string | undefined> = {}): CliIo & 
     }),
     stdin: new PassThrough(),
     env,
+    cwd,
     out: () => out,
     err: () => err,
   };

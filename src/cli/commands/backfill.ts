@@ -82,7 +82,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
       await withPipeline(
         command,
         io,
-        { output: opts.dryRun ? "-" : opts.output },
+        { output: opts.output, dryRun: opts.dryRun },
         async (pipeline, context) => {
           let jobs: BackfillJob[];
           if (opts.retryParked) {

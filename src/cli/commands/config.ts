@@ -1,18 +1,40 @@
 import type { Command } from "commander";
-import { configJsonSchema, describeConfig } from "../../config.js";
+import { configJsonSchema, describeConfig, describeSources } from "../../config.js";
 import { createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
+import { renderTable } from "../table.js";
 
-/** `config`: the effective configuration (secrets masked), or the config file's JSON Schema. */
+/**
+ * `config`: the effective configuration (secrets masked), where each setting came from, or the
+ * config file's JSON Schema.
+ */
 export function registerConfigCommand(program: Command, io: CliIo): void {
   program
     .command("config")
     .description("print the effective configuration as JSON (secrets shown as [set])")
+    .option(
+      "--sources",
+      "print each setting with its value and where it came from (flag, environment, .env file, " +
+        "config file, default)",
+    )
+    .option("--json", "with --sources: print them as a JSON array")
     .option("--schema", "print the JSON Schema of the config file instead (config/schema.json)")
-    .action((opts: { schema?: boolean }, command: Command) => {
-      const body = opts.schema
-        ? configJsonSchema()
-        : describeConfig(createContext(command, io).config);
-      writeLine(io.stdout, JSON.stringify(body, null, 2));
+    .action((opts: { schema?: boolean; sources?: boolean; json?: boolean }, command: Command) => {
+      if (opts.schema) {
+        writeLine(io.stdout, JSON.stringify(configJsonSchema(), null, 2));
+        return;
+      }
+      const { config, origins } = createContext(command, io);
+      if (!opts.sources) {
+        writeLine(io.stdout, JSON.stringify(describeConfig(config), null, 2));
+        return;
+      }
+      const rows = describeSources({ config, origins });
+      if (opts.json) {
+        writeLine(io.stdout, JSON.stringify(rows, null, 2));
+        return;
+      }
+      const cells = rows.map((r) => [r.setting, r.value, r.from]);
+      writeLine(io.stdout, renderTable(["setting", "value", "from"], cells, io.stdout));
     });
 }

@@ -1,19 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { ApiClient } from "../../api/client.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, urlProblem } from "../../config.js";
 import { registerSecret } from "../../logger.js";
-import { createContext } from "../context.js";
+import { type CommandContext, createContext, refuseSecretFlags } from "../context.js";
+import { type EnvFile, envFileOf } from "../env-file.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { askHidden } from "../prompt.js";
 import { adviseOnFailure } from "./set-password.js";
-
-/** Where `init` writes unless told otherwise. */
-export const DEFAULT_ENV_FILE = "./.env";
 
 /** Device ids printed after the count. */
 const SHOWN_DEVICES = 5;
@@ -22,11 +20,11 @@ const SHOWN_DEVICES = 5;
 const PROMPT_TRIES = 3;
 
 /**
- * One value `init` asks for: its flag, the environment variable (and setting) that also supplies
- * it, and how a prompt names it.
+ * One value `init` asks for: its flag (none for a secret), the environment variable (and setting)
+ * that also supplies it, and how a prompt names it.
  */
 interface Field {
-  readonly flag: string;
+  readonly flag?: string;
   readonly env: string;
   readonly label: string;
   readonly hidden: boolean;
@@ -51,7 +49,10 @@ const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
 
 /** An http(s) URL without credentials; messages never repeat the value. */
 const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
-  const problem = urlProblem(s, "pass the user with --user and the password with --password");
+  const problem = urlProblem(
+    s,
+    "put the user into ENERGY_API_USER (or --user) and the password into ENERGY_API_PASSWORD",
+  );
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
@@ -64,7 +65,6 @@ const FIELDS = {
     schema: apiUrlSchema,
   },
   apiKey: {
-    flag: "--api-key",
     env: "ENERGY_API_KEY",
     label: "API key",
     hidden: true,
@@ -79,14 +79,12 @@ const FIELDS = {
     schema: envValue(z.string().trim()),
   },
   password: {
-    flag: "--password",
     env: "ENERGY_API_PASSWORD",
     label: "API password",
     hidden: true,
     schema: envValue(z.string()),
   },
   otp: {
-    flag: "--otp",
     env: "ENERGY_API_OTP",
     label: "one-time password",
     hidden: true,
@@ -100,11 +98,7 @@ const FIELDS = {
 /** The command's own flags as commander hands them over; checked before anything else. */
 const optionsSchema = z.object({
   apiUrl: z.string().optional(),
-  apiKey: z.string().optional(),
   user: z.string().optional(),
-  password: z.string().optional(),
-  otp: z.string().optional(),
-  envPath: z.string().min(1, "--env-path must not be empty").default(DEFAULT_ENV_FILE),
   force: z.boolean().default(false),
 });
 
@@ -123,7 +117,11 @@ function check(field: Field, value: string, origin: Origin): string {
   if (parsed.success) return parsed.data;
   const message = parsed.error.issues[0]?.message ?? "is not valid";
   const where =
-    origin === "flag" ? field.flag : origin === "setting" ? field.env : `the ${field.label}`;
+    origin === "flag"
+      ? (field.flag ?? field.env)
+      : origin === "setting"
+        ? field.env
+        : `the ${field.label}`;
   throw new UsageError(`${where} ${message}`);
 }
 
@@ -192,9 +190,9 @@ async function resolve(
 }
 
 function notOnTerminal(field: Field, extra = ""): UsageError {
+  const how = field.flag ? `pass ${field.flag} or set ${field.env}` : `set ${field.env}`;
   return new UsageError(
-    `no ${field.label}: pass ${field.flag} or set ${field.env}${extra} ` +
-      "(stdin is not a terminal, so init cannot ask)",
+    `no ${field.label}: ${how}${extra} (stdin is not a terminal, so init cannot ask)`,
   );
 }
 
@@ -263,11 +261,13 @@ export function renderEnvFile(values: EnvValues, now = new Date()): string {
 }
 
 /** Refuses an existing file without --force, and a missing directory, before anything is sent. */
-function checkTarget(path: string, force: boolean): void {
-  if (existsSync(path) && !force) throw new UsageError(`${path} exists; use --force to replace it`);
-  const dir = dirname(path);
+function checkTarget(file: EnvFile, force: boolean): void {
+  if (existsSync(file.path) && !force) {
+    throw new UsageError(`${file.label} exists; use --force to replace it`);
+  }
+  const dir = dirname(file.path);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new UsageError(`cannot write ${path}: the directory ${dir} does not exist`);
+    throw new UsageError(`cannot write ${file.label}: the directory ${dir} does not exist`);
   }
 }
 
@@ -276,7 +276,8 @@ function checkTarget(path: string, force: boolean): void {
  * with it, a new file takes the old one's place in one rename (its mode is 0600 whatever the old
  * one's was).
  */
-function writeEnvFile(path: string, text: string, force: boolean): void {
+function writeEnvFile(file: EnvFile, text: string, force: boolean): void {
+  const { path, label } = file;
   const reason = (error: unknown): string =>
     error && typeof error === "object" && "code" in error ? String(error.code) : String(error);
   if (!force) {
@@ -284,9 +285,9 @@ function writeEnvFile(path: string, text: string, force: boolean): void {
       writeFileSync(path, text, { mode: 0o600, flag: "wx" });
     } catch (error) {
       if (reason(error) === "EEXIST") {
-        throw new UsageError(`${path} exists; use --force to replace it`);
+        throw new UsageError(`${label} exists; use --force to replace it`);
       }
-      throw new Error(`cannot write ${path} (${reason(error)})`);
+      throw new Error(`cannot write ${label} (${reason(error)})`);
     }
     return;
   }
@@ -296,7 +297,7 @@ function writeEnvFile(path: string, text: string, force: boolean): void {
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw new Error(`cannot write ${path} (${reason(error)})`);
+    throw new Error(`cannot write ${label} (${reason(error)})`);
   }
 }
 
@@ -304,10 +305,10 @@ function writeEnvFile(path: string, text: string, force: boolean): void {
 function adviseOnTokenFailure(error: ApiError): ApiError {
   if (error.code === "auth_failed") {
     return error.withMessage(
-      `${error.message}. The API refused the credentials: check the API key (--api-key or ` +
-        "ENERGY_API_KEY), the user (--user or ENERGY_API_USER) and the password (--password or " +
-        "ENERGY_API_PASSWORD). On a first start, with the one-time password you were given, run " +
-        "init with --otp to set the password first.",
+      `${error.message}. The API refused the credentials: check the API key (ENERGY_API_KEY), ` +
+        "the user (--user or ENERGY_API_USER) and the password (ENERGY_API_PASSWORD). On a " +
+        "first start, with the one-time password you were given, run init with ENERGY_API_OTP " +
+        "set (or answer y on a terminal) to set the password first.",
     );
   }
   if (error.code === "network" || error.code === "timeout") {
@@ -327,14 +328,14 @@ function adviseOnSetPasswordFailure(error: ApiError): ApiError {
         "check the API URL (--api-url or ENERGY_API_URL) and run init again.",
     );
   }
-  return adviseOnFailure(error);
+  return adviseOnFailure(error, "init");
 }
 
 /** `error` with the news that the password is set already (the one-time password is used up). */
 function afterPasswordSet(error: unknown, user: string): Error {
   const note =
     `. The password of ${user} is set now (the one-time password is used up): run init ` +
-    "again without --otp, with that password.";
+    "again without ENERGY_API_OTP, with that password.";
   const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
   if (error instanceof ApiError) return error.withMessage(`${message}${note}`);
   if (error instanceof UsageError) return new UsageError(`${message}${note}`);
@@ -344,11 +345,7 @@ function afterPasswordSet(error: unknown, user: string): Error {
 /** The flags of one `init` run, each checked; undefined where not given. */
 interface InitFlags {
   readonly apiUrl: string | undefined;
-  readonly apiKey: string | undefined;
   readonly user: string | undefined;
-  readonly password: string | undefined;
-  readonly otp: string | undefined;
-  readonly envFile: string;
   readonly force: boolean;
 }
 
@@ -370,47 +367,36 @@ function readFlags(command: Command): InitFlags {
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad options");
   const opts = parsed.data;
   const globals = globalsSchema.parse(command.optsWithGlobals());
-  const given = {
-    apiUrl: opts.apiUrl ?? globals.apiUrl,
-    apiKey: opts.apiKey,
-    user: opts.user ?? globals.apiUser,
-    password: opts.password,
-    otp: opts.otp,
-  };
-  const checked = (key: keyof typeof given): string | undefined => {
-    const value = given[key];
-    if (value === undefined) return undefined;
-    if (FIELDS[key].hidden) registerSecret(value);
-    return check(FIELDS[key], value, "flag");
-  };
+  const apiUrl = opts.apiUrl ?? globals.apiUrl;
+  const user = opts.user ?? globals.apiUser;
   return {
-    apiUrl: checked("apiUrl"),
-    apiKey: checked("apiKey"),
-    user: checked("user"),
-    password: checked("password"),
-    otp: checked("otp"),
-    envFile: opts.envPath,
+    apiUrl: apiUrl === undefined ? undefined : check(FIELDS.apiUrl, apiUrl, "flag"),
+    user: user === undefined ? undefined : check(FIELDS.user, user, "flag"),
     force: opts.force,
   };
 }
 
 /**
- * Gathers the values: a flag's first, then the setting's (environment, --config), then a
- * prompt's on a terminal; off a terminal a missing value is a usage error naming its flag. A
- * one-time password comes from --otp, ENERGY_API_OTP, or a "first start?" question on a terminal
- * when no password is given.
+ * Gathers the values: a flag's first (URL and user; secrets have none), then the setting's
+ * (environment, the env file, --config), then a prompt's on a terminal; off a terminal a missing
+ * value is a usage error naming where it goes. A one-time password comes from ENERGY_API_OTP,
+ * or a "first start?" question on a terminal when no password is given.
  */
-async function gatherInput(io: CliIo, flags: InitFlags, config: Config): Promise<InitInput> {
+async function gatherInput(
+  io: CliIo,
+  flags: InitFlags,
+  { config, env }: CommandContext,
+): Promise<InitInput> {
   const apiUrl = await resolve(io, FIELDS.apiUrl, flags.apiUrl, config.api.url);
-  const apiKey = await resolve(io, FIELDS.apiKey, flags.apiKey, config.api.key);
+  const apiKey = await resolve(io, FIELDS.apiKey, undefined, config.api.key);
   registerSecret(apiKey);
   const user = await resolve(io, FIELDS.user, flags.user, config.api.user);
 
-  const envOtp = io.env.ENERGY_API_OTP ?? "";
-  let otp = flags.otp ?? (envOtp !== "" ? check(FIELDS.otp, envOtp, "setting") : undefined);
-  const settingPassword =
+  const envOtp = env.ENERGY_API_OTP ?? "";
+  if (envOtp !== "") registerSecret(envOtp);
+  let otp = envOtp !== "" ? check(FIELDS.otp, envOtp, "setting") : undefined;
+  const givenPassword =
     config.api.password === "" ? undefined : check(FIELDS.password, config.api.password, "setting");
-  const givenPassword = flags.password ?? settingPassword;
   if (otp === undefined && givenPassword === undefined && io.stdin.isTTY) {
     const answer = await askLine(
       io,
@@ -427,8 +413,8 @@ async function gatherInput(io: CliIo, flags: InitFlags, config: Config): Promise
     throw notOnTerminal(
       FIELDS.password,
       otp !== undefined
-        ? " (with --otp: the new password to set)"
-        : "; on a first start also --otp with the one-time password",
+        ? " (with ENERGY_API_OTP: the new password to set)"
+        : "; on a first start also ENERGY_API_OTP with the one-time password",
     );
   }
   if (otp !== undefined) registerSecret(otp);
@@ -440,9 +426,10 @@ async function gatherInput(io: CliIo, flags: InitFlags, config: Config): Promise
 /** `init`: the whole first setup, from credentials to a .env the compose stack starts with. */
 async function runInit(io: CliIo, command: Command): Promise<void> {
   const flags = readFlags(command);
-  checkTarget(flags.envFile, flags.force);
-  const context = createContext(command, io);
-  const input = await gatherInput(io, flags, context.config);
+  const envFile = envFileOf(command, io);
+  checkTarget(envFile, flags.force);
+  const context = createContext(command, io, { envFileMayBeMissing: true });
+  const input = await gatherInput(io, flags, context);
   const { user } = input;
   const config: Config = {
     ...context.config,
@@ -497,11 +484,11 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
       GRAFANA_ADMIN_USER: "admin",
       GRAFANA_ADMIN_PASSWORD: randomSecret(),
     };
-    const replacing = flags.force && existsSync(flags.envFile);
-    writeEnvFile(flags.envFile, renderEnvFile(values), flags.force);
+    const replacing = flags.force && existsSync(envFile.path);
+    writeEnvFile(envFile, renderEnvFile(values), flags.force);
     writeLine(
       io.stdout,
-      `Wrote ${flags.envFile} (mode 0600${replacing ? ", replaced" : ""}): ` +
+      `Wrote ${envFile.label} (mode 0600${replacing ? ", replaced" : ""}): ` +
         `${Object.keys(values).join(", ")}.`,
     );
     if (replacing) {
@@ -512,42 +499,61 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
           "(docker compose down -v deletes their data).",
       );
     }
-    writeLine(io.stdout, "Next: docker compose up -d");
+    if (passwordSet) {
+      writeLine(
+        io.stdout,
+        `The password of ${user} is set (the one-time password is used up): set-password is ` +
+          "not needed.",
+      );
+    }
+    writeLine(io.stdout, whatNext(io, envFile));
   } catch (error) {
     throw passwordSet ? afterPasswordSet(error, user) : error;
   }
 }
 
 /**
- * `init`: asks for (or takes) the API URL, key, user and password, sets the password with a
- * one-time password on a first start, proves a token can be created, lists the devices, and
- * writes a .env (mode 0600) with those and fresh random secrets for InfluxDB and Grafana.
- * Secrets are never printed; an existing file is replaced only with --force.
+ * What to do after init: start the compose stack beside a docker-compose.yml, else use the CLI
+ * here, which reads the env file init wrote.
+ */
+function whatNext(io: CliIo, file: EnvFile): string {
+  if (existsSync(join(io.cwd, "docker-compose.yml"))) {
+    return `Next: docker compose${file.explicit ? ` --env-file ${file.label}` : ""} up -d`;
+  }
+  const cli = `energy-etl${file.explicit ? ` --env-path ${file.label}` : ""}`;
+  const where = file.explicit ? file.label : `${file.label} in this folder`;
+  return (
+    `Next: ${cli} devices (it reads ${where}); before ${cli} run, set INFLUX_URL, ` +
+    `INFLUX_TOKEN, INFLUX_ORG and INFLUX_BUCKET of your InfluxDB in ${file.label} (or ` +
+    "OUTPUT_FILE for a file)."
+  );
+}
+
+/**
+ * `init`: asks for (or takes from the environment or the env file) the API URL, key, user and
+ * password, sets the password with a one-time password on a first start, proves a token can be
+ * created, lists the devices, and writes the env file (mode 0600) with those and fresh random
+ * secrets for InfluxDB and Grafana. Secrets are never printed and never taken as flags; an
+ * existing file is replaced only with --force.
  */
 export function registerInitCommand(program: Command, io: CliIo): void {
-  program
+  const init = program
     .command("init")
     .description(
       "first setup: checks the API credentials (setting the password with a one-time password " +
-        "on a first start), lists the devices, and writes a .env for docker compose with random " +
-        "InfluxDB and Grafana secrets; asks on a terminal, else reads the flags",
+        "on a first start), lists the devices, and writes the env file (--env-path, default " +
+        "./.env) with random InfluxDB and Grafana secrets; asks on a terminal, else reads " +
+        "ENERGY_API_URL, ENERGY_API_KEY, ENERGY_API_USER, ENERGY_API_PASSWORD and ENERGY_API_OTP",
     )
     .option("--api-url <url>", "API base URL, http(s) (default: ENERGY_API_URL)")
-    .option("--api-key <key>", "API key (prefer the prompt or ENERGY_API_KEY)")
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
-    .option(
-      "--password <password>",
-      "API password; with --otp the new one to set (prefer the prompt or ENERGY_API_PASSWORD)",
-    )
-    .option(
-      "--otp <otp>",
-      "one-time password of a first start: sets the password (prefer the prompt or ENERGY_API_OTP)",
-    )
-    // not --env-file: node 20 takes a script's own `--env-file X` for itself and stops when X
-    // does not exist (nodejs/node#54232)
-    .option("-f, --env-path <path>", "the .env file to write", DEFAULT_ENV_FILE)
-    .option("--force", "replace the file if it exists")
+    .option("--force", "replace the env file if it exists")
     .action(async (_opts: unknown, command: Command) => {
       await runInit(io, command);
     });
+  refuseSecretFlags(init, {
+    "--api-key": "ENERGY_API_KEY",
+    "--password": "ENERGY_API_PASSWORD",
+    "--otp": "ENERGY_API_OTP",
+  });
 }

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { ConfigError } from "../../config.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { secondsBefore } from "../../pipeline/plan-sync.js";
@@ -24,12 +23,6 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .action(async (_opts: unknown, command: Command) => {
       const context = createContext(command, io);
       const { config, logger } = context;
-      if (config.influx.url === "" && config.output.file === "") {
-        throw new ConfigError(
-          "run needs somewhere to write: INFLUX_URL (with INFLUX_TOKEN, INFLUX_ORG, INFLUX_BUCKET), " +
-            "or OUTPUT_FILE for line protocol in a file (rotated at OUTPUT_FILE_MAX_BYTES)",
-        );
-      }
       const timeoutMs = config.service.shutdownTimeoutMs;
       const owner = processOwner("run");
       let pipeline: Pipeline | undefined;

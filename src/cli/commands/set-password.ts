@@ -2,14 +2,12 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
-import { createApiClient, createContext } from "../context.js";
+import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { askHidden } from "../prompt.js";
 
 const optionsSchema = z.object({
   user: z.string().min(1).optional(),
-  otp: z.string().min(1, "--otp must not be empty").optional(),
-  password: z.string().min(1, "--password must not be empty").optional(),
 });
 
 /**
@@ -18,15 +16,14 @@ const optionsSchema = z.object({
  * name that did not resolve); a failure says what to do next ({@link adviseOnFailure}).
  */
 export function registerSetPasswordCommand(program: Command, io: CliIo): void {
-  program
+  const setPassword = program
     .command("set-password")
     .description(
-      "set the API password with a one-time password (POST /set_password); asks for both " +
-        "without echo on a terminal, or reads --otp/--password or ENERGY_API_OTP/ENERGY_API_PASSWORD",
+      "set the API password with a one-time password (POST /set_password); reads " +
+        "ENERGY_API_OTP and ENERGY_API_PASSWORD (the new one) from the environment or the .env " +
+        "file, else asks for them without echo on a terminal",
     )
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
-    .option("--otp <otp>", "one-time password (prefer the prompt or ENERGY_API_OTP)")
-    .option("--password <password>", "new password (prefer the prompt or ENERGY_API_PASSWORD)")
     .action(async (rawOpts: unknown, command: Command) => {
       const parsed = optionsSchema.safeParse(rawOpts);
       if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad options");
@@ -35,9 +32,10 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
       const user = opts.user ?? context.config.api.user;
       if (!user) throw new UsageError("no user: pass --user or set ENERGY_API_USER");
       const otp =
-        opts.otp ?? nonEmpty(io.env.ENERGY_API_OTP) ?? (await ask(io, "One-time password: "));
+        nonEmpty(context.env.ENERGY_API_OTP) ??
+        (await ask(io, "One-time password: ", "ENERGY_API_OTP"));
       registerSecret(otp);
-      const password = opts.password ?? nonEmpty(io.env.ENERGY_API_PASSWORD) ?? (await askNew(io));
+      const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
       registerSecret(password);
       const client = createApiClient(context, { user, password });
       try {
@@ -50,26 +48,37 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         `Password set for ${user}. Put it in ENERGY_API_PASSWORD for energy-etl.`,
       );
     });
+  refuseSecretFlags(setPassword, {
+    "--otp": "ENERGY_API_OTP",
+    "--password": "ENERGY_API_PASSWORD",
+  });
 }
 
 /**
- * The error of a failed POST /set_password with what to do next: after a refusal (401/403),
- * check the one-time password and the API key; after a failure that may have reached the server
- * (timeout, reset, 5xx, 429), the one-time password may be used up, so try the new password
- * first; after failures that never reached it, check the URL and run the command again.
+ * The error of a failed POST /set_password with what to do next: after a refusal, the one-time
+ * password is wrong, expired or used up, so ask for a new one (a 403 may be the API key: check
+ * it first); after a failure that may have reached the server (timeout, reset, 5xx, 429), the
+ * one-time password may be used up, so try the new password first; after failures that never
+ * reached it, check the URL and run the command again. `command` is the one to run again.
  */
-export function adviseOnFailure(error: ApiError): ApiError {
+export function adviseOnFailure(error: ApiError, command = "set-password"): ApiError {
+  if (error.code === "auth_failed" && error.status === 403) {
+    return error.withMessage(
+      `${error.message}. The API refused the request: check the API key (ENERGY_API_KEY); if ` +
+        "it is right, the one-time password is wrong, expired or already used: ask for a new one.",
+    );
+  }
   if (error.code === "auth_failed") {
     return error.withMessage(
-      `${error.message}. The API refused the one-time password or the API key: check the ` +
-        "one-time password (ENERGY_API_OTP or --otp; it works only once) and the API key " +
-        "(ENERGY_API_KEY).",
+      `${error.message}. The API refused the one-time password: it is wrong, expired or ` +
+        `already used (it works once). Ask for a new one and run ${command} again with it ` +
+        "(ENERGY_API_OTP or the prompt).",
     );
   }
   if (error.neverSent) {
     return error.withMessage(
       `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
-        "check ENERGY_API_URL and run set-password again.",
+        `check ENERGY_API_URL and run ${command} again.`,
     );
   }
   if (
@@ -88,11 +97,12 @@ export function adviseOnFailure(error: ApiError): ApiError {
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === "" ? undefined : s);
 
-async function ask(io: CliIo, question: string): Promise<string> {
+/** Asks for a secret without echo; off a terminal a usage error naming `env`, its variable. */
+async function ask(io: CliIo, question: string, env: string): Promise<string> {
   if (!io.stdin.isTTY) {
     throw new UsageError(
-      `${question.replace(/: $/, "").toLowerCase()} needed: not on a terminal, so pass it ` +
-        "with --otp/--password or ENERGY_API_OTP/ENERGY_API_PASSWORD",
+      `${question.replace(/: $/, "").toLowerCase()} needed: not on a terminal, so set ${env} ` +
+        "in the environment or the .env file",
     );
   }
   const answer = await askHidden(io, question);
@@ -101,9 +111,9 @@ async function ask(io: CliIo, question: string): Promise<string> {
 }
 
 async function askNew(io: CliIo): Promise<string> {
-  const first = await ask(io, "New password: ");
+  const first = await ask(io, "New password: ", "ENERGY_API_PASSWORD");
   registerSecret(first);
-  const again = await ask(io, "Repeat new password: ");
+  const again = await ask(io, "Repeat new password: ", "ENERGY_API_PASSWORD");
   if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
   return first;
 }

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { createLogger } from "../../logger.js";
 import {
   type DataFaultOptions,
   DEFAULT_EXTRA_MEMBERS,
@@ -11,6 +10,7 @@ import {
   Simulator,
 } from "../../simulator/server.js";
 import { parseUtcInstant } from "../../util/utc-time.js";
+import { createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 
 const SHARE = "must be a share from 0 to 1";
@@ -174,7 +174,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option("--user <user>", "username", demo?.user ?? "demo")
     .option("--password <password>", "the user's password, already set", demo?.password ?? "demo")
     .option("--otp <otp>", "one-time password for set-password", demo?.otp ?? "123456")
-    .action(async (rawOpts: unknown) => {
+    .action(async (rawOpts: unknown, command: Command) => {
       const parsed = optionsSchema.safeParse(rawOpts);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -222,7 +222,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
           `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,
         );
       }
-      const logger = createLogger("info");
+      const { logger } = createContext(command, io);
       await simulator.listen(o.port, o.host);
       // listening for signals before the startup lines: a client may stop it as soon as it reads them
       const stopped = new Promise<void>((resolve) => {

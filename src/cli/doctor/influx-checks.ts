@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influx-query.js";
-import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
+import { type CheckResult, failure, notChecked, ok } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
 
 const REACHABLE = "InfluxDB reachable";
@@ -23,10 +23,10 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
   if (influx.url === "") {
     return [
       config.output.file === ""
-        ? warning(
+        ? failure(
             "output",
             "nothing to write to: neither INFLUX_URL nor OUTPUT_FILE is set " +
-              "(sync and run would write line protocol to ./data/points.lp)",
+              "(sync, backfill and run refuse to start; sync and backfill take --output FILE)",
             "set INFLUX_URL, INFLUX_TOKEN, INFLUX_ORG and INFLUX_BUCKET, or OUTPUT_FILE for " +
               "line protocol in a file",
           )

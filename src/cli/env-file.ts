@@ -1,0 +1,70 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseEnv } from "node:util";
+import type { Command } from "commander";
+import { z } from "zod";
+import { ConfigError } from "../config.js";
+import { type CliIo, UsageError } from "./io.js";
+
+/** The env file unless `--env-path` names another: `./.env` of the working directory. */
+export const DEFAULT_ENV_FILE = "./.env";
+
+/** The env file of a command: read by every command (below the environment), written by init. */
+export interface EnvFile {
+  /** Where it is (a relative `--env-path` is under the working directory). */
+  readonly path: string;
+  /** How messages name it: `--env-path` as given, or `./.env`. */
+  readonly label: string;
+  /** True when `--env-path` named it: then it must exist (except for init, which writes it). */
+  readonly explicit: boolean;
+}
+
+const envPathSchema = z.string().min(1, "--env-path must not be empty").optional();
+
+/** The command's env file: `--env-path FILE`, else `./.env` of `io.cwd`. */
+export function envFileOf(command: Command, io: CliIo): EnvFile {
+  const parsed = envPathSchema.safeParse(command.optsWithGlobals().envPath);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad --env-path");
+  const given = parsed.data;
+  return given === undefined
+    ? { path: join(io.cwd, ".env"), label: DEFAULT_ENV_FILE, explicit: false }
+    : { path: resolve(io.cwd, given), label: given, explicit: true };
+}
+
+/**
+ * The variables of an env file, by Node's own parser (`KEY=value`, quotes, `#` comments, as
+ * `node --env-file` reads them); undefined when a `./.env` that nobody named does not exist. A
+ * missing `--env-path` file is a UsageError (unless `mayBeMissing`), an unreadable one a
+ * ConfigError. Never changes process.env.
+ */
+export function readEnvFile(
+  file: EnvFile,
+  mayBeMissing = false,
+): Record<string, string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file.path, "utf8");
+  } catch (error) {
+    const code =
+      error && typeof error === "object" && "code" in error ? String(error.code) : "unreadable";
+    if (code === "ENOENT" && (!file.explicit || mayBeMissing)) return undefined;
+    if (code === "ENOENT") throw new UsageError(`--env-path ${file.label}: no such file`);
+    throw new ConfigError(`.env file ${file.label}: cannot be read (${code})`);
+  }
+  return z.record(z.string(), z.string()).parse(parseEnv(text));
+}
+
+/**
+ * The environment a command sees: the env file's variables below the real ones (an empty real
+ * variable counts as unset, as everywhere in the configuration).
+ */
+export function mergeEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  fromFile: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const merged: Record<string, string> = { ...fromFile };
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && value !== "") merged[name] = value;
+  }
+  return merged;
+}
