@@ -70,6 +70,28 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
+/**
+ * Tables without a header row: a run of `|` lines whose second line is not the `|---|` separator
+ * renders as plain text. Each problem names the table's first line.
+ */
+function headerlessTables(file: string, markdown: string): string[] {
+  const problems: string[] = [];
+  const lines = proseLines(markdown);
+  for (let i = 0; i < lines.length; i++) {
+    const first = lines[i];
+    const previous = lines[i - 1];
+    if (!first?.raw.trimStart().startsWith("|")) continue;
+    if (previous?.raw.trimStart().startsWith("|") && previous.line === first.line - 1) continue;
+    const second = lines[i + 1];
+    const separated =
+      second !== undefined &&
+      second.line === first.line + 1 &&
+      /^\s*\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$/.test(second.raw);
+    if (!separated) problems.push(`${file}:${first.line}: a table without a header row`);
+  }
+  return problems;
+}
+
 const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(target);
 
 /**
@@ -147,6 +169,10 @@ describe("the manual", () => {
     expect(brokenLinks(ROOT, file, text ?? "", readRepoFile)).toEqual([]);
   });
 
+  it.each(manualFiles)("%s: every table has a header row", (file) => {
+    expect(headerlessTables(file, readRepoFile(file) ?? "")).toEqual([]);
+  });
+
   it.each(manualFiles)("%s: names no path into the shared directory", (file) => {
     expect(readRepoFile(file)).not.toMatch(/\.\.\/shared\b|\/work\/shared\b/);
   });
@@ -195,6 +221,15 @@ describe("the link check itself", () => {
     expect(problems[2]).toContain("outside the repository");
     expect(problems[3]).toContain("outside the repository");
     expect(problems[4]).toContain("not markdown");
+  });
+
+  it("finds a table without a header row, and only that one", () => {
+    const headed = "| a | b |\n|---|---|\n| 1 | 2 |\n";
+    const headless = "| 1 | 2 |\n| 3 | 4 |\n";
+    expect(headerlessTables("x.md", `${headed}\ntext\n\n${headless}`)).toEqual([
+      "x.md:7: a table without a header row",
+    ]);
+    expect(headerlessTables("x.md", "```\n| 1 | 2 |\n```\n")).toEqual([]);
   });
 
   it("ignores links in code blocks and inline code", () => {
