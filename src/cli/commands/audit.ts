@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
-import { auditGaps, holeJobs } from "../../pipeline/audit.js";
+import { auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { runBackfillJobs } from "../../pipeline/backfill.js";
 import { type CliIo, ExitStatus, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter, StepProgress } from "../progress.js";
@@ -20,14 +20,39 @@ const optionsSchema = z
   .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
 
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+const minute = (s: number) =>
+  `${new Date(s * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/** The note on data newer than the last sync (not holes), or undefined when there is none. */
+function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
+  if (notSynced.length === 0) return undefined;
+  const records = notSynced.reduce((n, r) => n + r.apiRecords, 0);
+  const synced = notSynced.flatMap((r) => (r.syncedUntilS === undefined ? [] : [r.syncedUntilS]));
+  const oldest = Math.min(...synced);
+  const since = [
+    ...(synced.length === 0
+      ? []
+      : [
+          `synced until ${minute(oldest)}${synced.some((s) => s > oldest) ? " at the oldest" : ""}`,
+        ]),
+    ...(synced.length < notSynced.length
+      ? [`${notSynced.length - synced.length} never synced`]
+      : []),
+  ].join(", ");
+  return (
+    `not synced yet: ${records} records on ${notSynced.length} device resources, newer than ` +
+    `their last sync (${since}); not holes: the next sync reads them`
+  );
+}
 
 /** `audit`: holes in InfluxDB compared with what the API has, per device resource and day. */
 export function registerAuditCommand(program: Command, io: CliIo): void {
   program
     .command("audit")
     .description(
-      "compare what InfluxDB holds with what the API has, per device resource and UTC day " +
-        "(one sample value per group of 20, not every value), and list the holes; --fix " +
+      "compare what InfluxDB holds with what the API has, per device resource and UTC day, up " +
+        "to each resource's last sync (newer data is counted as not synced yet, not as holes; " +
+        "one sample value per group of 20, not every value), and list the holes; --fix " +
         "backfills exactly those days. Exit 1 when holes remain",
     )
     .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
@@ -54,7 +79,12 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           );
         }
         const query = new InfluxQuery(influx);
-        const progress = new StepProgress("audit", "requests", context.logger, context.terminal);
+        const progress = new StepProgress(
+          "audit",
+          "data requests",
+          context.logger,
+          context.terminal,
+        );
         let result: Awaited<ReturnType<typeof auditGaps>>;
         try {
           result = await auditGaps(
@@ -100,6 +130,8 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
                 days: result.days,
                 samples: result.samples,
                 requests: result.requests,
+                dataRequests: result.dataRequests,
+                catalogRequests: result.catalogRequests,
                 queries: result.queries,
                 holes: result.holes.map((h) => ({
                   deviceId: h.deviceId,
@@ -110,6 +142,15 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
                   apiRecords: h.apiRecords,
                   stored: h.stored,
                   deadLettered: h.deadLettered,
+                })),
+                notSynced: result.notSynced.map((n) => ({
+                  deviceId: n.deviceId,
+                  resourceId: n.resourceId,
+                  syncedUntil:
+                    n.syncedUntilS === undefined
+                      ? null
+                      : new Date(n.syncedUntilS * 1000).toISOString(),
+                  apiRecords: n.apiRecords,
                 })),
                 unaudited: result.unaudited,
                 ...(fixed ? { fixed } : {}),
@@ -148,9 +189,12 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           writeLine(
             io.stdout,
             `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
-              `${result.days} days, ${result.samples} sample values, ${result.requests} API requests, ` +
-              `${result.queries} InfluxDB queries: ${result.holes.length === 0 ? "no holes" : `${result.holes.length} holes (${missing} points of the samples missing)`}`,
+              `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
+              `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ` +
+              `${result.holes.length === 0 ? "no holes" : `${result.holes.length} holes (${missing} points of the samples missing)`}`,
           );
+          const unsynced = notSyncedLine(result.notSynced);
+          if (unsynced) writeLine(io.stdout, unsynced);
           if (fixed) writeLine(io.stdout, `fixed: ${fixed.done}/${fixed.jobs} backfill jobs done`);
           else if (result.holes.length > 0)
             writeLine(io.stdout, "run again with --fix to backfill exactly these days");
