@@ -7,6 +7,7 @@ import { VALUES_ID } from "../api/limits.js";
 import type { DataRecord } from "../api/schemas.js";
 import { parseRecordTime } from "../api/time-format.js";
 import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { DeadLetter } from "../state/types.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import { numericString } from "../transform/record-encoder.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
@@ -180,6 +181,21 @@ export async function storedCounts(
 }
 
 const TIMESTAMP_IN_ROW = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
+/** The timestamp ending a line of line protocol (second precision, as the pipeline writes). */
+const TIMESTAMP_OF_LINE = /\s(-?\d{1,12})\s*$/;
+
+/**
+ * The time (epoch s) of what a dead letter holds: its row's `timestamp`, or its line's own;
+ * undefined when it cannot be read (a row cut before its timestamp).
+ */
+export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): number | undefined {
+  if (letter.kind === "line") {
+    const seconds = TIMESTAMP_OF_LINE.exec(letter.payload)?.[1];
+    return seconds === undefined ? undefined : Number(seconds);
+  }
+  const timestamp = TIMESTAMP_IN_ROW.exec(letter.payload)?.[1];
+  return timestamp === undefined ? undefined : Math.floor(parseRecordTime(timestamp) / 1000);
+}
 
 /**
  * Per (sample, day): rows of the device resource up to `untilS` kept as dead letters that hold
@@ -194,10 +210,8 @@ export function deadLetteredPerDay(
   const counts = new Map<string, number>();
   for (const letter of pipeline.store.deadLetters.list({ deviceId: target.deviceId })) {
     if (letter.kind !== "row" || letter.resourceId !== target.resourceId) continue;
-    const timestamp = TIMESTAMP_IN_ROW.exec(letter.payload)?.[1];
-    if (timestamp === undefined) continue;
-    const atS = Math.floor(parseRecordTime(timestamp) / 1000);
-    if (atS > untilS) continue;
+    const atS = deadLetterTimeS(letter);
+    if (atS === undefined || atS > untilS) continue;
     for (const sample of target.samples) {
       if (!letter.valueIds.includes(sample.valueId)) continue;
       if (!letter.payload.includes(`${JSON.stringify(sample.valueId)}:`)) continue;

@@ -1,13 +1,14 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
-import { auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
+import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { runBackfillJobs } from "../../pipeline/backfill.js";
 import { type CliIo, ExitStatus, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter, StepProgress } from "../progress.js";
-import { renderTable } from "../table.js";
+import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
+import { newDeadLettersNote } from "./dead-letters.js";
 
 const optionsSchema = z
   .object({
@@ -85,7 +86,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           context.logger,
           context.terminal,
         );
-        let result: Awaited<ReturnType<typeof auditGaps>>;
+        let result: AuditResult;
         try {
           result = await auditGaps(
             pipeline,
@@ -100,11 +101,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         } finally {
           progress.stop();
         }
-        const missing = result.holes.reduce(
-          (n, h) => n + h.apiRecords - h.deadLettered - h.stored,
-          0,
-        );
-        let fixed: { jobs: number; done: number } | undefined;
+        let fixed: Fixed | undefined;
         if (opts.fix && result.holes.length > 0) {
           const nowS = Math.floor(pipeline.now().getTime() / 1000);
           const jobs = holeJobs(result.holes, nowS).map(
@@ -114,94 +111,108 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           const bar = new BackfillProgressReporter(total, 0, context.logger, context.terminal);
           try {
             const run = await runBackfillJobs(pipeline, jobs, bar);
-            fixed = { jobs: jobs.length, done: run.jobs.filter((j) => j.status === "done").length };
+            fixed = {
+              jobs: jobs.length,
+              done: run.jobs.filter((j) => j.status === "done").length,
+              deadLetters: run.deadLetters,
+            };
           } finally {
             bar.stop();
           }
         }
-        if (opts.json) {
-          writeLine(
-            io.stdout,
-            JSON.stringify(
-              {
-                from: new Date(result.fromS * 1000).toISOString(),
-                to: new Date(result.toS * 1000).toISOString(),
-                resources: result.resources,
-                days: result.days,
-                samples: result.samples,
-                requests: result.requests,
-                dataRequests: result.dataRequests,
-                catalogRequests: result.catalogRequests,
-                queries: result.queries,
-                holes: result.holes.map((h) => ({
-                  deviceId: h.deviceId,
-                  resourceId: h.resourceId,
-                  day: day(h.dayS),
-                  valueId: h.valueId,
-                  values: h.group.length,
-                  apiRecords: h.apiRecords,
-                  stored: h.stored,
-                  deadLettered: h.deadLettered,
-                })),
-                notSynced: result.notSynced.map((n) => ({
-                  deviceId: n.deviceId,
-                  resourceId: n.resourceId,
-                  syncedUntil:
-                    n.syncedUntilS === undefined
-                      ? null
-                      : new Date(n.syncedUntilS * 1000).toISOString(),
-                  apiRecords: n.apiRecords,
-                })),
-                unaudited: result.unaudited,
-                ...(fixed ? { fixed } : {}),
-              },
-              null,
-              2,
-            ),
-          );
-        } else {
-          if (result.holes.length > 0) {
-            writeLine(
-              io.stdout,
-              renderTable(
-                [
-                  "device",
-                  "resource",
-                  "day (UTC)",
-                  "sample value",
-                  "API records",
-                  "in InfluxDB",
-                  "dead letters",
-                ],
-                result.holes.map((h) => [
-                  h.deviceId,
-                  h.resourceId,
-                  day(h.dayS),
-                  `${h.valueId} (+${h.group.length - 1})`,
-                  String(h.apiRecords),
-                  String(h.stored),
-                  String(h.deadLettered),
-                ]),
-                io.stdout,
-              ),
-            );
-          }
-          writeLine(
-            io.stdout,
-            `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
-              `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
-              `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ` +
-              `${result.holes.length === 0 ? "no holes" : `${result.holes.length} holes (${missing} points of the samples missing)`}`,
-          );
-          const unsynced = notSyncedLine(result.notSynced);
-          if (unsynced) writeLine(io.stdout, unsynced);
-          if (fixed) writeLine(io.stdout, `fixed: ${fixed.done}/${fixed.jobs} backfill jobs done`);
-          else if (result.holes.length > 0)
-            writeLine(io.stdout, "run again with --fix to backfill exactly these days");
-        }
+        if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+        else printAudit(io, result, fixed);
         if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
           throw new ExitStatus(1, "holes remain");
         }
       });
     });
+}
+
+/** What `--fix` did: backfill jobs run and done, dead letters they made. */
+interface Fixed {
+  readonly jobs: number;
+  readonly done: number;
+  readonly deadLetters: number;
+}
+
+/** The audit as `--json` prints it. */
+function auditJson(result: AuditResult, fixed: Fixed | undefined) {
+  return {
+    from: new Date(result.fromS * 1000).toISOString(),
+    to: new Date(result.toS * 1000).toISOString(),
+    resources: result.resources,
+    days: result.days,
+    samples: result.samples,
+    requests: result.requests,
+    dataRequests: result.dataRequests,
+    catalogRequests: result.catalogRequests,
+    queries: result.queries,
+    holes: result.holes.map((h) => ({
+      deviceId: h.deviceId,
+      resourceId: h.resourceId,
+      day: day(h.dayS),
+      valueId: h.valueId,
+      values: h.group.length,
+      apiRecords: h.apiRecords,
+      stored: h.stored,
+      deadLettered: h.deadLettered,
+    })),
+    notSynced: result.notSynced.map((n) => ({
+      deviceId: n.deviceId,
+      resourceId: n.resourceId,
+      syncedUntil:
+        n.syncedUntilS === undefined ? null : new Date(n.syncedUntilS * 1000).toISOString(),
+      apiRecords: n.apiRecords,
+    })),
+    unaudited: result.unaudited,
+    ...(fixed ? { fixed } : {}),
+  };
+}
+
+/** The audit as a table of the holes and summary lines, each fitted to a terminal's width. */
+function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
+  if (result.holes.length > 0) {
+    writeLine(
+      io.stdout,
+      renderTable(
+        [
+          "device",
+          "resource",
+          "day (UTC)",
+          "sample value",
+          "API records",
+          "in InfluxDB",
+          "dead letters",
+        ],
+        result.holes.map((h) => [
+          h.deviceId,
+          h.resourceId,
+          day(h.dayS),
+          `${h.valueId} (+${h.group.length - 1})`,
+          String(h.apiRecords),
+          String(h.stored),
+          String(h.deadLettered),
+        ]),
+        io.stdout,
+      ),
+    );
+  }
+  const missing = result.holes.reduce((n, h) => n + h.apiRecords - h.deadLettered - h.stored, 0);
+  const holes =
+    result.holes.length === 0
+      ? "no holes"
+      : `${result.holes.length} holes (${missing} points of the samples missing)`;
+  const lines = [
+    `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
+      `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
+      `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ${holes}`,
+    notSyncedLine(result.notSynced),
+    fixed
+      ? `fixed: ${fixed.done}/${fixed.jobs} backfill jobs done${newDeadLettersNote(fixed.deadLetters)}`
+      : result.holes.length > 0
+        ? "run again with --fix to backfill exactly these days"
+        : undefined,
+  ];
+  for (const line of lines) if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
 }
