@@ -112,7 +112,7 @@ function shape(text: string, column: TableColumn, width: number): string {
 }
 
 /** Lines of at most `width` characters, broken at spaces where it can, within words where not. */
-export function wrap(text: string, width: number): string[] {
+function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = "";
   for (const word of text.split(" ")) {
