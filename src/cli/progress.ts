@@ -105,8 +105,13 @@ export class StepProgress {
     }
   }
 
+  /** One step done; a step past the total raises the total (e.g. a request retried). */
   step(): void {
     this.done++;
+    if (this.done > this.total) {
+      this.total = this.done;
+      this.bar?.setTotal(this.total);
+    }
     if (this.bar) {
       this.bar.update(this.done);
       return;

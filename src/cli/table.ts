@@ -1,19 +1,134 @@
 import Table from "cli-table3";
 
+/** Width of a terminal that does not say its own. */
+export const DEFAULT_COLUMNS = 80;
+
+/** A column of a table, and how it gives way on a terminal too narrow for the whole table. */
+export interface TableColumn {
+  readonly head: string;
+  /**
+   * `wrap` (default): onto more lines, nothing lost; `cut`: cut with "…" (for what another column
+   * or command shows whole); `keep`: never narrower (short ids, times).
+   */
+  readonly narrow?: "wrap" | "cut" | "keep";
+  /** Narrowest width it is wrapped or cut to (default 10). */
+  readonly min?: number;
+  /** Left out when the table does not fit even with every column at its narrowest. */
+  readonly optional?: boolean;
+}
+
+/** What a table is rendered for: a terminal (`columns` wide) or a pipe. */
+export interface TableStream {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
 /**
  * Rows under a header as `stream` wants them: a compact table on a terminal (no line between
- * rows), tab-separated values otherwise (one line per row, for cut, awk and spreadsheets).
+ * rows) that fits its width (`columns`, else {@link DEFAULT_COLUMNS}: see {@link TableColumn}
+ * for how columns give way), tab-separated values otherwise (one line per row, every cell whole,
+ * for cut, awk and spreadsheets).
  */
 export function renderTable(
-  head: readonly string[],
+  head: readonly (string | TableColumn)[],
   rows: readonly (readonly string[])[],
-  stream: { isTTY?: boolean },
+  stream: TableStream,
 ): string {
-  const cell = (text: string) => text.replace(/[\t\r\n]+/g, " ");
+  const columns = head.map((h) => (typeof h === "string" ? { head: h } : h));
+  const oneLine = rows.map((row) => row.map((text) => text.replace(/[\t\r\n]+/g, " ")));
   if (stream.isTTY !== true) {
-    return [head, ...rows].map((row) => row.map(cell).join("\t")).join("\n");
+    return [columns.map((c) => c.head), ...oneLine].map((row) => row.join("\t")).join("\n");
   }
-  const table = new Table({ head: [...head], style: { head: [], border: [], compact: true } });
-  for (const row of rows) table.push(row.map(cell));
+  const shown = fitColumns(columns, oneLine, stream.columns ?? DEFAULT_COLUMNS);
+  const table = new Table({
+    head: shown.map(({ column, width }) => shape(column.head, column, width)),
+    style: { head: [], border: [], compact: true },
+  });
+  for (const row of oneLine) {
+    table.push(shown.map(({ column, index, width }) => shape(row[index] ?? "", column, width)));
+  }
   return table.toString();
+}
+
+/** A line of text as `stream` wants it: wrapped at spaces to the width of a terminal, whole when piped. */
+export function fitText(text: string, stream: TableStream): string {
+  return stream.isTTY === true ? wrap(text, stream.columns ?? DEFAULT_COLUMNS).join("\n") : text;
+}
+
+/** Characters a table spends on borders and padding around `n` columns. */
+const frame = (n: number) => 1 + 3 * n;
+
+const length = (text: string) => [...text].length;
+
+/**
+ * The columns shown and their widths. Optional columns are left out (last first) while the table
+ * would not fit `total` even with every other column at its narrowest; then, each column first as
+ * wide as its widest cell, columns that wrap are narrowed (widest first, down to their `min`),
+ * then columns that may be cut, until the table fits.
+ */
+function fitColumns(
+  columns: readonly TableColumn[],
+  rows: readonly (readonly string[])[],
+  total: number,
+): { column: TableColumn; index: number; width: number }[] {
+  type Shown = { column: TableColumn; index: number; width: number };
+  let shown: Shown[] = columns.map((column, index) => ({
+    column,
+    index,
+    width: Math.max(length(column.head), ...rows.map((row) => length(row[index] ?? ""))),
+  }));
+  const floor = (c: Shown) =>
+    c.column.narrow === "keep" ? c.width : Math.min(c.width, c.column.min ?? 10);
+  const sum = (widthOf: (c: Shown) => number) =>
+    frame(shown.length) + shown.reduce((n, c) => n + widthOf(c), 0);
+  while (sum(floor) > total) {
+    const last = shown.findLastIndex((c) => c.column.optional === true);
+    if (last < 0) break;
+    shown = shown.filter((_, i) => i !== last);
+  }
+  for (const how of ["wrap", "cut"] as const) {
+    let excess = sum((c) => c.width) - total;
+    while (excess > 0) {
+      const [widest, next] = shown
+        .filter((c) => (c.column.narrow ?? "wrap") === how && c.width > floor(c))
+        .sort((a, b) => b.width - a.width);
+      if (widest === undefined) break;
+      // down to the next widest (or its floor) at once, by one when they are level
+      const step = widest.width - Math.max(next?.width ?? 0, floor(widest));
+      const by = Math.min(excess, Math.max(1, step));
+      widest.width -= by;
+      excess -= by;
+    }
+  }
+  return shown;
+}
+
+/** A cell's text at `width`: whole when it fits, else cut or wrapped as its column says. */
+function shape(text: string, column: TableColumn, width: number): string {
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  if (column.narrow === "cut") return `${chars.slice(0, Math.max(0, width - 1)).join("")}…`;
+  return wrap(text, width).join("\n");
+}
+
+/** Lines of at most `width` characters, broken at spaces where it can, within words where not. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    let rest = [...word];
+    const candidate = line === "" ? word : `${line} ${word}`;
+    if (length(candidate) <= width) {
+      line = candidate;
+      continue;
+    }
+    if (line !== "") lines.push(line);
+    while (rest.length > width) {
+      lines.push(rest.slice(0, width).join(""));
+      rest = rest.slice(width);
+    }
+    line = rest.join("");
+  }
+  if (line !== "" || lines.length === 0) lines.push(line);
+  return lines;
 }

@@ -17,7 +17,8 @@ import {
 } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { expectedPoints } from "../support/expected-points.js";
-import type { TestInfluxDb } from "../support/influx-db.js";
+import { asTerminal } from "../support/fake-tty.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
@@ -25,6 +26,27 @@ const BASE_MS = Date.UTC(2026, 5, 15, 12);
 const HOUR_S = 3600;
 const SITE = "site A+1";
 const HYBRID = "hybrid-site-01";
+
+/**
+ * The error column of a terminal table, per id: the last cell of each row, its wrapped lines
+ * joined with a space (a new row starts where the id cell is not empty).
+ */
+function errorCells(table: string): Map<string, string> {
+  const lines = table.split("\n");
+  const body = lines.slice(lines.findIndex((l) => l.startsWith("├")) + 1);
+  const errors = new Map<string, string[]>();
+  let id = "";
+  for (const line of body) {
+    if (!line.startsWith("│")) break;
+    const cells = line
+      .split("│")
+      .slice(1, -1)
+      .map((c) => c.trim());
+    if (cells[0]) id = cells[0];
+    errors.set(id, [...(errors.get(id) ?? []), cells.at(-1) ?? ""]);
+  }
+  return new Map([...errors].map(([key, parts]) => [key, parts.filter(Boolean).join(" ")]));
+}
 
 describe("energy-etl dead-letters", () => {
   const clock = new ManualClock(BASE_MS);
@@ -117,10 +139,55 @@ describe("energy-etl dead-letters", () => {
         letter.resourceId,
       ]);
       expect(cells?.[5]).toBe(String(letter.occurrences));
+      // piped, nothing is cut: the error and the payload whole
+      expect(cells?.slice(6)).toEqual([letter.error, letter.payload]);
     });
     expect(out).toContain(
       `${letters.length} of ${letters.length} dead letters (--json for whole payloads, --retry to write them again)`,
     );
+  });
+
+  it.each([140, 80])(
+    "on a terminal %i columns wide: no line longer, and each error's useful part (the member, the conflict) whole",
+    async (columns) => {
+      const letters = stored();
+      const io = bufferIo(env);
+      asTerminal(io.stdout, columns);
+      expect(await runCli(["dead-letters"], io)).toBe(0);
+      const out = io.out();
+      const tooLong = out.split("\n").filter((line) => [...line].length > columns);
+      expect(tooLong).toEqual([]);
+      const shown = errorCells(out);
+      expect([...shown.keys()]).toEqual(letters.map((l) => String(l.id)));
+      for (const letter of letters) {
+        const error = shown.get(String(letter.id)) ?? "";
+        // not the request the device and resource columns already name
+        expect(error).not.toMatch(/^GET /);
+        if (letter.kind === "row") {
+          const member = new RegExp(`"([^"]+)":${POISON_TEXT}\\b`).exec(letter.payload)?.[1];
+          expect(member).toBeDefined();
+          expect(error).toContain(`${member}:`);
+        } else {
+          expect(error).toContain('field type conflict: input field "value" on measurement');
+        }
+      }
+      expect(out).toContain("one whole: energy-etl dead-letters show ID");
+    },
+  );
+
+  it("show ID prints one whole: its error and its payload, uncut; an unknown id is a usage error", async () => {
+    for (const letter of stored()) {
+      const io = bufferIo(env);
+      asTerminal(io.stdout, 80);
+      expect(await runCli(["dead-letters", "show", String(letter.id)], io)).toBe(0);
+      expect(io.out()).toContain(`error:    ${letter.error}\n`);
+      expect(io.out()).toContain(`payload:  ${letter.payload}\n`);
+      const json = await cli("dead-letters", "show", String(letter.id), "--json");
+      expect(JSON.parse(json.out)).toEqual(JSON.parse(JSON.stringify(letter)));
+    }
+    const unknown = await cli("dead-letters", "show", "999999");
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("no dead letter 999999");
   });
 
   it("--json prints them whole", async () => {
@@ -199,5 +266,58 @@ describe("energy-etl dead-letters", () => {
     const { code, err } = await cli("dead-letters", "--retry", "--clear");
     expect(code).toBe(2);
     expect(err).toContain("--retry and --clear exclude each other");
+  });
+});
+
+describe("energy-etl sync's summary", () => {
+  const clock = new ManualClock(BASE_MS);
+  let sim: Simulator;
+  let db: TestInfluxDb;
+  let stateDb: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator({
+      now: clock.now,
+      resolutionS: 3600,
+      dataFaults: { poisonRate: 0.2 },
+    });
+    db = await createTestInfluxDb("cli_sync_dead_letters");
+    stateDb = tempStateDb();
+    env = pipelineEnv(sim, db, stateDb, { SYNC_START: "PT6H", LOG_LEVEL: "error" });
+  });
+
+  afterAll(async () => {
+    await sim.close();
+    await dropTestDb(db);
+    removeStateDir(stateDb);
+  });
+
+  const deadLetters = () => {
+    const store = StateStore.open(stateDb);
+    try {
+      return store.deadLetters.count();
+    } finally {
+      store.close();
+    }
+  };
+
+  it("names the dead letters the run made and where to read them; a run that made none says nothing of them", async () => {
+    const first = bufferIo(env);
+    expect(await runCli(["sync", "--device", SITE], first)).toBe(0);
+    const made = deadLetters();
+    expect(made).toBeGreaterThan(0);
+    expect(first.out()).toMatch(
+      new RegExp(
+        `^sync ok: 1 devices, .*; ${made} new dead letters? \\(see energy-etl dead-letters\\)$`,
+        "m",
+      ),
+    );
+    // the lookback reads the same poisoned rows again: known ones, no new dead letter
+    const again = bufferIo(env);
+    expect(await runCli(["sync", "--device", SITE], again)).toBe(0);
+    expect(deadLetters()).toBe(made);
+    expect(again.out()).toMatch(/^sync ok: 1 devices, /m);
+    expect(again.out()).not.toContain("dead letter");
   });
 });

@@ -1,13 +1,14 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
-import { auditGaps, holeJobs } from "../../pipeline/audit.js";
+import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { runBackfillJobs } from "../../pipeline/backfill.js";
 import { type CliIo, ExitStatus, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter, StepProgress } from "../progress.js";
-import { renderTable } from "../table.js";
+import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
+import { newDeadLettersNote } from "./dead-letters.js";
 
 const optionsSchema = z
   .object({
@@ -20,14 +21,39 @@ const optionsSchema = z
   .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
 
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+const minute = (s: number) =>
+  `${new Date(s * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/** The note on data newer than the last sync (not holes), or undefined when there is none. */
+function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
+  if (notSynced.length === 0) return undefined;
+  const records = notSynced.reduce((n, r) => n + r.apiRecords, 0);
+  const synced = notSynced.flatMap((r) => (r.syncedUntilS === undefined ? [] : [r.syncedUntilS]));
+  const oldest = Math.min(...synced);
+  const since = [
+    ...(synced.length === 0
+      ? []
+      : [
+          `synced until ${minute(oldest)}${synced.some((s) => s > oldest) ? " at the oldest" : ""}`,
+        ]),
+    ...(synced.length < notSynced.length
+      ? [`${notSynced.length - synced.length} never synced`]
+      : []),
+  ].join(", ");
+  return (
+    `not synced yet: ${records} records on ${notSynced.length} device resources, newer than ` +
+    `their last sync (${since}); not holes: the next sync reads them`
+  );
+}
 
 /** `audit`: holes in InfluxDB compared with what the API has, per device resource and day. */
 export function registerAuditCommand(program: Command, io: CliIo): void {
   program
     .command("audit")
     .description(
-      "compare what InfluxDB holds with what the API has, per device resource and UTC day " +
-        "(one sample value per group of 20, not every value), and list the holes; --fix " +
+      "compare what InfluxDB holds with what the API has, per device resource and UTC day, up " +
+        "to each resource's last sync (newer data is counted as not synced yet, not as holes; " +
+        "one sample value per group of 20, not every value), and list the holes; --fix " +
         "backfills exactly those days. Exit 1 when holes remain",
     )
     .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
@@ -54,8 +80,13 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           );
         }
         const query = new InfluxQuery(influx);
-        const progress = new StepProgress("audit", "requests", context.logger, context.terminal);
-        let result: Awaited<ReturnType<typeof auditGaps>>;
+        const progress = new StepProgress(
+          "audit",
+          "data requests",
+          context.logger,
+          context.terminal,
+        );
+        let result: AuditResult;
         try {
           result = await auditGaps(
             pipeline,
@@ -70,11 +101,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         } finally {
           progress.stop();
         }
-        const missing = result.holes.reduce(
-          (n, h) => n + h.apiRecords - h.deadLettered - h.stored,
-          0,
-        );
-        let fixed: { jobs: number; done: number } | undefined;
+        let fixed: Fixed | undefined;
         if (opts.fix && result.holes.length > 0) {
           const nowS = Math.floor(pipeline.now().getTime() / 1000);
           const jobs = holeJobs(result.holes, nowS).map(
@@ -84,80 +111,108 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
           const bar = new BackfillProgressReporter(total, 0, context.logger, context.terminal);
           try {
             const run = await runBackfillJobs(pipeline, jobs, bar);
-            fixed = { jobs: jobs.length, done: run.jobs.filter((j) => j.status === "done").length };
+            fixed = {
+              jobs: jobs.length,
+              done: run.jobs.filter((j) => j.status === "done").length,
+              deadLetters: run.deadLetters,
+            };
           } finally {
             bar.stop();
           }
         }
-        if (opts.json) {
-          writeLine(
-            io.stdout,
-            JSON.stringify(
-              {
-                from: new Date(result.fromS * 1000).toISOString(),
-                to: new Date(result.toS * 1000).toISOString(),
-                resources: result.resources,
-                days: result.days,
-                samples: result.samples,
-                requests: result.requests,
-                queries: result.queries,
-                holes: result.holes.map((h) => ({
-                  deviceId: h.deviceId,
-                  resourceId: h.resourceId,
-                  day: day(h.dayS),
-                  valueId: h.valueId,
-                  values: h.group.length,
-                  apiRecords: h.apiRecords,
-                  stored: h.stored,
-                  deadLettered: h.deadLettered,
-                })),
-                unaudited: result.unaudited,
-                ...(fixed ? { fixed } : {}),
-              },
-              null,
-              2,
-            ),
-          );
-        } else {
-          if (result.holes.length > 0) {
-            writeLine(
-              io.stdout,
-              renderTable(
-                [
-                  "device",
-                  "resource",
-                  "day (UTC)",
-                  "sample value",
-                  "API records",
-                  "in InfluxDB",
-                  "dead letters",
-                ],
-                result.holes.map((h) => [
-                  h.deviceId,
-                  h.resourceId,
-                  day(h.dayS),
-                  `${h.valueId} (+${h.group.length - 1})`,
-                  String(h.apiRecords),
-                  String(h.stored),
-                  String(h.deadLettered),
-                ]),
-                io.stdout,
-              ),
-            );
-          }
-          writeLine(
-            io.stdout,
-            `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
-              `${result.days} days, ${result.samples} sample values, ${result.requests} API requests, ` +
-              `${result.queries} InfluxDB queries: ${result.holes.length === 0 ? "no holes" : `${result.holes.length} holes (${missing} points of the samples missing)`}`,
-          );
-          if (fixed) writeLine(io.stdout, `fixed: ${fixed.done}/${fixed.jobs} backfill jobs done`);
-          else if (result.holes.length > 0)
-            writeLine(io.stdout, "run again with --fix to backfill exactly these days");
-        }
+        if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+        else printAudit(io, result, fixed);
         if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
           throw new ExitStatus(1, "holes remain");
         }
       });
     });
+}
+
+/** What `--fix` did: backfill jobs run and done, dead letters they made. */
+interface Fixed {
+  readonly jobs: number;
+  readonly done: number;
+  readonly deadLetters: number;
+}
+
+/** The audit as `--json` prints it. */
+function auditJson(result: AuditResult, fixed: Fixed | undefined) {
+  return {
+    from: new Date(result.fromS * 1000).toISOString(),
+    to: new Date(result.toS * 1000).toISOString(),
+    resources: result.resources,
+    days: result.days,
+    samples: result.samples,
+    requests: result.requests,
+    dataRequests: result.dataRequests,
+    catalogRequests: result.catalogRequests,
+    queries: result.queries,
+    holes: result.holes.map((h) => ({
+      deviceId: h.deviceId,
+      resourceId: h.resourceId,
+      day: day(h.dayS),
+      valueId: h.valueId,
+      values: h.group.length,
+      apiRecords: h.apiRecords,
+      stored: h.stored,
+      deadLettered: h.deadLettered,
+    })),
+    notSynced: result.notSynced.map((n) => ({
+      deviceId: n.deviceId,
+      resourceId: n.resourceId,
+      syncedUntil:
+        n.syncedUntilS === undefined ? null : new Date(n.syncedUntilS * 1000).toISOString(),
+      apiRecords: n.apiRecords,
+    })),
+    unaudited: result.unaudited,
+    ...(fixed ? { fixed } : {}),
+  };
+}
+
+/** The audit as a table of the holes and summary lines, each fitted to a terminal's width. */
+function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
+  if (result.holes.length > 0) {
+    writeLine(
+      io.stdout,
+      renderTable(
+        [
+          "device",
+          "resource",
+          "day (UTC)",
+          "sample value",
+          "API records",
+          "in InfluxDB",
+          "dead letters",
+        ],
+        result.holes.map((h) => [
+          h.deviceId,
+          h.resourceId,
+          day(h.dayS),
+          `${h.valueId} (+${h.group.length - 1})`,
+          String(h.apiRecords),
+          String(h.stored),
+          String(h.deadLettered),
+        ]),
+        io.stdout,
+      ),
+    );
+  }
+  const missing = result.holes.reduce((n, h) => n + h.apiRecords - h.deadLettered - h.stored, 0);
+  const holes =
+    result.holes.length === 0
+      ? "no holes"
+      : `${result.holes.length} holes (${missing} points of the samples missing)`;
+  const lines = [
+    `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
+      `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
+      `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ${holes}`,
+    notSyncedLine(result.notSynced),
+    fixed
+      ? `fixed: ${fixed.done}/${fixed.jobs} backfill jobs done${newDeadLettersNote(fixed.deadLetters)}`
+      : result.holes.length > 0
+        ? "run again with --fix to backfill exactly these days"
+        : undefined,
+  ];
+  for (const line of lines) if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
 }

@@ -7,6 +7,7 @@ import { BackfillProgressReporter } from "../progress.js";
 import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
+import { newDeadLettersNote } from "./dead-letters.js";
 
 const instant = instantOption;
 
@@ -133,8 +134,9 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
             context.terminal,
           );
           let finished: readonly BackfillJob[];
+          let deadLetters: number;
           try {
-            finished = (await runBackfillJobs(pipeline, jobs, progress)).jobs;
+            ({ jobs: finished, deadLetters } = await runBackfillJobs(pipeline, jobs, progress));
           } finally {
             progress.stop();
           }
@@ -144,7 +146,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
             io.stdout,
             `backfill: ${finished.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
               `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
-              ` -> ${pipeline.sink.target}`,
+              ` -> ${pipeline.sink.target}${newDeadLettersNote(deadLetters)}`,
           );
           if (unfinished.length > 0) {
             throw new Error(

@@ -1,13 +1,16 @@
 import type { Command } from "commander";
+import type { Logger } from "pino";
 import { z } from "zod";
+import type { Config } from "../../config.js";
 import { createPointSink } from "../../influx/create-sink.js";
+import { deadLetterTimeS } from "../../pipeline/audit-counts.js";
 import { retryDeadLetters } from "../../pipeline/dead-letters.js";
 import { StateStore } from "../../state/state-store.js";
+import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
-import { excerpt } from "../../util/text.js";
 import { createContext, requireStateFile } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
-import { renderTable } from "../table.js";
+import { fitText, renderTable, type TableStream } from "../table.js";
 
 const optionsSchema = z
   .object({
@@ -20,10 +23,100 @@ const optionsSchema = z
   .refine((o) => !(o.retry && o.clear), "--retry and --clear exclude each other");
 
 const when = (s: number) => new Date(s * 1000).toISOString().slice(0, 16);
+const instant = (s: number) => new Date(s * 1000).toISOString().replace(".000Z", "Z");
+
+/** What the summary of a run adds about the dead letters it made ("" when it made none). */
+export function newDeadLettersNote(count: number): string {
+  return count === 0
+    ? ""
+    : `; ${count} new dead letter${count === 1 ? "" : "s"} (see energy-etl dead-letters)`;
+}
+
+/**
+ * The part of a dead letter's error to read first: the member (or line) and what is wrong with
+ * it, without the request (the device and resource columns say it) and the start of the record
+ * (its payload): `e_00_00_03_001_operating_mode: must be a finite number, …`.
+ */
+function errorGist(error: string): string {
+  const text = error
+    .replace(/^[A-Z]+ \S+ answered HTTP \d+ with /, "")
+    .replace(/;\s*\w+ starts: [\s\S]*$/, "");
+  const detail = /^(?:an )?unexpected \w+ \(([\s\S]*)\)$/.exec(text)?.[1];
+  return (detail ?? text).replace(/\bpartial write: /, "").replace(/\s+dropped=\d+\s*$/, "");
+}
+
+/**
+ * The dead letters as a table: on a terminal what fits its width (the time of the row or line,
+ * the error's gist first, wrapped; no payload), piped every column whole.
+ */
+function lettersTable(letters: readonly DeadLetter[], stream: TableStream): string {
+  if (stream.isTTY !== true) {
+    return renderTable(
+      ["id", "kind", "device", "resource", "window (UTC)", "seen", "error", "payload"],
+      letters.map((l) => [
+        String(l.id),
+        l.kind,
+        l.deviceId,
+        l.resourceId,
+        `${when(l.windowFromS)} .. ${when(l.windowToS)}`,
+        String(l.occurrences),
+        l.error,
+        l.payload,
+      ]),
+      stream,
+    );
+  }
+  const times = letters.map((l) => deadLetterTimeS(l) ?? l.windowFromS);
+  // as ls -l: the year only when one of them is of another year than this one
+  const year = new Date().getUTCFullYear();
+  const sameYear = times.every((t) => new Date(t * 1000).getUTCFullYear() === year);
+  const time = (s: number) =>
+    when(s)
+      .slice(sameYear ? 5 : 0)
+      .replace("T", " ");
+  return renderTable(
+    [
+      { head: "id", narrow: "keep" },
+      { head: "kind", narrow: "keep", optional: true },
+      { head: "device", narrow: "cut" },
+      { head: "resource", narrow: "cut", min: 8 },
+      { head: "time (UTC)", narrow: "keep" },
+      { head: "seen", narrow: "keep", optional: true },
+      // a value id and its colon on one line (e_00_00_03_001_operating_mode: 30)
+      { head: "error", min: 32 },
+    ],
+    letters.map((l, i) => [
+      String(l.id),
+      l.kind,
+      l.deviceId,
+      l.resourceId,
+      time(times[i] ?? l.windowFromS),
+      String(l.occurrences),
+      errorGist(l.error),
+    ]),
+    stream,
+  );
+}
+
+/** One dead letter whole, a field a line. */
+function letterText(l: DeadLetter): string {
+  const at = deadLetterTimeS(l);
+  return [
+    `dead letter ${l.id}: ${l.kind} of ${l.deviceId} / ${l.resourceId}`,
+    `time:     ${at === undefined ? "unknown" : instant(at)} (window ${instant(l.windowFromS)} .. ${instant(l.windowToS)})`,
+    `values:   ${l.valueIds.length} requested: ${l.valueIds.join(", ")}`,
+    `seen:     ${l.occurrences} times, first ${l.firstSeen}, last ${l.lastSeen}; ${l.retries} retries failed`,
+    `error:    ${l.error}`,
+    `payload:  ${l.payload}`,
+    ...(l.truncated
+      ? [`          (cut at ${MAX_DEAD_LETTER_CHARS} characters when kept: --retry skips it)`]
+      : []),
+  ].join("\n");
+}
 
 /** `dead-letters`: the rows and lines kept instead of freezing a device; retry or clear them. */
 export function registerDeadLettersCommand(program: Command, io: CliIo): void {
-  program
+  const deadLetters = program
     .command("dead-letters")
     .description(
       "list the rows that failed validation and the lines InfluxDB refused (kept instead of " +
@@ -37,7 +130,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     .addHelpText(
       "after",
       "\nExamples:\n  energy-etl dead-letters\n  energy-etl dead-letters --device hybrid-site-01 --json\n" +
-        "  energy-etl dead-letters --retry",
+        "  energy-etl dead-letters show 12\n  energy-etl dead-letters --retry",
     )
     .action(async (rawOpts: unknown, command: Command) => {
       const parsed = optionsSchema.safeParse(rawOpts);
@@ -46,8 +139,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       }
       const opts = parsed.data;
       const { config, logger } = createContext(command, io);
-      requireStateFile(config);
-      const store = StateStore.open(config.state.db, { logger });
+      const store = openStore(config, logger);
       try {
         const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
         if (opts.clear) {
@@ -86,30 +178,45 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
           writeLine(io.stdout, "no dead letters");
           return;
         }
-        writeLine(
-          io.stdout,
-          renderTable(
-            ["id", "kind", "device", "resource", "window (UTC)", "seen", "error", "payload"],
-            letters.map((l) => [
-              String(l.id),
-              l.kind,
-              l.deviceId,
-              l.resourceId,
-              `${when(l.windowFromS)} .. ${when(l.windowToS)}`,
-              String(l.occurrences),
-              excerpt(l.error, 80),
-              excerpt(l.payload, 60),
-            ]),
-            io.stdout,
-          ),
-        );
+        writeLine(io.stdout, lettersTable(letters, io.stdout));
         const total = store.deadLetters.count();
-        writeLine(
-          io.stdout,
+        const footer = [
           `${letters.length} of ${total} dead letters (--json for whole payloads, --retry to write them again)`,
-        );
+          "one whole: energy-etl dead-letters show ID",
+        ];
+        for (const line of footer) writeLine(io.stdout, fitText(line, io.stdout));
       } finally {
         store.close();
       }
     });
+
+  deadLetters
+    .command("show")
+    .description("one dead letter whole: its error, its row or line, the values requested")
+    .argument("<id>", "its id (first column of energy-etl dead-letters)")
+    .option("--json", "print it as JSON")
+    .action(async (rawId: string, _opts: unknown, command: Command) => {
+      const id = z.coerce.number().int().min(1).safeParse(rawId);
+      if (!id.success) throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`);
+      // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
+      const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
+      const json = opts.success && opts.data.json === true;
+      const { config, logger } = createContext(command, io);
+      const store = openStore(config, logger);
+      try {
+        const letter = store.deadLetters.get(id.data);
+        if (letter === undefined) {
+          throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
+        }
+        writeLine(io.stdout, json ? JSON.stringify(letter, null, 2) : letterText(letter));
+      } finally {
+        store.close();
+      }
+    });
+}
+
+/** The state database, which must exist (a dead letter is never in a new one). */
+function openStore(config: Config, logger: Logger): StateStore {
+  requireStateFile(config);
+  return StateStore.open(config.state.db, { logger });
 }

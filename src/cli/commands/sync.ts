@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { runSync } from "../../pipeline/sync.js";
 import { type CliIo, writeLine } from "../io.js";
 import { withPipeline } from "../with-pipeline.js";
+import { newDeadLettersNote } from "./dead-letters.js";
 
 /** `sync`: one incremental cycle, then exit (non-zero when a device failed). */
 export function registerSyncCommand(program: Command, io: CliIo): void {
@@ -28,7 +29,8 @@ export function registerSyncCommand(program: Command, io: CliIo): void {
       writeLine(
         io.stdout,
         `sync ${result.status}: ${result.devices.length} devices, ${result.points} points, ` +
-          `${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s`,
+          `${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s` +
+          newDeadLettersNote(result.deadLetters),
       );
       if (result.status !== "ok") {
         const failed = result.devices.filter((d) => d.error).length;

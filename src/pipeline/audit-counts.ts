@@ -1,0 +1,223 @@
+/**
+ * What the gap audit counts (see audit.ts): the sample values of a resource, its records in the
+ * API per (sample, day), its points in InfluxDB per day, and its rows kept as dead letters.
+ */
+import type { CallOptions } from "../api/client.js";
+import { VALUES_ID } from "../api/limits.js";
+import type { DataRecord } from "../api/schemas.js";
+import { parseRecordTime } from "../api/time-format.js";
+import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { DeadLetter } from "../state/types.js";
+import { storedMeasurement, storedName } from "../transform/line-protocol.js";
+import { numericString } from "../transform/record-encoder.js";
+import type { ValueIdDecoder } from "../transform/value-id.js";
+import type { Pipeline } from "./pipeline.js";
+import { valueGroups } from "./plan-chunks.js";
+import { AnswerScreen } from "./screen-records.js";
+
+export const DAY_S = 86_400;
+
+/** The key of a (sample, day) count. */
+export const perSample = (valueId: string, dayS: number) => `${valueId}\u0000${dayS}`;
+/** 00:00 UTC of the day of `s` (epoch s). */
+export const dayOf = (s: number) => Math.floor(s / DAY_S) * DAY_S;
+
+/** One sampled value: the value id and how its points are found in InfluxDB. */
+export interface Sample {
+  readonly valueId: string;
+  readonly group: readonly string[];
+  readonly measurement: string;
+  readonly unit: string;
+  readonly type: string;
+}
+
+/**
+ * The value of each group of 20 (the requests the pipeline makes) that stands for its group: the
+ * first whose points are counted in the `value` field (not text, alarms or values_id) and whose
+ * measurement, unit and type no other value of the resource shares.
+ */
+export function sampleValues(
+  decoder: ValueIdDecoder,
+  values: readonly string[],
+): { samples: Sample[]; unaudited: (readonly string[])[] } {
+  const decoded = values
+    .filter((v) => v !== VALUES_ID)
+    .map((valueId) => ({ valueId, d: decoder.decode(valueId) }));
+  const seriesKey = (d: (typeof decoded)[number]["d"]) =>
+    `${d.measurement}\u0000${d.unit}\u0000${d.type}`;
+  const shared = new Map<string, number>();
+  for (const { d } of decoded) shared.set(seriesKey(d), (shared.get(seriesKey(d)) ?? 0) + 1);
+  const byId = new Map(decoded.map((x) => [x.valueId, x.d]));
+  const samples: Sample[] = [];
+  const unaudited: (readonly string[])[] = [];
+  const countable = (id: string): boolean => {
+    const d = byId.get(id);
+    return (
+      d !== undefined &&
+      d.kind !== "values_id" &&
+      d.field === undefined &&
+      d.type !== "text" &&
+      shared.get(seriesKey(d)) === 1
+    );
+  };
+  for (const group of valueGroups(values)) {
+    // a coded value (a real measurement) rather than protocol_id, when the group has one
+    const pick =
+      group.find((id) => countable(id) && byId.get(id)?.codes !== undefined) ??
+      group.find(countable);
+    const d = pick === undefined ? undefined : byId.get(pick);
+    if (pick === undefined || d === undefined) {
+      unaudited.push(group);
+      continue;
+    }
+    samples.push({ valueId: pick, group, measurement: d.measurement, unit: d.unit, type: d.type });
+  }
+  return { samples, unaudited };
+}
+
+/** True when a member is written as a number in the `value` field (what count("value") sees). */
+function countsAsValue(member: DataRecord[string] | undefined): boolean {
+  if (member === null || member === undefined) return false;
+  if (typeof member === "number" || typeof member === "boolean") return true;
+  return numericString(member) !== undefined;
+}
+
+/** A device resource to audit: its samples and how far it was synced. */
+export interface AuditTarget {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly samples: readonly Sample[];
+  /** The cursor's newest record; undefined when never synced. */
+  readonly syncedUntilS: number | undefined;
+}
+
+/**
+ * The API's records of a target's samples: per (sample, day) up to `untilS`, and how many
+ * (timestamps) are newer than its last sync.
+ */
+export async function apiCounts(
+  pipeline: Pipeline,
+  target: AuditTarget,
+  windows: readonly { fromS: number; toS: number }[],
+  untilS: number,
+  calls: CallOptions,
+): Promise<{ counts: Map<string, number>; newer: number }> {
+  const { deviceId, resourceId, samples, syncedUntilS } = target;
+  const counts = new Map<string, number>();
+  const newer = new Set<string>();
+  await Promise.all(
+    windows.flatMap((window) =>
+      valueGroups(samples.map((s) => s.valueId)).map((ids) =>
+        pipeline.forDevice(deviceId, async () => {
+          const screen = new AnswerScreen(window.fromS, window.toS);
+          let attempt = 0;
+          let answer = new Map<string, number>();
+          let answerNewer = new Set<string>();
+          const query = {
+            deviceId,
+            resourceId,
+            values: ids,
+            from: new Date(window.fromS * 1000),
+            to: new Date(window.toS * 1000),
+          };
+          for await (const page of pipeline.client.data(query, calls)) {
+            if (page.attempt !== attempt) {
+              attempt = page.attempt;
+              screen.restart();
+              answer = new Map();
+              answerNewer = new Set();
+            }
+            for (const record of screen.keep(page.records)) {
+              const atS = Math.floor(parseRecordTime(record.timestamp) / 1000);
+              if (syncedUntilS === undefined || atS > syncedUntilS) {
+                if (ids.some((id) => countsAsValue(record[id]))) answerNewer.add(record.timestamp);
+              }
+              if (atS > untilS) continue;
+              for (const id of ids) {
+                if (!countsAsValue(record[id])) continue;
+                const key = perSample(id, dayOf(atS));
+                answer.set(key, (answer.get(key) ?? 0) + 1);
+              }
+            }
+          }
+          for (const [key, n] of answer) counts.set(key, (counts.get(key) ?? 0) + n);
+          for (const timestamp of answerNewer) newer.add(timestamp);
+        }),
+      ),
+    ),
+  );
+  return { counts, newer: newer.size };
+}
+
+/**
+ * InfluxDB's points of a target's samples per day over [fromS, untilS]: one statement per sample,
+ * one request; per sample (in order) the points per day (00:00 UTC, epoch s).
+ */
+export async function storedCounts(
+  query: InfluxQuery,
+  target: AuditTarget,
+  fromS: number,
+  untilS: number,
+): Promise<Map<number, number>[]> {
+  const { deviceId, resourceId } = target;
+  const statements = target.samples.map(
+    (s) =>
+      `SELECT count("value") FROM ${quoteIdentifier(storedMeasurement(s.measurement))} ` +
+      `WHERE "device_id" = ${quoteLiteral(storedName(deviceId))} ` +
+      `AND "resource_id" = ${quoteLiteral(storedName(resourceId))} ` +
+      `AND "unit" = ${quoteLiteral(storedName(s.unit))} AND "type" = ${quoteLiteral(storedName(s.type))} ` +
+      `AND time >= ${fromS}s AND time <= ${untilS}s GROUP BY time(1d)`,
+  );
+  const answers = await query.query(statements);
+  return target.samples.map((_, i) => {
+    const perDay = new Map<number, number>();
+    for (const series of answers[i] ?? []) {
+      for (const [time, n] of series.values) {
+        if (typeof time === "number" && typeof n === "number") perDay.set(time, n);
+      }
+    }
+    return perDay;
+  });
+}
+
+const TIMESTAMP_IN_ROW = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
+/** The timestamp ending a line of line protocol (second precision, as the pipeline writes). */
+const TIMESTAMP_OF_LINE = /\s(-?\d{1,12})\s*$/;
+
+/**
+ * The time (epoch s) of what a dead letter holds: its row's `timestamp`, or its line's own;
+ * undefined when it cannot be read (a row cut before its timestamp).
+ */
+export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): number | undefined {
+  if (letter.kind === "line") {
+    const seconds = TIMESTAMP_OF_LINE.exec(letter.payload)?.[1];
+    return seconds === undefined ? undefined : Number(seconds);
+  }
+  const timestamp = TIMESTAMP_IN_ROW.exec(letter.payload)?.[1];
+  return timestamp === undefined ? undefined : Math.floor(parseRecordTime(timestamp) / 1000);
+}
+
+/**
+ * Per (sample, day): rows of the device resource up to `untilS` kept as dead letters that hold
+ * the sample, so a row the pipeline refused (and a backfill would refuse again) is not reported
+ * as a hole.
+ */
+export function deadLetteredPerDay(
+  pipeline: Pipeline,
+  target: AuditTarget,
+  untilS: number,
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const letter of pipeline.store.deadLetters.list({ deviceId: target.deviceId })) {
+    if (letter.kind !== "row" || letter.resourceId !== target.resourceId) continue;
+    const atS = deadLetterTimeS(letter);
+    if (atS === undefined || atS > untilS) continue;
+    for (const sample of target.samples) {
+      if (!letter.valueIds.includes(sample.valueId)) continue;
+      if (!letter.payload.includes(`${JSON.stringify(sample.valueId)}:`)) continue;
+      const key = perSample(sample.valueId, dayOf(atS));
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
