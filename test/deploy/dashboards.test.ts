@@ -1,6 +1,6 @@
+import { readFileSync } from "node:fs";
 import { COMMON_VALUE_IDS } from "../../src/api/common-values.js";
-import { createFleet, specExtraIds } from "../../src/simulator/model/fleet.js";
-import { decodeValueId } from "../../src/transform/value-id.js";
+import { specExtraIds } from "../../src/simulator/model/fleet.js";
 import {
   allPanels,
   type DashboardQuery,
@@ -8,8 +8,10 @@ import {
   interpolateQuery,
   type LoadedDashboard,
   loadDashboards,
+  panelQuery,
   queriedMeasurement,
   unresolvedVariables,
+  type VariableValue,
   variableQuery,
 } from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
@@ -24,6 +26,11 @@ import {
 } from "./filled-influxd.js";
 
 const DEVICE = "hybrid-site-01";
+/** The data source uid of every panel, query and variable: Grafana's data source variable. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a template
+const DS_UID = "${DS}";
+/** The provisioned data source, the default of the dashboards' data source variable. */
+const DATASOURCES = "grafana/provisioning/datasources/influxdb.yaml";
 const ODD_DEVICE = "site A+1";
 const DASHBOARD_UIDS = ["energy-device-explorer", "energy-overview", "energy-pipeline-health"];
 
@@ -58,9 +65,6 @@ const GENSET_READOUT_PANELS = [
 ];
 const NO_GENSET = "no genset on this device";
 
-/** The overview's daily-reset query: tag-driven, one series per counter. */
-const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
-
 /**
  * Runs every query of every dashboard for a device, once per option of the overview's `tz`
  * variable; failures name the dashboard and the panel. With requireAll false, a query that
@@ -69,10 +73,11 @@ const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "
  */
 async function runAll(
   filled: FilledInfluxd,
-  deviceId: string,
+  deviceId: VariableValue,
   requireAll: boolean,
 ): Promise<{ failures: string[]; excused: string[] }> {
-  const values = storedValues(filled.sim, deviceId);
+  const values = [deviceId].flat().flatMap((d) => storedValues(filled.sim, d));
+  const shown = typeof deviceId === "string" ? deviceId : "All";
   const toS = filled.toS;
   const failures: string[] = [];
   const excused = new Set<string>();
@@ -104,7 +109,7 @@ async function runAll(
           const expectRows = requireAll || queryApplies(text, values);
           if (process.env.SHOW_ROWS && tz === "UTC") {
             process.stdout.write(
-              `rows\t${filled.db.bucket.replace(/_[0-9a-f]{8}$/, "")}\t${deviceId}\t${label(q)}\t${rows}\n`,
+              `rows\t${filled.db.bucket.replace(/_[0-9a-f]{8}$/, "")}\t${shown}\t${label(q)}\t${rows}\n`,
             );
           }
           if (rows === 0 && expectRows) failures.push(`${label(q)} [${tz}]: no rows for ${text}`);
@@ -121,7 +126,7 @@ async function runAll(
 }
 
 describe("Grafana dashboards (grafana/dashboards)", () => {
-  it("are the three dashboards with unique uids and titles, InfluxQL raw queries on the influxdb data source only", () => {
+  it("are the three dashboards with unique uids and titles, InfluxQL raw queries on the data source variable only", () => {
     expect(dashboards.map((d) => d.model.uid).sort()).toEqual(DASHBOARD_UIDS);
     const titles = dashboards.map((d) => d.model.title);
     expect(new Set(titles).size).toBe(titles.length);
@@ -132,7 +137,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       const checkDatasource = (ds: unknown, what: string): void => {
         if (ds === undefined) return;
         const { type, uid } = (ds ?? {}) as { type?: unknown; uid?: unknown };
-        if (type !== "influxdb" || uid !== "influxdb") {
+        if (type !== "influxdb" || uid !== DS_UID) {
           problems.push(`${where} / ${what}: data source ${JSON.stringify(ds)}`);
         }
       };
@@ -170,43 +175,37 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
     expect(problems).toEqual([]);
   });
 
-  it("the overview's energy panels use non_negative_difference(last) for cumulative and max for daily-reset counters", () => {
-    const queries = dashboardQueries(byUid("energy-overview").model).map((q) => q.query);
-    const cumulative = queries.filter((q) => q.includes('non_negative_difference(last("value"))'));
-    const daily = queries.filter((q) => /max\("value"\).*GROUP BY time\(1d\)/.test(q));
-    expect(cumulative.map(queriedMeasurement).sort()).toEqual(
-      [
-        "genset_energy",
-        "total_battery_energy",
-        "total_export_energy",
-        "total_load_energy",
-        "total_other_energy",
-        "total_solar_energy",
-      ].sort(),
-    );
-    expect(daily.length).toBeGreaterThan(0);
-    for (const q of [...cumulative, ...daily]) {
-      expect(q).toMatch(/GROUP BY time\(1d\)/);
-      // Days in the chosen time zone.
-      expect(q).toMatch(/ tz\('\$tz'\)$/);
+  it("choose the InfluxDB data source by a variable that defaults to the provisioned one", () => {
+    const provisioned = /\buid:\s*(\S+)/.exec(readFileSync(DATASOURCES, "utf8"))?.[1];
+    expect(provisioned).toBe("influxdb");
+    for (const { model } of dashboards) {
+      const ds = (model.templating?.list ?? []).find((v) => v.name === "DS");
+      expect([model.uid, ds?.type, ds?.query, ds?.current]).toEqual([
+        model.uid,
+        "datasource",
+        "influxdb",
+        expect.objectContaining({ value: provisioned }),
+      ]);
+      // No data source uid is written into the dashboard: an import needs no editing.
+      expect(JSON.stringify(model).match(/"uid":\s*"(?!\$\{DS\})[^"]*"/g) ?? []).toEqual([
+        `"uid":"${model.uid}"`,
+      ]);
     }
-    // The daily-reset counters are selected by their type tag, never by a simulator-only name.
-    for (const q of daily) {
-      expect(q).toMatch(DAILY_RESET);
-      expect(queriedMeasurement(q)).toBeUndefined();
+  });
+
+  it("give every template variable a current text and value (Grafana's VariableModel)", () => {
+    const problems: string[] = [];
+    for (const { model } of dashboards) {
+      for (const v of model.templating?.list ?? []) {
+        const current = v.current as { text?: unknown; value?: unknown } | undefined;
+        const ok = (x: unknown): boolean =>
+          typeof x === "string" || (Array.isArray(x) && x.every((e) => typeof e === "string"));
+        if (!ok(current?.text) || !ok(current?.value)) {
+          problems.push(`${model.title} / ${v.name}: current ${JSON.stringify(v.current)}`);
+        }
+      }
     }
-    expect(queries.filter((q) => /energy_today/.test(q))).toEqual([]);
-    // The types agree with the value ids of the simulated hybrid site (type codes 04 and 05).
-    const fleet = createFleet({ seed: 1 });
-    const types = new Map(
-      (fleet.valueIds(DEVICE, "all_data") ?? []).map((id) => {
-        const d = decodeValueId(id);
-        return [d.measurement, d.type] as const;
-      }),
-    );
-    expect(cumulative.map((q) => types.get(queriedMeasurement(q) ?? ""))).toEqual(
-      cumulative.map(() => "cumulative"),
-    );
+    expect(problems).toEqual([]);
   });
 
   it("has the tz and currency variables, and every panel that needs a quantity says so gracefully", () => {
@@ -224,7 +223,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       const named = (p.targets ?? []).some(
         (t) => queriedMeasurement(String(t.query)) !== undefined,
       );
-      if (named && p.title !== "Recent alarms" && !p.fieldConfig?.defaults?.noValue) {
+      if (named && !p.fieldConfig?.defaults?.noValue) {
         problems.push(`${p.title}: names a quantity but has no noValue`);
       }
     }
@@ -234,7 +233,6 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
   describe("on what the pipeline wrote from the simulator (influxd)", () => {
     let filled: FilledInfluxd;
     let toS = 0;
-    const deviations: Record<string, number> = {};
     const series = (q: string): Promise<InfluxqlSeries[]> => filled.db.series(q);
 
     beforeAll(async () => {
@@ -242,12 +240,15 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       toS = filled.toS;
     });
     afterAll(async () => {
-      if (process.env.SHOW_DEVIATIONS) process.stdout.write(`${JSON.stringify(deviations)}\n`);
       await filled?.close();
     });
 
     it("every panel and variable query runs and returns rows (hybrid-site-01), in every tz", async () => {
       expect((await runAll(filled, DEVICE, true)).failures).toEqual([]);
+    });
+
+    it("with All devices selected every panel and variable query returns rows, in every tz (fleet totals included)", async () => {
+      expect((await runAll(filled, filled.sim.fleet.deviceIds(), true)).failures).toEqual([]);
     });
 
     it("odd device ids work: site A+1 gets rows for every panel that applies to it", async () => {
@@ -278,145 +279,17 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
     function overviewQuery(
       title: string,
       refId: string,
-      vars: Record<string, string>,
+      vars: Record<string, VariableValue>,
       fromS: number,
       untilS: number,
     ): string {
-      const q = dashboardQueries(byUid("energy-overview").model).find(
-        (x) => x.title === title && x.refId === refId,
-      );
-      if (q === undefined) throw new Error(`no panel "${title}" (${refId}) in the overview`);
-      return interpolateQuery(q.query, {
+      return panelQuery(byUid("energy-overview").model, title, refId, {
         variables: { device: DEVICE, tz: "UTC", ...vars },
         fromIso: isoOf(fromS),
         toIso: isoOf(untilS),
         interval: "15m",
       });
     }
-
-    /** The one series of `name` (and device) of a query's result, as time -> value. */
-    async function valuesOf(text: string, name: string): Promise<Map<number, number>> {
-      const found = (await series(text)).filter((s) => s.name === name);
-      expect(found).toHaveLength(1);
-      return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
-    }
-
-    /** The counter's last stored reading at or before `atS` (the truth at a time-zone midnight). */
-    async function readingAt(measurement: string, atS: number): Promise<number> {
-      const found = await series(
-        `SELECT last("value") FROM "${measurement}" WHERE "device_id" = '${DEVICE}' AND time <= '${isoOf(atS)}'`,
-      );
-      return Number(found[0]?.values[0]?.[1]);
-    }
-
-    const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
-    // 12 June (partly synced) has no previous day in the data: compare 13 and 14 June.
-    const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
-    const within = (key: string, actual: number | undefined, expected: number): void => {
-      expect(expected).toBeGreaterThan(1);
-      expect(actual).toBeDefined();
-      const deviation = Math.abs((actual ?? 0) - expected) / expected;
-      deviations[key] = deviation;
-      expect(deviation).toBeLessThan(0.005);
-    };
-
-    it("energy per day equals the simulator's day totals in UTC (cumulative and daily-reset counters)", async () => {
-      const solar = await valuesOf(
-        overviewQuery("Energy per day ($tz)", "A", {}, firstDayS, firstDayS + 3 * DAY_S - 1),
-        "total_solar_energy",
-      );
-      const daily = overviewQuery(
-        "Energy per day from daily counters",
-        "A",
-        {},
-        firstDayS,
-        firstDayS + 3 * DAY_S - 1,
-      );
-      expect(daily).toMatch(DAILY_RESET);
-      const today = await valuesOf(daily, "energy_today");
-      for (const dayStartS of fullDays) {
-        const day = isoOf(dayStartS).slice(0, 10);
-        within(
-          `total_solar_energy ${day} UTC`,
-          solar.get(dayStartS),
-          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_04_000_total_solar_energy", dayStartS),
-        );
-        within(
-          `energy_today ${day} UTC`,
-          today.get(dayStartS),
-          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_05_001_energy_today", dayStartS),
-        );
-      }
-      // The tag-driven query finds every daily-reset kWh counter of the hybrid site.
-      expect((await series(daily)).map((s) => s.name).sort()).toEqual([
-        "charge_energy_today",
-        "discharge_energy_today",
-        "energy_today",
-      ]);
-    });
-
-    it("energy per day in Europe/Berlin: days start at Berlin midnight and match the counter there", async () => {
-      // Berlin is UTC+2 in June: its 13 and 14 June start at 22:00 UTC the day before.
-      const berlinDays = fullDays.map((d) => d - 2 * 3600);
-      const text = overviewQuery(
-        "Energy per day ($tz)",
-        "A",
-        { tz: "Europe/Berlin" },
-        berlinDays[0] ?? 0,
-        (berlinDays[1] ?? 0) + DAY_S - 1,
-      );
-      expect(text).toContain("tz('Europe/Berlin')");
-      const solar = await valuesOf(text, "total_solar_energy");
-      for (const dayStartS of berlinDays) {
-        const expected =
-          (await readingAt("total_solar_energy", dayStartS + DAY_S - 1)) -
-          (await readingAt("total_solar_energy", dayStartS - 1));
-        within(`total_solar_energy ${isoOf(dayStartS)} Berlin day`, solar.get(dayStartS), expected);
-      }
-      // The boundaries shift: the Berlin days differ from the UTC days.
-      const utcDay = filled.sim.fleet.dayEnergyKwh(
-        DEVICE,
-        "e_03_07_04_000_total_solar_energy",
-        fullDays[0] ?? 0,
-      );
-      expect(solar.get(fullDays[0] ?? 0)).toBeUndefined();
-      expect(Math.abs((solar.get(berlinDays[0] ?? 0) ?? 0) - utcDay)).toBeGreaterThan(0);
-    });
-
-    it("energy this month / this year: the counters' increase over the range equals the day totals", async () => {
-      const fromS = fullDays[0] ?? 0;
-      const untilS = fromS + 2 * DAY_S;
-      for (const title of ["Energy this month", "Energy this year"]) {
-        const text = overviewQuery(title, "A", {}, fromS, untilS);
-        const found = await series(text);
-        // Every cumulative kWh counter of the device, whatever its name.
-        expect(found.map((s) => s.name)).toEqual(
-          expect.arrayContaining(["total_solar_energy", "total_load_energy", "total_other_energy"]),
-        );
-        const solar = await valuesOf(text, "total_solar_energy");
-        const expected = fullDays.reduce(
-          (sum, d) =>
-            sum + filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_04_000_total_solar_energy", d),
-          0,
-        );
-        within(`${title} total_solar_energy 13+14 June`, [...solar.values()][0], expected);
-      }
-    });
-
-    it("self-sufficiency and self-consumption come out between 0 and 100 %", async () => {
-      for (const title of ["Self-sufficiency", "Self-consumption"]) {
-        const one = async (refId: string): Promise<number> => {
-          const found = await series(overviewQuery(title, refId, {}, SYNCED_FROM_S, toS));
-          return Number(found[0]?.values[0]?.[1]);
-        };
-        const total = await one("A");
-        const part = await one("B");
-        expect(total).toBeGreaterThan(0);
-        const ratio = (total - part) / total;
-        expect(ratio).toBeGreaterThanOrEqual(0);
-        expect(ratio).toBeLessThanOrEqual(1);
-      }
-    });
 
     it("the genset row: the hybrid site's genset readout gets rows; devices without one get none (noValue)", async () => {
       const overview = byUid("energy-overview").model;
@@ -511,7 +384,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         (x) => x.title === "Fleet: each device resource",
       );
       const text = interpolateQuery(q?.query ?? "", {
-        variables: {},
+        variables: { device: filled.sim.fleet.deviceIds() },
         fromIso: isoOf(SYNCED_FROM_S),
         toIso: isoOf(toS),
         interval: "15m",
@@ -586,6 +459,12 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       },
     );
 
+    it("All: every panel returns rows in every tz but those no device of the spec can fill", async () => {
+      const { failures, excused } = await runAll(filled, filled.sim.fleet.deviceIds(), false);
+      expect(failures).toEqual([]);
+      expect(excused.sort()).toEqual(Object.keys(SPEC_ONLY_EMPTY).sort());
+    });
+
     const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
     const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
 
@@ -646,9 +525,9 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       }
     });
 
-    it("energy this month of total_solar_energy within 0.5 % of the simulator's day totals", async () => {
+    it("solar produced this month (total_solar_energy) within 0.5 % of the simulator's day totals", async () => {
       const q = dashboardQueries(byUid("energy-overview").model).find(
-        (x) => x.title === "Energy this month" && x.refId === "A",
+        (x) => x.title === "Solar produced this month" && x.refId === "A",
       );
       const fromS = fullDays[0] ?? 0;
       const text = interpolateQuery(q?.query ?? "", {
@@ -663,7 +542,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         0,
       );
       within(
-        "Energy this month total_solar_energy 13+14 June",
+        "Solar produced this month total_solar_energy 13+14 June",
         Number(found?.values[0]?.[1]),
         expected,
       );

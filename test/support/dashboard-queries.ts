@@ -35,6 +35,12 @@ export interface DashboardVariable {
   readonly datasource?: unknown;
   /** A string, or `{ query }` as newer Grafana versions store it. */
   readonly query?: unknown;
+  /** The selected value(s): `{ text, value }`. */
+  readonly current?: unknown;
+  readonly includeAll?: boolean;
+  readonly multi?: boolean;
+  /** What "All" stands for when set; otherwise every option, as `(a|b|c)`. */
+  readonly allValue?: string;
 }
 
 export interface Dashboard {
@@ -129,24 +135,36 @@ export function escapeRegex(value: string): string {
   return value.replace(/[\\^$*+?.()|[\]{}/]/g, "\\$&");
 }
 
+/**
+ * A template variable's value: one value, or several (a multi-value variable, "All" without an
+ * `allValue`), which Grafana's InfluxDB data source writes as `(a|b|c)`, each regex-escaped.
+ */
+export type VariableValue = string | readonly string[];
+
 /** What Grafana puts into a query. */
 export interface QueryContext {
   /** Template variable values, unescaped (`site A+1`). */
-  readonly variables: Readonly<Record<string, string>>;
+  readonly variables: Readonly<Record<string, VariableValue>>;
   readonly fromIso: string;
   readonly toIso: string;
   /** `$__interval`, e.g. `15m`. */
   readonly interval: string;
 }
 
+function formatValue(raw: VariableValue, asRegex: boolean): string {
+  if (typeof raw === "string") return asRegex ? escapeRegex(raw) : raw;
+  const escaped = raw.map(escapeRegex);
+  return escaped.length === 1 ? (escaped[0] ?? "") : `(${escaped.join("|")})`;
+}
+
 function replaceVariables(
   text: string,
-  variables: Readonly<Record<string, string>>,
+  variables: Readonly<Record<string, VariableValue>>,
   asRegex: boolean,
 ): string {
   let out = text;
   for (const [name, raw] of Object.entries(variables)) {
-    const value = asRegex ? escapeRegex(raw) : raw;
+    const value = formatValue(raw, asRegex);
     const forms = [`\${${name}}`, `[[${name}]]`];
     for (const form of forms) out = out.split(form).join(value);
     out = out.replace(new RegExp(`\\$${name}(?![A-Za-z0-9_])`, "g"), () => value);
@@ -172,6 +190,20 @@ export function interpolateQuery(query: string, ctx: QueryContext): string {
     .join(`time >= '${ctx.fromIso}' AND time <= '${ctx.toIso}'`)
     .split("$__interval")
     .join(ctx.interval);
+}
+
+/** A panel's query of a dashboard by title and refId, substituted as Grafana does; throws when none. */
+export function panelQuery(
+  model: Dashboard,
+  title: string,
+  refId: string,
+  ctx: QueryContext,
+): string {
+  const q = dashboardQueries(model).find(
+    (x) => x.source === "panel" && x.title === title && x.refId === refId,
+  );
+  if (q === undefined) throw new Error(`no panel "${title}" (${refId}) in ${model.title}`);
+  return interpolateQuery(q.query, ctx);
 }
 
 /** Template references that are left in a query after substitution (`$name`, `${name}`, `[[name]]`). */

@@ -1,0 +1,552 @@
+/**
+ * The numbers of the energy overview (grafana/dashboards/overview.json) against the simulator's
+ * truth, on an influxd filled through the pipeline: energy per day, month and year, the fleet
+ * totals, fuel units, alarm events; and the example queries of docs/schema.md.
+ */
+import { readFileSync } from "node:fs";
+import { createFleet } from "../../src/simulator/model/fleet.js";
+import { decodeValueId } from "../../src/transform/value-id.js";
+import {
+  allPanels,
+  type DashboardPanel,
+  dashboardQueries,
+  loadDashboards,
+  panelQuery,
+  queriedMeasurement,
+  type VariableValue,
+} from "../support/dashboard-queries.js";
+import type { InfluxqlSeries } from "../support/influxd.js";
+import {
+  DAY_S,
+  type FilledInfluxd,
+  fillFromSimulator,
+  isoOf,
+  SYNCED_FROM_S,
+} from "./filled-influxd.js";
+
+const DEVICE = "hybrid-site-01";
+
+const overview = (() => {
+  const found = loadDashboards().find((d) => d.model.uid === "energy-overview");
+  if (found === undefined) throw new Error("no dashboard with uid energy-overview");
+  return found.model;
+})();
+
+/** The overview's month and year stats: what each shows and the spec counter it reads. */
+const PERIOD_STATS = [
+  ["Solar produced", "e_03_07_04_000_total_solar_energy"],
+  ["Load consumed", "e_03_07_04_000_total_load_energy"],
+  ["Grid import", "e_03_07_04_000_total_other_energy"],
+  ["Grid export", "e_03_07_04_000_total_export_energy"],
+  ["Battery discharged", "e_03_07_04_000_total_battery_energy"],
+  ["Genset produced", "e_03_07_04_000_genset_energy"],
+] as const;
+
+/** A field override of a panel: a matcher and the properties it sets. */
+interface FieldOverride {
+  readonly matcher: { readonly id: string; readonly options: string };
+  readonly properties: readonly { readonly id: string; readonly value: unknown }[];
+}
+
+/** The overview's table of alarm events: raised (A) and cleared (B). */
+const ALARM_EVENTS = "Alarm events";
+
+/**
+ * A device's alarm events from the simulator's samples (resource all_data), as "device time
+ * index name" (raised) and "device time index" (cleared): a raise where a sample's alarm is set
+ * and differs from the previous sample's, a clear where the previous sample's alarm is set and
+ * differs. The first sample has no previous one: an alarm active then was raised before.
+ */
+function alarmEvents(
+  sim: FilledInfluxd["sim"],
+  deviceId: string,
+  fromS: number,
+  toS: number,
+): { raised: string[]; cleared: string[] } {
+  const rows = sim.fleet
+    .records(deviceId, "all_data", ["alarm_index", "alarm_name"], fromS, toS)
+    .map((r) => ({
+      atS: Date.parse(`${r.timestamp}Z`) / 1000,
+      index: Number(r.alarm_index ?? 0),
+      name: String(r.alarm_name ?? ""),
+    }));
+  const raised: string[] = [];
+  const cleared: string[] = [];
+  for (let i = 1; i < rows.length; i += 1) {
+    const [before, now] = [rows[i - 1], rows[i]];
+    if (before === undefined || now === undefined || before.index === now.index) continue;
+    if (now.index !== 0) raised.push(`${deviceId} ${isoOf(now.atS)} ${now.index} ${now.name}`);
+    if (before.index !== 0) cleared.push(`${deviceId} ${isoOf(now.atS)} ${before.index}`);
+  }
+  return { raised, cleared };
+}
+
+/** The overview's daily-reset query: tag-driven, one series per counter. */
+const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
+
+describe("The energy overview's numbers (grafana/dashboards/overview.json)", () => {
+  it("the overview's energy panels use non_negative_difference(last) for cumulative and max for daily-reset counters", () => {
+    const queries = dashboardQueries(overview).map((q) => q.query);
+    const cumulative = queries.filter((q) => q.includes('non_negative_difference(last("value"))'));
+    const daily = queries.filter((q) => /max\("value"\).*GROUP BY time\(1d\)/.test(q));
+    expect(cumulative.map(queriedMeasurement).sort()).toEqual(
+      [
+        "genset_energy",
+        "total_battery_energy",
+        "total_export_energy",
+        "total_load_energy",
+        "total_other_energy",
+        "total_solar_energy",
+      ].sort(),
+    );
+    expect(daily.length).toBeGreaterThan(0);
+    for (const q of [...cumulative, ...daily]) {
+      expect(q).toMatch(/GROUP BY time\(1d\)/);
+      // Days in the chosen time zone.
+      expect(q).toMatch(/ tz\('\$tz'\)$/);
+    }
+    // The daily-reset counters are selected by their type tag, never by a simulator-only name.
+    for (const q of daily) {
+      expect(q).toMatch(DAILY_RESET);
+      expect(queriedMeasurement(q)).toBeUndefined();
+    }
+    expect(queries.filter((q) => /energy_today/.test(q))).toEqual([]);
+    // The types agree with the value ids of the simulated hybrid site (type codes 04 and 05).
+    const fleet = createFleet({ seed: 1 });
+    const types = new Map(
+      (fleet.valueIds(DEVICE, "all_data") ?? []).map((id) => {
+        const d = decodeValueId(id);
+        return [d.measurement, d.type] as const;
+      }),
+    );
+    expect(cumulative.map((q) => types.get(queriedMeasurement(q) ?? ""))).toEqual(
+      cumulative.map(() => "cumulative"),
+    );
+  });
+
+  describe("on what the pipeline wrote from the simulator (influxd)", () => {
+    let filled: FilledInfluxd;
+    let toS = 0;
+    const deviations: Record<string, number> = {};
+    const series = (q: string): Promise<InfluxqlSeries[]> => filled.db.series(q);
+    /** Writes points after the synced range (toS) or at the real clock: no other test sees them. */
+    async function write(lines: string[]): Promise<void> {
+      const { rejected } = await filled.pipeline.sink.write(lines);
+      expect(rejected).toEqual([]);
+    }
+
+    beforeAll(async () => {
+      filled = await fillFromSimulator("overview_numbers");
+      toS = filled.toS;
+    });
+    afterAll(async () => {
+      if (process.env.SHOW_DEVIATIONS) process.stdout.write(`${JSON.stringify(deviations)}\n`);
+      await filled?.close();
+    });
+
+    /** A panel's query of the overview, with the variables substituted. */
+    function overviewQuery(
+      title: string,
+      refId: string,
+      vars: Record<string, VariableValue>,
+      fromS: number,
+      untilS: number,
+      interval = "15m",
+    ): string {
+      return panelQuery(overview, title, refId, {
+        variables: { device: DEVICE, tz: "UTC", ...vars },
+        fromIso: isoOf(fromS),
+        toIso: isoOf(untilS),
+        interval,
+      });
+    }
+
+    /** The one series of `name` (and device) of a query's result, as time -> value. */
+    async function valuesOf(text: string, name: string): Promise<Map<number, number>> {
+      const found = (await series(text)).filter((s) => s.name === name);
+      expect(found).toHaveLength(1);
+      return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
+    }
+
+    /** The counter's last stored reading at or before `atS` (the truth at a time-zone midnight). */
+    async function readingAt(measurement: string, atS: number): Promise<number> {
+      const found = await series(
+        `SELECT last("value") FROM "${measurement}" WHERE "device_id" = '${DEVICE}' AND time <= '${isoOf(atS)}'`,
+      );
+      return Number(found[0]?.values[0]?.[1]);
+    }
+
+    const firstDayS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
+    // 12 June (partly synced) has no previous day in the data: compare 13 and 14 June.
+    const fullDays = [firstDayS + DAY_S, firstDayS + 2 * DAY_S];
+    const within = (key: string, actual: number | undefined, expected: number): void => {
+      expect(expected).toBeGreaterThan(1);
+      expect(actual).toBeDefined();
+      const deviation = Math.abs((actual ?? 0) - expected) / expected;
+      deviations[key] = deviation;
+      expect(deviation).toBeLessThan(0.005);
+    };
+
+    it("energy per day equals the simulator's day totals in UTC (cumulative and daily-reset counters)", async () => {
+      const solar = await valuesOf(
+        overviewQuery("Energy per day ($tz)", "A", {}, firstDayS, firstDayS + 3 * DAY_S - 1),
+        "total_solar_energy",
+      );
+      const daily = overviewQuery(
+        "Energy per day from daily counters",
+        "A",
+        {},
+        firstDayS,
+        firstDayS + 3 * DAY_S - 1,
+      );
+      expect(daily).toMatch(DAILY_RESET);
+      const today = await valuesOf(daily, "energy_today");
+      for (const dayStartS of fullDays) {
+        const day = isoOf(dayStartS).slice(0, 10);
+        within(
+          `total_solar_energy ${day} UTC`,
+          solar.get(dayStartS),
+          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_04_000_total_solar_energy", dayStartS),
+        );
+        within(
+          `energy_today ${day} UTC`,
+          today.get(dayStartS),
+          filled.sim.fleet.dayEnergyKwh(DEVICE, "e_03_07_05_001_energy_today", dayStartS),
+        );
+      }
+      // The tag-driven query finds every daily-reset kWh counter of the hybrid site.
+      expect((await series(daily)).map((s) => s.name).sort()).toEqual([
+        "charge_energy_today",
+        "discharge_energy_today",
+        "energy_today",
+      ]);
+    });
+
+    it("energy per day in Europe/Berlin: days start at Berlin midnight and match the counter there", async () => {
+      // Berlin is UTC+2 in June: its 13 and 14 June start at 22:00 UTC the day before.
+      const berlinDays = fullDays.map((d) => d - 2 * 3600);
+      const text = overviewQuery(
+        "Energy per day ($tz)",
+        "A",
+        { tz: "Europe/Berlin" },
+        berlinDays[0] ?? 0,
+        (berlinDays[1] ?? 0) + DAY_S - 1,
+      );
+      expect(text).toContain("tz('Europe/Berlin')");
+      const solar = await valuesOf(text, "total_solar_energy");
+      for (const dayStartS of berlinDays) {
+        const expected =
+          (await readingAt("total_solar_energy", dayStartS + DAY_S - 1)) -
+          (await readingAt("total_solar_energy", dayStartS - 1));
+        within(`total_solar_energy ${isoOf(dayStartS)} Berlin day`, solar.get(dayStartS), expected);
+      }
+      // The boundaries shift: the Berlin days differ from the UTC days.
+      const utcDay = filled.sim.fleet.dayEnergyKwh(
+        DEVICE,
+        "e_03_07_04_000_total_solar_energy",
+        fullDays[0] ?? 0,
+      );
+      expect(solar.get(fullDays[0] ?? 0)).toBeUndefined();
+      expect(Math.abs((solar.get(berlinDays[0] ?? 0) ?? 0) - utcDay)).toBeGreaterThan(0);
+    });
+
+    /** `actual` within 0.5 % of `expected`, or within 0.01 kWh where the truth is about 0. */
+    const near = (key: string, actual: number, expected: number): void => {
+      if (expected > 1) within(key, actual, expected);
+      else expect([key, Math.abs(actual - expected) < 0.01]).toEqual([key, true]);
+    };
+
+    /** The rows of a query's only series. */
+    async function onlyRows(text: string): Promise<unknown[][]> {
+      const found = await series(text);
+      expect(found).toHaveLength(1);
+      return found[0]?.values ?? [];
+    }
+
+    it("energy this month / this year: one stat per quantity, each one spec counter's increase, equal to the day totals (a device and All)", async () => {
+      const fromS = fullDays[0] ?? 0;
+      const untilS = fromS + 2 * DAY_S;
+      const devices = filled.sim.fleet.deviceIds();
+      let substantial = 0;
+      for (const period of ["this month", "this year"]) {
+        for (const [what, valueId] of PERIOD_STATS) {
+          const title = `${what} ${period}`;
+          for (const device of [DEVICE, devices]) {
+            const text = overviewQuery(title, "A", { device }, fromS, untilS);
+            // One counter, not every cumulative kWh counter mixed in one stat.
+            expect([title, queriedMeasurement(text)]).toEqual([
+              title,
+              decodeValueId(valueId).measurement,
+            ]);
+            // One value: the selection's total.
+            const rows = await onlyRows(text);
+            expect(rows).toHaveLength(1);
+            const expected = [device]
+              .flat()
+              .reduce(
+                (sum, d) =>
+                  sum +
+                  fullDays.reduce(
+                    (s, day) => s + filled.sim.fleet.dayEnergyKwh(d, valueId, day),
+                    0,
+                  ),
+                0,
+              );
+            if (expected > 1) substantial += 1;
+            near(
+              `${title} ${typeof device === "string" ? device : "All"} 13+14 June`,
+              Number(rows[0]?.[1]),
+              expected,
+            );
+          }
+        }
+      }
+      // Most of the checks compare real energy, not two zeros.
+      expect(substantial).toBeGreaterThanOrEqual(16);
+    });
+
+    it("a counter reset: the range's increase leaves out the reset's step instead of counting the whole counter", async () => {
+      const ghost = "ghost-reset-09";
+      const readings = [100, 101, 102, 0.5, 1.5];
+      await write(
+        readings.map(
+          (v, i) =>
+            `total_solar_energy,device_id=${ghost},resource_id=all_data,values_id=000,unit=kWh,type=cumulative value=${v} ${toS + 60 * (i + 1)}`,
+        ),
+      );
+      const text = overviewQuery(
+        "Solar produced this month",
+        "A",
+        { device: ghost },
+        toS + 1,
+        toS + 600,
+      );
+      const rows = await onlyRows(text);
+      // 100 -> 102, then the reset (102 -> 0.5, left out), then 0.5 -> 1.5.
+      expect(Number(rows[0]?.[1])).toBeCloseTo(3, 9);
+      // spread (max - min), which docs/schema.md taught, counts the whole counter.
+      const spread = await onlyRows(
+        text.replace(
+          /sum\("d"\).*\(SELECT non_negative_difference\("value"\) AS "d"(.*)\)$/,
+          'spread("value") AS "d"$1',
+        ),
+      );
+      expect(Number(spread[0]?.[1])).toBeCloseTo(101.5, 9);
+    });
+
+    it("fleet totals with All selected: power now, energy today in $tz, devices online and silent", async () => {
+      const devices = filled.sim.fleet.deviceIds();
+      const res = filled.sim.fleet.resolutionS;
+      const reading = (d: string, id: string, atS: number): number =>
+        Number(filled.sim.fleet.records(d, "all_data", [id], atS, atS)[0]?.[id] ?? 0);
+      const fleet = (id: string, atS: number): number =>
+        devices.reduce((sum, d) => sum + reading(d, id, atS), 0);
+      const query = (title: string, refId: string, vars: Record<string, VariableValue> = {}) =>
+        overviewQuery(title, refId, { device: devices, ...vars }, SYNCED_FROM_S, toS);
+      for (const [refId, id] of [
+        ["A", "e_03_01_00_000_total_solar_power"],
+        ["B", "e_03_01_00_000_total_load_power"],
+      ] as const) {
+        const rows = await onlyRows(query("Fleet power now", refId));
+        expect(rows).toHaveLength(1);
+        expect(Number(rows[0]?.[1])).toBeCloseTo(fleet(id, toS), 6);
+      }
+      expect(fleet("e_03_01_00_000_total_load_power", toS)).toBeGreaterThan(0);
+      // Today: since 15 June 00:00 in UTC, since 14 June 18:30 UTC in Asia/Kolkata (UTC+5:30).
+      const loadToday = new Map<string, number>();
+      for (const [tz, todayS] of [
+        ["UTC", Date.UTC(2026, 5, 15) / 1000],
+        ["Asia/Kolkata", Date.UTC(2026, 5, 14, 18, 30) / 1000],
+      ] as const) {
+        for (const [refId, id] of [
+          ["A", "e_03_07_04_000_total_solar_energy"],
+          ["B", "e_03_07_04_000_total_load_energy"],
+        ] as const) {
+          const rows = await onlyRows(query("Fleet energy today ($tz)", refId, { tz }));
+          const today = rows.at(-1) ?? [];
+          const expected = fleet(id, toS) - fleet(id, todayS - res);
+          expect([tz, refId, Number(today[0])]).toEqual([tz, refId, todayS]);
+          expect(Number(today[1])).toBeCloseTo(expected, 6);
+          if (refId === "B") loadToday.set(tz, expected);
+        }
+      }
+      // The day's start follows $tz: 5 h 45 min of load in Kolkata, 15 minutes in UTC.
+      expect(loadToday.get("Asia/Kolkata") ?? 0).toBeGreaterThan(10 * (loadToday.get("UTC") ?? 0));
+      const online = await onlyRows(query("Devices online / silent", "A"));
+      expect(online.map((r) => r.slice(1))).toEqual([[devices.length, 0]]);
+      // A device with one silent resource of two counts as silent, once.
+      const ghost = "ghost-silent-07";
+      await write([
+        `etl_lag,device_id=${ghost},resource_id=all_data lag_s=60,fetched_lag_s=60,silent=0,failures=0,dead_letters=0 ${toS + 30}`,
+        `etl_lag,device_id=${ghost},resource_id=meter lag_s=30000,fetched_lag_s=60,silent=1,failures=0,dead_letters=0 ${toS + 30}`,
+      ]);
+      const withGhost = overviewQuery(
+        "Devices online / silent",
+        "A",
+        { device: [...devices, ghost] },
+        SYNCED_FROM_S,
+        toS + 60,
+      );
+      expect((await onlyRows(withGhost)).map((r) => r.slice(1))).toEqual([[devices.length, 1]]);
+    });
+
+    it("the fuel panels show the value's unit from its unit tag (liter as litres, % as percent)", async () => {
+      for (const title of ["Fuel level now", "Fuel level", "Fuel used per day ($tz)"]) {
+        const panel = allPanels(overview).find((p) => p.title === title) as
+          | (DashboardPanel & { fieldConfig?: { overrides?: FieldOverride[] } })
+          | undefined;
+        const alias = String(panel?.targets?.[0]?.alias ?? "");
+        const units = (name: string): unknown[] =>
+          (panel?.fieldConfig?.overrides ?? [])
+            .filter((o) => o.matcher.id === "byRegexp" && new RegExp(o.matcher.options).test(name))
+            .flatMap((o) => o.properties.filter((x) => x.id === "unit").map((x) => x.value));
+        const found = await series(overviewQuery(title, "A", {}, SYNCED_FROM_S, toS));
+        expect(found.length).toBeGreaterThan(0);
+        for (const s of found) {
+          const name = alias
+            .replace(/\$tag_(\w+)/g, (_m, key: string) => s.tags?.[key] ?? "")
+            .replace("$m", s.name);
+          expect([title, s.tags?.unit, units(name)]).toEqual([title, "liter", ["litre"]]);
+        }
+        expect(units(`${DEVICE} fuel_level (%)`)).toEqual(["percent"]);
+        expect(units(`${DEVICE} fuel_level (none)`)).toEqual([]);
+      }
+    });
+
+    it("self-sufficiency and self-consumption come out between 0 and 100 %", async () => {
+      for (const title of ["Self-sufficiency", "Self-consumption"]) {
+        const one = async (refId: string): Promise<number> => {
+          const found = await series(overviewQuery(title, refId, {}, SYNCED_FROM_S, toS));
+          return Number(found[0]?.values[0]?.[1]);
+        };
+        const total = await one("A");
+        const part = await one("B");
+        expect(total).toBeGreaterThan(0);
+        const ratio = (total - part) / total;
+        expect(ratio).toBeGreaterThanOrEqual(0);
+        expect(ratio).toBeLessThanOrEqual(1);
+      }
+    });
+
+    it("the alarm events table: one row per raised and per cleared alarm of each device, not per sample or resource", async () => {
+      // The panel's minimum interval is the simulated sampling interval (300 s): each interval
+      // holds one sample, so the events are those of the simulator's samples.
+      const interval = `${filled.sim.fleet.resolutionS / 60}m`;
+      const devices = filled.sim.fleet.deviceIds();
+      const events = async (refId: string): Promise<string[]> => {
+        const text = overviewQuery(
+          ALARM_EVENTS,
+          refId,
+          { device: devices },
+          SYNCED_FROM_S,
+          toS,
+          interval,
+        );
+        return (await series(text)).flatMap((s) =>
+          s.values.map((row) =>
+            [s.tags?.device_id, isoOf(Number(row[0])), ...row.slice(1)].join(" "),
+          ),
+        );
+      };
+      const truth = devices.map((d) => alarmEvents(filled.sim, d, SYNCED_FROM_S, toS));
+      const raised = truth.flatMap((t) => t.raised).sort();
+      const cleared = truth.flatMap((t) => t.cleared).sort();
+      // The simulated fleet raises and clears several alarms in the synced days, on every device.
+      expect(truth.map((t) => t.raised.length > 0 && t.cleared.length > 0)).toEqual(
+        devices.map(() => true),
+      );
+      expect((await events("A")).sort()).toEqual(raised);
+      expect((await events("B")).sort()).toEqual(cleared);
+    });
+
+    it("the alarm events table does not clear an alarm whose newest samples are not synced yet", async () => {
+      // Written at the real clock: the panel leaves out clears of the last 15 minutes (now()).
+      const ghost = "ghost-alarms-08";
+      const nowS = Math.floor(Date.now() / 1000);
+      const slotS = nowS - (nowS % 300);
+      const alarm = (index: number, name: string, atS: number): string =>
+        `alarm,device_id=${ghost},resource_id=all_data,values_id=000,unit=none,type=alarm alarm_index=${index},alarm_name="${name}" ${atS}`;
+      // 101 raised and cleared 25 minutes ago; 104 raised, its newest sample 10 minutes old.
+      await write([
+        ...[2400, 2100, 1800].map((ago) => alarm(101, "Grid overvoltage", slotS - ago)),
+        ...[900, 600].map((ago) => alarm(104, "Grid failure", slotS - ago)),
+      ]);
+      const events = async (refId: string): Promise<string[]> => {
+        const text = overviewQuery(
+          ALARM_EVENTS,
+          refId,
+          { device: ghost },
+          slotS - 3600,
+          nowS,
+          "5m",
+        );
+        return (await series(text)).flatMap((s) =>
+          s.values.map((row) => [isoOf(Number(row[0])), ...row.slice(1)].join(" ")),
+        );
+      };
+      expect(await events("A")).toEqual([
+        `${isoOf(slotS - 2400)} 101 Grid overvoltage`,
+        `${isoOf(slotS - 900)} 104 Grid failure`,
+      ]);
+      expect(await events("B")).toEqual([`${isoOf(slotS - 1500)} 101`]);
+    });
+    it("docs/schema.md's InfluxQL examples run; energy per day, a range's energy and the raised alarms are the panels' numbers", async () => {
+      const doc = readFileSync("docs/schema.md", "utf8");
+      const statements = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].flatMap((m) =>
+        (m[1] ?? "").trim().split(/\n(?=SELECT )/),
+      );
+      for (const q of statements) await series(q);
+      const example = (pattern: RegExp): { q: string; fromS: number; untilS: number } => {
+        const q = statements.find((x) => pattern.test(x)) ?? "";
+        const range = /time >= '([^']+)' AND time < '([^']+)'/.exec(q);
+        expect([pattern.source, range]).toEqual([pattern.source, expect.anything()]);
+        return {
+          q,
+          fromS: Date.parse(range?.[1] ?? "") / 1000,
+          untilS: Date.parse(range?.[2] ?? "") / 1000 - 1,
+        };
+      };
+      const values = async (q: string): Promise<unknown[][][]> =>
+        (await series(q)).map((x) => x.values);
+
+      const perDay = example(/non_negative_difference\(last\("value"\)\)/);
+      const days = await values(perDay.q);
+      expect(days[0]).toHaveLength(2);
+      expect(days).toEqual(
+        await values(
+          overviewQuery(
+            "Energy per day ($tz)",
+            "A",
+            { tz: "Europe/Berlin" },
+            perDay.fromS,
+            perDay.untilS,
+          ),
+        ),
+      );
+
+      const total = example(/sum\("d"\)/);
+      const devices = /=~ \/\^\((.*)\)\$\//.exec(total.q)?.[1]?.split("|") ?? [];
+      expect(devices).toHaveLength(2);
+      const sum = await values(total.q);
+      expect(Number(sum[0]?.[0]?.[1])).toBeGreaterThan(1);
+      expect(sum).toEqual(
+        await values(
+          overviewQuery(
+            "Solar produced this month",
+            "A",
+            { device: devices },
+            total.fromS,
+            total.untilS,
+          ),
+        ),
+      );
+
+      const raised = example(/AS "raised"/);
+      const alarms = await values(raised.q);
+      expect(alarms[0]?.length).toBeGreaterThan(1);
+      expect(alarms).toEqual(
+        await values(overviewQuery(ALARM_EVENTS, "A", {}, raised.fromS, raised.untilS, "5m")),
+      );
+    });
+  });
+});
