@@ -63,9 +63,9 @@ export interface SyncOptions {
 }
 
 /**
- * One incremental sync cycle, recorded as a run of kind `sync` that ends (runs table) only once
- * everything of it is done, its report to the sink included: takes the devices, resources and value lists from the stored
- * catalog (reading the API's where never read, marked stale, or, by `options.catalog`, due after
+ * One incremental sync cycle, a run of kind `sync` recorded as ended only once all of it is done
+ * (its report to the sink included). It takes the devices, resources and value lists from the
+ * stored catalog (reading the API's where never read, marked stale, or, by `options.catalog`, due after
  * CATALOG_REFRESH), and reads each resource by the cursor rules (README "Cursors"): from its newest record minus
  * SYNC_LOOKBACK up to now, never beyond LATE_DATA_HORIZON; a silent resource is only probed. A
  * cursor moves over a window only once its every chunk is written, and only as far as the data

@@ -155,8 +155,8 @@ export class EtlService {
   /**
    * One scheduler tick: a sync unless one is still running, then the due backfill jobs and
    * catalogs. Returns the tick's sync, which settles (never rejects) once the sync is done: its run
-   * ended in the runs table and the next tick taken. Undefined when the tick was skipped (stopping,
-   * state file gone, or a sync still running: one whose run has not ended).
+   * has ended in the runs table and the service takes the next tick. Undefined when the tick was
+   * skipped (stopping, state file gone, or a sync still running: one whose run has not ended).
    */
   tick(): Promise<void> | undefined {
     if (this.pipeline.isStopping || !this.watchState()) return undefined;
