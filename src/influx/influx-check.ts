@@ -2,12 +2,12 @@ import { InfluxDB } from "@influxdata/influxdb-client";
 import { clampTimerMs } from "../util/sleep.js";
 import {
   abortedError,
-  bucketMissing,
   excerptOf,
   formatSeconds,
   InfluxWriteError,
   readInfluxFailure,
   tokenRefused,
+  writeNotFound,
 } from "./write-errors.js";
 
 /** The connection settings the start-up check needs. */
@@ -23,7 +23,8 @@ export interface InfluxTarget {
 /**
  * Start-up and readiness check in ONE request: a write of zero lines to `/api/v2/write`, which
  * InfluxDB 1.8, 2.x and 3.x answer 204 after checking the token and the bucket, so its answer
- * tells reachability, token and bucket at once. Bounded by `timeoutMs` as a whole; `signal` ends it
+ * tells reachability, token and bucket at once (and 1.x before 1.8, which has no such endpoint,
+ * answers 404 with its version: that is what the error then says). Bounded by `timeoutMs` as a whole; `signal` ends it
  * at once. Each failure is an InfluxWriteError with a one-line message that says what to fix.
  */
 export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): Promise<void> {
@@ -54,7 +55,7 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     const failure = readInfluxFailure(error);
     const { status } = failure;
     if (status === 401 || status === 403) throw tokenRefused(status, target.bucket);
-    if (status === 404) throw bucketMissing(target.bucket, failure.message);
+    if (status === 404) throw writeNotFound(target.bucket, failure);
     if (status === undefined) {
       throw new InfluxWriteError(
         `InfluxDB at ${target.url} is not reachable (${excerptOf(failure.message)}): ` +

@@ -7,7 +7,6 @@ import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
   abortedError,
-  bucketMissing,
   everyPointDropped,
   excerptOf,
   formatSeconds,
@@ -16,6 +15,7 @@ import {
   namedRefusals,
   readInfluxFailure,
   tokenRefused,
+  writeNotFound,
 } from "./write-errors.js";
 
 /** Where and how to write. */
@@ -228,7 +228,7 @@ export class InfluxWriter implements PointSink {
         return;
       }
       if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
-      if (status === 404) throw bucketMissing(this.options.bucket, failure.message);
+      if (status === 404) throw writeNotFound(this.options.bucket, failure);
       if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
         throw this.refused(failure.message, status, lines);
       }

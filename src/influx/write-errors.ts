@@ -63,6 +63,8 @@ export interface InfluxFailure {
   readonly retryAfter?: string;
   /** Lines the body names one by one (InfluxDB 3.x: `data[].original_line`). */
   readonly lineErrors?: readonly NamedLineError[];
+  /** The server's `X-Influxdb-Version` header, when it sent one (InfluxDB 1.x always does). */
+  readonly version?: string;
 }
 
 /** Reads what a thrown error of @influxdata/influxdb-client says, without trusting its type. */
@@ -80,18 +82,23 @@ export function readInfluxFailure(error: unknown): InfluxFailure {
   const text =
     jsonMessage ?? (body ? excerptOf(body) : undefined) ?? String(get("message") ?? error);
   const headers = get("headers");
-  const header =
-    headers && typeof headers === "object"
-      ? (headers as Record<string, unknown>)["retry-after"]
-      : undefined;
-  const retryAfter = typeof header === "string" ? header : undefined;
+  const header = (name: string): string | undefined => {
+    const value =
+      headers && typeof headers === "object"
+        ? (headers as Record<string, unknown>)[name]
+        : undefined;
+    return typeof value === "string" ? value : undefined;
+  };
+  const retryAfter = header("retry-after");
   const retryAfterMs = parseRetryAfter(retryAfter, Date.now());
+  const version = header("x-influxdb-version");
   return {
     status,
     message: code && status === undefined ? `${code}: ${text}` : text,
     retryAfterMs,
     retryAfter,
     lineErrors: lineErrorsOf(fromJson("data")),
+    ...(version === undefined ? {} : { version }),
   };
 }
 
@@ -171,11 +178,37 @@ export function tokenRefused(status: number, bucket: string): InfluxWriteError {
   );
 }
 
-/** 404 on write: the bucket (or 1.8 database) does not exist. */
-export function bucketMissing(bucket: string, message: string): InfluxWriteError {
+/**
+ * True when `version` (an `X-Influxdb-Version` header: `1.6.7~rc0`, `1.8.10`, `v2.7.4`) is
+ * InfluxDB 1.x before 1.8, which has no `/api/v2/write`; false for anything else or unreadable.
+ */
+export function lacksV2Write(version: string | undefined): boolean {
+  const parts = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  return parts !== null && Number(parts[1]) === 1 && Number(parts[2]) < 8;
+}
+
+/** What to do about an InfluxDB without the v2 write API (see {@link lacksV2Write}). */
+export const NO_V2_WRITE_FIX = "upgrade InfluxDB to 1.8 or later, or use InfluxDB 2.x or 3.x";
+
+/** What is wrong when InfluxDB `version` answered `said` (`HTTP 404: …`) on /api/v2/write. */
+export function noV2Write(version: string, said: string): string {
+  return (
+    `InfluxDB ${version} has no v2 write API (/api/v2/write answers ${said}; InfluxDB 1.x ` +
+    "has it from 1.8 on)"
+  );
+}
+
+/**
+ * 404 on write: InfluxDB 1.x before 1.8 (by its version header) has no /api/v2/write at all;
+ * otherwise the bucket (or 1.8 database) does not exist. Both fatal (`bucket_not_found`).
+ */
+export function writeNotFound(bucket: string, failure: InfluxFailure): InfluxWriteError {
+  const said = `HTTP 404: ${excerptOf(failure.message)}`;
   return new InfluxWriteError(
-    `InfluxDB has no bucket ${bucket} (HTTP 404: ${excerptOf(message)}): create it or fix ` +
-      "INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
+    failure.version !== undefined && lacksV2Write(failure.version)
+      ? `${noV2Write(failure.version, said)}: ${NO_V2_WRITE_FIX}`
+      : `InfluxDB has no bucket ${bucket} (${said}): create it or fix INFLUX_BUCKET and ` +
+          "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
     "bucket_not_found",
     404,
   );

@@ -354,7 +354,6 @@ export async function runBackfillJobs(
         : null,
   } as const;
   run.reportFailures();
-  store.runs.finish(run.id, summary, pipeline.now());
   if (!isFatal(fatal)) {
     await reportRun(
       pipeline,
@@ -364,6 +363,8 @@ export async function runBackfillJobs(
       new Set(jobs.map((j) => j.deviceId)),
     );
   }
+  // the run ends last, once all of it (its report included) is done
+  store.runs.finish(run.id, summary, pipeline.now());
   if (fatal !== undefined) throw fatal;
   return {
     runId: run.id,

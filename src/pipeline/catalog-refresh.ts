@@ -88,9 +88,10 @@ export async function runCatalogRefresh(pipeline: Pipeline): Promise<CatalogRunR
     errors,
     detail: failures.length > 0 ? JSON.stringify(failures) : null,
   } as const;
-  store.runs.finish(run.id, summary, pipeline.now());
   const durationMs = pipeline.now().getTime() - started.getTime();
   if (!isFatal(fatal)) await reportRun(pipeline, run, summary, durationMs, new Set());
+  // the run ends last, once all of it (its report included) is done
+  store.runs.finish(run.id, summary, pipeline.now());
   run.logger.info(
     { status, devices, requests: run.counters.requests, newValues, errors, ms: durationMs },
     "catalog refreshed",

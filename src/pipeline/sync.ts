@@ -63,8 +63,9 @@ export interface SyncOptions {
 }
 
 /**
- * One incremental sync cycle: takes the devices, resources and value lists from the stored
- * catalog (reading the API's where never read, marked stale, or, by `options.catalog`, due after
+ * One incremental sync cycle, a run of kind `sync` recorded as ended only once all of it is done
+ * (its report to the sink included). It takes the devices, resources and value lists from the
+ * stored catalog (reading the API's where never read, marked stale, or, by `options.catalog`, due after
  * CATALOG_REFRESH), and reads each resource by the cursor rules (README "Cursors"): from its newest record minus
  * SYNC_LOOKBACK up to now, never beyond LATE_DATA_HORIZON; a silent resource is only probed. A
  * cursor moves over a window only once its every chunk is written, and only as far as the data
@@ -129,8 +130,9 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     detail: failures.length > 0 ? JSON.stringify(failures) : null,
   } as const;
   run.reportFailures();
-  store.runs.finish(run.id, summary, pipeline.now());
   if (!isFatal(fatal)) await reportRun(pipeline, run, summary, result.durationMs);
+  // the run ends last, once all of it is done: `status` and the service's next tick read this
+  store.runs.finish(run.id, summary, pipeline.now());
   run.logger.info(
     {
       status,

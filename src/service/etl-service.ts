@@ -152,13 +152,18 @@ export class EtlService {
     this.tick();
   }
 
-  /** One scheduler tick: a sync unless one is still running, then the due backfill jobs. */
-  tick(): void {
-    if (this.pipeline.isStopping || !this.watchState()) return;
+  /**
+   * One scheduler tick: a sync unless one is still running, then the due backfill jobs and
+   * catalogs. Returns the tick's sync, which settles (never rejects) once the sync is done: its run
+   * has ended in the runs table and the service takes the next tick. Undefined when the tick was
+   * skipped (stopping, state file gone, or a sync still running: one whose run has not ended).
+   */
+  tick(): Promise<void> | undefined {
+    if (this.pipeline.isStopping || !this.watchState()) return undefined;
     this.lastTickAt = this.pipeline.now();
     if (this.syncing) {
       this.log.warn("previous sync still running: this tick is skipped");
-      return;
+      return undefined;
     }
     // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
     this.syncing = runSync(this.pipeline, { catalog: "stored" })
@@ -171,6 +176,7 @@ export class EtlService {
         this.drainBackfills();
         this.refreshCatalogs();
       });
+    return this.syncing;
   }
 
   /** Resolves once no sync, catalog run or backfill run is under way (what one started, too). */

@@ -34,10 +34,16 @@ describe("energy-etl doctor", () => {
   let db: TestInfluxDb;
   let dir: string;
   let stateDb: string;
+  /** influxd's own version (the proxy passes it through): 1.6.7, older than 1.8. */
+  let influxVersion: string;
 
   beforeAll(async () => {
     sim = await startTestSimulator();
     db = await createTestInfluxDb("doctor");
+    const ping = await fetch(`${db.rawUrl}/ping`);
+    influxVersion = ping.headers.get("x-influxdb-version") ?? "";
+    // the premise of the 1.x tests: the test's influxd is older than 1.8
+    expect(influxVersion).toMatch(/^1\.[0-7]\./);
   });
   afterAll(() => sim.close());
   beforeEach(() => {
@@ -64,7 +70,7 @@ describe("energy-etl doctor", () => {
         "ok       API credentials: user demo got an access token",
         "ok       API devices: GET /devices lists 4 devices",
         "ok       clock offset: the local clock is within 1 s of the API's",
-        `ok       InfluxDB reachable: ${db.url} answers /health (pass)`,
+        `ok       InfluxDB reachable: ${db.url} answers /health (pass, version ${influxVersion})`,
         `ok       InfluxDB write: token can write bucket ${db.bucket} (wrote one point to ` +
           "energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
         "ok       InfluxDB retention: retention policy autogen keeps data forever",
@@ -85,6 +91,44 @@ describe("energy-etl doctor", () => {
     for (const secret of [sim.apiKey, "demo-password", db.token]) expect(out).not.toContain(secret);
     const measurements = await db.series("SHOW MEASUREMENTS");
     expect(JSON.stringify(measurements)).not.toContain("energy_etl_doctor");
+  });
+
+  it("InfluxDB 1.x before 1.8 (no /api/v2/write): a failure naming the version and 1.8, exit 1", async () => {
+    // the raw influxd, without the proxy that adds /api/v2/write as 1.8 does
+    const version = influxVersion;
+    const { code, lines, out } = await doctor(env({ INFLUX_URL: db.rawUrl }));
+    expect(lines).toContain(
+      `ok       InfluxDB reachable: ${db.rawUrl} answers /ping (version ${version})`,
+    );
+    expect(lines).toContain(
+      `failure  InfluxDB write: InfluxDB ${version} has no v2 write API (/api/v2/write answers ` +
+        "HTTP 404: 404 page not found; InfluxDB 1.x has it from 1.8 on) -> upgrade InfluxDB to " +
+        "1.8 or later, or use InfluxDB 2.x or 3.x",
+    );
+    expect(out).not.toContain("no bucket");
+    expect(code).toBe(1);
+  });
+
+  it("InfluxDB 1.6 behind a v2 write proxy (what 1.8 serves): a missing bucket is a missing bucket", async () => {
+    // the version alone decides nothing: the proxy says 1.6.7 and serves /api/v2/write
+    const { code, lines } = await doctor(env({ INFLUX_BUCKET: "no_such_db" }));
+    expect(lines).toContain(
+      "failure  InfluxDB write: InfluxDB has no bucket no_such_db (HTTP 404: database not " +
+        'found: "no_such_db") -> create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB ' +
+        "1.8: database[/retention-policy])",
+    );
+    expect(code).toBe(1);
+  });
+
+  it("a retention that cannot be read is a warning with the reason, never ok", async () => {
+    const { lines } = await doctor(env({ INFLUX_URL: db.rawUrl, INFLUX_BUCKET: "no_such_db" }));
+    const retention = lines.filter((l) => l.includes("InfluxDB retention"));
+    expect(retention).toEqual([
+      "warning  InfluxDB retention: not readable (HTTP 404 on /api/v2/buckets: 404 page not " +
+        "found; database not found: no_such_db) -> check the retention with a token that may " +
+        "read it (a write-only INFLUX_TOKEN may not): it must be longer than LATE_DATA_HORIZON, " +
+        "SYNC_START and any history you backfill",
+    ]);
   });
 
   it("--json prints an array of {check, status, detail, fix?}; no state file is created", async () => {
@@ -219,7 +263,9 @@ describe("energy-etl doctor", () => {
       const { code, lines } = await doctor(
         env({ INFLUX_URL: influx.url, INFLUX_TIMEOUT_MS: "300" }),
       );
-      expect(lines).toContain(`ok       InfluxDB reachable: ${influx.url} answers /health (pass)`);
+      expect(lines).toContain(
+        `ok       InfluxDB reachable: ${influx.url} answers /health (pass, version ${influxVersion})`,
+      );
       expect(lines).toContain(
         `failure  InfluxDB write: the write to bucket ${db.bucket} got no answer (no answer ` +
           "within 0.3 s) -> check INFLUX_URL and that InfluxDB is running; raise INFLUX_TIMEOUT_MS " +

@@ -223,4 +223,16 @@ describe("checkInflux (start-up check)", () => {
     expect(error.message).not.toContain("\n");
     expect(error.message).not.toContain("bad-token-123");
   });
+
+  it("InfluxDB 1.x before 1.8 (the raw influxd): names its version and the fix, not the bucket", async () => {
+    const version = (await fetch(`${db.rawUrl}/ping`)).headers.get("x-influxdb-version") ?? "";
+    expect(version).toMatch(/^1\.[0-7]\./); // the premise: the test's influxd is older than 1.8
+    const error = await expectWriteError(check({ url: db.rawUrl }));
+    expect(error.message).toBe(
+      `InfluxDB ${version} has no v2 write API (/api/v2/write answers HTTP 404: 404 page not ` +
+        "found; InfluxDB 1.x has it from 1.8 on): upgrade InfluxDB to 1.8 or later, or use " +
+        "InfluxDB 2.x or 3.x",
+    );
+    expect(error).toMatchObject({ status: 404, fatal: true });
+  });
 });

@@ -4,6 +4,7 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -50,7 +51,11 @@ describe("backfill killed with SIGKILL midway, then run again", () => {
     const state = tempStateDb();
     const env = pipelineEnv(sim, crashed, state, extra);
     const first = backfill(env);
-    while (sim.count("data") < 20) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => sim.count("data") >= 20, "the first backfill's 20th data request", {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      stopIf: () => first.exitCode !== null,
+    });
     first.kill("SIGKILL");
     expect(await exitCode(first)).toBeNull();
     const beforeRestart = sim.count("data");

@@ -22,7 +22,8 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { waitUntil, withDeadline } from "../support/reliability-bounds.js";
+import { withDeadline } from "../support/reliability-bounds.js";
+import { startService, tickSync } from "../support/service.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 /** The simulator's clock: fixed, on the hour, just before the real now. */
@@ -323,21 +324,6 @@ describe("state integrity and honest health", () => {
       ownSim = undefined;
     });
 
-    /** Runs one tick and waits until its sync's run row ended; resolves with its status. */
-    async function tick(open: Pipeline, running: EtlService): Promise<string> {
-      const before = open.store.runs.recent(100).length;
-      running.tick();
-      await waitUntil(
-        () =>
-          open.store.runs.recent(100).length > before &&
-          open.store.runs.last("sync")?.endedAt !== undefined &&
-          open.store.runs.last("sync")?.endedAt !== null,
-        "the tick's sync to end",
-        { timeoutMs: STEP_DEADLINE_MS, intervalMs: 20 },
-      );
-      return open.store.runs.last("sync")?.status ?? "none";
-    }
-
     async function readyz(port: number): Promise<{ status: number; reason: string }> {
       const res = await fetch(`http://127.0.0.1:${port}/readyz`, {
         signal: AbortSignal.timeout(10_000),
@@ -363,22 +349,17 @@ describe("state integrity and honest health", () => {
         readiness: { maxLagS: 3600, failedSyncs: 2, checkIntervalMs: 60_000 },
       });
       // start() ticks once: the first sync
-      const before = pipeline.store.runs.recent(100).length;
-      await service.start();
-      const { port } = service;
       const open = pipeline;
-      await waitUntil(
-        () =>
-          open.store.runs.recent(100).length > before &&
-          (open.store.runs.last("sync")?.endedAt ?? null) !== null,
-        "the first sync to end",
-        { timeoutMs: STEP_DEADLINE_MS, intervalMs: 20 },
-      );
-      expect(open.store.runs.last("sync")?.status).toBe("failed");
+      expect(await startService(service, open.store, STEP_DEADLINE_MS)).toMatchObject({
+        status: "failed",
+      });
+      const { port } = service;
       const afterOne = await readyz(port);
       expect(afterOne).toEqual({ status: 200, reason: "" });
 
-      expect(await tick(open, service)).toBe("failed");
+      expect(await tickSync(service, open.store, STEP_DEADLINE_MS)).toMatchObject({
+        status: "failed",
+      });
       const afterTwo = await readyz(port);
       report.push(`after 2 failed syncs: /readyz ${afterTwo.status} ${afterTwo.reason}`);
       expect(afterTwo.status).toBe(503);
@@ -386,7 +367,9 @@ describe("state integrity and honest health", () => {
 
       // the API answers again: a good sync makes it ready
       api.setMode("pass");
-      expect(await tick(open, service)).toBe("ok");
+      expect(await tickSync(service, open.store, STEP_DEADLINE_MS)).toMatchObject({
+        status: "ok",
+      });
       expect(await readyz(port)).toEqual({ status: 200, reason: "" });
 
       // two hours later, nothing synced since (no tick ran): the cursors lag

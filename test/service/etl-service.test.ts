@@ -2,6 +2,7 @@ import { EtlService } from "../../src/service/etl-service.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -24,14 +25,17 @@ describe("EtlService", () => {
       readiness: { maxLagS: 3600, failedSyncs: 3, checkIntervalMs: 30_000 },
     });
     await service.start();
-    service.tick();
+    expect(service.tick()).toBeUndefined();
     expect(
       logLines.some((l) => l.includes("previous sync still running: this tick is skipped")),
     ).toBe(true);
     const health = await fetch(`http://127.0.0.1:${service.port}/healthz`);
     expect(await health.json()).toEqual({ status: "ok" });
 
-    while (sim.count("data") < 3) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => sim.count("data") >= 3, "the first sync's third data request", {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
     await service.stop(5_000);
     expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "interrupted" });
     const requestsAtStop = sim.count();

@@ -11,6 +11,7 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { simulatorRecords } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { serviceIdle, tickSync } from "../support/service.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const MINUTE_S = 60;
@@ -90,7 +91,7 @@ describe("the service over a 50-device fleet", () => {
     });
     // the first tick reads the whole catalog and one day of every device
     await service.start();
-    await service.idle();
+    await serviceIdle(service, 110_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -111,8 +112,8 @@ describe("the service over a 50-device fleet", () => {
       clock.advance(5 * MINUTE_S * 1000);
       const catalogBefore = pipeline.store.runs.last("catalog")?.id;
       const from = sim.requests.length;
-      service.tick();
-      await service.idle();
+      await tickSync(service, pipeline.store);
+      await serviceIdle(service);
       const sync = pipeline.store.runs.last("sync");
       expect(sync).toMatchObject({ status: "ok", devices: DEVICES, errors: 0 });
       const catalogRun = pipeline.store.runs.last("catalog");

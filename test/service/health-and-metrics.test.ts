@@ -1,12 +1,16 @@
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { EtlService } from "../../src/service/etl-service.js";
 import { EtlMetrics } from "../../src/service/metrics.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
 import { captureLogger } from "../support/log-capture.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { lastSyncId, startService, syncEnded, tickSync } from "../support/service.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -25,7 +29,11 @@ function parseMetrics(text: string): Map<string, number> {
 describe("the service's /healthz, /readyz and /metrics", () => {
   const influxd = new TestInfluxd();
   const clock = new ManualClock(NOW_MS);
+  const stateDb = tempStateDb();
+  const { logger, lines: logLines } = captureLogger();
   let sim: Simulator;
+  /** Between the service and InfluxDB: a test slows InfluxDB down with it. */
+  let influx: HangProxy;
   let pipeline: Pipeline;
   let service: EtlService;
   let base = "";
@@ -34,33 +42,36 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     await influxd.start();
     await influxql(influxd.rawUrl, "", 'CREATE DATABASE "health"');
     sim = await startTestSimulator({ now: clock.now });
-    const target = { url: influxd.url, token: "test-influx-token", org: "o", bucket: "health" };
-    const env = pipelineEnv(sim, target, tempStateDb(), {
+    influx = await startHangProxy(influxd.url);
+    const target = { url: influx.url, token: "test-influx-token", org: "o", bucket: "health" };
+    const env = pipelineEnv(sim, target, stateDb, {
       SYNC_START: "PT3H",
       INFLUX_RETRIES: "0",
     });
     const metrics = new EtlMetrics();
-    pipeline = await openPipeline(loadConfig({ env }), captureLogger().logger, {
+    pipeline = await openPipeline(loadConfig({ env }), logger, {
       metrics,
       now: () => new Date(clock.now()),
     });
     service = new EtlService(pipeline, {
-      cron: "*/5 * * * *",
+      // the test ticks; a cron tick of its own would only race with it
+      cron: "0 0 1 1 *",
       httpPort: 0,
       httpHost: "127.0.0.1",
       metrics,
       // no caching here: the test turns InfluxDB off and on between two calls
       readiness: { maxLagS: 3600, failedSyncs: 3, checkIntervalMs: 0 },
     });
-    await service.start();
+    await startService(service, pipeline.store);
     base = `http://127.0.0.1:${service.port}`;
-    while (!pipeline.store.runs.last("sync")?.endedAt) await new Promise((r) => setTimeout(r, 20));
   });
   afterAll(async () => {
     await service.stop(5000);
     await pipeline.close();
     await sim.close();
+    await influx.close();
     await influxd.stop();
+    rmSync(dirname(stateDb), { recursive: true, force: true });
   });
 
   it("/healthz answers 200 while the process lives", async () => {
@@ -85,19 +96,36 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(text).toContain("# TYPE energy_etl_api_retries_total counter");
 
     clock.advance(10 * 60_000);
-    const runsBefore = pipeline.store.runs.recent(10).length;
-    service.tick();
-    while (
-      pipeline.store.runs.recent(10).length === runsBefore ||
-      !pipeline.store.runs.last("sync")?.endedAt
-    ) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    expect(await tickSync(service, pipeline.store)).toMatchObject({ status: "ok" });
     const second = parseMetrics(await (await fetch(`${base}/metrics`)).text());
     expect(second.get(dataOk)).toBeGreaterThan(first.get(dataOk) ?? 0);
     expect(second.get("energy_etl_points_written_total")).toBeGreaterThan(
       first.get("energy_etl_points_written_total") ?? 0,
     );
+  });
+
+  it("a sync's run ends once its report is written: a tick right after it is not skipped", async () => {
+    const etlRuns = async (): Promise<unknown> => {
+      const q = `SELECT count(ok) FROM etl_run WHERE "kind" = 'sync'`;
+      const { results } = await influxql(influxd.rawUrl, "health", q);
+      return results?.[0]?.series?.[0]?.values[0]?.[1];
+    };
+    const reportsBefore = await etlRuns();
+    // a slow InfluxDB: the run's report (its last write) takes a while
+    influx.setMode("pass", { delayMs: 300 });
+    clock.advance(5 * 60_000);
+    const before = lastSyncId(pipeline.store);
+    expect(service.tick()).toBeDefined();
+    const ended = await syncEnded(pipeline.store, before, "the tick's sync");
+    // the moment the run shows ended, its report is written and the service takes the next tick
+    const skipped = () => logLines.filter((l) => l.includes("this tick is skipped")).length;
+    const skipsBefore = skipped();
+    const next = service.tick();
+    expect(skipped()).toBe(skipsBefore);
+    expect(next).toBeDefined();
+    influx.setMode("pass");
+    expect(await etlRuns()).toBe(Number(reportsBefore) + 1);
+    await syncEnded(pipeline.store, ended.id, "the next tick's sync");
   });
 
   it("/readyz is 200 when everything answers, 503 with the reason while InfluxDB is down", async () => {

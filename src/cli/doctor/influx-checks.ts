@@ -1,12 +1,16 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influx-query.js";
-import { type CheckResult, failure, notChecked, ok } from "./check.js";
+import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
+import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
 
 const REACHABLE = "InfluxDB reachable";
 const WRITE = "InfluxDB write";
 const RETENTION = "InfluxDB retention";
+const RETENTION_FIX =
+  "check the retention with a token that may read it (a write-only INFLUX_TOKEN may not): it " +
+  "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
 export const SCRATCH_MEASUREMENT = "energy_etl_doctor";
@@ -15,8 +19,9 @@ type Influx = Config["influx"];
 
 /**
  * Where points go. With INFLUX_URL: InfluxDB answers, the token can write the bucket (one point
- * written to {@link SCRATCH_MEASUREMENT} and deleted again), and the bucket's retention if it can
- * be read. Each request is bounded by INFLUX_TIMEOUT_MS.
+ * written to {@link SCRATCH_MEASUREMENT} and deleted again; a 404 from InfluxDB 1.x before 1.8,
+ * which has no v2 write API, says so), and the bucket's retention (a warning when it cannot be
+ * read). Each request is bounded by INFLUX_TIMEOUT_MS.
  */
 export async function influxChecks(config: Config): Promise<CheckResult[]> {
   const { influx } = config;
@@ -100,7 +105,11 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
   return ok(REACHABLE, detail);
 }
 
-/** Writes one point to the scratch measurement and deletes it again. */
+/**
+ * Writes one point to the scratch measurement and deletes it again. A 404 is told apart by the
+ * answer's own version header: InfluxDB 1.x before 1.8 has no such endpoint; anything else (a
+ * proxy that adds it, as the tests' does, included) has no such bucket.
+ */
 async function writeCheck(influx: Influx): Promise<CheckResult> {
   const { bucket } = influx;
   const nowS = Math.floor(Date.now() / 1000);
@@ -126,6 +135,10 @@ async function writeCheck(influx: Influx): Promise<CheckResult> {
       `set INFLUX_TOKEN to a token with write access to bucket ${bucket} ` +
         "(InfluxDB 2.x: `influx auth create --write-bucket BUCKET_ID`)",
     );
+  }
+  const server = answer.header("x-influxdb-version");
+  if (status === 404 && server !== undefined && lacksV2Write(server)) {
+    return failure(WRITE, noV2Write(server, said), NO_V2_WRITE_FIX);
   }
   if (status === 404) {
     return failure(
@@ -231,12 +244,11 @@ async function retentionCheck(influx: Influx): Promise<CheckResult> {
       const found = bucketsBody
         .parse(JSON.parse(answer.body))
         .buckets.find((b) => b.name === bucket);
-      if (!found)
-        return ok(RETENTION, `not readable: /api/v2/buckets does not list bucket ${bucket}`);
+      if (!found) return unreadable(`/api/v2/buckets does not list bucket ${bucket}`);
       const everyS = found.retentionRules?.[0]?.everySeconds ?? 0;
       return ok(RETENTION, `bucket ${bucket} ${keeps(everyS)}`);
     } catch {
-      return ok(RETENTION, `not readable: an unexpected answer from /api/v2/buckets`);
+      return unreadable("an unexpected answer from /api/v2/buckets");
     }
   }
   const v2 =
@@ -244,7 +256,7 @@ async function retentionCheck(influx: Influx): Promise<CheckResult> {
       ? answer.message
       : `HTTP ${answer.status} on /api/v2/buckets: ${bodyMessage(answer.body)}`;
   const policies = await influxql(influx, "SHOW RETENTION POLICIES", "GET");
-  if (typeof policies === "string") return ok(RETENTION, `not readable (${v2}; ${policies})`);
+  if (typeof policies === "string") return unreadable(`${v2}; ${policies}`);
   const [, rp] = bucket.split("/");
   const series = policies.series?.[0];
   const column = (name: string): number => series?.columns.indexOf(name) ?? -1;
@@ -254,9 +266,14 @@ async function retentionCheck(influx: Influx): Promise<CheckResult> {
   const duration = row?.[column("duration")];
   const seconds = typeof duration === "string" ? durationSeconds(duration) : undefined;
   if (!row || seconds === undefined) {
-    return ok(RETENTION, `not readable: no retention policy ${rp ?? "(default)"} found`);
+    return unreadable(`no retention policy ${rp ?? "(default)"} found`);
   }
   return ok(RETENTION, `retention policy ${String(row[column("name")])} ${keeps(seconds)}`);
+}
+
+/** The retention could not be read (`why`): a warning, since nothing was checked. */
+function unreadable(why: string): CheckResult {
+  return warning(RETENTION, `not readable (${why})`, RETENTION_FIX);
 }
 
 function keeps(everyS: number): string {
