@@ -206,6 +206,9 @@ export interface DataPage {
   readonly extraMemberNames: readonly string[];
 }
 
+/** The bad members of a page without any. */
+const NO_BAD_MEMBERS: readonly RecordWithBadMembers[] = Object.freeze([]);
+
 /** Names of removed members a page carries at most. */
 const EXTRA_NAMES = 5;
 
@@ -657,14 +660,14 @@ export class ApiClient {
         const out = {
           records: records.slice(0, size),
           invalid,
-          badMembers: cut === 0 ? [] : withBad.slice(0, cut).map((b) => b.row),
+          badMembers: cut === 0 ? NO_BAD_MEMBERS : withBad.slice(0, cut).map((b) => b.row),
           attempt,
           serverTimeMs,
           extraMembers: extraCount + extras.length,
           extraMemberNames: extras,
         };
         records = size >= records.length ? [] : records.slice(size);
-        withBad = cut === withBad.length ? [] : withBad.slice(cut);
+        if (cut > 0) withBad = withBad.slice(cut);
         for (const b of withBad) b.at -= size;
         invalid = [];
         extras = [];
