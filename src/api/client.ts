@@ -410,9 +410,9 @@ export class ApiClient {
    * arrives and each element is validated on its own; pages of up to `pageSize` records are
    * yielded while the download waits, so memory does not grow with the answer. An element that
    * is not a valid record is yielded in `invalid` and the answer goes on; a record whose requested
-   * members are not all valid is yielded with its good members, and the others in `badMembers`. Refuses queries over
-   * spec 8's limits; an answer with a record over `maxRecordBytes` or more than `maxAnswerBytes`
-   * fails (not retried). A retry after a failure midway starts the answer over (its pages carry
+   * members are not all valid is yielded with its good members, and the others in `badMembers`.
+   * Refuses queries over spec 8's limits; an answer with a record over `maxRecordBytes` or more
+   * than `maxAnswerBytes` fails (not retried). A retry after a failure midway starts the answer over (its pages carry
    * the attempt number). The deadline does not count the time the caller spends on a page.
    */
   async *data(

@@ -65,7 +65,9 @@ export async function retryDeadLetters(
       continue;
     }
     const row: RowLines | string =
-      letter.kind === "line" ? { lines: [letter.payload], bad: [] } : linesOfRow(deps, letter);
+      letter.kind === "line"
+        ? { lines: [letter.payload], bad: [] }
+        : linesOfRow(deps.decoder, letter);
     if (typeof row === "string") {
       deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(row), deps.now());
       refused++;
@@ -107,7 +109,7 @@ export async function retryDeadLetters(
  * The lines of a dead-lettered row (its members still not valid set aside) or member, or why
  * it is still not written.
  */
-function linesOfRow(deps: RetryDeps, letter: DeadLetter): RowLines | string {
+function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | string {
   let json: unknown;
   try {
     json = JSON.parse(letter.payload);
@@ -128,6 +130,6 @@ function linesOfRow(deps: RetryDeps, letter: DeadLetter): RowLines | string {
   const screen = new AnswerScreen(letter.windowFromS, letter.windowToS);
   const kept = screen.keep([json]);
   const lines: string[] = [];
-  new RecordEncoder(deps.decoder, letter.deviceId, letter.resourceId).encode(kept, lines);
+  new RecordEncoder(decoder, letter.deviceId, letter.resourceId).encode(kept, lines);
   return { lines, bad };
 }

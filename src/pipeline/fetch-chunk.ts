@@ -53,8 +53,8 @@ export function chunkContext(deviceId: string, resourceId: string, chunk: Chunk)
  * Fetches one chunk (one GET /data request), keeps only what was asked for, encodes the records
  * and writes them; rows that fail validation, members that fail it (their record's other members
  * are written) and lines InfluxDB refuses for good become dead letters and every good row is
- * written. Resolves once every line is stored or dead-lettered, so
- * the caller may then record the chunk as done; rejects when the chunk must be tried again.
+ * written. Resolves once every line is stored or dead-lettered, so the caller may then record the
+ * chunk as done; rejects when the chunk must be tried again.
  */
 export async function fetchChunk(
   deps: ChunkDeps,
