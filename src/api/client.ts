@@ -13,6 +13,8 @@ import { JsonArrayError, JsonArraySplitter } from "./json-array-splitter.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import { IdleTimer, RequestRun } from "./request-run.js";
 import {
+  type BadMember,
+  badMemberMessage,
   type DataRecord,
   type DevicesResponse,
   dataRecordSchema,
@@ -173,12 +175,24 @@ export interface InvalidRecord {
   readonly error: string;
 }
 
+/** A record of a GET /data answer whose requested members were not all valid (see keepRequested). */
+export interface RecordWithBadMembers {
+  /** The record as yielded in {@link DataPage.records}: its good members only. */
+  readonly record: DataRecord;
+  /** The element's JSON text as received. */
+  readonly text: string;
+  /** The members removed from it, in answer order: each names itself and what is wrong. */
+  readonly members: readonly { readonly valueId: string; readonly error: string }[];
+}
+
 /** A piece of a GET /data answer, as {@link ApiClient.data} yields it. */
 export interface DataPage {
-  /** Valid records, in answer order. */
+  /** Valid records (with their good members), in answer order. */
   readonly records: DataRecord[];
   /** Elements that are not valid records, in answer order. */
   readonly invalid: readonly InvalidRecord[];
+  /** The records of `records` that lost members that were not valid, in answer order. */
+  readonly badMembers: readonly RecordWithBadMembers[];
   /**
    * 1 for the first attempt. A page with a higher number starts the answer over: the previous
    * attempt failed midway and was retried (what was handed on before is handed on again).
@@ -191,6 +205,9 @@ export interface DataPage {
   /** The first few names of them. */
   readonly extraMemberNames: readonly string[];
 }
+
+/** The bad members of a page without any. */
+const NO_BAD_MEMBERS: readonly RecordWithBadMembers[] = Object.freeze([]);
 
 /** Names of removed members a page carries at most. */
 const EXTRA_NAMES = 5;
@@ -392,9 +409,10 @@ export class ApiClient {
    * GET /data/<device_id>/<resource_id> (spec 4.4), streamed: the body is split into records as it
    * arrives and each element is validated on its own; pages of up to `pageSize` records are
    * yielded while the download waits, so memory does not grow with the answer. An element that
-   * is not a valid record is yielded in `invalid` and the answer goes on. Refuses queries over
-   * spec 8's limits; an answer with a record over `maxRecordBytes` or more than `maxAnswerBytes`
-   * fails (not retried). A retry after a failure midway starts the answer over (its pages carry
+   * is not a valid record is yielded in `invalid` and the answer goes on; a record whose requested
+   * members are not all valid is yielded with its good members, and the others in `badMembers`.
+   * Refuses queries over spec 8's limits; an answer with a record over `maxRecordBytes` or more
+   * than `maxAnswerBytes` fails (not retried). A retry after a failure midway starts the answer over (its pages carry
    * the attempt number). The deadline does not count the time the caller spends on a page.
    */
   async *data(
@@ -605,15 +623,26 @@ export class ApiClient {
       const decoder = new StringDecoder("utf8");
       let records: DataRecord[] = [];
       let invalid: InvalidRecord[] = [];
+      /** Records with bad members and where each stands in `records`. */
+      let withBad: { at: number; row: RecordWithBadMembers }[] = [];
+      const bad: BadMember[] = [];
       let extras: string[] = [];
       let extraCount = 0;
       let count = 0;
       let bytes = 0;
       const take = (texts: readonly string[]): void => {
         for (const text of texts) {
-          const record = parseRecord(text, requested, extras, endpoint, status ?? 200);
+          const record = parseRecord(text, requested, extras, bad, endpoint, status ?? 200);
           if (record instanceof ApiError) invalid.push({ text, error: record.message });
           else {
+            if (bad.length > 0) {
+              const members = bad.map((member) => ({
+                valueId: member.valueId,
+                error: badMemberError(member, text, endpoint, status ?? 200),
+              }));
+              withBad.push({ at: records.length, row: { record, text, members } });
+              bad.length = 0;
+            }
             records.push(record);
             count++;
           }
@@ -625,15 +654,21 @@ export class ApiClient {
       };
       /** The next page: up to `size` records (all of them by default) and the invalid ones. */
       const page = (size = records.length): DataPage => {
+        // a record's bad members go with it
+        const next = withBad.findIndex((b) => b.at >= size);
+        const cut = next < 0 ? withBad.length : next;
         const out = {
           records: records.slice(0, size),
           invalid,
+          badMembers: cut === 0 ? NO_BAD_MEMBERS : withBad.slice(0, cut).map((b) => b.row),
           attempt,
           serverTimeMs,
           extraMembers: extraCount + extras.length,
           extraMemberNames: extras,
         };
         records = size >= records.length ? [] : records.slice(size);
+        if (cut > 0) withBad = withBad.slice(cut);
+        for (const b of withBad) b.at -= size;
         invalid = [];
         extras = [];
         extraCount = 0;
@@ -1077,18 +1112,19 @@ function parseJson<S extends z.ZodType>(
 
 /**
  * One element of a GET /data answer, cut to what was requested (see {@link keepRequested}): the
- * record, or why it is not one.
+ * record (its bad members appended to `bad`), or why it is not one.
  */
 function parseRecord(
   text: string,
   requested: ReadonlySet<string>,
   extras: string[],
+  bad: BadMember[],
   endpoint: string,
   status: number,
 ): DataRecord | ApiError {
   const json = parseText(text, "record", endpoint, status);
   if (json instanceof ApiError) return json;
-  if (keepRequested(json, requested, extras)) return json;
+  if (keepRequested(json, requested, extras, bad)) return json;
   return unexpected(
     dataRecordSchema.safeParse(json).error?.issues[0],
     "record",
@@ -1096,6 +1132,12 @@ function parseRecord(
     endpoint,
     status,
   );
+}
+
+/** Why a member of a record was set aside, in the words of an invalid record's error. */
+function badMemberError(member: BadMember, text: string, endpoint: string, status: number): string {
+  const message = `an invalid member (${badMemberMessage(member)}); record starts: ${excerpt(text)}`;
+  return scrubSecrets(`${endpoint} answered HTTP ${status} with ${message}`);
 }
 
 /** JSON.parse of a 2xx body or element; text that is not JSON may be cut off: retryable. */

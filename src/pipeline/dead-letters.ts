@@ -1,4 +1,9 @@
-import { dataRecordSchema, keepRequested } from "../api/schemas.js";
+import {
+  type BadMember,
+  badMemberMessage,
+  dataRecordSchema,
+  keepRequested,
+} from "../api/schemas.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
@@ -17,6 +22,11 @@ export interface RetryOutcome {
   readonly refused: number;
   /** Cut when stored, so they cannot be written again (kept as they are). */
   readonly skipped: number;
+  /**
+   * Members of written rows that are still not valid: each kept as a dead letter of its own
+   * (a row kept whole by an older version, whose other members are now written).
+   */
+  readonly setAside: number;
 }
 
 /** What retrying needs. */
@@ -27,11 +37,19 @@ export interface RetryDeps {
   readonly now: () => Date;
 }
 
+/** The lines of a dead-lettered row or member, and the members still set aside. */
+interface RowLines {
+  readonly lines: string[];
+  readonly bad: readonly BadMember[];
+}
+
 /**
  * Writes dead letters again, as the pipeline would now: a row is validated again (a newer version
- * may accept it), cut to what was asked for and encoded; a line is sent as it is. What InfluxDB
- * stores is forgotten; what is still refused stays, with its new error. Throws when the sink
- * fails as a whole (InfluxDB unreachable, token refused): nothing is lost then.
+ * may accept it), cut to what was asked for and encoded; a member is its row cut to that member;
+ * a line is sent as it is. What InfluxDB stores is forgotten; what is still refused stays, with
+ * its new error. A row whose members are not all valid is written but for them, and each becomes
+ * a member dead letter. Throws when the sink fails as a whole (InfluxDB unreachable, token
+ * refused): nothing is lost then.
  */
 export async function retryDeadLetters(
   deps: RetryDeps,
@@ -40,48 +58,78 @@ export async function retryDeadLetters(
   let written = 0;
   let refused = 0;
   let skipped = 0;
+  let setAside = 0;
   for (const letter of letters) {
     if (letter.truncated) {
       skipped++;
       continue;
     }
-    const lines = letter.kind === "line" ? [letter.payload] : linesOfRow(deps.decoder, letter);
-    if (typeof lines === "string") {
-      deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(lines), deps.now());
+    const row: RowLines | string =
+      letter.kind === "line"
+        ? { lines: [letter.payload], bad: [] }
+        : linesOfRow(deps.decoder, letter);
+    if (typeof row === "string") {
+      deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(row), deps.now());
       refused++;
       continue;
     }
-    const outcome = await deps.sink.write(lines);
+    const outcome = await deps.sink.write(row.lines);
     const [rejected] = outcome.rejected;
-    if (rejected === undefined) {
-      deps.deadLetters.remove(letter.id);
-      written++;
-    } else {
+    if (rejected !== undefined) {
       const error = `HTTP ${rejected.status}: ${rejected.error}`;
       deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(error), deps.now());
       refused++;
+      continue;
     }
+    for (const member of row.bad) {
+      const error = `an invalid member (${badMemberMessage(member)}); the other members of its row were written by dead-letters --retry`;
+      const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
+      deps.deadLetters.add(
+        {
+          kind: "member",
+          deviceId,
+          resourceId,
+          windowFromS,
+          windowToS,
+          valueIds: [member.valueId],
+          payload,
+          error: scrubSecrets(error),
+        },
+        deps.now(),
+      );
+    }
+    setAside += row.bad.length;
+    deps.deadLetters.remove(letter.id);
+    written++;
   }
-  return { written, refused, skipped };
+  return { written, refused, skipped, setAside };
 }
 
-/** The lines of a dead-lettered row, or why it is still not a record. */
-function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): string[] | string {
+/**
+ * The lines of a dead-lettered row (its members still not valid set aside) or member, or why
+ * it is still not written.
+ */
+function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | string {
   let json: unknown;
   try {
     json = JSON.parse(letter.payload);
   } catch (error) {
     return `not JSON: ${messageOf(error)}`;
   }
+  const bad: BadMember[] = [];
   // as the client reads a row now: cut to the requested values first, then judged
-  if (!keepRequested(json, new Set(letter.valueIds), [])) {
+  if (!keepRequested(json, new Set(letter.valueIds), [], bad)) {
     const issue = dataRecordSchema.safeParse(json).error?.issues[0];
     const where = issue ? `${issue.path.join(".") || "(record)"}: ${issue.message}` : "invalid";
     return `still not a valid record (${where}); record starts: ${excerpt(letter.payload)}`;
+  }
+  const [member] = bad;
+  if (letter.kind === "member" && member !== undefined) {
+    return `still not a valid member (${badMemberMessage(member)})`;
   }
   const screen = new AnswerScreen(letter.windowFromS, letter.windowToS);
   const kept = screen.keep([json]);
   const lines: string[] = [];
   new RecordEncoder(decoder, letter.deviceId, letter.resourceId).encode(kept, lines);
-  return lines;
+  return { lines, bad };
 }

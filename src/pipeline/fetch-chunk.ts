@@ -1,8 +1,10 @@
 import type { ApiClient, DataPage } from "../api/client.js";
+import type { DataRecord } from "../api/schemas.js";
 import { parseRecordTime } from "../api/time-format.js";
 import type { PointSink, RejectedLine } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
+import type { DeadLetterKind } from "../state/types.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import type { Chunk } from "./plan-chunks.js";
@@ -21,7 +23,7 @@ export interface ChunkResult {
   readonly newestRecordS?: number;
   /** The API's clock when it answered (its Date header; the local clock without one). */
   readonly serverTimeS: number;
-  /** Rows and lines that became dead letters (new or seen before). */
+  /** Rows, members and lines that became dead letters (new or seen before). */
   readonly deadLetters: number;
   readonly dropped: ScreenStats;
 }
@@ -49,9 +51,10 @@ export function chunkContext(deviceId: string, resourceId: string, chunk: Chunk)
 
 /**
  * Fetches one chunk (one GET /data request), keeps only what was asked for, encodes the records
- * and writes them; rows that fail validation and lines InfluxDB refuses for good become dead
- * letters and every good row is written. Resolves once every line is stored or dead-lettered, so
- * the caller may then record the chunk as done; rejects when the chunk must be tried again.
+ * and writes them; rows that fail validation, members that fail it (their record's other members
+ * are written) and lines InfluxDB refuses for good become dead letters and every good row is
+ * written. Resolves once every line is stored or dead-lettered, so the caller may then record the
+ * chunk as done; rejects when the chunk must be tried again.
  */
 export async function fetchChunk(
   deps: ChunkDeps,
@@ -96,6 +99,7 @@ export async function fetchChunk(
     letters.rows(page, screen);
     screen.noteExtras(page.extraMembers, page.extraMemberNames);
     const kept = screen.keep(page.records);
+    letters.members(page.badMembers, kept);
     records += kept.length;
     for (const record of kept) if (record.timestamp > newest) newest = record.timestamp;
     const lines: string[] = [];
@@ -135,7 +139,10 @@ export async function fetchChunk(
   };
 }
 
-/** An answer whose rows are mostly invalid is not bad rows but an API that changed its format. */
+/**
+ * An answer whose rows are mostly invalid (or carry invalid members) is not bad rows but an API
+ * that changed its format.
+ */
 const DRIFT_MIN_ROWS = 20;
 const DRIFT_SHARE = 0.5;
 
@@ -143,8 +150,9 @@ const DRIFT_SHARE = 0.5;
 export class SchemaDriftError extends Error {
   constructor(invalid: number, rows: number, firstError: string) {
     super(
-      `${invalid} of ${rows} rows of the answer are not valid records, so the API's format ` +
-        `changed rather than a few rows being bad; not kept as dead letters. First: ${firstError}`,
+      `${invalid} of ${rows} rows of the answer are not valid records (or carry invalid members), ` +
+        `so the API's format changed rather than a few rows being bad; not kept as dead letters. ` +
+        `First: ${firstError}`,
     );
     this.name = "SchemaDriftError";
   }
@@ -152,7 +160,7 @@ export class SchemaDriftError extends Error {
 
 const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 
-/** Stores a chunk's bad rows and refused lines as dead letters; one log line per chunk. */
+/** Stores a chunk's bad rows, bad members and refused lines as dead letters; one log line per chunk. */
 class DeadLetterWriter {
   count = 0;
   private added = 0;
@@ -170,13 +178,15 @@ class DeadLetterWriter {
 
   /**
    * The invalid rows of a page: dropped when their timestamp lies outside the window (as valid
-   * ones are), else kept as dead letters; an answer mostly made of them fails the chunk.
+   * ones are), else kept as dead letters; an answer mostly made of them, or of records with
+   * invalid members, fails the chunk.
    */
   rows(page: DataPage, screen: AnswerScreen): void {
     this.rowsSeen += page.records.length + page.invalid.length;
-    this.invalidRows += page.invalid.length;
+    this.invalidRows += page.invalid.length + page.badMembers.length;
     if (this.invalidRows >= DRIFT_MIN_ROWS && this.invalidRows > this.rowsSeen * DRIFT_SHARE) {
-      throw new SchemaDriftError(this.invalidRows, this.rowsSeen, page.invalid[0]?.error ?? "");
+      const first = page.invalid[0]?.error ?? page.badMembers[0]?.members[0]?.error ?? "";
+      throw new SchemaDriftError(this.invalidRows, this.rowsSeen, first);
     }
     for (const bad of page.invalid) {
       const timestamp = TIMESTAMP_TEXT.exec(bad.text)?.[1];
@@ -185,6 +195,19 @@ class DeadLetterWriter {
         continue;
       }
       this.add("row", bad.text, bad.error);
+    }
+  }
+
+  /**
+   * The bad members of a page's records that were kept (a record dropped as outside the window or
+   * repeated is dropped whole): one dead letter each, naming it, with its whole row.
+   */
+  members(rows: DataPage["badMembers"], kept: readonly DataRecord[]): void {
+    if (rows.length === 0) return;
+    const keptSet = new Set(kept);
+    for (const { record, text, members } of rows) {
+      if (!keptSet.has(record)) continue;
+      for (const member of members) this.add("member", text, member.error, [member.valueId]);
     }
   }
 
@@ -208,11 +231,17 @@ class DeadLetterWriter {
       error: this.firstError,
     };
     // a known bad row read again by the lookback is no news
-    if (this.added > 0) this.run.logger.warn(context, "bad rows or lines kept as dead letters");
-    else this.run.logger.debug(context, "known dead letters read again");
+    if (this.added > 0) {
+      this.run.logger.warn(context, "bad rows, members or lines kept as dead letters");
+    } else this.run.logger.debug(context, "known dead letters read again");
   }
 
-  private add(kind: "row" | "line", payload: string, error: string): void {
+  private add(
+    kind: DeadLetterKind,
+    payload: string,
+    error: string,
+    valueIds: readonly string[] = this.chunk.values,
+  ): void {
     const message = scrubSecrets(error);
     const isNew = this.deps.deadLetters.add(
       {
@@ -221,7 +250,7 @@ class DeadLetterWriter {
         resourceId: this.resourceId,
         windowFromS: this.chunk.fromS,
         windowToS: this.chunk.toS,
-        valueIds: this.chunk.values,
+        valueIds,
         payload: scrubSecrets(payload),
         error: message,
       },

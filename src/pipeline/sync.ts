@@ -29,7 +29,7 @@ export interface DeviceSyncResult {
   readonly points: number;
   /** Value ids seen for the first time on a device that already had a cursor. */
   readonly newValues: number;
-  /** Rows and lines kept as dead letters. */
+  /** Rows, members and lines kept as dead letters. */
   readonly deadLetters: number;
   /** The earliest "silent since" of its resources (epoch s), when one is silent. */
   readonly silentSinceS?: number;

@@ -58,7 +58,7 @@ export class EtlMetrics implements PipelineObserver {
   });
   private readonly deadLettered = new Counter({
     name: `${PREFIX}dead_lettered_total`,
-    help: "Rows and lines kept as dead letters (including ones read again)",
+    help: "Rows, members and lines kept as dead letters (including ones read again)",
     registers: [this.registry],
   });
   private readonly chunkDuration = new Histogram({

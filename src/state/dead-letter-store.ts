@@ -11,12 +11,17 @@ import {
   sortedIds,
   storedText,
 } from "./rows.js";
-import { type DeadLetter, type DeadLetterKind, MAX_DEAD_LETTER_CHARS } from "./types.js";
+import {
+  DEAD_LETTER_KINDS,
+  type DeadLetter,
+  type DeadLetterKind,
+  MAX_DEAD_LETTER_CHARS,
+} from "./types.js";
 
 const deadLetterRow = z
   .object({
     id: integer,
-    kind: z.enum(["row", "line"]),
+    kind: z.enum(DEAD_LETTER_KINDS),
     device_id: z.string(),
     resource_id: z.string(),
     window_from: integer,
@@ -49,7 +54,7 @@ const deadLetterRow = z
     }),
   );
 
-/** A bad row or line to keep. */
+/** A bad row, member or line to keep. */
 export interface NewDeadLetter {
   readonly kind: DeadLetterKind;
   readonly deviceId: string;
@@ -70,9 +75,9 @@ export interface DeadLetterFilter {
 }
 
 /**
- * Rows that failed validation and lines InfluxDB refused for good (table `dead_letters`). One row
- * per distinct payload of a device resource: the same bad row read again (a lookback) counts as an
- * occurrence, not as a new dead letter.
+ * Rows and members that failed validation and lines InfluxDB refused for good (table
+ * `dead_letters`). One row per distinct payload of a device resource (and member, for a member):
+ * the same bad row read again (a lookback) counts as an occurrence, not as a new dead letter.
  */
 export class DeadLetterStore {
   private readonly sql;
@@ -119,11 +124,16 @@ export class DeadLetterStore {
     };
   }
 
-  /** The fingerprint that makes a dead letter unique: kind, device, resource and payload. */
-  static fingerprint(letter: Pick<NewDeadLetter, "kind" | "deviceId" | "resourceId" | "payload">) {
-    return createHash("sha256")
-      .update(JSON.stringify([letter.kind, letter.deviceId, letter.resourceId, letter.payload]))
-      .digest("hex");
+  /**
+   * The fingerprint that makes a dead letter unique: kind, device, resource and payload; for a
+   * member also its value id (the bad members of one row share their payload).
+   */
+  static fingerprint(
+    letter: Pick<NewDeadLetter, "kind" | "deviceId" | "resourceId" | "payload" | "valueIds">,
+  ) {
+    const identity = [letter.kind, letter.deviceId, letter.resourceId, letter.payload];
+    if (letter.kind === "member") identity.push(...sortedIds(letter.valueIds));
+    return createHash("sha256").update(JSON.stringify(identity)).digest("hex");
   }
 
   /** Keeps a dead letter; returns true when it is new (false: seen before, one more occurrence). */

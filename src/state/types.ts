@@ -106,10 +106,17 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
   readonly status: RunStatus;
 }
 
-/** `row`: a record that failed validation; `line`: a line InfluxDB refused for good. */
-export type DeadLetterKind = "row" | "line";
+/**
+ * `row`: an element of an answer that is not a record (nothing of it can be written); `member`:
+ * one requested member of a record that failed validation (the record's other members were
+ * written); `line`: a line InfluxDB refused for good.
+ */
+export type DeadLetterKind = "row" | "member" | "line";
 
-/** A bad row or line, kept instead of freezing its device (README "Dead letters"). */
+/** The kinds of dead letters, as the state database spells them. */
+export const DEAD_LETTER_KINDS: readonly DeadLetterKind[] = ["row", "member", "line"];
+
+/** A bad row, member or line, kept instead of freezing its device (README "Dead letters"). */
 export interface DeadLetter {
   readonly id: number;
   readonly kind: DeadLetterKind;
@@ -118,9 +125,15 @@ export interface DeadLetter {
   /** The requested window it came from (the first time). */
   readonly windowFromS: number;
   readonly windowToS: number;
-  /** The value ids that were requested (a row is cut to them when retried). */
+  /**
+   * The value ids a row is cut to when retried: those that were requested; for a `member`, the
+   * one member set aside.
+   */
   readonly valueIds: readonly string[];
-  /** The raw row (JSON text) or the line, cut at {@link MAX_DEAD_LETTER_CHARS} (see `truncated`). */
+  /**
+   * The raw row (JSON text; a member's whole row) or the line, cut at
+   * {@link MAX_DEAD_LETTER_CHARS} (see `truncated`).
+   */
   readonly payload: string;
   readonly truncated: boolean;
   readonly error: string;

@@ -256,6 +256,53 @@ describe("ApiClient against the simulator over HTTP", () => {
         /unexpected record \(timestamp: .*\); record starts: \{"timestamp":"yesterday"/,
       );
     });
+
+    it("hands on a record with its good members and its bad ones beside it, in the same page", async () => {
+      // ten records, pages of three: bad members in the first, third, fourth and last record
+      const A = "e_03_01_00_000_total_solar_power";
+      const B = "e_03_01_00_000_total_load_power";
+      const badAt = new Set([0, 2, 3, 9]);
+      const texts = Array.from({ length: 10 }, (_, k) => {
+        const timestamp = `2026-06-15T0${k}:00:00`;
+        return badAt.has(k)
+          ? `{"timestamp":"${timestamp}","values_id":1,"${A}":1e400,"${B}":${k}}`
+          : JSON.stringify({ timestamp, values_id: 1, [A]: k, [B]: k });
+      });
+      const fake = await fakeApi((path) => ({
+        status: 200,
+        body:
+          path === "/create_token"
+            ? '{"token":"fake-token-members","expires_in":60}'
+            : `[${texts.join(",")}]`,
+      }));
+      const client = new ApiClient({ ...clientOptions(sim, clock), baseUrl: fake.url });
+      const query = {
+        deviceId: "d",
+        resourceId: "all_data",
+        values: [A, B],
+        from: new Date(NOW - HOUR_MS),
+        to: new Date(NOW),
+      };
+      const pages = [];
+      for await (const page of client.data(query, {}, 3)) pages.push(page);
+      const records = pages.flatMap((p) => p.records);
+      expect(records.map((r) => r[B])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      for (const [k, record] of records.entries()) {
+        expect({ k, has: A in record }).toEqual({ k, has: !badAt.has(k) });
+      }
+      expect(pages.flatMap((p) => p.invalid)).toEqual([]);
+      for (const page of pages) {
+        for (const bad of page.badMembers) expect(page.records).toContain(bad.record);
+      }
+      const bad = pages.flatMap((p) => p.badMembers);
+      expect(bad.map((b) => b.text)).toEqual([...badAt].map((k) => texts[k]));
+      expect(bad.map((b) => b.members.map((m) => m.valueId))).toEqual([...badAt].map(() => [A]));
+      expect(bad[0]?.members[0]?.error).toBe(
+        `GET /data/d/all_data answered HTTP 200 with an invalid member (${A}: must be a finite ` +
+          `number, a string, a boolean or null; got Infinity, out of a double's range); record ` +
+          `starts: ${texts[0]}`,
+      );
+    });
   });
 
   describe("ids in paths", () => {
@@ -427,21 +474,39 @@ describe("record validation", () => {
           const record = { ...extra, ...base };
           const expected = reference.safeParse(record).success;
           expect(dataRecordSchema.safeParse(record).success).toBe(expected);
-          // every member requested: the hot-path check judges all of them, removes none
-          const all = new Set(Object.keys(record));
-          const removed: string[] = [];
-          expect(keepRequested({ ...record }, all, removed)).toBe(expected);
-          expect(removed).toEqual([]);
-          // nothing requested: only timestamp and values_id are judged, the rest is removed
+          // only timestamp and values_id decide whether it is a record
           const bare = reference.safeParse({
             timestamp: record.timestamp,
             values_id: record.values_id,
           }).success;
-          expect(keepRequested({ ...record }, new Set(), [])).toBe(
+          const isRecord =
             bare ||
-              (!("values_id" in record) &&
-                reference.safeParse({ timestamp: record.timestamp }).success),
+            (!("values_id" in record) &&
+              reference.safeParse({ timestamp: record.timestamp }).success);
+          // every member requested: the hot-path check judges all of them, removes none as
+          // unrequested, and sets aside exactly the requested members of a record that are bad
+          const all = new Set(Object.keys(record));
+          const removed: string[] = [];
+          const bad: { valueId: string; value: unknown }[] = [];
+          const original: Record<string, unknown> = record;
+          const copy: Record<string, unknown> = { ...record };
+          expect(keepRequested(copy, all, removed, bad)).toBe(isRecord);
+          expect(removed).toEqual([]);
+          const badIds = Object.keys(original).filter(
+            (k) => k !== "timestamp" && k !== "values_id" && !member.safeParse(original[k]).success,
           );
+          expect(bad.map((m) => m.valueId)).toEqual(isRecord ? badIds : []);
+          if (isRecord) {
+            expect(bad.length === 0).toBe(expected);
+            expect(dataRecordSchema.safeParse(copy).success).toBe(true);
+            expect(Object.keys(copy)).toEqual(
+              Object.keys(record).filter((k) => !badIds.includes(k)),
+            );
+          }
+          // nothing requested: only timestamp and values_id are judged, the rest is removed
+          const none: { valueId: string; value: unknown }[] = [];
+          expect(keepRequested({ ...record }, new Set(), [], none)).toBe(isRecord);
+          expect(none).toEqual([]);
         },
       ),
       { seed: 11, numRuns: 500 },

@@ -1,6 +1,8 @@
+import type { DataRecord } from "../../src/api/schemas.js";
 import { runCli } from "../../src/cli.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
+import type { NewDeadLetter } from "../../src/state/dead-letter-store.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { DeadLetter } from "../../src/state/types.js";
 import {
@@ -16,7 +18,12 @@ import {
   writeRawLines,
 } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
-import { expectedPoints } from "../support/expected-points.js";
+import {
+  expectedPoints,
+  type StoredPoint,
+  sortPoints,
+  storedPoints,
+} from "../support/expected-points.js";
 import { asTerminal } from "../support/fake-tty.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -26,6 +33,17 @@ const BASE_MS = Date.UTC(2026, 5, 15, 12);
 const HOUR_S = 3600;
 const SITE = "site A+1";
 const HYBRID = "hybrid-site-01";
+const META = new Set(["values_id", "protocol_id", "alarm_index", "alarm_name"]);
+
+/** The members of a row that carry a value (not its meta members). */
+const valued = (row: DataRecord): string[] =>
+  Object.keys(row).filter((k) => k !== "timestamp" && !META.has(k) && row[k] !== null);
+
+/** A row's JSON text with `member` sent as 1e400 (as the simulator poisons it). */
+const poisoned = (row: DataRecord, member: string): string =>
+  `{${Object.entries(row)
+    .map(([k, v]) => `${JSON.stringify(k)}:${k === member ? POISON_TEXT : JSON.stringify(v)}`)
+    .join(",")}}`;
 
 /**
  * The error column of a terminal table, per id: the last cell of each row, its wrapped lines
@@ -54,15 +72,40 @@ describe("energy-etl dead-letters", () => {
   let db: TestInfluxDb;
   let stateDb: string;
   let env: Record<string, string>;
-  /** Rows of SITE dead-lettered (one per answer that carried the poisoned row). */
-  let rowLetters = 0;
+  /** Members of SITE dead-lettered (one per answer that carried the poisoned row). */
+  let memberLetters = 0;
   /** The hour whose shard refused HYBRID's total_solar_power line. */
   let conflictS = 0;
+  /** The end of SITE's synced six hours. */
+  let siteToS = 0;
 
   async function cli(...argv: string[]) {
     const io = bufferIo(env);
     const code = await runCli(argv, io);
     return { code, out: io.out(), err: io.err() };
+  }
+
+  /** Keeps a dead letter as an earlier version of energy-etl may have kept it. */
+  function keep(letter: NewDeadLetter): void {
+    const store = StateStore.open(stateDb);
+    try {
+      store.deadLetters.add(letter, new Date(clock.now()));
+    } finally {
+      store.close();
+    }
+  }
+
+  /** SITE's points at one second, as InfluxDB holds them. */
+  const siteAt = async (tS: number): Promise<StoredPoint[]> =>
+    storedPoints(db, `"device_id" = '${SITE}' AND time = ${tS}s`);
+
+  /** A row of SITE at `tS` with at least two members that carry a value, and its answer. */
+  function siteRow(tS: number) {
+    for (const answer of truthAnswers(sim, SITE, tS, tS)) {
+      const row = answer.records.find((r) => valued(r).length >= 2);
+      if (row) return { answer, row };
+    }
+    throw new Error(`no row of ${SITE} at ${tS} with two valued members`);
   }
 
   /** The dead letters as the state database holds them now. */
@@ -97,15 +140,16 @@ describe("energy-etl dead-letters", () => {
       return answers.filter((a) => a.records.some((r) => rowKey(r) === key)).length;
     });
     clock.nowMs = nowMs;
-    rowLetters = found;
+    siteToS = nowMs / 1000;
+    memberLetters = found;
     db = await createHourShardDb("cli_dead_letters");
     stateDb = tempStateDb();
     env = pipelineEnv(sim, db, stateDb, { SYNC_START: "PT6H", LOG_LEVEL: "warn" });
 
     const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
-      // row dead letters: SITE against the poisoned API
-      expect((await runSync(pipeline, { deviceIds: [SITE] })).deadLetters).toBe(rowLetters);
+      // member dead letters: SITE against the poisoned API
+      expect((await runSync(pipeline, { deviceIds: [SITE] })).deadLetters).toBe(memberLetters);
       // a line dead letter: HYBRID's total_solar_power in an hour whose shard has it as a string
       sim.dataFaults = {};
       clock.advance(3 * HOUR_S * 1000);
@@ -125,10 +169,10 @@ describe("energy-etl dead-letters", () => {
 
   it("lists them as tab-separated rows when piped: one row per dead letter and the summary line", async () => {
     const letters = stored();
-    expect(letters).toHaveLength(rowLetters + 1);
+    expect(letters).toHaveLength(memberLetters + 1);
     const { code, out } = await cli("dead-letters");
     expect(code).toBe(0);
-    const rows = out.split("\n").filter((l) => /^\d+\t(row|line)\t/.test(l));
+    const rows = out.split("\n").filter((l) => /^\d+\t(row|member|line)\t/.test(l));
     expect(rows).toHaveLength(letters.length);
     letters.forEach((letter, i) => {
       const cells = rows[i]?.split("\t");
@@ -195,9 +239,9 @@ describe("energy-etl dead-letters", () => {
     expect(code).toBe(0);
     const letters = stored();
     expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(letters)));
-    const rows = letters.filter((l) => l.kind === "row");
-    expect(rows).toHaveLength(rowLetters);
-    for (const letter of rows) {
+    const members = letters.filter((l) => l.kind === "member");
+    expect(members).toHaveLength(memberLetters);
+    for (const letter of members) {
       expect(letter.payload).toContain(POISON_TEXT);
       expect(letter.payload.length).toBeGreaterThan(60);
       expect(out).toContain(JSON.stringify(letter.payload));
@@ -207,10 +251,10 @@ describe("energy-etl dead-letters", () => {
   it("--device shows that device's only", async () => {
     const { code, out } = await cli("dead-letters", "--device", HYBRID);
     expect(code).toBe(0);
-    const rows = out.split("\n").filter((l) => /^\d+\t(row|line)\t/.test(l));
+    const rows = out.split("\n").filter((l) => /^\d+\t(row|member|line)\t/.test(l));
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatch(/^\d+\tline\thybrid-site-01\tall_data\t/);
-    expect(out).toContain(`1 of ${rowLetters + 1} dead letters`);
+    expect(out).toContain(`1 of ${memberLetters + 1} dead letters`);
     const json = await cli("dead-letters", "--device", SITE, "--json");
     expect(json.code).toBe(0);
     expect(JSON.parse(json.out)).toEqual(
@@ -218,8 +262,8 @@ describe("energy-etl dead-letters", () => {
     );
   });
 
-  it("--retry of a row dead letter: the kept payload is still poison, so it stays (one more retry)", async () => {
-    // the API healed, but a row dead letter is its payload as received
+  it("--retry of a member dead letter: the kept payload is still poison, so it stays (one more retry)", async () => {
+    // the API healed, but a dead letter is its payload as received
     sim.dataFaults = {};
     const [first, ...others] = stored().filter((l) => l.deviceId === SITE);
     const { code, out } = await cli("dead-letters", "--retry", "--device", SITE, "--limit", "1");
@@ -230,14 +274,16 @@ describe("energy-etl dead-letters", () => {
     const after = stored().filter((l) => l.deviceId === SITE);
     expect(after.map((l) => l.id)).toEqual([first?.id, ...others.map((l) => l.id)]);
     expect(after[0]).toMatchObject({ retries: 1, payload: first?.payload });
-    expect(after[0]?.error).toMatch(/still not a valid record/);
+    expect(after[0]?.error).toMatch(
+      /^still not a valid member \(e_\w+: must be a finite number, a string, a boolean or null; got Infinity/,
+    );
     expect(after.slice(1).map((l) => l.retries)).toEqual(others.map(() => 0));
   });
 
   it("--clear --device forgets that device's only", async () => {
     const { code, out } = await cli("dead-letters", "--clear", "--device", SITE);
     expect(code).toBe(0);
-    expect(out).toContain(`forgot ${rowLetters} dead letters`);
+    expect(out).toContain(`forgot ${memberLetters} dead letters`);
     const left = stored();
     expect(left.map((l) => [l.deviceId, l.kind])).toEqual([[HYBRID, "line"]]);
   });
@@ -260,6 +306,91 @@ describe("energy-etl dead-letters", () => {
     expect(series?.values).toEqual([[conflictS, solar?.fields.value]]);
     const listed = await cli("dead-letters");
     expect(listed).toMatchObject({ code: 0, out: "no dead letters\n" });
+  });
+
+  it("--retry of a member that is valid now writes that member's point only", async () => {
+    const tS = siteToS - HOUR_S;
+    const { answer, row } = siteRow(tS);
+    const [member = "", other = ""] = valued(row);
+    const alone = (value: DataRecord[string]) =>
+      sortPoints(
+        expectedPoints(SITE, answer.resourceId, [
+          { timestamp: row.timestamp, values_id: row.values_id ?? null, [member]: value },
+        ]),
+      );
+    const before = sortPoints(await siteAt(tS));
+    // the sync wrote the member's own point
+    const [written] = alone(row[member] ?? null);
+    expect(alone(row[member] ?? null)).toHaveLength(1);
+    expect(before).toContain(written);
+    // a member kept by an older version, with its row as received then (the others differ)
+    keep({
+      kind: "member",
+      deviceId: SITE,
+      resourceId: answer.resourceId,
+      windowFromS: tS,
+      windowToS: tS,
+      valueIds: [member],
+      payload: JSON.stringify({ ...row, [member]: 42.5, [other]: 999_999.5 }),
+      error: "kept by an older version",
+    });
+    const { code, out } = await cli("dead-letters", "--retry");
+    expect(code).toBe(0);
+    expect(out).toMatch(/^retried 1 dead letters: 1 written, 0 still refused, 0 cut when kept/);
+    expect(stored()).toEqual([]);
+    // the member's point has the letter's value; every other point is as it was
+    expect(sortPoints(await siteAt(tS))).toEqual(
+      [...before.filter((p) => p !== written), ...alone(42.5)].sort(),
+    );
+  });
+
+  it("--retry of a row kept whole by an older version: its good members are written, its bad one kept as a member dead letter", async () => {
+    // an hour before SITE's synced hours: nothing of it is stored yet
+    const tS = siteToS - 8 * HOUR_S;
+    expect(await siteAt(tS)).toEqual([]);
+    const { answer, row } = siteRow(tS);
+    const [bad = ""] = valued(row);
+    const payload = poisoned(row, bad);
+    keep({
+      kind: "row",
+      deviceId: SITE,
+      resourceId: answer.resourceId,
+      windowFromS: tS,
+      windowToS: tS,
+      valueIds: answer.chunk.values,
+      payload,
+      error: "kept whole by an older version",
+    });
+    const first = await cli("dead-letters", "--retry");
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(
+      /^retried 1 dead letters: 1 written \(1 of their members still invalid: kept as member dead letters\), 0 still refused, 0 cut when kept/,
+    );
+    const good = Object.fromEntries(Object.entries(row).filter(([k]) => k !== bad)) as DataRecord;
+    expect(sortPoints(await siteAt(tS))).toEqual(
+      sortPoints(expectedPoints(SITE, answer.resourceId, [good])),
+    );
+    const [letter, ...more] = stored();
+    expect(more).toEqual([]);
+    expect(letter).toMatchObject({
+      kind: "member",
+      deviceId: SITE,
+      resourceId: answer.resourceId,
+      windowFromS: tS,
+      windowToS: tS,
+      valueIds: [bad],
+      payload,
+      retries: 0,
+    });
+    expect(letter?.error).toContain(`(${bad}: must be a finite number`);
+    // the member alone is still poison
+    const second = await cli("dead-letters", "--retry");
+    expect(second.out).toMatch(/^retried 1 dead letters: 0 written, 1 still refused/);
+    expect(stored()).toEqual([expect.objectContaining({ id: letter?.id, retries: 1 })]);
+    expect(sortPoints(await siteAt(tS))).toEqual(
+      sortPoints(expectedPoints(SITE, answer.resourceId, [good])),
+    );
+    expect((await cli("dead-letters", "--clear")).code).toBe(0);
   });
 
   it("--retry --clear is a usage error", async () => {

@@ -17,15 +17,15 @@ describe("energy-etl migrate", () => {
     const first = bufferIo({ STATE_DB: db, LOG_LEVEL: "silent" });
     expect(await runCli(["migrate"], first)).toBe(0);
     expect(first.out()).toMatch(/^applied 001_initial$/m);
-    expect(first.out()).toContain(`state database ${db} is at schema version 4`);
+    expect(first.out()).toContain(`state database ${db} is at schema version 5`);
     expect(existsSync(db)).toBe(true);
 
     const second = bufferIo({ STATE_DB: db, LOG_LEVEL: "silent" });
     expect(await runCli(["migrate"], second)).toBe(0);
-    expect(second.out()).toBe(`state database ${db} is up to date (schema version 4)\n`);
+    expect(second.out()).toBe(`state database ${db} is up to date (schema version 5)\n`);
 
     const store = StateStore.open(db, { migrate: false });
-    expect(store.schemaVersion()).toBe(4);
+    expect(store.schemaVersion()).toBe(5);
     store.close();
   });
 

@@ -81,12 +81,26 @@ function pointsOf(deviceId: string, answers: readonly TruthAnswer[]): StoredPoin
 const linesOf = (deviceId: string, answers: readonly TruthAnswer[]): number =>
   answers.reduce((n, a) => n + expectedPoints(deviceId, a.resourceId, a.records).length, 0);
 
-const rowsOf = (answers: readonly TruthAnswer[]): number =>
-  answers.reduce((n, a) => n + a.records.length, 0);
+const META = new Set(META_VALUE_IDS);
 
-/** The answers without the rows of one (timestamp, values_id). */
-const without = (answers: readonly TruthAnswer[], key: string): TruthAnswer[] =>
-  answers.map((a) => ({ ...a, records: a.records.filter((r) => rowKey(r) !== key) }));
+/** The member the simulator sends as 1e400 in a poisoned row: its first non-meta member with a value, else its first non-meta member. */
+function poisonTarget(row: DataRecord): string | undefined {
+  const members = Object.keys(row).filter((k) => k !== "timestamp" && !META.has(k));
+  return members.find((k) => row[k] !== null) ?? members[0];
+}
+
+/** The answers with the poisoned member of the rows of one (timestamp, values_id) left out. */
+const withoutPoison = (answers: readonly TruthAnswer[], key: string): TruthAnswer[] =>
+  answers.map((a) => ({
+    ...a,
+    records: a.records.map((r) =>
+      rowKey(r) === key
+        ? (Object.fromEntries(
+            Object.entries(r).filter(([k]) => k !== poisonTarget(r)),
+          ) as DataRecord)
+        : r,
+    ),
+  }));
 
 /** The distinct rows the simulator sends poisoned in these answers. */
 function poisonedRows(
@@ -105,12 +119,9 @@ function poisonedRows(
   return rows;
 }
 
-const META = new Set(META_VALUE_IDS);
-
-/** A row as the simulator sends it poisoned: its first non-meta member with a value (else its first non-meta member) as 1e400. */
+/** A row as the simulator sends it poisoned: its poison target as 1e400. */
 function poisonedText(row: DataRecord): string {
-  const members = Object.keys(row).filter((k) => k !== "timestamp" && !META.has(k));
-  const target = members.find((k) => row[k] !== null) ?? members[0];
+  const target = poisonTarget(row);
   const parts = Object.entries(row).map(
     ([key, value]) =>
       `${JSON.stringify(key)}:${key === target ? POISON_TEXT : JSON.stringify(value ?? null)}`,
@@ -138,7 +149,7 @@ const runLog = (lines: readonly string[], runId: number) =>
   lines.map(logRecord).filter((r) => r.run === runId);
 
 describe("bad rows and refused lines become dead letters; the rest is written", () => {
-  it("good rows of an answer with a poison row are written; the bad row is one dead letter; the cursor moves; the next sync is quiet", async () => {
+  it("an answer with a poison row is written but for the bad member; the member is one dead letter; the cursor moves; the next sync is quiet", async () => {
     const clock = new ManualClock(BASE_MS);
     const sim = await simulator(clock, 60, { poisonRate: 0.01 });
     const LATER_S = 300;
@@ -160,23 +171,23 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     const carriers = answers.filter((a) =>
       a.records.some((r) => rowKey(r) === poisonKey && hasPoisonTarget(r)),
     );
-    const good = without(answers, poisonKey);
+    const good = withoutPoison(answers, poisonKey);
 
     const db = await testDb("poison");
     const { pipeline, logLines } = await pipelineFor(sim, db, clock, { SYNC_START: "PT1H" });
     const first = await runSync(pipeline, { deviceIds: [SITE] });
 
     expect(first.status).toBe("ok");
-    // InfluxDB holds every good row, and nothing of the poisoned one
+    // InfluxDB holds every good row, and every member of the poisoned one but the bad one
     expect(sortPoints(await devicePoints(db, SITE))).toEqual(sortPoints(pointsOf(SITE, good)));
     expect(first.points).toBe(linesOf(SITE, good));
-    expect(rowsOf(answers) - rowsOf(good)).toBe(carriers.length);
+    expect(linesOf(SITE, answers) - linesOf(SITE, good)).toBe(carriers.length);
 
     const letters = pipeline.store.deadLetters.list();
     expect(letters).toHaveLength(carriers.length);
     for (const letter of letters) {
       expect(letter).toMatchObject({
-        kind: "row",
+        kind: "member",
         deviceId: SITE,
         truncated: false,
         occurrences: 1,
@@ -185,14 +196,23 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
       expect(letter.payload).toContain(POISON_TEXT);
       expect(rowKey(rowOfPayload(letter.payload))).toBe(poisonKey);
     }
-    // one per answer that carried the row, each the row as that answer sent it
+    // one per answer that carried the row, each its bad member with the row as that answer sent it
     const where = (resourceId: string, fromS: number, toS: number, values: readonly string[]) =>
-      JSON.stringify([resourceId, fromS, toS, [...values].sort()]);
+      JSON.stringify([resourceId, fromS, toS, values]);
+    const targets = carriers.map((a) => {
+      const row = a.records.find((r) => rowKey(r) === poisonKey);
+      return { a, target: row && poisonTarget(row) };
+    });
     expect(
       letters.map((l) => where(l.resourceId, l.windowFromS, l.windowToS, l.valueIds)).sort(),
     ).toEqual(
-      carriers.map((a) => where(a.resourceId, a.chunk.fromS, a.chunk.toS, a.chunk.values)).sort(),
+      targets
+        .map(({ a, target }) => where(a.resourceId, a.chunk.fromS, a.chunk.toS, [target ?? ""]))
+        .sort(),
     );
+    for (const letter of letters) {
+      expect(letter.error).toContain(`with an invalid member (${letter.valueIds[0]}: `);
+    }
     const sent = carriers.flatMap((a) =>
       a.records.filter((r) => rowKey(r) === poisonKey).map(poisonedText),
     );
@@ -211,7 +231,7 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     expect(first.devices[0]?.deadLetters).toBe(letters.length);
     const firstWarnings = runLog(logLines, first.runId).filter((r) => r.level === "warn");
     expect(firstWarnings.map((r) => r.msg)).toEqual(
-      carriers.map(() => "bad rows or lines kept as dead letters"),
+      carriers.map(() => "bad rows, members or lines kept as dead letters"),
     );
 
     // five minutes later: the lookback reads the poisoned row again; it is no news
@@ -230,7 +250,7 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
       carriers.length,
     );
     expect(pipeline.store.cursors.get(SITE, "all_data")?.newestRecordS).toBe(toS + LATER_S);
-    const later = without(truthAnswers(sim, SITE, fromS, toS + LATER_S), poisonKey);
+    const later = withoutPoison(truthAnswers(sim, SITE, fromS, toS + LATER_S), poisonKey);
     expect(sortPoints(await devicePoints(db, SITE))).toEqual(sortPoints(pointsOf(SITE, later)));
   });
 

@@ -5,8 +5,8 @@
  * unrequested members, rows outside the window, duplicate rows, a day on which influxd refuses
  * the lines of one measurement (a field type conflict), a new value id on day 12, and a real
  * process SIGKILLed in the middle of its sync on day 20. At the end InfluxDB is compared point by
- * point with the simulator's truth: every good point is there, every bad one is a dead letter,
- * nothing else is stored.
+ * point with the simulator's truth: every good point is there (the good members of a poisoned row
+ * too), every bad member and refused line is a dead letter, nothing else is stored.
  */
 import { spawn } from "node:child_process";
 import type { DataRecord } from "../../src/api/schemas.js";
@@ -130,7 +130,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
     // ---- the truth ----
     const truth: StoredPoint[] = [];
     const poisoned = new Set<string>();
-    const clean: StoredPoint[] = [];
+    const truthRows: { deviceId: string; resourceId: string; rows: DataRecord[] }[] = [];
     for (const deviceId of sim.fleet.deviceIds()) {
       for (const resourceId of sim.fleet.resourceIds(deviceId) ?? []) {
         const values = (sim.fleet.valueIds(deviceId, resourceId) ?? []).filter(
@@ -146,15 +146,14 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
             return r;
           });
         truth.push(...expectedPoints(deviceId, resourceId, rows));
-        const good = rows.filter((r) => {
+        truthRows.push({ deviceId, resourceId, rows });
+        for (const r of rows) {
           const bad = sim.isPoisoned(deviceId, r.timestamp, r.values_id);
           const carries = Object.entries(r).some(
             ([k, v]) => !META.has(k) && k !== "timestamp" && v !== null,
           );
           if (bad && carries) poisoned.add(rowKey(deviceId, r.timestamp, r.values_id));
-          return !bad;
-        });
-        clean.push(...expectedPoints(deviceId, resourceId, good));
+        }
       }
     }
     const conflictFrom = at(CONFLICT_DAY);
@@ -170,46 +169,49 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
     );
     expect(refused.size).toBe(24);
 
+    // ---- the dead letters: each bad member alone, never a whole row ----
+    const letters = pipeline.store.deadLetters.list();
+    const memberLetters = letters.filter((l) => l.kind === "member");
+    const lineLetters = letters.filter((l) => l.kind === "line");
+    expect(letters.filter((l) => l.kind === "row")).toEqual([]);
+    /** The members set aside per poisoned row: the one sent as 1e400 in each answer carrying it. */
+    const setAside = new Map<string, Set<string>>();
+    for (const letter of memberLetters) {
+      const [member = "", ...more] = letter.valueIds;
+      expect(more).toEqual([]);
+      expect(letter.payload).toContain(`${JSON.stringify(member)}:1e400`);
+      const timestamp = /"timestamp":"([^"]+)"/.exec(letter.payload)?.[1] ?? "";
+      const valuesId = /"values_id":(\d+)/.exec(letter.payload)?.[1] ?? "";
+      const key = rowKey(letter.deviceId, timestamp, valuesId);
+      expect({ key, poisoned: poisoned.has(key) }).toEqual({ key, poisoned: true });
+      setAside.set(key, (setAside.get(key) ?? new Set()).add(member));
+    }
+    expect([...poisoned].filter((k) => !setAside.has(k))).toEqual([]);
+    // what must be stored: every row, but for its members set aside
+    const good = truthRows.flatMap(({ deviceId, resourceId, rows }) =>
+      expectedPoints(
+        deviceId,
+        resourceId,
+        rows.map((r) => {
+          const bad = setAside.get(rowKey(deviceId, r.timestamp, r.values_id));
+          if (bad === undefined) return r;
+          return Object.fromEntries(Object.entries(r).filter(([k]) => !bad.has(k))) as DataRecord;
+        }),
+      ),
+    );
     // ---- what InfluxDB holds ----
     const stored = (await storedPoints(db)).filter(
       (p) => !p.measurement.startsWith("etl_") && p.tags.device_id !== "preseed",
     );
     const storedKeys = new Set(stored.map(pointKey));
-    const truthKeys = new Set(truth.map(pointKey));
+    const goodKeys = new Set(good.map(pointKey));
     // nothing else: no point that is not in the truth (no spoofed member, no row outside a
-    // window, no duplicate's +1 values, no year 2300)
-    expect(stored.map(pointKey).filter((k) => !truthKeys.has(k))).toEqual([]);
+    // window, no duplicate's +1 values, no year 2300, no member set aside)
+    expect(stored.map(pointKey).filter((k) => !goodKeys.has(k))).toEqual([]);
     expect(stored.length).toBe(storedKeys.size);
-    // every good point is there
-    const missingGood = clean.map(pointKey).filter((k) => !storedKeys.has(k) && !refused.has(k));
+    // every good point is there: all but the refused lines
+    const missingGood = good.map(pointKey).filter((k) => !storedKeys.has(k) && !refused.has(k));
     expect(missingGood).toEqual([]);
-    // what is missing is a poisoned row's or a refused line's
-    const missing = truth.filter((p) => !storedKeys.has(pointKey(p)));
-    for (const p of missing) {
-      const timestamp = new Date(p.time * 1000).toISOString().slice(0, 19);
-      const poisonedRow = [...poisoned].some((k) =>
-        k.startsWith(`${p.tags.device_id}|${timestamp}|`),
-      );
-      expect({ point: pointKey(p), accounted: poisonedRow || refused.has(pointKey(p)) }).toEqual({
-        point: pointKey(p),
-        accounted: true,
-      });
-    }
-
-    // ---- the dead letters ----
-    const letters = pipeline.store.deadLetters.list();
-    const rowLetters = letters.filter((l) => l.kind === "row");
-    const lineLetters = letters.filter((l) => l.kind === "line");
-    const lettered = new Set<string>();
-    for (const letter of rowLetters) {
-      expect(letter.payload).toContain("1e400");
-      const timestamp = /"timestamp":"([^"]+)"/.exec(letter.payload)?.[1] ?? "";
-      const valuesId = /"values_id":(\d+)/.exec(letter.payload)?.[1] ?? "";
-      const key = rowKey(letter.deviceId, timestamp, valuesId);
-      expect({ key, poisoned: poisoned.has(key) }).toEqual({ key, poisoned: true });
-      lettered.add(key);
-    }
-    expect([...poisoned].filter((k) => !lettered.has(k))).toEqual([]);
     const refusedLines = new Set(
       truth
         .filter((p) => refused.has(pointKey(p)))
@@ -240,7 +242,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
       truthPoints: truth.length,
       stored: stored.length,
       poisonedRows: poisoned.size,
-      deadLetters: { rows: rowLetters.length, lines: lineLetters.length },
+      deadLetters: { members: memberLetters.length, lines: lineLetters.length },
       dataRequests: dataRequests.reduce((a, b) => a + b, 0),
       // the new value's history job adds one request; the silent box's probes save some
       perTickGroups: perTickGroups + 1,

@@ -103,7 +103,45 @@ describe("add", () => {
   });
 });
 
+describe("member dead letters", () => {
+  const MEMBER: NewDeadLetter = {
+    ...ROW,
+    kind: "member",
+    valueIds: ["e_a"],
+    payload: '{"timestamp":"2026-06-15T00:00:00","e_a":1e400,"e_b":1e400,"e_c":1}',
+    error: "e_a: must be a finite number",
+  };
+
+  it("the bad members of one row are one dead letter each; the same member again is an occurrence", () => {
+    const { deadLetters } = ctx.store;
+    expect(deadLetters.add(MEMBER, T0)).toBe(true);
+    expect(deadLetters.add({ ...MEMBER, valueIds: ["e_b"], error: "e_b: must be" }, T0)).toBe(true);
+    // the lookback reads the row again: both members come again
+    expect(deadLetters.add({ ...MEMBER, windowFromS: 1500 }, T1)).toBe(false);
+    expect(deadLetters.add({ ...MEMBER, valueIds: ["e_b"] }, T1)).toBe(false);
+    // the whole row kept by an older version is another dead letter
+    expect(deadLetters.add({ ...MEMBER, kind: "row", valueIds: ["e_a", "e_b", "e_c"] }, T1)).toBe(
+      true,
+    );
+    expect(deadLetters.list().map((l) => [l.kind, l.valueIds, l.occurrences])).toEqual([
+      ["member", ["e_a"], 2],
+      ["member", ["e_b"], 2],
+      ["row", ["e_a", "e_b", "e_c"], 1],
+    ]);
+    expect(deadLetters.list()[0]).toMatchObject({ payload: MEMBER.payload, error: MEMBER.error });
+  });
+});
+
 describe("DeadLetterStore.fingerprint", () => {
+  it("of a member depends on its value id too", () => {
+    const member: NewDeadLetter = { ...ROW, kind: "member", valueIds: ["e_a"] };
+    const print = DeadLetterStore.fingerprint(member);
+    expect(DeadLetterStore.fingerprint({ ...member, valueIds: ["e_b"] })).not.toBe(print);
+    const elsewhere: NewDeadLetter = { ...member, windowFromS: 1, error: "x" };
+    expect(DeadLetterStore.fingerprint(elsewhere)).toBe(print);
+    expect(DeadLetterStore.fingerprint({ ...member, kind: "row" })).not.toBe(print);
+  });
+
   it("depends on kind, device, resource and payload only", () => {
     const print = DeadLetterStore.fingerprint(ROW);
     expect(print).toMatch(/^[0-9a-f]{64}$/);

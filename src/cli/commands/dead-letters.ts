@@ -114,13 +114,13 @@ function letterText(l: DeadLetter): string {
   ].join("\n");
 }
 
-/** `dead-letters`: the rows and lines kept instead of freezing a device; retry or clear them. */
+/** `dead-letters`: the rows, members and lines kept instead of freezing a device; retry or clear them. */
 export function registerDeadLettersCommand(program: Command, io: CliIo): void {
   const deadLetters = program
     .command("dead-letters")
     .description(
-      "list the rows that failed validation and the lines InfluxDB refused (kept instead of " +
-        "freezing their device); --retry writes again what can now be written",
+      "list the rows and members that failed validation and the lines InfluxDB refused (kept " +
+        "instead of freezing their device); --retry writes again what can now be written",
     )
     .option("-d, --device <id>", "only this device's")
     .option("--limit <n>", "at most n (oldest first)")
@@ -161,8 +161,11 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
             );
             writeLine(
               io.stdout,
-              `retried ${letters.length} dead letters: ${outcome.written} written, ` +
-                `${outcome.refused} still refused, ${outcome.skipped} cut when kept (not retried)` +
+              `retried ${letters.length} dead letters: ${outcome.written} written` +
+                (outcome.setAside > 0
+                  ? ` (${outcome.setAside} of their members still invalid: kept as member dead letters)`
+                  : "") +
+                `, ${outcome.refused} still refused, ${outcome.skipped} cut when kept (not retried)` +
                 ` -> ${sink.target}`,
             );
           } finally {
