@@ -207,7 +207,7 @@ describe("energy-etl dead-letters", () => {
         const error = shown.get(String(letter.id)) ?? "";
         // not the request the device and resource columns already name
         expect(error).not.toMatch(/^GET /);
-        if (letter.kind === "row") {
+        if (letter.kind !== "line") {
           const member = new RegExp(`"([^"]+)":${POISON_TEXT}\\b`).exec(letter.payload)?.[1];
           expect(member).toBeDefined();
           expect(error).toContain(`${member}:`);
