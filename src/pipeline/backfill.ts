@@ -1,5 +1,6 @@
 import type { CallOptions } from "../api/client.js";
 import { VALUES_ID } from "../api/limits.js";
+import type { QueuedJob } from "../state/job-store.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { didYouMean } from "../util/suggest.js";
@@ -30,6 +31,8 @@ export interface BackfillRequest {
 export interface PlannedBackfill {
   readonly spec: BackfillSpec;
   readonly chunks: number;
+  /** The unfinished job this is ({@link remainingBackfill}): `chunks` is what it has left. */
+  readonly continues?: { readonly id: number; readonly chunksDone: number };
 }
 
 /** Reports a job's progress (a progress bar on a terminal, log lines otherwise). */
@@ -96,6 +99,45 @@ export async function planBackfill(
     }
   }
   return planned;
+}
+
+/**
+ * Stores a plan as jobs (`JobStore.queue`): each planned job continues the unfinished jobs
+ * of its device, resource and values that it overlaps, and new jobs cover the rest of its range.
+ */
+export function queueBackfill(
+  pipeline: Pick<Pipeline, "store" | "now">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): QueuedJob[] {
+  return plan.flatMap((p) => pipeline.store.jobs.queue(p.spec, countChunks, pipeline.now()));
+}
+
+/**
+ * What {@link queueBackfill} would make of a plan, storing nothing (a dry run): the jobs it would
+ * continue with the chunks they have left, and the new parts, each by start.
+ */
+export function remainingBackfill(
+  pipeline: Pick<Pipeline, "store">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): PlannedBackfill[] {
+  return plan.flatMap(({ spec }) => {
+    const { continued, created } = pipeline.store.jobs.match(spec);
+    const left = continued.map((job): PlannedBackfill => {
+      const chunks = countChunks(job.valueIds.length, job.fromS, job.toS);
+      const { deviceId, resourceId, valueIds, fromS, toS, reason } = job;
+      return {
+        spec: { deviceId, resourceId, valueIds, fromS, toS, reason },
+        // a job whose chunking changed starts over (JobStore.queue)
+        chunks: chunks === job.chunksTotal ? chunks - job.chunksDone : chunks,
+        continues: { id: job.id, chunksDone: chunks === job.chunksTotal ? job.chunksDone : 0 },
+      };
+    });
+    const added = created.map((part) => ({
+      spec: part,
+      chunks: countChunks(part.valueIds.length, part.fromS, part.toS),
+    }));
+    return [...left, ...added].sort((a, b) => a.spec.fromS - b.spec.fromS);
+  });
 }
 
 /** A device's resources and value lists read from the API, recorded nowhere (a dry run). */

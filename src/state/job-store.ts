@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
+import { type JobMatch, matchRequest } from "./job-match.js";
 import { holderOf, isGone, type Owner } from "./owner.js";
 import {
   integer,
@@ -76,14 +77,26 @@ export interface ChunkDone {
   readonly newestRecordS?: number;
 }
 
+/** A job that {@link JobStore.queue} or {@link JobStore.createOrResume} returns. */
+export interface QueuedJob {
+  readonly job: BackfillJob;
+  /** An unfinished job continued (false: inserted now). */
+  readonly resumed: boolean;
+}
+
+/** How many chunks a job of `valueCount` value ids over `[fromS, toS]` has (`countChunks`). */
+export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => number;
+
 /**
- * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A job's key is
- * the hash of its spec, so the same request continues the unfinished job instead of starting over.
+ * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A request
+ * continues the unfinished jobs of its device, resource and values that overlap it ({@link queue},
+ * by the rule of {@link matchRequest}), so the same command again never starts over.
  * A job whose chunks keep failing waits longer before each attempt and is parked after the last.
  */
 export class JobStore {
   private readonly sql;
   private readonly createOrResumeTx;
+  private readonly queueTx;
   private readonly recordChunkTx;
   private readonly claimTx;
 
@@ -121,6 +134,10 @@ export class JobStore {
          WHERE id = @id AND status IN ('parked', 'failed')`,
       ),
       get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
+      unfinishedOf: db.prepare<[string, string]>(
+        `SELECT * FROM backfill_jobs
+         WHERE device_id = ? AND resource_id = ? AND status IN ${UNFINISHED} ORDER BY id`,
+      ),
       unfinished: db.prepare<[]>(
         `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
       ),
@@ -202,22 +219,30 @@ export class JobStore {
     };
     this.sql = sql;
 
+    const resume = (
+      job: BackfillJob,
+      chunksTotal: number,
+      status: BackfillStatus,
+      now: string,
+    ): QueuedJob => {
+      if (job.chunksTotal !== chunksTotal) {
+        // The chunking changed (e.g. another chunk size): done chunk numbers mean other
+        // windows now, so the job restarts from its first chunk (rewriting is harmless).
+        sql.chunksDelete.run(job.id);
+        sql.restart.run({ id: job.id, chunksTotal, now });
+      } else if (status !== "parked") {
+        // asked for again: a parked or waiting job gets a fresh set of attempts
+        sql.unpark.run({ id: job.id, now });
+      }
+      return { job: this.require(job.id), resumed: true };
+    };
+
     this.createOrResumeTx = db.transaction(
       (spec: BackfillSpec, chunksTotal: number, status: BackfillStatus, now: string) => {
         const key = JobStore.key(spec);
         const existing = sql.byKey.get(key);
         if (existing !== undefined) {
-          const job = parseRow(jobRow, existing, "backfill job");
-          if (job.chunksTotal !== chunksTotal) {
-            // The chunking changed (e.g. another chunk size): done chunk numbers mean other
-            // windows now, so the job restarts from its first chunk (rewriting is harmless).
-            sql.chunksDelete.run(job.id);
-            sql.restart.run({ id: job.id, chunksTotal, now });
-          } else if (status !== "parked") {
-            // asked for again: a parked or waiting job gets a fresh set of attempts
-            sql.unpark.run({ id: job.id, now });
-          }
-          return { job: this.require(job.id), resumed: true };
+          return resume(parseRow(jobRow, existing, "backfill job"), chunksTotal, status, now);
         }
         const inserted = sql.insert.get({
           key,
@@ -232,6 +257,26 @@ export class JobStore {
           now,
         });
         return { job: parseRow(jobRow, inserted, "backfill job"), resumed: false };
+      },
+    );
+
+    this.queueTx = db.transaction(
+      (spec: BackfillSpec, chunksOf: ChunkCounter, status: BackfillStatus, now: string) => {
+        const { continued, created } = this.match(spec);
+        const queued = [
+          ...continued.map((job) =>
+            resume(job, chunksOf(job.valueIds.length, job.fromS, job.toS), status, now),
+          ),
+          ...created.map((part) =>
+            this.createOrResumeTx(
+              part,
+              chunksOf(part.valueIds.length, part.fromS, part.toS),
+              status,
+              now,
+            ),
+          ),
+        ];
+        return queued.sort((a, b) => a.job.fromS - b.job.fromS);
       },
     );
 
@@ -290,28 +335,45 @@ export class JobStore {
   }
 
   /**
-   * Returns the unfinished job with the same key if there is one (to continue it; a parked or
-   * waiting one gets a fresh set of attempts), else inserts a new job (`pending`, or `parked` for
-   * a sync window handed over after its last attempt). If the unfinished job was split into a
-   * different number of chunks, its chunk progress is reset. One immediate transaction.
+   * Queues a request: the unfinished jobs it overlaps ({@link matchRequest}) are continued and
+   * returned, and jobs are inserted for the parts of its range no such job covers (`pending`, or
+   * `parked` for a sync window handed over after its last attempt), all sorted by start. A
+   * continued job keeps its range and done chunks; asked for as `pending`, a parked or waiting one
+   * gets a fresh set of attempts; one whose chunk count under `chunksOf` changed restarts its
+   * chunks. A job another process holds is returned as it is (its lease is not touched). One
+   * immediate transaction.
+   */
+  queue(
+    spec: BackfillSpec,
+    chunksOf: ChunkCounter,
+    now: Date,
+    status: "pending" | "parked" = "pending",
+  ): QueuedJob[] {
+    checkSpec(spec);
+    return this.queueTx.immediate(spec, chunksOf, status, now.toISOString());
+  }
+
+  /**
+   * What {@link queue} would do with `spec` now: the unfinished jobs it would continue and the
+   * parts it would insert. Reads only (a dry run).
+   */
+  match(spec: BackfillSpec): JobMatch {
+    const rows = this.sql.unfinishedOf.all(spec.deviceId, spec.resourceId);
+    return matchRequest(spec, parseRows(jobRow, rows, "backfill job"));
+  }
+
+  /**
+   * Exactly this spec: the unfinished job with the same key if there is one (continued as
+   * {@link queue} continues), else a new job. Requests go through {@link queue}, which also
+   * continues jobs of a different range. One immediate transaction.
    */
   createOrResume(
     spec: BackfillSpec,
     chunksTotal: number,
     now: Date,
     status: "pending" | "parked" = "pending",
-  ): { job: BackfillJob; resumed: boolean } {
-    requireText("deviceId", spec.deviceId);
-    requireText("resourceId", spec.resourceId);
-    for (const id of spec.valueIds) {
-      requireText("value id", id);
-      if (id === "values_id") throw new RangeError("values_id is a tag, not a value to backfill");
-    }
-    requireInteger("fromS", spec.fromS);
-    requireInteger("toS", spec.toS);
-    if (spec.fromS > spec.toS) {
-      throw new RangeError(`backfill window is empty: fromS ${spec.fromS} > toS ${spec.toS}`);
-    }
+  ): QueuedJob {
+    checkSpec(spec);
     requireInteger("chunksTotal", chunksTotal);
     return this.createOrResumeTx.immediate(spec, chunksTotal, status, now.toISOString());
   }
@@ -443,5 +505,20 @@ export class JobStore {
     const job = this.get(id);
     if (job === undefined) throw new RangeError(`no backfill job ${id}`);
     return job;
+  }
+}
+
+/** A spec's fields are what a job can hold (throws a RangeError naming the first that is not). */
+function checkSpec(spec: BackfillSpec): void {
+  requireText("deviceId", spec.deviceId);
+  requireText("resourceId", spec.resourceId);
+  for (const id of spec.valueIds) {
+    requireText("value id", id);
+    if (id === "values_id") throw new RangeError("values_id is a tag, not a value to backfill");
+  }
+  requireInteger("fromS", spec.fromS);
+  requireInteger("toS", spec.toS);
+  if (spec.fromS > spec.toS) {
+    throw new RangeError(`backfill window is empty: fromS ${spec.fromS} > toS ${spec.toS}`);
   }
 }

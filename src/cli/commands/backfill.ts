@@ -1,6 +1,12 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { type PlannedBackfill, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
+import {
+  type PlannedBackfill,
+  planBackfill,
+  queueBackfill,
+  remainingBackfill,
+  runBackfillJobs,
+} from "../../pipeline/backfill.js";
 import type { BackfillJob } from "../../state/types.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
@@ -109,12 +115,11 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
               dryRun: opts.dryRun === true,
             });
             if (opts.dryRun) {
-              printPlan(io, plan, context.config.api.rateLimit, opts.json === true);
+              const remaining = remainingBackfill(pipeline, plan);
+              printPlan(io, remaining, context.config.api.rateLimit, opts.json === true);
               return;
             }
-            const created = plan.map((p) =>
-              pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
-            );
+            const created = queueBackfill(pipeline, plan);
             for (const { job, resumed } of created) {
               if (resumed)
                 context.logger.info(
@@ -163,17 +168,27 @@ function printPlan(
   json: boolean,
 ): void {
   if (json) {
-    const jobs = plan.map((p) => ({ ...p.spec, requests: p.chunks }));
+    const jobs = plan.map((p) => ({
+      ...p.spec,
+      requests: p.chunks,
+      ...(p.continues && { continues: p.continues.id, chunksDone: p.continues.chunksDone }),
+    }));
     writeLine(io.stdout, JSON.stringify(jobs, null, 2));
     return;
   }
+  // the job column only when the plan continues an unfinished job
+  const resumes = plan.some((p) => p.continues !== undefined);
   const rows = plan.map((p) => [
     p.spec.deviceId,
     p.spec.resourceId,
     String(p.spec.valueIds.length),
     String(p.chunks),
+    ...(resumes
+      ? [p.continues ? `continues #${p.continues.id} (${p.continues.chunksDone} done)` : "new"]
+      : []),
   ]);
-  writeLine(io.stdout, renderTable(["device", "resource", "values", "requests"], rows, io.stdout));
+  const header = ["device", "resource", "values", "requests", ...(resumes ? ["job"] : [])];
+  writeLine(io.stdout, renderTable(header, rows, io.stdout));
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   const seconds = Math.ceil(total / ratePerSecond);
   writeLine(
