@@ -177,7 +177,7 @@ export function recordValues(
     toS: newestS,
     reason: "new_value" as const,
   };
-  const jobs = store.jobs.queue(spec, countChunks, now).map((q) => q.job.id);
+  const jobs = store.jobs.queue([spec], countChunks, now).jobs.map((q) => q.job.id);
   log.info(
     { resource: resourceId, values: newValues, jobs },
     "new values: history backfill queued",

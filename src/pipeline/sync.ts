@@ -511,14 +511,16 @@ async function fetchResource(
     store.transaction(() => {
       for (const chunk of failed) {
         store.jobs.queue(
-          {
-            deviceId,
-            resourceId,
-            valueIds: chunk.values,
-            fromS: chunk.fromS,
-            toS: chunk.toS,
-            reason: "parked",
-          },
+          [
+            {
+              deviceId,
+              resourceId,
+              valueIds: chunk.values,
+              fromS: chunk.fromS,
+              toS: chunk.toS,
+              reason: "parked",
+            },
+          ],
           countChunks,
           pipeline.now(),
           "parked",

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { type JobMatch, matchRequest } from "./job-match.js";
+import { type JobLookup, type JobMatch, matchPlan } from "./job-match.js";
 import { holderOf, isGone, type Owner } from "./owner.js";
 import {
   integer,
@@ -84,13 +84,21 @@ export interface QueuedJob {
   readonly resumed: boolean;
 }
 
+/** What {@link JobStore.queue} did with a command's jobs. */
+export interface QueuedBackfill {
+  /** The jobs to run: continued and new ones, each once, by spec and start. */
+  readonly jobs: readonly QueuedJob[];
+  /** Jobs of the backfill being continued that are done already (not to run again). */
+  readonly finished: readonly BackfillJob[];
+}
+
 /** How many chunks a job of `valueCount` value ids over `[fromS, toS]` has (`countChunks`). */
 export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => number;
 
 /**
- * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A request
- * continues the unfinished jobs of its device, resource and values that overlap it ({@link queue},
- * by the rule of {@link matchRequest}), so the same command again never starts over.
+ * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A command's
+ * jobs continue the unfinished jobs of their device, resource and values that they overlap
+ * ({@link queue}, by the rule of {@link matchPlan}), so the same command again never starts over.
  * A job whose chunks keep failing waits longer before each attempt and is parked after the last.
  */
 export class JobStore {
@@ -128,6 +136,10 @@ export class JobStore {
            attempts = 0, next_attempt_at = NULL, updated_at = @now
          WHERE id = @id`,
       ),
+      extend: db.prepare<{ id: number; toS: number; key: string; now: string }>(
+        `UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now
+         WHERE id = @id AND lease_owner IS NULL`,
+      ),
       unpark: db.prepare<{ id: number; now: string }>(
         `UPDATE backfill_jobs SET status = 'pending', attempts = 0, next_attempt_at = NULL,
            updated_at = @now
@@ -137,6 +149,11 @@ export class JobStore {
       unfinishedOf: db.prepare<[string, string]>(
         `SELECT * FROM backfill_jobs
          WHERE device_id = ? AND resource_id = ? AND status IN ${UNFINISHED} ORDER BY id`,
+      ),
+      doneSince: db.prepare<[string, string, string]>(
+        `SELECT * FROM backfill_jobs
+         WHERE device_id = ? AND resource_id = ? AND status = 'done' AND updated_at >= ?
+         ORDER BY id`,
       ),
       unfinished: db.prepare<[]>(
         `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
@@ -261,22 +278,38 @@ export class JobStore {
     );
 
     this.queueTx = db.transaction(
-      (spec: BackfillSpec, chunksOf: ChunkCounter, status: BackfillStatus, now: string) => {
-        const { continued, created } = this.match(spec);
-        const queued = [
-          ...continued.map((job) =>
-            resume(job, chunksOf(job.valueIds.length, job.fromS, job.toS), status, now),
-          ),
-          ...created.map((part) =>
-            this.createOrResumeTx(
-              part,
-              chunksOf(part.valueIds.length, part.fromS, part.toS),
-              status,
-              now,
+      (
+        specs: readonly BackfillSpec[],
+        chunksOf: ChunkCounter,
+        status: BackfillStatus,
+        now: string,
+      ): QueuedBackfill => {
+        const jobs = new Map<number, QueuedJob>();
+        const finished = new Map<number, BackfillJob>();
+        const matches = this.match(specs, chunksOf, status === "parked" ? "parked" : "pending");
+        for (const { continued, created, finished: done } of matches) {
+          const queued = [
+            ...continued.map((job) => {
+              if (job.toS !== this.require(job.id).toS) {
+                sql.extend.run({ id: job.id, toS: job.toS, key: JobStore.key(job), now });
+              }
+              const chunks = chunksOf(job.valueIds.length, job.fromS, job.toS);
+              return resume(this.require(job.id), chunks, status, now);
+            }),
+            ...created.map((part) =>
+              this.createOrResumeTx(
+                part,
+                chunksOf(part.valueIds.length, part.fromS, part.toS),
+                status,
+                now,
+              ),
             ),
-          ),
-        ];
-        return queued.sort((a, b) => a.job.fromS - b.job.fromS);
+          ];
+          queued.sort((a, b) => a.job.fromS - b.job.fromS);
+          for (const q of queued) if (!jobs.has(q.job.id)) jobs.set(q.job.id, q);
+          for (const job of done) finished.set(job.id, job);
+        }
+        return { jobs: [...jobs.values()], finished: [...finished.values()] };
       },
     );
 
@@ -335,31 +368,55 @@ export class JobStore {
   }
 
   /**
-   * Queues a request: the unfinished jobs it overlaps ({@link matchRequest}) are continued and
-   * returned, and jobs are inserted for the parts of its range no such job covers (`pending`, or
-   * `parked` for a sync window handed over after its last attempt), all sorted by start. A
-   * continued job keeps its range and done chunks; asked for as `pending`, a parked or waiting one
-   * gets a fresh set of attempts; one whose chunk count under `chunksOf` changed restarts its
-   * chunks. A job another process holds is returned as it is (its lease is not touched). One
-   * immediate transaction.
+   * Queues the jobs one command asks for ({@link matchPlan}): the unfinished jobs they overlap are
+   * continued, the jobs of the continued backfill done already are left alone (`finished`), and
+   * jobs are inserted for the rest of their ranges (`pending`, or `parked` for a sync window handed
+   * over after its last attempt). A continued job keeps its start, its chunks and their windows;
+   * the time right after it (the seconds a relative start moved on) goes into its last window when
+   * none of that window's chunks is done, no process holds the job, and the window stays within
+   * the API's limit (same chunk count under `chunksOf`); otherwise it is a new job. Asked for as
+   * `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count under
+   * `chunksOf` changed restarts its chunks. A job another process holds is returned as it is (its
+   * lease is not touched). One immediate transaction.
    */
   queue(
-    spec: BackfillSpec,
+    specs: readonly BackfillSpec[],
     chunksOf: ChunkCounter,
     now: Date,
     status: "pending" | "parked" = "pending",
-  ): QueuedJob[] {
-    checkSpec(spec);
-    return this.queueTx.immediate(spec, chunksOf, status, now.toISOString());
+  ): QueuedBackfill {
+    for (const spec of specs) checkSpec(spec);
+    return this.queueTx.immediate(specs, chunksOf, status, now.toISOString());
   }
 
   /**
-   * What {@link queue} would do with `spec` now: the unfinished jobs it would continue and the
-   * parts it would insert. Reads only (a dry run).
+   * What {@link queue} would do with a command's jobs now, per spec: the unfinished jobs it would
+   * continue (with the end they would get), the done ones it would leave, and the parts it would
+   * insert. Reads only (a dry run).
    */
-  match(spec: BackfillSpec): JobMatch {
-    const rows = this.sql.unfinishedOf.all(spec.deviceId, spec.resourceId);
-    return matchRequest(spec, parseRows(jobRow, rows, "backfill job"));
+  match(
+    specs: readonly BackfillSpec[],
+    chunksOf: ChunkCounter,
+    status: "pending" | "parked" = "pending",
+  ): JobMatch[] {
+    const read = (rows: unknown[]) => parseRows(jobRow, rows, "backfill job");
+    const lookup: JobLookup = {
+      unfinished: (deviceId, resourceId) => read(this.sql.unfinishedOf.all(deviceId, resourceId)),
+      // a sync hands a window over to be read again, whatever was fetched before
+      ...(status === "pending" && {
+        doneSince: (deviceId: string, resourceId: string, since: string) =>
+          read(this.sql.doneSince.all(deviceId, resourceId, since)),
+      }),
+    };
+    return matchPlan(specs, lookup, (job, toS) => {
+      const values = job.valueIds.length;
+      const perWindow = chunksOf(values, job.fromS, job.fromS);
+      if (job.leaseOwner !== undefined || perWindow === 0) return false;
+      const total = job.chunksTotal;
+      if (chunksOf(values, job.fromS, job.toS) !== total) return false;
+      if (chunksOf(values, job.fromS, toS) !== total) return false;
+      return [...this.completedChunks(job.id)].every((index) => index < total - perWindow);
+    });
   }
 
   /**

@@ -77,7 +77,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         let fixed: { jobs: number; done: number } | undefined;
         if (opts.fix && result.holes.length > 0) {
           const nowS = Math.floor(pipeline.now().getTime() / 1000);
-          const jobs = queueBackfill(pipeline, holeJobs(result.holes, nowS)).map((q) => q.job);
+          const jobs = queueBackfill(pipeline, holeJobs(result.holes, nowS)).jobs.map((q) => q.job);
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
           const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
           const bar = new BackfillProgressReporter(

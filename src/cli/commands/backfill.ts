@@ -119,15 +119,21 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
               printPlan(io, remaining, context.config.api.rateLimit, opts.json === true);
               return;
             }
-            const created = queueBackfill(pipeline, plan);
-            for (const { job, resumed } of created) {
+            const queued = queueBackfill(pipeline, plan);
+            for (const { job, resumed } of queued.jobs) {
               if (resumed)
                 context.logger.info(
                   { job: job.id, done: job.chunksDone, total: job.chunksTotal },
                   "continuing backfill job",
                 );
             }
-            jobs = created.map((c) => c.job);
+            for (const job of queued.finished) {
+              context.logger.info(
+                { job: job.id, device: job.deviceId, resource: job.resourceId },
+                "backfill job of this backfill already done: not fetched again",
+              );
+            }
+            jobs = queued.jobs.map((c) => c.job);
           }
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
           const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
@@ -171,7 +177,10 @@ function printPlan(
     const jobs = plan.map((p) => ({
       ...p.spec,
       requests: p.chunks,
-      ...(p.continues && { continues: p.continues.id, chunksDone: p.continues.chunksDone }),
+      ...(p.continues && {
+        [p.continues.done ? "done" : "continues"]: p.continues.id,
+        chunksDone: p.continues.chunksDone,
+      }),
     }));
     writeLine(io.stdout, JSON.stringify(jobs, null, 2));
     return;
@@ -183,9 +192,7 @@ function printPlan(
     p.spec.resourceId,
     String(p.spec.valueIds.length),
     String(p.chunks),
-    ...(resumes
-      ? [p.continues ? `continues #${p.continues.id} (${p.continues.chunksDone} done)` : "new"]
-      : []),
+    ...(resumes ? [jobColumn(p)] : []),
   ]);
   const header = ["device", "resource", "values", "requests", ...(resumes ? ["job"] : [])];
   writeLine(io.stdout, renderTable(header, rows, io.stdout));
@@ -195,6 +202,13 @@ function printPlan(
     io.stdout,
     `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatDuration(seconds)} (dry run: nothing fetched)`,
   );
+}
+
+/** The stored job a planned row continues, or "new". */
+function jobColumn(p: PlannedBackfill): string {
+  if (p.continues === undefined) return "new";
+  const { id, chunksDone, done } = p.continues;
+  return done ? `done #${id}` : `continues #${id} (${chunksDone} done)`;
 }
 
 function formatDuration(seconds: number): string {

@@ -73,7 +73,7 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
           { devices: "all", fromS: nowS - DEMO_DAYS * 86_400, toS: nowS },
           { onAttempt: () => catalogRequests++ },
         );
-        const jobs = queueBackfill(pipeline, plan).map((q) => q.job);
+        const jobs = queueBackfill(pipeline, plan).jobs.map((q) => q.job);
         const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
         const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
         const progress = new BackfillProgressReporter(total, already, logger, context.terminal);
