@@ -9,7 +9,8 @@
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { formatQueryTime } from "../../src/api/time-format.js";
-import { planChunks } from "../../src/pipeline/plan-chunks.js";
+import { runBackfillJob } from "../../src/pipeline/backfill.js";
+import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob } from "../../src/state/types.js";
@@ -22,7 +23,7 @@ import {
 } from "../support/expected-points.js";
 import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
-import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
 import { waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
 
@@ -217,4 +218,43 @@ describe("backfill --from -10d interrupted, then the same command again", () => 
     },
     180_000,
   );
+
+  it("a job whose end a request moved while it waited is run as stored when claimed", async () => {
+    const state = tempStateDb();
+    dirs.push(dirname(state));
+    const db = await createTestInfluxDb("moved");
+    const { pipeline } = await openTestPipeline(
+      pipelineEnv(sim, db, state, { LOG_LEVEL: "warn" }),
+      () => new Date(),
+    );
+    try {
+      const nowS = Math.floor(Date.now() / 1000);
+      const valueIds = (sim.fleet.valueIds(DEVICE, "battery_bank") ?? []).filter(
+        (v) => v !== "values_id",
+      );
+      const spec = {
+        deviceId: DEVICE,
+        resourceId: "battery_bank",
+        valueIds,
+        fromS: nowS - 10 * 86_400,
+        toS: nowS - 60,
+        reason: "manual" as const,
+      };
+      const { jobs } = pipeline.store;
+      // a run read the job (as `run` reads the due jobs before working them off) …
+      const [read] = jobs.queue([spec], countChunks, pipeline.now()).jobs;
+      if (read === undefined) throw new Error("no job queued");
+      // … and the same backfill asked again moved its end before the run claimed it
+      const moved = jobs.queue([{ ...spec, toS: nowS }], countChunks, pipeline.now()).jobs;
+      expect(moved.map((q) => [q.job.id, q.job.toS])).toEqual([[read.job.id, nowS]]);
+      sim.resetLog();
+      const done = await runBackfillJob(pipeline, testRun(pipeline), read.job);
+      expect(done).toMatchObject({ status: "done", toS: nowS, chunksDone: 2 });
+      const ends = sim.requests.filter((r) => r.endpoint === "data").map((r) => r.query.to);
+      expect(ends).toHaveLength(2);
+      expect(ends).toContain(formatQueryTime(new Date(nowS * 1000)));
+    } finally {
+      await pipeline.close();
+    }
+  });
 });
