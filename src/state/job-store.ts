@@ -137,8 +137,7 @@ export class JobStore {
          WHERE id = @id`,
       ),
       extend: db.prepare<{ id: number; toS: number; key: string; now: string }>(
-        `UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now
-         WHERE id = @id AND lease_owner IS NULL`,
+        "UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now WHERE id = @id",
       ),
       unpark: db.prepare<{ id: number; now: string }>(
         `UPDATE backfill_jobs SET status = 'pending', attempts = 0, next_attempt_at = NULL,
