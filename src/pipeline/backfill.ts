@@ -1,5 +1,6 @@
 import type { CallOptions } from "../api/client.js";
 import { VALUES_ID } from "../api/limits.js";
+import type { QueuedBackfill } from "../state/job-store.js";
 import type { BackfillJob, BackfillSpec } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { didYouMean } from "../util/suggest.js";
@@ -30,6 +31,11 @@ export interface BackfillRequest {
 export interface PlannedBackfill {
   readonly spec: BackfillSpec;
   readonly chunks: number;
+  /**
+   * The stored job this is ({@link remainingBackfill}): `chunks` is what it has left (none when it
+   * is done: a job of the backfill being continued).
+   */
+  readonly continues?: { readonly id: number; readonly chunksDone: number; readonly done: boolean };
 }
 
 /** Reports a job's progress (a progress bar on a terminal, log lines otherwise). */
@@ -98,6 +104,53 @@ export async function planBackfill(
   return planned;
 }
 
+/**
+ * Stores a plan as jobs (`JobStore.queue`): its jobs continue the unfinished jobs of their device,
+ * resource and values that they overlap (and leave those of that backfill done already), and new
+ * jobs cover the rest of their ranges.
+ */
+export function queueBackfill(
+  pipeline: Pick<Pipeline, "store" | "now">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): QueuedBackfill {
+  const specs = plan.map((p) => p.spec);
+  return pipeline.store.jobs.queue(specs, countChunks, pipeline.now());
+}
+
+/**
+ * What {@link queueBackfill} would make of a plan, storing nothing (a dry run): per planned job,
+ * by start, the jobs it would continue with the chunks they have left, those done already, and
+ * the new parts.
+ */
+export function remainingBackfill(
+  pipeline: Pick<Pipeline, "store">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): PlannedBackfill[] {
+  const matches = pipeline.store.jobs.match(
+    plan.map((p) => p.spec),
+    countChunks,
+  );
+  return matches.flatMap(({ continued, finished, created }) => {
+    const stored = [...continued, ...finished].map((job): PlannedBackfill => {
+      const { deviceId, resourceId, valueIds, fromS, toS, reason } = job;
+      const chunks = countChunks(valueIds.length, fromS, toS);
+      // a job whose chunking changed starts over (JobStore.queue)
+      const chunksDone = chunks === job.chunksTotal ? job.chunksDone : 0;
+      const done = job.status === "done";
+      return {
+        spec: { deviceId, resourceId, valueIds, fromS, toS, reason },
+        chunks: done ? 0 : chunks - chunksDone,
+        continues: { id: job.id, chunksDone, done },
+      };
+    });
+    const added = created.map((part) => ({
+      spec: part,
+      chunks: countChunks(part.valueIds.length, part.fromS, part.toS),
+    }));
+    return [...stored, ...added].sort((a, b) => a.spec.fromS - b.spec.fromS);
+  });
+}
+
 /** A device's resources and value lists read from the API, recorded nowhere (a dry run). */
 async function readCatalog(
   pipeline: Pick<Pipeline, "client" | "forDevice">,
@@ -158,7 +211,9 @@ export async function runBackfillJob(
   heartbeat.unref();
   pipeline.activeJobs.add(job.id);
   try {
-    return await workOnJob(pipeline, run, job, log, () => lost, progress);
+    // as stored when claimed: a request may have moved its end while it waited (JobStore.queue)
+    const current = store.jobs.get(job.id) ?? job;
+    return await workOnJob(pipeline, run, current, log, () => lost, progress);
   } finally {
     pipeline.activeJobs.delete(job.id);
     clearInterval(heartbeat);

@@ -177,13 +177,9 @@ export function recordValues(
     toS: newestS,
     reason: "new_value" as const,
   };
-  const { job } = store.jobs.createOrResume(
-    spec,
-    countChunks(newValues.length, startS, newestS),
-    now,
-  );
+  const jobs = store.jobs.queue([spec], countChunks, now).jobs.map((q) => q.job.id);
   log.info(
-    { resource: resourceId, values: newValues, job: job.id },
+    { resource: resourceId, values: newValues, jobs },
     "new values: history backfill queued",
   );
   return newValues.length;

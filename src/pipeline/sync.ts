@@ -8,7 +8,7 @@ import { type CatalogPolicy, deviceCatalog, readDeviceCatalog } from "./catalog.
 import { cutByShutdown, failsOnItsOwn, isFatal } from "./errors.js";
 import { type ChunkResult, chunkContext, fetchChunk } from "./fetch-chunk.js";
 import type { Pipeline } from "./pipeline.js";
-import { type Chunk, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
+import { type Chunk, countChunks, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
 import {
   backoffS,
   fetchWindow,
@@ -512,16 +512,18 @@ async function fetchResource(
     const parkedUntilS = Math.max(...failed.map((c) => c.toS));
     store.transaction(() => {
       for (const chunk of failed) {
-        store.jobs.createOrResume(
-          {
-            deviceId,
-            resourceId,
-            valueIds: chunk.values,
-            fromS: chunk.fromS,
-            toS: chunk.toS,
-            reason: "parked",
-          },
-          1,
+        store.jobs.queue(
+          [
+            {
+              deviceId,
+              resourceId,
+              valueIds: chunk.values,
+              fromS: chunk.fromS,
+              toS: chunk.toS,
+              reason: "parked",
+            },
+          ],
+          countChunks,
           pipeline.now(),
           "parked",
         );

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
+import { type JobLookup, type JobMatch, matchPlan } from "./job-match.js";
 import { holderOf, isGone, type Owner } from "./owner.js";
 import {
   integer,
@@ -76,14 +77,34 @@ export interface ChunkDone {
   readonly newestRecordS?: number;
 }
 
+/** A job that {@link JobStore.queue} or {@link JobStore.createOrResume} returns. */
+export interface QueuedJob {
+  readonly job: BackfillJob;
+  /** An unfinished job continued (false: inserted now). */
+  readonly resumed: boolean;
+}
+
+/** What {@link JobStore.queue} did with a command's jobs. */
+export interface QueuedBackfill {
+  /** The jobs to run: continued and new ones, each once, by spec and start. */
+  readonly jobs: readonly QueuedJob[];
+  /** Jobs of the backfill being continued that are done already (not to run again). */
+  readonly finished: readonly BackfillJob[];
+}
+
+/** How many chunks a job of `valueCount` value ids over `[fromS, toS]` has (`countChunks`). */
+export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => number;
+
 /**
- * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A job's key is
- * the hash of its spec, so the same request continues the unfinished job instead of starting over.
+ * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A command's
+ * jobs continue the unfinished jobs of their device, resource and values that they overlap
+ * ({@link queue}, by the rule of {@link matchPlan}), so the same command again never starts over.
  * A job whose chunks keep failing waits longer before each attempt and is parked after the last.
  */
 export class JobStore {
   private readonly sql;
   private readonly createOrResumeTx;
+  private readonly queueTx;
   private readonly recordChunkTx;
   private readonly claimTx;
 
@@ -115,12 +136,24 @@ export class JobStore {
            attempts = 0, next_attempt_at = NULL, updated_at = @now
          WHERE id = @id`,
       ),
+      extend: db.prepare<{ id: number; toS: number; key: string; now: string }>(
+        "UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now WHERE id = @id",
+      ),
       unpark: db.prepare<{ id: number; now: string }>(
         `UPDATE backfill_jobs SET status = 'pending', attempts = 0, next_attempt_at = NULL,
            updated_at = @now
          WHERE id = @id AND status IN ('parked', 'failed')`,
       ),
       get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
+      unfinishedOf: db.prepare<[string, string]>(
+        `SELECT * FROM backfill_jobs
+         WHERE device_id = ? AND resource_id = ? AND status IN ${UNFINISHED} ORDER BY id`,
+      ),
+      doneSince: db.prepare<[string, string, string]>(
+        `SELECT * FROM backfill_jobs
+         WHERE device_id = ? AND resource_id = ? AND status = 'done' AND updated_at >= ?
+         ORDER BY id`,
+      ),
       unfinished: db.prepare<[]>(
         `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
       ),
@@ -202,22 +235,30 @@ export class JobStore {
     };
     this.sql = sql;
 
+    const resume = (
+      job: BackfillJob,
+      chunksTotal: number,
+      status: BackfillStatus,
+      now: string,
+    ): QueuedJob => {
+      if (job.chunksTotal !== chunksTotal) {
+        // The chunking changed (e.g. another chunk size): done chunk numbers mean other
+        // windows now, so the job restarts from its first chunk (rewriting is harmless).
+        sql.chunksDelete.run(job.id);
+        sql.restart.run({ id: job.id, chunksTotal, now });
+      } else if (status !== "parked") {
+        // asked for again: a parked or waiting job gets a fresh set of attempts
+        sql.unpark.run({ id: job.id, now });
+      }
+      return { job: this.require(job.id), resumed: true };
+    };
+
     this.createOrResumeTx = db.transaction(
       (spec: BackfillSpec, chunksTotal: number, status: BackfillStatus, now: string) => {
         const key = JobStore.key(spec);
         const existing = sql.byKey.get(key);
         if (existing !== undefined) {
-          const job = parseRow(jobRow, existing, "backfill job");
-          if (job.chunksTotal !== chunksTotal) {
-            // The chunking changed (e.g. another chunk size): done chunk numbers mean other
-            // windows now, so the job restarts from its first chunk (rewriting is harmless).
-            sql.chunksDelete.run(job.id);
-            sql.restart.run({ id: job.id, chunksTotal, now });
-          } else if (status !== "parked") {
-            // asked for again: a parked or waiting job gets a fresh set of attempts
-            sql.unpark.run({ id: job.id, now });
-          }
-          return { job: this.require(job.id), resumed: true };
+          return resume(parseRow(jobRow, existing, "backfill job"), chunksTotal, status, now);
         }
         const inserted = sql.insert.get({
           key,
@@ -232,6 +273,42 @@ export class JobStore {
           now,
         });
         return { job: parseRow(jobRow, inserted, "backfill job"), resumed: false };
+      },
+    );
+
+    this.queueTx = db.transaction(
+      (
+        specs: readonly BackfillSpec[],
+        chunksOf: ChunkCounter,
+        status: BackfillStatus,
+        now: string,
+      ): QueuedBackfill => {
+        const jobs = new Map<number, QueuedJob>();
+        const finished = new Map<number, BackfillJob>();
+        const matches = this.match(specs, chunksOf, status === "parked" ? "parked" : "pending");
+        for (const { continued, created, finished: done } of matches) {
+          const queued = [
+            ...continued.map((job) => {
+              if (job.toS !== this.require(job.id).toS) {
+                sql.extend.run({ id: job.id, toS: job.toS, key: JobStore.key(job), now });
+              }
+              const chunks = chunksOf(job.valueIds.length, job.fromS, job.toS);
+              return resume(this.require(job.id), chunks, status, now);
+            }),
+            ...created.map((part) =>
+              this.createOrResumeTx(
+                part,
+                chunksOf(part.valueIds.length, part.fromS, part.toS),
+                status,
+                now,
+              ),
+            ),
+          ];
+          queued.sort((a, b) => a.job.fromS - b.job.fromS);
+          for (const q of queued) if (!jobs.has(q.job.id)) jobs.set(q.job.id, q);
+          for (const job of done) finished.set(job.id, job);
+        }
+        return { jobs: [...jobs.values()], finished: [...finished.values()] };
       },
     );
 
@@ -290,28 +367,69 @@ export class JobStore {
   }
 
   /**
-   * Returns the unfinished job with the same key if there is one (to continue it; a parked or
-   * waiting one gets a fresh set of attempts), else inserts a new job (`pending`, or `parked` for
-   * a sync window handed over after its last attempt). If the unfinished job was split into a
-   * different number of chunks, its chunk progress is reset. One immediate transaction.
+   * Queues the jobs one command asks for ({@link matchPlan}): the unfinished jobs they overlap are
+   * continued, the jobs of the continued backfill done already are left alone (`finished`), and
+   * jobs are inserted for the rest of their ranges (`pending`, or `parked` for a sync window handed
+   * over after its last attempt). A continued job keeps its start, its chunks and their windows;
+   * the time right after it (the seconds a relative start moved on) goes into its last window when
+   * none of that window's chunks is done, no process holds the job, and the window stays within
+   * the API's limit (same chunk count under `chunksOf`); otherwise it is a new job. Asked for as
+   * `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count under
+   * `chunksOf` changed restarts its chunks. A job another process holds is returned as it is (its
+   * lease is not touched). One immediate transaction.
+   */
+  queue(
+    specs: readonly BackfillSpec[],
+    chunksOf: ChunkCounter,
+    now: Date,
+    status: "pending" | "parked" = "pending",
+  ): QueuedBackfill {
+    for (const spec of specs) checkSpec(spec);
+    return this.queueTx.immediate(specs, chunksOf, status, now.toISOString());
+  }
+
+  /**
+   * What {@link queue} would do with a command's jobs now, per spec: the unfinished jobs it would
+   * continue (with the end they would get), the done ones it would leave, and the parts it would
+   * insert. Reads only (a dry run).
+   */
+  match(
+    specs: readonly BackfillSpec[],
+    chunksOf: ChunkCounter,
+    status: "pending" | "parked" = "pending",
+  ): JobMatch[] {
+    const read = (rows: unknown[]) => parseRows(jobRow, rows, "backfill job");
+    const lookup: JobLookup = {
+      unfinished: (deviceId, resourceId) => read(this.sql.unfinishedOf.all(deviceId, resourceId)),
+      // a sync hands a window over to be read again, whatever was fetched before
+      ...(status === "pending" && {
+        doneSince: (deviceId: string, resourceId: string, since: string) =>
+          read(this.sql.doneSince.all(deviceId, resourceId, since)),
+      }),
+    };
+    return matchPlan(specs, lookup, (job, toS) => {
+      const values = job.valueIds.length;
+      const perWindow = chunksOf(values, job.fromS, job.fromS);
+      if (job.leaseOwner !== undefined || perWindow === 0) return false;
+      const total = job.chunksTotal;
+      if (chunksOf(values, job.fromS, job.toS) !== total) return false;
+      if (chunksOf(values, job.fromS, toS) !== total) return false;
+      return [...this.completedChunks(job.id)].every((index) => index < total - perWindow);
+    });
+  }
+
+  /**
+   * Exactly this spec: the unfinished job with the same key if there is one (continued as
+   * {@link queue} continues), else a new job. Requests go through {@link queue}, which also
+   * continues jobs of a different range. One immediate transaction.
    */
   createOrResume(
     spec: BackfillSpec,
     chunksTotal: number,
     now: Date,
     status: "pending" | "parked" = "pending",
-  ): { job: BackfillJob; resumed: boolean } {
-    requireText("deviceId", spec.deviceId);
-    requireText("resourceId", spec.resourceId);
-    for (const id of spec.valueIds) {
-      requireText("value id", id);
-      if (id === "values_id") throw new RangeError("values_id is a tag, not a value to backfill");
-    }
-    requireInteger("fromS", spec.fromS);
-    requireInteger("toS", spec.toS);
-    if (spec.fromS > spec.toS) {
-      throw new RangeError(`backfill window is empty: fromS ${spec.fromS} > toS ${spec.toS}`);
-    }
+  ): QueuedJob {
+    checkSpec(spec);
     requireInteger("chunksTotal", chunksTotal);
     return this.createOrResumeTx.immediate(spec, chunksTotal, status, now.toISOString());
   }
@@ -443,5 +561,20 @@ export class JobStore {
     const job = this.get(id);
     if (job === undefined) throw new RangeError(`no backfill job ${id}`);
     return job;
+  }
+}
+
+/** A spec's fields are what a job can hold (throws a RangeError naming the first that is not). */
+function checkSpec(spec: BackfillSpec): void {
+  requireText("deviceId", spec.deviceId);
+  requireText("resourceId", spec.resourceId);
+  for (const id of spec.valueIds) {
+    requireText("value id", id);
+    if (id === "values_id") throw new RangeError("values_id is a tag, not a value to backfill");
+  }
+  requireInteger("fromS", spec.fromS);
+  requireInteger("toS", spec.toS);
+  if (spec.fromS > spec.toS) {
+    throw new RangeError(`backfill window is empty: fromS ${spec.fromS} > toS ${spec.toS}`);
   }
 }

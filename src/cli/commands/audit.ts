@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
-import { runBackfillJobs } from "../../pipeline/backfill.js";
+import { queueBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
 import { type CliIo, ExitStatus, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
@@ -104,11 +104,15 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         let fixed: Fixed | undefined;
         if (opts.fix && result.holes.length > 0) {
           const nowS = Math.floor(pipeline.now().getTime() / 1000);
-          const jobs = holeJobs(result.holes, nowS).map(
-            (j) => pipeline.store.jobs.createOrResume(j.spec, j.chunks, pipeline.now()).job,
-          );
+          const jobs = queueBackfill(pipeline, holeJobs(result.holes, nowS)).jobs.map((q) => q.job);
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-          const bar = new BackfillProgressReporter(total, 0, context.logger, context.terminal);
+          const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
+          const bar = new BackfillProgressReporter(
+            total,
+            already,
+            context.logger,
+            context.terminal,
+          );
           try {
             const run = await runBackfillJobs(pipeline, jobs, bar);
             fixed = {

@@ -1,6 +1,12 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { type PlannedBackfill, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
+import {
+  type PlannedBackfill,
+  planBackfill,
+  queueBackfill,
+  remainingBackfill,
+  runBackfillJobs,
+} from "../../pipeline/backfill.js";
 import type { BackfillJob } from "../../state/types.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
@@ -110,20 +116,25 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
               dryRun: opts.dryRun === true,
             });
             if (opts.dryRun) {
-              printPlan(io, plan, context.config.api.rateLimit, opts.json === true);
+              const remaining = remainingBackfill(pipeline, plan);
+              printPlan(io, remaining, context.config.api.rateLimit, opts.json === true);
               return;
             }
-            const created = plan.map((p) =>
-              pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
-            );
-            for (const { job, resumed } of created) {
+            const queued = queueBackfill(pipeline, plan);
+            for (const { job, resumed } of queued.jobs) {
               if (resumed)
                 context.logger.info(
                   { job: job.id, done: job.chunksDone, total: job.chunksTotal },
                   "continuing backfill job",
                 );
             }
-            jobs = created.map((c) => c.job);
+            for (const job of queued.finished) {
+              context.logger.info(
+                { job: job.id, device: job.deviceId, resource: job.resourceId },
+                "backfill job of this backfill already done: not fetched again",
+              );
+            }
+            jobs = queued.jobs.map((c) => c.job);
           }
           const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
           const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
@@ -165,23 +176,41 @@ function printPlan(
   json: boolean,
 ): void {
   if (json) {
-    const jobs = plan.map((p) => ({ ...p.spec, requests: p.chunks }));
+    const jobs = plan.map((p) => ({
+      ...p.spec,
+      requests: p.chunks,
+      ...(p.continues && {
+        [p.continues.done ? "done" : "continues"]: p.continues.id,
+        chunksDone: p.continues.chunksDone,
+      }),
+    }));
     writeLine(io.stdout, JSON.stringify(jobs, null, 2));
     return;
   }
+  // the job column only when the plan continues an unfinished job
+  const resumes = plan.some((p) => p.continues !== undefined);
   const rows = plan.map((p) => [
     p.spec.deviceId,
     p.spec.resourceId,
     String(p.spec.valueIds.length),
     String(p.chunks),
+    ...(resumes ? [jobColumn(p)] : []),
   ]);
-  writeLine(io.stdout, renderTable(["device", "resource", "values", "requests"], rows, io.stdout));
+  const header = ["device", "resource", "values", "requests", ...(resumes ? ["job"] : [])];
+  writeLine(io.stdout, renderTable(header, rows, io.stdout));
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   const seconds = Math.ceil(total / ratePerSecond);
   writeLine(
     io.stdout,
     `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatDuration(seconds)} (dry run: nothing fetched)`,
   );
+}
+
+/** The stored job a planned row continues, or "new". */
+function jobColumn(p: PlannedBackfill): string {
+  if (p.continues === undefined) return "new";
+  const { id, chunksDone, done } = p.continues;
+  return done ? `done #${id}` : `continues #${id} (${chunksDone} done)`;
 }
 
 function formatDuration(seconds: number): string {

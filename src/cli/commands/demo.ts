@@ -1,7 +1,12 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { type BackfillRunResult, planBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
+import {
+  type BackfillRunResult,
+  planBackfill,
+  queueBackfill,
+  runBackfillJobs,
+} from "../../pipeline/backfill.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
@@ -68,11 +73,10 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
           { devices: "all", fromS: nowS - DEMO_DAYS * 86_400, toS: nowS },
           { onAttempt: () => catalogRequests++ },
         );
-        const jobs = plan.map(
-          (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
-        );
+        const jobs = queueBackfill(pipeline, plan).jobs.map((q) => q.job);
         const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-        const progress = new BackfillProgressReporter(total, 0, logger, context.terminal);
+        const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
+        const progress = new BackfillProgressReporter(total, already, logger, context.terminal);
         let backfill: BackfillRunResult;
         try {
           backfill = await runBackfillJobs(pipeline, jobs, progress);
