@@ -5,7 +5,7 @@ import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
 import { loadedConfig } from "./cli/context.js";
 import { type CliIo, ExitStatus, processIo, UsageError, writeLine } from "./cli/io.js";
-import { createProgram } from "./cli/program.js";
+import { commandPath, createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
@@ -13,6 +13,10 @@ import { scrubSecrets } from "./logger.js";
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const program = createProgram(io);
+  let called = program;
+  program.hook("preAction", (_program, action) => {
+    called = action;
+  });
   try {
     await program.parseAsync([...argv], { from: "user" });
     return 0;
@@ -31,6 +35,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
           : ["failed", 1];
     const message = error instanceof Error ? error.message : String(error);
     writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
+    if (error instanceof UsageError && error.pointAtHelp) {
+      writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
+    }
     const next = nextStep(error, loadedConfig(program)?.api.url);
     if (next) writeLine(io.stderr, `  ${next}`);
     return code;

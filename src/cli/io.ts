@@ -1,3 +1,5 @@
+import type { z } from "zod";
+
 /** Where a command reads and writes; the real process in production, buffers in tests. */
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -26,10 +28,25 @@ export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
 
 /** A command-line usage error (exit code 2), e.g. a missing or malformed argument. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** About how the command was called: runCli adds where its help is, as for commander's own. */
+  readonly pointAtHelp: boolean;
+
+  constructor(message: string, options: { readonly pointAtHelp?: boolean } = {}) {
     super(message);
     this.name = "UsageError";
+    this.pointAtHelp = options.pointAtHelp ?? false;
   }
+}
+
+/**
+ * A command's options as commander hands them over, parsed with `schema`; else a usage error
+ * naming the first problem, pointing at the command's help.
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues[0]?.message ?? "invalid options";
+  throw new UsageError(message, { pointAtHelp: true });
 }
 
 /** The command did its work and reports a result by its exit code (e.g. audit: holes remain). */

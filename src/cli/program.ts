@@ -46,18 +46,26 @@ export function createProgram(io: CliIo): Command {
   registerMigrateCommand(program, io);
   registerDoctorCommand(program, io);
   registerInitCommand(program, io);
-  pointAtHelp(program, "energy-etl");
+  pointAtHelp(program);
   return program;
+}
+
+/** `energy-etl dead-letters show`: the names from the program down to `command`. */
+export function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
 }
 
 /**
  * A usage error prints its one line and where to read more (`see energy-etl sync --help`), not
  * the whole help that would scroll the line away.
  */
-function pointAtHelp(command: Command, path: string): void {
+function pointAtHelp(command: Command): void {
+  const path = commandPath(command);
   command.configureOutput({
     ...command.configureOutput(),
     outputError: (text, write) => write(`${text.trimEnd()}\n(see ${path} --help)\n`),
   });
-  for (const sub of command.commands) pointAtHelp(sub, `${path} ${sub.name()}`);
+  for (const sub of command.commands) pointAtHelp(sub);
 }

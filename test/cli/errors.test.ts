@@ -161,8 +161,20 @@ describe("errors that say what to do", () => {
     const { code, err } = await run(["backfill", "--all", "--from", "2999-01-01"]);
     expect(code).toBe(2);
     expect(err).toBe(
-      "energy-etl: error: --from is in the future (2999-01-01T00:00:00.000Z): there is no data after now\n",
+      "energy-etl: error: --from is in the future (2999-01-01T00:00:00.000Z): there is no data after now\n" +
+        "(see energy-etl backfill --help)\n",
     );
+  });
+
+  it("an option the command cannot do without points at the command's help, as commander's own errors do", async () => {
+    const { code, err } = await run(["backfill", "--from", "-1d"]);
+    expect(code).toBe(2);
+    expect(err).toBe(
+      "energy-etl: error: give --device ID ... or --all\n(see energy-etl backfill --help)\n",
+    );
+    const sub = await run(["dead-letters", "show", "x"]);
+    expect(sub.code).toBe(2);
+    expect(sub.err).toMatch(/\(see energy-etl dead-letters show --help\)\n$/);
   });
 
   it("a read-only command on a missing state file does not create one", async () => {

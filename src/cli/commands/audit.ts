@@ -3,7 +3,7 @@ import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill, runBackfillJobs } from "../../pipeline/backfill.js";
-import { type CliIo, ExitStatus, UsageError, writeLine } from "../io.js";
+import { type CliIo, ExitStatus, parseOptions, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
@@ -67,11 +67,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         "  energy-etl audit --device hybrid-site-01 --from 2026-10-01 --fix",
     )
     .action(async (rawOpts: unknown, command: Command) => {
-      const parsed = optionsSchema.safeParse(rawOpts);
-      if (!parsed.success) {
-        throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
-      }
-      const opts = parsed.data;
+      const opts = parseOptions(optionsSchema, rawOpts);
       await withPipeline(command, io, {}, async (pipeline, context) => {
         const { influx } = context.config;
         if (influx.url === "") {

@@ -8,7 +8,7 @@ import {
   runBackfillJobs,
 } from "../../pipeline/backfill.js";
 import type { BackfillJob } from "../../state/types.js";
-import { type CliIo, UsageError, writeLine } from "../io.js";
+import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
 import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
@@ -80,10 +80,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
         "  energy-etl backfill --all --from 2025-06-01 --to 2025-07-01 --dry-run",
     )
     .action(async (rawOpts: unknown, command: Command) => {
-      const parsed = optionsSchema.safeParse(rawOpts);
-      if (!parsed.success)
-        throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
-      const opts = parsed.data;
+      const opts = parseOptions(optionsSchema, rawOpts);
       // nothing after now exists yet: a later --to would plan empty requests
       const nowS = Math.floor(Date.now() / 1000);
       await withPipeline(

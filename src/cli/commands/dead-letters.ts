@@ -9,7 +9,7 @@ import { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
 import { createContext, requireStateFile } from "../context.js";
-import { type CliIo, UsageError, writeLine } from "../io.js";
+import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
 import { fitText, renderTable, type TableStream } from "../table.js";
 
 const optionsSchema = z
@@ -133,11 +133,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
         "  energy-etl dead-letters show 12\n  energy-etl dead-letters --retry",
     )
     .action(async (rawOpts: unknown, command: Command) => {
-      const parsed = optionsSchema.safeParse(rawOpts);
-      if (!parsed.success) {
-        throw new UsageError(parsed.error.issues[0]?.message ?? "invalid options");
-      }
-      const opts = parsed.data;
+      const opts = parseOptions(optionsSchema, rawOpts);
       const { config, logger } = createContext(command, io);
       const store = openStore(config, logger);
       try {
@@ -200,7 +196,11 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     .option("--json", "print it as JSON")
     .action(async (rawId: string, _opts: unknown, command: Command) => {
       const id = z.coerce.number().int().min(1).safeParse(rawId);
-      if (!id.success) throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`);
+      if (!id.success) {
+        throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
+          pointAtHelp: true,
+        });
+      }
       // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
       const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
       const json = opts.success && opts.data.json === true;

@@ -9,7 +9,7 @@ import { apiClientSettings, type Config, urlProblem } from "../../config.js";
 import { registerSecret } from "../../logger.js";
 import { type CommandContext, createContext, refuseSecretFlags } from "../context.js";
 import { type EnvFile, envFileOf } from "../env-file.js";
-import { type CliIo, UsageError, writeLine } from "../io.js";
+import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
 import { askHidden } from "../prompt.js";
 import { adviseOnFailure } from "./set-password.js";
 
@@ -363,9 +363,7 @@ interface InitInput {
  * arrive as the program's settings flags (commander hands those to the program, not to init).
  */
 function readFlags(command: Command): InitFlags {
-  const parsed = optionsSchema.safeParse(command.opts());
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad options");
-  const opts = parsed.data;
+  const opts = parseOptions(optionsSchema, command.opts());
   const globals = globalsSchema.parse(command.optsWithGlobals());
   const apiUrl = opts.apiUrl ?? globals.apiUrl;
   const user = opts.user ?? globals.apiUser;

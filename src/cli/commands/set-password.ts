@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
 import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
-import { type CliIo, UsageError, writeLine } from "../io.js";
+import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
 import { askHidden } from "../prompt.js";
 
 const optionsSchema = z.object({
@@ -25,9 +25,7 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
     )
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
     .action(async (rawOpts: unknown, command: Command) => {
-      const parsed = optionsSchema.safeParse(rawOpts);
-      if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad options");
-      const opts = parsed.data;
+      const opts = parseOptions(optionsSchema, rawOpts);
       const context = createContext(command, io);
       const user = opts.user ?? context.config.api.user;
       if (!user) throw new UsageError("no user: pass --user or set ENERGY_API_USER");

@@ -184,7 +184,9 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
             ? (rawOpts as Record<string, unknown>)[flag]
             : undefined;
         const shown = typeof given === "string" ? ` (got "${given}")` : "";
-        throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`);
+        throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
+          pointAtHelp: true,
+        });
       }
       const o = parsed.data;
       const dataFaults: DataFaultOptions = {
