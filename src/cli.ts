@@ -9,6 +9,7 @@ import { commandPath, createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
+import { messageOf } from "./util/errors.js";
 
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -33,8 +34,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         : error instanceof ApiError
           ? [`API error (${error.code})`, 1]
           : ["failed", 1];
-    const message = error instanceof Error ? error.message : String(error);
-    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${message}`));
+    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${messageOf(error)}`));
     if (error instanceof UsageError && error.pointAtHelp) {
       writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
     }

@@ -4,10 +4,9 @@ import got, { type Got, type Request } from "got";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { forgetSecret, registerSecret, scrubSecrets } from "../logger.js";
-import { abortableSleep, raceAbort } from "../util/abortable.js";
 import { computeRetryDelay, formatWait, type RetryPolicy } from "../util/retry-delay.js";
-import { clampTimerMs } from "../util/sleep.js";
 import { excerpt } from "../util/text.js";
+import { clampTimerMs, raceAbort, sleep as timerSleep } from "../util/timers.js";
 import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
 import { JsonArrayError, JsonArraySplitter } from "./json-array-splitter.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
@@ -888,7 +887,10 @@ export class ApiClient {
     run.resume();
     try {
       const sleep = this.options.sleep;
-      await this.waitFor(sleep ? sleep(ms, run.signal) : abortableSleep(ms, run.signal), run);
+      await this.waitFor(
+        sleep ? sleep(ms, run.signal) : timerSleep(ms, { signal: run.signal }),
+        run,
+      );
     } finally {
       run.suspend();
     }

@@ -4,7 +4,7 @@
  * configured rate, backs off on 429 responses and recovers step by step.
  */
 
-import { abortableSleep } from "../util/abortable.js";
+import { sleep } from "../util/timers.js";
 
 /** Options of a {@link RateGate}. */
 export interface RateGateOptions {
@@ -90,7 +90,7 @@ export class RateGate {
     this.recoverAfter = recoverAfter;
     this.rate = ratePerSecond;
     this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? abortableSleep;
+    this.sleep = options.sleep ?? ((ms, signal) => sleep(ms, { signal }));
   }
 
   /**

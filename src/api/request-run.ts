@@ -3,7 +3,7 @@
  * of one attempt's stream.
  */
 import type { Request } from "got";
-import { clampTimerMs } from "../util/sleep.js";
+import { clampTimerMs } from "../util/timers.js";
 import { ApiError } from "./errors.js";
 
 /** Why a request was ended from outside its attempts. */

@@ -8,7 +8,7 @@ import {
   StateInUseError,
 } from "../service/etl-service.js";
 import { processOwner } from "../state/owner.js";
-import { sleep } from "../util/sleep.js";
+import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
 

@@ -1,8 +1,9 @@
 import { InfluxDB } from "@influxdata/influxdb-client";
-import { clampTimerMs } from "../util/sleep.js";
+import { messageOf } from "../util/errors.js";
+import { excerpt } from "../util/text.js";
+import { clampTimerMs } from "../util/timers.js";
 import {
   abortedError,
-  excerptOf,
   formatSeconds,
   InfluxWriteError,
   readInfluxFailure,
@@ -58,13 +59,13 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     if (status === 404) throw writeNotFound(target.bucket, failure);
     if (status === undefined) {
       throw new InfluxWriteError(
-        `InfluxDB at ${target.url} is not reachable (${excerptOf(failure.message)}): ` +
+        `InfluxDB at ${target.url} is not reachable (${excerpt(failure.message)}): ` +
           "check INFLUX_URL and that InfluxDB is running",
         "unavailable",
       );
     }
     throw new InfluxWriteError(
-      `InfluxDB at ${target.url} failed the write check (HTTP ${status}: ${excerptOf(failure.message)})`,
+      `InfluxDB at ${target.url} failed the write check (HTTP ${status}: ${excerpt(failure.message)})`,
       "unavailable",
       status,
     );
@@ -77,7 +78,5 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
 function checkAborted(signal: AbortSignal | undefined): InfluxWriteError {
   const reason: unknown = signal?.reason;
   if (reason instanceof InfluxWriteError) return reason;
-  return abortedError(
-    reason instanceof Error ? reason.message : String(reason ?? "InfluxDB check"),
-  );
+  return abortedError(reason === undefined ? "InfluxDB check" : messageOf(reason));
 }

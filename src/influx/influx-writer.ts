@@ -1,14 +1,13 @@
 import { InfluxDB, setLogger } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
-import { abortableSleep, raceAbort } from "../util/abortable.js";
 import { computeRetryDelay, formatWait, type RetryPolicy } from "../util/retry-delay.js";
-import { clampTimerMs } from "../util/sleep.js";
+import { excerpt } from "../util/text.js";
+import { clampTimerMs, raceAbort, sleep as timerSleep } from "../util/timers.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
   abortedError,
   everyPointDropped,
-  excerptOf,
   formatSeconds,
   type InfluxFailure,
   InfluxWriteError,
@@ -279,7 +278,7 @@ export class InfluxWriter implements PointSink {
       for (const line of lines) {
         const error = named.get(line);
         if (error === undefined) rest.push(line);
-        else work.rejected.push({ line, status, error: excerptOf(error) });
+        else work.rejected.push({ line, status, error: excerpt(error) });
       }
       if (rest.length > 0) await this.writeBatch(rest, work);
       return;
@@ -294,7 +293,7 @@ export class InfluxWriter implements PointSink {
   }
 
   private rejectAll(lines: readonly string[], status: number, message: string, work: BatchWork) {
-    const error = excerptOf(message);
+    const error = excerpt(message);
     for (const line of lines) work.rejected.push({ line, status, error });
   }
 
@@ -308,7 +307,7 @@ export class InfluxWriter implements PointSink {
         requests: work.requests,
         ...(first && {
           status: first.status,
-          firstRejected: excerptOf(first.line),
+          firstRejected: excerpt(first.line),
           error: first.error,
         }),
       },
@@ -322,7 +321,7 @@ export class InfluxWriter implements PointSink {
       "InfluxDB refused the write request",
     );
     return new InfluxWriteError(
-      `InfluxDB refused a write of ${lines.length} lines (HTTP ${status}: ${excerptOf(message)})`,
+      `InfluxDB refused a write of ${lines.length} lines (HTTP ${status}: ${excerpt(message)})`,
       "bad_data",
       status,
     );
@@ -335,7 +334,7 @@ export class InfluxWriter implements PointSink {
     lines: readonly string[],
   ): InfluxWriteError {
     const message =
-      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerptOf(header ?? "")}), ` +
+      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerpt(header ?? "")}), ` +
       `more than INFLUX_RETRY_AFTER_MAX (${formatWait(this.retryAfterMaxMs)}): the write of ` +
       `${lines.length} lines fails now`;
     this.log.warn({ status, retryAfterMs, lines: lines.length }, message);
@@ -346,7 +345,7 @@ export class InfluxWriter implements PointSink {
     return new InfluxWriteError(
       `InfluxDB write did not finish within ${formatSeconds(this.deadlineMs)} s ` +
         `(INFLUX_DEADLINE_MS=${this.deadlineMs})` +
-        (run.lastFailure ? `; last failure: ${excerptOf(run.lastFailure)}` : ""),
+        (run.lastFailure ? `; last failure: ${excerpt(run.lastFailure)}` : ""),
       "unavailable",
     );
   }
@@ -354,7 +353,7 @@ export class InfluxWriter implements PointSink {
   /** The backoff wait: the injected `sleep` or a timer, ended early when `signal` aborts. */
   private wait(ms: number, signal: AbortSignal): Promise<void> {
     const { sleep } = this.options;
-    const wait = sleep ? raceAbort(sleep(ms), signal) : abortableSleep(ms, signal);
+    const wait = sleep ? raceAbort(sleep(ms), signal) : timerSleep(ms, { signal });
     return wait.catch((error: unknown) => {
       throw signal.aborted ? reasonOf(signal) : error;
     });

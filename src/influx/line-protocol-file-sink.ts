@@ -2,6 +2,7 @@ import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { ensureDirectory } from "../util/ensure-dir.js";
+import { errnoOf, messageOf } from "../util/errors.js";
 import type { PointSink, WriteOutcome } from "./point-sink.js";
 import { abortedError, InfluxWriteError } from "./write-errors.js";
 
@@ -179,9 +180,8 @@ export class LineProtocolFileSink implements PointSink {
   }
 
   private writeError(error: unknown): InfluxWriteError {
-    const message = error instanceof Error ? error.message : String(error);
     return new InfluxWriteError(
-      `cannot write ${this.target}: ${message}`,
+      `cannot write ${this.target}: ${messageOf(error)}`,
       "unavailable",
       undefined,
       true,
@@ -190,5 +190,5 @@ export class LineProtocolFileSink implements PointSink {
 }
 
 function isMissing(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
+  return errnoOf(error) === "ENOENT";
 }

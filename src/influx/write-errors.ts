@@ -1,4 +1,5 @@
 import { parseRetryAfter } from "../util/retry-delay.js";
+import { excerpt } from "../util/text.js";
 
 /**
  * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). 400, 422
@@ -39,14 +40,6 @@ export function formatSeconds(ms: number): string {
   return String(Number((ms / 1000).toFixed(3)));
 }
 
-const EXCERPT_CHARS = 200;
-
-/** The first characters of a text on one line. */
-export function excerptOf(text: string): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
-}
-
 /** A line the server named in its answer as refused, with its reason. */
 export interface NamedLineError {
   readonly line: string;
@@ -79,8 +72,7 @@ export function readInfluxFailure(error: unknown): InfluxFailure {
   const jsonMessage = typeof jsonText === "string" ? jsonText : undefined;
   const body = typeof get("body") === "string" ? (get("body") as string) : undefined;
   const code = typeof get("code") === "string" ? (get("code") as string) : undefined;
-  const text =
-    jsonMessage ?? (body ? excerptOf(body) : undefined) ?? String(get("message") ?? error);
+  const text = jsonMessage ?? (body ? excerpt(body) : undefined) ?? String(get("message") ?? error);
   const headers = get("headers");
   const header = (name: string): string | undefined => {
     const value =
@@ -203,7 +195,7 @@ export function noV2Write(version: string, said: string): string {
  * otherwise the bucket (or 1.8 database) does not exist. Both fatal (`bucket_not_found`).
  */
 export function writeNotFound(bucket: string, failure: InfluxFailure): InfluxWriteError {
-  const said = `HTTP 404: ${excerptOf(failure.message)}`;
+  const said = `HTTP 404: ${excerpt(failure.message)}`;
   return new InfluxWriteError(
     failure.version !== undefined && lacksV2Write(failure.version)
       ? `${noV2Write(failure.version, said)}: ${NO_V2_WRITE_FIX}`

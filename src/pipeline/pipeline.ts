@@ -7,7 +7,7 @@ import type { PointSink } from "../influx/point-sink.js";
 import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
-import { sleep } from "../util/sleep.js";
+import { sleep } from "../util/timers.js";
 import { DeviceSlots } from "./device-slots.js";
 import type { ChunkDeps, ChunkResult } from "./fetch-chunk.js";
 

@@ -7,7 +7,7 @@ import { silentSince, syncRules } from "../pipeline/plan-sync.js";
 import { runSync } from "../pipeline/sync.js";
 import { StateError } from "../state/state-error.js";
 import { messageOf } from "../util/errors.js";
-import { sleep } from "../util/sleep.js";
+import { sleep } from "../util/timers.js";
 import { HealthServer } from "./health-server.js";
 import type { EtlMetrics } from "./metrics.js";
 import { type CheckOutcome, Scheduler } from "./scheduler.js";

@@ -10,6 +10,7 @@ import {
 } from "../api/limits.js";
 import type { DataRecord, RecordMember } from "../api/schemas.js";
 import { parseQueryTime } from "../api/time-format.js";
+import { sleep } from "../util/timers.js";
 import {
   type DataFaultOptions,
   dataFaultsActive,
@@ -635,8 +636,6 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 /** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
 const httpDate = (ms: number): string => new Date(ms).toUTCString();
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Creates a simulator and starts it on `port` (0: a free one) of `host` (default 127.0.0.1). */
 export async function startSimulator(

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Database } from "better-sqlite3";
 import type { Logger } from "pino";
+import { messageOf } from "../util/errors.js";
 
 /**
  * The package's migrations directory. Relative to this module, so it is the same from `src/state/`
@@ -191,12 +192,4 @@ export function migrate(
     logger?.info({ version: migration.version, file: migration.file }, "applied migration");
   }
   return appliedNow;
-}
-
-/** An error's message (also for errors of another realm, e.g. better-sqlite3's under jest). */
-function messageOf(error: unknown): string {
-  if (typeof error === "object" && error !== null && "message" in error) {
-    if (typeof error.message === "string") return error.message;
-  }
-  return String(error);
 }

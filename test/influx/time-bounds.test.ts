@@ -2,7 +2,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
-import { MAX_TIMER_MS } from "../../src/util/sleep.js";
+import { MAX_TIMER_MS } from "../../src/util/timers.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import {
   type HungInfluxDb,

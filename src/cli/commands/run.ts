@@ -6,7 +6,7 @@ import { EtlService } from "../../service/etl-service.js";
 import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
-import { sleep } from "../../util/sleep.js";
+import { sleep } from "../../util/timers.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
 

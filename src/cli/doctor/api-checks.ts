@@ -2,8 +2,9 @@ import type { Logger } from "pino";
 import { ApiClient, parseDateHeader } from "../../api/client.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, ConfigError } from "../../config.js";
+import { messageOf } from "../../util/errors.js";
 import { formatLag } from "../commands/status.js";
-import { type CheckResult, failure, messageOf, notChecked, ok, warning } from "./check.js";
+import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
 import { type HttpAnswer, httpRequest } from "./http.js";
 
 const REACHABLE = "API reachable";

@@ -1,4 +1,5 @@
 import { scrubSecrets } from "../../logger.js";
+import { messageOf } from "../../util/errors.js";
 
 /** How a check came out: `warning` is worth a look, `failure` makes doctor exit 1. */
 export type CheckStatus = "ok" | "warning" | "failure";
@@ -78,15 +79,6 @@ export async function bounded(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** An error's message. */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "object" && error !== null && "message" in error) {
-    return String(error.message);
-  }
-  return String(error);
 }
 
 /** A byte count as `1.5 GiB`, `300 MiB`, `12 KiB`. */

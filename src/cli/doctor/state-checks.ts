@@ -13,15 +13,8 @@ import {
 } from "../../state/migrator.js";
 import { isGone, processOwner } from "../../state/owner.js";
 import { stateError } from "../../state/state-error.js";
-import {
-  type CheckResult,
-  failure,
-  formatBytes,
-  messageOf,
-  notChecked,
-  ok,
-  warning,
-} from "./check.js";
+import { messageOf } from "../../util/errors.js";
+import { type CheckResult, failure, formatBytes, notChecked, ok, warning } from "./check.js";
 
 const WRITABLE = "state DB writable";
 const SCHEMA = "state DB schema";
