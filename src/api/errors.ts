@@ -98,7 +98,7 @@ export class ApiError extends Error implements ApiErrorDetails {
 }
 
 import { scrubSecrets } from "../logger.js";
-import { parseRetryAfter } from "../util/retry-delay.js";
+import { parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /** The message a JSON or text error body carries, if it carries one. */

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
-import { ApiClient } from "../api/client.js";
+import { ApiClient } from "../api/api-client.js";
 import {
   apiClientSettings,
   type Config,

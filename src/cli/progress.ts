@@ -1,6 +1,6 @@
 import type { SingleBar } from "cli-progress";
 import type { Logger } from "pino";
-import type { ChunkResult } from "../pipeline/fetch-chunk.js";
+import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import type { Terminal } from "./terminal.js";
 
 /** Interval of progress log lines when stderr is not a terminal. */

@@ -1,8 +1,14 @@
 import { InfluxDB, setLogger } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
-import { computeRetryDelay, formatWait, type RetryPolicy } from "../util/retry-delay.js";
+import { Deadline } from "../retry/deadline.js";
+import {
+  DEFAULT_RETRY_AFTER_MAX_MS,
+  formatWait,
+  type RetryableFailure,
+  type RetryPolicy,
+} from "../retry/retry-policy.js";
+import { retrying } from "../retry/retrying.js";
 import { excerpt } from "../util/text.js";
-import { clampTimerMs, raceAbort, sleep as timerSleep } from "../util/timers.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
@@ -37,7 +43,7 @@ export interface InfluxWriterOptions {
   readonly retryAfterMaxMs?: number;
   /** Gzip request bodies (default false: on a LAN the CPU costs more than the bytes saved). */
   readonly gzip?: boolean;
-  readonly retry: RetryPolicy;
+  readonly retry: Omit<RetryPolicy, "retryAfterMaxMs">;
   readonly logger: Logger;
   /** Waits (default an abortable setTimeout); tests inject their own. */
   readonly sleep?: (ms: number) => Promise<void>;
@@ -45,18 +51,23 @@ export interface InfluxWriterOptions {
 
 /** Default of {@link InfluxWriterOptions.deadlineMs} (INFLUX_DEADLINE_MS): 15 minutes, above the Retry-After cap. */
 export const DEFAULT_INFLUX_DEADLINE_MS = 900_000;
-export const DEFAULT_INFLUX_RETRY_AFTER_MAX_MS = 600_000;
 
 /** Bodies larger than this are gzipped when `gzip` is on (smaller ones gain nothing). */
 const GZIP_THRESHOLD_BYTES = 1000;
 
-/** One write() while it runs: its abort signal (deadline, abort()) and what went wrong last. */
+/** One write() while it runs: its deadline (which abort() ends too) and what went wrong last. */
 interface WriteRun {
-  readonly signal: AbortSignal;
-  /** performance.now() at which the deadline passes. */
-  readonly deadlineAt: number;
+  readonly deadline: Deadline;
   /** The last transient failure, for the deadline's message. */
   lastFailure?: string;
+}
+
+/** A failed request the retry policy decides on. */
+interface TransientFailure extends RetryableFailure {
+  readonly status?: number;
+  /** `HTTP 503: ...`, or the transport's message. */
+  readonly what: string;
+  readonly retryAfter?: string;
 }
 
 /** One batch's bookkeeping while it is written and, if need be, narrowed down. */
@@ -94,12 +105,10 @@ export class InfluxWriter implements PointSink {
   private readonly influx: InfluxDB;
   private readonly log: Logger;
   private readonly deadlineMs: number;
-  private readonly retryAfterMaxMs: number;
+  private readonly policy: RetryPolicy;
   private readonly pending = new Set<Promise<WriteOutcome>>();
-  /** One per write() and check() in progress: abort() aborts them all. */
-  private readonly inFlight = new Set<AbortController>();
-  private aborted: InfluxWriteError | undefined;
-  private accepted = 0;
+  /** Aborted by abort(), with its InfluxWriteError: every write and check follows it. */
+  private readonly shutdown = new AbortController();
 
   constructor(private readonly options: InfluxWriterOptions) {
     this.influx = new InfluxDB({
@@ -109,38 +118,25 @@ export class InfluxWriter implements PointSink {
     });
     this.log = options.logger.child({ component: "influx-writer" });
     this.deadlineMs = options.deadlineMs ?? DEFAULT_INFLUX_DEADLINE_MS;
-    this.retryAfterMaxMs = options.retryAfterMaxMs ?? DEFAULT_INFLUX_RETRY_AFTER_MAX_MS;
+    this.policy = {
+      ...options.retry,
+      retryAfterMaxMs: options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS,
+    };
     this.target = `InfluxDB ${options.url} bucket ${options.bucket}`;
     routeClientLogs(options.logger);
   }
 
-  /** Lines InfluxDB has accepted so far (rejected lines never count; a rewritten line counts once). */
-  get linesWritten(): number {
-    return this.accepted;
-  }
-
   /** See {@link PointSink.write} and the class comment for how failures are handled. */
   write(lines: readonly string[]): Promise<WriteOutcome> {
-    if (this.aborted) return Promise.reject(this.aborted);
-    const controller = new AbortController();
-    this.inFlight.add(controller);
-    const run: WriteRun = {
-      signal: controller.signal,
-      deadlineAt: performance.now() + this.deadlineMs,
-    };
-    const deadline = setTimeout(
-      () => controller.abort(this.deadlinePassed(run)),
-      clampTimerMs(this.deadlineMs),
-    );
-    deadline.unref();
+    if (this.shutdown.signal.aborted) return Promise.reject(this.shutdown.signal.reason);
+    const deadline = new Deadline(this.deadlineMs, () => performance.now(), [this.shutdown.signal]);
+    const run: WriteRun = { deadline };
+    deadline.resume();
     const done = this.writeAll(lines, run)
       .catch((error: unknown) => {
-        throw controller.signal.aborted ? reasonOf(controller.signal) : error;
+        throw deadline.signal.aborted ? this.ended(run) : error;
       })
-      .finally(() => {
-        clearTimeout(deadline);
-        this.inFlight.delete(controller);
-      });
+      .finally(() => deadline.finish());
     this.pending.add(done);
     const forget = (): void => {
       this.pending.delete(done);
@@ -163,10 +159,7 @@ export class InfluxWriter implements PointSink {
    * InfluxWriteError `aborted: <reason>` (code `unavailable`, fatal). Idempotent.
    */
   abort(reason = "the InfluxDB writer was aborted"): void {
-    if (this.aborted) return;
-    this.aborted = abortedError(reason);
-    for (const controller of this.inFlight) controller.abort(this.aborted);
-    this.inFlight.clear();
+    if (!this.shutdown.signal.aborted) this.shutdown.abort(abortedError(reason));
   }
 
   /**
@@ -174,16 +167,9 @@ export class InfluxWriter implements PointSink {
    * `timeoutMs`, ended by `signal` or {@link abort}.
    */
   async check(signal?: AbortSignal): Promise<void> {
-    if (this.aborted) throw this.aborted;
-    const controller = new AbortController();
-    const link = follow(signal, controller);
-    this.inFlight.add(controller);
-    try {
-      await checkInflux(this.options, controller.signal);
-    } finally {
-      link.dispose();
-      this.inFlight.delete(controller);
-    }
+    const shutdown = this.shutdown.signal;
+    if (shutdown.aborted) throw shutdown.reason;
+    await checkInflux(this.options, signal ? AbortSignal.any([shutdown, signal]) : shutdown);
   }
 
   private async writeAll(lines: readonly string[], run: WriteRun): Promise<WriteOutcome> {
@@ -201,59 +187,77 @@ export class InfluxWriter implements PointSink {
 
   /** One batch, retried when the failure is transient, halved on 413, narrowed on 400/422. */
   private async writeBatch(lines: string[], work: BatchWork): Promise<void> {
-    const { retry } = this.options;
     const { run } = work;
-    for (let attempt = 1; ; attempt++) {
-      work.requests++;
-      const failure = await this.send(lines, run.signal);
-      if (!failure) {
-        this.accepted += lines.length;
-        return;
+    await retrying<void, TransientFailure>(
+      async () => {
+        work.requests++;
+        const failure = await this.send(lines, run);
+        if (!failure) return { ok: true, value: undefined };
+        const transient = await this.handle(lines, failure, work);
+        if (transient === undefined) return { ok: true, value: undefined };
+        run.lastFailure = transient.what;
+        return { ok: false, failure: transient };
+      },
+      {
+        policy: this.policy,
+        deadline: run.deadline,
+        sleep: this.options.sleep && ((ms) => this.sleepFor(ms)),
+        giveUp: (failure, why, retries) => {
+          if (why.reason === "retry-after-over-cap") return this.retryAfterTooLong(failure, lines);
+          if (why.reason === "past-deadline") return this.deadlinePassed(run);
+          return new InfluxWriteError(
+            `InfluxDB write failed after ${retries + 1} attempts (${failure.what})`,
+            "unavailable",
+            failure.status,
+          );
+        },
+        beforeRetry: (failure, delayMs, attempt) =>
+          this.log.warn(
+            { status: failure.status, attempt, delayMs, lines: lines.length, error: failure.what },
+            "write failed, retrying",
+          ),
+      },
+    );
+  }
+
+  /**
+   * What a refused or failed request means for its batch: 413 splits it, 400/422 narrow it down
+   * (both written here, undefined returned), 401/403/404 and other 4xx are final (thrown); what
+   * is left is transient, for the retry policy.
+   */
+  private async handle(
+    lines: string[],
+    failure: InfluxFailure,
+    work: BatchWork,
+  ): Promise<TransientFailure | undefined> {
+    const { status } = failure;
+    if (status === 413) {
+      if (lines.length === 1) {
+        this.rejectAll(lines, status, failure.message, work);
+        return undefined;
       }
-      const { status } = failure;
-      if (status === 413) {
-        if (lines.length === 1) {
-          this.rejectAll(lines, status, failure.message, work);
-          return;
-        }
-        const half = Math.ceil(lines.length / 2);
-        this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
-        await this.writeBatch(lines.slice(0, half), work);
-        await this.writeBatch(lines.slice(half), work);
-        return;
-      }
-      if (status === 400 || status === 422) {
-        await this.narrow(lines, { ...failure, status }, work);
-        return;
-      }
-      if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
-      if (status === 404) throw writeNotFound(this.options.bucket, failure);
-      if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-        throw this.refused(failure.message, status, lines);
-      }
-      const what = status === undefined ? failure.message : `HTTP ${status}: ${failure.message}`;
-      run.lastFailure = what;
-      if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retryAfterMaxMs) {
-        throw this.retryAfterTooLong(failure.retryAfterMs, failure.retryAfter, status, lines);
-      }
-      if (attempt > retry.retries) {
-        throw new InfluxWriteError(
-          `InfluxDB write failed after ${attempt} attempts (${what})`,
-          "unavailable",
-          status,
-        );
-      }
-      const delayMs = computeRetryDelay(attempt, retry, failure.retryAfterMs);
-      if (run.deadlineAt - performance.now() < delayMs) {
-        // the wait would outlast the deadline: fail now rather than at the deadline
-        throw this.deadlinePassed(run);
-      }
-      this.log.warn(
-        { status, attempt, delayMs, lines: lines.length, error: what },
-        "write failed, retrying",
-      );
-      await this.wait(delayMs, run.signal);
+      const half = Math.ceil(lines.length / 2);
+      this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
+      await this.writeBatch(lines.slice(0, half), work);
+      await this.writeBatch(lines.slice(half), work);
+      return undefined;
     }
+    if (status === 400 || status === 422) {
+      await this.narrow(lines, { ...failure, status }, work);
+      return undefined;
+    }
+    if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
+    if (status === 404) throw writeNotFound(this.options.bucket, failure);
+    if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
+      throw this.refused(failure.message, status, lines);
+    }
+    return {
+      retryable: true,
+      status,
+      what: status === undefined ? failure.message : `HTTP ${status}: ${failure.message}`,
+      ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+      ...(failure.retryAfter === undefined ? {} : { retryAfter: failure.retryAfter }),
+    };
   }
 
   /**
@@ -327,18 +331,14 @@ export class InfluxWriter implements PointSink {
     );
   }
 
-  private retryAfterTooLong(
-    retryAfterMs: number,
-    header: string | undefined,
-    status: number | undefined,
-    lines: readonly string[],
-  ): InfluxWriteError {
+  private retryAfterTooLong(failure: TransientFailure, lines: readonly string[]): InfluxWriteError {
+    const retryAfterMs = failure.retryAfterMs ?? 0;
     const message =
-      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerpt(header ?? "")}), ` +
-      `more than INFLUX_RETRY_AFTER_MAX (${formatWait(this.retryAfterMaxMs)}): the write of ` +
+      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerpt(failure.retryAfter ?? "")}), ` +
+      `more than INFLUX_RETRY_AFTER_MAX (${formatWait(this.policy.retryAfterMaxMs)}): the write of ` +
       `${lines.length} lines fails now`;
-    this.log.warn({ status, retryAfterMs, lines: lines.length }, message);
-    return new InfluxWriteError(message, "unavailable", status);
+    this.log.warn({ status: failure.status, retryAfterMs, lines: lines.length }, message);
+    return new InfluxWriteError(message, "unavailable", failure.status);
   }
 
   private deadlinePassed(run: WriteRun): InfluxWriteError {
@@ -350,25 +350,24 @@ export class InfluxWriter implements PointSink {
     );
   }
 
-  /** The backoff wait: the injected `sleep` or a timer, ended early when `signal` aborts. */
-  private wait(ms: number, signal: AbortSignal): Promise<void> {
-    const { sleep } = this.options;
-    const wait = sleep ? raceAbort(sleep(ms), signal) : timerSleep(ms, { signal });
-    return wait.catch((error: unknown) => {
-      throw signal.aborted ? reasonOf(signal) : error;
-    });
+  /** The injected backoff wait (tests count delays with it). */
+  private sleepFor(ms: number): Promise<void> {
+    return this.options.sleep?.(ms) ?? Promise.resolve();
+  }
+
+  /** The error of a write ended from outside: abort() (its own error), or the deadline. */
+  private ended(run: WriteRun): InfluxWriteError {
+    const reason: unknown = run.deadline.signal.reason;
+    return reason instanceof InfluxWriteError ? reason : this.deadlinePassed(run);
   }
 
   /** Sends one batch; resolves with the failure, if any (a refused or failed request). */
-  private async send(
-    lines: readonly string[],
-    signal: AbortSignal,
-  ): Promise<InfluxFailure | undefined> {
-    if (signal.aborted) throw reasonOf(signal);
-    // a controller per request: the transport adds an abort listener per request and never
-    // removes it, so the write's own signal would collect one listener per retry and split
-    const request = new AbortController();
-    const link = follow(signal, request);
+  private async send(lines: readonly string[], run: WriteRun): Promise<InfluxFailure | undefined> {
+    const { signal } = run.deadline;
+    if (signal.aborted) throw this.ended(run);
+    // a signal per request: the transport adds an abort listener per request and never removes
+    // it, so the write's own signal would collect one listener per retry and split
+    const request = AbortSignal.any([signal]);
     const query = new URLSearchParams({
       org: this.options.org,
       bucket: this.options.bucket,
@@ -379,33 +378,14 @@ export class InfluxWriter implements PointSink {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,
-        signal: request.signal,
+        signal: request,
       });
       return undefined;
     } catch (error) {
-      if (signal.aborted) throw reasonOf(signal);
+      if (signal.aborted) throw this.ended(run);
       return readInfluxFailure(error);
-    } finally {
-      link.dispose();
     }
   }
-}
-
-/** Aborts `controller` when `signal` aborts (with its reason), until disposed. */
-function follow(signal: AbortSignal | undefined, controller: AbortController): { dispose(): void } {
-  if (!signal) return { dispose: () => undefined };
-  const onAbort = (): void => controller.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener("abort", onAbort, { once: true });
-  return { dispose: () => signal.removeEventListener("abort", onAbort) };
-}
-
-/** Why `signal` aborted, as an InfluxWriteError. */
-function reasonOf(signal: AbortSignal): InfluxWriteError {
-  const reason: unknown = signal.reason;
-  return reason instanceof InfluxWriteError
-    ? reason
-    : new InfluxWriteError(`aborted: ${String(reason)}`, "unavailable", undefined, true);
 }
 
 let clientLogsRouted = false;

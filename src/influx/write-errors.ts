@@ -1,4 +1,4 @@
-import { parseRetryAfter } from "../util/retry-delay.js";
+import { parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**

@@ -2,7 +2,8 @@
  * What the gap audit counts (see audit.ts): the sample values of a resource, its records in the
  * API per (sample, day), its points in InfluxDB per day, and its rows kept as dead letters.
  */
-import type { CallOptions } from "../api/client.js";
+import type { DataAnswer } from "../api/data-stream.js";
+import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { DataRecord } from "../api/schemas.js";
 import { parseRecordTime } from "../api/time-format.js";
@@ -10,10 +11,10 @@ import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influ
 import type { DeadLetter } from "../state/types.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import { numericString } from "../transform/record-encoder.js";
+import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import type { Pipeline } from "./pipeline.js";
 import { valueGroups } from "./plan-chunks.js";
-import { AnswerScreen } from "./screen-records.js";
 
 export const DAY_S = 86_400;
 
@@ -96,23 +97,40 @@ export interface AuditTarget {
  * (timestamps) are newer than its last sync.
  */
 export async function apiCounts(
-  pipeline: Pipeline,
+  pipeline: Pick<Pipeline, "client" | "chunks">,
   target: AuditTarget,
   windows: readonly { fromS: number; toS: number }[],
   untilS: number,
-  calls: CallOptions,
+  requestsDone: (requests: number) => void,
 ): Promise<{ counts: Map<string, number>; newer: number }> {
   const { deviceId, resourceId, samples, syncedUntilS } = target;
   const counts = new Map<string, number>();
   const newer = new Set<string>();
+  /** One answer's counts: per (sample, day) up to `untilS`, and the timestamps after the sync. */
+  const countAnswer = async (answer: DataAnswer, window: Window, ids: readonly string[]) => {
+    const screen = new AnswerScreen(window.fromS, window.toS);
+    const counted = new Map<string, number>();
+    const after = new Set<string>();
+    for await (const page of answer.pages) {
+      for (const record of screen.keep(page.records)) {
+        const atS = Math.floor(parseRecordTime(record.timestamp) / 1000);
+        if (syncedUntilS === undefined || atS > syncedUntilS) {
+          if (ids.some((id) => countsAsValue(record[id]))) after.add(record.timestamp);
+        }
+        if (atS > untilS) continue;
+        for (const id of ids) {
+          if (!countsAsValue(record[id])) continue;
+          const key = perSample(id, dayOf(atS));
+          counted.set(key, (counted.get(key) ?? 0) + 1);
+        }
+      }
+    }
+    return { counted, after };
+  };
   await Promise.all(
     windows.flatMap((window) =>
       valueGroups(samples.map((s) => s.valueId)).map((ids) =>
-        pipeline.forDevice(deviceId, async () => {
-          const screen = new AnswerScreen(window.fromS, window.toS);
-          let attempt = 0;
-          let answer = new Map<string, number>();
-          let answerNewer = new Set<string>();
+        pipeline.chunks.forDevice(deviceId, async () => {
           const query = {
             deviceId,
             resourceId,
@@ -120,34 +138,25 @@ export async function apiCounts(
             from: new Date(window.fromS * 1000),
             to: new Date(window.toS * 1000),
           };
-          for await (const page of pipeline.client.data(query, calls)) {
-            if (page.attempt !== attempt) {
-              attempt = page.attempt;
-              screen.restart();
-              answer = new Map();
-              answerNewer = new Set();
-            }
-            for (const record of screen.keep(page.records)) {
-              const atS = Math.floor(parseRecordTime(record.timestamp) / 1000);
-              if (syncedUntilS === undefined || atS > syncedUntilS) {
-                if (ids.some((id) => countsAsValue(record[id]))) answerNewer.add(record.timestamp);
-              }
-              if (atS > untilS) continue;
-              for (const id of ids) {
-                if (!countsAsValue(record[id])) continue;
-                const key = perSample(id, dayOf(atS));
-                answer.set(key, (answer.get(key) ?? 0) + 1);
-              }
-            }
-          }
-          for (const [key, n] of answer) counts.set(key, (counts.get(key) ?? 0) + n);
-          for (const timestamp of answerNewer) newer.add(timestamp);
+          const answered = await pipeline.client
+            .data(query, (answer) => countAnswer(answer, window, ids))
+            .catch((error: unknown) => {
+              requestsDone(error instanceof ApiError ? (error.attempts ?? 0) : 1);
+              throw error;
+            });
+          requestsDone(answered.requests);
+          for (const [key, n] of answered.value.counted)
+            counts.set(key, (counts.get(key) ?? 0) + n);
+          for (const timestamp of answered.value.after) newer.add(timestamp);
         }),
       ),
     ),
   );
   return { counts, newer: newer.size };
 }
+
+/** An inclusive time window (epoch s). */
+type Window = { readonly fromS: number; readonly toS: number };
 
 /**
  * InfluxDB's points of a target's samples per day over [fromS, untilS]: one statement per sample,

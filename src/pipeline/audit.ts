@@ -3,7 +3,8 @@
  * with what the API says exists, reading one sample value per value group from the API (not
  * every value) and one InfluxQL count per sample, and lists the holes.
  */
-import type { CallOptions } from "../api/client.js";
+
+import type { Answered } from "../api/api-request.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { BackfillSpec } from "../state/types.js";
 import { epochSeconds } from "../util/utc-time.js";
@@ -103,21 +104,16 @@ export async function auditGaps(
   request: AuditRequest,
   progress?: AuditProgress,
 ): Promise<AuditResult> {
-  let catalogRequests = 0;
   let dataRequests = 0;
-  const { targets, unaudited } = await auditTargets(pipeline, request.devices, {
-    onAttempt: () => catalogRequests++,
-  });
+  const { targets, unaudited, catalogRequests } = await auditTargets(pipeline, request.devices);
   // after the catalog reads: the API's clock is known, a local clock ahead of it cuts nothing
   const nowS = epochSeconds(pipeline.apiNow());
   const fromS = dayOf(request.fromS);
   const toS = Math.min(dayOf(request.toS) + DAY_S - 1, nowS);
   const windows = fromS > toS ? [] : timeWindows(fromS, toS);
-  const dataCalls: CallOptions = {
-    onAttempt: () => {
-      dataRequests++;
-      progress?.step();
-    },
+  const requestsDone = (requests: number): void => {
+    dataRequests += requests;
+    for (let i = 0; i < requests; i++) progress?.step();
   };
   progress?.start(
     targets.reduce((n, t) => n + Math.ceil(t.samples.length / 20) * windows.length, 0),
@@ -130,7 +126,7 @@ export async function auditGaps(
     const { deviceId, resourceId, syncedUntilS } = target;
     // compared: up to the last sync; what the API has after it is not synced yet
     const untilS = Math.min(toS, syncedUntilS ?? fromS - 1);
-    const api = await apiCounts(pipeline, target, windows, untilS, dataCalls);
+    const api = await apiCounts(pipeline, target, windows, untilS, requestsDone);
     if (api.newer > 0) {
       notSynced.push({
         deviceId,
@@ -215,20 +211,25 @@ function holesOf(
 async function auditTargets(
   pipeline: Pipeline,
   devices: AuditRequest["devices"],
-  calls: CallOptions,
-): Promise<{ targets: AuditTarget[]; unaudited: AuditResult["unaudited"][number][] }> {
+): Promise<{
+  targets: AuditTarget[];
+  unaudited: AuditResult["unaudited"][number][];
+  catalogRequests: number;
+}> {
   const { client, decoder, store } = pipeline;
-  const deviceIds = await selectDevices(pipeline, devices, calls);
+  const selected = await selectDevices(pipeline, devices);
+  let catalogRequests = selected.requests;
+  const ask = <T>(deviceId: string, task: () => Promise<Answered<T>>): Promise<T> =>
+    pipeline.chunks.forDevice(deviceId, task).then((answer) => {
+      catalogRequests += answer.requests;
+      return answer.value;
+    });
   const targets: AuditTarget[] = [];
   const unaudited: AuditResult["unaudited"][number][] = [];
-  for (const deviceId of deviceIds) {
-    const { resource_ids } = await pipeline.forDevice(deviceId, () =>
-      client.listResources(deviceId, calls),
-    );
+  for (const deviceId of selected.deviceIds) {
+    const { resource_ids } = await ask(deviceId, () => client.listResources(deviceId));
     for (const resourceId of resource_ids) {
-      const { values } = await pipeline.forDevice(deviceId, () =>
-        client.listValues(deviceId, resourceId, calls),
-      );
+      const { values } = await ask(deviceId, () => client.listValues(deviceId, resourceId));
       const picked = sampleValues(decoder, values);
       for (const group of picked.unaudited) unaudited.push({ deviceId, resourceId, group });
       if (picked.samples.length === 0) continue;
@@ -238,7 +239,7 @@ async function auditTargets(
       targets.push({ deviceId, resourceId, samples: picked.samples, syncedUntilS });
     }
   }
-  return { targets, unaudited };
+  return { targets, unaudited, catalogRequests };
 }
 
 /**

@@ -2,8 +2,7 @@ import { messageOf } from "../util/errors.js";
 import { CATALOG_PRIORITY, dueBefore, readDeviceCatalog, readDeviceList } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
-import { RunContext, runStatus } from "./run-context.js";
-import { reportRun } from "./run-report.js";
+import { recordedRun } from "./recorded-run.js";
 import { inShard } from "./shard.js";
 
 /** What a catalog run did. */
@@ -32,70 +31,43 @@ export async function runCatalogRefresh(pipeline: Pipeline): Promise<CatalogRunR
   const inThisShard = (id: string) => inShard(id, config.shard.count, config.shard.index);
   if (!listDue && !store.catalog.due(before).some(inThisShard)) return undefined;
 
-  const started = pipeline.now();
-  const run = RunContext.create(
-    store.runs.start("catalog", started, pipeline.owner),
-    "catalog",
-    pipeline.logger,
-  );
-  let fatal: unknown;
   let devices = 0;
   let newValues = 0;
-  const failures: { device: string; error: string }[] = [];
-  try {
-    if (listDue) await readDeviceList(pipeline, run.calls, CATALOG_PRIORITY);
-    const due = store.catalog.due(before).filter(inThisShard);
-    const settled = await Promise.allSettled(
-      due.map(async (deviceId) => {
-        if (pipeline.isStopping) return;
-        const log = run.logger.child({ device: deviceId });
-        try {
-          const catalog = await readDeviceCatalog(
-            pipeline,
-            deviceId,
-            run.calls,
-            log,
-            CATALOG_PRIORITY,
-          );
-          devices++;
-          newValues += catalog.newValues;
-        } catch (error) {
-          if (cutByShutdown(error, pipeline.isStopping)) return;
-          if (isFatal(error)) throw error;
-          failures.push({ device: deviceId, error: messageOf(error) });
-          log.warn({ error: messageOf(error) }, "catalog not read (the stored one stays in use)");
-        }
-      }),
-    );
-    const failed = settled.find((s) => s.status === "rejected");
-    if (failed) throw failed.reason;
-  } catch (error) {
-    if (!cutByShutdown(error, pipeline.isStopping)) fatal = error;
-  }
-  if (fatal !== undefined) failures.push({ device: "*", error: messageOf(fatal) });
-  const errors = failures.length;
-  const status = runStatus({
-    fatal: fatal !== undefined,
-    stopping: pipeline.isStopping,
-    parts: devices + failures.length,
-    failed: errors,
-  });
-  const summary = {
-    status,
-    devices,
-    requests: run.counters.requests,
-    points: 0,
-    errors,
-    detail: failures.length > 0 ? JSON.stringify(failures) : null,
-  } as const;
-  const durationMs = pipeline.now().getTime() - started.getTime();
-  if (!isFatal(fatal)) await reportRun(pipeline, run, summary, durationMs, new Set());
-  // the run ends last, once all of it (its report included) is done
-  store.runs.finish(run.id, summary, pipeline.now());
+  const failures: { part: { device: string }; error: string }[] = [];
+  const recorded = await recordedRun(
+    pipeline,
+    "catalog",
+    async (run) => {
+      if (listDue)
+        run.counters.requests += (await readDeviceList(pipeline, CATALOG_PRIORITY)).requests;
+      const due = store.catalog.due(before).filter(inThisShard);
+      const settled = await Promise.allSettled(
+        due.map(async (deviceId) => {
+          if (pipeline.isStopping) return;
+          const log = run.logger.child({ device: deviceId });
+          try {
+            const catalog = await readDeviceCatalog(pipeline, deviceId, log, CATALOG_PRIORITY);
+            run.counters.requests += catalog.requests;
+            devices++;
+            newValues += catalog.newValues;
+          } catch (error) {
+            if (cutByShutdown(error, pipeline.isStopping)) return;
+            if (isFatal(error)) throw error;
+            failures.push({ part: { device: deviceId }, error: messageOf(error) });
+            log.warn({ error: messageOf(error) }, "catalog not read (the stored one stays in use)");
+          }
+        }),
+      );
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) throw failed.reason;
+    },
+    () => ({ parts: devices + failures.length, failures, devices, reportDevices: new Set() }),
+  );
+  const { run, status, errors, durationMs } = recorded;
+  const { requests } = run.counters;
   run.logger.info(
-    { status, devices, requests: run.counters.requests, newValues, errors, ms: durationMs },
+    { status, devices, requests, newValues, errors, ms: durationMs },
     "catalog refreshed",
   );
-  if (fatal !== undefined) throw fatal;
-  return { runId: run.id, status, devices, requests: run.counters.requests, newValues, errors };
+  return { runId: run.id, status, devices, requests, newValues, errors };
 }

@@ -5,13 +5,12 @@
  * only. A value new on a resource whose cursor has seen data gets a history job.
  */
 import type { Logger } from "pino";
-import type { CallOptions } from "../api/client.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
 import { epochSeconds } from "../util/utc-time.js";
+import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
-import { secondsBefore, syncRules } from "./plan-sync.js";
 
 /**
  * How a run treats a catalog read longer than CATALOG_REFRESH ago:
@@ -36,14 +35,17 @@ export interface DeviceCatalog {
   readonly newValues: number;
   /** False when the API no longer knows the device (404): it has nothing to sync. */
   readonly known: boolean;
+  /** HTTP attempts the read took (0 for the stored catalog). */
+  readonly requests: number;
 }
 
 /** Priority of catalog reads in the request queue of the service: after data requests. */
 export const CATALOG_PRIORITY = -1;
 
-type CatalogParts = Pick<
+/** What reading and recording the catalog needs. */
+export type CatalogParts = Pick<
   Pipeline,
-  "client" | "store" | "config" | "logger" | "now" | "apiNow" | "queue" | "forDevice"
+  "client" | "store" | "config" | "logger" | "now" | "apiNow" | "chunks"
 >;
 
 /** The time before which a catalog read counts as due. */
@@ -60,23 +62,22 @@ export function dueBefore(pipeline: Pick<Pipeline, "config" | "now">): Date {
 export async function listedDevices(
   pipeline: CatalogParts,
   policy: CatalogPolicy,
-  calls: CallOptions = {},
-): Promise<{ deviceIds: string[]; read: boolean }> {
+): Promise<{ deviceIds: string[]; read: boolean; requests: number }> {
   const readAt = pipeline.store.catalog.devicesReadAt();
   const due = readAt === undefined || (policy === "refresh-due" && readAt <= dueBefore(pipeline));
-  if (!due) return { deviceIds: pipeline.store.catalog.listedDevices(), read: false };
-  return { deviceIds: await readDeviceList(pipeline, calls), read: true };
+  if (!due) return { deviceIds: pipeline.store.catalog.listedDevices(), read: false, requests: 0 };
+  return { ...(await readDeviceList(pipeline)), read: true };
 }
 
 /** Reads the device list from the API now and records it; logs the devices that appeared. */
 export async function readDeviceList(
-  pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "queue">,
-  calls: CallOptions = {},
+  pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "chunks">,
   priority = 0,
-): Promise<string[]> {
-  const { device_ids } = await pipeline.queue.add(() => pipeline.client.listDevices(calls), {
+): Promise<{ deviceIds: string[]; requests: number }> {
+  const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), {
     priority,
   });
+  const { device_ids } = answer.value;
   const first = pipeline.store.catalog.devicesReadAt() === undefined;
   const added = pipeline.store.catalog.recordDevices(device_ids, pipeline.now());
   if (!first && added.length > 0) {
@@ -85,7 +86,7 @@ export async function readDeviceList(
       "new devices listed by the API",
     );
   }
-  return device_ids;
+  return { deviceIds: device_ids, requests: answer.requests };
 }
 
 /**
@@ -96,15 +97,16 @@ export async function deviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
   policy: CatalogPolicy,
-  calls: CallOptions,
   log: Logger,
 ): Promise<DeviceCatalog> {
   const stored = pipeline.store.catalog.device(deviceId);
   const due =
     stored.readAt === undefined ||
     (policy === "refresh-due" && new Date(stored.readAt) <= dueBefore(pipeline));
-  if (!due) return { resources: stored.resources, read: false, newValues: 0, known: true };
-  return readDeviceCatalog(pipeline, deviceId, calls, log);
+  if (!due) {
+    return { resources: stored.resources, read: false, newValues: 0, known: true, requests: 0 };
+  }
+  return readDeviceCatalog(pipeline, deviceId, log);
 }
 
 /**
@@ -115,25 +117,28 @@ export async function deviceCatalog(
 export async function readDeviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
-  calls: CallOptions,
   log: Logger,
   priority = 0,
 ): Promise<DeviceCatalog> {
   const { client, store } = pipeline;
-  const ask = <T>(task: () => Promise<T>) => pipeline.forDevice(deviceId, task, priority);
+  const ask = <T>(task: () => Promise<T>) => pipeline.chunks.forDevice(deviceId, task, priority);
   let resourceIds: readonly string[];
+  let requests = 0;
   try {
-    resourceIds = (await ask(() => client.listResources(deviceId, calls))).resource_ids;
+    const answer = await ask(() => client.listResources(deviceId));
+    resourceIds = answer.value.resource_ids;
+    requests += answer.requests;
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
     store.catalog.unlistDevice(deviceId);
     log.warn("the API no longer knows the device: it is not synced until listed again");
-    return { resources: [], read: true, newValues: 0, known: false };
+    return { resources: [], read: true, newValues: 0, known: false, requests: error.attempts ?? 1 };
   }
   const resources = await Promise.all(
     resourceIds.map(async (resourceId) => {
-      const { values } = await ask(() => client.listValues(deviceId, resourceId, calls));
-      return { resourceId, values };
+      const answer = await ask(() => client.listValues(deviceId, resourceId));
+      requests += answer.requests;
+      return { resourceId, values: answer.value.values };
     }),
   );
   const newValues = store.transaction(() => {
@@ -146,7 +151,7 @@ export async function readDeviceCatalog(
     store.catalog.markRead(deviceId, now);
     return count;
   });
-  return { resources, read: true, newValues, known: true };
+  return { resources, read: true, newValues, known: true, requests };
 }
 
 /**

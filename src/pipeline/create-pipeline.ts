@@ -1,12 +1,19 @@
 import type { Logger } from "pino";
-import { ApiClient } from "../api/client.js";
+import { ApiClient } from "../api/api-client.js";
+import { ApiClock } from "../api/api-clock.js";
+import type { ApiTelemetry } from "../api/api-request.js";
 import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
 import { DRY_RUN_SINK, pointSinkOpener } from "../influx/create-sink.js";
-import type { EtlMetrics } from "../service/metrics.js";
 import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
+import type { ChunkMetrics } from "./chunk-runner.js";
 import { Pipeline } from "./pipeline.js";
+
+/** Where API attempts and chunks are counted, where they happen; `watch` reads the pipeline. */
+export interface PipelineMetrics extends ApiTelemetry, ChunkMetrics {
+  watch?(pipeline: Pipeline): void;
+}
 
 /** Options of {@link openPipeline}. */
 export interface OpenPipelineOptions {
@@ -15,8 +22,8 @@ export interface OpenPipelineOptions {
   /** Plans only: no sink is opened (none is needed), and a write fails. */
   readonly dryRun?: boolean;
   readonly now?: () => Date;
-  /** Metrics fed by the client's and the pipeline's hooks (the service's /metrics). */
-  readonly metrics?: EtlMetrics;
+  /** Where API attempts and chunks are counted (the service's /metrics). */
+  readonly metrics?: PipelineMetrics;
   /** This process, for leases, locks and runs. */
   readonly owner?: Owner;
   /**
@@ -51,8 +58,8 @@ export async function openPipeline(
       ...timers,
       logger,
       gate,
-      onAttempt: metrics?.apiAttempt,
-      onRetry: metrics?.apiRetry,
+      telemetry: metrics,
+      clock: new ApiClock(now),
     });
     const pipeline = new Pipeline({
       client,
@@ -61,11 +68,11 @@ export async function openPipeline(
       config,
       logger,
       gate,
-      observer: metrics,
+      metrics,
       now,
       owner,
     });
-    metrics?.watch(pipeline);
+    metrics?.watch?.(pipeline);
     return pipeline;
   } catch (error) {
     store.close();

@@ -1,18 +1,18 @@
-import {
-  type BadMember,
-  badMemberMessage,
-  dataRecordSchema,
-  keepRequested,
-} from "../api/schemas.js";
+import { dataRecordSchema } from "../api/schemas.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { DeadLetter } from "../state/types.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
+import {
+  AnswerScreen,
+  type BadMember,
+  badMemberMessage,
+  keepRequested,
+} from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
-import { AnswerScreen } from "./screen-records.js";
 
 /** What `dead-letters --retry` did. */
 export interface RetryOutcome {

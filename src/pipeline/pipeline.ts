@@ -1,6 +1,5 @@
-import PQueue from "p-queue";
 import type { Logger } from "pino";
-import type { ApiClient } from "../api/client.js";
+import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
 import type { Config } from "../config.js";
 import type { PointSink } from "../influx/point-sink.js";
@@ -8,10 +7,9 @@ import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
 import { sleep } from "../util/timers.js";
-import { DeviceSlots } from "./device-slots.js";
-import type { ChunkDeps, ChunkResult } from "./fetch-chunk.js";
+import { type ChunkMetrics, ChunkRunner } from "./chunk-runner.js";
 
-/** What syncs and backfills share: the API, the state, the sink and one request queue. */
+/** What a pipeline is made of. */
 export interface PipelineParts {
   readonly client: ApiClient;
   readonly store: StateStore;
@@ -20,23 +18,18 @@ export interface PipelineParts {
   readonly logger: Logger;
   /** The client's rate gate, for status and metrics. */
   readonly gate?: RateGate;
-  readonly observer?: PipelineObserver;
+  /** Where chunks are counted (the service's metrics). */
+  readonly metrics?: ChunkMetrics;
   /** Clock (default: the real one). */
   readonly now?: () => Date;
   /** This process, for leases and runs (default: this process as `energy-etl`). */
   readonly owner?: Owner;
 }
 
-/** Told about every chunk, for metrics. */
-export interface PipelineObserver {
-  chunkDone(durationS: number, result: ChunkResult): void;
-  chunkFailed(error: unknown): void;
-}
-
 /**
- * The running pipeline: one p-queue of fetch jobs (API_CONCURRENCY at once; the client's rate gate
- * spaces them to API_RATE_LIMIT) shared by syncs and backfills, and a value-id decoder. Each run
- * keeps its own counters (see RunContext).
+ * The running pipeline, wired once: the API client, the state, the sink, and the chunk runner
+ * (one request queue shared by syncs, backfills and catalog reads). Runs take the pieces of it
+ * they use; each run keeps its own counters (see RunContext).
  */
 export class Pipeline {
   readonly client: ApiClient;
@@ -44,19 +37,15 @@ export class Pipeline {
   readonly sink: PointSink;
   readonly config: Config;
   readonly logger: Logger;
+  readonly chunks: ChunkRunner;
+  /** Value ids decoded once each (what they become in InfluxDB). */
   readonly decoder: ValueIdDecoder;
-  readonly queue: PQueue;
-  /** A device's share of the queue: API_CONCURRENCY - 1 slots at most (1 when that is 1). */
-  readonly deviceSlots: DeviceSlots;
   readonly gate: RateGate | undefined;
-  readonly observer: PipelineObserver | undefined;
   readonly now: () => Date;
   readonly owner: Owner;
   /** Backfill jobs this process works on now (a job runs once at a time, here too). */
   readonly activeJobs = new Set<number>();
   private stopping = false;
-  /** The API's clock at its latest answer, and this clock's time then (epoch ms). */
-  private serverClock: { serverMs: number; localMs: number } | undefined;
 
   constructor(parts: PipelineParts) {
     this.client = parts.client;
@@ -65,55 +54,23 @@ export class Pipeline {
     this.config = parts.config;
     this.logger = parts.logger;
     this.gate = parts.gate;
-    this.observer = parts.observer;
     this.now = parts.now ?? (() => new Date());
     this.owner = parts.owner ?? processOwner("energy-etl");
     this.decoder = new ValueIdDecoder(parts.logger);
-    this.queue = new PQueue({ concurrency: parts.config.api.concurrency });
-    this.deviceSlots = new DeviceSlots(Math.max(1, parts.config.api.concurrency - 1));
-    this.client.onServerTime((serverMs) => {
-      this.serverClock = { serverMs, localMs: this.now().getTime() };
+    this.chunks = new ChunkRunner({
+      client: parts.client,
+      sink: parts.sink,
+      decoder: this.decoder,
+      deadLetters: parts.store.deadLetters,
+      now: this.now,
+      concurrency: parts.config.api.concurrency,
+      isStopping: () => this.stopping,
+      metrics: parts.metrics,
     });
   }
 
-  /**
-   * Runs a request of a device in the shared queue, within the device's share of it: one slow
-   * device never holds every request slot. Higher `priority` runs first (catalog reads between
-   * ticks run after data requests).
-   */
-  forDevice<T>(deviceId: string, task: () => Promise<T>, priority = 0): Promise<T> {
-    return this.deviceSlots.run(deviceId, () => this.queue.add(task, { priority }));
-  }
-
-  /** What fetching a chunk needs of the pipeline. */
-  get chunkDeps(): ChunkDeps {
-    return {
-      client: this.client,
-      sink: this.sink,
-      decoder: this.decoder,
-      deadLetters: this.store.deadLetters,
-      now: this.now,
-    };
-  }
-
-  /**
-   * Now as the API sees it: the local clock, or the API's clock when that is behind (its latest
-   * `Date` header plus the local time passed since), so a local clock running ahead never makes a
-   * run read or report the future, also between answers. A local clock that jumps ahead between
-   * answers is seen at the next answer (windows are capped by the answers' own `Date`).
-   */
-  apiNow(): Date {
-    const local = this.now();
-    const clock = this.serverClock;
-    if (clock === undefined) return local;
-    if (local.getTime() < clock.localMs) {
-      // the local clock went back since that answer: what it said is no measure any more
-      this.serverClock = undefined;
-      return local;
-    }
-    const server = clock.serverMs + Math.max(0, local.getTime() - clock.localMs);
-    return server < local.getTime() ? new Date(server) : local;
-  }
+  /** Now as the API sees it (see ApiClock): what runs plan and report by. */
+  readonly apiNow = (): Date => this.client.clock.now();
 
   /** True once {@link stop} was called: no new work is taken. */
   get isStopping(): boolean {
@@ -121,14 +78,14 @@ export class Pipeline {
   }
 
   /**
-   * Takes no new jobs (queued ones end at once without a request: they check
-   * {@link isStopping}), waits up to `graceMs` for those in flight, then aborts what is still open
-   * (API requests and InfluxDB writes end at once; their chunks are fetched again next time).
-   * Resolves true when everything in flight finished in time.
+   * Takes no new jobs (queued ones end at once without a request), waits up to `graceMs` for
+   * those in flight, then aborts what is still open (API requests and InfluxDB writes end at
+   * once; their chunks are fetched again next time). Resolves true when everything in flight
+   * finished in time.
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping = true;
-    const idle = this.queue.onIdle().then(() => true);
+    const idle = this.chunks.onIdle().then(() => true);
     const finished = await Promise.race([idle, sleep(graceMs, { unref: true }).then(() => false)]);
     if (!finished) {
       this.abort("shutting down");

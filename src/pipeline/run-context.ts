@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { CallOptions } from "../api/client.js";
 import { ApiError } from "../api/errors.js";
 import { InfluxWriteError } from "../influx/write-errors.js";
 import type { RunKind } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
+import type { ChunkResult } from "./chunk-writer.js";
 
 /** What one run (a sync or a backfill) counts; its own, never shared with another run. */
 export interface RunCounters {
@@ -45,22 +45,29 @@ export function emptyCounters(): RunCounters {
 
 /**
  * One owner per run: its id (in the runs table), its logger (with `run` and `kind` bound) and its
- * counters. Passed to the functions that do the run's work; the API calls they make count here.
+ * counters. Passed to the functions that do the run's work; what their results say counts here.
  */
 export class RunContext {
   readonly counters: RunCounters = emptyCounters();
-  /** Call options that count this run's HTTP attempts. */
-  readonly calls: CallOptions = {
-    onAttempt: () => {
-      this.counters.requests++;
-    },
-  };
 
   constructor(
     readonly id: number,
     readonly kind: RunKind,
     readonly logger: Logger,
   ) {}
+
+  /** A chunk was written: what its result says counts in the run. */
+  countChunk(result: ChunkResult): void {
+    const c = this.counters;
+    c.requests += result.requests;
+    c.dataRequests++;
+    c.chunks++;
+    c.points += result.points;
+    c.deadLetters += result.newDeadLetters;
+    c.droppedMembers += result.dropped.extraMembers;
+    c.droppedRows += result.dropped.outOfWindow;
+    c.duplicateRows += result.dropped.duplicates;
+  }
 
   /** Chunk failures by cause: the first is logged whole, the others counted. */
   private readonly failures = new Map<string, { count: number; example: string }>();
@@ -72,6 +79,9 @@ export class RunContext {
    * level — not one per pending chunk.
    */
   chunkFailed(context: Record<string, unknown>, error: unknown): void {
+    this.counters.chunkErrors++;
+    // the attempts of a failed request travel with its error; a write that failed made one
+    this.counters.requests += error instanceof ApiError ? (error.attempts ?? 0) : 1;
     const cause = causeOf(error);
     const seen = this.failures.get(cause);
     if (seen) {

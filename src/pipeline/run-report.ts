@@ -1,9 +1,11 @@
+import type { Config } from "../config.js";
+import type { PointSink } from "../influx/point-sink.js";
+import type { StateStore } from "../state/state-store.js";
 import type { Cursor, RunSummary } from "../state/types.js";
 import { escapeTag, quoteString } from "../transform/line-protocol.js";
 import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
-import type { Pipeline } from "./pipeline.js";
-import { type SyncRules, silentSince, syncRules } from "./plan-sync.js";
+import { type SyncRules, silentSince, syncRules } from "./cursor.js";
 import type { RunContext } from "./run-context.js";
 
 /** One cursor's health at the end of a run. */
@@ -58,16 +60,28 @@ function lastErrorOf(cursor: Cursor): string {
   return excerpt(cursor.lastError);
 }
 
-/** Writes the run's report to the sink; a failure is logged, never fatal (the run is recorded). */
+/** What writing a run's report needs. */
+export interface ReportParts {
+  readonly store: Pick<StateStore, "cursors" | "deadLetters">;
+  readonly config: Config;
+  readonly sink: Pick<PointSink, "write">;
+  /** Now as the API sees it. */
+  readonly apiNow: () => Date;
+}
+
+/**
+ * Writes the run's report to the sink (`etl_lag` for the cursors of `deviceIds`, every cursor
+ * without it); a failure is logged, never fatal (the run is recorded all the same).
+ */
 export async function reportRun(
-  pipeline: Pipeline,
+  parts: ReportParts,
   run: RunContext,
   summary: RunSummary,
   durationMs: number,
   deviceIds?: ReadonlySet<string>,
 ): Promise<void> {
-  const { store, config } = pipeline;
-  const endS = Math.floor(pipeline.apiNow().getTime() / 1000);
+  const { store, config } = parts;
+  const endS = Math.floor(parts.apiNow().getTime() / 1000);
   const letters = new Map(
     store.deadLetters.countByResource().map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
   );
@@ -81,7 +95,7 @@ export async function reportRun(
   try {
     const rules = syncRules(config, endS);
     const lines = runReportLines(run, summary, durationMs / 1000, endS, health, rules);
-    const { rejected } = await pipeline.sink.write(lines);
+    const { rejected } = await parts.sink.write(lines);
     if (rejected.length > 0) {
       run.logger.warn(
         { rejected: rejected.length, error: rejected[0]?.error },

@@ -1,6 +1,5 @@
-import type { CallOptions } from "../api/client.js";
 import { didYouMean } from "../util/suggest.js";
-import { type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
+import { type CatalogParts, type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
 import { inShard } from "./shard.js";
 
 /** A device asked for that the API does not list. */
@@ -21,20 +20,24 @@ export class UnknownDeviceError extends Error {
  * (SHARD_COUNT/SHARD_INDEX). The device list is the stored one while fresh (see {@link CatalogPolicy}).
  */
 export async function selectDevices(
-  pipeline: Parameters<typeof listedDevices>[0],
+  pipeline: CatalogParts,
   wanted: readonly string[] | "all",
-  calls: CallOptions = {},
   policy: CatalogPolicy = "refresh-due",
-): Promise<string[]> {
-  const listed = await listedDevices(pipeline, policy, calls);
+): Promise<{ deviceIds: string[]; requests: number }> {
+  const listed = await listedDevices(pipeline, policy);
   let all = listed.deviceIds;
+  let { requests } = listed;
   if (wanted !== "all") {
     const missing = (ids: readonly string[]) => wanted.filter((id) => !ids.includes(id));
-    if (missing(all).length > 0 && !listed.read) all = await readDeviceList(pipeline, calls);
+    if (missing(all).length > 0 && !listed.read) {
+      const read = await readDeviceList(pipeline);
+      all = read.deviceIds;
+      requests += read.requests;
+    }
     const unknown = missing(all);
     if (unknown.length > 0) throw new UnknownDeviceError(unknown, all);
-    return [...new Set(wanted)];
+    return { deviceIds: [...new Set(wanted)], requests };
   }
   const { count, index } = pipeline.config.shard;
-  return all.filter((id) => inShard(id, count, index));
+  return { deviceIds: all.filter((id) => inShard(id, count, index)), requests };
 }

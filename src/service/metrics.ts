@@ -1,20 +1,21 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AttemptInfo } from "../api/client.js";
+import type { ApiTelemetry, AttemptInfo } from "../api/api-request.js";
 import { ApiError } from "../api/errors.js";
 import { InfluxWriteError } from "../influx/write-errors.js";
-import type { ChunkResult } from "../pipeline/fetch-chunk.js";
-import type { Pipeline, PipelineObserver } from "../pipeline/pipeline.js";
-import { silentSince, syncRules } from "../pipeline/plan-sync.js";
+import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
+import type { ChunkResult } from "../pipeline/chunk-writer.js";
+import { silentSince, syncRules } from "../pipeline/cursor.js";
+import type { Pipeline } from "../pipeline/pipeline.js";
 
 const PREFIX = "energy_etl_";
 
 /**
  * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
  * 429s, points written, write errors, chunk durations, queue size, watermark lag per device, the
- * last run, backfill progress. Counters are fed by the client's and the pipeline's hooks; gauges
- * are read from the pipeline when scraped.
+ * last run, backfill progress. Counters are fed where results arrive (the API client's requester,
+ * the chunk runner); gauges are read from the pipeline when scraped.
  */
-export class EtlMetrics implements PipelineObserver {
+export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   readonly registry = new Registry();
   private readonly apiRequests = new Counter({
     name: `${PREFIX}api_requests_total`,
@@ -26,6 +27,11 @@ export class EtlMetrics implements PipelineObserver {
     name: `${PREFIX}api_retries_total`,
     help: "Retries of API requests by endpoint and error code",
     labelNames: ["endpoint", "code"],
+    registers: [this.registry],
+  });
+  private readonly apiInFlight = new Gauge({
+    name: `${PREFIX}api_requests_in_flight`,
+    help: "HTTP attempts to the API sent and not yet ended",
     registers: [this.registry],
   });
   private readonly rateLimited = new Counter({
@@ -76,7 +82,7 @@ export class EtlMetrics implements PipelineObserver {
       help: "Fetch jobs waiting or running in the queue",
       registers,
       collect() {
-        this.set(pipeline.queue.size + pipeline.queue.pending);
+        this.set(pipeline.chunks.queue.size + pipeline.chunks.queue.pending);
       },
     });
     new Gauge({
@@ -184,19 +190,22 @@ export class EtlMetrics implements PipelineObserver {
     });
   }
 
-  /** Hook for the API client's `onAttempt`. */
-  readonly apiAttempt = (attempt: AttemptInfo): void => {
+  attemptSent(): void {
+    this.apiInFlight.inc();
+  }
+
+  attemptEnded(attempt: AttemptInfo): void {
+    this.apiInFlight.dec();
     this.apiRequests.inc({
       endpoint: attempt.route,
       status: attempt.status ?? attempt.code ?? "error",
     });
     if (attempt.status === 429) this.rateLimited.inc();
-  };
+  }
 
-  /** Hook for the API client's `onRetry`. */
-  readonly apiRetry = (retry: { route: string; code: string }): void => {
+  retried(retry: { readonly route: string; readonly code: string }): void {
     this.apiRetries.inc({ endpoint: retry.route, code: retry.code });
-  };
+  }
 
   chunkDone(durationS: number, result: ChunkResult): void {
     this.chunkDuration.observe(durationS);

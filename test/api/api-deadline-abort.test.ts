@@ -36,10 +36,18 @@ describe("ApiClient.abort() for shutdown", () => {
       },
       { gate },
     );
-    const pages = client.data(QUERY, {}, 1);
-    const first = await pages.next();
-    expect(first.done).toBe(false);
-    const inFlight = pages.next();
+    let firstPage = (): void => undefined;
+    const gotFirst = new Promise<void>((resolve) => {
+      firstPage = resolve;
+    });
+    const inFlight = client.data(
+      QUERY,
+      async (answer) => {
+        for await (const page of answer.pages) if (page.records.length > 0) firstPage();
+      },
+      { pageSize: 1 },
+    );
+    await within(5_000, gotFirst, "the first page");
     gate.pause(1_000_000_000); // 11.6 days: the next request waits in the gate
     const waiting = client.listDevices();
     await new Promise((resolve) => setImmediate(resolve));
@@ -57,8 +65,8 @@ describe("ApiClient.abort() for shutdown", () => {
 
     await expect(client.listResources("dev")).rejects.toMatchObject({ code: "aborted" });
     await expect(client.accessToken()).rejects.toMatchObject({ code: "aborted" });
-    const later = client.data(QUERY);
-    await expect(later.next()).rejects.toMatchObject({ code: "aborted" });
+    const later = client.data(QUERY, async () => undefined);
+    await expect(later).rejects.toMatchObject({ code: "aborted" });
     expect(paths).toEqual(["/create_token", "/data/dev/all_data"]);
   });
 
@@ -121,7 +129,10 @@ describe("ApiClient.abort() for shutdown", () => {
     const error = await within(5_000, rejection(call), "listDevices");
     expect(error).toMatchObject({ code: "aborted" });
     expect(String(error)).toContain("GET /devices aborted: the tick was cancelled");
-    expect(await client.listResources("dev")).toEqual({ device_id: "dev", resource_ids: [] });
+    expect((await client.listResources("dev")).value).toEqual({
+      device_id: "dev",
+      resource_ids: [],
+    });
     await expect(client.listResources("dev", { signal: controller.signal })).rejects.toMatchObject({
       code: "aborted",
     });

@@ -1,4 +1,4 @@
-import { ApiClient, type ApiClientOptions } from "../../src/api/client.js";
+import { ApiClient, type ApiClientOptions } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { captureLogger } from "../support/log-capture.js";
@@ -109,7 +109,7 @@ describe("Retry-After is honoured up to API_RETRY_AFTER_MAX", () => {
       sleep: async (ms) => void sleeps.push(ms),
       gate: { take: async () => undefined, pause: (ms) => void paused.push(ms), success: () => {} },
     });
-    expect(await api.listDevices()).toEqual({ device_ids: ["d"] });
+    expect(await api.listDevices()).toMatchObject({ value: { device_ids: ["d"] }, requests: 2 });
     expect(sleeps).toEqual([3_000]);
     expect(paused).toEqual([3_000]);
     expect(server.paths.filter((p) => p === "/devices")).toHaveLength(2);

@@ -1,6 +1,7 @@
-import type { ApiClient, ApiClientOptions } from "../../src/api/client.js";
+import type { ApiClient, ApiClientOptions } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
+import { answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 import {
@@ -31,7 +32,13 @@ const clientOf = (handler: HostileHandler, options: Partial<ApiClientOptions> = 
 async function pull(client: ApiClient, pageSize = 1): Promise<{ records: number; error: unknown }> {
   let records = 0;
   try {
-    for await (const page of client.data(QUERY, {}, pageSize)) records += page.records.length;
+    await client.data(
+      QUERY,
+      async (answer) => {
+        for await (const page of answer.pages) records += page.records.length;
+      },
+      { pageSize },
+    );
   } catch (error) {
     return { records, error };
   }
@@ -162,12 +169,18 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
         deviceId: "hybrid-site-01",
         values: ["e_03_01_00_000_total_solar_power"],
       };
-      await client.getData(query);
+      await answerRecords(client, query);
       let records = 0;
-      for await (const page of client.data(query, {}, 10)) {
-        records += page.records.length;
-        clock.advance(600_000); // ten minutes on each page
-      }
+      await client.data(
+        query,
+        async (answer) => {
+          for await (const page of answer.pages) {
+            records += page.records.length;
+            clock.advance(600_000); // ten minutes on each page
+          }
+        },
+        { pageSize: 10 },
+      );
       expect(records).toBe(61);
       expect(clock.nowMs - NOW).toBeGreaterThan(7 * 600_000);
     } finally {

@@ -1,8 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiClient } from "../../src/api/client.js";
+import { ApiClient } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { answerPages, answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 
@@ -46,7 +47,7 @@ describe("ApiClient against the simulator over HTTP", () => {
       expect(wrongOtp).toMatchObject({ code: "auth_failed", status: 401, retryable: false });
 
       await fresh.setPassword("fresh", "otp-123", "n3w-Secret");
-      const devices = await fresh.listDevices();
+      const devices = (await fresh.listDevices()).value;
       expect(devices.device_ids.length).toBeGreaterThanOrEqual(4);
 
       const reused = await expectApiError(fresh.setPassword("fresh", "otp-123", "other"));
@@ -138,10 +139,16 @@ describe("ApiClient against the simulator over HTTP", () => {
           sleeps.push(ms);
           clock.advance(ms);
         },
-        onRateLimited: (ms) => rateLimited.push(ms),
+        telemetry: {
+          attemptSent: () => undefined,
+          attemptEnded: () => undefined,
+          retried: (retry) => {
+            if (retry.code === "rate_limited") rateLimited.push(retry.delayMs);
+          },
+        },
       });
       await client.listDevices(); // create_token + devices spend this second's budget
-      const devices = await client.listDevices(); // 429, wait, 200
+      const devices = (await client.listDevices()).value; // 429, wait, 200
       expect(devices.device_ids.length).toBeGreaterThan(0);
       expect(sim.count("devices", 429)).toBe(1);
       expect(sleeps).toHaveLength(1);
@@ -174,7 +181,7 @@ describe("ApiClient against the simulator over HTTP", () => {
           if (sleeps === 3) sim.faults = {};
         },
       }).client;
-      const devices = await flaky.listDevices();
+      const devices = (await flaky.listDevices()).value;
       expect(devices.device_ids).toContain("hybrid-site-01");
       const failures = sim.requests.filter((r) => r.endpoint === "devices" && r.status >= 500);
       expect(failures.map((r) => r.status).sort()).toEqual([500, 502, 503]);
@@ -239,16 +246,13 @@ describe("ApiClient against the simulator over HTTP", () => {
       expect(error.message).toContain("device_ids");
       expect(error.message).toContain("not-a-list");
       // a record of the wrong shape is one bad row: handed on as invalid, the answer goes on
-      const pages = [];
-      for await (const page of client.data({
+      const pages = await answerPages(client, {
         deviceId: "d",
         resourceId: "all_data",
         values: ["x"],
         from: new Date(NOW - HOUR_MS),
         to: new Date(NOW),
-      })) {
-        pages.push(page);
-      }
+      });
       expect(pages.flatMap((p) => p.records)).toEqual([]);
       const [invalid] = pages.flatMap((p) => p.invalid);
       expect(invalid?.text).toBe('{"timestamp":"yesterday","values_id":1}');
@@ -283,8 +287,7 @@ describe("ApiClient against the simulator over HTTP", () => {
         from: new Date(NOW - HOUR_MS),
         to: new Date(NOW),
       };
-      const pages = [];
-      for await (const page of client.data(query, {}, 3)) pages.push(page);
+      const pages = await answerPages(client, query, { pageSize: 3 });
       const records = pages.flatMap((p) => p.records);
       expect(records.map((r) => r[B])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       for (const [k, record] of records.entries()) {
@@ -311,11 +314,11 @@ describe("ApiClient against the simulator over HTTP", () => {
       async (id) => {
         if (!sim.fleet.deviceIds().includes(id)) sim.fleet.addDevice(id, "gridtied");
         const { client } = clientFor(sim, { now: clock.now });
-        const resources = await client.listResources(id);
+        const resources = (await client.listResources(id)).value;
         expect(resources.device_id).toBe(id);
-        const values = await client.listValues(id, "all_data");
+        const values = (await client.listValues(id, "all_data")).value;
         expect(values.device_id).toBe(id);
-        const records = await client.getData({
+        const records = await answerRecords(client, {
           deviceId: id,
           resourceId: "all_data",
           values: ["e_03_01_00_000_total_solar_power"],
@@ -364,7 +367,7 @@ describe("ApiClient against the simulator over HTTP", () => {
       ],
     ])("refuses %s", async (_name, q, message) => {
       const { client } = clientFor(sim);
-      const error = await expectApiError(client.getData(q));
+      const error = await expectApiError(answerRecords(client, q));
       expect(error.code).toBe("request_over_limit");
       expect(error.message).toMatch(message);
       expect(sim.requests).toHaveLength(0);
@@ -372,9 +375,9 @@ describe("ApiClient against the simulator over HTTP", () => {
 
     it("sends exactly 20 values over exactly 7 days, comma-joined, times as YYYYMMDDTHHMMSS", async () => {
       const { client } = clientFor(sim, { now: clock.now });
-      const all = (await client.listValues("hybrid-site-01", "all_data")).values;
+      const all = (await client.listValues("hybrid-site-01", "all_data")).value.values;
       const twenty = all.filter((v) => v !== "values_id").slice(0, 20);
-      const records = await client.getData({
+      const records = await answerRecords(client, {
         deviceId: "hybrid-site-01",
         resourceId: "all_data",
         values: twenty,
@@ -429,7 +432,8 @@ async function fakeApi(
 
 describe("record validation", () => {
   it("the fast record check, the detailed schema and an independent zod schema agree (property)", async () => {
-    const { dataRecordSchema, keepRequested } = await import("../../src/api/schemas.js");
+    const { dataRecordSchema } = await import("../../src/api/schemas.js");
+    const { keepRequested } = await import("../../src/transform/screen-answer.js");
     const fc = (await import("fast-check")).default;
     const { z } = await import("zod");
     const member = z.union([z.number(), z.string(), z.boolean(), z.null()]);
@@ -531,11 +535,17 @@ describe("streamed GET /data and slow writes", () => {
         from: new Date(Date.UTC(2026, 5, 12, 12)),
         to: new Date(Date.UTC(2026, 5, 15, 12)),
       };
-      for await (const page of client.data(query, {}, 1000)) {
-        records += page.records.length;
-        if (page.records.length > 0) batches++;
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      await client.data(
+        query,
+        async (answer) => {
+          for await (const page of answer.pages) {
+            records += page.records.length;
+            if (page.records.length > 0) batches++;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        },
+        { pageSize: 1000 },
+      );
       expect(records).toBe(3 * 1440 + 1);
       expect(batches).toBe(5);
     } finally {

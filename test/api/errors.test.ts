@@ -1,5 +1,5 @@
 import { classifyStatus, classifyTransportError } from "../../src/api/errors.js";
-import { computeRetryDelay, parseRetryAfter } from "../../src/util/retry-delay.js";
+import { computeRetryDelay, parseRetryAfter } from "../../src/retry/retry-policy.js";
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 0);
 

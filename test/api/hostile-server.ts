@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiClient, type ApiClientOptions, type DataQuery } from "../../src/api/client.js";
+import { ApiClient, type ApiClientOptions } from "../../src/api/api-client.js";
+import type { DataQuery } from "../../src/api/data-stream.js";
 import { captureLogger } from "../support/log-capture.js";
 
 /** A tiny HTTP server on loopback for answers the simulator never gives. */

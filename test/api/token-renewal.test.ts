@@ -1,7 +1,10 @@
-import { ApiClient, type DataQuery, MAX_TOKEN_RENEWALS_PER_REQUEST } from "../../src/api/client.js";
+import { ApiClient } from "../../src/api/api-client.js";
+import { MAX_TOKEN_RENEWALS_PER_REQUEST } from "../../src/api/api-request.js";
+import type { DataQuery } from "../../src/api/data-stream.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { scrubSecrets } from "../../src/logger.js";
+import { answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 import {
@@ -46,8 +49,7 @@ describe("access token under load (issue 10)", () => {
         now: clock.now,
         sleep: time.sleep,
         gate,
-        onSend: time.sent,
-        onAttempt: time.ended,
+        telemetry: time.telemetry,
         random: seededRandom(7),
         retry: { retries: 5, baseDelayMs: 500, maxDelayMs: 30_000 },
       });
@@ -76,7 +78,7 @@ describe("access token under load (issue 10)", () => {
           const query = queries[i];
           if (query === undefined) return;
           try {
-            counts[i] = (await client.getData(query)).length;
+            counts[i] = (await answerRecords(client, query)).length;
           } catch (error) {
             failures.push(
               error instanceof ApiError ? `${error.code}: ${error.message}` : String(error),
@@ -134,8 +136,7 @@ describe("access token under load (issue 10)", () => {
         now: clock.now,
         sleep: time.sleep,
         gate,
-        onSend: time.sent,
-        onAttempt: time.ended,
+        telemetry: time.telemetry,
       });
       await time.run(Promise.all(Array.from({ length: 8 }, () => client.listDevices())));
       expect(sim.count(undefined, 401)).toBe(0);
@@ -165,11 +166,15 @@ describe("access token under load (issue 10)", () => {
       let refused = 0;
       const { client } = clientFor(sim, {
         now: clock.now,
-        onAttempt: (attempt) => {
-          // after the first refusal, the renewed token's request meets a 5xx
-          if (attempt.status === 401 && ++refused === 1) {
-            sim.faults = { errorRate: 1, endpoints: ["devices"] };
-          }
+        telemetry: {
+          attemptSent: () => undefined,
+          attemptEnded: (attempt) => {
+            // after the first refusal, the renewed token's request meets a 5xx
+            if (attempt.status === 401 && ++refused === 1) {
+              sim.faults = { errorRate: 1, endpoints: ["devices"] };
+            }
+          },
+          retried: () => undefined,
         },
         sleep: async () => {
           // while the request waits to retry the 5xx, its token is revoked again
@@ -180,7 +185,7 @@ describe("access token under load (issue 10)", () => {
       await client.listDevices();
       sim.revokeTokens();
       sim.resetLog();
-      const devices = await client.listDevices();
+      const devices = (await client.listDevices()).value;
       expect(devices.device_ids).toContain("hybrid-site-01");
       const shown = (status: number): string => (status >= 500 ? "5xx" : String(status));
       expect(sim.requests.map((r) => `${r.endpoint} ${shown(r.status)}`)).toEqual([

@@ -1,3 +1,4 @@
+import type { ApiTelemetry } from "../../src/api/api-request.js";
 import type { ManualClock } from "../support/simulator.js";
 
 /** Lets every pending callback run: a few turns of the event loop (I/O included). */
@@ -8,7 +9,7 @@ async function settle(): Promise<void> {
 /**
  * Discrete-event virtual time over a {@link ManualClock}: `sleep` registers a wake-up, and
  * {@link run} moves the clock to the earliest one only while no HTTP attempt is in flight (the
- * client's `onSend`/`onAttempt` hooks keep {@link inFlight}). So requests reach the simulator at
+ * client's {@link telemetry} keeps {@link inFlight}). So requests reach the simulator at
  * the virtual time of their slot, and a long wait costs no real time.
  */
 export class VirtualTime {
@@ -27,16 +28,17 @@ export class VirtualTime {
       this.timers.push({ at: this.clock.nowMs + Math.max(0, ms), seq: this.seq++, wake });
     });
 
-  /** For ApiClientOptions.onSend. */
-  readonly sent = (): void => {
-    this.inFlight++;
-    this.progress++;
-  };
-
-  /** For ApiClientOptions.onAttempt. */
-  readonly ended = (): void => {
-    this.inFlight--;
-    this.progress++;
+  /** For ApiClientOptions.telemetry: counts the attempts in flight. */
+  readonly telemetry: ApiTelemetry = {
+    attemptSent: () => {
+      this.inFlight++;
+      this.progress++;
+    },
+    attemptEnded: () => {
+      this.inFlight--;
+      this.progress++;
+    },
+    retried: () => undefined,
   };
 
   /**

@@ -99,7 +99,9 @@ describe("log lines", () => {
       requests: 1,
       serverTimeS: 0,
       deadLetters: 0,
+      newDeadLetters: 0,
       dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
+      extraMemberNames: [],
     });
     await new Promise((resolve) => setTimeout(resolve, 150));
     logger.info("second line");

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { ApiClient } from "../../src/api/client.js";
+import { ApiClient } from "../../src/api/api-client.js";
 import { askHidden } from "../../src/cli/prompt.js";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";

@@ -87,7 +87,6 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
         { line: bad, status: 400, error: `unable to parse '${bad}': missing field value` },
       ],
     });
-    expect(w.linesWritten).toBe(1000);
     // influxd names the unparsable line: it is taken out and the rest sent again, no bisection
     expect(requests()).toBe(2);
     expect(await values(db, "SELECT count(value), sum(value) FROM pa")).toEqual([
@@ -132,7 +131,6 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
     expect(outcome.rejected).toEqual([
       { line: conflicting, status: 400, error: expect.stringMatching(/field type conflict/) },
     ]);
-    expect(w2.linesWritten).toBe(400);
     expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
     expect(await values(db, "SELECT count(value) FROM pb")).toEqual([[0, 400]]);
     expect(await values(db, "SELECT text FROM pb WHERE text = text")).toEqual([[T0, 1]]);
@@ -206,7 +204,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
       expect(outcome.written).toBe(0);
       expect(outcome.rejected.map((r) => r.line)).toEqual(lines);
       expect(requests()).toBe(1);
-      expect(w.linesWritten).toBe(0);
+      expect(await values(db, 'SELECT count(value) FROM "short"."pe"')).toEqual([]);
     });
   });
 });
@@ -262,7 +260,6 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
     });
     expect(requests).toBeLessThanOrEqual(2 * Math.log2(1024) + 1);
     expect(stored).toEqual(all.filter((l) => l !== bad));
-    expect(writer.linesWritten).toBe(1023);
     expect(logEntries(logLines, REFUSED_LINES_LOG)).toEqual([
       expect.objectContaining({ lines: 1024, rejected: 1, requests }),
     ]);

@@ -93,7 +93,6 @@ describe("InfluxWriter: one write() is bounded by INFLUX_DEADLINE_MS", () => {
     );
     expect(hung.connections()).toBe(1);
     await hung.allClosed();
-    expect(writer.linesWritten).toBe(0);
     await settlesWithin(writer.close(), BOUND_MS, "close()");
   });
 

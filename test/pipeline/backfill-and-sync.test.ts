@@ -1,5 +1,6 @@
 import { formatQueryTime } from "../../src/api/time-format.js";
-import { planBackfill, runBackfillJob } from "../../src/pipeline/backfill.js";
+import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
+import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { countChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
@@ -44,7 +45,7 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
   });
 
   it("issues exactly the planned (minimum) number of data requests and InfluxDB holds exactly the simulator's data", async () => {
-    const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS, toS });
+    const { jobs: plan } = await planBackfill(pipeline, { devices: [DEVICE], fromS, toS });
     const resources = plan.map((p) => p.spec.resourceId).sort();
     expect(resources).toEqual(["all_data", "battery_bank"]);
     const theoretical = plan.reduce(

@@ -9,7 +9,7 @@
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { formatQueryTime } from "../../src/api/time-format.js";
-import { runBackfillJob } from "../../src/pipeline/backfill.js";
+import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";

@@ -5,7 +5,7 @@
  * the whole row kept for context), and a re-read of the same row adds no second letter.
  */
 import type { DataRecord } from "../../src/api/schemas.js";
-import { runBackfillJob } from "../../src/pipeline/backfill.js";
+import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
 import {

@@ -8,9 +8,9 @@
 
 import { formatQueryTime, parseQueryTime } from "../../src/api/time-format.js";
 import { runCli } from "../../src/cli.js";
+import { silentSince, syncRules } from "../../src/pipeline/cursor.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { valueGroups } from "../../src/pipeline/plan-chunks.js";
-import { silentSince, syncRules } from "../../src/pipeline/plan-sync.js";
 import { runSync, type SyncResult } from "../../src/pipeline/sync.js";
 import { EtlMetrics } from "../../src/service/metrics.js";
 import type { LoggedRequest, Simulator } from "../../src/simulator/server.js";

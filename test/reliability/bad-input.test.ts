@@ -36,14 +36,17 @@ import fc from "fast-check";
 import { ApiError } from "../../src/api/errors.js";
 import { type DataRecord, RECORD_TIMESTAMP_RE } from "../../src/api/schemas.js";
 import { formatQueryTime, formatRecordTime } from "../../src/api/time-format.js";
-import { planBackfill, runBackfillJob, runBackfillJobs } from "../../src/pipeline/backfill.js";
-import { SchemaDriftError } from "../../src/pipeline/fetch-chunk.js";
-import type { Pipeline, PipelineObserver } from "../../src/pipeline/pipeline.js";
+import { runBackfillJobs } from "../../src/pipeline/backfill.js";
+import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
+import { planBackfill } from "../../src/pipeline/backfill-plan.js";
+import type { PipelineMetrics } from "../../src/pipeline/create-pipeline.js";
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import { createFleet, type SimulatedFleet } from "../../src/simulator/model/fleet.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js";
 // the storage rule of the values_id tag (1, "1" and "001" are one series), not the logic under test
 import { valuesIdTag } from "../../src/transform/record-encoder.js";
+import { SchemaDriftError } from "../../src/transform/screen-answer.js";
 import {
   expectedPoints,
   type StoredPoint,
@@ -785,14 +788,18 @@ describe("fuzzed API responses through the real pipeline", () => {
       INFLUX_RETRIES: "0",
       LOG_LEVEL: "debug",
     };
-    ({ pipeline, logLines } = await openTestPipeline(env, () => new Date(TO_S * 1000)));
-    const observer: PipelineObserver = {
+    const metrics: PipelineMetrics = {
+      attemptSent: () => undefined,
+      attemptEnded: () => undefined,
+      retried: () => undefined,
       chunkDone: () => undefined,
       chunkFailed: (error) => {
         failures.push(error);
       },
     };
-    (pipeline as { observer: PipelineObserver | undefined }).observer = observer;
+    ({ pipeline, logLines } = await openTestPipeline(env, () => new Date(TO_S * 1000), {
+      metrics,
+    }));
   });
   afterAll(async () => {
     process.off("unhandledRejection", onUnhandled);
@@ -807,7 +814,11 @@ describe("fuzzed API responses through the real pipeline", () => {
   >();
 
   it("a bad row becomes a dead letter, a bad body fails its chunk, extras are dropped, odd data is written", async () => {
-    const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
+    const { jobs: plan } = await planBackfill(pipeline, {
+      devices: [DEVICE],
+      fromS: FROM_S,
+      toS: TO_S,
+    });
     const chunks = plan.flatMap((p) =>
       planChunks(p.spec.valueIds, p.spec.fromS, p.spec.toS).map((chunk) => ({
         resourceId: p.spec.resourceId,

@@ -1,4 +1,5 @@
-import { planBackfill, runBackfillJobs } from "../../src/pipeline/backfill.js";
+import { runBackfillJobs } from "../../src/pipeline/backfill.js";
+import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
@@ -195,7 +196,11 @@ describe("InfluxDB stopped in the middle of a run", () => {
 
   it("a backfill whose writes are retried rides out a short outage and ends done", async () => {
     const { sim, db, pipeline, logLines } = await setUp("outage_retry", { INFLUX_RETRIES: "5" });
-    const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
+    const { jobs: plan } = await planBackfill(pipeline, {
+      devices: [DEVICE],
+      fromS: FROM_S,
+      toS: TO_S,
+    });
     const jobs = plan.map(
       (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
     );
@@ -220,7 +225,11 @@ describe("InfluxDB stopped in the middle of a run", () => {
 
   it("a backfill without write retries fails cleanly; the same backfill again completes it", async () => {
     const { sim, db, pipeline } = await setUp("outage_backfill", { INFLUX_RETRIES: "0" });
-    const plan = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
+    const { jobs: plan } = await planBackfill(pipeline, {
+      devices: [DEVICE],
+      fromS: FROM_S,
+      toS: TO_S,
+    });
     const planned = plan.reduce((n, p) => n + p.chunks, 0);
     expect(planned).toBe(15);
     const jobs = plan.map(
@@ -270,7 +279,11 @@ describe("InfluxDB stopped in the middle of a run", () => {
 
     // the same backfill again: it continues the jobs and fetches only what is not done
     sim.resetLog();
-    const again = await planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S });
+    const { jobs: again } = await planBackfill(pipeline, {
+      devices: [DEVICE],
+      fromS: FROM_S,
+      toS: TO_S,
+    });
     const resumed = again.map((p) =>
       pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
     );

@@ -1,4 +1,5 @@
-import { planBackfill, runBackfillJobs } from "../../src/pipeline/backfill.js";
+import { runBackfillJobs } from "../../src/pipeline/backfill.js";
+import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
@@ -88,7 +89,7 @@ describe("backfill and sync through a chaotic API", () => {
   });
 
   it("a backfill ends ok with every chunk done although every kind of fault happened", async () => {
-    const plan = await withDeadline(
+    const { jobs: plan } = await withDeadline(
       planBackfill(pipeline, { devices: [DEVICE], fromS: FROM_S, toS: TO_S }),
       RUN_DEADLINE_MS,
       "the backfill plan",

@@ -51,7 +51,7 @@ export function pipelineEnv(
 export async function openTestPipeline(
   env: Record<string, string>,
   now: () => Date,
-  options: Pick<OpenPipelineOptions, "timers"> = {},
+  options: Pick<OpenPipelineOptions, "timers" | "metrics"> = {},
 ): Promise<{ pipeline: Pipeline; logLines: string[] }> {
   const { logger, lines } = captureLogger("debug");
   const pipeline = await openPipeline(loadConfig({ env }), logger, { now, ...options });

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { ApiClient, type ApiClientOptions } from "../../src/api/client.js";
+import { ApiClient, type ApiClientOptions } from "../../src/api/api-client.js";
 import {
   type Simulator,
   type SimulatorOptions,

@@ -1,14 +1,14 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { runBackfillJobs } from "../../pipeline/backfill.js";
 import {
   type PlannedBackfill,
   planBackfill,
   queueBackfill,
   remainingBackfill,
-  runBackfillJobs,
-} from "../../pipeline/backfill.js";
+} from "../../pipeline/backfill-plan.js";
 import type { BackfillJob } from "../../state/types.js";
-import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
+import { type CliIo, parseOptions, writeLine } from "../io.js";
 import { BackfillProgressReporter } from "../progress.js";
 import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
@@ -108,7 +108,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
               toS: Math.min(Math.floor((opts.to ?? new Date()).getTime() / 1000), nowS),
               values: opts.values,
             };
-            const plan = await planBackfill(pipeline, {
+            const { jobs: plan } = await planBackfill(pipeline, {
               ...request,
               dryRun: opts.dryRun === true,
             });

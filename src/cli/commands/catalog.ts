@@ -35,7 +35,7 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .description("list the devices the API user may read (GET /devices)")
     .option("--json", "print the API's JSON object as it came")
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const body = await createApiClient(createContext(command, io)).listDevices();
+      const body = (await createApiClient(createContext(command, io)).listDevices()).value;
       const rows = body.device_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["device_id"], rows, "device");
     });
@@ -46,7 +46,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .argument("<device>", "device id (as listed by `devices`)")
     .option("--json", "print the API's JSON object as it came")
     .action(async (device: string, opts: { json?: boolean }, command: Command) => {
-      const body = await createApiClient(createContext(command, io)).listResources(device);
+      const client = createApiClient(createContext(command, io));
+      const body = (await client.listResources(device)).value;
       const rows = body.resource_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["resource_id"], rows, "resource");
     });
@@ -59,7 +60,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .option("--json", "print the API's JSON object as it came")
     .action(
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
-        const body = await createApiClient(createContext(command, io)).listValues(device, resource);
+        const client = createApiClient(createContext(command, io));
+        const body = (await client.listValues(device, resource)).value;
         const head = ["value_id", "measurement", "unit", "type"];
         print(io, opts.json === true, body, head, body.values.map(valueRow), "value");
       },

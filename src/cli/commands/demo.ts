@@ -1,12 +1,8 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  type BackfillRunResult,
-  planBackfill,
-  queueBackfill,
-  runBackfillJobs,
-} from "../../pipeline/backfill.js";
+import { type BackfillRunResult, runBackfillJobs } from "../../pipeline/backfill.js";
+import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
@@ -67,12 +63,11 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
       try {
         writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
         const nowS = Math.floor(Date.now() / 1000);
-        let catalogRequests = 0;
-        const plan = await planBackfill(
-          pipeline,
-          { devices: "all", fromS: nowS - DEMO_DAYS * 86_400, toS: nowS },
-          { onAttempt: () => catalogRequests++ },
-        );
+        const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
+          devices: "all",
+          fromS: nowS - DEMO_DAYS * 86_400,
+          toS: nowS,
+        });
         const jobs = queueBackfill(pipeline, plan).jobs.map((q) => q.job);
         const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
         const already = jobs.reduce((n, j) => n + j.chunksDone, 0);

@@ -3,7 +3,7 @@ import { existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { ApiClient } from "../../api/client.js";
+import { ApiClient } from "../../api/api-client.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, urlProblem } from "../../config.js";
 import { registerSecret } from "../../logger.js";
@@ -459,7 +459,7 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
       throw error instanceof ApiError && !passwordSet ? adviseOnTokenFailure(error) : error;
     }
     writeLine(io.stdout, "Token: created, the credentials work.");
-    const { device_ids: devices } = await client.listDevices();
+    const devices = (await client.listDevices()).value.device_ids;
     const shown = devices.slice(0, SHOWN_DEVICES).join(", ");
     const more = devices.length > SHOWN_DEVICES ? ", …" : "";
     writeLine(

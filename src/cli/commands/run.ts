@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
+import { secondsBefore } from "../../pipeline/cursor.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { secondsBefore } from "../../pipeline/plan-sync.js";
 import { EtlService } from "../../service/etl-service.js";
 import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { silentSince, syncRules } from "../../pipeline/plan-sync.js";
+import { silentSince, syncRules } from "../../pipeline/cursor.js";
 import { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
 import { createContext, requireStateFile } from "../context.js";

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { ApiClient, parseDateHeader } from "../../api/client.js";
+import { ApiClient } from "../../api/api-client.js";
+import { parseDateHeader } from "../../api/api-clock.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, ConfigError } from "../../config.js";
 import { messageOf } from "../../util/errors.js";
@@ -97,7 +98,7 @@ async function accountChecks(config: Config, logger: Logger): Promise<CheckResul
   }
   const credentials = ok(CREDENTIALS, `user ${config.api.user} got an access token`);
   try {
-    const { device_ids: devices } = await client.listDevices();
+    const devices = (await client.listDevices()).value.device_ids;
     if (devices.length === 0) {
       return [
         credentials,

@@ -1,4 +1,8 @@
-import { type BadMember, badMemberMessage, keepRequested } from "../../src/api/schemas.js";
+import {
+  type BadMember,
+  badMemberMessage,
+  keepRequested,
+} from "../../src/transform/screen-answer.js";
 
 const A = "e_03_01_00_000_total_solar_power";
 const B = "e_03_01_00_000_total_load_power";

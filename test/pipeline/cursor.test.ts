@@ -6,7 +6,7 @@ import {
   type SyncRules,
   silentSince,
   syncRules,
-} from "../../src/pipeline/plan-sync.js";
+} from "../../src/pipeline/cursor.js";
 import type { Cursor } from "../../src/state/types.js";
 
 const H = 3600;

@@ -1,12 +1,17 @@
 /**
- * The cursor rules of a sync (README "Cursors"): which window of a device resource to read now,
- * from what its data said so far. Pure, no I/O; all times are epoch seconds.
+ * Every cursor rule (README "Cursors"), pure, no I/O, all times epoch seconds: which window of a
+ * device resource a sync reads now, from what its data said so far (newest record, lookback,
+ * horizon, silence and probing, failure backoff); how far a fetched window moves the cursor
+ * (never beyond the API's clock, windows committed in order); the repair of a cursor found in the
+ * future; and when a finished backfill job moves the cursor. The state database only stores what
+ * these rules decide.
  */
 import { type Config, resolveSyncStart } from "../config.js";
-import type { Cursor } from "../state/types.js";
+import type { WindowCommit } from "../state/cursor-store.js";
+import type { BackfillJob, Cursor } from "../state/types.js";
 import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
 import { epochSeconds } from "../util/utc-time.js";
-import { MAX_WINDOW_S } from "./plan-chunks.js";
+import { type Chunk, MAX_WINDOW_S } from "./plan-chunks.js";
 
 /** The settings the rules use, resolved to seconds at `nowS`. */
 export interface SyncRules {
@@ -136,4 +141,134 @@ export function planSync(cursor: Cursor | undefined, nowS: number, rules: SyncRu
 /** The wait after failure number `failures` (1-based): base doubled per failure, capped. */
 export function backoffS(failures: number, baseS: number, maxS: number): number {
   return Math.min(maxS, baseS * 2 ** Math.max(0, Math.min(30, failures - 1)));
+}
+
+/** Slack before a cursor counts as ahead of the API's clock (clocks disagree by seconds). */
+export const FUTURE_SLACK_S = 300;
+
+/**
+ * Where to set the newest record of a cursor found ahead of the API's clock (only a watermark
+ * that a local clock running ahead had set before migration 002 can be): the horizon, so it is
+ * read once again and nothing is skipped. Undefined when the cursor is not in the future.
+ */
+export function futureRepair(
+  cursor: Cursor | undefined,
+  nowS: number,
+  horizonS: number,
+): number | undefined {
+  if (cursor?.newestRecordS === undefined || cursor.newestRecordS <= nowS + FUTURE_SLACK_S) {
+    return undefined;
+  }
+  return nowS - horizonS;
+}
+
+/** The newest record a chunk wrote, as a cursor position: never beyond the API's clock. */
+export function newestWritten(newestRecordMs: number | undefined, serverTimeS: number) {
+  return newestRecordMs === undefined
+    ? undefined
+    : Math.min(Math.floor(newestRecordMs / 1000), serverTimeS);
+}
+
+/** What one fetched chunk tells its window. */
+export interface ChunkSaid {
+  readonly newestRecordS?: number;
+  /** The API's clock when it answered. */
+  readonly serverTimeS: number;
+}
+
+/**
+ * The windows of one fetch and what each may commit: a window commits once all its chunks are
+ * written, in window order (a later window never moves the cursor over an earlier one still
+ * open), reaching its end or the API's clock, whichever is earlier; a failed chunk holds its
+ * window back unless the window is parked (handed over as a job).
+ */
+export class WindowCommits {
+  private readonly windows: {
+    readonly toS: number;
+    remaining: number;
+    failed: Chunk[];
+    newestS?: number;
+    serverTimeS: number;
+  }[];
+  private committed = 0;
+
+  /**
+   * @param spans the fetch's time windows (see timeWindows), in order
+   * @param groups value groups per window: chunk `index` is in window `floor(index / groups)`
+   */
+  constructor(
+    spans: readonly { readonly toS: number }[],
+    private readonly groups: number,
+  ) {
+    this.windows = spans.map((w) => ({
+      toS: w.toS,
+      remaining: groups,
+      failed: [],
+      serverTimeS: w.toS,
+    }));
+  }
+
+  /** A chunk was written; what it said joins its window. */
+  done(chunk: Chunk, said: ChunkSaid): void {
+    const w = this.windows[Math.floor(chunk.index / this.groups)];
+    if (w === undefined) return;
+    w.remaining--;
+    w.serverTimeS = Math.min(w.serverTimeS, said.serverTimeS);
+    if (said.newestRecordS !== undefined) {
+      w.newestS = Math.max(w.newestS ?? said.newestRecordS, said.newestRecordS);
+    }
+  }
+
+  /** A chunk failed: its window is held back. */
+  failed(chunk: Chunk): void {
+    const w = this.windows[Math.floor(chunk.index / this.groups)];
+    if (w === undefined) return;
+    w.remaining--;
+    w.failed.push(chunk);
+  }
+
+  /** The chunks that failed, in window order. */
+  get failedChunks(): Chunk[] {
+    return this.windows.flatMap((w) => w.failed);
+  }
+
+  /**
+   * The commits now due, in order, each returned once: windows all written (or, `parked`, with
+   * their failed chunks handed over as jobs).
+   */
+  due(parked = false): WindowCommit[] {
+    const due: WindowCommit[] = [];
+    while (this.committed < this.windows.length) {
+      const w = this.windows[this.committed];
+      if (w === undefined || w.remaining > 0 || (w.failed.length > 0 && !parked)) break;
+      due.push({
+        fetchedUntilS: Math.min(w.toS, w.serverTimeS),
+        ...(w.newestS === undefined ? {} : { newestRecordS: w.newestS }),
+      });
+      this.committed++;
+    }
+    return due;
+  }
+}
+
+/**
+ * Where a finished backfill job moves its resource's cursor, if anywhere: only a manual or audit
+ * job of every value of the resource, reaching back to where the cursor stands (its newest
+ * record, or where it began), moves it: to what the job read, capped at the API's clock (never
+ * backwards: the store keeps the greater positions).
+ */
+export function cursorAfterJob(
+  job: Pick<BackfillJob, "reason" | "valueIds" | "fromS" | "toS" | "newestRecordS">,
+  cursor: Cursor | undefined,
+  resourceValues: readonly string[],
+  apiNowS: number,
+): WindowCommit | undefined {
+  if (job.reason !== "manual" && job.reason !== "audit") return undefined;
+  if (!resourceValues.every((v) => job.valueIds.includes(v))) return undefined;
+  const reached = cursor === undefined ? undefined : (cursor.newestRecordS ?? cursor.startedS - 1);
+  if (reached !== undefined && job.fromS > reached + 1) return undefined;
+  return {
+    fetchedUntilS: Math.min(job.toS, apiNowS),
+    ...(job.newestRecordS === undefined ? {} : { newestRecordS: job.newestRecordS }),
+  };
 }

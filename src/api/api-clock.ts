@@ -1,0 +1,41 @@
+/**
+ * Now as the API sees it. Every answer's `Date` header is noted where it arrives (the transport);
+ * a run reads {@link ApiClock.now} when it plans, so a local clock running ahead never makes it
+ * read or report the future, also between answers.
+ */
+export class ApiClock {
+  /** The API's clock at its latest answer, and the local clock then (epoch ms). */
+  private latest: { serverMs: number; localMs: number } | undefined;
+
+  /** @param local the local clock (injected by tests) */
+  constructor(private readonly local: () => Date = () => new Date()) {}
+
+  /** Notes the API's clock (epoch ms of an answer's `Date` header). */
+  observe(serverMs: number): void {
+    this.latest = { serverMs, localMs: this.local().getTime() };
+  }
+
+  /**
+   * The local clock, or the API's clock when that is behind (its latest `Date` header plus the
+   * local time passed since). A local clock that jumps ahead between answers is seen at the next
+   * answer; one that went back since the last answer makes that answer no measure any more.
+   */
+  now(): Date {
+    const local = this.local();
+    const latest = this.latest;
+    if (latest === undefined) return local;
+    if (local.getTime() < latest.localMs) {
+      this.latest = undefined;
+      return local;
+    }
+    const server = latest.serverMs + Math.max(0, local.getTime() - latest.localMs);
+    return server < local.getTime() ? new Date(server) : local;
+  }
+}
+
+/** The epoch ms of an HTTP `Date` header, or undefined when absent or unreadable. */
+export function parseDateHeader(header: unknown): number | undefined {
+  if (typeof header !== "string") return undefined;
+  const ms = Date.parse(header);
+  return Number.isNaN(ms) ? undefined : ms;
+}

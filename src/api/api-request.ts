@@ -1,0 +1,441 @@
+import type { Logger } from "pino";
+import { Deadline } from "../retry/deadline.js";
+import { computeRetryDelay, formatWait, type RetryPolicy } from "../retry/retry-policy.js";
+import { type Attempted, retrying } from "../retry/retrying.js";
+import type { ApiAuth, RequestAuth } from "./auth.js";
+import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
+import type { Exchange, HttpTransport, ResponseHead } from "./http-transport.js";
+
+/** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
+export const DEFAULT_DEADLINE_MS = 900_000;
+
+/**
+ * Renewals of the access token one request makes after 401 answers (one per refused token)
+ * before it fails with auth_failed. A token can expire again while a request waits for a retry,
+ * so one renewal is not enough; an API that refuses every fresh token is not helped by more.
+ * Renewals do not count as retries.
+ */
+export const MAX_TOKEN_RENEWALS_PER_REQUEST = 3;
+
+/** Most of an error body read (64 KiB); the rest is not read at all. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/** One request to the API: what is sent, and how it is paced and retried. */
+export interface RequestSpec {
+  readonly method: "GET" | "POST";
+  /** Path with placeholders, for metrics and logs (`/data/{device}/{resource}`). */
+  readonly route: string;
+  /** Path under the base URL, ids already encoded. */
+  readonly path: string;
+  readonly auth: RequestAuth;
+  readonly searchParams?: Readonly<Record<string, string>>;
+  readonly json?: unknown;
+  /** Served before ordinary requests by the rate gate (POST /create_token). */
+  readonly priority?: boolean;
+  /** The first attempt uses a rate-gate slot its caller already holds. */
+  readonly slotHeld?: boolean;
+  /**
+   * Must not reach the server twice (POST /set_password uses up the one-time password): only a
+   * failure before anything was sent (connection refused, name not resolved) is retried.
+   */
+  readonly sendOnce?: boolean;
+}
+
+/** A request's result, with what its caller needs to know of how it was obtained. */
+export interface Answered<T> {
+  readonly value: T;
+  /** HTTP attempts the request took (retries included). */
+  readonly requests: number;
+  /** The API's clock at the answer (its `Date` header), epoch ms; undefined without one. */
+  readonly serverTimeMs?: number;
+  /** The local clock (epoch ms) when the answered attempt was sent. */
+  readonly sentAtMs: number;
+}
+
+/** What reading an answer gets beside its exchange. */
+export interface AttemptContext {
+  /** `GET /data/dev/res`: the request in messages. */
+  readonly endpoint: string;
+  readonly head: ResponseHead;
+  /**
+   * The request's budget: suspended while the caller holds a piece of the answer, so the time it
+   * spends on it does not count.
+   */
+  readonly deadline: Deadline;
+}
+
+/**
+ * Reads a 2xx answer into the request's value. Throws an ApiError when the answer is not what was
+ * asked for (the attempt failed: retried when it is retryable); any other error is the caller's
+ * own and ends the request at once.
+ */
+export type ReadAnswer<T> = (exchange: Exchange, context: AttemptContext) => Promise<T>;
+
+/** Paces requests: waits for a slot, pauses after a 429, recovers after successes. */
+export interface RequestGate {
+  /** Resolves when a request may be sent; `priority`: before ordinary waiters. */
+  take(options?: { readonly signal?: AbortSignal; readonly priority?: boolean }): Promise<void>;
+  pause(ms: number): void;
+  success(): void;
+}
+
+/** One HTTP attempt, as {@link ApiTelemetry.attemptEnded} is told it. */
+export interface AttemptInfo {
+  /** Endpoint with placeholders, e.g. `GET /data/{device}/{resource}` (low cardinality). */
+  readonly route: string;
+  /** HTTP status, or undefined when no answer came. */
+  readonly status?: number;
+  /** Error code when the attempt failed (an ApiErrorCode), or `abandoned` (the caller gave up). */
+  readonly code?: string;
+  readonly durationMs: number;
+}
+
+/** Where the API's attempts are counted (the service's metrics), where they happen. */
+export interface ApiTelemetry {
+  /** An attempt was sent. */
+  attemptSent(route: string): void;
+  /** An attempt ended: exactly once per attempt sent, however it ended. */
+  attemptEnded(attempt: AttemptInfo): void;
+  /** A failed attempt is retried after `delayMs`. */
+  retried(retry: { readonly route: string; readonly code: string; readonly delayMs: number }): void;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Ends the call at once, whatever it waits for: it fails with code `aborted`. */
+  readonly signal?: AbortSignal;
+}
+
+/** What the requester works with. */
+export interface ApiRequesterOptions {
+  readonly transport: HttpTransport;
+  readonly auth: ApiAuth;
+  readonly retry: RetryPolicy;
+  /** API_DEADLINE_MS: every attempt, backoff and Retry-After wait of one request. */
+  readonly deadlineMs: number;
+  readonly gate?: RequestGate;
+  readonly telemetry?: ApiTelemetry;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly random?: () => number;
+  /** Replaces the backoff's timer (tests' virtual time). */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The one level at which API requests are retried. Before each attempt: the rate gate's slot,
+ * then the access token (neither counted against the deadline). A 401 with a token renews it (at
+ * most {@link MAX_TOKEN_RENEWALS_PER_REQUEST} times per request; not a retry). Failures are
+ * retried as the retry policy decides (backoff, never sooner than Retry-After, Retry-After over
+ * API_RETRY_AFTER_MAX final, never past the deadline). Rate feedback (success, pause after a 429)
+ * and the attempt's telemetry are taken here, where each result arrives.
+ */
+export class ApiRequester {
+  private readonly shutdown = new AbortController();
+  private readonly lastRetryWarnMs = new Map<string, number>();
+
+  constructor(private readonly options: ApiRequesterOptions) {}
+
+  /** Ends every request at once, with code `aborted`; later ones fail at once too. */
+  abort(reason: string): void {
+    if (!this.shutdown.signal.aborted) this.shutdown.abort(reason);
+  }
+
+  /** True once {@link abort} was called. */
+  get aborted(): boolean {
+    return this.shutdown.signal.aborted;
+  }
+
+  /** The error a request gets after {@link abort}. */
+  abortedError(endpoint: string, attempts = 0): ApiError {
+    const reason = String(this.shutdown.signal.reason ?? "the API client was shut down");
+    return new ApiError(`${endpoint} aborted: ${reason}`, {
+      code: "aborted",
+      endpoint,
+      retryable: false,
+      attempts,
+    });
+  }
+
+  /** Runs a request until an attempt is answered and read, or the failure is final. */
+  async run<T>(
+    spec: RequestSpec,
+    read: ReadAnswer<T>,
+    call: CallOptions = {},
+  ): Promise<Answered<T>> {
+    const endpoint = `${spec.method} /${spec.path}`;
+    if (this.aborted) throw this.abortedError(endpoint);
+    const { options } = this;
+    const deadline = new Deadline(options.deadlineMs, options.now, [
+      this.shutdown.signal,
+      call.signal,
+    ]);
+    const state: RequestState = { attempts: 0, renewals: 0, slotHeld: spec.slotHeld === true };
+    try {
+      return await retrying<Answered<T>, ApiError>(
+        async () => {
+          const outcome = await this.attempt(spec, endpoint, read, deadline, state);
+          if (!outcome.ok && "failure" in outcome) state.lastFailure = outcome.failure;
+          return outcome;
+        },
+        {
+          policy: options.retry,
+          deadline,
+          random: options.random,
+          sleep: options.sleep,
+          giveUp: (failure, why) => this.finalError(endpoint, failure, why, state, deadline),
+          beforeRetry: (failure, delayMs, retry) => this.beforeRetry(spec, failure, delayMs, retry),
+        },
+      );
+    } catch (error) {
+      throw deadline.signal.aborted ? this.endedError(endpoint, deadline, state) : error;
+    } finally {
+      deadline.finish();
+    }
+  }
+
+  /** One attempt: slot, token, send, read; its failure classified. */
+  private async attempt<T>(
+    spec: RequestSpec,
+    endpoint: string,
+    read: ReadAnswer<T>,
+    deadline: Deadline,
+    state: RequestState,
+  ): Promise<Attempted<Answered<T>, ApiError>> {
+    const { options } = this;
+    if (deadline.signal.aborted) throw deadline.signal.reason;
+    if (!state.slotHeld && options.gate) {
+      await deadline.waitFor(
+        options.gate.take({ signal: deadline.signal, priority: spec.priority }),
+      );
+    }
+    state.slotHeld = false;
+    const token = spec.auth === "bearer" ? await this.tokenAfterSlot(deadline) : undefined;
+    state.attempts++;
+    const route = `${spec.method} ${spec.route}`;
+    const sentAtMs = options.now();
+    options.telemetry?.attemptSent(route);
+    let status: number | undefined;
+    let code: string | undefined = "abandoned";
+    deadline.resume();
+    const exchange = options.transport.open(
+      {
+        method: spec.method,
+        path: spec.path,
+        headers: options.auth.headersFor(spec.auth, token),
+        searchParams: spec.searchParams,
+        json: spec.json,
+      },
+      deadline.signal,
+      endpoint,
+    );
+    try {
+      const head = await exchange.head;
+      status = head.statusCode;
+      if (status < 200 || status >= 300) {
+        const { text } = await exchange.readBody(ERROR_BODY_BYTES);
+        const retryAfter = head.headers["retry-after"];
+        const failure = classifyStatus(endpoint, status, text, retryAfter, options.now());
+        code = failure.code;
+        return this.failed(this.sendOnce(spec, failure), token, endpoint, state);
+      }
+      const value = await read(exchange, { endpoint, head, deadline });
+      code = undefined;
+      options.gate?.success();
+      options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
+      const answered = { value, requests: state.attempts, sentAtMs };
+      return {
+        ok: true,
+        value:
+          head.serverTimeMs === undefined
+            ? answered
+            : { ...answered, serverTimeMs: head.serverTimeMs },
+      };
+    } catch (error) {
+      if (deadline.signal.aborted) throw deadline.signal.reason;
+      if (error instanceof ApiError) {
+        code = error.code;
+        return { ok: false, failure: this.sendOnce(spec, error) };
+      }
+      // after the head, what is not an ApiError is the caller's own (its body errors are ApiErrors)
+      if (status !== undefined) throw error;
+      const failure = classifyTransportError(endpoint, error);
+      code = failure.code;
+      return { ok: false, failure: this.sendOnce(spec, failure) };
+    } finally {
+      deadline.suspend();
+      exchange.close();
+      options.telemetry?.attemptEnded({
+        route,
+        status,
+        code,
+        durationMs: options.now() - sentAtMs,
+      });
+    }
+  }
+
+  /** A refused answer: renew a refused token (not a retry) or hand the failure to the policy. */
+  private failed<T>(
+    failure: ApiError,
+    token: string | undefined,
+    endpoint: string,
+    state: RequestState,
+  ): Attempted<Answered<T>, ApiError> {
+    if (token === undefined || failure.status !== 401) return { ok: false, failure };
+    this.options.auth.refused(token);
+    if (state.renewals >= MAX_TOKEN_RENEWALS_PER_REQUEST) {
+      const renewals = state.renewals;
+      return {
+        ok: false,
+        failure: failure.withMessage(
+          `${endpoint} refused the access token (HTTP 401) even after renewing it ` +
+            `${renewals} times (POST /create_token gave new tokens, each was refused): ` +
+            failure.message,
+          { retryable: false },
+        ),
+      };
+    }
+    state.renewals++;
+    this.options.logger.info(
+      { endpoint, renewals: state.renewals },
+      "access token refused, renewing it",
+    );
+    return { ok: false, again: true };
+  }
+
+  /** A request that must not arrive twice is retried only when it surely never arrived. */
+  private sendOnce(spec: RequestSpec, failure: ApiError): ApiError {
+    if (!spec.sendOnce || failure.neverSent || !failure.retryable) return failure;
+    return failure.withMessage(
+      `${failure.message} (not retried: the request may have reached the server, and it must not arrive twice)`,
+      { retryable: false },
+    );
+  }
+
+  /**
+   * The access token, read once the request holds its slot, just before sending: the current
+   * one if it is valid for a while yet; else a renewal (single flight). A renewal this request
+   * starts uses its slot, and the request then takes the next slot (ahead of the queue), so a
+   * renewal never adds a burst of requests.
+   */
+  private async tokenAfterSlot(deadline: Deadline): Promise<string> {
+    const { auth, gate } = this.options;
+    const valid = auth.currentToken();
+    if (valid !== undefined) return valid;
+    const renewal = auth.refresh(gate !== undefined);
+    const fresh = await deadline.waitFor(renewal.token);
+    if (renewal.started && gate) {
+      await deadline.waitFor(gate.take({ signal: deadline.signal, priority: true }));
+    }
+    return auth.currentToken() ?? fresh;
+  }
+
+  /** Before a backoff: the gate paused after a 429, one warning per kind a minute, telemetry. */
+  private beforeRetry(spec: RequestSpec, failure: ApiError, delayMs: number, retry: number): void {
+    const endpoint = `${spec.method} /${spec.path}`;
+    if (failure.code === "rate_limited") this.options.gate?.pause(delayMs);
+    const level = this.repeated(failure.code, failure.status) ? "debug" : "warn";
+    this.options.logger[level](
+      { endpoint, code: failure.code, status: failure.status, attempt: retry, delayMs },
+      "request failed, retrying",
+    );
+    this.options.telemetry?.retried({
+      route: `${spec.method} ${spec.route}`,
+      code: failure.code,
+      delayMs,
+    });
+  }
+
+  /** The error of a request the policy gave up on. */
+  private finalError(
+    endpoint: string,
+    failure: ApiError,
+    why: { readonly reason: string; readonly delayMs?: number },
+    state: RequestState,
+    deadline: Deadline,
+  ): ApiError {
+    const { attempts } = state;
+    if (why.reason === "past-deadline") {
+      const asked =
+        failure.retryAfterHeader === undefined ? "" : ` (Retry-After: ${failure.retryAfterHeader})`;
+      return deadlineError(
+        endpoint,
+        deadline,
+        state,
+        failure,
+        `the next retry would wait ${formatWait(why.delayMs ?? 0)}${asked}, past the deadline`,
+      );
+    }
+    if (why.reason === "retry-after-over-cap") {
+      const { retry, gate, random } = this.options;
+      // a 429 still says "too fast": halve the rate, but pause only for an ordinary backoff
+      if (failure.code === "rate_limited") {
+        gate?.pause(computeRetryDelay(attempts, retry, undefined, random));
+      }
+      return failure.withMessage(
+        `${endpoint} answered HTTP ${failure.status} asking to wait ` +
+          `${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ${failure.retryAfterHeader}), ` +
+          `longer than API_RETRY_AFTER_MAX (${formatWait(retry.retryAfterMaxMs)}): not retried. ` +
+          failure.message,
+        { retryable: false, attempts },
+      );
+    }
+    return failure.withAttempts(attempts);
+  }
+
+  /** The error of a request ended from outside: the deadline passed, or it was aborted. */
+  private endedError(endpoint: string, deadline: Deadline, state: RequestState): ApiError {
+    const cause = deadline.endCause;
+    if (cause?.kind === "aborted") {
+      return new ApiError(`${endpoint} aborted: ${cause.reason}`, {
+        code: "aborted",
+        endpoint,
+        retryable: false,
+        attempts: state.attempts,
+      });
+    }
+    return deadlineError(endpoint, deadline, state, state.lastFailure);
+  }
+
+  /** True when a retry of this kind (code, status) was reported within the last minute. */
+  private repeated(code: string, status: number | undefined): boolean {
+    const key = `${code}:${status ?? ""}`;
+    const now = this.options.now();
+    const last = this.lastRetryWarnMs.get(key);
+    if (last !== undefined && now - last < 60_000) return true;
+    this.lastRetryWarnMs.set(key, now);
+    return false;
+  }
+}
+
+/** A request's bookkeeping across its attempts. */
+interface RequestState {
+  attempts: number;
+  renewals: number;
+  slotHeld: boolean;
+  lastFailure?: ApiError;
+}
+
+/** The deadline's error; `why` says what ended the request before the deadline itself. */
+function deadlineError(
+  endpoint: string,
+  deadline: Deadline,
+  state: RequestState,
+  lastFailure: ApiError | undefined,
+  why?: string,
+): ApiError {
+  const attempts = `${state.attempts} attempt${state.attempts === 1 ? "" : "s"}`;
+  const last = lastFailure ? `; the last failure: ${lastFailure.message}` : "";
+  const budget = Math.round(deadline.budgetMs / 100) / 10;
+  return new ApiError(
+    `${endpoint} got no complete answer within API_DEADLINE_MS (${budget} s) after ` +
+      `${attempts}${why ? `: ${why}` : ""}${last}`,
+    {
+      code: "timeout",
+      endpoint,
+      retryable: false,
+      attempts: state.attempts,
+      status: lastFailure?.status,
+    },
+  );
+}

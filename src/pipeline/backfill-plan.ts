@@ -1,0 +1,160 @@
+/**
+ * What a backfill fetches: one job per device and resource over the asked-for range, from the
+ * catalog; stored as jobs that continue the unfinished ones they overlap (JobStore.queue), or,
+ * for a dry run, what would remain.
+ */
+import { VALUES_ID } from "../api/limits.js";
+import type { QueuedBackfill } from "../state/job-store.js";
+import type { BackfillSpec } from "../state/types.js";
+import { didYouMean } from "../util/suggest.js";
+import { type CatalogParts, type CatalogResource, deviceCatalog } from "./catalog.js";
+import type { Pipeline } from "./pipeline.js";
+import { countChunks } from "./plan-chunks.js";
+import { selectDevices } from "./select-devices.js";
+
+/** What `energy-etl backfill` asks for. */
+export interface BackfillRequest {
+  /** Device ids, or every device of this shard. */
+  readonly devices: readonly string[] | "all";
+  readonly fromS: number;
+  readonly toS: number;
+  /** Only these value ids (default: every value of each resource). */
+  readonly values?: readonly string[];
+  /** Plan only: leave the value catalog untouched. */
+  readonly dryRun?: boolean;
+}
+
+/** One planned job: what it covers and how many requests it takes. */
+export interface PlannedBackfill {
+  readonly spec: BackfillSpec;
+  readonly chunks: number;
+  /**
+   * The stored job this is ({@link remainingBackfill}): `chunks` is what it has left (none when it
+   * is done: a job of the backfill being continued).
+   */
+  readonly continues?: { readonly id: number; readonly chunksDone: number; readonly done: boolean };
+}
+
+/** A planned backfill, and the catalog requests planning it took. */
+export interface BackfillPlan {
+  readonly jobs: readonly PlannedBackfill[];
+  readonly requests: number;
+}
+
+/**
+ * Plans a backfill: one job per device and resource over [fromS, toS], with the value ids of the
+ * resource (or the requested ones, which must exist). Reads the catalog; never the data endpoint.
+ */
+export async function planBackfill(
+  pipeline: CatalogParts,
+  request: BackfillRequest,
+): Promise<BackfillPlan> {
+  const selected = await selectDevices(pipeline, request.devices);
+  let { requests } = selected;
+  const planned: PlannedBackfill[] = [];
+  const known = new Set<string>();
+  for (const deviceId of selected.deviceIds) {
+    // the stored catalog while fresh (read and recorded when due, with the history jobs of new
+    // values, as sync does); a dry run reads the API and records nothing
+    const log = pipeline.logger.child({ device: deviceId });
+    const catalog = request.dryRun
+      ? await readCatalog(pipeline, deviceId)
+      : await deviceCatalog(pipeline, deviceId, "refresh-due", log);
+    requests += catalog.requests;
+    const { resources } = catalog;
+    for (const { resourceId, values } of resources) {
+      for (const v of values) known.add(v);
+      let valueIds = values.filter((v) => v !== VALUES_ID);
+      if (request.values) {
+        const unknown = request.values.filter((v) => !values.includes(v));
+        if (unknown.length === request.values.length) continue;
+        valueIds = request.values.filter((v) => values.includes(v) && v !== VALUES_ID);
+      }
+      const spec: BackfillSpec = {
+        deviceId,
+        resourceId,
+        valueIds: [...new Set(valueIds)].sort(),
+        fromS: request.fromS,
+        toS: request.toS,
+        reason: "manual",
+      };
+      planned.push({ spec, chunks: countChunks(spec.valueIds.length, spec.fromS, spec.toS) });
+    }
+  }
+  if (request.values) {
+    const seen = new Set(planned.flatMap((p) => p.spec.valueIds));
+    const missing = request.values.filter((v) => !seen.has(v));
+    if (missing.length > 0) {
+      const hint = missing.length === 1 ? didYouMean(missing[0] ?? "", known) : "";
+      throw new Error(
+        `unknown value id for these devices: ${missing.join(", ")}${hint} (see energy-etl values DEVICE)`,
+      );
+    }
+  }
+  return { jobs: planned, requests };
+}
+
+/**
+ * Stores a plan as jobs (`JobStore.queue`): its jobs continue the unfinished jobs of their device,
+ * resource and values that they overlap (and leave those of that backfill done already), and new
+ * jobs cover the rest of their ranges.
+ */
+export function queueBackfill(
+  pipeline: Pick<Pipeline, "store" | "now">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): QueuedBackfill {
+  const specs = plan.map((p) => p.spec);
+  return pipeline.store.jobs.queue(specs, countChunks, pipeline.now());
+}
+
+/**
+ * What {@link queueBackfill} would make of a plan, storing nothing (a dry run): per planned job,
+ * by start, the jobs it would continue with the chunks they have left, those done already, and
+ * the new parts.
+ */
+export function remainingBackfill(
+  pipeline: Pick<Pipeline, "store">,
+  plan: readonly Pick<PlannedBackfill, "spec">[],
+): PlannedBackfill[] {
+  const matches = pipeline.store.jobs.match(
+    plan.map((p) => p.spec),
+    countChunks,
+  );
+  return matches.flatMap(({ continued, finished, created }) => {
+    const stored = [...continued, ...finished].map((job): PlannedBackfill => {
+      const { deviceId, resourceId, valueIds, fromS, toS, reason } = job;
+      const chunks = countChunks(valueIds.length, fromS, toS);
+      // a job whose chunking changed starts over (JobStore.queue)
+      const chunksDone = chunks === job.chunksTotal ? job.chunksDone : 0;
+      const done = job.status === "done";
+      return {
+        spec: { deviceId, resourceId, valueIds, fromS, toS, reason },
+        chunks: done ? 0 : chunks - chunksDone,
+        continues: { id: job.id, chunksDone, done },
+      };
+    });
+    const added = created.map((part) => ({
+      spec: part,
+      chunks: countChunks(part.valueIds.length, part.fromS, part.toS),
+    }));
+    return [...stored, ...added].sort((a, b) => a.spec.fromS - b.spec.fromS);
+  });
+}
+
+/** A device's resources and value lists read from the API, recorded nowhere (a dry run). */
+async function readCatalog(
+  pipeline: Pick<Pipeline, "client" | "chunks">,
+  deviceId: string,
+): Promise<{ resources: CatalogResource[]; requests: number }> {
+  const ask = <T>(task: () => Promise<T>) => pipeline.chunks.forDevice(deviceId, task);
+  const listed = await ask(() => pipeline.client.listResources(deviceId));
+  let requests = listed.requests;
+  const resources = await Promise.all(
+    listed.value.resource_ids.map(async (resourceId) => {
+      const answer = await ask(() => pipeline.client.listValues(deviceId, resourceId));
+      requests += answer.requests;
+      return { resourceId, values: answer.value.values };
+    }),
+  );
+  return { resources, requests };
+}

@@ -1,0 +1,155 @@
+import PQueue from "p-queue";
+import {
+  type ChunkResult,
+  type ChunkTarget,
+  type ChunkWriterParts,
+  chunkContext,
+  writeChunk,
+} from "./chunk-writer.js";
+import { DeviceSlots } from "./device-slots.js";
+import { cutByShutdown, isFatal } from "./errors.js";
+import type { Chunk } from "./plan-chunks.js";
+import type { RunContext } from "./run-context.js";
+
+/** How one chunk ended. */
+export type ChunkOutcome =
+  | { readonly chunk: Chunk; readonly result: ChunkResult }
+  | { readonly chunk: Chunk; readonly error: unknown };
+
+/** Where chunks are counted (the service's metrics), where their results arrive. */
+export interface ChunkMetrics {
+  chunkDone(durationS: number, result: ChunkResult): void;
+  chunkFailed(error: unknown): void;
+}
+
+/** What the runner works with. */
+export interface ChunkRunnerParts extends ChunkWriterParts {
+  /** API_CONCURRENCY: requests in flight at once. */
+  readonly concurrency: number;
+  /** True once the pipeline stops: no chunk is started any more. */
+  readonly isStopping: () => boolean;
+  readonly metrics?: ChunkMetrics;
+}
+
+/** Options of one {@link ChunkRunner.run}. */
+export interface RunChunksOptions {
+  /** Checked before each chunk starts: true stops starting chunks (a lease lost). */
+  readonly stop?: () => boolean;
+  /** More log context of a failed chunk (its job). */
+  readonly context?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The one place chunks run, for syncs and backfills alike: one p-queue of fetch jobs
+ * (API_CONCURRENCY at once; the client's rate gate spaces them to API_RATE_LIMIT), a device's
+ * share of it at most API_CONCURRENCY - 1 slots (one slow device never holds every slot), each
+ * chunk fetched and written ({@link writeChunk}), counted in its run and in the metrics, its
+ * failure logged once per cause. A chunk cut short by our own shutdown is no outcome at all: its
+ * window is read again next time.
+ */
+export class ChunkRunner {
+  readonly queue: PQueue;
+  private readonly slots: DeviceSlots;
+
+  constructor(private readonly parts: ChunkRunnerParts) {
+    this.queue = new PQueue({ concurrency: parts.concurrency });
+    this.slots = new DeviceSlots(Math.max(1, parts.concurrency - 1));
+  }
+
+  /**
+   * Runs a request of a device in the shared queue, within the device's share of it. Higher
+   * `priority` runs first (catalog reads between ticks run after data requests).
+   */
+  forDevice<T>(deviceId: string, task: () => Promise<T>, priority = 0): Promise<T> {
+    return this.slots.run(deviceId, () => this.queue.add(task, { priority }));
+  }
+
+  /**
+   * Fetches and writes `chunks` of one device resource, as many at once as the queue allows, and
+   * yields each outcome as it settles (completion order). After a fatal failure, a shutdown, or
+   * `options.stop`, chunks not started yet are not started; the iteration ends once every chunk
+   * started has settled.
+   */
+  async *run(
+    run: RunContext,
+    target: ChunkTarget,
+    chunks: readonly Chunk[],
+    options: RunChunksOptions = {},
+  ): AsyncGenerator<ChunkOutcome, void, undefined> {
+    const settled: ChunkOutcome[] = [];
+    let wake: (() => void) | undefined;
+    let pending = chunks.length;
+    let fatal = false;
+    const settle = (outcome: ChunkOutcome | undefined): void => {
+      pending--;
+      if (outcome) settled.push(outcome);
+      wake?.();
+    };
+    for (const chunk of chunks) {
+      void this.forDevice(target.deviceId, async () => {
+        if (fatal || this.parts.isStopping() || options.stop?.()) return settle(undefined);
+        const outcome = await this.one(run, target, chunk, options);
+        if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
+        settle(outcome);
+      });
+    }
+    while (pending > 0 || settled.length > 0) {
+      const next = settled.shift();
+      if (next) yield next;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+
+  /** Resolves once nothing is queued or running. */
+  onIdle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+
+  /** One chunk: fetched, written, counted; undefined when our own shutdown cut it short. */
+  private async one(
+    run: RunContext,
+    target: ChunkTarget,
+    chunk: Chunk,
+    options: RunChunksOptions,
+  ): Promise<ChunkOutcome | undefined> {
+    const startedMs = Date.now();
+    try {
+      const result = await writeChunk(this.parts, target, chunk);
+      this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
+      run.countChunk(result);
+      if (
+        result.dropped.outOfWindow + result.dropped.duplicates + result.dropped.extraMembers >
+        0
+      ) {
+        run.logger.warn(
+          {
+            ...chunkContext(target, chunk),
+            ...result.dropped,
+            ...(result.extraMemberNames.length > 0
+              ? { extraMemberNames: result.extraMemberNames }
+              : {}),
+          },
+          "answer held more than was asked for: dropped",
+        );
+      }
+      if (result.deadLetters > 0) {
+        const context = {
+          ...chunkContext(target, chunk),
+          deadLetters: result.deadLetters,
+          new: result.newDeadLetters,
+          error: result.firstDeadLetterError,
+        };
+        // a known bad row read again by the lookback is no news
+        if (result.newDeadLetters > 0) {
+          run.logger.warn(context, "bad rows, members or lines kept as dead letters");
+        } else run.logger.debug(context, "known dead letters read again");
+      }
+      return { chunk, result };
+    } catch (error) {
+      if (cutByShutdown(error, this.parts.isStopping())) return undefined;
+      this.parts.metrics?.chunkFailed(error);
+      run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error);
+      return { chunk, error };
+    }
+  }
+}

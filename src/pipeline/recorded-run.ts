@@ -1,0 +1,94 @@
+import type { Logger } from "pino";
+import type { Owner } from "../state/owner.js";
+import type { StateStore } from "../state/state-store.js";
+import type { RunKind, RunSummary } from "../state/types.js";
+import { messageOf } from "../util/errors.js";
+import { cutByShutdown, isFatal } from "./errors.js";
+import { RunContext, runStatus } from "./run-context.js";
+import { type ReportParts, reportRun } from "./run-report.js";
+
+/** What a run's work came to, for its status, its row in the runs table and its report. */
+export interface RunTally {
+  /** Parts worked on (devices, jobs). */
+  readonly parts: number;
+  /** The parts that failed, with why. */
+  readonly failures: readonly { readonly part: Record<string, unknown>; readonly error: string }[];
+  /** Devices the run touched, for the summary. */
+  readonly devices: number;
+  /** Devices whose cursors the report's `etl_lag` points cover (undefined: every cursor). */
+  readonly reportDevices?: ReadonlySet<string>;
+}
+
+/** What the envelope needs. */
+export interface RecordedRunParts extends ReportParts {
+  readonly store: Pick<StateStore, "runs"> & ReportParts["store"];
+  readonly logger: Logger;
+  readonly owner: Owner;
+  readonly now: () => Date;
+  readonly isStopping: boolean;
+}
+
+/** A recorded run, ended. */
+export interface RecordedRun {
+  readonly run: RunContext;
+  readonly status: RunSummary["status"];
+  /** Failed parts, plus one for a fatal error. */
+  readonly errors: number;
+  readonly durationMs: number;
+  readonly summary: RunSummary;
+}
+
+/**
+ * The envelope of every run (sync, backfill, catalog): a row in the runs table when it starts,
+ * the {@link RunContext} its work counts in, its status when the work is done (`failed` after a
+ * fatal error or when every part failed, `interrupted` when our own shutdown cut it short,
+ * `partial` when some part failed), one line per cause of repeated chunk failures, its report
+ * (`etl_run`, `etl_lag`), and the row ended last, once all of it is done. A fatal error is
+ * thrown on once the run is recorded; `tally` is read after the work settled, either way.
+ */
+export async function recordedRun(
+  parts: RecordedRunParts,
+  kind: RunKind,
+  work: (run: RunContext) => Promise<void>,
+  tally: () => RunTally,
+): Promise<RecordedRun> {
+  const { store } = parts;
+  const started = parts.now();
+  const run = RunContext.create(store.runs.start(kind, started, parts.owner), kind, parts.logger);
+  let fatal: unknown;
+  try {
+    await work(run);
+  } catch (error) {
+    // cut short by our own shutdown: the run is interrupted, not failed
+    if (!cutByShutdown(error, parts.isStopping)) fatal = error;
+  }
+  const counted = tally();
+  const failures: Record<string, unknown>[] = counted.failures.map((f) => ({
+    ...f.part,
+    error: f.error,
+  }));
+  if (fatal !== undefined) failures.push({ device: "*", error: messageOf(fatal) });
+  const errors = failures.length;
+  const status = runStatus({
+    fatal: fatal !== undefined,
+    stopping: parts.isStopping,
+    parts: counted.parts,
+    failed: counted.failures.length,
+  });
+  const { counters } = run;
+  const summary: RunSummary = {
+    status,
+    devices: counted.devices,
+    requests: counters.requests,
+    points: counters.points,
+    errors,
+    detail: failures.length > 0 ? JSON.stringify(failures) : null,
+  };
+  run.reportFailures();
+  const durationMs = parts.now().getTime() - started.getTime();
+  if (!isFatal(fatal)) await reportRun(parts, run, summary, durationMs, counted.reportDevices);
+  // the run ends last, once all of it (its report included) is done
+  store.runs.finish(run.id, summary, parts.now());
+  if (fatal !== undefined) throw fatal;
+  return { run, status, errors, durationMs, summary };
+}

@@ -1,0 +1,316 @@
+import type { Logger } from "pino";
+import { COMMON_VALUE_IDS } from "../api/common-values.js";
+import { ApiError } from "../api/errors.js";
+import { messageOf } from "../util/errors.js";
+import { epochSeconds } from "../util/utc-time.js";
+import {
+  backoffS,
+  fetchWindow,
+  futureRepair,
+  planSync,
+  secondsBefore,
+  syncRules,
+  type Window,
+  WindowCommits,
+} from "./cursor.js";
+import { failsOnItsOwn, isFatal } from "./errors.js";
+import type { Pipeline } from "./pipeline.js";
+import { type Chunk, countChunks, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
+import type { RunContext } from "./run-context.js";
+
+/** What syncing a resource needs. */
+export type SyncParts = Pick<
+  Pipeline,
+  "store" | "config" | "chunks" | "now" | "apiNow" | "isStopping"
+>;
+
+/** What one resource's sync did. */
+export interface ResourceOutcome {
+  chunks: number;
+  points: number;
+  deadLetters: number;
+  waiting: boolean;
+  silentSinceS?: number;
+  error?: unknown;
+  /** The API answered 404 for a data request: the stored catalog may be out of date. */
+  unknown?: boolean;
+}
+
+/** One resource of a device, and its log. */
+export interface ResourceTarget {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly values: readonly string[];
+  readonly log: Logger;
+}
+
+/**
+ * Syncs one resource by its cursor (see cursor.ts): waits after failures, probes a silent one,
+ * else fetches its window; the cursor moves over a window only once its every chunk is written.
+ * `final`: the catalog was just read, so a 404 is a failure like any other (otherwise it is
+ * reported as `unknown` and nothing is recorded against the cursor: the caller reads the catalog
+ * again first).
+ */
+export async function syncResource(
+  parts: SyncParts,
+  run: RunContext,
+  target: ResourceTarget,
+  final = false,
+): Promise<ResourceOutcome> {
+  const { store, config } = parts;
+  const { deviceId, resourceId, log } = target;
+  const outcome: ResourceOutcome = { chunks: 0, points: 0, deadLetters: 0, waiting: false };
+  // each resource plans by the API's clock at that moment (a local clock ahead reads no future)
+  const nowS = epochSeconds(parts.apiNow());
+  const rules = syncRules(config, nowS);
+  const cursor = repairFuture(parts, target, nowS, rules.horizonS);
+  const plan = planSync(cursor, nowS, rules);
+  const context = { resource: resourceId };
+  const failing = { outcome, final };
+  switch (plan.kind) {
+    case "none":
+      return outcome;
+    case "wait":
+      outcome.waiting = true;
+      log.debug(
+        { ...context, retryAt: new Date(plan.retryAtS * 1000).toISOString() },
+        "resource waits after failures",
+      );
+      return outcome;
+    case "quiet":
+      outcome.silentSinceS = plan.silentSinceS;
+      return outcome;
+    case "probe": {
+      const found = await probe(parts, run, target, plan.windows, failing);
+      const since = new Date(plan.silentSinceS * 1000).toISOString();
+      if (outcome.error !== undefined) return outcome;
+      if (!found) {
+        outcome.silentSinceS = plan.silentSinceS;
+        if (cursor?.nextProbeS === undefined) {
+          log.warn(
+            { ...context, silentSince: since },
+            "resource is silent: probing it instead of fetching",
+          );
+        }
+        store.cursors.setNextProbe(deviceId, resourceId, nowS + rules.probeIntervalS, parts.now());
+        return outcome;
+      }
+      log.info({ ...context, silentSince: since }, "silent resource has new data: fetching");
+      const fetch = fetchWindow(store.cursors.get(deviceId, resourceId), nowS, rules);
+      if (fetch === undefined) return outcome;
+      return fetchResource(parts, run, target, fetch, failing);
+    }
+    case "fetch":
+      return fetchResource(parts, run, target, plan, failing);
+  }
+}
+
+/** Where a resource's sync counts, and whether a 404 is final (see {@link syncResource}). */
+interface Failing {
+  readonly outcome: ResourceOutcome;
+  readonly final: boolean;
+}
+
+/** True when a 404 on data means the catalog should be read again rather than a failure counted. */
+function catalogMayBeStale(error: unknown, failing: Failing): boolean {
+  if (failing.final || !(error instanceof ApiError) || error.code !== "not_found") return false;
+  failing.outcome.unknown = true;
+  return true;
+}
+
+/** The cursor of a resource, repaired when it is ahead of the API's clock (see futureRepair). */
+function repairFuture(parts: SyncParts, target: ResourceTarget, nowS: number, horizonS: number) {
+  const { store } = parts;
+  const { deviceId, resourceId } = target;
+  const cursor = store.cursors.get(deviceId, resourceId);
+  const repairTo = futureRepair(cursor, nowS, horizonS);
+  if (repairTo === undefined || cursor?.newestRecordS === undefined) return cursor;
+  target.log.warn(
+    {
+      resource: resourceId,
+      newestRecord: new Date(cursor.newestRecordS * 1000).toISOString(),
+      apiClock: new Date(nowS * 1000).toISOString(),
+    },
+    "cursor ahead of the API's clock (set by a clock running ahead): reading the horizon again",
+  );
+  store.cursors.repair(deviceId, resourceId, repairTo, parts.now());
+  return store.cursors.get(deviceId, resourceId);
+}
+
+/**
+ * Probes a silent resource: one value group (the one with the most of the values every device
+ * has) over each window. True when a record newer than the resource's newest came.
+ */
+async function probe(
+  parts: SyncParts,
+  run: RunContext,
+  target: ResourceTarget,
+  windows: readonly Window[],
+  failing: Failing,
+): Promise<boolean> {
+  const { outcome } = failing;
+  const group = probeGroup(target.values);
+  if (group === undefined) return false;
+  const before = parts.store.cursors.get(target.deviceId, target.resourceId)?.newestRecordS ?? -1;
+  const chunks: Chunk[] = windows.map((w) => ({ index: 0, values: group, ...w }));
+  let found = false;
+  // one window after the other: a failure ends the probe
+  for (const chunk of chunks) {
+    for await (const done of parts.chunks.run(run, target, [chunk])) {
+      if ("error" in done) {
+        outcome.error ??= done.error;
+        if (!catalogMayBeStale(done.error, failing)) recordFailure(parts, run, target, done.error);
+        return false;
+      }
+      outcome.chunks++;
+      outcome.points += done.result.points;
+      outcome.deadLetters += done.result.deadLetters;
+      if ((done.result.newestRecordS ?? -1) > before) found = true;
+    }
+    if (parts.isStopping) return false;
+  }
+  return found;
+}
+
+/** The value group a probe reads: the one holding the most values every device has. */
+export function probeGroup(values: readonly string[]): readonly string[] | undefined {
+  const common = new Set(COMMON_VALUE_IDS);
+  let best: readonly string[] | undefined;
+  let bestScore = -1;
+  for (const group of valueGroups(values)) {
+    const score = group.filter((v) => common.has(v)).length;
+    if (score > bestScore) {
+      best = group;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/**
+ * Fetches a resource's window: its chunks run in the shared queue, and each window the cursor
+ * may move over is committed as soon as its chunks are written (see WindowCommits). Windows that
+ * keep failing on their own are parked as jobs and the cursor reads on after them.
+ */
+async function fetchResource(
+  parts: SyncParts,
+  run: RunContext,
+  target: ResourceTarget,
+  plan: { readonly window: Window; readonly beyondHorizonS?: number },
+  failing: Failing,
+): Promise<ResourceOutcome> {
+  const { store } = parts;
+  const { deviceId, resourceId } = target;
+  const { outcome } = failing;
+  const { fromS, toS } = plan.window;
+  if (plan.beyondHorizonS !== undefined) {
+    target.log.warn(
+      {
+        resource: resourceId,
+        lostFrom: new Date(plan.beyondHorizonS * 1000).toISOString(),
+        lostTo: new Date((fromS - 1) * 1000).toISOString(),
+      },
+      "late data older than LATE_DATA_HORIZON is not fetched (energy-etl audit finds it)",
+    );
+  }
+  const chunks = planChunks(target.values, fromS, toS);
+  if (chunks.length === 0) return outcome;
+  store.cursors.begin(deviceId, resourceId, fromS, parts.now());
+  const spans = timeWindows(fromS, toS);
+  const windows = new WindowCommits(spans, chunks.length / spans.length);
+  const commit = (parked: boolean): void => {
+    for (const due of windows.due(parked))
+      store.cursors.commit(deviceId, resourceId, due, parts.now());
+  };
+  let firstError: unknown;
+  let succeeded = 0;
+  for await (const done of parts.chunks.run(run, target, chunks)) {
+    if ("error" in done) {
+      firstError ??= done.error;
+      windows.failed(done.chunk);
+      continue;
+    }
+    succeeded++;
+    outcome.chunks++;
+    outcome.points += done.result.points;
+    outcome.deadLetters += done.result.deadLetters;
+    windows.done(done.chunk, done.result);
+    commit(false);
+  }
+  if (firstError === undefined) return outcome;
+  outcome.error = firstError;
+  if (isFatal(firstError) || catalogMayBeStale(firstError, failing)) return outcome;
+  const failures = recordFailure(parts, run, target, firstError);
+  // a window that keeps failing on its own (or while the rest of the resource syncs) is handed
+  // over as a parked job and the cursor reads on after it; a dependency that is down is waited for
+  const onItsOwn = failsOnItsOwn(firstError) || succeeded > 0;
+  if (failures >= parts.config.failures.parkAfter && onItsOwn) {
+    park(parts, target, windows.failedChunks, () => commit(true));
+    target.log.warn(
+      {
+        resource: resourceId,
+        chunks: windows.failedChunks.length,
+        failures,
+        error: messageOf(firstError),
+      },
+      "windows that keep failing are parked as jobs; the cursor moves on (energy-etl status)",
+    );
+  }
+  return outcome;
+}
+
+/** Hands failed chunks over as parked jobs and moves the cursor past them, in one transaction. */
+function park(
+  parts: SyncParts,
+  target: ResourceTarget,
+  failed: readonly Chunk[],
+  commit: () => void,
+) {
+  const { store } = parts;
+  const { deviceId, resourceId } = target;
+  const parkedUntilS = Math.max(...failed.map((c) => c.toS));
+  store.transaction(() => {
+    // each window its own job: none of them is a continuation of another
+    for (const { values, fromS, toS } of failed) {
+      const spec = {
+        deviceId,
+        resourceId,
+        valueIds: values,
+        fromS,
+        toS,
+        reason: "parked" as const,
+      };
+      store.jobs.queue([spec], countChunks, parts.now(), "parked");
+    }
+    store.cursors.park(deviceId, resourceId, parkedUntilS, parts.now());
+    commit();
+  });
+}
+
+/** Counts a failed attempt on the cursor; the next one waits FAILURE_BACKOFF doubled per failure. */
+function recordFailure(
+  parts: SyncParts,
+  run: RunContext,
+  target: ResourceTarget,
+  error: unknown,
+): number {
+  const { store, config } = parts;
+  const { deviceId, resourceId } = target;
+  // the same clock the planning reads retry_at with
+  const nowS = epochSeconds(parts.apiNow());
+  const previous = store.cursors.get(deviceId, resourceId)?.failures ?? 0;
+  const waitS = backoffS(
+    previous + 1,
+    secondsBefore(nowS, config.failures.backoff),
+    secondsBefore(nowS, config.failures.backoffMax),
+  );
+  const failures = store.cursors.recordFailure(
+    deviceId,
+    resourceId,
+    messageOf(error),
+    nowS + waitS,
+    parts.now(),
+  );
+  run.logger.debug({ device: deviceId, resource: resourceId, failures, waitS }, "resource waits");
+  return failures;
+}

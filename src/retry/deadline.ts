@@ -1,0 +1,145 @@
+import { clampTimerMs, raceAbort, sleep } from "../util/timers.js";
+
+/** Why a {@link Deadline} ended its work from outside its attempts. */
+export type EndCause =
+  | { readonly kind: "deadline" }
+  | { readonly kind: "aborted"; readonly reason: string };
+
+/**
+ * The time budget of one request across its attempts (API_DEADLINE_MS, INFLUX_DEADLINE_MS) and
+ * the AbortSignal that ends whatever the request waits for: it aborts when the budget is spent,
+ * when {@link abort} is called, or when one of the `linked` signals aborts. The budget counts
+ * only while the request itself runs ({@link resume}d: an attempt, a backoff), not while it waits
+ * for something else ({@link suspend}ed: a rate-gate slot, a token, its caller).
+ */
+export class Deadline {
+  private readonly controller = new AbortController();
+  /** Aborts with the controller or any linked signal. */
+  readonly signal: AbortSignal;
+  private cause: EndCause | undefined;
+  private spentMs = 0;
+  private since: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param budgetMs the whole budget
+   * @param now clock in epoch ms (injected by tests)
+   * @param linked signals that end the request too (a shutdown, the caller's); their reason, in
+   *   words, becomes the `aborted` cause
+   */
+  constructor(
+    readonly budgetMs: number,
+    private readonly now: () => number = Date.now,
+    linked: readonly (AbortSignal | undefined)[] = [],
+  ) {
+    const sources = linked.filter((s): s is AbortSignal => s !== undefined);
+    this.signal =
+      sources.length === 0
+        ? this.controller.signal
+        : AbortSignal.any([this.controller.signal, ...sources]);
+  }
+
+  /** Why the request was ended from outside, once it was. */
+  get endCause(): EndCause | undefined {
+    if (this.cause === undefined && this.signal.aborted) {
+      this.cause = { kind: "aborted", reason: reasonOf(this.signal) };
+    }
+    return this.cause;
+  }
+
+  /** Ends the request at once (`aborted`, with `reason`); the first cause stays. */
+  abort(reason: string): void {
+    this.end({ kind: "aborted", reason });
+  }
+
+  /** Starts counting time against the budget. */
+  resume(): void {
+    if (this.since !== undefined || this.signal.aborted) return;
+    this.since = this.now();
+    this.arm(this.remainingMs());
+  }
+
+  /** Stops counting time against the budget. */
+  suspend(): void {
+    if (this.since === undefined) return;
+    this.spentMs += this.now() - this.since;
+    this.since = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** What is left of the budget, in ms (negative when past). */
+  remainingMs(): number {
+    const running = this.since === undefined ? 0 : this.now() - this.since;
+    return this.budgetMs - this.spentMs - running;
+  }
+
+  /**
+   * Waits `ms` as part of the request (counted against the budget, which runs on afterwards only
+   * if it ran before; ended at once by an abort, rejecting with the signal's reason). `wait`
+   * replaces the timer (tests' virtual time).
+   */
+  async sleep(
+    ms: number,
+    wait?: (ms: number, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    const running = this.since !== undefined;
+    this.resume();
+    try {
+      const { signal } = this;
+      await (wait ? raceAbort(wait(ms, signal), signal) : sleep(ms, { signal }));
+    } finally {
+      if (!running) this.suspend();
+    }
+  }
+
+  /**
+   * `promise`, unless the request is ended first: then rejects with the signal's reason. For
+   * waits that do not count against the budget.
+   */
+  waitFor<T>(promise: Promise<T>): Promise<T> {
+    return raceAbort(promise, this.signal);
+  }
+
+  /** Stops the timer; the request is over. */
+  finish(): void {
+    this.suspend();
+  }
+
+  private end(cause: EndCause): void {
+    if (this.endCause !== undefined) return;
+    this.cause = cause;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.controller.abort(cause);
+  }
+
+  /** A timer for `ms` (in steps a timer can hold) that ends the request by the budget. */
+  private arm(ms: number): void {
+    clearTimeout(this.timer);
+    if (ms <= 0) {
+      this.end({ kind: "deadline" });
+      return;
+    }
+    const step = clampTimerMs(ms);
+    this.timer = setTimeout(() => {
+      if (ms > step) this.arm(ms - step);
+      else this.end({ kind: "deadline" });
+    }, step);
+    this.timer.unref();
+  }
+}
+
+/** The reason of an aborted signal, in words. */
+export function reasonOf(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (typeof reason === "string" && reason !== "") return reason;
+  if (reason instanceof Error && reason.name !== "AbortError" && reason.message !== "") {
+    return reason.message;
+  }
+  if (typeof reason === "object" && reason !== null && "kind" in reason) {
+    const cause = reason as EndCause;
+    return cause.kind === "aborted" ? cause.reason : "the deadline passed";
+  }
+  return "the caller cancelled it";
+}

@@ -1,0 +1,64 @@
+import type { Deadline } from "./deadline.js";
+import {
+  decideRetry,
+  type GiveUpReason,
+  type RetryableFailure,
+  type RetryPolicy,
+} from "./retry-policy.js";
+
+/** How one attempt ended. */
+export type Attempted<T, F> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly failure: F }
+  /** Send again at once, not counted as a retry (a refused access token was just renewed). */
+  | { readonly ok: false; readonly again: true };
+
+/** The loop's settings and what it tells its owner. */
+export interface RetryLoop<F extends RetryableFailure> {
+  readonly policy: RetryPolicy;
+  /** The request's budget: backoff waits count against it and end when it aborts. */
+  readonly deadline: Deadline;
+  /** Random source of the jitter (default Math.random). */
+  readonly random?: () => number;
+  /** Replaces the backoff's timer (tests' virtual time); still ended by the deadline's signal. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The error thrown when the failure is final ({@link decideRetry} gave up). */
+  readonly giveUp: (
+    failure: F,
+    why: { readonly reason: GiveUpReason; readonly delayMs?: number },
+    retries: number,
+  ) => Error;
+  /** Told before each backoff: a log line, a rate gate's pause. */
+  readonly beforeRetry?: (failure: F, delayMs: number, retry: number) => void;
+}
+
+/**
+ * The retry loop: runs `attempt` until it succeeds, waiting between failures as the policy
+ * decides ({@link decideRetry}), and throws the owner's final error when it gives up. The only
+ * place that retries, for the API and the InfluxDB writer alike; what an attempt is (a request, a
+ * streamed answer and its consumer, a batch) is the owner's business. Rejects with the deadline's
+ * signal reason when the deadline ends a backoff.
+ */
+export async function retrying<T, F extends RetryableFailure>(
+  attempt: () => Promise<Attempted<T, F>>,
+  loop: RetryLoop<F>,
+): Promise<T> {
+  let retries = 0;
+  for (;;) {
+    const outcome = await attempt();
+    if (outcome.ok) return outcome.value;
+    if ("again" in outcome) continue;
+    const { failure } = outcome;
+    const decision = decideRetry(
+      failure,
+      retries,
+      loop.policy,
+      loop.deadline.remainingMs(),
+      loop.random,
+    );
+    if (!decision.retry) throw loop.giveUp(failure, decision, retries);
+    retries++;
+    loop.beforeRetry?.(failure, decision.delayMs, retries);
+    await loop.deadline.sleep(decision.delayMs, loop.sleep);
+  }
+}
