@@ -116,9 +116,8 @@ export type DeadLetterKind = "row" | "member" | "line";
 /** The kinds of dead letters, as the state database spells them. */
 export const DEAD_LETTER_KINDS: readonly DeadLetterKind[] = ["row", "member", "line"];
 
-/** A bad row, member or line, kept instead of freezing its device (README "Dead letters"). */
-export interface DeadLetter {
-  readonly id: number;
+/** A bad row, member or line to keep (DeadLetterStore.add). */
+export interface NewDeadLetter {
   readonly kind: DeadLetterKind;
   readonly deviceId: string;
   readonly resourceId: string;
@@ -131,12 +130,19 @@ export interface DeadLetter {
    */
   readonly valueIds: readonly string[];
   /**
-   * The raw row (JSON text; a member's whole row) or the line, cut at
-   * {@link MAX_DEAD_LETTER_CHARS} (see `truncated`).
+   * The raw row (JSON text; a member's whole row) or the line; kept cut at
+   * {@link MAX_DEAD_LETTER_CHARS} (see DeadLetter's `truncated`).
    */
   readonly payload: string;
-  readonly truncated: boolean;
+  /** Why it was refused (already free of secrets: the caller scrubs). */
   readonly error: string;
+}
+
+/** A bad row, member or line, kept instead of freezing its device (README "Dead letters"). */
+export interface DeadLetter extends NewDeadLetter {
+  readonly id: number;
+  /** The payload was cut at {@link MAX_DEAD_LETTER_CHARS} (it cannot be retried). */
+  readonly truncated: boolean;
   /** How often it came (a lookback re-read brings the same row again). */
   readonly occurrences: number;
   /** Retries by `dead-letters --retry` that failed again. */
