@@ -6,7 +6,7 @@ type Key = { deviceId: string; resourceId: string };
 
 /** A device's resources and their listed value ids, as its last catalog read found them. */
 export interface StoredDeviceCatalog {
-  /** When they were read (ISO); undefined: never, or marked stale. */
+  /** When they were read (ISO); undefined: never, or not since the API stopped listing the device. */
   readonly readAt?: string;
   readonly resources: readonly { readonly resourceId: string; readonly values: string[] }[];
 }
@@ -89,9 +89,6 @@ export class CatalogStore {
       ),
       unlistDevice: db.prepare<{ deviceId: string }>(
         "UPDATE devices SET listed = 0, catalog_read_at = NULL WHERE device_id = @deviceId",
-      ),
-      invalidate: db.prepare<{ deviceId: string }>(
-        "UPDATE devices SET catalog_read_at = NULL WHERE device_id = @deviceId",
       ),
       deviceReadAt: db
         .prepare<{ deviceId: string }>(
@@ -204,11 +201,6 @@ export class CatalogStore {
   /** Records that the API no longer knows a device (until a device list lists it again). */
   unlistDevice(deviceId: string): void {
     this.sql.unlistDevice.run({ deviceId });
-  }
-
-  /** Marks a device's catalog as stale: the next run reads it again. */
-  invalidate(deviceId: string): void {
-    this.sql.invalidate.run({ deviceId });
   }
 
   /** A device's stored catalog (its listed resources and their listed values), one query. */

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { z } from "zod";
 import type { Config } from "../../config.js";
 import { SERVICE_LOCK } from "../../service/etl-service.js";
+import { leaseState } from "../../state/lease.js";
 import {
   appliedMigrations,
   listMigrations,
@@ -11,7 +12,7 @@ import {
   migrationLabel,
   pendingMigrations,
 } from "../../state/migrator.js";
-import { isGone, processOwner } from "../../state/owner.js";
+import { processOwner } from "../../state/owner.js";
 import { stateError } from "../../state/state-error.js";
 import {
   type CheckResult,
@@ -185,11 +186,13 @@ function lockCheck(db: Database.Database): CheckResult {
   if (row === undefined) return ok(LOCK, "free");
   const held = lockRow.parse(row);
   const who = `\`${held.command}\` (pid ${held.pid} on ${held.host}, since ${held.acquired_at})`;
-  const gone = isGone({ id: held.owner, pid: held.pid, host: held.host }, processOwner("doctor"));
-  if (gone || held.expires_at < Date.now()) {
+  const holder = { id: held.owner, pid: held.pid, host: held.host };
+  const lease = { ownerId: held.owner, holder, untilMs: held.expires_at };
+  const state = leaseState(lease, processOwner("doctor"), Date.now());
+  if (state === "gone" || state === "expired") {
     return warning(
       LOCK,
-      `stale: held by ${who}, which ${gone ? "is gone" : "stopped renewing it"}`,
+      `stale: held by ${who}, which ${state === "gone" ? "is gone" : "stopped renewing it"}`,
       "nothing to do if no energy-etl works on this state: the next run or sync takes it over; " +
         `otherwise stop pid ${held.pid} on ${held.host}`,
     );
