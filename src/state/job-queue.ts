@@ -28,6 +28,56 @@ export interface JobReads {
   completedChunks(jobId: number): Set<number>;
 }
 
+/** The statements that insert, continue and look up jobs. */
+function queueStatements(db: Database.Database) {
+  return {
+    byKey: db.prepare<[string]>(
+      `SELECT * FROM backfill_jobs WHERE key = ? AND status IN ${UNFINISHED} ORDER BY id DESC LIMIT 1`,
+    ),
+    insert: db.prepare<{
+      key: string;
+      deviceId: string;
+      resourceId: string;
+      valueIds: string;
+      fromS: number;
+      toS: number;
+      reason: string;
+      status: BackfillStatus;
+      chunksTotal: number;
+      now: string;
+    }>(
+      `INSERT INTO backfill_jobs (key, device_id, resource_id, value_ids, from_s, to_s, reason,
+         status, chunks_total, created_at, updated_at)
+       VALUES (@key, @deviceId, @resourceId, @valueIds, @fromS, @toS, @reason,
+         @status, @chunksTotal, @now, @now)
+       RETURNING *`,
+    ),
+    restart: db.prepare<{ id: number; chunksTotal: number; now: string }>(
+      `UPDATE backfill_jobs SET chunks_total = @chunksTotal, chunks_done = 0, status = 'pending',
+         attempts = 0, next_attempt_at = NULL, updated_at = @now
+       WHERE id = @id`,
+    ),
+    chunksDelete: db.prepare<[number]>("DELETE FROM backfill_chunks WHERE job_id = ?"),
+    extend: db.prepare<{ id: number; toS: number; key: string; now: string }>(
+      "UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now WHERE id = @id",
+    ),
+    unpark: db.prepare<{ id: number; now: string }>(
+      `UPDATE backfill_jobs SET status = 'pending', attempts = 0, next_attempt_at = NULL,
+         updated_at = @now
+       WHERE id = @id AND status IN ('parked', 'failed')`,
+    ),
+    unfinishedOf: db.prepare<[string, string]>(
+      `SELECT * FROM backfill_jobs
+       WHERE device_id = ? AND resource_id = ? AND status IN ${UNFINISHED} ORDER BY id`,
+    ),
+    doneSince: db.prepare<[string, string, string]>(
+      `SELECT * FROM backfill_jobs
+       WHERE device_id = ? AND resource_id = ? AND status = 'done' AND updated_at >= ?
+       ORDER BY id`,
+    ),
+  };
+}
+
 /**
  * How requested backfill jobs become stored ones (JobStore.queue, match and unpark): a request
  * continues the unfinished jobs it overlaps ({@link matchPlan}) and inserts jobs for the rest.
@@ -40,52 +90,7 @@ export class JobQueue {
     db: Database.Database,
     private readonly jobs: JobReads,
   ) {
-    this.sql = {
-      byKey: db.prepare<[string]>(
-        `SELECT * FROM backfill_jobs WHERE key = ? AND status IN ${UNFINISHED} ORDER BY id DESC LIMIT 1`,
-      ),
-      insert: db.prepare<{
-        key: string;
-        deviceId: string;
-        resourceId: string;
-        valueIds: string;
-        fromS: number;
-        toS: number;
-        reason: string;
-        status: BackfillStatus;
-        chunksTotal: number;
-        now: string;
-      }>(
-        `INSERT INTO backfill_jobs (key, device_id, resource_id, value_ids, from_s, to_s, reason,
-           status, chunks_total, created_at, updated_at)
-         VALUES (@key, @deviceId, @resourceId, @valueIds, @fromS, @toS, @reason,
-           @status, @chunksTotal, @now, @now)
-         RETURNING *`,
-      ),
-      restart: db.prepare<{ id: number; chunksTotal: number; now: string }>(
-        `UPDATE backfill_jobs SET chunks_total = @chunksTotal, chunks_done = 0, status = 'pending',
-           attempts = 0, next_attempt_at = NULL, updated_at = @now
-         WHERE id = @id`,
-      ),
-      chunksDelete: db.prepare<[number]>("DELETE FROM backfill_chunks WHERE job_id = ?"),
-      extend: db.prepare<{ id: number; toS: number; key: string; now: string }>(
-        "UPDATE backfill_jobs SET to_s = @toS, key = @key, updated_at = @now WHERE id = @id",
-      ),
-      unpark: db.prepare<{ id: number; now: string }>(
-        `UPDATE backfill_jobs SET status = 'pending', attempts = 0, next_attempt_at = NULL,
-           updated_at = @now
-         WHERE id = @id AND status IN ('parked', 'failed')`,
-      ),
-      unfinishedOf: db.prepare<[string, string]>(
-        `SELECT * FROM backfill_jobs
-         WHERE device_id = ? AND resource_id = ? AND status IN ${UNFINISHED} ORDER BY id`,
-      ),
-      doneSince: db.prepare<[string, string, string]>(
-        `SELECT * FROM backfill_jobs
-         WHERE device_id = ? AND resource_id = ? AND status = 'done' AND updated_at >= ?
-         ORDER BY id`,
-      ),
-    };
+    this.sql = queueStatements(db);
     this.queueTx = db.transaction(
       (
         specs: readonly BackfillSpec[],

@@ -28,6 +28,85 @@ const JOB_LEASES: LeaseTable<Lease> = {
   },
 };
 
+/** The statements that read jobs and their done chunks. */
+function readStatements(db: Database.Database) {
+  return {
+    get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
+    unfinished: db.prepare<[]>(
+      `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
+    ),
+    due: db.prepare<{ nowS: number; nowMs: number; owner: string }>(
+      `SELECT * FROM backfill_jobs
+       WHERE status IN ('pending', 'running', 'failed')
+         AND (next_attempt_at IS NULL OR next_attempt_at <= @nowS)
+         AND ${notHeldSql(JOB_LEASES)}
+       ORDER BY id`,
+    ),
+    parked: db.prepare<[]>("SELECT * FROM backfill_jobs WHERE status = 'parked' ORDER BY id"),
+    chunksOf: db
+      .prepare<[number]>("SELECT chunk_index FROM backfill_chunks WHERE job_id = ?")
+      .pluck(),
+  };
+}
+
+/** The statements that record a job's progress. */
+function progressStatements(db: Database.Database) {
+  return {
+    setStatus: db.prepare<{ id: number; status: BackfillStatus; now: string }>(
+      "UPDATE backfill_jobs SET status = @status, updated_at = @now WHERE id = @id",
+    ),
+    setStatusAndError: db.prepare<{
+      id: number;
+      status: BackfillStatus;
+      lastError: string | null;
+      now: string;
+    }>(
+      `UPDATE backfill_jobs SET status = @status, last_error = @lastError, updated_at = @now
+       WHERE id = @id`,
+    ),
+    finish: db.prepare<{ id: number; now: string }>(
+      `UPDATE backfill_jobs SET status = 'done', last_error = NULL, attempts = 0,
+         next_attempt_at = NULL, updated_at = @now
+       WHERE id = @id`,
+    ),
+    fail: db.prepare<{
+      id: number;
+      lastError: string;
+      nextAttemptS: number;
+      maxAttempts: number;
+      now: string;
+    }>(
+      `UPDATE backfill_jobs SET
+         attempts = attempts + 1,
+         status = CASE WHEN attempts + 1 >= @maxAttempts THEN 'parked' ELSE 'failed' END,
+         next_attempt_at = CASE WHEN attempts + 1 >= @maxAttempts THEN NULL ELSE @nextAttemptS END,
+         last_error = @lastError, updated_at = @now
+       WHERE id = @id`,
+    ),
+    addChunk: db.prepare<{
+      id: number;
+      points: number;
+      requests: number;
+      newestS: number | null;
+      now: string;
+    }>(
+      `UPDATE backfill_jobs SET
+         chunks_done = (SELECT COUNT(*) FROM backfill_chunks WHERE job_id = @id),
+         points = points + @points,
+         requests = requests + @requests,
+         newest_record_at = CASE WHEN @newestS IS NULL THEN newest_record_at
+           ELSE MAX(COALESCE(newest_record_at, @newestS), @newestS) END,
+         updated_at = @now
+       WHERE id = @id`,
+    ),
+    chunkInsert: db.prepare<{ id: number; chunkIndex: number; points: number; now: string }>(
+      `INSERT INTO backfill_chunks (job_id, chunk_index, points, done_at)
+       VALUES (@id, @chunkIndex, @points, @now)
+       ON CONFLICT (job_id, chunk_index) DO NOTHING`,
+    ),
+  };
+}
+
 /** What one finished chunk of a job produced. */
 export interface ChunkDone {
   readonly points: number;
@@ -51,75 +130,7 @@ export class JobStore {
   private readonly recordChunkTx;
 
   constructor(db: Database.Database) {
-    const sql = {
-      get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
-      unfinished: db.prepare<[]>(
-        `SELECT * FROM backfill_jobs WHERE status IN ${UNFINISHED} ORDER BY id`,
-      ),
-      due: db.prepare<{ nowS: number; nowMs: number; owner: string }>(
-        `SELECT * FROM backfill_jobs
-         WHERE status IN ('pending', 'running', 'failed')
-           AND (next_attempt_at IS NULL OR next_attempt_at <= @nowS)
-           AND ${notHeldSql(JOB_LEASES)}
-         ORDER BY id`,
-      ),
-      parked: db.prepare<[]>("SELECT * FROM backfill_jobs WHERE status = 'parked' ORDER BY id"),
-      setStatus: db.prepare<{ id: number; status: BackfillStatus; now: string }>(
-        "UPDATE backfill_jobs SET status = @status, updated_at = @now WHERE id = @id",
-      ),
-      setStatusAndError: db.prepare<{
-        id: number;
-        status: BackfillStatus;
-        lastError: string | null;
-        now: string;
-      }>(
-        `UPDATE backfill_jobs SET status = @status, last_error = @lastError, updated_at = @now
-         WHERE id = @id`,
-      ),
-      finish: db.prepare<{ id: number; now: string }>(
-        `UPDATE backfill_jobs SET status = 'done', last_error = NULL, attempts = 0,
-           next_attempt_at = NULL, updated_at = @now
-         WHERE id = @id`,
-      ),
-      fail: db.prepare<{
-        id: number;
-        lastError: string;
-        nextAttemptS: number;
-        maxAttempts: number;
-        now: string;
-      }>(
-        `UPDATE backfill_jobs SET
-           attempts = attempts + 1,
-           status = CASE WHEN attempts + 1 >= @maxAttempts THEN 'parked' ELSE 'failed' END,
-           next_attempt_at = CASE WHEN attempts + 1 >= @maxAttempts THEN NULL ELSE @nextAttemptS END,
-           last_error = @lastError, updated_at = @now
-         WHERE id = @id`,
-      ),
-      addChunk: db.prepare<{
-        id: number;
-        points: number;
-        requests: number;
-        newestS: number | null;
-        now: string;
-      }>(
-        `UPDATE backfill_jobs SET
-           chunks_done = (SELECT COUNT(*) FROM backfill_chunks WHERE job_id = @id),
-           points = points + @points,
-           requests = requests + @requests,
-           newest_record_at = CASE WHEN @newestS IS NULL THEN newest_record_at
-             ELSE MAX(COALESCE(newest_record_at, @newestS), @newestS) END,
-           updated_at = @now
-         WHERE id = @id`,
-      ),
-      chunksOf: db
-        .prepare<[number]>("SELECT chunk_index FROM backfill_chunks WHERE job_id = ?")
-        .pluck(),
-      chunkInsert: db.prepare<{ id: number; chunkIndex: number; points: number; now: string }>(
-        `INSERT INTO backfill_chunks (job_id, chunk_index, points, done_at)
-         VALUES (@id, @chunkIndex, @points, @now)
-         ON CONFLICT (job_id, chunk_index) DO NOTHING`,
-      ),
-    };
+    const sql = { ...readStatements(db), ...progressStatements(db) };
     this.sql = sql;
     this.queued = new JobQueue(db, this);
     this.leases = new Leases(db, JOB_LEASES);

@@ -45,7 +45,9 @@ export function mayTake(state: LeaseState): boolean {
   return state !== "held";
 }
 
-/** The outcome of {@link Leases.acquire}: taken, or refused with what the table tells of the holder. */
+/**
+ * What {@link Leases.acquire} did: took the lease, or not (with what its table tells of the holder).
+ */
 export type Acquired<H> =
   | { readonly acquired: true }
   | { readonly acquired: false; readonly holder: H };
@@ -71,7 +73,10 @@ export interface LeaseTable<H> {
   read(row: unknown): { readonly lease: Lease; readonly holder: H } | undefined;
 }
 
-/** The condition "not held by another owner at @nowMs" on a table's lease columns (for @owner). */
+/**
+ * {@link leaseState} in SQL, as far as the lease columns tell: the row's lease is none, @owner's,
+ * or expired at @nowMs. A holder that is gone is found by {@link Leases.acquire}.
+ */
 export function notHeldSql(table: Pick<LeaseTable<unknown>, "owner" | "until">): string {
   return `(${table.owner} IS NULL OR ${table.owner} = @owner OR ${table.until} < @nowMs)`;
 }

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { Leases, type LeaseTable } from "./lease.js";
+import { type Lease, Leases, type LeaseTable } from "./lease.js";
 import { integer, parseRow } from "./rows.js";
 
 const lockRow = z.object({
@@ -21,6 +21,16 @@ export interface LockHolder {
   readonly since: string;
 }
 
+/** A row of table `locks`: the lock's lease, and who holds it. */
+export function readLock(row: unknown): { readonly lease: Lease; readonly holder: LockHolder } {
+  const held = parseRow(lockRow, row, "lock");
+  const { pid, host, command } = held;
+  return {
+    lease: { ownerId: held.owner, holder: { id: held.owner, pid, host }, untilMs: held.expires_at },
+    holder: { pid, host, command, since: held.acquired_at },
+  };
+}
+
 /** Table `locks`: a row is a lock's lease, with its holder's process and command. */
 const LOCKS: LeaseTable<LockHolder> = {
   table: "locks",
@@ -34,18 +44,7 @@ const LOCKS: LeaseTable<LockHolder> = {
     command: (owner) => owner.command,
     acquired_at: (_owner, nowMs) => new Date(nowMs).toISOString(),
   },
-  read(row) {
-    const held = parseRow(lockRow, row, "lock");
-    const { pid, host, command } = held;
-    return {
-      lease: {
-        ownerId: held.owner,
-        holder: { id: held.owner, pid, host },
-        untilMs: held.expires_at,
-      },
-      holder: { pid, host, command, since: held.acquired_at },
-    };
-  },
+  read: readLock,
 };
 
 /**
