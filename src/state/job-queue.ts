@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { type JobLookup, type JobMatch, matchPlan } from "./job-match.js";
-import { checkSpec, existing, jobKey, jobRow, UNFINISHED } from "./job-row.js";
+import { checkSpec, jobKey, jobRow, requireJob, UNFINISHED } from "./job-row.js";
 import { parseRow, parseRows, requireInteger, sortedIds } from "./rows.js";
 import type { BackfillJob, BackfillSpec, BackfillStatus } from "./types.js";
 
@@ -222,6 +222,6 @@ export class JobQueue {
   }
 
   private require(id: number): BackfillJob {
-    return existing(this.jobs.get(id), id);
+    return requireJob(this.jobs.get(id), id);
   }
 }

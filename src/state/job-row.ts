@@ -96,7 +96,7 @@ export function checkSpec(spec: BackfillSpec): void {
 }
 
 /** The job read for `id`; a RangeError when there is none. */
-export function existing(job: BackfillJob | undefined, id: number): BackfillJob {
+export function requireJob(job: BackfillJob | undefined, id: number): BackfillJob {
   if (job === undefined) throw new RangeError(`no backfill job ${id}`);
   return job;
 }

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { JobMatch } from "./job-match.js";
 import { type ChunkCounter, JobQueue, type QueuedBackfill } from "./job-queue.js";
-import { backfillStatus, existing, jobKey, jobRow, UNFINISHED } from "./job-row.js";
+import { backfillStatus, jobRow, requireJob, UNFINISHED } from "./job-row.js";
 import { type Lease, Leases, type LeaseTable, notHeldSql } from "./lease.js";
 import { holderOf, type Owner } from "./owner.js";
 import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
@@ -145,7 +145,7 @@ export class JobStore {
 
     this.recordChunkTx = db.transaction(
       (jobId: number, chunkIndex: number, done: ChunkDone, now: string) => {
-        const job = existing(this.get(jobId), jobId);
+        const job = requireJob(this.get(jobId), jobId);
         if (chunkIndex >= job.chunksTotal) {
           throw new RangeError(
             `chunk ${chunkIndex} of backfill job ${jobId} is out of range (it has ${job.chunksTotal})`,
@@ -163,14 +163,6 @@ export class JobStore {
         });
       },
     );
-  }
-
-  /**
-   * Key of a spec: sha256 hex of JSON `[deviceId, resourceId, sorted valueIds, fromS, toS]`
-   * (duplicate value ids count once; the reason is not part of it).
-   */
-  static key(spec: BackfillSpec): string {
-    return jobKey(spec);
   }
 
   /**
@@ -278,7 +270,7 @@ export class JobStore {
       maxAttempts,
       now: now.toISOString(),
     });
-    return existing(this.get(id), id);
+    return requireJob(this.get(id), id);
   }
 
   /** Puts parked (or waiting) jobs back to pending with a fresh set of attempts; returns how many. */

@@ -4,7 +4,7 @@
  * item 2: a relative --from moves both ends of the request on every start). Real SQLite files.
  */
 import { countChunks } from "../../src/pipeline/plan-chunks.js";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import { processOwner } from "../../src/state/owner.js";
 import type { BackfillSpec } from "../../src/state/types.js";
 import { storedJobs } from "../support/backfill-jobs.js";
@@ -70,7 +70,7 @@ describe("JobStore.queue", () => {
     expect(again.map((q) => [q.resumed, q.job.id, q.job.fromS, q.job.toS])).toEqual([
       [true, id, SPEC.fromS, LATER.toS],
     ]);
-    expect(again[0]?.job.key).toBe(JobStore.key({ ...SPEC, toS: LATER.toS }));
+    expect(again[0]?.job.key).toBe(jobKey({ ...SPEC, toS: LATER.toS }));
     expect(jobs.completedChunks(id)).toEqual(new Set([0]));
     expect(stored()).toEqual([["dev-1", SPEC.fromS, LATER.toS, "pending", 2, 1]]);
     // and once more, a few seconds later: the same job

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import type {
   BackfillJob,
   BackfillReason,
@@ -7,18 +6,9 @@ import type {
   BackfillStatus,
 } from "../../src/state/types.js";
 import { queueJob, storedJobs } from "../support/backfill-jobs.js";
-import { T0, T1, T2, T3, useStateStore } from "./support.js";
+import { SPEC, T0, T1, T2, T3, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-jobs-");
-
-const SPEC: BackfillSpec = {
-  deviceId: "dev-1",
-  resourceId: "inverter",
-  valueIds: ["e_b", "e_a"],
-  fromS: 1_700_000_000,
-  toS: 1_700_086_400,
-  reason: "manual",
-};
 
 /** A job of its own (a spec no other call uses) with the given status. */
 function jobWith(status: BackfillStatus, name: string, nextAttemptS?: number): BackfillJob {
@@ -34,31 +24,6 @@ function jobWith(status: BackfillStatus, name: string, nextAttemptS?: number): B
   return stored;
 }
 
-describe("JobStore.key", () => {
-  it("is stable: value id order and duplicates and the reason do not matter", () => {
-    const key = JobStore.key(SPEC);
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
-    expect(JobStore.key({ ...SPEC, valueIds: ["e_a", "e_b", "e_a"] })).toBe(key);
-    expect(JobStore.key({ ...SPEC, reason: "new_value" })).toBe(key);
-    expect(JobStore.key({ ...SPEC, reason: "parked" })).toBe(key);
-  });
-
-  it.each<[string, Partial<BackfillSpec>]>([
-    ["toS", { toS: SPEC.toS + 1 }],
-    ["fromS", { fromS: SPEC.fromS - 1 }],
-    ["deviceId", { deviceId: "dev-2" }],
-    ["resourceId", { resourceId: "meter" }],
-    ["valueIds", { valueIds: ["e_a"] }],
-  ])("changes with %s", (_field, change) => {
-    expect(JobStore.key({ ...SPEC, ...change })).not.toBe(JobStore.key(SPEC));
-  });
-
-  it("is the documented formula", () => {
-    const identity = JSON.stringify(["dev-1", "inverter", ["e_a", "e_b"], SPEC.fromS, SPEC.toS]);
-    expect(JobStore.key(SPEC)).toBe(createHash("sha256").update(identity).digest("hex"));
-  });
-});
-
 describe("queue, one spec at a time", () => {
   it("a new spec inserts a pending job; the same spec resumes it", () => {
     const { jobs } = ctx.store;
@@ -66,7 +31,7 @@ describe("queue, one spec at a time", () => {
     expect(created.resumed).toBe(false);
     expect(created.job).toEqual({
       id: expect.any(Number),
-      key: JobStore.key(SPEC),
+      key: jobKey(SPEC),
       deviceId: "dev-1",
       resourceId: "inverter",
       valueIds: ["e_a", "e_b"],

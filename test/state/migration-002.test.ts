@@ -2,7 +2,7 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import { appliedMigrations, MIGRATIONS_DIR, migrate } from "../../src/state/migrator.js";
 import { processOwner } from "../../src/state/owner.js";
 import type { StateStore } from "../../src/state/state-store.js";
@@ -123,7 +123,7 @@ function fill001(db: Database.Database): void {
   for (const j of OLD_JOBS) {
     job.run(
       j.id,
-      JobStore.key(j.spec),
+      jobKey(j.spec),
       j.spec.deviceId,
       j.spec.resourceId,
       JSON.stringify(j.spec.valueIds),
@@ -160,7 +160,7 @@ function fill001(db: Database.Database): void {
 function expectedJob(j: OldJob): BackfillJob {
   return {
     id: j.id,
-    key: JobStore.key(j.spec),
+    key: jobKey(j.spec),
     deviceId: j.spec.deviceId,
     resourceId: j.spec.resourceId,
     valueIds: [...j.spec.valueIds],
