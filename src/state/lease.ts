@@ -5,7 +5,7 @@
  * ({@link leaseState}, pure) and the SQL of a table that keeps leases ({@link Leases}).
  */
 import type Database from "better-sqlite3";
-import { type DeadProbe, type Holder, isDeadHere, isGone, type Owner } from "./owner.js";
+import { type DeadProbe, type Holder, isGone, type Owner } from "./owner.js";
 
 /** A lease as stored. */
 export interface Lease {
@@ -26,13 +26,13 @@ export type LeaseState = "free" | "mine" | "gone" | "expired" | "held";
 
 /**
  * How `me` finds `lease` at `nowMs` (epoch ms). Pure but for `isDead`, which asks whether a
- * process of this host is gone (a stand-in makes it pure).
+ * process of this host is gone (isDeadHere when omitted; a stand-in makes it pure).
  */
 export function leaseState(
   lease: Lease | undefined,
   me: Owner,
   nowMs: number,
-  isDead: DeadProbe = isDeadHere,
+  isDead?: DeadProbe,
 ): LeaseState {
   if (lease === undefined) return "free";
   if (lease.ownerId === me.id) return "mine";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { scrubText } from "../logger.js";
 
 /** Longest error or detail text stored. */
-export const MAX_STORED_TEXT = 2000;
+const MAX_STORED_TEXT = 2000;
 
 /**
  * A text as the state database keeps it: every registered secret redacted (error bodies may echo

@@ -29,15 +29,6 @@ export interface Cursor {
   readonly updatedAt: string;
 }
 
-/** A value id as seen in GET /<device>/<resource>/values. */
-export interface CatalogEntry {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  readonly valueId: string;
-  readonly firstSeen: string;
-  readonly lastSeen: string;
-}
-
 /**
  * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
  * alone until an operator retries it (`energy-etl backfill --retry-parked`).
