@@ -6,7 +6,10 @@ type Key = { deviceId: string; resourceId: string };
 
 /** A device's resources and their listed value ids, as its last catalog read found them. */
 export interface StoredDeviceCatalog {
-  /** When they were read (ISO); undefined: never, or marked stale. */
+  /**
+   * When they were read (ISO); undefined: never, or not since the device was last dropped from the
+   * API's device list.
+   */
   readonly readAt?: string;
   readonly resources: readonly { readonly resourceId: string; readonly values: string[] }[];
 }
@@ -14,6 +17,92 @@ export interface StoredDeviceCatalog {
 const DEVICE_LIST = "devices";
 
 const resourceValueRow = z.object({ resource_id: z.string(), value_id: z.string().nullable() });
+
+/** The statements of the value lists (`value_catalog`), and a device's whole catalog. */
+function valueStatements(db: Database.Database) {
+  return {
+    insert: db.prepare<Key & { valueId: string; now: string }>(
+      `INSERT INTO value_catalog (device_id, resource_id, value_id, first_seen, last_seen, listed)
+       VALUES (@deviceId, @resourceId, @valueId, @now, @now, 1)
+       ON CONFLICT (device_id, resource_id, value_id) DO NOTHING`,
+    ),
+    touch: db.prepare<Key & { valueId: string; now: string }>(
+      `UPDATE value_catalog SET last_seen = @now, listed = 1
+       WHERE device_id = @deviceId AND resource_id = @resourceId AND value_id = @valueId`,
+    ),
+    unlistValues: db.prepare<Key & { ids: string }>(
+      `UPDATE value_catalog SET listed = 0
+       WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
+         AND value_id NOT IN (SELECT value FROM json_each(@ids))`,
+    ),
+    list: db
+      .prepare<Key>(
+        `SELECT value_id FROM value_catalog
+         WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
+         ORDER BY value_id`,
+      )
+      .pluck(),
+    deviceCatalog: db.prepare<{ deviceId: string }>(
+      `SELECT r.resource_id, v.value_id FROM device_resources r
+       LEFT JOIN value_catalog v ON v.device_id = r.device_id AND v.resource_id = r.resource_id
+         AND v.listed = 1
+       WHERE r.device_id = @deviceId AND r.listed = 1
+       ORDER BY r.rowid, v.value_id`,
+    ),
+  };
+}
+
+/** The statements of devices and resources (`devices`, `device_resources`, `catalog_reads`). */
+function deviceStatements(db: Database.Database) {
+  return {
+    upsertDevice: db.prepare<{ deviceId: string; now: string }>(
+      `INSERT INTO devices (device_id, listed, first_seen, last_seen) VALUES (@deviceId, 1, @now, @now)
+       ON CONFLICT (device_id) DO UPDATE SET listed = 1, last_seen = @now`,
+    ),
+    unlistDevices: db.prepare<{ ids: string }>(
+      `UPDATE devices SET listed = 0
+       WHERE listed = 1 AND device_id NOT IN (SELECT value FROM json_each(@ids))`,
+    ),
+    listed: db.prepare("SELECT device_id FROM devices WHERE listed = 1 ORDER BY rowid").pluck(),
+    markListRead: db.prepare<{ name: string; now: string }>(
+      `INSERT INTO catalog_reads (name, read_at) VALUES (@name, @now)
+       ON CONFLICT (name) DO UPDATE SET read_at = @now`,
+    ),
+    listReadAt: db
+      .prepare<{ name: string }>("SELECT read_at FROM catalog_reads WHERE name = @name")
+      .pluck(),
+    upsertResource: db.prepare<Key & { now: string }>(
+      `INSERT INTO device_resources (device_id, resource_id, listed, first_seen, last_seen)
+       VALUES (@deviceId, @resourceId, 1, @now, @now)
+       ON CONFLICT (device_id, resource_id) DO UPDATE SET listed = 1, last_seen = @now`,
+    ),
+    unlistResources: db.prepare<{ deviceId: string; ids: string }>(
+      `UPDATE device_resources SET listed = 0
+       WHERE device_id = @deviceId AND listed = 1
+         AND resource_id NOT IN (SELECT value FROM json_each(@ids))`,
+    ),
+    markDeviceRead: db.prepare<{ deviceId: string; now: string }>(
+      `INSERT INTO devices (device_id, listed, first_seen, last_seen, catalog_read_at)
+       VALUES (@deviceId, 1, @now, @now, @now)
+       ON CONFLICT (device_id) DO UPDATE SET catalog_read_at = @now`,
+    ),
+    unlistDevice: db.prepare<{ deviceId: string }>(
+      "UPDATE devices SET listed = 0, catalog_read_at = NULL WHERE device_id = @deviceId",
+    ),
+    deviceReadAt: db
+      .prepare<{ deviceId: string }>(
+        "SELECT catalog_read_at FROM devices WHERE device_id = @deviceId",
+      )
+      .pluck(),
+    due: db
+      .prepare<{ before: string }>(
+        `SELECT device_id FROM devices
+         WHERE listed = 1 AND (catalog_read_at IS NULL OR catalog_read_at <= @before)
+         ORDER BY catalog_read_at IS NOT NULL, catalog_read_at, rowid`,
+      )
+      .pluck(),
+  };
+}
 
 /**
  * The catalog kept between runs (tables `devices`, `device_resources`, `value_catalog`,
@@ -34,85 +123,7 @@ export class CatalogStore {
   >;
 
   constructor(db: Database.Database) {
-    const sql = {
-      insert: db.prepare<Key & { valueId: string; now: string }>(
-        `INSERT INTO value_catalog (device_id, resource_id, value_id, first_seen, last_seen, listed)
-         VALUES (@deviceId, @resourceId, @valueId, @now, @now, 1)
-         ON CONFLICT (device_id, resource_id, value_id) DO NOTHING`,
-      ),
-      touch: db.prepare<Key & { valueId: string; now: string }>(
-        `UPDATE value_catalog SET last_seen = @now, listed = 1
-         WHERE device_id = @deviceId AND resource_id = @resourceId AND value_id = @valueId`,
-      ),
-      unlistValues: db.prepare<Key & { ids: string }>(
-        `UPDATE value_catalog SET listed = 0
-         WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
-           AND value_id NOT IN (SELECT value FROM json_each(@ids))`,
-      ),
-      list: db
-        .prepare<Key>(
-          `SELECT value_id FROM value_catalog
-           WHERE device_id = @deviceId AND resource_id = @resourceId AND listed = 1
-           ORDER BY value_id`,
-        )
-        .pluck(),
-      upsertDevice: db.prepare<{ deviceId: string; now: string }>(
-        `INSERT INTO devices (device_id, listed, first_seen, last_seen) VALUES (@deviceId, 1, @now, @now)
-         ON CONFLICT (device_id) DO UPDATE SET listed = 1, last_seen = @now`,
-      ),
-      unlistDevices: db.prepare<{ ids: string }>(
-        `UPDATE devices SET listed = 0
-         WHERE listed = 1 AND device_id NOT IN (SELECT value FROM json_each(@ids))`,
-      ),
-      listed: db.prepare("SELECT device_id FROM devices WHERE listed = 1 ORDER BY rowid").pluck(),
-      markListRead: db.prepare<{ name: string; now: string }>(
-        `INSERT INTO catalog_reads (name, read_at) VALUES (@name, @now)
-         ON CONFLICT (name) DO UPDATE SET read_at = @now`,
-      ),
-      listReadAt: db
-        .prepare<{ name: string }>("SELECT read_at FROM catalog_reads WHERE name = @name")
-        .pluck(),
-      upsertResource: db.prepare<Key & { now: string }>(
-        `INSERT INTO device_resources (device_id, resource_id, listed, first_seen, last_seen)
-         VALUES (@deviceId, @resourceId, 1, @now, @now)
-         ON CONFLICT (device_id, resource_id) DO UPDATE SET listed = 1, last_seen = @now`,
-      ),
-      unlistResources: db.prepare<{ deviceId: string; ids: string }>(
-        `UPDATE device_resources SET listed = 0
-         WHERE device_id = @deviceId AND listed = 1
-           AND resource_id NOT IN (SELECT value FROM json_each(@ids))`,
-      ),
-      markDeviceRead: db.prepare<{ deviceId: string; now: string }>(
-        `INSERT INTO devices (device_id, listed, first_seen, last_seen, catalog_read_at)
-         VALUES (@deviceId, 1, @now, @now, @now)
-         ON CONFLICT (device_id) DO UPDATE SET catalog_read_at = @now`,
-      ),
-      unlistDevice: db.prepare<{ deviceId: string }>(
-        "UPDATE devices SET listed = 0, catalog_read_at = NULL WHERE device_id = @deviceId",
-      ),
-      invalidate: db.prepare<{ deviceId: string }>(
-        "UPDATE devices SET catalog_read_at = NULL WHERE device_id = @deviceId",
-      ),
-      deviceReadAt: db
-        .prepare<{ deviceId: string }>(
-          "SELECT catalog_read_at FROM devices WHERE device_id = @deviceId",
-        )
-        .pluck(),
-      deviceCatalog: db.prepare<{ deviceId: string }>(
-        `SELECT r.resource_id, v.value_id FROM device_resources r
-         LEFT JOIN value_catalog v ON v.device_id = r.device_id AND v.resource_id = r.resource_id
-           AND v.listed = 1
-         WHERE r.device_id = @deviceId AND r.listed = 1
-         ORDER BY r.rowid, v.value_id`,
-      ),
-      due: db
-        .prepare<{ before: string }>(
-          `SELECT device_id FROM devices
-           WHERE listed = 1 AND (catalog_read_at IS NULL OR catalog_read_at <= @before)
-           ORDER BY catalog_read_at IS NOT NULL, catalog_read_at, rowid`,
-        )
-        .pluck(),
-    };
+    const sql = { ...valueStatements(db), ...deviceStatements(db) };
     this.sql = sql;
     this.refreshTx = db.transaction(
       (deviceId: string, resourceId: string, valueIds: readonly string[], now: string) => {
@@ -204,11 +215,6 @@ export class CatalogStore {
   /** Records that the API no longer knows a device (until a device list lists it again). */
   unlistDevice(deviceId: string): void {
     this.sql.unlistDevice.run({ deviceId });
-  }
-
-  /** Marks a device's catalog as stale: the next run reads it again. */
-  invalidate(deviceId: string): void {
-    this.sql.invalidate.run({ deviceId });
   }
 
   /** A device's stored catalog (its listed resources and their listed values), one query. */

@@ -16,6 +16,7 @@ import {
   type DeadLetter,
   type DeadLetterKind,
   MAX_DEAD_LETTER_CHARS,
+  type NewDeadLetter,
 } from "./types.js";
 
 const deadLetterRow = z
@@ -53,20 +54,6 @@ const deadLetterRow = z
       lastSeen: r.last_seen,
     }),
   );
-
-/** A bad row, member or line to keep. */
-export interface NewDeadLetter {
-  readonly kind: DeadLetterKind;
-  readonly deviceId: string;
-  readonly resourceId: string;
-  readonly windowFromS: number;
-  readonly windowToS: number;
-  readonly valueIds: readonly string[];
-  /** The raw row or line; cut at MAX_DEAD_LETTER_CHARS when stored. */
-  readonly payload: string;
-  /** Why it was refused (already free of secrets: the caller scrubs). */
-  readonly error: string;
-}
 
 /** Which dead letters to list. */
 export interface DeadLetterFilter {

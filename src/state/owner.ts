@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { errnoOf } from "../util/errors.js";
 
 /** The process that holds leases and locks and runs runs. */
 export interface Owner {
@@ -29,16 +30,19 @@ export interface Holder {
   readonly host: string;
 }
 
+/** Whether the process `pid` of `host` is certainly gone ({@link isDeadHere}, or a stand-in). */
+export type DeadProbe = (pid: number, host: string) => boolean;
+
 /**
  * True when `holder` is certainly gone, as seen by `me`: a process of this host that no longer
- * exists, or one with my own pid that started at another time (an earlier life of this pid: in a
- * container the service is always pid 1, and a restarted container keeps its hostname).
- * Processes of other hosts cannot be asked: false.
+ * exists (asked of `isDead`), or one with my own pid that started at another time (an earlier life
+ * of this pid: in a container the service is always pid 1, and a restarted container keeps its
+ * hostname). Processes of other hosts cannot be asked: false.
  */
-export function isGone(holder: Holder, me: Owner): boolean {
+export function isGone(holder: Holder, me: Owner, isDead: DeadProbe = isDeadHere): boolean {
   if (holder.id === me.id || holder.host !== me.host) return false;
   if (holder.pid === me.pid) return startedOf(holder.id) !== startedOf(me.id);
-  return isDeadHere(holder.pid, holder.host);
+  return isDead(holder.pid, holder.host);
 }
 
 /** The process start an owner id carries, or undefined for ids without one. */
@@ -66,6 +70,6 @@ export function isDeadHere(pid: number, host: string): boolean {
     process.kill(pid, 0);
     return false;
   } catch (error) {
-    return typeof error === "object" && error !== null && "code" in error && error.code === "ESRCH";
+    return errnoOf(error) === "ESRCH";
   }
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { scrubText } from "../logger.js";
 
 /** Longest error or detail text stored. */
-export const MAX_STORED_TEXT = 2000;
+const MAX_STORED_TEXT = 2000;
 
 /**
  * A text as the state database keeps it: every registered secret redacted (error bodies may echo
@@ -32,6 +32,19 @@ export const jsonStringArray = z
   })
   .pipe(z.array(z.string()));
 
+/**
+ * The fields whose value is neither null nor undefined: how a row's NULL columns become absent
+ * optional properties.
+ */
+export function presentFields<T extends Record<string, unknown>>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
+  const present = Object.entries(fields).filter(
+    ([, value]) => value !== null && value !== undefined,
+  );
+  return Object.fromEntries(present) as { [K in keyof T]?: Exclude<T[K], null | undefined> };
+}
+
 /** Validates a row (or a single plucked value) read from the database. */
 export function parseRow<T>(schema: z.ZodType<T>, row: unknown, what: string): T {
   const result = schema.safeParse(row);
@@ -43,16 +56,19 @@ export function parseRow<T>(schema: z.ZodType<T>, row: unknown, what: string): T
   return result.data;
 }
 
+/** Validates rows read from the database ({@link parseRow}). */
 export function parseRows<T>(schema: z.ZodType<T>, rows: readonly unknown[], what: string): T[] {
   return rows.map((row) => parseRow(schema, row, what));
 }
 
+/** Throws a RangeError naming `name` unless `value` is a safe integer >= `min`. */
 export function requireInteger(name: string, value: number, min = 0): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new RangeError(`${name} must be an integer >= ${min}, got ${value}`);
   }
 }
 
+/** Throws a RangeError naming `name` unless `value` is a non-empty string. */
 export function requireText(name: string, value: string): void {
   if (typeof value !== "string" || value.length === 0) {
     throw new RangeError(`${name} must be a non-empty string`);

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { isGone, type Owner } from "./owner.js";
-import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
+import { integer, parseRow, parseRows, presentFields, requireInteger, storedText } from "./rows.js";
 import type { RunKind, RunRecord, RunSummary } from "./types.js";
 
 const runKind = z.enum(["sync", "backfill", "catalog"]);
@@ -25,10 +25,12 @@ const runRow = z
       startedAt: r.started_at,
       endedAt: r.ended_at,
       status: r.status,
-      ...(r.devices === null ? {} : { devices: r.devices }),
-      ...(r.requests === null ? {} : { requests: r.requests }),
-      ...(r.points === null ? {} : { points: r.points }),
-      ...(r.errors === null ? {} : { errors: r.errors }),
+      ...presentFields({
+        devices: r.devices,
+        requests: r.requests,
+        points: r.points,
+        errors: r.errors,
+      }),
       ...(r.ended_at === null && r.detail === null ? {} : { detail: r.detail }),
     }),
   );
@@ -69,7 +71,6 @@ export class RunStore {
       lastOfKind: db.prepare<[RunKind]>(
         "SELECT * FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1",
       ),
-      recent: db.prepare<[number]>("SELECT * FROM runs ORDER BY id DESC LIMIT ?"),
       recentOfKind: db.prepare<[RunKind, number]>(
         "SELECT * FROM runs WHERE kind = ? AND status != 'running' ORDER BY id DESC LIMIT ?",
       ),
@@ -147,11 +148,5 @@ export class RunStore {
   recentFinished(kind: RunKind, limit: number): RunRecord[] {
     requireInteger("limit", limit);
     return parseRows(runRow, this.sql.recentOfKind.all(kind, limit), "run");
-  }
-
-  /** The latest runs, newest first. */
-  recent(limit: number): RunRecord[] {
-    requireInteger("limit", limit);
-    return parseRows(runRow, this.sql.recent.all(limit), "run");
   }
 }

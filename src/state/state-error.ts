@@ -1,4 +1,4 @@
-import { messageOf } from "../util/errors.js";
+import { errnoOf, messageOf } from "../util/errors.js";
 
 /**
  * A failure of the state database, naming STATE_DB and what to do. Fatal: a run cannot go on
@@ -43,10 +43,7 @@ const ADVICE: readonly [string, string][] = [
 /** The error as a {@link StateError} naming the database and what to do (kept when it is one). */
 export function stateError(path: string, error: unknown): StateError {
   if (error instanceof StateError) return error;
-  const code =
-    typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-      ? error.code
-      : undefined;
+  const code = errnoOf(error);
   const advice = code ? ADVICE.find(([prefix]) => code.startsWith(prefix))?.[1] : undefined;
   return new StateError(
     `state database ${path} (STATE_DB): ${messageOf(error)}${advice ? `; ${advice}` : ""}`,
@@ -57,11 +54,5 @@ export function stateError(path: string, error: unknown): StateError {
 
 /** True for errors raised by SQLite (better-sqlite3's SqliteError, of any realm). */
 export function isSqliteError(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    "code" in error &&
-    typeof error.code === "string" &&
-    error.code.startsWith("SQLITE_")
-  );
+  return errnoOf(error)?.startsWith("SQLITE_") ?? false;
 }

@@ -14,7 +14,7 @@ export type StateStoreOptions = OpenDatabaseOptions;
 
 /**
  * The ETL's state in one SQLite database (STATE_DB), as small stores by aggregate: cursors, the
- * value catalog, backfill jobs, runs and dead letters. Synchronous (better-sqlite3); every
+ * value catalog, backfill jobs, runs, dead letters and locks. Synchronous (better-sqlite3); every
  * multi-step change is one transaction, so a crash leaves either the old or the new state.
  */
 export class StateStore {

@@ -29,15 +29,6 @@ export interface Cursor {
   readonly updatedAt: string;
 }
 
-/** A value id as seen in GET /<device>/<resource>/values. */
-export interface CatalogEntry {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  readonly valueId: string;
-  readonly firstSeen: string;
-  readonly lastSeen: string;
-}
-
 /**
  * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
  * alone until an operator retries it (`energy-etl backfill --retry-parked`).
@@ -116,9 +107,8 @@ export type DeadLetterKind = "row" | "member" | "line";
 /** The kinds of dead letters, as the state database spells them. */
 export const DEAD_LETTER_KINDS: readonly DeadLetterKind[] = ["row", "member", "line"];
 
-/** A bad row, member or line, kept instead of freezing its device (README "Dead letters"). */
-export interface DeadLetter {
-  readonly id: number;
+/** A bad row, member or line to keep (DeadLetterStore.add). */
+export interface NewDeadLetter {
   readonly kind: DeadLetterKind;
   readonly deviceId: string;
   readonly resourceId: string;
@@ -131,12 +121,19 @@ export interface DeadLetter {
    */
   readonly valueIds: readonly string[];
   /**
-   * The raw row (JSON text; a member's whole row) or the line, cut at
-   * {@link MAX_DEAD_LETTER_CHARS} (see `truncated`).
+   * The raw row (JSON text; a member's whole row) or the line; kept cut at
+   * {@link MAX_DEAD_LETTER_CHARS} (see DeadLetter's `truncated`).
    */
   readonly payload: string;
-  readonly truncated: boolean;
+  /** Why it was refused (already free of secrets: the caller scrubs). */
   readonly error: string;
+}
+
+/** A bad row, member or line, kept instead of freezing its device (README "Dead letters"). */
+export interface DeadLetter extends NewDeadLetter {
+  readonly id: number;
+  /** The payload was cut at {@link MAX_DEAD_LETTER_CHARS} (it cannot be retried). */
+  readonly truncated: boolean;
   /** How often it came (a lookback re-read brings the same row again). */
   readonly occurrences: number;
   /** Retries by `dead-letters --retry` that failed again. */

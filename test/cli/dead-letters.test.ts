@@ -2,9 +2,8 @@ import type { DataRecord } from "../../src/api/schemas.js";
 import { runCli } from "../../src/cli.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
-import type { NewDeadLetter } from "../../src/state/dead-letter-store.js";
 import { StateStore } from "../../src/state/state-store.js";
-import type { DeadLetter } from "../../src/state/types.js";
+import type { DeadLetter, NewDeadLetter } from "../../src/state/types.js";
 import {
   createHourShardDb,
   dropShardAt,

@@ -4,6 +4,7 @@ import { DAY_S } from "../../src/pipeline/audit.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { Cursor } from "../../src/state/types.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { dropTestDb, removeStateDir } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { asTerminal } from "../support/fake-tty.js";
@@ -115,7 +116,7 @@ describe("energy-etl audit after a sync, as the API's clock moves on", () => {
     );
     const store = StateStore.open(stateDb);
     try {
-      const jobs = store.jobs.recent(100).filter((j) => j.reason === "audit");
+      const jobs = storedJobs(store).filter((j) => j.reason === "audit");
       expect(jobs.map((j) => [j.resourceId, day(j.fromS), day(j.toS), j.status]).sort()).toEqual(
         resources.map((r) => [r, day(D1), day(D1), "done"]).sort(),
       );

@@ -6,6 +6,7 @@ import { countChunks, planChunks, valueGroups } from "../../src/pipeline/plan-ch
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { numericString } from "../../src/transform/record-encoder.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import {
   devicePoints,
   dropTestDb,
@@ -299,7 +300,7 @@ describe("energy-etl audit", () => {
     );
     const store = StateStore.open(stateDb);
     try {
-      const jobs = store.jobs.recent(100).filter((j) => j.reason === "audit");
+      const jobs = storedJobs(store).filter((j) => j.reason === "audit");
       expect(jobs.map((j) => [j.deviceId, j.resourceId, j.fromS, j.toS, j.status]).sort()).toEqual(
         xResources.map((r) => [X, r.resourceId, D1, D1 + DAY_S - 1, "done"]).sort(),
       );

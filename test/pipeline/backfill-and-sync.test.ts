@@ -5,6 +5,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { countChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import {
   expectedPoints,
   simulatorRecords as recordsOf,
@@ -60,7 +61,7 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
 
     sim.resetLog();
     for (const p of plan) {
-      const { job } = pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now());
+      const { job } = queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now());
       const done = await runBackfillJob(pipeline, testRun(pipeline), job);
       expect(done).toMatchObject({ status: "done", chunksDone: p.chunks, chunksTotal: p.chunks });
     }

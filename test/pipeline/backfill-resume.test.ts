@@ -14,6 +14,7 @@ import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob } from "../../src/state/types.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { killCliChildren, signalAndMeasure, spawnCli } from "../support/cli-child.js";
 import {
   expectedPoints,
@@ -41,7 +42,7 @@ const chunkKey = (resourceId: string, values: readonly string[], fromS: number, 
 function readJobs(state: string): { jobs: BackfillJob[]; done: Map<number, Set<number>> } {
   const store = StateStore.open(state, { migrate: false });
   try {
-    const jobs = store.jobs.recent(1000).sort((a, b) => a.id - b.id);
+    const jobs = storedJobs(store);
     return { jobs, done: new Map(jobs.map((j) => [j.id, store.jobs.completedChunks(j.id)])) };
   } finally {
     store.close();

@@ -8,6 +8,7 @@ import type { DataRecord } from "../../src/api/schemas.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import {
   devicePoints,
   dropTestDb,
@@ -77,7 +78,7 @@ async function fetchWindow(pipeline: Pipeline, fromS: number, toS: number) {
     toS,
     reason: "manual" as const,
   };
-  const { job } = pipeline.store.jobs.createOrResume(spec, 1, pipeline.now());
+  const { job } = queueJob(pipeline.store.jobs, spec, 1, pipeline.now());
   return runBackfillJob(pipeline, testRun(pipeline), job);
 }
 

@@ -1,5 +1,6 @@
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, VirtualTimers } from "../support/pipeline.js";
@@ -76,7 +77,7 @@ describe("a new value id on a synced device", () => {
       expect(result.devices[0]?.newValues).toBe(1);
       expect(logLines.some((l) => l.includes("new values: history backfill queued"))).toBe(true);
 
-      const [job] = pipeline.store.jobs.recent(1);
+      const job = storedJobs(pipeline.store).at(-1);
       expect(job).toMatchObject({
         reason: "new_value",
         status: "done",

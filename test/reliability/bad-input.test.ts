@@ -47,6 +47,7 @@ import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js
 // the storage rule of the values_id tag (1, "1" and "001" are one series), not the logic under test
 import { valuesIdTag } from "../../src/transform/record-encoder.js";
 import { SchemaDriftError } from "../../src/transform/screen-answer.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import {
   expectedPoints,
   type StoredPoint,
@@ -872,7 +873,7 @@ describe("fuzzed API responses through the real pipeline", () => {
     expect(failingResources).toEqual(new Set(["all_data", "battery_bank"]));
 
     const jobs = plan.map(
-      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+      (p) => queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now()).job,
     );
     const result = await withDeadline(
       runBackfillJobs(pipeline, jobs),
@@ -1123,7 +1124,8 @@ describe("fuzzed API responses through the real pipeline", () => {
       const key = chunkKey(deviceId, "all_data", at(planChunks(ids, fromS, toS), 0));
       const element = JSON.stringify({ timestamp, values_id: 1, [at(ids, 0)]: 42 });
       planned.set(key, { status: 200, body: `[${element}]`, contentType: "application/json" });
-      const { job } = pipeline.store.jobs.createOrResume(
+      const { job } = queueJob(
+        pipeline.store.jobs,
         { deviceId, resourceId: "all_data", valueIds: ids, fromS, toS, reason: "manual" },
         1,
         pipeline.now(),
@@ -1181,7 +1183,8 @@ describe("fuzzed API responses through the real pipeline", () => {
       body: JSON.stringify(rows),
       contentType: "application/json",
     });
-    const { job } = pipeline.store.jobs.createOrResume(
+    const { job } = queueJob(
+      pipeline.store.jobs,
       { deviceId, resourceId: "all_data", valueIds, fromS, toS: TO_S, reason: "manual" },
       1,
       pipeline.now(),
@@ -1394,7 +1397,8 @@ describe("fuzzed API responses through the real pipeline", () => {
         expect(chunk.length).toBe(1);
         const key = chunkKey(deviceId, "all_data", at(chunk, 0));
         planned.set(key, { status: 200, body, contentType: "application/json" });
-        const { job } = pipeline.store.jobs.createOrResume(
+        const { job } = queueJob(
+          pipeline.store.jobs,
           { deviceId, resourceId: "all_data", valueIds, fromS, toS: TO_S, reason: "manual" },
           1,
           pipeline.now(),

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -152,7 +153,7 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
     // the state: one job per resource, every planned chunk recorded, the watermark at --to
     const store = StateStore.open(state, { migrate: false });
     try {
-      const jobs = store.jobs.recent(10);
+      const jobs = storedJobs(store);
       expect(jobs.map((j) => j.resourceId).sort()).toEqual(["all_data", "battery_bank"]);
       for (const job of jobs) {
         const chunks = planChunks(job.valueIds, job.fromS, job.toS);

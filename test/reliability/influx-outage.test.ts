@@ -4,6 +4,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import {
   expectedPoints,
   simulatorRecords as recordsOf,
@@ -202,7 +203,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
       toS: TO_S,
     });
     const jobs = plan.map(
-      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+      (p) => queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now()).job,
     );
     const [result] = await withDeadline(
       Promise.all([runBackfillJobs(pipeline, jobs), outage(sim, 4, 300)]),
@@ -233,7 +234,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
     const planned = plan.reduce((n, p) => n + p.chunks, 0);
     expect(planned).toBe(15);
     const jobs = plan.map(
-      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+      (p) => queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now()).job,
     );
     const [failed] = await withDeadline(
       Promise.all([runBackfillJobs(pipeline, jobs), outage(sim, 4)]),
@@ -285,7 +286,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
       toS: TO_S,
     });
     const resumed = again.map((p) =>
-      pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()),
+      queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now()),
     );
     expect(resumed.map((r) => r.resumed)).toEqual(again.map(() => true));
     const result = await withDeadline(

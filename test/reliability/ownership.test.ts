@@ -16,6 +16,7 @@ import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { type Owner, processOwner } from "../../src/state/owner.js";
 import { StateStore } from "../../src/state/state-store.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { killCliChildren, signalAndMeasure, spawnCli } from "../support/cli-child.js";
 import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
@@ -172,7 +173,7 @@ describe("ownership: processes on one state file never do the same work", () => 
       () => {
         const store = StateStore.open(state, { migrate: false });
         try {
-          const jobs = store.jobs.recent(10);
+          const jobs = storedJobs(store);
           return jobs.length === resources.length && jobs.every((j) => j.status === "done");
         } finally {
           store.close();

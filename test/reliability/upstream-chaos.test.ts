@@ -3,6 +3,7 @@ import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import {
   expectedPoints,
   simulatorRecords as recordsOf,
@@ -97,7 +98,7 @@ describe("backfill and sync through a chaotic API", () => {
     const planned = plan.reduce((n, p) => n + p.chunks, 0);
     expect(planned).toBe(20);
     const jobs = plan.map(
-      (p) => pipeline.store.jobs.createOrResume(p.spec, p.chunks, pipeline.now()).job,
+      (p) => queueJob(pipeline.store.jobs, p.spec, p.chunks, pipeline.now()).job,
     );
     const revocation = revokeAfter(sim, 6);
     try {

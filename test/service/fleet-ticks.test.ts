@@ -8,6 +8,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { valueGroups } from "../../src/pipeline/plan-chunks.js";
 import { EtlService } from "../../src/service/etl-service.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { simulatorRecords } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -124,9 +125,9 @@ describe("the service over a 50-device fleet", () => {
         catalogRuns.push(nowS());
         expect(catalogRun).toMatchObject({ status: "ok", devices: DEVICES });
       }
-      const job = pipeline.store.jobs
-        .recent(10)
-        .find((j) => j.reason === "new_value" && j.deviceId === device);
+      const job = storedJobs(pipeline.store).findLast(
+        (j) => j.reason === "new_value" && j.deviceId === device,
+      );
       if (job?.status === "done") backfilledAtS = nowS();
     }
     // the catalog was read again once, CATALOG_REFRESH after the first read, between ticks

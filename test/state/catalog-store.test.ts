@@ -107,13 +107,15 @@ describe("listed and not listed", () => {
     expect(catalog.device("unknown")).toEqual({ resources: [] });
   });
 
-  it("due: never read, marked stale, or read at or before the given time; oldest first", () => {
+  it("due: never read, listed again after the API dropped it, or read at or before the given time; oldest first", () => {
     const { catalog } = ctx.store;
     catalog.recordDevices(["fresh", "old", "never", "stale", "gone"], T0);
     catalog.markRead("fresh", T2);
     catalog.markRead("old", T0);
     catalog.markRead("stale", T2);
-    catalog.invalidate("stale");
+    // the API stopped listing it, then lists it again: its catalog is read again
+    catalog.unlistDevice("stale");
+    catalog.recordDevices(["fresh", "old", "never", "stale", "gone"], T2);
     catalog.markRead("gone", T0);
     catalog.unlistDevice("gone");
     expect(catalog.due(T1)).toEqual(["never", "stale", "old"]);

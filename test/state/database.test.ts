@@ -3,6 +3,7 @@ import { openDatabase, schemaVersion } from "../../src/state/database.js";
 import { MigrationError } from "../../src/state/migrator.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillSpec } from "../../src/state/types.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import { T0, T1, T2, useTempDir } from "./support.js";
 
 const tmp = useTempDir("energy-etl-database-");
@@ -111,7 +112,7 @@ it("everything survives close and reopen", () => {
   store.cursors.begin("dev-1", "inverter", 1000, T0);
   store.cursors.commit("dev-1", "inverter", { fetchedUntilS: 1234, newestRecordS: 1200 }, T0);
   store.catalog.refresh("dev-1", "inverter", ["a", "b"], T0);
-  const { job } = store.jobs.createOrResume({ ...SPEC, valueIds: ["a"] }, 3, T0);
+  const { job } = queueJob(store.jobs, { ...SPEC, valueIds: ["a"] }, 3, T0);
   store.jobs.recordChunkDone(job.id, 2, { points: 7, requests: 1 }, T1);
   const run = store.runs.start("backfill", T0);
   store.deadLetters.add(
@@ -137,7 +138,7 @@ it("everything survives close and reopen", () => {
   });
   expect(store.catalog.list("dev-1", "inverter")).toEqual(["a", "b"]);
   expect(store.catalog.refresh("dev-1", "inverter", ["a", "b"], T2)).toEqual([]);
-  const resumed = store.jobs.createOrResume({ ...SPEC, valueIds: ["a"] }, 3, T2);
+  const resumed = queueJob(store.jobs, { ...SPEC, valueIds: ["a"] }, 3, T2);
   expect(resumed).toMatchObject({ resumed: true, job: { id: job.id, chunksDone: 1, points: 7 } });
   expect(store.jobs.completedChunks(job.id)).toEqual(new Set([2]));
   expect(store.runs.last()).toMatchObject({ id: run, status: "running" });
@@ -153,14 +154,14 @@ describe("StateStore.transaction", () => {
 
   it("writes nothing, in any store, when the work throws (nested store transactions too)", () => {
     const store = tmp.open(tmp.file("state.db"));
-    const before = store.jobs.createOrResume({ ...SPEC, deviceId: "before" }, 2, T0).job;
+    const before = queueJob(store.jobs, { ...SPEC, deviceId: "before" }, 2, T0).job;
     expect(() =>
       store.transaction(() => {
         // each of these runs its own (nested: savepoint) transaction
         store.catalog.refresh("d", "r", ["a", "b"], T1);
         store.cursors.begin("d", "r", 100, T1);
         store.cursors.commit("d", "r", { fetchedUntilS: 200, newestRecordS: 150 }, T1);
-        const { job } = store.jobs.createOrResume(SPEC, 2, T1);
+        const { job } = queueJob(store.jobs, SPEC, 2, T1);
         store.jobs.recordChunkDone(job.id, 0, { points: 5, requests: 1 }, T1);
         store.jobs.recordChunkDone(before.id, 1, { points: 3, requests: 1 }, T1);
         store.runs.start("sync", T1);
@@ -192,7 +193,7 @@ describe("StateStore.transaction", () => {
 
   it("a store call that throws inside it can be caught; the rest lands", () => {
     const store = tmp.open(tmp.file("state.db"));
-    const { job } = store.jobs.createOrResume(SPEC, 1, T0);
+    const { job } = queueJob(store.jobs, SPEC, 1, T0);
     store.transaction(() => {
       store.catalog.refresh("d", "r", ["a"], T1);
       expect(() => store.jobs.recordChunkDone(job.id, 1, { points: 1, requests: 1 }, T1)).toThrow(
@@ -216,7 +217,7 @@ describe("StateStore.transaction", () => {
     let otherWrote = false;
     expect(() =>
       store.transaction(() => {
-        // read first, as JobStore.createOrResume does (its own transaction is immediate)
+        // read first, as JobStore.queue does (its own transaction is immediate)
         store.jobs.unfinished();
         try {
           other
@@ -226,7 +227,7 @@ describe("StateStore.transaction", () => {
         } catch {
           otherWrote = false;
         }
-        store.jobs.createOrResume(SPEC, 1, T0);
+        queueJob(store.jobs, SPEC, 1, T0);
         store.cursors.begin("d", "r", 100, T0);
       }),
     ).not.toThrow();

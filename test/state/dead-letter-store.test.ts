@@ -1,5 +1,5 @@
-import { DeadLetterStore, type NewDeadLetter } from "../../src/state/dead-letter-store.js";
-import { MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js";
+import { DeadLetterStore } from "../../src/state/dead-letter-store.js";
+import { MAX_DEAD_LETTER_CHARS, type NewDeadLetter } from "../../src/state/types.js";
 import { T0, T1, T2, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-dead-letters-");

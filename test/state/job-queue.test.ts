@@ -4,9 +4,10 @@
  * item 2: a relative --from moves both ends of the request on every start). Real SQLite files.
  */
 import { countChunks } from "../../src/pipeline/plan-chunks.js";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import { processOwner } from "../../src/state/owner.js";
 import type { BackfillSpec } from "../../src/state/types.js";
+import { storedJobs } from "../support/backfill-jobs.js";
 import { T0, T1, T2, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-job-queue-");
@@ -27,10 +28,14 @@ const LATER = { ...SPEC, fromS: SPEC.fromS + 7, toS: SPEC.toS + 7 };
 
 /** Every job as [device, from, to, status, chunks total, chunks done], oldest first. */
 const stored = () =>
-  ctx.store.jobs
-    .recent(100)
-    .sort((a, b) => a.id - b.id)
-    .map((j) => [j.deviceId, j.fromS, j.toS, j.status, j.chunksTotal, j.chunksDone]);
+  storedJobs(ctx.store).map((j) => [
+    j.deviceId,
+    j.fromS,
+    j.toS,
+    j.status,
+    j.chunksTotal,
+    j.chunksDone,
+  ]);
 
 /** The jobs to run that queueing these specs (one command) gives. */
 const queue = (
@@ -65,7 +70,7 @@ describe("JobStore.queue", () => {
     expect(again.map((q) => [q.resumed, q.job.id, q.job.fromS, q.job.toS])).toEqual([
       [true, id, SPEC.fromS, LATER.toS],
     ]);
-    expect(again[0]?.job.key).toBe(JobStore.key({ ...SPEC, toS: LATER.toS }));
+    expect(again[0]?.job.key).toBe(jobKey({ ...SPEC, toS: LATER.toS }));
     expect(jobs.completedChunks(id)).toEqual(new Set([0]));
     expect(stored()).toEqual([["dev-1", SPEC.fromS, LATER.toS, "pending", 2, 1]]);
     // and once more, a few seconds later: the same job
@@ -174,10 +179,9 @@ describe("JobStore.queue", () => {
   });
 
   it("rejects a spec a job cannot hold and writes nothing", () => {
-    const { jobs } = ctx.store;
     expect(() => queue({ ...SPEC, fromS: SPEC.toS + 1 }, T0)).toThrow(/window is empty/);
     expect(() => queue({ ...SPEC, valueIds: ["values_id"] }, T0)).toThrow(/values_id is a tag/);
-    expect(jobs.recent(10)).toEqual([]);
+    expect(storedJobs(ctx.store)).toEqual([]);
   });
 });
 
@@ -259,7 +263,7 @@ describe("JobStore.match", () => {
     const started = queueOne({ ...SPEC, valueIds: ["e_c"] });
     expect(jobs.recordFailure(parked, "boom", 0, 1, T0).status).toBe("parked");
     jobs.recordChunkDone(started, 1, { points: 1, requests: 1 }, T0);
-    const before = jobs.recent(10);
+    const before = storedJobs(ctx.store);
 
     const [extended, added] = jobs.match([LATER, { ...LATER, valueIds: ["e_c"] }], countChunks);
     expect(extended?.continued.map((j) => [j.id, j.fromS, j.toS])).toEqual([
@@ -268,6 +272,6 @@ describe("JobStore.match", () => {
     expect(extended?.created).toEqual([]);
     expect(added?.continued.map((j) => [j.id, j.toS])).toEqual([[started, SPEC.toS]]);
     expect(added?.created).toEqual([{ ...LATER, valueIds: ["e_c"], fromS: SPEC.toS + 1 }]);
-    expect(jobs.recent(10)).toEqual(before);
+    expect(storedJobs(ctx.store)).toEqual(before);
   });
 });

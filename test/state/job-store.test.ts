@@ -1,28 +1,19 @@
-import { createHash } from "node:crypto";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import type {
   BackfillJob,
   BackfillReason,
   BackfillSpec,
   BackfillStatus,
 } from "../../src/state/types.js";
-import { T0, T1, T2, T3, useStateStore } from "./support.js";
+import { queueJob, storedJobs } from "../support/backfill-jobs.js";
+import { SPEC, T0, T1, T2, T3, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-jobs-");
-
-const SPEC: BackfillSpec = {
-  deviceId: "dev-1",
-  resourceId: "inverter",
-  valueIds: ["e_b", "e_a"],
-  fromS: 1_700_000_000,
-  toS: 1_700_086_400,
-  reason: "manual",
-};
 
 /** A job of its own (a spec no other call uses) with the given status. */
 function jobWith(status: BackfillStatus, name: string, nextAttemptS?: number): BackfillJob {
   const { jobs } = ctx.store;
-  const { job } = jobs.createOrResume({ ...SPEC, deviceId: name }, 2, T0);
+  const { job } = queueJob(jobs, { ...SPEC, deviceId: name }, 2, T0);
   if (status === "failed" && nextAttemptS !== undefined) {
     return jobs.recordFailure(job.id, "boom", nextAttemptS, 5, T0);
   }
@@ -33,39 +24,14 @@ function jobWith(status: BackfillStatus, name: string, nextAttemptS?: number): B
   return stored;
 }
 
-describe("JobStore.key", () => {
-  it("is stable: value id order and duplicates and the reason do not matter", () => {
-    const key = JobStore.key(SPEC);
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
-    expect(JobStore.key({ ...SPEC, valueIds: ["e_a", "e_b", "e_a"] })).toBe(key);
-    expect(JobStore.key({ ...SPEC, reason: "new_value" })).toBe(key);
-    expect(JobStore.key({ ...SPEC, reason: "parked" })).toBe(key);
-  });
-
-  it.each<[string, Partial<BackfillSpec>]>([
-    ["toS", { toS: SPEC.toS + 1 }],
-    ["fromS", { fromS: SPEC.fromS - 1 }],
-    ["deviceId", { deviceId: "dev-2" }],
-    ["resourceId", { resourceId: "meter" }],
-    ["valueIds", { valueIds: ["e_a"] }],
-  ])("changes with %s", (_field, change) => {
-    expect(JobStore.key({ ...SPEC, ...change })).not.toBe(JobStore.key(SPEC));
-  });
-
-  it("is the documented formula", () => {
-    const identity = JSON.stringify(["dev-1", "inverter", ["e_a", "e_b"], SPEC.fromS, SPEC.toS]);
-    expect(JobStore.key(SPEC)).toBe(createHash("sha256").update(identity).digest("hex"));
-  });
-});
-
-describe("createOrResume", () => {
+describe("queue, one spec at a time", () => {
   it("a new spec inserts a pending job; the same spec resumes it", () => {
     const { jobs } = ctx.store;
-    const created = jobs.createOrResume(SPEC, 4, T0);
+    const created = queueJob(jobs, SPEC, 4, T0);
     expect(created.resumed).toBe(false);
     expect(created.job).toEqual({
       id: expect.any(Number),
-      key: JobStore.key(SPEC),
+      key: jobKey(SPEC),
       deviceId: "dev-1",
       resourceId: "inverter",
       valueIds: ["e_a", "e_b"],
@@ -85,7 +51,7 @@ describe("createOrResume", () => {
     expect(jobs.get(created.job.id)).toEqual(created.job);
 
     jobs.setStatus(created.job.id, "running", T1);
-    const again = jobs.createOrResume({ ...SPEC, valueIds: ["e_a", "e_b"] }, 4, T1);
+    const again = queueJob(jobs, { ...SPEC, valueIds: ["e_a", "e_b"] }, 4, T1);
     expect(again.resumed).toBe(true);
     expect(again.job.id).toBe(created.job.id);
     expect(again.job.status).toBe("running");
@@ -93,9 +59,9 @@ describe("createOrResume", () => {
 
   it("resuming a failed job gives it a fresh set of attempts and keeps its last error", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 4, T0);
+    const { job } = queueJob(jobs, SPEC, 4, T0);
     jobs.recordFailure(job.id, "API error 503", 9_000_000_000, 5, T1);
-    const resumed = jobs.createOrResume(SPEC, 4, T2);
+    const resumed = queueJob(jobs, SPEC, 4, T2);
     expect(resumed).toMatchObject({
       resumed: true,
       job: { id: job.id, status: "pending", attempts: 0, lastError: "API error 503" },
@@ -105,9 +71,9 @@ describe("createOrResume", () => {
 
   it("a done job is not resumed: the same spec makes a new job", () => {
     const { jobs } = ctx.store;
-    const first = jobs.createOrResume(SPEC, 2, T0).job;
+    const first = queueJob(jobs, SPEC, 2, T0).job;
     jobs.finish(first.id, T1);
-    const second = jobs.createOrResume(SPEC, 2, T2);
+    const second = queueJob(jobs, SPEC, 2, T2);
     expect(second.resumed).toBe(false);
     expect(second.job.id).not.toBe(first.id);
     expect(second.job.key).toBe(first.key);
@@ -116,10 +82,10 @@ describe("createOrResume", () => {
 
   it("the same chunk count keeps the done chunks", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 4, T0);
+    const { job } = queueJob(jobs, SPEC, 4, T0);
     jobs.recordChunkDone(job.id, 0, { points: 10, requests: 1 }, T0);
     jobs.recordChunkDone(job.id, 3, { points: 5, requests: 1 }, T0);
-    const resumed = jobs.createOrResume(SPEC, 4, T1);
+    const resumed = queueJob(jobs, SPEC, 4, T1);
     expect(resumed).toMatchObject({
       resumed: true,
       job: { id: job.id, chunksTotal: 4, chunksDone: 2, points: 15 },
@@ -129,10 +95,10 @@ describe("createOrResume", () => {
 
   it("a resumed job split into a different number of chunks restarts its chunks", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 4, T0);
+    const { job } = queueJob(jobs, SPEC, 4, T0);
     jobs.recordChunkDone(job.id, 0, { points: 10, requests: 1 }, T0);
     jobs.recordFailure(job.id, "boom", 9_000_000_000, 5, T0);
-    const resumed = jobs.createOrResume(SPEC, 8, T1);
+    const resumed = queueJob(jobs, SPEC, 8, T1);
     expect(resumed).toMatchObject({
       resumed: true,
       job: { id: job.id, chunksTotal: 8, chunksDone: 0, status: "pending", attempts: 0 },
@@ -145,10 +111,10 @@ describe("createOrResume", () => {
 
   it("an existing parked job is un-parked with fresh attempts (same spec, same chunk count)", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 3, T0);
+    const { job } = queueJob(jobs, SPEC, 3, T0);
     jobs.recordChunkDone(job.id, 1, { points: 2, requests: 1 }, T0);
     expect(jobs.recordFailure(job.id, "boom", 100, 1, T1).status).toBe("parked");
-    const resumed = jobs.createOrResume(SPEC, 3, T2);
+    const resumed = queueJob(jobs, SPEC, 3, T2);
     expect(resumed).toMatchObject({
       resumed: true,
       job: { id: job.id, status: "pending", attempts: 0, chunksDone: 1, lastError: "boom" },
@@ -159,7 +125,7 @@ describe("createOrResume", () => {
 
   it("with status parked, a new spec is inserted parked", () => {
     const { jobs } = ctx.store;
-    const created = jobs.createOrResume({ ...SPEC, reason: "parked" }, 2, T0, "parked");
+    const created = queueJob(jobs, { ...SPEC, reason: "parked" }, 2, T0, "parked");
     expect(created.resumed).toBe(false);
     expect(created.job).toMatchObject({ status: "parked", reason: "parked", attempts: 0 });
     expect(jobs.parked().map((j) => j.id)).toEqual([created.job.id]);
@@ -172,7 +138,7 @@ describe("createOrResume", () => {
     (status) => {
       const { jobs } = ctx.store;
       const existing = jobWith(status, "dev-1");
-      const resumed = jobs.createOrResume({ ...SPEC, reason: "parked" }, 2, T1, "parked");
+      const resumed = queueJob(jobs, { ...SPEC, reason: "parked" }, 2, T1, "parked");
       expect(resumed).toEqual({ resumed: true, job: existing });
     },
   );
@@ -181,7 +147,7 @@ describe("createOrResume", () => {
     "the reason %s round-trips",
     (reason) => {
       const { jobs } = ctx.store;
-      const { job } = jobs.createOrResume({ ...SPEC, reason }, 1, T0);
+      const { job } = queueJob(jobs, { ...SPEC, reason }, 1, T0);
       expect(job.reason).toBe(reason);
       expect(ctx.reopen().jobs.get(job.id)?.reason).toBe(reason);
     },
@@ -198,15 +164,15 @@ describe("createOrResume", () => {
     ["an empty resource id", { ...SPEC, resourceId: "" }, 1, RangeError],
     ["an empty value id", { ...SPEC, valueIds: ["e_a", ""] }, 1, RangeError],
   ])("rejects %s and writes nothing", (_what, spec, chunks, error) => {
-    expect(() => ctx.store.jobs.createOrResume(spec, chunks, T0)).toThrow(error);
-    expect(ctx.store.jobs.recent(10)).toEqual([]);
+    expect(() => queueJob(ctx.store.jobs, spec, chunks, T0)).toThrow(error);
+    expect(storedJobs(ctx.store)).toEqual([]);
   });
 });
 
 describe("recordChunkDone", () => {
   it("records chunks idempotently and keeps the counters", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 3, T0);
+    const { job } = queueJob(jobs, SPEC, 3, T0);
     jobs.recordChunkDone(job.id, 1, { points: 100, requests: 2 }, T1);
     jobs.recordChunkDone(job.id, 0, { points: 50, requests: 1 }, T1);
     jobs.recordChunkDone(job.id, 1, { points: 100, requests: 2 }, T2); // a retry of a recorded chunk
@@ -221,7 +187,7 @@ describe("recordChunkDone", () => {
 
   it("raises the job's newest record (the max of its chunks')", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 4, T0);
+    const { job } = queueJob(jobs, SPEC, 4, T0);
     jobs.recordChunkDone(job.id, 0, { points: 1, requests: 1 }, T0);
     expect(jobs.get(job.id)).not.toHaveProperty("newestRecordS");
     jobs.recordChunkDone(job.id, 1, { points: 1, requests: 1, newestRecordS: 2000 }, T0);
@@ -230,7 +196,7 @@ describe("recordChunkDone", () => {
     expect(jobs.get(job.id)?.newestRecordS).toBe(2000);
     jobs.recordChunkDone(job.id, 3, { points: 1, requests: 1 }, T0);
     expect(jobs.get(job.id)?.newestRecordS).toBe(2000);
-    const other = jobs.createOrResume({ ...SPEC, deviceId: "dev-2" }, 2, T0).job;
+    const other = queueJob(jobs, { ...SPEC, deviceId: "dev-2" }, 2, T0).job;
     jobs.recordChunkDone(other.id, 1, { points: 1, requests: 1, newestRecordS: 3000 }, T0);
     jobs.recordChunkDone(other.id, 0, { points: 1, requests: 1, newestRecordS: 2500 }, T0);
     expect(jobs.get(other.id)?.newestRecordS).toBe(3000);
@@ -243,7 +209,7 @@ describe("recordChunkDone", () => {
     ["fractional", 0.5, RangeError],
   ])("rejects a chunk index %s and changes nothing", (_what, index, error) => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 3, T0);
+    const { job } = queueJob(jobs, SPEC, 3, T0);
     jobs.recordChunkDone(job.id, 0, { points: 1, requests: 1 }, T0);
     const before = jobs.get(job.id);
     expect(() => jobs.recordChunkDone(job.id, index, { points: 1, requests: 1 }, T1)).toThrow(
@@ -255,7 +221,7 @@ describe("recordChunkDone", () => {
 
   it("rejects negative counters", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 3, T0);
+    const { job } = queueJob(jobs, SPEC, 3, T0);
     expect(() => jobs.recordChunkDone(job.id, 0, { points: -1, requests: 1 }, T0)).toThrow(
       RangeError,
     );
@@ -275,7 +241,7 @@ describe("recordChunkDone", () => {
 describe("setStatus", () => {
   it("keeps, sets or clears the last error", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 1, T0);
+    const { job } = queueJob(jobs, SPEC, 1, T0);
     jobs.setStatus(job.id, "failed", T1, "boom");
     expect(jobs.get(job.id)).toMatchObject({
       status: "failed",
@@ -293,7 +259,7 @@ describe("setStatus", () => {
   });
 
   it("an unknown status is an error", () => {
-    const { job } = ctx.store.jobs.createOrResume(SPEC, 1, T0);
+    const { job } = queueJob(ctx.store.jobs, SPEC, 1, T0);
     expect(() => ctx.store.jobs.setStatus(job.id, "bogus" as BackfillStatus, T1)).toThrow(
       /unexpected backfill status/,
     );
@@ -304,7 +270,7 @@ describe("setStatus", () => {
 describe("finish", () => {
   it("marks the job done and clears its error, attempts and next attempt", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 1, T0);
+    const { job } = queueJob(jobs, SPEC, 1, T0);
     jobs.recordFailure(job.id, "boom", 5000, 5, T1);
     jobs.recordFailure(job.id, "boom again", 6000, 5, T1);
     jobs.recordChunkDone(job.id, 0, { points: 3, requests: 1, newestRecordS: 1234 }, T2);
@@ -331,7 +297,7 @@ describe("finish", () => {
 describe("recordFailure", () => {
   it("fails with a next attempt until the last attempt, then parks", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 2, T0);
+    const { job } = queueJob(jobs, SPEC, 2, T0);
     const steps: [string, number, Partial<BackfillJob>][] = [
       ["e1", 1000, { status: "failed", attempts: 1, nextAttemptS: 1000, lastError: "e1" }],
       ["e2", 2000, { status: "failed", attempts: 2, nextAttemptS: 2000, lastError: "e2" }],
@@ -348,7 +314,7 @@ describe("recordFailure", () => {
   });
 
   it("with maxAttempts 1 the first failure parks", () => {
-    const { job } = ctx.store.jobs.createOrResume(SPEC, 2, T0);
+    const { job } = queueJob(ctx.store.jobs, SPEC, 2, T0);
     expect(ctx.store.jobs.recordFailure(job.id, "boom", 1000, 1, T1)).toMatchObject({
       status: "parked",
       attempts: 1,
@@ -356,7 +322,7 @@ describe("recordFailure", () => {
   });
 
   it("rejects maxAttempts 0 and an unknown job", () => {
-    const { job } = ctx.store.jobs.createOrResume(SPEC, 2, T0);
+    const { job } = queueJob(ctx.store.jobs, SPEC, 2, T0);
     expect(() => ctx.store.jobs.recordFailure(job.id, "boom", 1000, 0, T1)).toThrow(RangeError);
     expect(ctx.store.jobs.get(job.id)).toMatchObject({ status: "pending", attempts: 0 });
     expect(() => ctx.store.jobs.recordFailure(777, "boom", 1000, 3, T1)).toThrow(
@@ -416,26 +382,24 @@ describe("unpark", () => {
 });
 
 describe("listing", () => {
-  it("unfinished jobs oldest first (parked included), recent jobs newest first", () => {
+  it("unfinished jobs oldest first (parked included), parked jobs, no job of an unknown id", () => {
     const { jobs } = ctx.store;
     const a = jobWith("pending", "a");
     const b = jobWith("done", "b");
     const c = jobWith("failed", "c", 9000);
     const d = jobWith("parked", "d");
     expect(jobs.unfinished().map((j) => j.id)).toEqual([a.id, c.id, d.id]);
-    expect(jobs.recent(2).map((j) => j.id)).toEqual([d.id, c.id]);
-    expect(jobs.recent(10).map((j) => j.id)).toEqual([d.id, c.id, b.id, a.id]);
+    expect(jobs.get(b.id)?.status).toBe("done");
     expect(jobs.parked().map((j) => j.id)).toEqual([d.id]);
     expect(jobs.get(999)).toBeUndefined();
-    expect(() => jobs.recent(-1)).toThrow(RangeError);
   });
 });
 
 describe("the database", () => {
   it("deleting a job deletes its chunks", () => {
     const { jobs } = ctx.store;
-    const { job } = jobs.createOrResume(SPEC, 2, T0);
-    const other = jobs.createOrResume({ ...SPEC, deviceId: "dev-2" }, 2, T0).job;
+    const { job } = queueJob(jobs, SPEC, 2, T0);
+    const other = queueJob(jobs, { ...SPEC, deviceId: "dev-2" }, 2, T0).job;
     jobs.recordChunkDone(job.id, 0, { points: 1, requests: 1 }, T0);
     jobs.recordChunkDone(other.id, 1, { points: 1, requests: 1 }, T0);
     const raw = ctx.tmp.raw(ctx.path);
@@ -447,7 +411,7 @@ describe("the database", () => {
     ["value ids that are not strings", "UPDATE backfill_jobs SET value_ids = '[1, 2]'"],
     ["an unknown reason", "UPDATE backfill_jobs SET reason = 'bogus'"],
   ])("a row with %s is an error naming the row", (_what, sql) => {
-    const { job } = ctx.store.jobs.createOrResume(SPEC, 2, T0);
+    const { job } = queueJob(ctx.store.jobs, SPEC, 2, T0);
     ctx.tmp.raw(ctx.path).prepare(sql).run();
     expect(() => ctx.store.jobs.get(job.id)).toThrow(/state database: unexpected backfill job/);
     expect(() => ctx.store.jobs.unfinished()).toThrow(/unexpected backfill job/);

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { type Owner, processOwner } from "../../src/state/owner.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import { useTempDir } from "./support.js";
 
 const tmp = useTempDir("energy-etl-locks-");
@@ -91,7 +92,8 @@ describe("an earlier life of this process's pid (a restarted container's pid 1)"
     const earlier: Owner = { ...owner("run"), id: `${hostname()}:${process.pid}:1:run` };
     store.locks.acquire("service", earlier, TTL, NOW);
     expect(store.locks.acquire("service", owner("run"), TTL, NOW + 1).acquired).toBe(true);
-    const { job } = store.jobs.createOrResume(
+    const { job } = queueJob(
+      store.jobs,
       {
         deviceId: "d",
         resourceId: "all_data",
@@ -122,7 +124,7 @@ describe("job leases", () => {
     const path = tmp.file("state.db");
     const a = tmp.open(path);
     const b = tmp.open(path);
-    const { job } = a.jobs.createOrResume(spec, 1, new Date(NOW));
+    const { job } = queueJob(a.jobs, spec, 1, new Date(NOW));
     expect(a.jobs.claim(job.id, owner("run"), 60_000, NOW)).toBe(true);
     expect(a.jobs.get(job.id)).toMatchObject({
       leaseOwner: owner("run").id,
@@ -138,7 +140,7 @@ describe("job leases", () => {
 
   it("a job whose lease holder died on this host is taken over at once; release frees it", () => {
     const store = tmp.open(tmp.file("state.db"));
-    const { job } = store.jobs.createOrResume(spec, 1, new Date(NOW));
+    const { job } = queueJob(store.jobs, spec, 1, new Date(NOW));
     expect(store.jobs.claim(job.id, owner("dead", deadPid()), 60_000, NOW)).toBe(true);
     expect(store.jobs.claim(job.id, owner("run"), 60_000, NOW + 1)).toBe(true);
     store.jobs.releaseLease(job.id, owner("run"));
@@ -148,7 +150,7 @@ describe("job leases", () => {
 
   it("a done job cannot be claimed", () => {
     const store = tmp.open(tmp.file("state.db"));
-    const { job } = store.jobs.createOrResume(spec, 1, new Date(NOW));
+    const { job } = queueJob(store.jobs, spec, 1, new Date(NOW));
     store.jobs.finish(job.id, new Date(NOW));
     expect(store.jobs.claim(job.id, owner("run"), 60_000, NOW)).toBe(false);
   });

@@ -2,11 +2,12 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { JobStore } from "../../src/state/job-store.js";
+import { jobKey } from "../../src/state/job-row.js";
 import { appliedMigrations, MIGRATIONS_DIR, migrate } from "../../src/state/migrator.js";
 import { processOwner } from "../../src/state/owner.js";
 import type { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob, BackfillSpec } from "../../src/state/types.js";
+import { queueJob, storedJobs } from "../support/backfill-jobs.js";
 import { T0, T1, T2, useTempDir } from "./support.js";
 
 const tmp = useTempDir("energy-etl-migration-002-");
@@ -122,7 +123,7 @@ function fill001(db: Database.Database): void {
   for (const j of OLD_JOBS) {
     job.run(
       j.id,
-      JobStore.key(j.spec),
+      jobKey(j.spec),
       j.spec.deviceId,
       j.spec.resourceId,
       JSON.stringify(j.spec.valueIds),
@@ -159,7 +160,7 @@ function fill001(db: Database.Database): void {
 function expectedJob(j: OldJob): BackfillJob {
   return {
     id: j.id,
-    key: JobStore.key(j.spec),
+    key: jobKey(j.spec),
     deviceId: j.spec.deviceId,
     resourceId: j.spec.resourceId,
     valueIds: [...j.spec.valueIds],
@@ -277,7 +278,7 @@ describe("watermarks become cursors", () => {
 
 describe("backfill jobs survive", () => {
   it("every job keeps its id, spec, status and counters, with no attempts", () => {
-    expect(store.jobs.recent(100)).toEqual([...OLD_JOBS].reverse().map(expectedJob));
+    expect(storedJobs(store)).toEqual(OLD_JOBS.map(expectedJob));
     expect(store.jobs.unfinished().map((j) => j.id)).toEqual([3, 5, 13]);
   });
 
@@ -306,14 +307,14 @@ describe("backfill jobs survive", () => {
     expect(store.jobs.due(2_000_000_000).map((j) => j.id)).toEqual([3, 5, 13]);
     const running = OLD_JOBS[1];
     if (running === undefined) throw new Error("fixture");
-    const resumed = store.jobs.createOrResume(running.spec, running.chunksTotal, T1);
+    const resumed = queueJob(store.jobs, running.spec, running.chunksTotal, T1);
     expect(resumed).toMatchObject({ resumed: true, job: { id: 5, chunksDone: 2 } });
     store.jobs.recordChunkDone(5, 1, { points: 1, requests: 1, newestRecordS: 1_690_001_000 }, T1);
     expect(store.jobs.get(5)).toMatchObject({ chunksDone: 3, newestRecordS: 1_690_001_000 });
   });
 
   it("a new job gets an id after the migrated ones", () => {
-    const { job } = store.jobs.createOrResume(spec("dev-new", "audit"), 1, T2);
+    const { job } = queueJob(store.jobs, spec("dev-new", "audit"), 1, T2);
     expect(job.id).toBeGreaterThan(13);
   });
 
@@ -324,7 +325,7 @@ describe("backfill jobs survive", () => {
     old.prepare("DELETE FROM backfill_jobs WHERE id = 13").run();
     old.close();
     const upgraded = tmp.open(other);
-    const { job } = upgraded.jobs.createOrResume(spec("dev-new", "audit"), 1, T2);
+    const { job } = queueJob(upgraded.jobs, spec("dev-new", "audit"), 1, T2);
     expect(job.id).toBe(14);
   });
 
@@ -361,7 +362,7 @@ describe("backfill jobs survive", () => {
     expect(() =>
       raw.prepare("UPDATE backfill_jobs SET status = 'bogus' WHERE id = 3").run(),
     ).toThrow(/CHECK constraint failed/);
-    const { job } = store.jobs.createOrResume(spec("dev-parked", "parked"), 2, T2, "parked");
+    const { job } = queueJob(store.jobs, spec("dev-parked", "parked"), 2, T2, "parked");
     expect(job.status).toBe("parked");
   });
 
@@ -384,9 +385,7 @@ describe("backfill jobs survive", () => {
 it("the value catalog and the runs are kept", () => {
   expect(store.catalog.list("dev-1", "inverter")).toEqual(["e_a", "e_b"]);
   expect(store.catalog.refresh("dev-1", "inverter", ["e_a", "e_c"], T0)).toEqual(["e_c"]);
-  expect(store.runs.recent(10).map((r) => [r.kind, r.status])).toEqual([
-    ["backfill", "running"],
-    ["sync", "ok"],
-  ]);
+  expect(store.runs.last()).toMatchObject({ id: 2, kind: "backfill", status: "running" });
+  expect(store.runs.recentFinished("sync", 10).map((r) => [r.id, r.status])).toEqual([[1, "ok"]]);
   expect(store.runs.markStaleInterrupted(T1, processOwner("test"))).toBe(1);
 });

@@ -13,7 +13,7 @@ const OK: RunSummary = {
   detail: null,
 };
 
-it("runs start, finish and are listed newest first", () => {
+it("runs start, finish, and the finished ones are listed newest first", () => {
   const { runs } = ctx.store;
   const sync = runs.start("sync", T0);
   expect(runs.last()).toEqual({
@@ -48,9 +48,14 @@ it("runs start, finish and are listed newest first", () => {
   });
   expect(runs.last()).toMatchObject({ id: backfill, status: "ok", detail: null });
   expect(runs.last("backfill")?.id).toBe(backfill);
-  expect(runs.recent(10).map((r) => r.id)).toEqual([backfill, sync]);
-  expect(runs.recent(1).map((r) => r.id)).toEqual([backfill]);
-  expect(runs.recent(0)).toEqual([]);
+  const again = runs.start("sync", T2);
+  runs.finish(again, OK, T2);
+  runs.start("sync", T2);
+  expect(runs.recentFinished("sync", 10).map((r) => r.id)).toEqual([again, sync]);
+  expect(runs.recentFinished("sync", 1).map((r) => r.id)).toEqual([again]);
+  expect(runs.recentFinished("sync", 0)).toEqual([]);
+  expect(runs.recentFinished("backfill", 10).map((r) => r.id)).toEqual([backfill]);
+  expect(runs.recentFinished("catalog", 10)).toEqual([]);
 });
 
 it("runs left running by a dead process are marked interrupted", () => {
@@ -63,13 +68,17 @@ it("runs left running by a dead process are marked interrupted", () => {
   expect(store.runs.markStaleInterrupted(T2, processOwner("test"))).toBe(2);
   expect(store.runs.markStaleInterrupted(T2, processOwner("test"))).toBe(0);
   for (const id of [stale1, stale2]) {
-    expect(store.runs.recent(5).find((r) => r.id === id)).toMatchObject({
+    const finished = [
+      ...store.runs.recentFinished("sync", 5),
+      ...store.runs.recentFinished("backfill", 5),
+    ];
+    expect(finished.find((r) => r.id === id)).toMatchObject({
       status: "interrupted",
       endedAt: T2.toISOString(),
     });
   }
   expect(store.runs.last("sync")).toMatchObject({ id: stale1, status: "interrupted" });
-  expect(store.runs.recent(5).find((r) => r.id === done)).toMatchObject({
+  expect(store.runs.recentFinished("sync", 5).find((r) => r.id === done)).toMatchObject({
     status: "ok",
     endedAt: T0.toISOString(),
   });
@@ -109,6 +118,6 @@ it("an unknown kind is an error", () => {
   expect(ctx.store.runs.last()).toBeUndefined();
 });
 
-it("recent rejects a negative limit", () => {
-  expect(() => ctx.store.runs.recent(-1)).toThrow(RangeError);
+it("recentFinished rejects a negative limit", () => {
+  expect(() => ctx.store.runs.recentFinished("sync", -1)).toThrow(RangeError);
 });

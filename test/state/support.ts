@@ -4,11 +4,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StateStore, type StateStoreOptions } from "../../src/state/state-store.js";
+import type { BackfillSpec } from "../../src/state/types.js";
 
 export const T0 = new Date("2024-03-01T00:00:00.000Z");
 export const T1 = new Date("2024-03-01T01:00:00.000Z");
 export const T2 = new Date("2024-03-01T02:00:00.000Z");
 export const T3 = new Date("2024-03-01T03:00:00.000Z");
+
+/** A backfill request: one day of two value ids (out of order) of a device resource. */
+export const SPEC: BackfillSpec = {
+  deviceId: "dev-1",
+  resourceId: "inverter",
+  valueIds: ["e_b", "e_a"],
+  fromS: 1_700_000_000,
+  toS: 1_700_086_400,
+  reason: "manual",
+};
 
 /** A temp dir per test; what is opened through it is closed, and the dir removed, after the test. */
 export interface TempDir {

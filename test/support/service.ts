@@ -18,11 +18,14 @@ export function lastSyncId(store: Store): number {
   return store.runs.last("sync")?.id ?? 0;
 }
 
-/** The first sync run after run `afterId` (the one a tick or start() began), if any. */
+/**
+ * The first sync run after run `afterId` (the one a tick or start() began) once it has ended, if
+ * it has (the service runs one sync at a time).
+ */
 function syncAfter(store: Store, afterId: number): RunRecord | undefined {
   return store.runs
-    .recent(100)
-    .filter((r) => r.kind === "sync" && r.id > afterId)
+    .recentFinished("sync", 100)
+    .filter((r) => r.id > afterId)
     .at(-1);
 }
 

@@ -1,9 +1,10 @@
 import { accessSync, constants, existsSync, statfsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { z } from "zod";
 import type { Config } from "../../config.js";
 import { SERVICE_LOCK } from "../../service/etl-service.js";
+import { leaseState } from "../../state/lease.js";
+import { readLock } from "../../state/lock-store.js";
 import {
   appliedMigrations,
   listMigrations,
@@ -11,7 +12,7 @@ import {
   migrationLabel,
   pendingMigrations,
 } from "../../state/migrator.js";
-import { isGone, processOwner } from "../../state/owner.js";
+import { processOwner } from "../../state/owner.js";
 import { stateError } from "../../state/state-error.js";
 import { messageOf } from "../../util/errors.js";
 import { type CheckResult, failure, formatBytes, notChecked, ok, warning } from "./check.js";
@@ -159,15 +160,6 @@ function schemaCheck(db: Database.Database): CheckResult {
   return ok(SCHEMA, `schema version ${version} (current)`);
 }
 
-const lockRow = z.object({
-  owner: z.string(),
-  pid: z.number().int(),
-  host: z.string(),
-  command: z.string(),
-  acquired_at: z.string(),
-  expires_at: z.number().int(),
-});
-
 /** Who holds the service lock (`energy-etl run`, briefly `sync`): a live holder is fine. */
 function lockCheck(db: Database.Database): CheckResult {
   const table = db
@@ -176,15 +168,15 @@ function lockCheck(db: Database.Database): CheckResult {
   if (table === undefined) return ok(LOCK, "free (no locks table yet)");
   const row: unknown = db.prepare("SELECT * FROM locks WHERE name = ?").get(SERVICE_LOCK);
   if (row === undefined) return ok(LOCK, "free");
-  const held = lockRow.parse(row);
-  const who = `\`${held.command}\` (pid ${held.pid} on ${held.host}, since ${held.acquired_at})`;
-  const gone = isGone({ id: held.owner, pid: held.pid, host: held.host }, processOwner("doctor"));
-  if (gone || held.expires_at < Date.now()) {
+  const { lease, holder } = readLock(row);
+  const who = `\`${holder.command}\` (pid ${holder.pid} on ${holder.host}, since ${holder.since})`;
+  const state = leaseState(lease, processOwner("doctor"), Date.now());
+  if (state === "gone" || state === "expired") {
     return warning(
       LOCK,
-      `stale: held by ${who}, which ${gone ? "is gone" : "stopped renewing it"}`,
+      `stale: held by ${who}, which ${state === "gone" ? "is gone" : "stopped renewing it"}`,
       "nothing to do if no energy-etl works on this state: the next run or sync takes it over; " +
-        `otherwise stop pid ${held.pid} on ${held.host}`,
+        `otherwise stop pid ${holder.pid} on ${holder.host}`,
     );
   }
   return ok(LOCK, `held by ${who}: a service works on this state`);
