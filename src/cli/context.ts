@@ -46,10 +46,7 @@ export function addGlobalOptions(program: Command): void {
   );
   for (const setting of SETTINGS) {
     if (setting.flag) {
-      program.option(
-        `${setting.flag} <value>`,
-        `overrides ${setting.env} (${setting.path.join(".")})`,
-      );
+      program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
     }
   }
 }

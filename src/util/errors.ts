@@ -8,3 +8,9 @@ export function messageOf(error: unknown): string {
   }
   return String(error);
 }
+
+/** The `code` of a system or library error (`ENOENT`, `SQLITE_BUSY`), when it has one. */
+export function errnoOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
