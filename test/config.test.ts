@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { instantOption } from "../src/cli/time-options.js";
@@ -13,6 +13,7 @@ import {
 } from "../src/config.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "energy-etl-config-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const writeJson = (name: string, value: unknown): string => {
   const file = join(tmp, name);
   writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));

@@ -46,10 +46,7 @@ export function addGlobalOptions(program: Command): void {
   );
   for (const setting of SETTINGS) {
     if (setting.flag) {
-      program.option(
-        `${setting.flag} <value>`,
-        `overrides ${setting.env} (${setting.path.join(".")})`,
-      );
+      program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
     }
   }
 }
@@ -116,20 +113,16 @@ export function createContext(
   return { config, origins, env: mergeEnv(io.env, fromFile), logger, io, terminal };
 }
 
-/** An API client from the configuration; names every missing connection setting. */
+/**
+ * An API client from the configuration, with `overrides` of its connection settings; names
+ * every missing connection setting.
+ */
 export function createApiClient(
   context: CommandContext,
-  overrides: { user?: string; password?: string } = {},
+  overrides: Partial<Pick<Config["api"], "url" | "key" | "user" | "password">> = {},
 ): ApiClient {
   const { config, logger } = context;
-  const settings = apiClientSettings({
-    ...config,
-    api: {
-      ...config.api,
-      user: overrides.user ?? config.api.user,
-      password: overrides.password ?? config.api.password,
-    },
-  });
+  const settings = apiClientSettings({ ...config, api: { ...config.api, ...overrides } });
   return new ApiClient({ ...settings, logger });
 }
 

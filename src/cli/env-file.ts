@@ -4,6 +4,7 @@ import { parseEnv } from "node:util";
 import type { Command } from "commander";
 import { z } from "zod";
 import { ConfigError } from "../config.js";
+import { errnoOf } from "../util/errors.js";
 import { type CliIo, UsageError } from "./io.js";
 
 /** The env file unless `--env-path` names another: `./.env` of the working directory. */
@@ -45,8 +46,7 @@ export function readEnvFile(
   try {
     text = readFileSync(file.path, "utf8");
   } catch (error) {
-    const code =
-      error && typeof error === "object" && "code" in error ? String(error.code) : "unreadable";
+    const code = errnoOf(error) ?? "unreadable";
     if (code === "ENOENT" && (!file.explicit || mayBeMissing)) return undefined;
     if (code === "ENOENT") throw new UsageError(`--env-path ${file.label}: no such file`);
     throw new ConfigError(`.env file ${file.label}: cannot be read (${code})`);

@@ -1,4 +1,4 @@
-import type { CliIo } from "./io.js";
+import { type CliIo, UsageError } from "./io.js";
 
 /**
  * Asks for a secret on the terminal without echoing it (raw mode, read until Enter).
@@ -34,5 +34,38 @@ export function askHidden(io: CliIo, question: string): Promise<string> {
       }
     };
     stdin.on("data", onData);
+  });
+}
+
+/**
+ * Asks for one line on the terminal, echoed (the terminal's line editing applies); resolves on
+ * Enter, rejects when input ends first.
+ */
+export function askLine(io: CliIo, question: string): Promise<string> {
+  const { stdin, stderr } = io;
+  return new Promise((resolve, reject) => {
+    let answer = "";
+    stderr.write(question);
+    const finish = (error?: Error): void => {
+      stdin.removeListener("data", onData);
+      stdin.removeListener("end", onEnd);
+      stdin.pause();
+      if (error) reject(error);
+      else resolve(answer.replace(/\r$/, ""));
+    };
+    const onData = (chunk: Buffer | string): void => {
+      const text = chunk.toString("utf8");
+      const newline = text.indexOf("\n");
+      if (newline < 0) {
+        answer += text;
+        return;
+      }
+      answer += text.slice(0, newline);
+      finish();
+    };
+    const onEnd = (): void => finish(new UsageError("input ended before an answer"));
+    stdin.on("data", onData);
+    stdin.on("end", onEnd);
+    stdin.resume();
   });
 }

@@ -1,0 +1,231 @@
+import { z } from "zod";
+import { urlProblem } from "../../config.js";
+import { registerSecret } from "../../logger.js";
+import type { CommandContext } from "../context.js";
+import { type CliIo, UsageError, writeLine } from "../io.js";
+import { askHidden, askLine } from "../prompt.js";
+
+/** Tries at a prompt before an invalid answer ends the command. */
+const PROMPT_TRIES = 3;
+
+/**
+ * One value `init` asks for: its flag (none for a secret), the environment variable (and setting)
+ * that also supplies it, and how a prompt names it.
+ */
+export interface Field {
+  readonly flag?: string;
+  readonly env: string;
+  readonly label: string;
+  readonly hidden: boolean;
+  readonly schema: z.ZodType<string, string>;
+}
+
+/** Line breaks and other control characters: a .env line cannot hold them. */
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * A value for the .env file: one line, and neither ' nor \ (docker compose reads a
+ * single-quoted value up to the first ' not after a \, and takes it literally).
+ */
+const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
+  schema
+    .min(1, "must not be empty")
+    .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters")
+    .refine(
+      (s) => !/['\\]/.test(s),
+      "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
+    );
+
+/** An http(s) URL without credentials; messages never repeat the value. */
+const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
+  const problem = urlProblem(
+    s,
+    "put the user into ENERGY_API_USER (or --user) and the password into ENERGY_API_PASSWORD",
+  );
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** The values `init` gathers. */
+export const FIELDS = {
+  apiUrl: {
+    flag: "--api-url",
+    env: "ENERGY_API_URL",
+    label: "API URL",
+    hidden: false,
+    schema: apiUrlSchema,
+  },
+  apiKey: {
+    env: "ENERGY_API_KEY",
+    label: "API key",
+    hidden: true,
+    // an HTTP header value: surrounding blanks would not reach the API anyway
+    schema: envValue(z.string().trim()),
+  },
+  user: {
+    flag: "--user",
+    env: "ENERGY_API_USER",
+    label: "API user",
+    hidden: false,
+    schema: envValue(z.string().trim()),
+  },
+  password: {
+    env: "ENERGY_API_PASSWORD",
+    label: "API password",
+    hidden: true,
+    schema: envValue(z.string()),
+  },
+  otp: {
+    env: "ENERGY_API_OTP",
+    label: "one-time password",
+    hidden: true,
+    schema: z
+      .string()
+      .min(1, "must not be empty")
+      .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters"),
+  },
+} satisfies Record<string, Field>;
+
+/** Where a value came from, for messages. */
+export type Origin = "flag" | "setting" | "prompt";
+
+/** `value` checked by the field's schema, or a UsageError naming where it came from. */
+export function checkValue(field: Field, value: string, origin: Origin): string {
+  const parsed = field.schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues[0]?.message ?? "is not valid";
+  const where =
+    origin === "flag"
+      ? (field.flag ?? field.env)
+      : origin === "setting"
+        ? field.env
+        : `the ${field.label}`;
+  throw new UsageError(`${where} ${message}`);
+}
+
+/** Asks for a field's value until it is valid (a few tries). */
+async function askFor(
+  io: CliIo,
+  field: Field,
+  question = `${field.label.charAt(0).toUpperCase()}${field.label.slice(1)}: `,
+): Promise<string> {
+  for (let tries = 1; ; tries++) {
+    const answer = field.hidden ? await askHidden(io, question) : await askLine(io, question);
+    if (field.hidden) registerSecret(answer);
+    try {
+      return checkValue(field, answer, "prompt");
+    } catch (error) {
+      if (tries >= PROMPT_TRIES || !(error instanceof UsageError)) throw error;
+      writeLine(io.stderr, `  ${error.message}; try again.`);
+    }
+  }
+}
+
+/** The flag's value, else the setting's (environment or --config), else the answer to a prompt. */
+async function resolveField(
+  io: CliIo,
+  field: Field,
+  flagValue: string | undefined,
+  settingValue: string,
+): Promise<string> {
+  if (flagValue !== undefined) return checkValue(field, flagValue, "flag");
+  if (settingValue !== "") return checkValue(field, settingValue, "setting");
+  if (!io.stdin.isTTY) throw notOnTerminal(field);
+  return askFor(io, field);
+}
+
+function notOnTerminal(field: Field, extra = ""): UsageError {
+  const how = field.flag ? `pass ${field.flag} or set ${field.env}` : `set ${field.env}`;
+  return new UsageError(
+    `no ${field.label}: ${how}${extra} (stdin is not a terminal, so init cannot ask)`,
+  );
+}
+
+/** A new password, asked twice without echo. */
+async function askNewPassword(io: CliIo): Promise<string> {
+  const first = await askFor(io, FIELDS.password, "New API password: ");
+  const again = await askHidden(io, "Repeat the new password: ");
+  if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
+  return first;
+}
+
+/** The flags of one `init` run, each checked; undefined where not given. */
+export interface InitFlags {
+  readonly apiUrl: string | undefined;
+  readonly user: string | undefined;
+  readonly force: boolean;
+}
+
+/** The values of one `init` run, validated. */
+export interface InitInput {
+  readonly apiUrl: string;
+  readonly apiKey: string;
+  readonly user: string;
+  readonly password: string;
+  readonly otp: string | undefined;
+}
+
+/** ENERGY_API_OTP (environment or env file), checked; undefined when unset. */
+function otpSetting(env: CommandContext["env"]): string | undefined {
+  const value = env.ENERGY_API_OTP ?? "";
+  if (value === "") return undefined;
+  registerSecret(value);
+  return checkValue(FIELDS.otp, value, "setting");
+}
+
+/** On a terminal: "first start?", and the one-time password when the answer is yes. */
+async function askFirstStart(io: CliIo): Promise<string | undefined> {
+  const answer = await askLine(
+    io,
+    "First start, with a one-time password to set the API password? [y/N] ",
+  );
+  return /^\s*y(es)?\s*$/i.test(answer) ? await askFor(io, FIELDS.otp) : undefined;
+}
+
+/** The API password: the setting's, else asked on a terminal (twice when it is a new one). */
+async function gatherPassword(
+  io: CliIo,
+  givenPassword: string | undefined,
+  otp: string | undefined,
+): Promise<string> {
+  if (givenPassword !== undefined) return givenPassword;
+  if (io.stdin.isTTY) {
+    return otp !== undefined ? await askNewPassword(io) : await askFor(io, FIELDS.password);
+  }
+  throw notOnTerminal(
+    FIELDS.password,
+    otp !== undefined
+      ? " (with ENERGY_API_OTP: the new password to set)"
+      : "; on a first start also ENERGY_API_OTP with the one-time password",
+  );
+}
+
+/**
+ * Gathers the values: a flag's first (URL and user; secrets have none), then the setting's
+ * (environment, the env file, --config), then a prompt's on a terminal; off a terminal a missing
+ * value is a usage error naming where it goes. A one-time password comes from ENERGY_API_OTP,
+ * or a "first start?" question on a terminal when no password is given. Every secret is
+ * registered for redaction before anything is sent.
+ */
+export async function gatherInput(
+  io: CliIo,
+  flags: InitFlags,
+  { config, env }: CommandContext,
+): Promise<InitInput> {
+  const apiUrl = await resolveField(io, FIELDS.apiUrl, flags.apiUrl, config.api.url);
+  const apiKey = await resolveField(io, FIELDS.apiKey, undefined, config.api.key);
+  registerSecret(apiKey);
+  const user = await resolveField(io, FIELDS.user, flags.user, config.api.user);
+  let otp = otpSetting(env);
+  const givenPassword =
+    config.api.password === ""
+      ? undefined
+      : checkValue(FIELDS.password, config.api.password, "setting");
+  if (otp === undefined && givenPassword === undefined && io.stdin.isTTY) {
+    otp = await askFirstStart(io);
+  }
+  const password = await gatherPassword(io, givenPassword, otp);
+  if (otp !== undefined) registerSecret(otp);
+  registerSecret(password);
+  registerSecret(`${user}:${password}`);
+  return { apiUrl, apiKey, user, password, otp };
+}

@@ -1,0 +1,146 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { registerSecret } from "../../logger.js";
+import { errnoOf, messageOf } from "../../util/errors.js";
+import type { EnvFile } from "../env-file.js";
+import { type CliIo, UsageError, writeLine } from "../io.js";
+import type { InitInput } from "./prompts.js";
+
+/** Characters written without quotes (no shell or compose meaning). */
+const PLAIN = /^[A-Za-z0-9_\-.,:/@+=%]+$/;
+
+/** A value as .env holds it: plain when it can be, else single-quoted (taken literally). */
+function envLine(name: string, value: string): string {
+  return `${name}=${PLAIN.test(value) ? value : `'${value}'`}`;
+}
+
+/** The variables `init` writes, in the file's order. */
+export interface EnvValues {
+  readonly ENERGY_API_URL: string;
+  readonly ENERGY_API_KEY: string;
+  readonly ENERGY_API_USER: string;
+  readonly ENERGY_API_PASSWORD: string;
+  readonly INFLUX_ADMIN_USER: string;
+  readonly INFLUX_ADMIN_PASSWORD: string;
+  readonly INFLUX_TOKEN: string;
+  readonly INFLUX_ORG: string;
+  readonly INFLUX_BUCKET: string;
+  readonly GRAFANA_ADMIN_USER: string;
+  readonly GRAFANA_ADMIN_PASSWORD: string;
+}
+
+/** The .env text: API access, then the compose stack's accounts with fresh random secrets. */
+export function renderEnvFile(values: EnvValues, now = new Date()): string {
+  const line = (name: keyof EnvValues): string => envLine(name, values[name]);
+  return [
+    `# Written by \`energy-etl init\` on ${now.toISOString()}. Holds secrets: keep it private`,
+    "# (mode 0600). .env.example describes these and every other setting.",
+    "",
+    "# --- energy-etl: API access ---",
+    line("ENERGY_API_URL"),
+    line("ENERGY_API_KEY"),
+    line("ENERGY_API_USER"),
+    line("ENERGY_API_PASSWORD"),
+    "",
+    "# --- InfluxDB and Grafana ---",
+    "# Read on their first start only: data volumes set up before keep the old ones.",
+    line("INFLUX_ADMIN_USER"),
+    line("INFLUX_ADMIN_PASSWORD"),
+    line("INFLUX_TOKEN"),
+    line("INFLUX_ORG"),
+    line("INFLUX_BUCKET"),
+    line("GRAFANA_ADMIN_USER"),
+    line("GRAFANA_ADMIN_PASSWORD"),
+    "",
+  ].join("\n");
+}
+
+/** A random secret for the compose stack: 32 bytes, base64url (43 characters), registered. */
+function randomSecret(): string {
+  const secret = randomBytes(32).toString("base64url");
+  registerSecret(secret);
+  return secret;
+}
+
+/** What `init` writes: the API access it checked, and fresh secrets for InfluxDB and Grafana. */
+export function envValuesOf(input: InitInput): EnvValues {
+  return {
+    ENERGY_API_URL: input.apiUrl,
+    ENERGY_API_KEY: input.apiKey,
+    ENERGY_API_USER: input.user,
+    ENERGY_API_PASSWORD: input.password,
+    INFLUX_ADMIN_USER: "admin",
+    INFLUX_ADMIN_PASSWORD: randomSecret(),
+    INFLUX_TOKEN: randomSecret(),
+    INFLUX_ORG: "energy",
+    INFLUX_BUCKET: "energy",
+    GRAFANA_ADMIN_USER: "admin",
+    GRAFANA_ADMIN_PASSWORD: randomSecret(),
+  };
+}
+
+/** Refuses an existing file without --force, and a missing directory, before anything is sent. */
+export function checkTarget(file: EnvFile, force: boolean): void {
+  if (existsSync(file.path) && !force) {
+    throw new UsageError(`${file.label} exists; use --force to replace it`);
+  }
+  const dir = dirname(file.path);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new UsageError(`cannot write ${file.label}: the directory ${dir} does not exist`);
+  }
+}
+
+/** Why a write failed, for its message: the errno, else the error's message. */
+const reasonOf = (error: unknown): string => errnoOf(error) ?? messageOf(error);
+
+/**
+ * Writes `text` with mode 0600. Without `force` the file must not exist (created exclusively);
+ * with it, a new file takes the old one's place in one rename (its mode is 0600 whatever the old
+ * one's was), and no temporary file is left behind when that fails.
+ */
+export function writeEnvFile(file: EnvFile, text: string, force: boolean): void {
+  const { path, label } = file;
+  if (!force) {
+    try {
+      writeFileSync(path, text, { mode: 0o600, flag: "wx" });
+    } catch (error) {
+      if (errnoOf(error) === "EEXIST") {
+        throw new UsageError(`${label} exists; use --force to replace it`);
+      }
+      throw new Error(`cannot write ${label} (${reasonOf(error)})`);
+    }
+    return;
+  }
+  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new Error(`cannot write ${label} (${reasonOf(error)})`);
+  }
+}
+
+/**
+ * Writes the env file for `input` and says so: which variables, and (when it replaced one) that
+ * the InfluxDB and Grafana secrets are new.
+ */
+export function writeInitEnvFile(io: CliIo, file: EnvFile, input: InitInput, force: boolean): void {
+  const values = envValuesOf(input);
+  const replacing = force && existsSync(file.path);
+  writeEnvFile(file, renderEnvFile(values), force);
+  writeLine(
+    io.stdout,
+    `Wrote ${file.label} (mode 0600${replacing ? ", replaced" : ""}): ` +
+      `${Object.keys(values).join(", ")}.`,
+  );
+  if (replacing) {
+    writeLine(
+      io.stderr,
+      "Note: the InfluxDB and Grafana secrets are new. An InfluxDB or Grafana already set up " +
+        "keeps its old ones: put those back into the file, or start afresh " +
+        "(docker compose down -v deletes their data).",
+    );
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import type { ResolvedConfig } from "./load.js";
+import { type Config, configSchema, SETTINGS } from "./schema.js";
+import type { Setting } from "./setting.js";
+import { printValue, type SettingValue } from "./values.js";
+
+/** How {@link describeConfig} shows a secret that is set. */
+const MASK = "[set]";
+
+/** A setting's value as the config file writes it; a secret that is set as `[set]`. */
+function shownValue(config: Config, setting: Setting): string | number | boolean {
+  const sections: Readonly<Record<string, Readonly<Record<string, SettingValue>>>> = config;
+  const [section, key] = setting.path;
+  const value = sections[section]?.[key];
+  if (value === undefined) throw new Error(`config setting ${setting.name}: no value`);
+  if (setting.secret) return value === "" ? "" : MASK;
+  return printValue(value);
+}
+
+/** The configuration as JSON in the config file's shape, secrets masked as `[set]`. */
+export function describeConfig(config: Config): Record<string, Record<string, unknown>> {
+  const shown: Record<string, Record<string, unknown>> = {};
+  for (const setting of SETTINGS) {
+    const [section, key] = setting.path;
+    shown[section] = { ...shown[section], [key]: shownValue(config, setting) };
+  }
+  return shown;
+}
+
+/** One setting as `config --sources` shows it: its value as printed (secrets masked) and source. */
+export interface SettingSource {
+  readonly setting: string;
+  readonly path: string;
+  readonly value: string;
+  readonly from: string;
+}
+
+/** Every setting of {@link SETTINGS}, in its order, with its value and where it came from. */
+export function describeSources({ config, origins }: ResolvedConfig): SettingSource[] {
+  return SETTINGS.map((setting) => {
+    const value = shownValue(config, setting);
+    return {
+      setting: setting.env,
+      path: setting.name,
+      value: typeof value === "string" ? value : JSON.stringify(value),
+      from: origins.get(setting.name) ?? "default",
+    };
+  });
+}
+
+/** JSON Schema of the config file (config/schema.json), with each setting's description. */
+export function configJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
+  const properties = { $schema: { type: "string" }, ...(schema.properties ?? {}) };
+  return { ...schema, title: "energy-etl configuration", properties };
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { errnoOf, messageOf } from "../util/errors.js";
+import { type Config, configSchema, SETTINGS } from "./schema.js";
+import type { Setting } from "./setting.js";
+
+/** A configuration that cannot be used; the message names the setting, never a secret's value. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Variables or flag values by environment name; an empty one counts as unset. */
+type Values = Readonly<Record<string, string | undefined>>;
+
+/** The raw inputs of {@link loadConfig}. */
+export interface ConfigSources {
+  /** Values of CLI flags, keyed by the setting's environment name. */
+  readonly flags?: Values;
+  readonly env?: Values;
+  /** The variables of an env file (`./.env`, `--env-path FILE`), and how messages name it. */
+  readonly envFile?: { readonly name: string; readonly values: Values };
+  /** Path of a JSON config file (`--config FILE`). */
+  readonly file?: string;
+}
+
+/** A validated configuration and where each setting came from. */
+export interface ResolvedConfig {
+  readonly config: Config;
+  /**
+   * The source of each setting not at its default, keyed by `section.key`: `flag --api-url`,
+   * `environment SYNC_CRON`, `.env file ./.env`, `config file FILE`.
+   */
+  readonly origins: ReadonlyMap<string, string>;
+}
+
+type RawConfig = Record<string, Record<string, unknown>>;
+
+function readConfigFile(file: string): RawConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(
+      `config file ${file}: cannot be read (${errnoOf(error) ?? "unreadable"})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${file}: not valid JSON (${messageOf(error)})`);
+  }
+  const shape = z.record(z.string(), z.unknown()).safeParse(json);
+  if (!shape.success) throw new ConfigError(`config file ${file}: must be a JSON object`);
+  const { $schema: _ignored, ...rest } = shape.data;
+  const sections = z.record(z.string(), z.record(z.string(), z.unknown())).safeParse(rest);
+  if (!sections.success) {
+    const key = sections.error.issues[0]?.path[0];
+    throw new ConfigError(`config file ${file}: "${String(key)}" must be an object of settings`);
+  }
+  return sections.data;
+}
+
+/**
+ * Loads the configuration. Precedence: CLI flags > environment > env file > config file >
+ * built-in defaults. Empty variables count as unset. Throws {@link ConfigError} naming the
+ * setting and its source.
+ */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  return resolveConfig(sources).config;
+}
+
+/** {@link loadConfig}, with where each setting came from. */
+export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
+  const raw: RawConfig = sources.file ? readConfigFile(sources.file) : {};
+  const origin = new Map<string, string>();
+  for (const [section, values] of Object.entries(raw)) {
+    for (const key of Object.keys(values))
+      origin.set(`${section}.${key}`, `config file ${sources.file}`);
+  }
+  const layers: [Values | undefined, (s: Setting) => string][] = [
+    [sources.envFile?.values, () => `.env file ${sources.envFile?.name}`],
+    [sources.env, (s) => `environment ${s.env}`],
+    [sources.flags, (s) => `flag ${s.flag ?? s.env}`],
+  ];
+  for (const [layer, describe] of layers) {
+    if (!layer) continue;
+    for (const setting of SETTINGS) {
+      const value = layer[setting.env];
+      if (value === undefined || value === "") continue;
+      const [section, key] = setting.path;
+      raw[section] = { ...raw[section], [key]: value };
+      origin.set(setting.name, describe(setting));
+    }
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (parsed.success) return { config: parsed.data, origins: origin };
+  throw new ConfigError(
+    `invalid configuration:\n${parsed.error.issues.map((i) => `  - ${describeIssue(i, origin)}`).join("\n")}`,
+  );
+}
+
+function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string {
+  const name = issue.path.slice(0, 2).join(".");
+  if (issue.code === "unrecognized_keys") {
+    const where = name === "" ? "" : `${name}.`;
+    return `unknown setting ${issue.keys.map((k) => `${where}${k}`).join(", ")} (see config/default.json)`;
+  }
+  const setting = SETTINGS.find((s) => s.name === name);
+  if (!setting) return `${name || "(root)"}: ${issue.message}`;
+  const from = origin.get(name) ?? "default";
+  return `${setting.env} (${name}, from ${from}): ${issue.message}`;
+}
