@@ -8,13 +8,7 @@ import type { DataRecord } from "../../src/api/schemas.js";
 import { runBackfillJob } from "../../src/pipeline/backfill.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
-import {
-  devicePoints,
-  dropTestDb,
-  findClock,
-  recordS,
-  removeStateDir,
-} from "../support/bad-data.js";
+import { devicePoints, dropTestDb, findClock, recordS } from "../support/bad-data.js";
 import { expectedPoints, sortPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
@@ -58,7 +52,6 @@ async function setUp(
   const db = await createTestInfluxDb("bad_member");
   cleanups.push(() => dropTestDb(db));
   const stateDb = tempStateDb();
-  cleanups.push(() => removeStateDir(stateDb));
   const { pipeline } = await openTestPipeline(
     pipelineEnv(sim, db, stateDb),
     () => new Date(clock.now()),
