@@ -44,6 +44,7 @@ import { createFleet, type SimulatedFleet } from "../../src/simulator/model/flee
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js";
 // the storage rule of the values_id tag (1, "1" and "001" are one series), not the logic under test
 import { valuesIdTag } from "../../src/transform/record-encoder.js";
+import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
   type StoredPoint,
@@ -52,7 +53,8 @@ import {
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, tempStateDb, testRun } from "../support/pipeline.js";
-import { collect, seededRandom, trackExit, withDeadline } from "../support/reliability-bounds.js";
+import { collect, seededRandom, trackExit } from "../support/reliability-bounds.js";
+import { withDeadline } from "../support/wait.js";
 
 const SEED = 777;
 const DEVICE = "hybrid-site-01";
@@ -1065,7 +1067,7 @@ describe("fuzzed API responses through the real pipeline", () => {
     const child = spawn(
       process.execPath,
       [
-        "dist/cli.js",
+        builtCli(),
         "backfill",
         "--device",
         DEVICE,
