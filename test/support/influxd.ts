@@ -143,7 +143,8 @@ export class TestInfluxd {
         throw new Error(`influxd exited with code ${this.child.exitCode}`);
       }
       try {
-        const res = await fetch(`${this.rawUrl}/ping`);
+        // a ping that hangs must not outlast the deadline
+        const res = await fetch(`${this.rawUrl}/ping`, { signal: AbortSignal.timeout(2_000) });
         if (res.status === 204) return;
       } catch {
         // not up yet
