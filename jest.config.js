@@ -1,12 +1,15 @@
 /** @type {import('jest').Config} */
 export default {
   preset: "ts-jest/presets/default-esm",
-  testEnvironment: "node",
+  // a temp dir per test file, removed after it; a file that leaves something in it fails
+  testEnvironment: "<rootDir>/test/support/test-environment.ts",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.tsx?$": ["ts-jest", { useESM: true }] },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 60000,
+  // jest's cache stays in the checkout (ignored by git), not in the OS temp dir
+  cacheDirectory: "<rootDir>/node_modules/.cache/jest",
   globalSetup: "<rootDir>/test/support/influxd.ts",
   globalTeardown: "<rootDir>/test/support/global-teardown.ts",
 };

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { instantOption } from "../src/cli/time-options.js";
 import {
@@ -11,9 +10,9 @@ import {
   resolveSyncStart,
   SETTINGS,
 } from "../src/config.js";
+import { tempDir } from "./support/temp-dir.js";
 
-const tmp = mkdtempSync(join(tmpdir(), "energy-etl-config-"));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("energy-etl-config-");
 const writeJson = (name: string, value: unknown): string => {
   const file = join(tmp, name);
   writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));

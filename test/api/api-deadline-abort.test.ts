@@ -1,11 +1,11 @@
 import { RateGate } from "../../src/api/rate-gate.js";
+import { waitUntil, withDeadline } from "../support/wait.js";
 import {
   answerToken,
   closeHostileServers,
   HOSTILE_QUERY,
   hostileClient,
   rejection,
-  within,
 } from "./hostile-server.js";
 
 afterEach(closeHostileServers);
@@ -15,13 +15,7 @@ const clientOf = hostileClient;
 
 /** Until `paths` holds `path` (the server saw the request). */
 async function seen(paths: string[], path: string): Promise<void> {
-  await within(
-    5_000,
-    (async () => {
-      while (!paths.includes(path)) await new Promise((resolve) => setTimeout(resolve, 5));
-    })(),
-    `a request to ${path}`,
-  );
+  await waitUntil(() => paths.includes(path), `a request to ${path}`, { timeoutMs: 5_000 });
 }
 
 describe("ApiClient.abort() for shutdown", () => {
@@ -47,15 +41,15 @@ describe("ApiClient.abort() for shutdown", () => {
       },
       { pageSize: 1 },
     );
-    await within(5_000, gotFirst, "the first page");
+    await withDeadline(gotFirst, 5_000, "the first page");
     gate.pause(1_000_000_000); // 11.6 days: the next request waits in the gate
     const waiting = client.listDevices();
     await new Promise((resolve) => setImmediate(resolve));
     client.abort("the service is stopping");
 
-    const [dataError, gateError] = await within(
-      5_000,
+    const [dataError, gateError] = await withDeadline(
       Promise.all([rejection(inFlight), rejection(waiting)]),
+      5_000,
       "aborted calls",
     );
     expect(dataError).toMatchObject({ code: "aborted", retryable: false });
@@ -94,17 +88,11 @@ describe("ApiClient.abort() for shutdown", () => {
     // the 60 s token is due for renewal: two requests wait for one renewal
     offsetMs = 120_000;
     const renewing = [client.listResources("dev"), client.listResources("dev")];
-    await within(
-      5_000,
-      (async () => {
-        while (tokens < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-      })(),
-      "the renewal",
-    );
+    await waitUntil(() => tokens >= 2, "the renewal", { timeoutMs: 5_000 });
     client.abort();
-    const errors = await within(
-      5_000,
+    const errors = await withDeadline(
       Promise.all([backingOff, ...renewing].map(rejection)),
+      5_000,
       "aborted calls",
     );
     for (const error of errors) {
@@ -116,7 +104,7 @@ describe("ApiClient.abort() for shutdown", () => {
   });
 
   it("a call's own AbortSignal ends that call only", async () => {
-    const { client } = await clientOf((_req, res, path) => {
+    const { client, paths } = await clientOf((_req, res, path) => {
       if (path === "/create_token") return answerToken(res, "signal-test-token");
       if (path === "/devices") return; // never answers
       res.writeHead(200, { "content-type": "application/json" });
@@ -124,9 +112,10 @@ describe("ApiClient.abort() for shutdown", () => {
     });
     const controller = new AbortController();
     const call = client.listDevices({ signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // the request is out (and never answered) when the signal ends it
+    await seen(paths, "/devices");
     controller.abort("the tick was cancelled");
-    const error = await within(5_000, rejection(call), "listDevices");
+    const error = await withDeadline(rejection(call), 5_000, "listDevices");
     expect(error).toMatchObject({ code: "aborted" });
     expect(String(error)).toContain("GET /devices aborted: the tick was cancelled");
     expect((await client.listResources("dev")).value).toEqual({

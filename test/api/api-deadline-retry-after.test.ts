@@ -2,13 +2,8 @@ import { ApiClient, type ApiClientOptions } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { captureLogger } from "../support/log-capture.js";
-import {
-  answerToken,
-  closeHostileServers,
-  hostileServer,
-  rejection,
-  within,
-} from "./hostile-server.js";
+import { withDeadline } from "../support/wait.js";
+import { answerToken, closeHostileServers, hostileServer, rejection } from "./hostile-server.js";
 
 afterEach(closeHostileServers);
 
@@ -60,7 +55,7 @@ describe("Retry-After is honoured up to API_RETRY_AFTER_MAX", () => {
       // the real rate gate and the real sleeps: nothing injected
       const gate = new RateGate({ ratePerSecond: 50 });
       const api = client(server.url, { gate });
-      const error = await within(5_000, rejection(api.listDevices()), "listDevices");
+      const error = await withDeadline(rejection(api.listDevices()), 5_000, "listDevices");
       expect(error).toBeInstanceOf(ApiError);
       expect(error).toMatchObject({ code: "rate_limited", status: 429, retryable: false });
       expect(String(error)).toContain(
@@ -69,7 +64,7 @@ describe("Retry-After is honoured up to API_RETRY_AFTER_MAX", () => {
       );
       expect(server.paths.filter((p) => p === "/devices")).toHaveLength(1);
       // the gate goes on: another request through it is answered
-      await within(5_000, api.listResources("d"), "listResources");
+      await withDeadline(api.listResources("d"), 5_000, "listResources");
       expect(gate.pausedUntilMs - Date.now()).toBeLessThan(60_000);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.filter((w) => w.name === "TimeoutOverflowWarning")).toEqual([]);

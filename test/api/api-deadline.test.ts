@@ -4,6 +4,7 @@ import { RateGate } from "../../src/api/rate-gate.js";
 import { answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
+import { withDeadline } from "../support/wait.js";
 import {
   closeHostileServers,
   HOSTILE_NOW,
@@ -11,7 +12,6 @@ import {
   type HostileHandler,
   hostileClient,
   rejection,
-  within,
 } from "./hostile-server.js";
 
 const NOW = HOSTILE_NOW;
@@ -60,7 +60,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       },
       { deadlineMs: 800 },
     );
-    const error = await within(10_000, rejection(client.listDevices()), "listDevices");
+    const error = await withDeadline(rejection(client.listDevices()), 10_000, "listDevices");
     const failure = expectDeadline(error, "0.8");
     expect(failure.message).toMatch(/after 1 attempt\b/);
     expect(paths).toEqual(["/create_token", "/devices"]);
@@ -75,7 +75,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       { slowNoticeMs: 50, deadlineMs: 1_000, logger },
     );
     const requests = [rejection(client.listDevices()), rejection(client.listDevices())];
-    await within(10_000, Promise.all(requests), "two requests that time out");
+    await withDeadline(Promise.all(requests), 10_000, "two requests that time out");
     const notices = lines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter(
@@ -95,7 +95,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       },
       { timeoutMs: 1_000, deadlineMs: 1_500 },
     );
-    const { error } = await within(10_000, pull(client), "data");
+    const { error } = await withDeadline(pull(client), 10_000, "data");
     expectDeadline(error, "1.5");
   }, 15_000);
 
@@ -112,7 +112,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       },
       { timeoutMs: 3_000, deadlineMs: 2_500 },
     );
-    const { records, error } = await within(10_000, pull(client), "data");
+    const { records, error } = await withDeadline(pull(client), 10_000, "data");
     expectDeadline(error, "2.5");
     expect(records).toBeGreaterThanOrEqual(1);
   }, 15_000);
@@ -130,7 +130,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       },
       { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 } },
     );
-    const { error } = await within(10_000, pull(client), "data");
+    const { error } = await withDeadline(pull(client), 10_000, "data");
     expect(error).toMatchObject({ code: "server_error", status: 503, attempts: 3 });
     expect(paths.filter((p) => p.startsWith("/data/"))).toHaveLength(3);
   }, 15_000);

@@ -59,19 +59,6 @@ export function answerToken(res: ServerResponse, token: string, expiresInS = 360
   res.end(JSON.stringify({ token, expires_in: expiresInS }));
 }
 
-/** Resolves with `promise`, or rejects when it has not settled within `ms` of real time. */
-export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The error `promise` rejects with (fails the test when it resolves). */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {

@@ -7,13 +7,8 @@ import { scrubSecrets } from "../../src/logger.js";
 import { answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
-import {
-  answerToken,
-  closeHostileServers,
-  hostileServer,
-  rejection,
-  within,
-} from "./hostile-server.js";
+import { withDeadline } from "../support/wait.js";
+import { answerToken, closeHostileServers, hostileServer, rejection } from "./hostile-server.js";
 import { VirtualTime } from "./virtual-time.js";
 
 const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
@@ -219,7 +214,7 @@ describe("access token under load (issue 10)", () => {
       retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
       logger: captureLogger().logger,
     });
-    const error = await within(10_000, rejection(client.listDevices()), "listDevices");
+    const error = await withDeadline(rejection(client.listDevices()), 10_000, "listDevices");
     expect(error).toMatchObject({ code: "auth_failed", status: 401, retryable: false });
     expect(String(error)).toMatch(
       /GET \/devices refused the access token \(HTTP 401\) even after renewing it 3 times.*token expired/,

@@ -11,7 +11,6 @@ import {
   findClock,
   hasPoisonTarget,
   recordsByResource,
-  removeStateDir,
   rowKey,
   truthAnswers,
   writeRawLines,
@@ -163,7 +162,6 @@ describe("energy-etl dead-letters", () => {
   afterAll(async () => {
     await sim.close();
     await dropTestDb(db);
-    removeStateDir(stateDb);
   });
 
   it("lists them as tab-separated rows when piped: one row per dead letter and the summary line", async () => {
@@ -420,7 +418,6 @@ describe("energy-etl sync's summary", () => {
   afterAll(async () => {
     await sim.close();
     await dropTestDb(db);
-    removeStateDir(stateDb);
   });
 
   const deadLetters = () => {

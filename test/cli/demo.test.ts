@@ -1,20 +1,30 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { killCliChildren, spawnCli } from "../support/cli-child.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
+import { tempDir } from "../support/temp-dir.js";
 
-const run = promisify(execFile);
-const CLI = resolve("dist/cli.js");
+/** A bound on one demo (it takes seconds); reaching it fails the test. */
+const DEMO_DEADLINE_MS = 45_000;
+
+/** `energy-etl demo` in `cwd` with `env` added; resolves with its output once it exited 0. */
+async function run(env: Record<string, string>, cwd: string) {
+  const demo = spawnCli(["demo"], env, { cwd });
+  const exit = await demo.wait(DEMO_DEADLINE_MS, "energy-etl demo");
+  expect({ ...exit, stderr: exit.code === 0 ? "" : demo.stderr() }).toEqual({
+    code: 0,
+    signal: null,
+    stderr: "",
+  });
+  return { stdout: demo.stdout(), stderr: demo.stderr() };
+}
+
+afterEach(killCliChildren);
 
 describe("energy-etl demo (npm run demo)", () => {
   it("without INFLUX_URL: fills line protocol under ./data/demo/ and prints a summary", async () => {
-    const cwd = mkdtempSync(join(tmpdir(), "demo-"));
-    const { stdout, stderr } = await run(process.execPath, [CLI, "demo"], {
-      cwd,
-      env: { ...process.env, INFLUX_URL: "", LOG_LEVEL: "info" },
-    });
+    const cwd = tempDir("demo-");
+    const { stdout, stderr } = await run({ INFLUX_URL: "", LOG_LEVEL: "info" }, cwd);
     expect(stdout).toMatch(/demo finished:\n {2}devices {3}4\n {2}values {4}\d+/);
     expect(stdout).toMatch(/points {4}[1-9]\d+/);
     expect(stdout).toMatch(/data {6}line-protocol file .*data\/demo\/energy\.lp/);
@@ -30,17 +40,14 @@ describe("energy-etl demo (npm run demo)", () => {
 
   it("with INFLUX_URL: writes into InfluxDB", async () => {
     const db = await createTestInfluxDb("demo");
-    const cwd = mkdtempSync(join(tmpdir(), "demo-"));
+    const cwd = tempDir("demo-");
     const env = {
       INFLUX_URL: db.url,
       INFLUX_TOKEN: db.token,
       INFLUX_ORG: db.org,
       INFLUX_BUCKET: db.bucket,
     };
-    const { stdout } = await run(process.execPath, [CLI, "demo"], {
-      cwd,
-      env: { ...process.env, ...env, LOG_LEVEL: "warn" },
-    });
+    const { stdout } = await run({ ...env, LOG_LEVEL: "warn" }, cwd);
     expect(stdout).toMatch(new RegExp(`data {6}InfluxDB ${db.url} bucket ${db.bucket}`));
     const [series] = await db.series(
       'SELECT count("value") FROM "total_load_power" GROUP BY "device_id"',

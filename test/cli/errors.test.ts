@@ -5,7 +5,6 @@
 import { dirname } from "node:path";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { removeStateDir } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { freePort } from "../support/influxd.js";
 import { tempStateDb } from "../support/pipeline.js";
@@ -31,7 +30,6 @@ describe("errors that say what to do", () => {
   });
   afterAll(async () => {
     await sim.close();
-    removeStateDir(stateDb);
   });
 
   async function run(argv: string[], extra: Record<string, string> = {}) {

@@ -1,14 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
-
-const CLI = "dist/cli.js";
+import { builtCli } from "../support/cli-child.js";
 
 describe("the built energy-etl binary", () => {
+  let cli = "";
   beforeAll(() => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npm test builds it first (pretest)`);
+    cli = builtCli();
   });
   const run = (...args: string[]) =>
-    execFileSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
+    execFileSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 15_000 });
 
   it("--help lists every command and the settings flags", () => {
     const help = run("--help");

@@ -8,6 +8,7 @@ import { BackfillProgressReporter, formatSeconds } from "../../src/cli/progress.
 import { renderTable } from "../../src/cli/table.js";
 import { Terminal } from "../../src/cli/terminal.js";
 import { createLogger } from "../../src/logger.js";
+import { waitUntil } from "../support/wait.js";
 
 /** A stream that keeps what is written, a terminal or not. */
 function screen(isTTY: boolean) {
@@ -103,7 +104,11 @@ describe("log lines", () => {
       dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
       extraMemberNames: [],
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // the bar's own timer draws the chunk done: a redraw between two log lines
+    await waitUntil(() => err.text().includes("chunks 1/4"), "the bar drawn with 1/4 chunks", {
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
     logger.info("second line");
     progress.stop();
     const lines = visibleLines(err.text());

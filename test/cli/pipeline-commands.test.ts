@@ -1,9 +1,7 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { CLI } from "../support/cli-child.js";
-import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
+import { killCliChildren, spawnCli } from "../support/cli-child.js";
+import { bufferIo } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -21,6 +19,7 @@ describe("sync, backfill, status and run from the command line", () => {
     env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "PT2H", LOG_LEVEL: "info" });
   });
   afterAll(() => sim.close());
+  afterEach(killCliChildren);
 
   async function run(...argv: string[]) {
     const io = bufferIo(env);
@@ -151,29 +150,21 @@ describe("sync, backfill, status and run from the command line", () => {
 
   it("run serves /healthz, syncs, and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, "run"], {
-      cwd: NO_ENV_DIR,
-      env: { ...process.env, ...env, HTTP_PORT: String(port), SYNC_CRON: "*/1 * * * *" },
-      stdio: ["ignore", "pipe", "pipe"],
+    const cli = spawnCli(["run"], {
+      ...env,
+      HTTP_PORT: String(port),
+      SYNC_CRON: "*/1 * * * *",
     });
-    let logs = "";
-    child.stderr.on("data", (c: Buffer) => {
-      logs += c.toString();
-    });
-    const deadline = Date.now() + 30_000;
-    while (!/"msg":"sync finished"/.test(logs) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(logs).toMatch(/"msg":"sync finished"/);
+    await cli.waitForLog("sync finished", 30_000);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/^energy_etl_points_written_total [1-9]/m);
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-    child.kill("SIGTERM");
-    const [code] = await once(child, "exit");
+    cli.child.kill("SIGTERM");
+    const { code } = await cli.wait(15_000, "run after SIGTERM");
     expect(code).toBe(0);
-    expect(logs).toMatch(/"msg":"service stopped"/);
+    expect(cli.stderr()).toMatch(/"msg":"service stopped"/);
   });
 });

@@ -1,11 +1,9 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { Command } from "commander";
 import got from "got";
 import { registerSimulateCommand } from "../../src/cli/commands/simulate.js";
 import { UsageError } from "../../src/cli/io.js";
-import { CLI } from "../support/cli-child.js";
-import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
+import { killCliChildren, spawnCli } from "../support/cli-child.js";
+import { bufferIo } from "../support/cli-io.js";
 
 /** Runs `simulate` in-process with only its own command registered; resolves with the error. */
 async function simulateError(args: readonly string[]): Promise<unknown> {
@@ -26,35 +24,22 @@ async function simulateError(args: readonly string[]): Promise<unknown> {
  * without a .env; resolves once the startup lines are out.
  */
 async function spawnSimulator(args: readonly string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [CLI, "simulate", "--port", "0", ...args], {
-    cwd: NO_ENV_DIR,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const complete = /devices: .*\n/.test(out);
-      const m = /ENERGY_API_URL=(\S+)/.exec(out);
-      if (complete && m?.[1]) resolve(m[1]);
-    });
-    child.once("exit", () => reject(new Error(`simulator exited early: ${out}`)));
-  });
+  const cli = spawnCli(["simulate", "--port", "0", ...args], env);
+  await cli.waitForStdout(/devices: .*\n/, 15_000);
+  const out = cli.stdout();
+  const url = /ENERGY_API_URL=(\S+)/.exec(out)?.[1];
+  if (url === undefined) throw new Error(`simulate printed no ENERGY_API_URL: ${out}`);
   const credentials = Object.fromEntries(
     [...out.matchAll(/^\s+(ENERGY_API_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]),
   ) as Record<string, string>;
   const stop = async (): Promise<number | null> => {
-    child.kill("SIGTERM");
-    const [code] = (await once(child, "close")) as [number | null];
-    return code;
+    cli.child.kill("SIGTERM");
+    return (await cli.wait(10_000, "simulate after SIGTERM")).code;
   };
-  return { url, env: credentials, out, stop, err: () => err };
+  return { url, env: credentials, out, stop, err: cli.stderr };
 }
+
+afterEach(killCliChildren);
 
 async function tokenFor(url: string, env: Record<string, string>): Promise<string> {
   const body = await got

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import AjvModule from "ajv";
 import { parse } from "yaml";
@@ -12,6 +11,7 @@ import {
   DEFAULT_SIM_USERS,
   startSimulator,
 } from "../../src/simulator/server.js";
+import { tempDir } from "../support/temp-dir.js";
 
 // ajv is CommonJS: under Node's ESM the default import is module.exports, whose `default` is Ajv.
 const Ajv = AjvModule.default;
@@ -163,9 +163,7 @@ interface InitResult {
 }
 
 /** Runs deploy/influx-init.sh with the stub CLI (in `dir`, a new one by default). */
-async function runInitScript(
-  dir = mkdtempSync(join(tmpdir(), "influx-init-")),
-): Promise<InitResult> {
+async function runInitScript(dir = tempDir("influx-init-")): Promise<InitResult> {
   writeFileSync(join(dir, "influx"), INFLUX_STUB, { mode: 0o755 });
   const uid = String(process.getuid?.() ?? 0);
   const env = {

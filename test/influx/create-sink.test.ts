@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
@@ -8,6 +7,7 @@ import { InfluxWriter } from "../../src/influx/influx-writer.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { captureLogger } from "../support/log-capture.js";
+import { tempDir } from "../support/temp-dir.js";
 
 const LINES = ["m,device_id=a value=1 1700000000", 'm,device_id=a text="x y" 1700000060'];
 
@@ -15,7 +15,7 @@ describe("createPointSink", () => {
   const { logger } = captureLogger();
 
   it("writes line protocol to a file with --output, appending", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "lp-")), "sub", "out.lp");
+    const file = join(tempDir("lp-"), "sub", "out.lp");
     for (let i = 0; i < 2; i++) {
       const sink = await createPointSink(loadConfig(), logger, file);
       expect(sink.target).toContain(file);
@@ -38,7 +38,7 @@ describe("createPointSink", () => {
   });
 
   it("a file that cannot be written rejects every write with a clear error, never crashes", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "lp-dir-"));
+    const dir = tempDir("lp-dir-");
     const sink = new LineProtocolFileSink(dir);
     await expect(sink.write(LINES)).rejects.toThrow(/^cannot write line-protocol file .*EISDIR/);
     await expect(sink.write(LINES)).rejects.toThrow(/EISDIR/);

@@ -1,12 +1,4 @@
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
@@ -14,6 +6,7 @@ import { createPointSink } from "../../src/influx/create-sink.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { captureLogger } from "../support/log-capture.js";
+import { tempDir } from "../support/temp-dir.js";
 
 const T0 = 1_700_000_000;
 const LINE_RE = /^r,device_id=d value=\d+ \d+$/;
@@ -22,7 +15,7 @@ const lines = (count: number, from = 0) =>
   Array.from({ length: count }, (_, i) => `r,device_id=d value=${from + i} ${T0 + from + i}`);
 
 function freshFile(): string {
-  return join(mkdtempSync(join(tmpdir(), "lp-rotate-")), "points.lp");
+  return join(tempDir("lp-rotate-"), "points.lp");
 }
 
 /** The files of the rotation, oldest first: FILE.n … FILE.1, FILE. */

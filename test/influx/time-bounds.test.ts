@@ -4,12 +4,8 @@ import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { MAX_TIMER_MS } from "../../src/util/timers.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import {
-  type HungInfluxDb,
-  hungInfluxDb,
-  settlesWithin,
-  writerFor,
-} from "../support/influx-writer.js";
+import { type HungInfluxDb, hungInfluxDb, writerFor } from "../support/influx-writer.js";
+import { waitUntil, withDeadline } from "../support/wait.js";
 
 /** Records the delay of every setTimeout the code under test sets, until restored. */
 function recordTimerDelays(): { readonly delays: number[]; restore(): void } {
@@ -33,7 +29,7 @@ const BOUND_MS = 20_000;
 
 async function writeError(promise: Promise<unknown>): Promise<InfluxWriteError> {
   try {
-    await settlesWithin(promise, BOUND_MS, "the write");
+    await withDeadline(promise, BOUND_MS, "the write");
   } catch (error) {
     expect(error).toBeInstanceOf(InfluxWriteError);
     return error as InfluxWriteError;
@@ -93,7 +89,7 @@ describe("InfluxWriter: one write() is bounded by INFLUX_DEADLINE_MS", () => {
     );
     expect(hung.connections()).toBe(1);
     await hung.allClosed();
-    await settlesWithin(writer.close(), BOUND_MS, "close()");
+    await withDeadline(writer.close(), BOUND_MS, "close()");
   });
 
   it("the deadline covers backoff waits too: a wait that never ends is cut at the deadline", async () => {
@@ -220,7 +216,7 @@ describe("InfluxWriter.abort()", () => {
         message: "aborted: shutting down",
       });
     }
-    await settlesWithin(writer.close(), BOUND_MS, "close() after abort()");
+    await withDeadline(writer.close(), BOUND_MS, "close() after abort()");
     await hung.allClosed();
     await expect(writer.check()).rejects.toThrow("aborted: shutting down");
   });
@@ -232,16 +228,13 @@ describe("InfluxWriter.abort()", () => {
         retry: { retries: 5, baseDelayMs: 1000, maxDelayMs: 1000 },
       });
       const write = writer.write([LINE]);
-      await settlesWithin(
-        (async () => {
-          while (fake.requests() === 0) await new Promise((r) => setTimeout(r, 10));
-        })(),
-        BOUND_MS,
-        "the first request",
-      );
+      await waitUntil(() => fake.requests() > 0, "the first request", {
+        timeoutMs: BOUND_MS,
+        intervalMs: 10,
+      });
       writer.abort("stop");
       await expect(writeError(write)).resolves.toMatchObject({ message: "aborted: stop" });
-      await settlesWithin(writer.close(), BOUND_MS, "close()");
+      await withDeadline(writer.close(), BOUND_MS, "close()");
       expect(fake.requests()).toBe(1);
     } finally {
       await fake.close();
@@ -253,7 +246,7 @@ describe("InfluxWriter.abort()", () => {
     const check = writer.check();
     await hung.connected();
     writer.abort("shutdown");
-    await expect(settlesWithin(check, BOUND_MS, "check()")).rejects.toThrow("aborted: shutdown");
+    await expect(withDeadline(check, BOUND_MS, "check()")).rejects.toThrow("aborted: shutdown");
     await hung.allClosed();
   });
 });

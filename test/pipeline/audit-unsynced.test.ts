@@ -5,7 +5,7 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { Cursor } from "../../src/state/types.js";
 import { storedJobs } from "../support/backfill-jobs.js";
-import { dropTestDb, removeStateDir } from "../support/bad-data.js";
+import { dropTestDb } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { asTerminal } from "../support/fake-tty.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
@@ -88,7 +88,6 @@ describe("energy-etl audit after a sync, as the API's clock moves on", () => {
   afterAll(async () => {
     await sim.close();
     await dropTestDb(db);
-    removeStateDir(stateDb);
   });
 
   it("audit --fix, then audit: what is newer than the last sync is named 'not synced yet', not a hole (exit 0); the summary's days and requests are those listed and made", async () => {

@@ -7,13 +7,7 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { numericString } from "../../src/transform/record-encoder.js";
 import { storedJobs } from "../support/backfill-jobs.js";
-import {
-  devicePoints,
-  dropTestDb,
-  recordsByResource,
-  removeStateDir,
-  truthAnswers,
-} from "../support/bad-data.js";
+import { devicePoints, dropTestDb, recordsByResource, truthAnswers } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { expectedPoints, sortPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
@@ -215,7 +209,6 @@ describe("energy-etl audit", () => {
   afterAll(async () => {
     await sim.close();
     await dropTestDb(db);
-    removeStateDir(stateDb);
   });
 
   it("finds a deleted day of one device, for every value group, with a few sample requests; --fix fills exactly it", async () => {

@@ -25,8 +25,8 @@ import {
 import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
-import { waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const DEVICE = "hybrid-site-01";
 const RESOURCES = ["all_data", "battery_bank"];

@@ -9,13 +9,7 @@ import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
 import { queueJob } from "../support/backfill-jobs.js";
-import {
-  devicePoints,
-  dropTestDb,
-  findClock,
-  recordS,
-  removeStateDir,
-} from "../support/bad-data.js";
+import { devicePoints, dropTestDb, findClock, recordS } from "../support/bad-data.js";
 import { expectedPoints, sortPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
@@ -59,7 +53,6 @@ async function setUp(
   const db = await createTestInfluxDb("bad_member");
   cleanups.push(() => dropTestDb(db));
   const stateDb = tempStateDb();
-  cleanups.push(() => removeStateDir(stateDb));
   const { pipeline } = await openTestPipeline(
     pipelineEnv(sim, db, stateDb),
     () => new Date(clock.now()),

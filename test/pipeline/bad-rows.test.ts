@@ -15,7 +15,6 @@ import {
   logRecord,
   recordS,
   recordsByResource,
-  removeStateDir,
   rowKey,
   type TruthAnswer,
   truthAnswers,
@@ -62,7 +61,6 @@ async function pipelineFor(
   env: Record<string, string>,
 ): Promise<{ pipeline: Pipeline; logLines: string[] }> {
   const stateDb = tempStateDb();
-  cleanups.push(() => removeStateDir(stateDb));
   const opened = await openTestPipeline(pipelineEnv(sim, db, stateDb, env), () => {
     return new Date(clock.now());
   });

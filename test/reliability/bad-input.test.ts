@@ -48,6 +48,7 @@ import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js
 import { valuesIdTag } from "../../src/transform/record-encoder.js";
 import { SchemaDriftError } from "../../src/transform/screen-answer.js";
 import { queueJob } from "../support/backfill-jobs.js";
+import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
   type StoredPoint,
@@ -56,7 +57,8 @@ import {
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, tempStateDb, testRun } from "../support/pipeline.js";
-import { collect, seededRandom, trackExit, withDeadline } from "../support/reliability-bounds.js";
+import { collect, seededRandom, trackExit } from "../support/reliability-bounds.js";
+import { withDeadline } from "../support/wait.js";
 
 const SEED = 777;
 const DEVICE = "hybrid-site-01";
@@ -1077,7 +1079,7 @@ describe("fuzzed API responses through the real pipeline", () => {
     const child = spawn(
       process.execPath,
       [
-        "dist/cli.js",
+        builtCli(),
         "backfill",
         "--device",
         DEVICE,

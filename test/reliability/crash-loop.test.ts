@@ -4,21 +4,18 @@
  * run that was never killed. Every wait is bounded in count and time.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { storedJobs } from "../support/backfill-jobs.js";
+import { builtCli } from "../support/cli-child.js";
 import { sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import {
-  collect,
-  seededRandom,
-  sleep,
-  trackExit,
-  waitUntil,
-} from "../support/reliability-bounds.js";
+import { collect, seededRandom, trackExit } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const SEED = 20260615;
 const DEVICE = "hybrid-site-01";
@@ -38,7 +35,7 @@ const PROCESS_DEADLINE_MS = 20_000;
 function backfill(env: Record<string, string>): ChildProcess {
   return spawn(
     process.execPath,
-    ["dist/cli.js", "backfill", "--device", DEVICE, "--from", FROM, "--to", TO],
+    [builtCli(), "backfill", "--device", DEVICE, "--from", FROM, "--to", TO],
     { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
@@ -15,8 +16,8 @@ import {
 import type { TestInfluxDb } from "../support/influx-db.js";
 import { influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN, TestInfluxd } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { sleep, waitUntil, withDeadline } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil, withDeadline } from "../support/wait.js";
 
 const DEVICE = "hybrid-site-01";
 const NOW_MS = Date.UTC(2026, 5, 15, 12);

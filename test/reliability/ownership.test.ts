@@ -22,8 +22,8 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 /** This process's start, as every owner it makes carries it. */
 const STARTED = processOwner("test").id.split(":").at(-2) ?? "";

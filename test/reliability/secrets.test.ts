@@ -11,18 +11,20 @@
  * and time.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { runCli } from "../../src/cli.js";
 import type { FaultOptions, Simulator } from "../../src/simulator/server.js";
+import { builtCli } from "../support/cli-child.js";
 import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort, TEST_INFLUX_TOKEN } from "../support/influxd.js";
 import { tempStateDb } from "../support/pipeline.js";
-import { collect, trackExit, waitUntil, withDeadline } from "../support/reliability-bounds.js";
+import { collect, trackExit } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { tempDir } from "../support/temp-dir.js";
+import { waitUntil, withDeadline } from "../support/wait.js";
 
 const API_KEY = "SECRET-api-key-7f3a";
 const OTP = "SECRET-otp-91c2";
@@ -43,7 +45,6 @@ const WRONG_SHORT_PASSWORD = "!*~";
 const URL_USER = "SECRET-url-user-6d4e";
 const URL_PASSWORD = "SECRET-url-password-1f7a";
 
-const CLI = resolve("dist/cli.js");
 const DEVICE = "hybrid-site-01";
 /** One command (in-process or child) that takes longer fails the test. */
 const COMMAND_DEADLINE_MS = 20_000;
@@ -173,7 +174,7 @@ async function runChild(
   env: Record<string, string>,
   options: { cwd?: string } = {},
 ): Promise<Outcome> {
-  const child = spawn(process.execPath, [CLI, ...argv], {
+  const child = spawn(process.execPath, [builtCli(), ...argv], {
     cwd: options.cwd ?? NO_ENV_DIR,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -348,7 +349,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         /unknown setting api\.passwrd/,
       ],
     ])("%s: fails with a clear message and no secret", async (name, argv, extra, code, message) => {
-      const file = join(mkdtempSync(join(tmpdir(), "secrets-")), "config.json");
+      const file = join(tempDir("secrets-"), "config.json");
       // a config file with secrets in it and one setting that does not exist
       writeFileSync(
         file,
@@ -532,7 +533,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         const port = await freePort();
         const runDb = tempStateDb();
         stateDbs.push(runDb);
-        const child = spawn(process.execPath, [CLI, "run"], {
+        const child = spawn(process.execPath, [builtCli(), "run"], {
           cwd: NO_ENV_DIR,
           env: {
             PATH: process.env.PATH ?? "",
@@ -572,7 +573,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
         stateDbs.push(runDb);
         sim.faults = { errorRate: 1, endpoints: ["data"], echoHeaders: true };
         await nextErrorIsText("data");
-        const child = spawn(process.execPath, [CLI, "run"], {
+        const child = spawn(process.execPath, [builtCli(), "run"], {
           cwd: NO_ENV_DIR,
           env: {
             PATH: process.env.PATH ?? "",
@@ -619,7 +620,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
       });
 
       it("demo (in a directory of its own, line protocol)", async () => {
-        const cwd = mkdtempSync(join(tmpdir(), "secrets-demo-"));
+        const cwd = tempDir("secrets-demo-");
         const outcome = record(
           "demo",
           await runChild(["demo"], envOf(mode, tempStateDb(), { INFLUX_URL: "" }), { cwd }),
@@ -673,7 +674,7 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
     const port = await freePort();
     const child = spawn(
       process.execPath,
-      [CLI, "simulate", "--port", String(port), "--echo-headers"],
+      [builtCli(), "simulate", "--port", String(port), "--echo-headers"],
       {
         cwd: NO_ENV_DIR,
         env: { PATH: process.env.PATH ?? "" },

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Simulator } from "../../src/simulator/server.js";
 import { killCliChildren, signalAndMeasure, spawnCli } from "../support/cli-child.js";
 import {
@@ -23,8 +24,8 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { sleep, waitUntil } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const DAY_S = 86_400;
 /** The simulator's clock: fixed, on a record boundary, just before the real now. */

@@ -22,9 +22,9 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { withDeadline } from "../support/reliability-bounds.js";
 import { startService, tickSync } from "../support/service.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import { withDeadline } from "../support/wait.js";
 
 /** The simulator's clock: fixed, on the hour, just before the real now. */
 const SIM_NOW_MS = Math.floor(Date.now() / 3_600_000) * 3_600_000;

@@ -14,6 +14,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { escapeMeasurement, escapeTag } from "../../src/transform/line-protocol.js";
+import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
   type StoredPoint,
@@ -23,8 +24,9 @@ import {
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { collect, trackExit, waitUntil } from "../support/reliability-bounds.js";
+import { collect, trackExit } from "../support/reliability-bounds.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const HOUR_S = 3600;
 const DAY_S = 86_400;
@@ -265,6 +267,8 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
 
   /** The tick of day 20 as a real process, SIGKILLed after its first data answers. */
   async function syncKilledMidway(t: number): Promise<boolean> {
+    // sync-at.mjs runs the built pipeline: dist/ must be the src/ of now
+    builtCli();
     const child = spawn(process.execPath, ["test/support/sync-at.mjs", String(t * 1000)], {
       env: { ...process.env, ...env, API_CONCURRENCY: "1", LOG_LEVEL: "warn" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -12,8 +12,8 @@ import {
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { withDeadline } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { withDeadline } from "../support/wait.js";
 
 const SEED = 4242;
 const DEVICE = "hybrid-site-01";

@@ -2,8 +2,9 @@ import { EtlService } from "../../src/service/etl-service.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
-import { waitUntil } from "../support/reliability-bounds.js";
+import { SERVICE_STEP_MS, serviceIdle } from "../support/service.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil, withDeadline } from "../support/wait.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
 
@@ -39,7 +40,9 @@ describe("EtlService", () => {
     await service.stop(5_000);
     expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "interrupted" });
     const requestsAtStop = sim.count();
-    await new Promise((r) => setTimeout(r, 200));
+    // everything the service started (runs, queued requests) settles: none of it asks the API
+    await serviceIdle(service);
+    await withDeadline(pipeline.chunks.onIdle(), SERVICE_STEP_MS, "the request queue to empty");
     expect(sim.count()).toBe(requestsAtStop);
     await pipeline.close();
   });

@@ -1,5 +1,3 @@
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
@@ -71,7 +69,6 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     await sim.close();
     await influx.close();
     await influxd.stop();
-    rmSync(dirname(stateDb), { recursive: true, force: true });
   });
 
   it("/healthz answers 200 while the process lives", async () => {

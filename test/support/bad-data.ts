@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
-import { dirname } from "node:path";
 import type { DataRecord } from "../../src/api/schemas.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import { META_VALUE_IDS } from "../../src/simulator/model/catalog.js";
@@ -124,11 +122,6 @@ export async function dropShardAt(db: TestInfluxDb, hourS: number): Promise<void
 /** Drops a test database. */
 export async function dropTestDb(db: TestInfluxDb): Promise<void> {
   await influxql(db.rawUrl, "", `DROP DATABASE "${db.bucket}"`);
-}
-
-/** Removes the temp dir of a state database made by tempStateDb(). */
-export function removeStateDir(stateDb: string): void {
-  rmSync(dirname(stateDb), { recursive: true, force: true });
 }
 
 /** The stored points of one device (the pipeline's own etl_* points left out). */

@@ -1,15 +1,51 @@
 /**
  * The built CLI (`node dist/cli.js …`) as a child process of a test: its output collected, its
  * exit tracked (with the moment it happened), bounded waits for log lines, and a registry so that
- * afterEach kills whatever a failed test left running.
+ * afterEach kills whatever a failed test left running. Nothing runs from a dist/ older than src/.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { NO_ENV_DIR } from "./cli-io.js";
-import { type ChildExit, trackExit, waitUntil } from "./reliability-bounds.js";
+import { type ChildExit, trackExit } from "./reliability-bounds.js";
+import { waitUntil } from "./wait.js";
 
-export const CLI = resolve("dist/cli.js");
+const SRC = resolve("src");
+const DIST = resolve("dist");
+
+/** The first file of src/ whose build in dist/ is missing or older than it, if any. */
+function staleBuild(dir = SRC): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const stale = staleBuild(path);
+      if (stale !== undefined) return stale;
+      continue;
+    }
+    if (!entry.name.endsWith(".ts") || entry.name.endsWith(".d.ts")) continue;
+    const built = join(DIST, relative(SRC, path)).replace(/\.ts$/, ".js");
+    if (!existsSync(built)) return `${relative(".", built)} is missing`;
+    if (statSync(built).mtimeMs < statSync(path).mtimeMs) {
+      return `${relative(".", path)} is newer than ${relative(".", built)}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The path of dist/cli.js, once dist/ is checked to be built from the src/ of now (every file
+ * of src/ has its .js in dist/, none older than it): a child process runs what the test is about,
+ * also under `npx jest` or `--watch`, which do not build (`npm test` does, in pretest). Throws
+ * otherwise, saying what to run.
+ */
+export function builtCli(): string {
+  const stale = staleBuild();
+  if (stale !== undefined) {
+    throw new Error(`dist/ is older than src/ (${stale}): run npm run build (npm test does it)`);
+  }
+  return join(DIST, "cli.js");
+}
 
 /** A running (or ended) CLI child. */
 export interface CliChild {
@@ -46,7 +82,8 @@ export function spawnCli(
   env: Record<string, string>,
   options: { readonly cwd?: string } = {},
 ): CliChild {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const cli = builtCli();
+  const child = spawn(process.execPath, [cli, ...args], {
     cwd: options.cwd ?? NO_ENV_DIR,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -83,7 +120,7 @@ export function spawnCli(
     });
   const logged = (msg: string) => logs().filter((entry) => entry.msg === msg);
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${CLI} ${args.join(" ")}`);
+  if (pid === undefined) throw new Error(`could not start ${cli} ${args.join(" ")}`);
   const handle: CliChild = {
     child,
     pid,

@@ -3,6 +3,7 @@ import { createServer as createNetServer } from "node:net";
 import { InfluxWriter, type InfluxWriterOptions } from "../../src/influx/influx-writer.js";
 import type { TestInfluxDb } from "./influx-db.js";
 import { captureLogger } from "./log-capture.js";
+import { waitUntil } from "./wait.js";
 
 /** A writer for a test database with fast retries; its log lines are kept. */
 export function writerFor(
@@ -64,48 +65,19 @@ export async function hungInfluxDb(): Promise<HungInfluxDb> {
     url: `http://127.0.0.1:${port}`,
     connections: () => accepted,
     openConnections: () => sockets.size,
-    connected: (timeoutMs = 10_000) => waitFor(() => accepted > 0, timeoutMs, "a connection"),
-    allClosed: (timeoutMs = 10_000) =>
-      waitFor(() => sockets.size === 0, timeoutMs, "the client to close its connections"),
+    connected: async (timeoutMs = 10_000) => {
+      await waitUntil(() => accepted > 0, "a connection", { timeoutMs, intervalMs: 10 });
+    },
+    allClosed: async (timeoutMs = 10_000) => {
+      await waitUntil(() => sockets.size === 0, "the client to close its connections", {
+        timeoutMs,
+        intervalMs: 10,
+      });
+    },
     close: () =>
       new Promise<void>((r) => {
         for (const socket of sockets) socket.destroy();
         server.close(() => r());
       }),
   };
-}
-
-/** Polls `condition` every 10 ms; throws naming `what` once `timeoutMs` passed. */
-export async function waitFor(
-  condition: () => boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  for (let polls = Math.ceil(timeoutMs / 10); !condition(); polls--) {
-    if (polls <= 0) throw new Error(`no ${what} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/**
- * `promise`, or a failure naming `what` when it has not settled within `timeoutMs` (a generous
- * bound on a wait that must end, never a measured duration).
- */
-export async function settlesWithin<T>(
-  promise: Promise<T>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not settle within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
-  try {
-    return await Promise.race([promise, bound]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

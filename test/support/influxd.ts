@@ -106,26 +106,34 @@ export class TestInfluxd {
     if (!this.proxy) await this.startProxy();
   }
 
-  /** Stops influxd (the data stays; start() brings it back), e.g. to test an outage. */
+  /**
+   * Stops influxd (the data stays; start() brings it back), e.g. to test an outage: SIGTERM, and
+   * SIGKILL when it has not exited 10 s later.
+   */
   async stopInfluxd(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once("exit", () => r()));
     child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await exited;
+    clearTimeout(killer);
     this.child = undefined;
   }
 
-  /** Stops everything and removes the data. */
+  /** Stops everything and removes the data, also when stopping failed. */
   async stop(): Promise<void> {
-    await this.stopInfluxd();
-    const proxy = this.proxy;
-    if (proxy) {
-      proxy.closeAllConnections();
-      await new Promise<void>((r) => proxy.close(() => r()));
+    try {
+      await this.stopInfluxd();
+      const proxy = this.proxy;
+      if (proxy) {
+        proxy.closeAllConnections();
+        await new Promise<void>((r) => proxy.close(() => r()));
+      }
+      this.proxy = undefined;
+    } finally {
+      if (this.dir) rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
     }
-    this.proxy = undefined;
-    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 
   private async waitForPing(): Promise<void> {
@@ -135,7 +143,8 @@ export class TestInfluxd {
         throw new Error(`influxd exited with code ${this.child.exitCode}`);
       }
       try {
-        const res = await fetch(`${this.rawUrl}/ping`);
+        // a ping that hangs must not outlast the deadline
+        const res = await fetch(`${this.rawUrl}/ping`, { signal: AbortSignal.timeout(2_000) });
         if (res.status === 204) return;
       } catch {
         // not up yet
@@ -312,6 +321,7 @@ export default async function globalSetup(): Promise<void> {
     await influxd.start();
   } catch (error) {
     process.stderr.write(`\n${error instanceof Error ? error.message : String(error)}\n`);
+    await influxd.stop().catch(() => undefined);
     process.exit(1);
   }
   process.env.TEST_INFLUX_URL = influxd.url;

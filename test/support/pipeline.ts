@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { type OpenPipelineOptions, openPipeline } from "../../src/pipeline/create-pipeline.js";
@@ -7,6 +5,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { RunContext } from "../../src/pipeline/run-context.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { captureLogger } from "./log-capture.js";
+import { tempDir } from "./temp-dir.js";
 
 /** Where a test pipeline writes. */
 export interface InfluxTargetEnv {
@@ -16,9 +15,9 @@ export interface InfluxTargetEnv {
   readonly bucket: string;
 }
 
-/** A new SQLite state file path in a temp dir. */
+/** A new SQLite state file path in a temp dir of its own (see {@link tempDir}: removed after the file). */
 export function tempStateDb(): string {
-  return join(mkdtempSync(join(tmpdir(), "energy-etl-state-")), "state.db");
+  return join(tempDir("energy-etl-state-"), "state.db");
 }
 
 /** Environment for energy-etl pointing at a simulator, an InfluxDB database and a state file. */

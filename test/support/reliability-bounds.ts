@@ -1,9 +1,9 @@
 /**
- * Helpers of the reliability suite (test/reliability/): a seeded random source, and waits that are
- * bounded in count and in time, so that no loop of a test can hang: each one fails the test with
- * a message when its deadline passes.
+ * Helpers of the reliability suite (test/reliability/): a seeded random source, and child
+ * processes whose exit is tracked and waited for within a bound (the waits: test/support/wait.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import { withDeadline } from "./wait.js";
 
 /** A seeded pseudo-random source (mulberry32): the same seed gives the same sequence. */
 export function seededRandom(seed: number): {
@@ -29,43 +29,6 @@ export function seededRandom(seed: number): {
     return item;
   };
   return { next, int, pick };
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Polls `condition` every `intervalMs` until it holds; throws (naming `what`) after `timeoutMs`
- * or after `timeoutMs / intervalMs + 1` polls, whichever comes first. `stopIf` ends the wait early
- * (returns false) when it holds, e.g. a child process that exited.
- */
-export async function waitUntil(
-  condition: () => boolean,
-  what: string,
-  options: { timeoutMs: number; intervalMs?: number; stopIf?: () => boolean },
-): Promise<boolean> {
-  const intervalMs = options.intervalMs ?? 5;
-  const deadline = Date.now() + options.timeoutMs;
-  const maxPolls = Math.ceil(options.timeoutMs / intervalMs) + 1;
-  for (let poll = 0; poll < maxPolls && Date.now() <= deadline; poll++) {
-    if (condition()) return true;
-    if (options.stopIf?.()) return false;
-    await sleep(intervalMs);
-  }
-  if (condition()) return true;
-  throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}`);
-}
-
-/** `promise`, or a rejection naming `what` once `ms` have passed. */
-export async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** How a child process ended. */

@@ -6,7 +6,7 @@
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import type { EtlService } from "../../src/service/etl-service.js";
 import type { RunRecord } from "../../src/state/types.js";
-import { waitUntil, withDeadline } from "./reliability-bounds.js";
+import { waitUntil, withDeadline } from "./wait.js";
 
 /** The bound on one sync of a test service (or its idling); reaching it fails the test. */
 export const SERVICE_STEP_MS = 30_000;
