@@ -1,5 +1,4 @@
 import { classifyStatus, classifyTransportError } from "../../src/api/errors.js";
-import { computeRetryDelay, parseRetryAfter } from "../../src/retry/retry-policy.js";
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 0);
 
@@ -48,21 +47,6 @@ describe("classifyStatus", () => {
   });
 });
 
-describe("parseRetryAfter", () => {
-  it.each([
-    ["120", 120_000],
-    ["0", 0],
-    ["1.5", 1500],
-    [new Date(NOW + 30_000).toUTCString(), 30_000],
-    [new Date(NOW - 30_000).toUTCString(), 0],
-    ["soon", undefined],
-    ["", undefined],
-    [undefined, undefined],
-  ])("%j -> %j ms", (header, ms) => {
-    expect(parseRetryAfter(header, NOW)).toBe(ms);
-  });
-});
-
 describe("classifyTransportError", () => {
   it.each([
     [{ code: "ECONNRESET", message: "socket hang up" }, "network"],
@@ -71,25 +55,5 @@ describe("classifyTransportError", () => {
   ])("%j -> %s, retryable", (props, code) => {
     const error = Object.assign(new Error(props.message), { code: props.code });
     expect(classifyTransportError("GET /devices", error)).toMatchObject({ code, retryable: true });
-  });
-});
-
-describe("computeRetryDelay", () => {
-  const policy = { retries: 5, baseDelayMs: 100, maxDelayMs: 1000 };
-
-  it.each([
-    [1, 0, 50],
-    [1, 1, 100],
-    [2, 1, 200],
-    [3, 0.5, 300],
-    [10, 1, 1000],
-    [10, 0, 500],
-  ])("retry %i with random %f -> %i ms", (retry, random, ms) => {
-    expect(computeRetryDelay(retry, policy, undefined, () => random)).toBe(ms);
-  });
-
-  it("never waits less than Retry-After", () => {
-    expect(computeRetryDelay(1, policy, 5000, () => 1)).toBe(5000);
-    expect(computeRetryDelay(5, policy, 10, () => 1)).toBe(1000);
   });
 });

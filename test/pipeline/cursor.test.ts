@@ -1,12 +1,18 @@
 import { loadConfig } from "../../src/config.js";
 import {
   backoffS,
+  cursorAfterJob,
+  FUTURE_SLACK_S,
   fetchWindow,
+  futureRepair,
+  newestWritten,
   planSync,
   type SyncRules,
   silentSince,
   syncRules,
+  WindowCommits,
 } from "../../src/pipeline/cursor.js";
+import type { Chunk } from "../../src/pipeline/plan-chunks.js";
 import type { Cursor } from "../../src/state/types.js";
 
 const H = 3600;
@@ -200,5 +206,115 @@ describe("backoffS", () => {
     [40, 1800],
   ])("failure %i waits %i s (base 60 s, max 30 min)", (failures, expected) => {
     expect(backoffS(failures, 60, 1800)).toBe(expected);
+  });
+});
+
+describe("futureRepair: a cursor ahead of the API's clock", () => {
+  it.each<[string, Cursor | undefined, number | undefined]>([
+    ["no cursor", undefined, undefined],
+    ["no record yet", cursor({}), undefined],
+    ["at the clock", cursor({ newestRecordS: NOW }), undefined],
+    ["within the slack", cursor({ newestRecordS: NOW + FUTURE_SLACK_S }), undefined],
+    [
+      "beyond the slack: back to the horizon",
+      cursor({ newestRecordS: NOW + FUTURE_SLACK_S + 1 }),
+      NOW - 30 * D,
+    ],
+  ])("%s", (_name, c, repairTo) => {
+    expect(futureRepair(c, NOW, RULES.horizonS)).toBe(repairTo);
+  });
+});
+
+describe("newestWritten: never beyond the API's clock", () => {
+  it.each<[number | undefined, number, number | undefined]>([
+    [undefined, NOW, undefined],
+    [(NOW - 60) * 1000, NOW, NOW - 60],
+    [(NOW + 3600) * 1000, NOW, NOW],
+  ])("newest %j at clock %i -> %j", (newestMs, serverS, position) => {
+    expect(newestWritten(newestMs, serverS)).toBe(position);
+  });
+});
+
+describe("WindowCommits: windows commit in order, once, when all their chunks are written", () => {
+  // two windows of two value groups each: chunks 0,1 in the first, 2,3 in the second
+  const spans = [{ toS: NOW - WEEK }, { toS: NOW }];
+  const chunk = (index: number): Chunk => ({ index, values: ["v"], fromS: 0, toS: 0 });
+
+  it("a later window waits for an earlier one; each commits once, capped at the API's clock", () => {
+    const windows = new WindowCommits(spans, 2);
+    windows.done(chunk(2), { newestRecordS: NOW - 10, serverTimeS: NOW - 5 });
+    windows.done(chunk(3), { newestRecordS: NOW - 20, serverTimeS: NOW });
+    expect(windows.due()).toEqual([]);
+    windows.done(chunk(0), { newestRecordS: NOW - WEEK - 60, serverTimeS: NOW });
+    expect(windows.due()).toEqual([]);
+    windows.done(chunk(1), { serverTimeS: NOW });
+    expect(windows.due()).toEqual([
+      { fetchedUntilS: NOW - WEEK, newestRecordS: NOW - WEEK - 60 },
+      { fetchedUntilS: NOW - 5, newestRecordS: NOW - 10 },
+    ]);
+    expect(windows.due()).toEqual([]);
+  });
+
+  it("a failed chunk holds its window (and the later ones) back unless it is parked", () => {
+    const windows = new WindowCommits(spans, 2);
+    windows.done(chunk(0), { serverTimeS: NOW });
+    windows.failed(chunk(1));
+    windows.done(chunk(2), { newestRecordS: NOW - 30, serverTimeS: NOW });
+    windows.done(chunk(3), { serverTimeS: NOW });
+    expect(windows.due()).toEqual([]);
+    expect(windows.failedChunks.map((c) => c.index)).toEqual([1]);
+    expect(windows.due(true)).toEqual([
+      { fetchedUntilS: NOW - WEEK },
+      { fetchedUntilS: NOW, newestRecordS: NOW - 30 },
+    ]);
+  });
+});
+
+describe("cursorAfterJob: when a finished backfill moves the cursor", () => {
+  const all = ["a", "b"];
+  const job = (fields: Partial<Parameters<typeof cursorAfterJob>[0]>) => ({
+    reason: "manual" as const,
+    valueIds: all,
+    fromS: NOW - 10 * D,
+    toS: NOW,
+    newestRecordS: NOW - 60,
+    ...fields,
+  });
+  it.each<[string, Parameters<typeof cursorAfterJob>[0], Cursor | undefined, unknown]>([
+    [
+      "no cursor yet: to what the job read",
+      job({}),
+      undefined,
+      { fetchedUntilS: NOW, newestRecordS: NOW - 60 },
+    ],
+    [
+      "reaching back to the cursor's newest record",
+      job({ fromS: NOW - 2 * D }),
+      cursor({ newestRecordS: NOW - 2 * D - 1 }),
+      { fetchedUntilS: NOW, newestRecordS: NOW - 60 },
+    ],
+    [
+      "a gap before the job: no move",
+      job({ fromS: NOW - 2 * D }),
+      cursor({ newestRecordS: NOW - 3 * D }),
+      undefined,
+    ],
+    ["not every value of the resource: no move", job({ valueIds: ["a"] }), undefined, undefined],
+    ["a new value's history: no move", job({ reason: "new_value" }), undefined, undefined],
+    ["a parked window: no move", job({ reason: "parked" }), undefined, undefined],
+    [
+      "an audit job moves it",
+      job({ reason: "audit" }),
+      undefined,
+      { fetchedUntilS: NOW, newestRecordS: NOW - 60 },
+    ],
+    [
+      "never beyond the API's clock",
+      job({ toS: NOW + H }),
+      undefined,
+      { fetchedUntilS: NOW, newestRecordS: NOW - 60 },
+    ],
+  ])("%s", (_name, finished, c, commit) => {
+    expect(cursorAfterJob(finished, c, all, NOW)).toEqual(commit);
   });
 });

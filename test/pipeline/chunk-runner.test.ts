@@ -1,0 +1,150 @@
+/**
+ * The one chunk runner (src/pipeline/chunk-runner.ts) against the simulator over HTTP, a real
+ * influxd and a real SQLite file: every chunk runs once and its outcome comes back with its
+ * counts and the API's clock; an answer that failed midway is written again from its start and
+ * counted once; a failing chunk is an outcome, not the end of the others.
+ */
+import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
+import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
+import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import { ManualClock, startTestSimulator } from "../support/simulator.js";
+
+const NOW_MS = Date.UTC(2026, 5, 15, 12);
+const DAY_S = 86_400;
+const DEVICE = "hybrid-site-01";
+const RESOURCE = "all_data";
+const TARGET = { deviceId: DEVICE, resourceId: RESOURCE };
+
+async function outcomesOf(run: AsyncIterable<ChunkOutcome>): Promise<ChunkOutcome[]> {
+  const outcomes: ChunkOutcome[] = [];
+  for await (const outcome of run) outcomes.push(outcome);
+  return outcomes;
+}
+
+describe("ChunkRunner: the one place chunks run", () => {
+  let sim: Simulator;
+  let db: TestInfluxDb;
+  let pipeline: Pipeline;
+  const clock = new ManualClock(NOW_MS);
+  let values: string[];
+
+  beforeAll(async () => {
+    sim = await startTestSimulator({ now: clock.now, resolutionS: 60 });
+    values = (sim.fleet.valueIds(DEVICE, RESOURCE) ?? []).filter((v) => v !== "values_id");
+  });
+  beforeEach(async () => {
+    sim.faults = {};
+    sim.resetLog();
+    db = await createTestInfluxDb("chunks");
+    ({ pipeline } = await openTestPipeline(
+      pipelineEnv(sim, db, tempStateDb(), {
+        // the backoff of the client's retries: a fault lasts one attempt
+        API_RETRY_BASE_DELAY_MS: "1",
+        API_RETRY_MAX_DELAY_MS: "2",
+      }),
+      () => new Date(clock.now()),
+    ));
+  });
+  afterEach(async () => {
+    await pipeline.close();
+  });
+  afterAll(() => sim.close());
+
+  const truth = (chunks: readonly Chunk[]) =>
+    chunks.flatMap((c) => sim.fleet.records(DEVICE, RESOURCE, c.values, c.fromS, c.toS));
+
+  it("runs every chunk once and hands back each outcome with its counts and the API's clock", async () => {
+    const toS = NOW_MS / 1000;
+    const chunks = planChunks(values, toS - DAY_S, toS);
+    expect(chunks.length).toBeGreaterThan(2);
+    const run = testRun(pipeline);
+    const outcomes = await outcomesOf(pipeline.chunks.run(run, TARGET, chunks));
+    expect(outcomes.map((o) => o.chunk.index).sort((a, b) => a - b)).toEqual(
+      chunks.map((c) => c.index),
+    );
+    const records = truth(chunks);
+    const expected = expectedPoints(DEVICE, RESOURCE, records);
+    let points = 0;
+    for (const outcome of outcomes) {
+      if ("error" in outcome) throw outcome.error;
+      expect(outcome.result.requests).toBe(1);
+      // the simulator's Date header is its clock
+      expect(outcome.result.serverTimeS).toBe(NOW_MS / 1000);
+      expect(outcome.result.newestRecordS).toBe(toS);
+      points += outcome.result.points;
+    }
+    expect(points).toBe(expected.length);
+    expect(run.counters).toMatchObject({
+      requests: chunks.length,
+      dataRequests: chunks.length,
+      chunks: chunks.length,
+      points: expected.length,
+    });
+    expect(sim.count("data")).toBe(chunks.length);
+    expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
+  });
+
+  it("an answer that failed midway is written again from its start and counted once", async () => {
+    const toS = NOW_MS / 1000;
+    // one value group over 7 days at 1-minute resolution: 10,081 records, five pages; the
+    // truncated answer carries half of them, so pages were written before it failed
+    const [chunk] = planChunks(values.slice(0, 3), toS - 7 * DAY_S, toS);
+    if (chunk === undefined) throw new Error("no chunk planned");
+    sim.faults = { malformedRate: 1, endpoints: ["data"] };
+    const run = testRun(pipeline);
+    const written: number[] = [];
+    const sink = pipeline.sink;
+    const write = sink.write.bind(sink);
+    // the first answer's pages reach the sink, then the fault ends: the retry answers whole
+    sink.write = async (lines) => {
+      written.push(lines.length);
+      sim.faults = {};
+      return write(lines);
+    };
+    const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
+    expect(more).toEqual([]);
+    if (outcome === undefined || "error" in outcome) throw new Error("the chunk failed");
+    const expected = expectedPoints(DEVICE, RESOURCE, truth([chunk]));
+    expect(sim.requests.filter((r) => r.endpoint === "data").map((r) => r.status)).toEqual([
+      200, 200,
+    ]);
+    // the first answer's pages were written, then the whole second answer: counted once
+    expect(written.reduce((n, k) => n + k, 0)).toBeGreaterThan(expected.length);
+    expect(outcome.result).toMatchObject({
+      requests: 2,
+      records: 10_081,
+      points: expected.length,
+      deadLetters: 0,
+    });
+    expect(run.counters).toMatchObject({ requests: 2, dataRequests: 1, points: expected.length });
+    expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
+  });
+
+  it("a failing chunk is an outcome of its own; the others run; a stop starts none", async () => {
+    const toS = NOW_MS / 1000;
+    const good = planChunks(values.slice(0, 2), toS - DAY_S, toS);
+    const bad: Chunk = {
+      index: 99,
+      values: ["e_00_00_00_000_no_such_value"],
+      fromS: toS - DAY_S,
+      toS,
+    };
+    const run = testRun(pipeline);
+    const outcomes = await outcomesOf(pipeline.chunks.run(run, TARGET, [...good, bad]));
+    const failed = outcomes.filter((o) => "error" in o);
+    expect(failed.map((o) => o.chunk.index)).toEqual([99]);
+    expect(outcomes.filter((o) => "result" in o)).toHaveLength(good.length);
+    expect(run.counters.chunkErrors).toBe(1);
+
+    sim.resetLog();
+    const stopped = await outcomesOf(
+      pipeline.chunks.run(testRun(pipeline), TARGET, good, { stop: () => true }),
+    );
+    expect(stopped).toEqual([]);
+    expect(sim.count("data")).toBe(0);
+  });
+});
