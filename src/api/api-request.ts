@@ -1,10 +1,17 @@
 import type { Logger } from "pino";
 import { Deadline } from "../retry/deadline.js";
-import { computeRetryDelay, formatWait, type RetryPolicy } from "../retry/retry-policy.js";
+import { computeRetryDelay, type RetryPolicy } from "../retry/retry-policy.js";
 import { type Attempted, retrying } from "../retry/retrying.js";
 import type { ApiAuth, RequestAuth } from "./auth.js";
 import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
 import type { Exchange, HttpTransport, ResponseHead } from "./http-transport.js";
+import {
+  abortedError,
+  deadlineError,
+  notSentTwice,
+  retryAfterOverCap,
+  tokenRefusedAgain,
+} from "./request-errors.js";
 
 /** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_DEADLINE_MS = 900_000;
@@ -147,14 +154,9 @@ export class ApiRequester {
   }
 
   /** The error a request gets after {@link abort}. */
-  abortedError(endpoint: string, attempts = 0): ApiError {
+  abortedError(endpoint: string): ApiError {
     const reason = String(this.shutdown.signal.reason ?? "the API client was shut down");
-    return new ApiError(`${endpoint} aborted: ${reason}`, {
-      code: "aborted",
-      endpoint,
-      retryable: false,
-      attempts,
-    });
+    return abortedError(endpoint, reason, 0);
   }
 
   /** Runs a request until an attempt is answered and read, or the failure is final. */
@@ -284,16 +286,7 @@ export class ApiRequester {
     if (token === undefined || failure.status !== 401) return { ok: false, failure };
     this.options.auth.refused(token);
     if (state.renewals >= MAX_TOKEN_RENEWALS_PER_REQUEST) {
-      const renewals = state.renewals;
-      return {
-        ok: false,
-        failure: failure.withMessage(
-          `${endpoint} refused the access token (HTTP 401) even after renewing it ` +
-            `${renewals} times (POST /create_token gave new tokens, each was refused): ` +
-            failure.message,
-          { retryable: false },
-        ),
-      };
+      return { ok: false, failure: tokenRefusedAgain(endpoint, failure, state.renewals) };
     }
     state.renewals++;
     this.options.logger.info(
@@ -305,11 +298,7 @@ export class ApiRequester {
 
   /** A request that must not arrive twice is retried only when it surely never arrived. */
   private sendOnce(spec: RequestSpec, failure: ApiError): ApiError {
-    if (!spec.sendOnce || failure.neverSent || !failure.retryable) return failure;
-    return failure.withMessage(
-      `${failure.message} (not retried: the request may have reached the server, and it must not arrive twice)`,
-      { retryable: false },
-    );
+    return spec.sendOnce ? notSentTwice(failure) : failure;
   }
 
   /**
@@ -356,15 +345,9 @@ export class ApiRequester {
   ): ApiError {
     const { attempts } = state;
     if (why.reason === "past-deadline") {
-      const asked =
-        failure.retryAfterHeader === undefined ? "" : ` (Retry-After: ${failure.retryAfterHeader})`;
-      return deadlineError(
-        endpoint,
-        deadline,
-        state,
-        failure,
-        `the next retry would wait ${formatWait(why.delayMs ?? 0)}${asked}, past the deadline`,
-      );
+      return deadlineError(endpoint, deadline.budgetMs, state.attempts, failure, {
+        waitMs: why.delayMs ?? 0,
+      });
     }
     if (why.reason === "retry-after-over-cap") {
       const { retry, gate, random } = this.options;
@@ -372,13 +355,7 @@ export class ApiRequester {
       if (failure.code === "rate_limited") {
         gate?.pause(computeRetryDelay(attempts, retry, undefined, random));
       }
-      return failure.withMessage(
-        `${endpoint} answered HTTP ${failure.status} asking to wait ` +
-          `${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ${failure.retryAfterHeader}), ` +
-          `longer than API_RETRY_AFTER_MAX (${formatWait(retry.retryAfterMaxMs)}): not retried. ` +
-          failure.message,
-        { retryable: false, attempts },
-      );
+      return retryAfterOverCap(endpoint, failure, retry.retryAfterMaxMs, attempts);
     }
     return failure.withAttempts(attempts);
   }
@@ -386,15 +363,8 @@ export class ApiRequester {
   /** The error of a request ended from outside: the deadline passed, or it was aborted. */
   private endedError(endpoint: string, deadline: Deadline, state: RequestState): ApiError {
     const cause = deadline.endCause;
-    if (cause?.kind === "aborted") {
-      return new ApiError(`${endpoint} aborted: ${cause.reason}`, {
-        code: "aborted",
-        endpoint,
-        retryable: false,
-        attempts: state.attempts,
-      });
-    }
-    return deadlineError(endpoint, deadline, state, state.lastFailure);
+    if (cause?.kind === "aborted") return abortedError(endpoint, cause.reason, state.attempts);
+    return deadlineError(endpoint, deadline.budgetMs, state.attempts, state.lastFailure);
   }
 
   /** True when a retry of this kind (code, status) was reported within the last minute. */
@@ -414,28 +384,4 @@ interface RequestState {
   renewals: number;
   slotHeld: boolean;
   lastFailure?: ApiError;
-}
-
-/** The deadline's error; `why` says what ended the request before the deadline itself. */
-function deadlineError(
-  endpoint: string,
-  deadline: Deadline,
-  state: RequestState,
-  lastFailure: ApiError | undefined,
-  why?: string,
-): ApiError {
-  const attempts = `${state.attempts} attempt${state.attempts === 1 ? "" : "s"}`;
-  const last = lastFailure ? `; the last failure: ${lastFailure.message}` : "";
-  const budget = Math.round(deadline.budgetMs / 100) / 10;
-  return new ApiError(
-    `${endpoint} got no complete answer within API_DEADLINE_MS (${budget} s) after ` +
-      `${attempts}${why ? `: ${why}` : ""}${last}`,
-    {
-      code: "timeout",
-      endpoint,
-      retryable: false,
-      attempts: state.attempts,
-      status: lastFailure?.status,
-    },
-  );
 }
