@@ -3,7 +3,6 @@ import type { Logger } from "pino";
 import { Deadline } from "../retry/deadline.js";
 import {
   DEFAULT_RETRY_AFTER_MAX_MS,
-  formatWait,
   type RetryableFailure,
   type RetryPolicy,
 } from "../retry/retry-policy.js";
@@ -14,13 +13,15 @@ import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
   abortedError,
   everyPointDropped,
-  formatSeconds,
   type InfluxFailure,
   InfluxWriteError,
   namedRefusals,
   readInfluxFailure,
+  retryAfterOverCap,
   tokenRefused,
+  writeDeadlinePassed,
   writeNotFound,
+  writeRefused,
 } from "./write-errors.js";
 
 /** Where and how to write. */
@@ -324,30 +325,18 @@ export class InfluxWriter implements PointSink {
       { status, lines: lines.length, error: message },
       "InfluxDB refused the write request",
     );
-    return new InfluxWriteError(
-      `InfluxDB refused a write of ${lines.length} lines (HTTP ${status}: ${excerpt(message)})`,
-      "bad_data",
-      status,
-    );
+    return writeRefused(message, status, lines.length);
   }
 
   private retryAfterTooLong(failure: TransientFailure, lines: readonly string[]): InfluxWriteError {
-    const retryAfterMs = failure.retryAfterMs ?? 0;
-    const message =
-      `InfluxDB asked to wait ${formatWait(retryAfterMs)} (Retry-After: ${excerpt(failure.retryAfter ?? "")}), ` +
-      `more than INFLUX_RETRY_AFTER_MAX (${formatWait(this.policy.retryAfterMaxMs)}): the write of ` +
-      `${lines.length} lines fails now`;
-    this.log.warn({ status: failure.status, retryAfterMs, lines: lines.length }, message);
-    return new InfluxWriteError(message, "unavailable", failure.status);
+    const error = retryAfterOverCap(failure, this.policy.retryAfterMaxMs, lines.length);
+    const retryAfterMs = failure.retryAfterMs;
+    this.log.warn({ status: failure.status, retryAfterMs, lines: lines.length }, error.message);
+    return error;
   }
 
   private deadlinePassed(run: WriteRun): InfluxWriteError {
-    return new InfluxWriteError(
-      `InfluxDB write did not finish within ${formatSeconds(this.deadlineMs)} s ` +
-        `(INFLUX_DEADLINE_MS=${this.deadlineMs})` +
-        (run.lastFailure ? `; last failure: ${excerpt(run.lastFailure)}` : ""),
-      "unavailable",
-    );
+    return writeDeadlinePassed(this.deadlineMs, run.lastFailure);
   }
 
   /** The injected backoff wait (tests count delays with it). */

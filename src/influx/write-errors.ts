@@ -1,4 +1,4 @@
-import { parseRetryAfter } from "../retry/retry-policy.js";
+import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
@@ -203,5 +203,43 @@ export function writeNotFound(bucket: string, failure: InfluxFailure): InfluxWri
           "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
     "bucket_not_found",
     404,
+  );
+}
+
+/** A write InfluxDB refused as a whole with a 4xx that is no other case (bad_data, final). */
+export function writeRefused(message: string, status: number, lines: number): InfluxWriteError {
+  return new InfluxWriteError(
+    `InfluxDB refused a write of ${lines} lines (HTTP ${status}: ${excerpt(message)})`,
+    "bad_data",
+    status,
+  );
+}
+
+/** InfluxDB asked for a longer wait than INFLUX_RETRY_AFTER_MAX: the write fails now. */
+export function retryAfterOverCap(
+  failure: {
+    readonly status?: number;
+    readonly retryAfterMs?: number;
+    readonly retryAfter?: string;
+  },
+  capMs: number,
+  lines: number,
+): InfluxWriteError {
+  return new InfluxWriteError(
+    `InfluxDB asked to wait ${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ` +
+      `${excerpt(failure.retryAfter ?? "")}), more than INFLUX_RETRY_AFTER_MAX ` +
+      `(${formatWait(capMs)}): the write of ${lines} lines fails now`,
+    "unavailable",
+    failure.status,
+  );
+}
+
+/** A write that did not finish within INFLUX_DEADLINE_MS, with the last failure seen. */
+export function writeDeadlinePassed(deadlineMs: number, lastFailure?: string): InfluxWriteError {
+  return new InfluxWriteError(
+    `InfluxDB write did not finish within ${formatSeconds(deadlineMs)} s ` +
+      `(INFLUX_DEADLINE_MS=${deadlineMs})` +
+      (lastFailure ? `; last failure: ${excerpt(lastFailure)}` : ""),
+    "unavailable",
   );
 }
