@@ -4,7 +4,7 @@ import type { BackfillJob } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import type { ChunkResult } from "./chunk-writer.js";
-import { backoffS, cursorAfterJob, secondsBefore } from "./cursor.js";
+import { afterCommit, backoffS, cursorAfterJob, secondsBefore } from "./cursor.js";
 import { isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
 import { planChunks } from "./plan-chunks.js";
@@ -140,7 +140,7 @@ function finishJob(parts: JobParts, job: BackfillJob, log: Logger): void {
     const commit = cursorAfterJob(job, cursor, values, epochSeconds(parts.apiNow()));
     if (commit === undefined) return;
     store.cursors.begin(job.deviceId, job.resourceId, job.fromS, parts.now());
-    store.cursors.commit(job.deviceId, job.resourceId, commit, parts.now());
+    store.cursors.update(job.deviceId, job.resourceId, (c) => afterCommit(c, commit), parts.now());
   });
   log.info({ points: job.points, requests: job.requests }, "backfill job done");
 }

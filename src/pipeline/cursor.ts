@@ -8,7 +8,7 @@
  */
 import { type Config, resolveSyncStart } from "../config.js";
 import type { WindowCommit } from "../state/cursor-store.js";
-import type { BackfillJob, Cursor } from "../state/types.js";
+import type { BackfillJob, Cursor, CursorState } from "../state/types.js";
 import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { type Chunk, MAX_WINDOW_S } from "./plan-chunks.js";
@@ -270,5 +270,53 @@ export function cursorAfterJob(
   return {
     fetchedUntilS: Math.min(job.toS, apiNowS),
     ...(job.newestRecordS === undefined ? {} : { newestRecordS: job.newestRecordS }),
+  };
+}
+
+/** The movable part of a cursor as it stands. */
+function stateOf(cursor: Cursor): CursorState {
+  const { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS, lastError } =
+    cursor;
+  return { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS, lastError };
+}
+
+/**
+ * A cursor after a fully fetched (and written) window: both positions move forward only, the
+ * failure streak ends, and a newer record ends the silence (probing). A window that is not whole
+ * seconds >= 0 is a RangeError (nothing moves).
+ */
+export function afterCommit(cursor: Cursor, commit: WindowCommit): CursorState {
+  for (const [name, value] of Object.entries(commit)) {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`${name} must be an integer >= 0, got ${value}`);
+    }
+  }
+  const newest = commit.newestRecordS;
+  const newer = newest !== undefined && newest > (cursor.newestRecordS ?? -1);
+  return {
+    ...stateOf(cursor),
+    fetchedUntilS: Math.max(cursor.fetchedUntilS, commit.fetchedUntilS),
+    newestRecordS: newer ? newest : cursor.newestRecordS,
+    nextProbeS: newer ? undefined : cursor.nextProbeS,
+    failures: 0,
+    retryAtS: undefined,
+    lastError: undefined,
+  };
+}
+
+/** A cursor after windows up to `untilS` were parked as jobs: syncs read on after them (forward only). */
+export function afterPark(cursor: Cursor, untilS: number): CursorState {
+  return { ...stateOf(cursor), parkedUntilS: Math.max(cursor.parkedUntilS ?? untilS, untilS) };
+}
+
+/**
+ * A cursor found ahead of the API's clock, set back to `newestS` (see {@link futureRepair}): the
+ * one move backwards, with what was fetched capped there too.
+ */
+export function afterRepair(cursor: Cursor, newestS: number): CursorState {
+  return {
+    ...stateOf(cursor),
+    newestRecordS: newestS,
+    fetchedUntilS: Math.min(cursor.fetchedUntilS, newestS),
   };
 }

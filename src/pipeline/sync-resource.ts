@@ -4,6 +4,9 @@ import { ApiError } from "../api/errors.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import {
+  afterCommit,
+  afterPark,
+  afterRepair,
   backoffS,
   fetchWindow,
   futureRepair,
@@ -133,7 +136,7 @@ function repairFuture(parts: SyncParts, target: ResourceTarget, nowS: number, ho
     },
     "cursor ahead of the API's clock (set by a clock running ahead): reading the horizon again",
   );
-  store.cursors.repair(deviceId, resourceId, repairTo, parts.now());
+  store.cursors.update(deviceId, resourceId, (c) => afterRepair(c, repairTo), parts.now());
   return store.cursors.get(deviceId, resourceId);
 }
 
@@ -220,7 +223,7 @@ async function fetchResource(
   const windows = new WindowCommits(spans, chunks.length / spans.length);
   const commit = (parked: boolean): void => {
     for (const due of windows.due(parked))
-      store.cursors.commit(deviceId, resourceId, due, parts.now());
+      store.cursors.update(deviceId, resourceId, (c) => afterCommit(c, due), parts.now());
   };
   let firstError: unknown;
   let succeeded = 0;
@@ -282,7 +285,7 @@ function park(
       };
       store.jobs.queue([spec], countChunks, parts.now(), "parked");
     }
-    store.cursors.park(deviceId, resourceId, parkedUntilS, parts.now());
+    store.cursors.update(deviceId, resourceId, (c) => afterPark(c, parkedUntilS), parts.now());
     commit();
   });
 }

@@ -10,7 +10,7 @@ import {
   requireText,
   storedText,
 } from "./rows.js";
-import type { Cursor } from "./types.js";
+import type { Cursor, CursorState } from "./types.js";
 
 const cursorRow = z
   .object({
@@ -46,6 +46,40 @@ const cursorRow = z
 
 type Key = { deviceId: string; resourceId: string };
 
+/** The columns of a {@link CursorState}. */
+interface StateRow {
+  fetchedUntilS: number;
+  newestS: number | null;
+  nextProbeS: number | null;
+  parkedUntilS: number | null;
+  failures: number;
+  retryAtS: number | null;
+  lastError: string | null;
+}
+
+/** A cursor's state as columns, each checked (positions: integers >= 0). */
+function stateRow(state: CursorState): StateRow {
+  requireInteger("fetchedUntilS", state.fetchedUntilS);
+  requireInteger("failures", state.failures);
+  for (const [name, value] of [
+    ["newestRecordS", state.newestRecordS],
+    ["nextProbeS", state.nextProbeS],
+    ["parkedUntilS", state.parkedUntilS],
+    ["retryAtS", state.retryAtS],
+  ] as const) {
+    if (value !== undefined) requireInteger(name, value);
+  }
+  return {
+    fetchedUntilS: state.fetchedUntilS,
+    newestS: state.newestRecordS ?? null,
+    nextProbeS: state.nextProbeS ?? null,
+    parkedUntilS: state.parkedUntilS ?? null,
+    failures: state.failures,
+    retryAtS: state.retryAtS ?? null,
+    lastError: state.lastError === undefined ? null : storedText(state.lastError),
+  };
+}
+
 /** What a fully fetched window says: how far it reached and the newest record it wrote. */
 export interface WindowCommit {
   /** End of the window, capped at the API's clock. */
@@ -56,13 +90,14 @@ export interface WindowCommit {
 
 /**
  * Cursors per device resource (table `cursors`): what the data says, never what the local clock
- * says. Both positions only move forward; a commit also ends a failure streak, and a commit with
- * a newer record ends the silence (probing) of the resource.
+ * says. The store only stores: how a cursor moves (forward only, a commit ending a failure
+ * streak and a silence, a repair, a park) is decided by the cursor rules (pipeline/cursor.ts) and
+ * applied with {@link update}, in one transaction.
  */
 export class CursorStore {
   private readonly sql;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.sql = {
       get: db.prepare<Key>(
         "SELECT * FROM cursors WHERE device_id = @deviceId AND resource_id = @resourceId",
@@ -73,14 +108,10 @@ export class CursorStore {
          VALUES (@deviceId, @resourceId, @startedS - 1, @startedS, @now)
          ON CONFLICT (device_id, resource_id) DO NOTHING`,
       ),
-      commit: db.prepare<Key & { fetchedUntilS: number; newestS: number | null; now: string }>(
-        `UPDATE cursors SET
-           fetched_until = MAX(fetched_until, @fetchedUntilS),
-           next_probe_at = CASE WHEN @newestS IS NOT NULL
-             AND @newestS > COALESCE(newest_record_at, -1) THEN NULL ELSE next_probe_at END,
-           newest_record_at = CASE WHEN @newestS IS NULL THEN newest_record_at
-             ELSE MAX(COALESCE(newest_record_at, @newestS), @newestS) END,
-           failures = 0, retry_at = NULL, last_error = NULL, updated_at = @now
+      save: db.prepare<Key & StateRow & { now: string }>(
+        `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
+           next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
+           retry_at = @retryAtS, last_error = @lastError, updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
       ),
       fail: db
@@ -91,16 +122,6 @@ export class CursorStore {
          RETURNING failures`,
         )
         .pluck(),
-      park: db.prepare<Key & { untilS: number; now: string }>(
-        `UPDATE cursors SET parked_until = MAX(COALESCE(parked_until, @untilS), @untilS),
-           updated_at = @now
-         WHERE device_id = @deviceId AND resource_id = @resourceId`,
-      ),
-      repair: db.prepare<Key & { newestS: number; now: string }>(
-        `UPDATE cursors SET newest_record_at = @newestS, fetched_until = MIN(fetched_until, @newestS),
-           updated_at = @now
-         WHERE device_id = @deviceId AND resource_id = @resourceId`,
-      ),
       probe: db.prepare<Key & { nextProbeS: number | null; now: string }>(
         `UPDATE cursors SET next_probe_at = @nextProbeS, updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
@@ -129,20 +150,21 @@ export class CursorStore {
   }
 
   /**
-   * Records a fully fetched (and written) window: both positions move forward only, the failure
-   * streak ends, and a newer record ends the silence. Returns the cursor now stored.
+   * Moves a cursor as `change` decides from the cursor as stored (one immediate transaction: no
+   * other process moves it in between). Returns the cursor now stored.
    */
-  commit(deviceId: string, resourceId: string, window: WindowCommit, now: Date): Cursor {
-    requireInteger("fetchedUntilS", window.fetchedUntilS);
-    if (window.newestRecordS !== undefined) requireInteger("newestRecordS", window.newestRecordS);
-    const changed = this.sql.commit.run({
-      deviceId,
-      resourceId,
-      fetchedUntilS: window.fetchedUntilS,
-      newestS: window.newestRecordS ?? null,
-      now: now.toISOString(),
-    });
-    if (changed.changes === 0) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
+  update(
+    deviceId: string,
+    resourceId: string,
+    change: (cursor: Cursor) => CursorState,
+    now: Date,
+  ): Cursor {
+    this.db
+      .transaction(() => {
+        const next = change(this.require(deviceId, resourceId));
+        this.sql.save.run({ deviceId, resourceId, ...stateRow(next), now: now.toISOString() });
+      })
+      .immediate();
     return this.require(deviceId, resourceId);
   }
 
@@ -163,24 +185,6 @@ export class CursorStore {
     });
     if (failures === undefined) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
     return parseRow(integer, failures, "failures");
-  }
-
-  /** Windows up to `untilS` were parked as jobs: syncs read on after them (forward only). */
-  park(deviceId: string, resourceId: string, untilS: number, now: Date): void {
-    requireInteger("untilS", untilS);
-    const changed = this.sql.park.run({ deviceId, resourceId, untilS, now: now.toISOString() });
-    if (changed.changes === 0) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
-  }
-
-  /**
-   * Sets the newest record back to `newestS` (the one write that may move it backwards): for a
-   * cursor found ahead of the API's clock, e.g. a watermark a local clock running ahead had set
-   * before migration 002.
-   */
-  repair(deviceId: string, resourceId: string, newestS: number, now: Date): void {
-    requireInteger("newestS", newestS);
-    const changed = this.sql.repair.run({ deviceId, resourceId, newestS, now: now.toISOString() });
-    if (changed.changes === 0) throw new RangeError(`no cursor ${deviceId}/${resourceId}`);
   }
 
   /** Marks the resource silent until `nextProbeS` (probed then), or ends its silence (undefined). */

@@ -29,6 +29,18 @@ export interface Cursor {
   readonly updatedAt: string;
 }
 
+/** What the cursor rules move of a cursor (pipeline/cursor.ts); its key and start stay. */
+export type CursorState = Pick<
+  Cursor,
+  | "fetchedUntilS"
+  | "newestRecordS"
+  | "nextProbeS"
+  | "parkedUntilS"
+  | "failures"
+  | "retryAtS"
+  | "lastError"
+>;
+
 /**
  * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
  * alone until an operator retries it (`energy-etl backfill --retry-parked`).

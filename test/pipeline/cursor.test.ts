@@ -1,5 +1,8 @@
 import { loadConfig } from "../../src/config.js";
 import {
+  afterCommit,
+  afterPark,
+  afterRepair,
   backoffS,
   cursorAfterJob,
   FUTURE_SLACK_S,
@@ -316,5 +319,52 @@ describe("cursorAfterJob: when a finished backfill moves the cursor", () => {
     ],
   ])("%s", (_name, finished, c, commit) => {
     expect(cursorAfterJob(finished, c, all, NOW)).toEqual(commit);
+  });
+});
+
+describe("afterPark and afterRepair: how a cursor moves besides a commit", () => {
+  it.each<[string, number | undefined, number, number]>([
+    ["a first park", undefined, NOW - D, NOW - D],
+    ["a later park moves it on", NOW - 2 * D, NOW - D, NOW - D],
+    ["an earlier park moves nothing back", NOW - D, NOW - 2 * D, NOW - D],
+  ])("park: %s", (_name, before, untilS, after) => {
+    expect(afterPark(cursor({ parkedUntilS: before }), untilS).parkedUntilS).toBe(after);
+  });
+
+  it("repair: the one move backwards, fetched capped there too, the rest kept", () => {
+    const ahead = cursor({ newestRecordS: NOW + D, fetchedUntilS: NOW + D, failures: 2 });
+    expect(afterRepair(ahead, NOW - 30 * D)).toMatchObject({
+      newestRecordS: NOW - 30 * D,
+      fetchedUntilS: NOW - 30 * D,
+      failures: 2,
+    });
+    expect(afterRepair(cursor({ fetchedUntilS: NOW - 40 * D }), NOW - 30 * D).fetchedUntilS).toBe(
+      NOW - 40 * D,
+    );
+  });
+
+  it("commit: forward only, a streak ended, a silence ended only by a newer record", () => {
+    const failing = cursor({
+      newestRecordS: NOW - H,
+      fetchedUntilS: NOW - 60,
+      failures: 3,
+      retryAtS: NOW + H,
+      lastError: "503",
+      nextProbeS: NOW + H,
+    });
+    expect(afterCommit(failing, { fetchedUntilS: NOW - 600, newestRecordS: NOW - 2 * H })).toEqual({
+      fetchedUntilS: NOW - 60,
+      newestRecordS: NOW - H,
+      nextProbeS: NOW + H,
+      parkedUntilS: undefined,
+      failures: 0,
+      retryAtS: undefined,
+      lastError: undefined,
+    });
+    expect(afterCommit(failing, { fetchedUntilS: NOW, newestRecordS: NOW - 1 })).toMatchObject({
+      fetchedUntilS: NOW,
+      newestRecordS: NOW - 1,
+      nextProbeS: undefined,
+    });
   });
 });

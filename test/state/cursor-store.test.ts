@@ -1,4 +1,5 @@
 import type { WindowCommit } from "../../src/state/cursor-store.js";
+import { commitWindow } from "../support/cursors.js";
 import { T0, T1, T2, T3, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-cursors-");
@@ -25,7 +26,13 @@ describe("begin", () => {
   it("is idempotent: an existing cursor is returned unchanged", () => {
     const { cursors } = ctx.store;
     cursors.begin(DEV, RES, 1000, T0);
-    const committed = cursors.commit(DEV, RES, { fetchedUntilS: 5000, newestRecordS: 4000 }, T1);
+    const committed = commitWindow(
+      cursors,
+      DEV,
+      RES,
+      { fetchedUntilS: 5000, newestRecordS: 4000 },
+      T1,
+    );
     expect(cursors.begin(DEV, RES, 1000, T2)).toEqual(committed);
     expect(cursors.begin(DEV, RES, 9000, T2)).toEqual(committed);
     expect(cursors.list()).toHaveLength(1);
@@ -63,7 +70,7 @@ describe("commit", () => {
 
   it("a first commit sets both positions", () => {
     expect(
-      ctx.store.cursors.commit(DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1),
+      commitWindow(ctx.store.cursors, DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1),
     ).toEqual({
       deviceId: DEV,
       resourceId: RES,
@@ -76,7 +83,7 @@ describe("commit", () => {
   });
 
   it("a commit without records moves fetched_until only", () => {
-    const cursor = ctx.store.cursors.commit(DEV, RES, { fetchedUntilS: 2000 }, T1);
+    const cursor = commitWindow(ctx.store.cursors, DEV, RES, { fetchedUntilS: 2000 }, T1);
     expect(cursor.fetchedUntilS).toBe(2000);
     expect(cursor).not.toHaveProperty("newestRecordS");
   });
@@ -101,8 +108,11 @@ describe("commit", () => {
     ["larger values move both", { fetchedUntilS: 3000, newestRecordS: 2950 }, 3000, 2950],
   ])("moves forward only: %s", (_what, window, fetchedUntilS, newestRecordS) => {
     const { cursors } = ctx.store;
-    cursors.commit(DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1);
-    expect(cursors.commit(DEV, RES, window, T2)).toMatchObject({ fetchedUntilS, newestRecordS });
+    commitWindow(cursors, DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1);
+    expect(commitWindow(cursors, DEV, RES, window, T2)).toMatchObject({
+      fetchedUntilS,
+      newestRecordS,
+    });
     expect(cursors.get(DEV, RES)).toMatchObject({
       fetchedUntilS,
       newestRecordS,
@@ -115,7 +125,7 @@ describe("commit", () => {
     const { cursors } = ctx.store;
     cursors.recordFailure(DEV, RES, "API error 503", 5000, T1);
     cursors.recordFailure(DEV, RES, "API error 504", 6000, T1);
-    const cursor = cursors.commit(DEV, RES, { fetchedUntilS: 1500 }, T2);
+    const cursor = commitWindow(cursors, DEV, RES, { fetchedUntilS: 1500 }, T2);
     expect(cursor.failures).toBe(0);
     expect(cursor).not.toHaveProperty("retryAtS");
     expect(cursor).not.toHaveProperty("lastError");
@@ -137,10 +147,10 @@ describe("commit", () => {
   ])("silence: %s", (_what, newest, window, kept) => {
     const { cursors } = ctx.store;
     if (newest !== undefined) {
-      cursors.commit(DEV, RES, { fetchedUntilS: 2000, newestRecordS: newest }, T1);
+      commitWindow(cursors, DEV, RES, { fetchedUntilS: 2000, newestRecordS: newest }, T1);
     }
     cursors.setNextProbe(DEV, RES, 9000, T1);
-    const cursor = cursors.commit(DEV, RES, window, T2);
+    const cursor = commitWindow(cursors, DEV, RES, window, T2);
     if (kept) expect(cursor.nextProbeS).toBe(9000);
     else expect(cursor).not.toHaveProperty("nextProbeS");
     expect(cursors.get(DEV, RES)).toEqual(cursor);
@@ -154,7 +164,7 @@ describe("commit", () => {
   ])("rejects %s and changes nothing", (_what, window) => {
     const { cursors } = ctx.store;
     const before = cursors.get(DEV, RES);
-    expect(() => cursors.commit(DEV, RES, window, T1)).toThrow(RangeError);
+    expect(() => commitWindow(cursors, DEV, RES, window, T1)).toThrow(RangeError);
     expect(cursors.get(DEV, RES)).toEqual(before);
   });
 });
@@ -178,7 +188,7 @@ describe("recordFailure", () => {
       lastError: "timeout",
       updatedAt: T2.toISOString(),
     });
-    cursors.commit(DEV, RES, { fetchedUntilS: 2000 }, T2);
+    commitWindow(cursors, DEV, RES, { fetchedUntilS: 2000 }, T2);
     expect(cursors.recordFailure(DEV, RES, "again", 8000, T3)).toBe(1);
   });
 
@@ -210,7 +220,7 @@ describe("setNextProbe", () => {
 
 describe("an unknown cursor", () => {
   it.each<[string, () => unknown]>([
-    ["commit", () => ctx.store.cursors.commit("dev-x", RES, { fetchedUntilS: 10 }, T1)],
+    ["commit", () => commitWindow(ctx.store.cursors, "dev-x", RES, { fetchedUntilS: 10 }, T1)],
     ["recordFailure", () => ctx.store.cursors.recordFailure("dev-x", RES, "e", 10, T1)],
     ["setNextProbe", () => ctx.store.cursors.setNextProbe("dev-x", RES, 10, T1)],
   ])("%s throws a RangeError naming it and creates nothing", (_what, call) => {
@@ -224,7 +234,7 @@ describe("an unknown cursor", () => {
 it("cursors survive close and reopen", () => {
   const { cursors } = ctx.store;
   cursors.begin(DEV, RES, 1000, T0);
-  cursors.commit(DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1);
+  commitWindow(cursors, DEV, RES, { fetchedUntilS: 2000, newestRecordS: 1900 }, T1);
   cursors.setNextProbe(DEV, RES, 3000, T1);
   cursors.recordFailure(DEV, RES, "boom", 4000, T2);
   const before = cursors.get(DEV, RES);

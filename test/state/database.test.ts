@@ -4,6 +4,7 @@ import { MigrationError } from "../../src/state/migrator.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillSpec } from "../../src/state/types.js";
 import { queueJob } from "../support/backfill-jobs.js";
+import { commitWindow } from "../support/cursors.js";
 import { T0, T1, T2, useTempDir } from "./support.js";
 
 const tmp = useTempDir("energy-etl-database-");
@@ -110,7 +111,13 @@ it("everything survives close and reopen", () => {
   const path = tmp.file("state.db");
   let store = tmp.open(path);
   store.cursors.begin("dev-1", "inverter", 1000, T0);
-  store.cursors.commit("dev-1", "inverter", { fetchedUntilS: 1234, newestRecordS: 1200 }, T0);
+  commitWindow(
+    store.cursors,
+    "dev-1",
+    "inverter",
+    { fetchedUntilS: 1234, newestRecordS: 1200 },
+    T0,
+  );
   store.catalog.refresh("dev-1", "inverter", ["a", "b"], T0);
   const { job } = queueJob(store.jobs, { ...SPEC, valueIds: ["a"] }, 3, T0);
   store.jobs.recordChunkDone(job.id, 2, { points: 7, requests: 1 }, T1);
@@ -160,7 +167,7 @@ describe("StateStore.transaction", () => {
         // each of these runs its own (nested: savepoint) transaction
         store.catalog.refresh("d", "r", ["a", "b"], T1);
         store.cursors.begin("d", "r", 100, T1);
-        store.cursors.commit("d", "r", { fetchedUntilS: 200, newestRecordS: 150 }, T1);
+        commitWindow(store.cursors, "d", "r", { fetchedUntilS: 200, newestRecordS: 150 }, T1);
         const { job } = queueJob(store.jobs, SPEC, 2, T1);
         store.jobs.recordChunkDone(job.id, 0, { points: 5, requests: 1 }, T1);
         store.jobs.recordChunkDone(before.id, 1, { points: 3, requests: 1 }, T1);

@@ -8,6 +8,7 @@ import { processOwner } from "../../src/state/owner.js";
 import type { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob, BackfillSpec } from "../../src/state/types.js";
 import { queueJob, storedJobs } from "../support/backfill-jobs.js";
+import { commitWindow } from "../support/cursors.js";
 import { T0, T1, T2, useTempDir } from "./support.js";
 
 const tmp = useTempDir("energy-etl-migration-002-");
@@ -262,7 +263,8 @@ describe("watermarks become cursors", () => {
     expect(cursor).not.toHaveProperty("retryAtS");
     // a migrated cursor works like any other
     expect(store.cursors.begin("dev-1", "inverter", 1, T0)).toEqual(cursor);
-    const committed = store.cursors.commit(
+    const committed = commitWindow(
+      store.cursors,
       "dev-1",
       "inverter",
       { fetchedUntilS: 1_700_003_600, newestRecordS: 1_700_003_000 },
