@@ -5,6 +5,7 @@
  * the seed and of the row's (device id, timestamp, values_id) or of the request, never of which
  * values or which window were requested, so every answer that holds a row agrees about it.
  */
+import { VALUES_ID } from "../api/limits.js";
 import type { DataRecord, RecordMember } from "../api/schemas.js";
 import { META_VALUE_IDS } from "./model/catalog.js";
 import { hashString, subKey, unit2 } from "./model/rng.js";
@@ -44,11 +45,16 @@ export const YEAR_ZERO_TIMESTAMP = "0000-01-01T00:00:00";
 /** Unrequested members per row when `extraMembers` is not set. */
 export const DEFAULT_EXTRA_MEMBERS = 3;
 
-const VALUES_ID = "values_id";
 const META = new Set(META_VALUE_IDS);
 
 /** The per-row fault channels; each draws independently. */
-type RowChannel = "poison" | "extra-members" | "duplicate";
+export type RowChannel = "poison" | "extra-members" | "duplicate";
+
+const RATE_OF: Record<RowChannel, (faults: DataFaultOptions) => number | undefined> = {
+  poison: (faults) => faults.poisonRate,
+  "extra-members": (faults) => faults.extraMemberRate,
+  duplicate: (faults) => faults.duplicateRate,
+};
 
 /** True when some data fault can change an answer; false: answers are exactly the plain records. */
 export function dataFaultsActive(faults: DataFaultOptions): boolean {
@@ -63,14 +69,16 @@ export function dataFaultsActive(faults: DataFaultOptions): boolean {
 
 /**
  * A chooser for one channel and device: true for the rows (timestamp, values_id) that the
- * channel picks at `rate`. Consecutive rows of one timestamp share the timestamp's hash.
+ * channel picks at its rate under `faults`. Consecutive rows of one timestamp share the
+ * timestamp's hash. Undefined when the channel's rate is not above 0.
  */
 function rowChooser(
   seed: number,
+  faults: DataFaultOptions,
   channel: RowChannel,
-  rate: number | undefined,
   deviceId: string,
 ): ((timestamp: string, valuesId: RecordMember | undefined) => boolean) | undefined {
+  const rate = RATE_OF[channel](faults);
   if (rate === undefined || !(rate > 0)) return undefined;
   const deviceKey = subKey(subKey(subKey(seed, "data-faults"), channel), deviceId);
   let lastTimestamp: string | undefined;
@@ -85,49 +93,21 @@ function rowChooser(
   };
 }
 
-/** True when the seed picks the row (device, timestamp, values_id) for `channel` at `rate`. */
-function rowChosen(
+/**
+ * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) has the `channel` fault
+ * under `faults`: sent poisoned, with unrequested members, or twice.
+ */
+export function rowHasFault(
   seed: number,
+  faults: DataFaultOptions,
   channel: RowChannel,
-  rate: number | undefined,
-  deviceId: string,
-  timestamp: string,
-  valuesId: RecordMember | undefined,
+  row: {
+    readonly deviceId: string;
+    readonly timestamp: string;
+    readonly valuesId: RecordMember | undefined;
+  },
 ): boolean {
-  return rowChooser(seed, channel, rate, deviceId)?.(timestamp, valuesId) ?? false;
-}
-
-/** True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) is sent poisoned under `faults`. */
-export function isPoisonedRow(
-  seed: number,
-  faults: DataFaultOptions,
-  deviceId: string,
-  timestamp: string,
-  valuesId: RecordMember | undefined,
-): boolean {
-  return rowChosen(seed, "poison", faults.poisonRate, deviceId, timestamp, valuesId);
-}
-
-/** True when the row (device, timestamp, values_id) carries unrequested members under `faults`. */
-export function hasExtraMembersRow(
-  seed: number,
-  faults: DataFaultOptions,
-  deviceId: string,
-  timestamp: string,
-  valuesId: RecordMember | undefined,
-): boolean {
-  return rowChosen(seed, "extra-members", faults.extraMemberRate, deviceId, timestamp, valuesId);
-}
-
-/** True when the row (device, timestamp, values_id) is sent twice under `faults`. */
-export function isDuplicatedRow(
-  seed: number,
-  faults: DataFaultOptions,
-  deviceId: string,
-  timestamp: string,
-  valuesId: RecordMember | undefined,
-): boolean {
-  return rowChosen(seed, "duplicate", faults.duplicateRate, deviceId, timestamp, valuesId);
+  return rowChooser(seed, faults, channel, row.deviceId)?.(row.timestamp, row.valuesId) ?? false;
 }
 
 /** The parameters of a data request that pick its out-of-window rows, as sent. */
@@ -270,9 +250,9 @@ export interface FaultedAnswer {
  */
 export function renderFaultedRecords(answer: FaultedAnswer): string {
   const { seed, faults, deviceId, records, appended } = answer;
-  const poisoned = rowChooser(seed, "poison", faults.poisonRate, deviceId);
-  const extra = rowChooser(seed, "extra-members", faults.extraMemberRate, deviceId);
-  const duplicated = rowChooser(seed, "duplicate", faults.duplicateRate, deviceId);
+  const poisoned = rowChooser(seed, faults, "poison", deviceId);
+  const extra = rowChooser(seed, faults, "extra-members", deviceId);
+  const duplicated = rowChooser(seed, faults, "duplicate", deviceId);
   const first = records[0];
   const members =
     extra && first

@@ -1,37 +1,38 @@
-import { randomBytes } from "node:crypto";
+/**
+ * The simulator's entry point: the `Simulator` (an HTTP server answering as the Energy Monitoring
+ * Data API) and everything the commands and tests import. The pieces: http.ts (answers, routing),
+ * auth.ts (API key, passwords, tokens), answers.ts (listings and data), request-faults.ts
+ * (transport faults, rate limit), data-faults.ts (faults of real installations), request-log.ts,
+ * and model/ (the fleet and its seeded data).
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { z } from "zod";
-import {
-  DEFAULT_TOKEN_TTL_S,
-  MAX_VALUES_PER_REQUEST,
-  MAX_WINDOW_MS,
-  VALUES_ID,
-} from "../api/limits.js";
-import type { DataRecord, RecordMember } from "../api/schemas.js";
-import { parseQueryTime } from "../api/time-format.js";
+import { DEFAULT_TOKEN_TTL_S } from "../api/limits.js";
+import type { RecordMember } from "../api/schemas.js";
+import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../util/demo-defaults.js";
 import { sleep } from "../util/timers.js";
+import { dataAnswer, listingAnswer } from "./answers.js";
+import { SimAuth } from "./auth.js";
 import {
   type DataFaultOptions,
   dataFaultsActive,
-  FAR_FUTURE_TIMESTAMP,
-  hasExtraMembersRow,
   hasOutOfWindowRowsFor,
-  isDuplicatedRow,
-  isPoisonedRow,
   isVisibleAt,
-  renderFaultedRecords,
-  visibleRecords,
-  YEAR_ZERO_TIMESTAMP,
+  rowHasFault,
 } from "./data-faults.js";
-import {
-  type CatalogOption,
-  COMMISSIONED_AT_S,
-  createFleet,
-  type SimulatedFleet,
-} from "./model/fleet.js";
-import { subKey, unit2 } from "./model/rng.js";
+import { type Answer, fail, httpDate, parseTarget, readBody, routeOf } from "./http.js";
+import { createFleet, type SimulatedFleet } from "./model/fleet.js";
+import type {
+  Endpoint,
+  FaultOptions,
+  LoggedRequest,
+  RateLimitOptions,
+  SimulatorOptions,
+} from "./options.js";
+import { faultsApplyTo, RequestFaults, truncated, withEchoedHeaders } from "./request-faults.js";
+import { RequestLog } from "./request-log.js";
 
+export { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../util/demo-defaults.js";
 export type { DataFaultOptions, DataRequestKey, GatewayOutage } from "./data-faults.js";
 export {
   DEFAULT_EXTRA_MEMBERS,
@@ -45,125 +46,14 @@ export {
   NEW_VALUE_SPREAD_S,
   type ScheduledValue,
 } from "./model/fleet.js";
-
-/** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
-export type Endpoint =
-  | "set_password"
-  | "create_token"
-  | "devices"
-  | "resources"
-  | "values"
-  | "data"
-  | "unknown";
-
-/** A user of the simulator: a one-time password to set a password with, or a password already set. */
-export interface SimUser {
-  readonly user: string;
-  readonly otp?: string;
-  readonly password?: string;
-}
-
-/** Injected faults (test knobs). Rates are shares of requests in [0, 1], drawn from the seed. */
-export interface FaultOptions {
-  /** Share of requests answered 500 (bodies alternate JSON, text and empty). */
-  readonly errorRate?: number;
-  /** Share of requests whose connection is dropped without an answer. */
-  readonly dropRate?: number;
-  /** Share of requests answered 200 with a truncated JSON body. */
-  readonly malformedRate?: number;
-  /** Share of requests delayed by `delayMs` (default 1 when delayMs is set). */
-  readonly delayRate?: number;
-  readonly delayMs?: number;
-  /**
-   * Error answers (4xx, 429, 5xx) echo the request's headers, as hostile real upstreams do: a
-   * JSON body gets `request_headers` (`authorization`, `x-api-key`, … as received), a text body
-   * a `request headers:` list; an empty body stays empty. Default false.
-   */
-  readonly echoHeaders?: boolean;
-  /** Endpoints the faults apply to (default: all). */
-  readonly endpoints?: readonly Endpoint[];
-}
-
-/** Rate limit (test knob): past `perSecond` requests in one second, 429 with Retry-After. */
-export interface RateLimitOptions {
-  readonly perSecond: number;
-  /** Retry-After as delay-seconds (default) or as an HTTP date. */
-  readonly retryAfterStyle?: "seconds" | "http-date";
-}
-
-export interface SimulatorOptions {
-  /** Seed of the data and of the faults (default 1). */
-  readonly seed?: number;
-  /** Spacing of the records in seconds (default 60). */
-  readonly resolutionS?: number;
-  /** Devices served (default 4, the default devices); past 4, generated ones (FleetOptions.devices). */
-  readonly devices?: number;
-  /** Share of generated devices that get a new value id later (default 0.02; 0: none). */
-  readonly newValueShare?: number;
-  /**
-   * Reference time of those new values (epoch s): they appear within 7 days after it, by the
-   * simulator's clock. Default: the clock when the simulator is created.
-   */
-  readonly newValuesFromS?: number;
-  /** "spec": devices list only the spec's value ids plus a few coded ones (FleetOptions.catalog). */
-  readonly catalog?: CatalogOption;
-  /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
-  readonly maxLoggedRequests?: number;
-  readonly apiKey?: string;
-  readonly users?: readonly SimUser[];
-  /** Validity of access tokens (default 43 200 s, spec 5.2). */
-  readonly tokenTtlS?: number;
-  readonly rateLimit?: RateLimitOptions;
-  readonly faults?: FaultOptions;
-  /** Data faults of real installations: outages, poison rows, extra members, out-of-window rows, duplicates. */
-  readonly dataFaults?: DataFaultOptions;
-  /** Latency added to every answer in ms (default 0). */
-  readonly latencyMs?: number;
-  /**
-   * Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it; every
-   * answer's `Date` header shows it; outages end by it.
-   */
-  readonly now?: () => number;
-  /**
-   * Keeps every data answer and serves it again for the same URL (benchmarks: after a warm-up the
-   * simulator costs no CPU, as a remote API would not on this machine). Default false. Answers
-   * are neither kept nor served from the cache while a data fault is active.
-   */
-  readonly cacheResponses?: boolean;
-  /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */
-  readonly rateClock?: () => number;
-}
-
-/** One request the simulator answered (or dropped: status 0). */
-export interface LoggedRequest {
-  readonly method: string;
-  readonly endpoint: Endpoint;
-  /** Path segments after percent-decoding. */
-  readonly segments: readonly string[];
-  readonly query: Readonly<Record<string, string>>;
-  readonly status: number;
-  readonly atMs: number;
-}
-
-export const DEFAULT_SIM_API_KEY = "sim-api-key";
-export const DEFAULT_SIM_USERS: readonly SimUser[] = [
-  { user: "demo", password: "demo-password", otp: "123456" },
-];
-
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-  readonly headers?: Record<string, string>;
-}
-
-const json = (status: number, value: unknown, headers?: Record<string, string>): Answer => ({
-  status,
-  body: JSON.stringify(value),
-  headers: { "content-type": "application/json", ...headers },
-});
-const fail = (status: number, error: string): Answer => json(status, { error });
-
-const setPasswordBody = z.object({ user: z.string().min(1), pw: z.string().min(1) });
+export type {
+  Endpoint,
+  FaultOptions,
+  LoggedRequest,
+  RateLimitOptions,
+  SimUser,
+  SimulatorOptions,
+} from "./options.js";
 
 /**
  * A faithful simulator of the Energy Monitoring Data API over real HTTP: auth (spec 5), the
@@ -177,7 +67,7 @@ export class Simulator {
   readonly fleet: SimulatedFleet;
   readonly apiKey: string;
   /** Every request answered, oldest first. */
-  readonly requests: LoggedRequest[] = [];
+  readonly requests: LoggedRequest[];
   tokenTtlS: number;
   rateLimit: RateLimitOptions | undefined;
   faults: FaultOptions;
@@ -185,18 +75,13 @@ export class Simulator {
   dataFaults: DataFaultOptions;
   latencyMs: number;
 
-  private readonly maxLoggedRequests: number;
-  private readonly users = new Map<string, { otp?: string; password?: string }>();
-  private readonly tokens = new Map<string, number>();
-  private readonly issued: string[] = [];
+  private readonly log: RequestLog;
+  private readonly auth: SimAuth;
+  private readonly requestFaults: RequestFaults;
   private readonly now: () => number;
   private readonly rateClock: () => number;
   private readonly cache: Map<string, Answer> | undefined;
-  private readonly random: () => number;
   private readonly server: Server;
-  private windowSecond = -1;
-  private windowCount = 0;
-  private faultCounter = 0;
   private baseUrl = "";
 
   constructor(options: SimulatorOptions = {}) {
@@ -211,11 +96,10 @@ export class Simulator {
       newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
       catalog: options.catalog,
     });
-    this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
+    this.log = new RequestLog(options.maxLoggedRequests ?? Number.POSITIVE_INFINITY);
+    this.requests = this.log.entries;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
-    for (const u of options.users ?? DEFAULT_SIM_USERS) {
-      this.users.set(u.user, { otp: u.otp, password: u.password });
-    }
+    this.auth = new SimAuth(this.apiKey, options.users ?? DEFAULT_SIM_USERS, this.now);
     this.tokenTtlS = options.tokenTtlS ?? DEFAULT_TOKEN_TTL_S;
     this.rateLimit = options.rateLimit;
     this.faults = options.faults ?? {};
@@ -223,9 +107,7 @@ export class Simulator {
     this.latencyMs = options.latencyMs ?? 0;
     this.rateClock = options.rateClock ?? Date.now;
     this.cache = options.cacheResponses ? new Map() : undefined;
-    const faultKey = subKey(seed, "faults");
-    let draws = 0;
-    this.random = () => unit2(faultKey, draws++);
+    this.requestFaults = new RequestFaults(seed);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) {
@@ -263,26 +145,22 @@ export class Simulator {
 
   /** Requests answered for an endpoint (all endpoints when omitted), optionally with a status. */
   count(endpoint?: Endpoint, status?: number): number {
-    return this.requests.filter(
-      (r) =>
-        (endpoint === undefined || r.endpoint === endpoint) &&
-        (status === undefined || r.status === status),
-    ).length;
+    return this.log.count(endpoint, status);
   }
 
   /** Forgets the request log. */
   resetLog(): void {
-    this.requests.length = 0;
+    this.log.reset();
   }
 
   /** Every access token handed out so far, oldest first (expired and revoked ones too). */
   issuedTokens(): string[] {
-    return [...this.issued];
+    return this.auth.issuedTokens();
   }
 
   /** Makes every access token invalid at once (as a revocation on the real service would). */
   revokeTokens(): void {
-    this.tokens.clear();
+    this.auth.revokeTokens();
   }
 
   /**
@@ -292,7 +170,7 @@ export class Simulator {
    * with only meta members requested has none and is sent unchanged.
    */
   isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return isPoisonedRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+    return rowHasFault(this.seed, this.dataFaults, "poison", { deviceId, timestamp, valuesId });
   }
 
   /** True when the row (device, timestamp, values_id) carries unrequested members. */
@@ -301,12 +179,13 @@ export class Simulator {
     timestamp: string,
     valuesId: RecordMember | undefined,
   ): boolean {
-    return hasExtraMembersRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+    const row = { deviceId, timestamp, valuesId };
+    return rowHasFault(this.seed, this.dataFaults, "extra-members", row);
   }
 
   /** True when the row (device, timestamp, values_id) is followed by a copy with numbers + 1. */
   isDuplicated(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return isDuplicatedRow(this.seed, this.dataFaults, deviceId, timestamp, valuesId);
+    return rowHasFault(this.seed, this.dataFaults, "duplicate", { deviceId, timestamp, valuesId });
   }
 
   /** True when a record of the device at `tS` is visible at `nowS` (epoch s) despite the outages. */
@@ -326,32 +205,17 @@ export class Simulator {
     return hasOutOfWindowRowsFor(this.seed, this.dataFaults, { deviceId, resourceId, ...query });
   }
 
+  /** One request: latency, a drawn fault, the rate limit, the answer, the log, the Date header. */
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const atMs = this.now();
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const rawPath = q < 0 ? url : url.slice(0, q);
-    const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));
-    let segments: string[];
-    try {
-      segments = rawPath
-        .split("/")
-        .filter((s) => s !== "")
-        .map(decodeURIComponent);
-    } catch {
-      segments = [];
-    }
+    const { segments, query } = parseTarget(req.url ?? "/");
     const endpoint = routeOf(req.method ?? "GET", segments);
     const body = await readBody(req);
-    const log = (status: number): void => {
-      this.requests.push({ method: req.method ?? "", endpoint, segments, query, status, atMs });
-      if (this.requests.length > this.maxLoggedRequests) {
-        this.requests.splice(0, this.requests.length - this.maxLoggedRequests);
-      }
-    };
+    const log = (status: number): void =>
+      this.log.add({ method: req.method ?? "", endpoint, segments, query, status, atMs });
 
     if (this.latencyMs > 0) await sleep(this.latencyMs);
-    const fault = this.drawFault(endpoint);
+    const fault = this.requestFaults.draw(this.faults, endpoint);
     if (fault === "drop") {
       log(0);
       req.socket.destroy();
@@ -359,15 +223,12 @@ export class Simulator {
     }
     if (fault === "delay") await sleep(this.faults.delayMs ?? 0);
     const answer =
-      this.rateLimited(this.rateClock()) ??
-      (fault === "error" ? this.serverError() : undefined) ??
+      this.requestFaults.rateLimited(this.rateLimit, this.rateClock(), this.now) ??
+      (fault === "error" ? this.requestFaults.serverError() : undefined) ??
       this.answer(req, endpoint, segments, query, body);
-    const faulted =
-      fault === "malformed" && answer.status === 200
-        ? { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) }
-        : answer;
+    const faulted = fault === "malformed" ? truncated(answer) : answer;
     const sent =
-      this.faults.echoHeaders && faulted.status >= 400 && this.faultsApplyTo(endpoint)
+      this.faults.echoHeaders && faulted.status >= 400 && faultsApplyTo(this.faults, endpoint)
         ? withEchoedHeaders(faulted, req)
         : faulted;
     log(sent.status);
@@ -376,61 +237,7 @@ export class Simulator {
     res.end(sent.body);
   }
 
-  private faultsApplyTo(endpoint: Endpoint): boolean {
-    const { endpoints } = this.faults;
-    return endpoints === undefined || endpoints.includes(endpoint);
-  }
-
-  private drawFault(endpoint: Endpoint): "drop" | "error" | "malformed" | "delay" | undefined {
-    const f = this.faults;
-    if (!this.faultsApplyTo(endpoint)) return undefined;
-    const r = this.random();
-    let edge = 0;
-    for (const [kind, rate] of [
-      ["drop", f.dropRate],
-      ["error", f.errorRate],
-      ["malformed", f.malformedRate],
-      ["delay", f.delayRate ?? (f.delayMs ? 1 : 0)],
-    ] as const) {
-      edge += rate ?? 0;
-      if (r < edge) return kind;
-    }
-    return undefined;
-  }
-
-  private serverError(): Answer {
-    this.faultCounter++;
-    switch (this.faultCounter % 3) {
-      case 0:
-        return fail(500, "internal server error");
-      case 1:
-        return {
-          status: 503,
-          body: "Service Unavailable",
-          headers: { "content-type": "text/plain" },
-        };
-      default:
-        return { status: 502, body: "" };
-    }
-  }
-
-  private rateLimited(rateMs: number): Answer | undefined {
-    if (!this.rateLimit) return undefined;
-    const second = Math.floor(rateMs / 1000);
-    if (second !== this.windowSecond) {
-      this.windowSecond = second;
-      this.windowCount = 0;
-    }
-    this.windowCount++;
-    if (this.windowCount <= this.rateLimit.perSecond) return undefined;
-    // an HTTP date is on the simulator's clock (that of the Date header): 1-2 s past the window
-    const retryAfter =
-      this.rateLimit.retryAfterStyle === "http-date"
-        ? httpDate(this.now() + (second + 2) * 1000 - rateMs)
-        : "1";
-    return json(429, { error: "rate limit exceeded" }, { "retry-after": retryAfter });
-  }
-
+  /** The endpoint's answer: auth first, then the listings or the (cached) data. */
   private answer(
     req: IncomingMessage,
     endpoint: Endpoint,
@@ -439,203 +246,26 @@ export class Simulator {
     body: string,
   ): Answer {
     if (endpoint === "unknown") return fail(404, `no such endpoint: ${req.method} ${req.url}`);
-    if (endpoint === "set_password") return this.setPassword(req, body);
-    if (endpoint === "create_token") return this.createToken(req);
-    const auth = this.checkBearer(req);
+    if (endpoint === "set_password") return this.auth.setPassword(req, body);
+    if (endpoint === "create_token") return this.auth.createToken(req, this.tokenTtlS);
+    const auth = this.auth.checkBearer(req);
     if (auth) return auth;
-    const fleet = this.fleet;
     const nowS = Math.floor(this.now() / 1000);
-    switch (endpoint) {
-      case "devices":
-        return json(200, { device_ids: fleet.deviceIds() });
-      case "resources": {
-        const [deviceId = ""] = segments;
-        const resourceIds = fleet.resourceIds(deviceId, nowS);
-        if (!resourceIds) return fail(404, `unknown device: ${deviceId}`);
-        return json(200, { device_id: deviceId, resource_ids: resourceIds });
-      }
-      case "values": {
-        const [deviceId = "", resourceId = ""] = segments;
-        if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
-        const values = fleet.valueIds(deviceId, resourceId, nowS);
-        if (!values) return fail(404, `unknown resource: ${resourceId}`);
-        return json(200, { device_id: deviceId, resource_id: resourceId, values });
-      }
-      case "data": {
-        const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
-        const cached = cache?.get(req.url ?? "");
-        if (cached) return cached;
-        const answer = this.data(segments[1] ?? "", segments[2] ?? "", query);
-        if (answer.status === 200) cache?.set(req.url ?? "", answer);
-        return answer;
-      }
-    }
-  }
-
-  private data(deviceId: string, resourceId: string, query: Record<string, string>): Answer {
-    const fleet = this.fleet;
-    const nowMs = this.now();
-    const nowS = Math.floor(nowMs / 1000);
-    if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
-    const known = fleet.valueIds(deviceId, resourceId, nowS);
-    if (!known) return fail(404, `unknown resource: ${resourceId}`);
-    const { values, from, to } = query;
-    if (!values) return fail(400, "missing parameter: values");
-    if (/\s/.test(values)) return fail(400, "values must be separated by commas without spaces");
-    const ids = [...new Set(values.split(","))];
-    if (ids.some((id) => id === "")) return fail(400, "empty value id in values");
-    if (ids.length > MAX_VALUES_PER_REQUEST) {
-      return fail(400, `too many values: ${ids.length} (at most ${MAX_VALUES_PER_REQUEST})`);
-    }
-    if (ids.includes(VALUES_ID)) return fail(400, `${VALUES_ID} must not be requested`);
-    const unknown = ids.find((id) => !known.includes(id));
-    if (unknown !== undefined) return fail(404, `unknown value id: ${unknown}`);
-    if (!from || !to) return fail(400, "missing parameter: from and to are required");
-    const fromDate = parseQueryTime(from);
-    const toDate = parseQueryTime(to);
-    if (!fromDate) return fail(400, `malformed from: expected YYYYMMDDTHHMMSS`);
-    if (!toDate) return fail(400, `malformed to: expected YYYYMMDDTHHMMSS`);
-    if (toDate < fromDate) return fail(400, "to is before from");
-    if (toDate.getTime() - fromDate.getTime() > MAX_WINDOW_MS) {
-      return fail(400, "time interval too long: at most 7 days between from and to");
-    }
-    const fromS = fromDate.getTime() / 1000;
-    const toS = Math.min(toDate.getTime() / 1000, nowS);
-    const records = fromS > toS ? [] : fleet.records(deviceId, resourceId, ids, fromS, toS);
-    const faults = this.dataFaults;
-    if (!dataFaultsActive(faults)) return json(200, records);
-    const request = { deviceId, resourceId, values, from, to };
-    return {
-      status: 200,
-      body: renderFaultedRecords({
-        seed: this.seed,
-        faults,
-        deviceId,
-        records: visibleRecords(faults.outages, deviceId, records, nowMs / 1000),
-        appended: hasOutOfWindowRowsFor(this.seed, faults, request)
-          ? this.outOfWindowRows(deviceId, resourceId, ids)
-          : [],
-      }),
-      headers: { "content-type": "application/json" },
+    if (endpoint !== "data") return listingAnswer(this.fleet, endpoint, segments, nowS);
+    const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
+    const cached = cache?.get(req.url ?? "");
+    if (cached) return cached;
+    const source = {
+      fleet: this.fleet,
+      seed: this.seed,
+      dataFaults: this.dataFaults,
+      nowMs: this.now(),
     };
-  }
-
-  /** The two out-of-window rows: the first row of the commissioning day, re-stamped. */
-  private outOfWindowRows(deviceId: string, resourceId: string, ids: string[]): DataRecord[] {
-    const res = this.fleet.resolutionS;
-    const [row] = this.fleet.records(
-      deviceId,
-      resourceId,
-      ids,
-      COMMISSIONED_AT_S,
-      COMMISSIONED_AT_S + res,
-    );
-    if (row === undefined) return [];
-    return [
-      { ...row, timestamp: FAR_FUTURE_TIMESTAMP },
-      { ...row, timestamp: YEAR_ZERO_TIMESTAMP },
-    ];
-  }
-
-  private checkApiKey(req: IncomingMessage): Answer | undefined {
-    const key = req.headers["x-api-key"];
-    if (key === undefined) return fail(403, "missing x-api-key");
-    if (key !== this.apiKey) return fail(403, "invalid api key");
-    return undefined;
-  }
-
-  private checkBearer(req: IncomingMessage): Answer | undefined {
-    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
-    if (!m?.[1]) return fail(401, "missing bearer token");
-    const expiresAt = this.tokens.get(m[1]);
-    if (expiresAt === undefined) return fail(401, "invalid token");
-    if (this.now() >= expiresAt) {
-      this.tokens.delete(m[1]);
-      return fail(401, "token expired");
-    }
-    return undefined;
-  }
-
-  private setPassword(req: IncomingMessage, body: string): Answer {
-    const keyProblem = this.checkApiKey(req);
-    if (keyProblem) return keyProblem;
-    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
-    if (!m?.[1]) return fail(401, "missing one-time password");
-    const otp = Buffer.from(m[1], "base64").toString("utf8");
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(body);
-    } catch {
-      return fail(400, "body must be JSON {user, pw}");
-    }
-    const parsed = setPasswordBody.safeParse(parsedBody);
-    if (!parsed.success) return fail(400, "body must be JSON {user, pw}");
-    const account = this.users.get(parsed.data.user);
-    if (!account?.otp || account.otp !== otp) return fail(401, "invalid one-time password");
-    this.users.set(parsed.data.user, { password: parsed.data.pw });
-    return json(200, { message: "password set" });
-  }
-
-  private createToken(req: IncomingMessage): Answer {
-    const keyProblem = this.checkApiKey(req);
-    if (keyProblem) return keyProblem;
-    const m = /^Basic (.+)$/.exec(req.headers.authorization ?? "");
-    if (!m?.[1]) return fail(401, "missing basic credentials");
-    const decoded = Buffer.from(m[1], "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    const account = colon < 0 ? undefined : this.users.get(decoded.slice(0, colon));
-    if (!account?.password || account.password !== decoded.slice(colon + 1)) {
-      return fail(401, "invalid username or password");
-    }
-    const token = randomBytes(24).toString("base64url");
-    this.tokens.set(token, this.now() + this.tokenTtlS * 1000);
-    this.issued.push(token);
-    return json(200, { token, expires_in: this.tokenTtlS });
+    const answer = dataAnswer(source, segments[1] ?? "", segments[2] ?? "", query);
+    if (answer.status === 200) cache?.set(req.url ?? "", answer);
+    return answer;
   }
 }
-
-/** `answer` with the request's headers echoed in its body (the `echoHeaders` fault). */
-function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer {
-  if (answer.body === "") return answer;
-  const headers = { ...req.headers };
-  if (answer.headers?.["content-type"] === "application/json") {
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.body);
-    } catch {
-      body = undefined;
-    }
-    if (body !== null && typeof body === "object" && !Array.isArray(body)) {
-      return { ...answer, body: JSON.stringify({ ...body, request_headers: headers }) };
-    }
-  }
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${String(value)}`);
-  return { ...answer, body: `${answer.body}\nrequest headers:\n${lines.join("\n")}` };
-}
-
-function routeOf(method: string, segments: readonly string[]): Endpoint {
-  const [first, second, third] = segments;
-  if (method === "POST") {
-    if (segments.length === 1 && first === "set_password") return "set_password";
-    if (segments.length === 1 && first === "create_token") return "create_token";
-    return "unknown";
-  }
-  if (method !== "GET") return "unknown";
-  if (segments.length === 1 && first === "devices") return "devices";
-  if (segments.length === 3 && first === "data") return "data";
-  if (segments.length === 2 && second === "resources") return "resources";
-  if (segments.length === 3 && third === "values") return "values";
-  return "unknown";
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
-const httpDate = (ms: number): string => new Date(ms).toUTCString();
 
 /** Creates a simulator and starts it on `port` (0: a free one) of `host` (default 127.0.0.1). */
 export async function startSimulator(

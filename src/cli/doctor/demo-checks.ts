@@ -1,5 +1,5 @@
 import type { Config } from "../../config.js";
-import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../../simulator/server.js";
+import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../../util/demo-defaults.js";
 import { type CheckResult, ok, warning } from "./check.js";
 
 /** The InfluxDB token of docker-compose.yml's demo (`${INFLUX_TOKEN:-change-me-demo-token}`). */

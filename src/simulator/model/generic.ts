@@ -1,6 +1,7 @@
 /** Generic generators for values added at run time, keyed on the unit and type codes of the id. */
 
 import { floor, PI, roundTo, sin } from "./num.js";
+import { sampleTime } from "./readouts/context.js";
 import { hash2, smoothNoise, subKey, unit2, wobble } from "./rng.js";
 import type { DayFrame } from "./site-physics.js";
 import { counter, parseValueId, sampled, type ValueDef } from "./values.js";
@@ -51,10 +52,6 @@ const FALLBACK: UnitRange = { center: 100, swing: 50, decimals: 3, perHour: 1 };
 
 const WORDS: readonly string[] = ["OK", "Running", "Idle", "Standby", "Maintenance", "Warning"];
 
-function tOf(f: DayFrame, i: number): number {
-  return f.firstS + i * f.resolutionS;
-}
-
 /**
  * A value for an id added at run time: continuous (and unknown types) as a smooth daily curve,
  * pulse as occasional counts, digital 0/1, text a word, status a small code, cumulative and
@@ -82,7 +79,9 @@ export function genericValue(deviceKey: number, id: string): ValueDef {
     case 4:
     case 5: {
       const rate = (f: DayFrame, i: number): number =>
-        range.perHour * (0.2 + 1.6 * smoothNoise(key, tOf(f, i), 3600)) * (f.resolutionS / 3600);
+        range.perHour *
+        (0.2 + 1.6 * smoothNoise(key, sampleTime(f, i), 3600)) *
+        (f.resolutionS / 3600);
       return counter(id, rate, {
         daily: coded.type === 5,
         base: roundTo(1000 * range.perHour * unit2(key, 1), 3),

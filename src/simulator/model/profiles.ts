@@ -57,101 +57,90 @@ function round1(x: number): number {
   return round(x * 10) / 10;
 }
 
+/** A factor 1 ± spread drawn for the device from `slot`. */
+type Vary = (slot: number, spread: number) => number;
+
+/** The 20 kWh, 51.2 V bank of the hybrid and off-grid sites. */
+const BANK_20_KWH = {
+  capacityKwh: 20,
+  nominalV: 51.2,
+  maxChargeKw: 5,
+  maxDischargeKw: 5,
+  minSoc: 0.2,
+  maxSoc: 0.95,
+  efficiency: 0.95,
+} as const;
+
+/** A load shape from its nominal kW (base, morning, evening, daytime), each varied per device. */
+function loadShape(
+  vary: Vary,
+  style: LoadShape["style"],
+  [base, morning, evening, daytime]: readonly [number, number, number, number],
+  spikeKw: number,
+): LoadShape {
+  return {
+    style,
+    baseKw: base * vary(2, 0.15),
+    morningKw: morning * vary(3, 0.2),
+    eveningKw: evening * vary(4, 0.2),
+    daytimeKw: daytime * vary(5, 0.2),
+    spikeKw,
+  };
+}
+
+/** A kind's nominal make-up: peak PV (before variation), inverter, load, battery, genset, grid. */
+interface KindSpec extends Omit<SiteProfile, "kind" | "solarNoonUtcH" | "load"> {
+  readonly load: (vary: Vary) => LoadShape;
+}
+
+const KINDS: Record<DeviceKind, KindSpec> = {
+  hybrid: {
+    solarPeakKw: 12,
+    inverterMaxKw: 10,
+    load: (vary) => loadShape(vary, "residential", [0.55, 2.2, 3.2, 0.9], 2.5),
+    battery: { ...BANK_20_KWH, initialSoc: 0.5 },
+    genset: { ratedKw: 8, mode: "standby", tankLiter: 120 },
+    grid: { exportAllowed: true, outageProbability: 0.06 },
+  },
+  offgrid: {
+    solarPeakKw: 6.5,
+    inverterMaxKw: 7,
+    load: (vary) => loadShape(vary, "residential", [0.25, 1.0, 1.3, 1.1], 1.5),
+    battery: { ...BANK_20_KWH, initialSoc: 0.6 },
+    genset: { ratedKw: 6, mode: "offgrid", tankLiter: 200 },
+    grid: undefined,
+  },
+  auditbox: {
+    solarPeakKw: 30,
+    inverterMaxKw: 27,
+    load: (vary) => loadShape(vary, "commercial", [3, 0, 0, 14], 6),
+    battery: undefined,
+    genset: { ratedKw: 30, mode: "standby", tankLiter: 400 },
+    grid: { exportAllowed: true, outageProbability: 0.25 },
+  },
+  gridtied: {
+    solarPeakKw: 5,
+    inverterMaxKw: 4.6,
+    load: (vary) => loadShape(vary, "residential", [0.35, 1.4, 2.0, 0.5], 2),
+    battery: undefined,
+    genset: undefined,
+    grid: { exportAllowed: true, outageProbability: 0 },
+  },
+};
+
 /** The profile of a device of `kind`; sizes vary by a few percent with the device key. */
 export function siteProfile(kind: DeviceKind, deviceKey: number): SiteProfile {
   const k = subKey(deviceKey, "profile");
-  const vary = (slot: number, spread: number): number => 1 + spread * (2 * unit2(k, slot) - 1);
-  const noon = 12.1 + 0.5 * unit2(k, 0);
-  switch (kind) {
-    case "hybrid":
-      return {
-        kind,
-        solarPeakKw: round1(12 * vary(1, 0.1)),
-        inverterMaxKw: 10,
-        solarNoonUtcH: noon,
-        load: {
-          style: "residential",
-          baseKw: 0.55 * vary(2, 0.15),
-          morningKw: 2.2 * vary(3, 0.2),
-          eveningKw: 3.2 * vary(4, 0.2),
-          daytimeKw: 0.9 * vary(5, 0.2),
-          spikeKw: 2.5,
-        },
-        battery: {
-          capacityKwh: 20,
-          nominalV: 51.2,
-          maxChargeKw: 5,
-          maxDischargeKw: 5,
-          minSoc: 0.2,
-          maxSoc: 0.95,
-          efficiency: 0.95,
-          initialSoc: 0.5,
-        },
-        genset: { ratedKw: 8, mode: "standby", tankLiter: 120 },
-        grid: { exportAllowed: true, outageProbability: 0.06 },
-      };
-    case "offgrid":
-      return {
-        kind,
-        solarPeakKw: round1(6.5 * vary(1, 0.1)),
-        inverterMaxKw: 7,
-        solarNoonUtcH: noon,
-        load: {
-          style: "residential",
-          baseKw: 0.25 * vary(2, 0.15),
-          morningKw: 1.0 * vary(3, 0.2),
-          eveningKw: 1.3 * vary(4, 0.2),
-          daytimeKw: 1.1 * vary(5, 0.2),
-          spikeKw: 1.5,
-        },
-        battery: {
-          capacityKwh: 20,
-          nominalV: 51.2,
-          maxChargeKw: 5,
-          maxDischargeKw: 5,
-          minSoc: 0.2,
-          maxSoc: 0.95,
-          efficiency: 0.95,
-          initialSoc: 0.6,
-        },
-        genset: { ratedKw: 6, mode: "offgrid", tankLiter: 200 },
-        grid: undefined,
-      };
-    case "auditbox":
-      return {
-        kind,
-        solarPeakKw: round1(30 * vary(1, 0.1)),
-        inverterMaxKw: 27,
-        solarNoonUtcH: noon,
-        load: {
-          style: "commercial",
-          baseKw: 3 * vary(2, 0.15),
-          morningKw: 0,
-          eveningKw: 0,
-          daytimeKw: 14 * vary(5, 0.2),
-          spikeKw: 6,
-        },
-        battery: undefined,
-        genset: { ratedKw: 30, mode: "standby", tankLiter: 400 },
-        grid: { exportAllowed: true, outageProbability: 0.25 },
-      };
-    case "gridtied":
-      return {
-        kind,
-        solarPeakKw: round1(5 * vary(1, 0.1)),
-        inverterMaxKw: 4.6,
-        solarNoonUtcH: noon,
-        load: {
-          style: "residential",
-          baseKw: 0.35 * vary(2, 0.15),
-          morningKw: 1.4 * vary(3, 0.2),
-          eveningKw: 2.0 * vary(4, 0.2),
-          daytimeKw: 0.5 * vary(5, 0.2),
-          spikeKw: 2,
-        },
-        battery: undefined,
-        genset: undefined,
-        grid: { exportAllowed: true, outageProbability: 0 },
-      };
-  }
+  const vary: Vary = (slot, spread) => 1 + spread * (2 * unit2(k, slot) - 1);
+  const spec = KINDS[kind];
+  return {
+    kind,
+    solarPeakKw: round1(spec.solarPeakKw * vary(1, 0.1)),
+    inverterMaxKw: spec.inverterMaxKw,
+    solarNoonUtcH: 12.1 + 0.5 * unit2(k, 0),
+    load: spec.load(vary),
+    battery: spec.battery,
+    genset: spec.genset,
+    grid: spec.grid,
+  };
 }

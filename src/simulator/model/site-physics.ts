@@ -4,7 +4,7 @@
  * other > 0 imports from the grid and other < 0 exports.
  */
 import { abs, clamp, exp, floor, min, round3 } from "./num.js";
-import type { SiteProfile } from "./profiles.js";
+import type { BatterySpec, SiteProfile } from "./profiles.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
 import {
@@ -151,23 +151,16 @@ function nextGensetOn(
   return on ? soc < 0.6 : soc < 0.35;
 }
 
-/** Simulates day `day` from the state at its 00:00 UTC; returns the frame and the end state. */
-export function simulateDay(
-  profile: SiteProfile,
-  keys: SiteKeys,
-  day: number,
-  resolutionS: number,
-  start: SiteState,
-): { frame: DayFrame; end: SiteState } {
-  const dayStartS = dayStartOf(day);
+/** A frame of `day` with every channel zero. */
+function emptyFrame(day: number, resolutionS: number, cloudiness: number): DayFrame {
   const { firstS, count } = dayGrid(day, resolutionS);
-  const frame: DayFrame = {
+  return {
     day,
-    dayStartS,
+    dayStartS: dayStartOf(day),
     firstS,
     count,
     resolutionS,
-    cloudiness: dayCloudiness(keys.weather, day),
+    cloudiness,
     solar: new Float64Array(count),
     load: new Float64Array(count),
     battery: new Float64Array(count),
@@ -181,86 +174,133 @@ export function simulateDay(
     clipped: new Uint8Array(count),
     alarm: new Uint16Array(count),
   };
+}
+
+/** Power flows of one sample in kW (sign convention of this file). */
+interface Flows {
+  readonly solar: number;
+  readonly load: number;
+  readonly battery: number;
+  readonly genset: number;
+}
+
+/**
+ * Dispatch: the battery takes the surplus or covers the deficit within its limits, a running
+ * genset also recharges it; the grid takes the rest, else solar is curtailed or load shed.
+ */
+function dispatch(
+  profile: SiteProfile,
+  demand: { readonly solar: number; readonly load: number },
+  soc: number,
+  on: boolean,
+  dtH: number,
+  gridUp: boolean,
+): Flows {
+  let { solar, load } = demand;
+  const bat = profile.battery;
+  const gen = profile.genset;
+  const net = load - solar;
+  let battery = 0;
+  let genset = 0;
+  if (bat !== undefined) {
+    const chargeLimit = clamp(
+      ((bat.maxSoc - soc) * bat.capacityKwh) / (dtH * bat.efficiency),
+      0,
+      bat.maxChargeKw,
+    );
+    const dischargeLimit = clamp(
+      ((soc - bat.minSoc) * bat.capacityKwh) / dtH,
+      0,
+      bat.maxDischargeKw,
+    );
+    if (on && gen !== undefined) {
+      genset = clamp(net + chargeLimit, 0, gen.ratedKw);
+      battery = net - genset;
+    } else {
+      battery = net;
+    }
+    battery = clamp(battery, -chargeLimit, dischargeLimit);
+  } else if (on && gen !== undefined) {
+    genset = clamp(net, 0, gen.ratedKw);
+  }
+  const rest = net - battery - genset;
+  const canExport = gridUp && profile.grid?.exportAllowed === true;
+  if (rest > 0 && !gridUp) load -= rest;
+  else if (rest < 0 && !canExport) solar += rest;
+  return { solar, load, battery, genset };
+}
+
+/**
+ * The flows rounded to 3 decimals so that they balance: off grid the load is the sum of the
+ * sources; on grid, a balance without grid exchange puts the rounding into one source.
+ */
+function roundedFlows(flows: Flows, gridUp: boolean): Flows {
+  const { solar, load, battery, genset } = flows;
+  let solarR = round3(solar);
+  let batteryR = round3(battery);
+  let gensetR = round3(genset);
+  const loadR = gridUp ? round3(load) : round3(solarR + batteryR + gensetR);
+  if (gridUp && abs(load - solar - battery - genset) < 1e-9) {
+    if (battery !== 0) batteryR = round3(loadR - solarR - gensetR);
+    else if (genset !== 0) gensetR = round3(loadR - solarR);
+    else solarR = loadR;
+  }
+  return { solar: solarR, load: loadR, battery: batteryR, genset: gensetR };
+}
+
+/** The state of charge after `batteryKw` (> 0 discharges) for one sample of `dtH` hours. */
+function nextSoc(bat: BatterySpec, soc: number, batteryKw: number, dtH: number): number {
+  const next =
+    soc +
+    (batteryKw < 0
+      ? (-batteryKw * dtH * bat.efficiency) / bat.capacityKwh
+      : (-batteryKw * dtH) / bat.capacityKwh);
+  return clamp(next, 0, 1);
+}
+
+/** Simulates day `day` from the state at its 00:00 UTC; returns the frame and the end state. */
+export function simulateDay(
+  profile: SiteProfile,
+  keys: SiteKeys,
+  day: number,
+  resolutionS: number,
+  start: SiteState,
+): { frame: DayFrame; end: SiteState } {
+  const frame = emptyFrame(day, resolutionS, dayCloudiness(keys.weather, day));
+  const { dayStartS, firstS, count, cloudiness } = frame;
   const sun = sunWindow(dayStartS + 43_200, profile.solarNoonUtcH);
   const weekday = weekdayOf(dayStartS);
   const weekend = weekday === 0 || weekday === 6;
   const outage = dayOutage(profile, keys, day);
   const dtH = resolutionS / 3600;
   const bat = profile.battery;
-  const gen = profile.genset;
   let soc = start.soc;
   let on = start.gensetOn;
 
   for (let i = 0; i < count; i++) {
     const t = firstS + i * resolutionS;
     const h = (t - dayStartS) / 3600;
-    const irr = irradiance(keys.weather, sun, t, h, frame.cloudiness);
-    const amb = ambientTemperature(keys.weather, sun, t, h, frame.cloudiness);
+    const irr = irradiance(keys.weather, sun, t, h, cloudiness);
+    const amb = ambientTemperature(keys.weather, sun, t, h, cloudiness);
     const moduleC = amb + irr * 0.028;
     const dcKw = profile.solarPeakKw * (irr / 1000) * (1 - 0.004 * (moduleC - 25)) * 0.96;
-    let solar = dcKw < 0.002 ? 0 : min(profile.inverterMaxKw, dcKw);
-    let load = loadKw(profile, keys, t, h, weekend);
+    const solar = dcKw < 0.002 ? 0 : min(profile.inverterMaxKw, dcKw);
+    const load = loadKw(profile, keys, t, h, weekend);
     const inOutage = outage !== undefined && h >= outage.startH && h < outage.endH;
     const gridUp = profile.grid !== undefined && !inOutage;
     on = nextGensetOn(profile, on, soc, h, gridUp, solar > load);
-
-    // Dispatch: the battery takes the surplus or covers the deficit within its limits, a running
-    // genset also recharges it; the grid takes the rest, else solar is curtailed or load shed.
-    const net = load - solar;
-    let battery = 0;
-    let genset = 0;
-    if (bat !== undefined) {
-      const chargeLimit = clamp(
-        ((bat.maxSoc - soc) * bat.capacityKwh) / (dtH * bat.efficiency),
-        0,
-        bat.maxChargeKw,
-      );
-      const dischargeLimit = clamp(
-        ((soc - bat.minSoc) * bat.capacityKwh) / dtH,
-        0,
-        bat.maxDischargeKw,
-      );
-      if (on && gen !== undefined) {
-        genset = clamp(net + chargeLimit, 0, gen.ratedKw);
-        battery = net - genset;
-      } else {
-        battery = net;
-      }
-      battery = clamp(battery, -chargeLimit, dischargeLimit);
-    } else if (on && gen !== undefined) {
-      genset = clamp(net, 0, gen.ratedKw);
-    }
-    const rest = net - battery - genset;
-    const canExport = gridUp && profile.grid?.exportAllowed === true;
-    if (rest > 0 && !gridUp) load -= rest;
-    else if (rest < 0 && !canExport) solar += rest;
-
-    let solarR = round3(solar);
-    let batteryR = round3(battery);
-    let gensetR = round3(genset);
-    const loadR = gridUp ? round3(load) : round3(solarR + batteryR + gensetR);
-    if (gridUp && abs(load - solar - battery - genset) < 1e-9) {
-      if (battery !== 0) batteryR = round3(loadR - solarR - gensetR);
-      else if (genset !== 0) gensetR = round3(loadR - solarR);
-      else solarR = loadR;
-    }
-    frame.solar[i] = solarR;
-    frame.load[i] = loadR;
-    frame.battery[i] = batteryR;
-    frame.genset[i] = gensetR;
-    frame.other[i] = gridUp ? round3(loadR - solarR - batteryR - gensetR) : 0;
+    const r = roundedFlows(dispatch(profile, { solar, load }, soc, on, dtH, gridUp), gridUp);
+    frame.solar[i] = r.solar;
+    frame.load[i] = r.load;
+    frame.battery[i] = r.battery;
+    frame.genset[i] = r.genset;
+    frame.other[i] = gridUp ? round3(r.load - r.solar - r.battery - r.genset) : 0;
     frame.irradiance[i] = irr;
     frame.ambient[i] = amb;
     frame.gridUp[i] = gridUp ? 1 : 0;
     frame.gensetOn[i] = on ? 1 : 0;
     frame.clipped[i] = dcKw > profile.inverterMaxKw ? 1 : 0;
-    if (bat !== undefined) {
-      soc +=
-        batteryR < 0
-          ? (-batteryR * dtH * bat.efficiency) / bat.capacityKwh
-          : (-batteryR * dtH) / bat.capacityKwh;
-      soc = clamp(soc, 0, 1);
-    }
+    if (bat !== undefined) soc = nextSoc(bat, soc, r.battery, dtH);
     frame.soc[i] = soc;
   }
   return { frame, end: { soc, gensetOn: on } };

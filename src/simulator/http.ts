@@ -1,0 +1,68 @@
+/** The simulator's HTTP plumbing: answers, the request target, routing to an endpoint, dates. */
+import type { IncomingMessage } from "node:http";
+import type { Endpoint } from "./options.js";
+
+/** An answer before it is written. */
+export interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly headers?: Record<string, string>;
+}
+
+/** A JSON answer. */
+export const json = (status: number, value: unknown, headers?: Record<string, string>): Answer => ({
+  status,
+  body: JSON.stringify(value),
+  headers: { "content-type": "application/json", ...headers },
+});
+
+/** A JSON error answer `{error}`. */
+export const fail = (status: number, error: string): Answer => json(status, { error });
+
+/** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
+export const httpDate = (ms: number): string => new Date(ms).toUTCString();
+
+/** A request's path segments (percent-decoded; none when one does not decode) and query. */
+export interface Target {
+  readonly segments: string[];
+  readonly query: Record<string, string>;
+}
+
+/** The path segments and query of a request URL. */
+export function parseTarget(url: string): Target {
+  const q = url.indexOf("?");
+  const rawPath = q < 0 ? url : url.slice(0, q);
+  const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));
+  try {
+    const segments = rawPath
+      .split("/")
+      .filter((s) => s !== "")
+      .map(decodeURIComponent);
+    return { segments, query };
+  } catch {
+    return { segments: [], query };
+  }
+}
+
+/** The endpoint a method and path address ("unknown" for any other). */
+export function routeOf(method: string, segments: readonly string[]): Endpoint {
+  const [first, second, third] = segments;
+  if (method === "POST") {
+    if (segments.length === 1 && first === "set_password") return "set_password";
+    if (segments.length === 1 && first === "create_token") return "create_token";
+    return "unknown";
+  }
+  if (method !== "GET") return "unknown";
+  if (segments.length === 1 && first === "devices") return "devices";
+  if (segments.length === 3 && first === "data") return "data";
+  if (segments.length === 2 && second === "resources") return "resources";
+  if (segments.length === 3 && third === "values") return "values";
+  return "unknown";
+}
+
+/** The whole request body as UTF-8. */
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,117 @@
+/**
+ * Faults of the transport (test knobs, spec 8 limits): dropped connections, server errors,
+ * truncated bodies, delays, error answers that echo the request's headers, and the rate limit.
+ * Which request gets a fault is drawn from the seed, in request order.
+ */
+import type { IncomingMessage } from "node:http";
+import { type Answer, fail, httpDate, json } from "./http.js";
+import { subKey, unit2 } from "./model/rng.js";
+import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
+
+/** A fault drawn for one request. */
+export type RequestFault = "drop" | "error" | "malformed" | "delay";
+
+/** True when the faults apply to the endpoint. */
+export function faultsApplyTo(faults: FaultOptions, endpoint: Endpoint): boolean {
+  const { endpoints } = faults;
+  return endpoints === undefined || endpoints.includes(endpoint);
+}
+
+/** The fault draws, server-error bodies and rate-limit window of one simulator. */
+export class RequestFaults {
+  private readonly random: () => number;
+  private faultCounter = 0;
+  private windowSecond = -1;
+  private windowCount = 0;
+
+  constructor(seed: number) {
+    const faultKey = subKey(seed, "faults");
+    let draws = 0;
+    this.random = () => unit2(faultKey, draws++);
+  }
+
+  /** The fault of the next request to `endpoint` (one draw when the faults apply to it). */
+  draw(faults: FaultOptions, endpoint: Endpoint): RequestFault | undefined {
+    if (!faultsApplyTo(faults, endpoint)) return undefined;
+    const r = this.random();
+    let edge = 0;
+    for (const [kind, rate] of [
+      ["drop", faults.dropRate],
+      ["error", faults.errorRate],
+      ["malformed", faults.malformedRate],
+      ["delay", faults.delayRate ?? (faults.delayMs ? 1 : 0)],
+    ] as const) {
+      edge += rate ?? 0;
+      if (r < edge) return kind;
+    }
+    return undefined;
+  }
+
+  /** A server error: 500 with a JSON body, 503 with text and 502 empty, in turn. */
+  serverError(): Answer {
+    this.faultCounter++;
+    switch (this.faultCounter % 3) {
+      case 0:
+        return fail(500, "internal server error");
+      case 1:
+        return {
+          status: 503,
+          body: "Service Unavailable",
+          headers: { "content-type": "text/plain" },
+        };
+      default:
+        return { status: 502, body: "" };
+    }
+  }
+
+  /**
+   * The 429 answer when the request at `rateMs` (the rate clock) is past the limit of its
+   * one-second window; else undefined. An HTTP-date Retry-After is on the simulator's clock
+   * (`nowMs`, that of the Date header).
+   */
+  rateLimited(
+    limit: RateLimitOptions | undefined,
+    rateMs: number,
+    nowMs: () => number,
+  ): Answer | undefined {
+    if (!limit) return undefined;
+    const second = Math.floor(rateMs / 1000);
+    if (second !== this.windowSecond) {
+      this.windowSecond = second;
+      this.windowCount = 0;
+    }
+    this.windowCount++;
+    if (this.windowCount <= limit.perSecond) return undefined;
+    // an HTTP date is on the simulator's clock (that of the Date header): 1-2 s past the window
+    const retryAfter =
+      limit.retryAfterStyle === "http-date"
+        ? httpDate(nowMs() + (second + 2) * 1000 - rateMs)
+        : "1";
+    return json(429, { error: "rate limit exceeded" }, { "retry-after": retryAfter });
+  }
+}
+
+/** A 200 answer cut to half its body (the "malformed" fault); other answers unchanged. */
+export function truncated(answer: Answer): Answer {
+  if (answer.status !== 200) return answer;
+  return { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) };
+}
+
+/** `answer` with the request's headers echoed in its body (the `echoHeaders` fault). */
+export function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer {
+  if (answer.body === "") return answer;
+  const headers = { ...req.headers };
+  if (answer.headers?.["content-type"] === "application/json") {
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.body);
+    } catch {
+      body = undefined;
+    }
+    if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+      return { ...answer, body: JSON.stringify({ ...body, request_headers: headers }) };
+    }
+  }
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${String(value)}`);
+  return { ...answer, body: `${answer.body}\nrequest headers:\n${lines.join("\n")}` };
+}
