@@ -16,7 +16,22 @@ export type ApiErrorCode =
   | "request_over_limit" // refused before sending: over spec 8's limits
   | "aborted"; // ended by ApiClient.abort() (shutdown) or the caller's AbortSignal
 
-export interface ApiErrorDetails {
+/** What an {@link ApiError} carries besides its message. */
+export type ApiErrorDetails = Pick<
+  ApiError,
+  | "code"
+  | "endpoint"
+  | "status"
+  | "retryable"
+  | "retryAfterMs"
+  | "retryAfterHeader"
+  | "bodyExcerpt"
+  | "attempts"
+  | "neverSent"
+>;
+
+/** Every failure of the API client is an ApiError with a stable `code`. */
+export class ApiError extends Error {
   readonly code: ApiErrorCode;
   /** `GET /data/{device}/{resource}`-style name of the endpoint. */
   readonly endpoint: string;
@@ -34,19 +49,6 @@ export interface ApiErrorDetails {
    * True when the request surely never reached the server (connection refused, host name not
    * resolved): safe to retry even a request that must not arrive twice (POST /set_password).
    */
-  readonly neverSent?: boolean;
-}
-
-/** Every failure of the API client is an ApiError with a stable `code`. */
-export class ApiError extends Error implements ApiErrorDetails {
-  readonly code: ApiErrorCode;
-  readonly endpoint: string;
-  readonly status?: number;
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
-  readonly retryAfterHeader?: string;
-  readonly bodyExcerpt?: string;
-  readonly attempts?: number;
   readonly neverSent?: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
@@ -83,16 +85,18 @@ export class ApiError extends Error implements ApiErrorDetails {
   }
 
   private details(): ApiErrorDetails {
+    const { code, endpoint, status, retryable, retryAfterMs } = this;
+    const { retryAfterHeader, bodyExcerpt, attempts, neverSent } = this;
     return {
-      attempts: this.attempts,
-      neverSent: this.neverSent,
-      code: this.code,
-      endpoint: this.endpoint,
-      status: this.status,
-      retryable: this.retryable,
-      retryAfterMs: this.retryAfterMs,
-      retryAfterHeader: this.retryAfterHeader,
-      bodyExcerpt: this.bodyExcerpt,
+      code,
+      endpoint,
+      status,
+      retryable,
+      retryAfterMs,
+      retryAfterHeader,
+      bodyExcerpt,
+      attempts,
+      neverSent,
     };
   }
 }

@@ -1,20 +1,11 @@
 import type { BackfillJob } from "../state/types.js";
 import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
-import { recordedRun } from "./recorded-run.js";
-import type { RunCounters } from "./run-context.js";
+import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
-export interface BackfillRunResult {
-  readonly runId: number;
-  readonly status: "ok" | "partial" | "failed" | "interrupted";
+export interface BackfillRunResult extends RunResult {
   readonly jobs: readonly BackfillJob[];
-  /** HTTP attempts of the run. */
-  readonly requests: number;
-  readonly points: number;
-  readonly deadLetters: number;
-  /** Everything the run counted. */
-  readonly counters: Readonly<RunCounters>;
 }
 
 /**
@@ -28,7 +19,7 @@ export async function runBackfillJobs(
 ): Promise<BackfillRunResult> {
   const finished: BackfillJob[] = [];
   const devices = new Set(jobs.map((j) => j.deviceId));
-  const { run, status } = await recordedRun(
+  const recorded = await recordedRun(
     pipeline,
     "backfill",
     async (run) => {
@@ -46,14 +37,5 @@ export async function runBackfillJobs(
       reportDevices: devices,
     }),
   );
-  const { counters } = run;
-  return {
-    runId: run.id,
-    status,
-    jobs: finished,
-    requests: counters.requests,
-    points: counters.points,
-    deadLetters: counters.deadLetters,
-    counters: { ...counters },
-  };
+  return { ...runResult(recorded), jobs: finished };
 }

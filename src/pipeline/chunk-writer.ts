@@ -8,6 +8,7 @@ import type { DeadLetterKind } from "../state/types.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
 import { AnswerScreen, type ScreenStats } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
+import { isoSeconds } from "../util/utc-time.js";
 import { newestWritten } from "./cursor.js";
 import type { Chunk } from "./plan-chunks.js";
 
@@ -55,8 +56,8 @@ export function chunkContext(target: ChunkTarget, chunk: Chunk) {
     device: target.deviceId,
     resource: target.resourceId,
     chunk: chunk.index,
-    from: new Date(chunk.fromS * 1000).toISOString(),
-    to: new Date(chunk.toS * 1000).toISOString(),
+    from: isoSeconds(chunk.fromS),
+    to: isoSeconds(chunk.toS),
     values: chunk.values.length,
   };
 }

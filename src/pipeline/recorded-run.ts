@@ -4,7 +4,7 @@ import type { StateStore } from "../state/state-store.js";
 import type { RunKind, RunSummary } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { cutByShutdown, isFatal } from "./errors.js";
-import { RunContext, runStatus } from "./run-context.js";
+import { RunContext, type RunCounters, runStatus } from "./run-context.js";
 import { type ReportParts, reportRun } from "./run-report.js";
 
 /** What a run's work came to, for its status, its row in the runs table and its report. */
@@ -26,6 +26,33 @@ export interface RecordedRunParts extends ReportParts {
   readonly owner: Owner;
   readonly now: () => Date;
   readonly isStopping: boolean;
+}
+
+/** What every recorded run hands back. */
+export interface RunResult {
+  readonly runId: number;
+  /** `interrupted`: stopped by a signal; what was not done is done next time. */
+  readonly status: RunSummary["status"];
+  /** HTTP attempts of the run. */
+  readonly requests: number;
+  readonly points: number;
+  /** New dead letters. */
+  readonly deadLetters: number;
+  /** Everything the run counted. */
+  readonly counters: Readonly<RunCounters>;
+}
+
+/** The {@link RunResult} of a recorded run. */
+export function runResult({ run, status }: RecordedRun): RunResult {
+  const { counters } = run;
+  return {
+    runId: run.id,
+    status,
+    requests: counters.requests,
+    points: counters.points,
+    deadLetters: counters.deadLetters,
+    counters: { ...counters },
+  };
 }
 
 /** A recorded run, ended. */

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
 import { ApiError } from "../api/errors.js";
 import { messageOf } from "../util/errors.js";
-import { epochSeconds } from "../util/utc-time.js";
+import { epochSeconds, isoSeconds } from "../util/utc-time.js";
 import {
   afterCommit,
   afterPark,
@@ -76,7 +76,7 @@ export async function syncResource(
     case "wait":
       outcome.waiting = true;
       log.debug(
-        { ...context, retryAt: new Date(plan.retryAtS * 1000).toISOString() },
+        { ...context, retryAt: isoSeconds(plan.retryAtS) },
         "resource waits after failures",
       );
       return outcome;
@@ -85,7 +85,7 @@ export async function syncResource(
       return outcome;
     case "probe": {
       const found = await probe(parts, run, target, plan.windows, failing);
-      const since = new Date(plan.silentSinceS * 1000).toISOString();
+      const since = isoSeconds(plan.silentSinceS);
       if (outcome.error !== undefined) return outcome;
       if (!found) {
         outcome.silentSinceS = plan.silentSinceS;
@@ -131,8 +131,8 @@ function repairFuture(parts: SyncParts, target: ResourceTarget, nowS: number, ho
   target.log.warn(
     {
       resource: resourceId,
-      newestRecord: new Date(cursor.newestRecordS * 1000).toISOString(),
-      apiClock: new Date(nowS * 1000).toISOString(),
+      newestRecord: isoSeconds(cursor.newestRecordS),
+      apiClock: isoSeconds(nowS),
     },
     "cursor ahead of the API's clock (set by a clock running ahead): reading the horizon again",
   );
@@ -210,8 +210,8 @@ async function fetchResource(
     target.log.warn(
       {
         resource: resourceId,
-        lostFrom: new Date(plan.beyondHorizonS * 1000).toISOString(),
-        lostTo: new Date((fromS - 1) * 1000).toISOString(),
+        lostFrom: isoSeconds(plan.beyondHorizonS),
+        lostTo: isoSeconds(fromS - 1),
       },
       "late data older than LATE_DATA_HORIZON is not fetched (energy-etl audit finds it)",
     );

@@ -4,8 +4,8 @@ import { runBackfillJob } from "./backfill-job.js";
 import { type CatalogPolicy, deviceCatalog, readDeviceCatalog } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
-import { recordedRun } from "./recorded-run.js";
-import type { RunContext, RunCounters } from "./run-context.js";
+import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
+import type { RunContext } from "./run-context.js";
 import { selectDevices } from "./select-devices.js";
 import { type ResourceOutcome, syncResource } from "./sync-resource.js";
 
@@ -28,18 +28,10 @@ export interface DeviceSyncResult {
 }
 
 /** What a whole sync cycle did; also recorded in the runs table. */
-export interface SyncResult {
-  readonly runId: number;
-  /** `interrupted`: stopped by a signal; windows not fetched keep their cursor. */
-  readonly status: "ok" | "partial" | "failed" | "interrupted";
+export interface SyncResult extends RunResult {
   readonly devices: readonly DeviceSyncResult[];
-  readonly requests: number;
-  readonly points: number;
   readonly errors: number;
-  readonly deadLetters: number;
   readonly durationMs: number;
-  /** Everything the run counted. */
-  readonly counters: Readonly<RunCounters>;
 }
 
 /** Options of {@link runSync}. */
@@ -106,17 +98,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     },
     "sync finished",
   );
-  return {
-    runId: run.id,
-    status,
-    devices: results,
-    requests: counters.requests,
-    points: counters.points,
-    errors,
-    deadLetters: counters.deadLetters,
-    durationMs,
-    counters: { ...counters },
-  };
+  return { ...runResult(recorded), devices: results, errors, durationMs };
 }
 
 /**

@@ -64,3 +64,8 @@ export function parseTimeSpec(text: string): TimeSpec | undefined {
   const at = parseUtcInstant(trimmed);
   return at ? { kind: "at", at } : undefined;
 }
+
+/** Epoch seconds as an ISO string (`2026-06-15T12:00:00.000Z`), for logs and messages. */
+export function isoSeconds(s: number): string {
+  return new Date(s * 1000).toISOString();
+}
