@@ -166,16 +166,15 @@ export class EtlService {
       return undefined;
     }
     // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
-    this.syncing = runSync(this.pipeline, { catalog: "stored" })
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "sync failed"),
-      )
-      .finally(() => {
+    this.syncing = this.settled(
+      runSync(this.pipeline, { catalog: "stored" }),
+      "sync failed",
+      () => {
         this.syncing = undefined;
         this.drainBackfills();
         this.refreshCatalogs();
-      });
+      },
+    );
     return this.syncing;
   }
 
@@ -192,16 +191,15 @@ export class EtlService {
    */
   refreshCatalogs(): void {
     if (this.cataloging || this.pipeline.isStopping) return;
-    this.cataloging = runCatalogRefresh(this.pipeline)
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "catalog refresh failed"),
-      )
-      .finally(() => {
+    this.cataloging = this.settled(
+      runCatalogRefresh(this.pipeline),
+      "catalog refresh failed",
+      () => {
         this.cataloging = undefined;
         // history jobs of values that appeared run at once, not at the next tick
         this.drainBackfills();
-      });
+      },
+    );
   }
 
   /**
@@ -213,14 +211,13 @@ export class EtlService {
     const nowS = Math.floor(this.pipeline.now().getTime() / 1000);
     const jobs = this.pipeline.store.jobs.due(nowS, this.pipeline.owner, Date.now());
     if (jobs.length === 0) return;
-    this.backfilling = runBackfillJobs(this.pipeline, jobs)
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "backfill run failed"),
-      )
-      .finally(() => {
+    this.backfilling = this.settled(
+      runBackfillJobs(this.pipeline, jobs),
+      "backfill run failed",
+      () => {
         this.backfilling = undefined;
-      });
+      },
+    );
   }
 
   /**
@@ -359,6 +356,19 @@ export class EtlService {
       this.fatal(error instanceof Error ? error : new Error(messageOf(error)));
       return false;
     }
+  }
+
+  /**
+   * Background work that settles, never rejects: a failure goes to {@link failed} as `what`; then
+   * `after` runs.
+   */
+  private settled(work: Promise<unknown>, what: string, after: () => void): Promise<void> {
+    return work
+      .then(
+        () => undefined,
+        (error: unknown) => this.failed(error, what),
+      )
+      .finally(after);
   }
 
   private failed(error: unknown, what: string): void {
