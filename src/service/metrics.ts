@@ -9,12 +9,6 @@ import type { Pipeline } from "../pipeline/pipeline.js";
 
 const PREFIX = "energy_etl_";
 
-/**
- * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
- * 429s, points written, write errors, chunk durations, queue size, watermark lag per device, the
- * last run, backfill progress. Counters are fed where results arrive (the API client's requester,
- * the chunk runner); gauges are read from the pipeline when scraped.
- */
 /** One sample of a gauge: its label values (none for a gauge without labels) and its value. */
 type Sample = readonly [labels: Readonly<Record<string, string>>, value: number];
 
@@ -23,7 +17,9 @@ interface WatchedGauge {
   readonly name: string;
   readonly help: string;
   readonly labelNames?: readonly string[];
-  /** The samples now; a label set not among them is gone from the gauge. */
+  /** Each scrape replaces the label sets: one not read again is gone (else it keeps its value). */
+  readonly replace?: true;
+  /** The samples now. */
   read(pipeline: Pipeline): Iterable<Sample>;
 }
 
@@ -52,6 +48,7 @@ const WATCHED: readonly WatchedGauge[] = [
     name: "cursor_lag_seconds",
     help: "Seconds between now and the newest record written, per device and resource",
     labelNames: byResource,
+    replace: true,
     read: (pipeline) => {
       const nowS = nowSOf(pipeline);
       return pipeline.store.cursors
@@ -66,6 +63,7 @@ const WATCHED: readonly WatchedGauge[] = [
     name: "silent_since_seconds",
     help: "Epoch seconds since when a silent device resource has sent nothing (only silent ones)",
     labelNames: byResource,
+    replace: true,
     read: (pipeline) => {
       const nowS = nowSOf(pipeline);
       const rules = syncRules(pipeline.config, nowS);
@@ -81,6 +79,7 @@ const WATCHED: readonly WatchedGauge[] = [
     name: "dead_letters",
     help: "Dead letters kept in the state database, per device and resource",
     labelNames: byResource,
+    replace: true,
     read: ({ store }) =>
       store.deadLetters
         .countByResource()
@@ -181,7 +180,7 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
         labelNames: gauge.labelNames ?? [],
         registers: [this.registry],
         collect() {
-          this.reset();
+          if (gauge.replace) this.reset();
           for (const [labels, value] of gauge.read(pipeline)) this.set(labels, value);
         },
       });

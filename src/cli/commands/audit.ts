@@ -91,9 +91,9 @@ async function runAudit(
     opts.fix && result.holes.length > 0
       ? await fixHoles(pipeline, result.holes, context)
       : undefined;
-  const { stdout } = context.io;
-  if (opts.json) writeLine(stdout, JSON.stringify(auditJson(result, fixed), null, 2));
-  else printAudit(context.io, result, fixed);
+  const { io } = context;
+  if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+  else printAudit(io, result, fixed);
   if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
   }
