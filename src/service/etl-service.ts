@@ -8,6 +8,7 @@ import { runSync } from "../pipeline/sync.js";
 import { StateError } from "../state/state-error.js";
 import { messageOf } from "../util/errors.js";
 import { sleep } from "../util/timers.js";
+import { epochSeconds } from "../util/utc-time.js";
 import { HealthServer } from "./health-server.js";
 import type { EtlMetrics } from "./metrics.js";
 import { type CheckOutcome, Scheduler } from "./scheduler.js";
@@ -208,7 +209,7 @@ export class EtlService {
    */
   drainBackfills(): void {
     if (this.backfilling || this.pipeline.isStopping) return;
-    const nowS = Math.floor(this.pipeline.now().getTime() / 1000);
+    const nowS = epochSeconds(this.pipeline.now());
     const jobs = this.pipeline.store.jobs.due(nowS, this.pipeline.owner, Date.now());
     if (jobs.length === 0) return;
     this.backfilling = this.settled(
@@ -302,7 +303,7 @@ export class EtlService {
    * that is the silent-device alert's business).
    */
   private lagCheck(): CheckOutcome {
-    const nowS = Math.floor(this.pipeline.apiNow().getTime() / 1000);
+    const nowS = epochSeconds(this.pipeline.apiNow());
     const rules = syncRules(this.pipeline.config, nowS);
     let worst: { name: string; lagS: number } | undefined;
     for (const c of this.pipeline.store.cursors.list()) {

@@ -6,6 +6,7 @@ import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
+import { epochSeconds } from "../util/utc-time.js";
 
 const PREFIX = "energy_etl_";
 
@@ -25,7 +26,6 @@ interface WatchedGauge {
 
 const byResource = ["device_id", "resource_id"] as const;
 const KINDS = ["sync", "backfill"] as const;
-const nowSOf = (pipeline: Pipeline): number => Math.floor(pipeline.apiNow().getTime() / 1000);
 const lastRuns = (pipeline: Pipeline) =>
   KINDS.flatMap((kind) => {
     const run = pipeline.store.runs.last(kind);
@@ -50,7 +50,7 @@ const WATCHED: readonly WatchedGauge[] = [
     labelNames: byResource,
     replace: true,
     read: (pipeline) => {
-      const nowS = nowSOf(pipeline);
+      const nowS = epochSeconds(pipeline.apiNow());
       return pipeline.store.cursors
         .list()
         .map((c) => [
@@ -65,7 +65,7 @@ const WATCHED: readonly WatchedGauge[] = [
     labelNames: byResource,
     replace: true,
     read: (pipeline) => {
-      const nowS = nowSOf(pipeline);
+      const nowS = epochSeconds(pipeline.apiNow());
       const rules = syncRules(pipeline.config, nowS);
       return pipeline.store.cursors.list().flatMap((c): Sample[] => {
         const since = silentSince(c, nowS, rules);

@@ -4,6 +4,7 @@ import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, ExitStatus, parseOptions, UsageError, writeLine } from "../io.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
@@ -113,8 +114,8 @@ async function findHoles(
       query,
       {
         devices: opts.device ?? "all",
-        fromS: Math.floor(opts.from.getTime() / 1000),
-        toS: Math.floor(opts.to.getTime() / 1000),
+        fromS: epochSeconds(opts.from),
+        toS: epochSeconds(opts.to),
       },
       progress,
     );
@@ -129,7 +130,7 @@ async function fixHoles(
   holes: AuditResult["holes"],
   context: CommandContext,
 ): Promise<Fixed> {
-  const nowS = Math.floor(pipeline.now().getTime() / 1000);
+  const nowS = epochSeconds(pipeline.now());
   const jobs = queueBackfill(pipeline, holeJobs(holes, nowS)).jobs.map((q) => q.job);
   const { run } = await runBackfillWithProgress(pipeline, jobs, context);
   return {

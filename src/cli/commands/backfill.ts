@@ -8,6 +8,7 @@ import {
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
@@ -83,7 +84,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     .action(async (rawOpts: unknown, command: Command) => {
       const opts = parseOptions(optionsSchema, rawOpts);
       // nothing after now exists yet: a later --to would plan empty requests
-      const nowS = Math.floor(Date.now() / 1000);
+      const nowS = epochSeconds(new Date());
       await withPipeline(
         command,
         io,
@@ -147,8 +148,8 @@ async function plannedJobs(
   const from = opts.from ?? new Date(nowS * 1000);
   const request = {
     devices: opts.all ? ("all" as const) : (opts.device ?? []),
-    fromS: Math.min(Math.floor(from.getTime() / 1000), nowS),
-    toS: Math.min(Math.floor((opts.to ?? new Date()).getTime() / 1000), nowS),
+    fromS: Math.min(epochSeconds(from), nowS),
+    toS: Math.min(epochSeconds(opts.to ?? new Date()), nowS),
     values: opts.values,
   };
   const { jobs: plan } = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });

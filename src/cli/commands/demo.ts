@@ -7,6 +7,7 @@ import { openPipeline } from "../../pipeline/create-pipeline.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import { type CommandContext, createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
@@ -87,7 +88,7 @@ interface DemoSummary {
 
 /** Backfills the last DEMO_DAYS days of every device, then runs one sync. */
 async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Promise<DemoSummary> {
-  const nowS = Math.floor(Date.now() / 1000);
+  const nowS = epochSeconds(new Date());
   const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
     devices: "all",
     fromS: nowS - DEMO_DAYS * 86_400,

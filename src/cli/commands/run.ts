@@ -9,6 +9,7 @@ import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
 import { sleep } from "../../util/timers.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
 
@@ -63,7 +64,7 @@ async function runService(io: CliIo, command: Command): Promise<void> {
 
 /** The service's settings from the configuration. */
 function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
-  const nowS = Math.floor(Date.now() / 1000);
+  const nowS = epochSeconds(new Date());
   return {
     cron: config.sync.cron,
     httpPort: config.http.port,

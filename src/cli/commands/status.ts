@@ -3,6 +3,7 @@ import type { Config } from "../../config.js";
 import { silentSince, syncRules } from "../../pipeline/cursor.js";
 import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { renderTable, type TableStream } from "../table.js";
@@ -32,7 +33,7 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
       const { config, logger } = createContext(command, io);
       const store = openStore(config, logger);
       try {
-        const status = readStatus(store, config, Math.floor(Date.now() / 1000));
+        const status = readStatus(store, config, epochSeconds(new Date()));
         if (opts.json) writeLine(io.stdout, JSON.stringify(status, null, 2));
         else printStatus(io.stdout, status);
       } finally {
