@@ -5,7 +5,9 @@ import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
+import type { Owner } from "../state/owner.js";
 import { StateError } from "../state/state-error.js";
+import type { StateStore } from "../state/state-store.js";
 import { messageOf } from "../util/errors.js";
 import { sleep } from "../util/timers.js";
 import { epochSeconds } from "../util/utc-time.js";
@@ -62,7 +64,7 @@ export class StateInUseError extends Error {
 }
 
 /** The message for a lock another process holds. */
-export function inUseMessage(
+function inUseMessage(
   path: string,
   holder: { pid: number; host: string; command: string; since: string },
 ): string {
@@ -70,6 +72,12 @@ export function inUseMessage(
     `STATE_DB ${path} is in use by energy-etl ${holder.command} (pid ${holder.pid} on ` +
     `${holder.host}, since ${holder.since}); stop it, or give this one its own STATE_DB`
   );
+}
+
+/** Takes the service lock on `store` for `owner`; else throws StateInUseError naming its holder. */
+export function acquireServiceLock(store: StateStore, owner: Owner): void {
+  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+  if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
 }
 
 interface CachedCheck {
@@ -134,8 +142,7 @@ export class EtlService {
   /** Takes the service lock (or throws StateInUseError), starts the health server and ticks. */
   async start(): Promise<void> {
     const { store, owner } = this.pipeline;
-    const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-    if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+    acquireServiceLock(store, owner);
     this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
     try {
