@@ -1,6 +1,9 @@
 import type { SingleBar } from "cli-progress";
 import type { Logger } from "pino";
+import { type BackfillRunResult, runBackfillJobs } from "../pipeline/backfill.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
+import type { Pipeline } from "../pipeline/pipeline.js";
+import type { BackfillJob } from "../state/types.js";
 import type { Terminal } from "./terminal.js";
 
 /** Interval of progress log lines when stderr is not a terminal. */
@@ -78,6 +81,30 @@ export class BackfillProgressReporter {
       etaText: known ? ` | ETA ${formatSeconds(s.etaSeconds ?? 0)}` : "",
     };
   }
+}
+
+/** Where a backfill stood when it ended (see {@link BackfillProgressReporter.snapshot}). */
+export type BackfillProgressSnapshot = ReturnType<BackfillProgressReporter["snapshot"]>;
+
+/**
+ * Runs `jobs` as one backfill run with a {@link BackfillProgressReporter} over all their chunks
+ * (those already done counted as such), stopped however the run ends.
+ */
+export async function runBackfillWithProgress(
+  pipeline: Pipeline,
+  jobs: readonly BackfillJob[],
+  out: { readonly logger: Logger; readonly terminal: Terminal },
+): Promise<{ readonly run: BackfillRunResult; readonly progress: BackfillProgressSnapshot }> {
+  const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
+  const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
+  const progress = new BackfillProgressReporter(total, already, out.logger, out.terminal);
+  let run: BackfillRunResult;
+  try {
+    run = await runBackfillJobs(pipeline, jobs, progress);
+  } finally {
+    progress.stop();
+  }
+  return { run, progress: progress.snapshot() };
 }
 
 /** Progress of work in steps: a bar on a terminal, a log line every 10 s otherwise. */

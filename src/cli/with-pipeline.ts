@@ -1,12 +1,7 @@
 import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
-import {
-  inUseMessage,
-  LOCK_TTL_MS,
-  SERVICE_LOCK,
-  StateInUseError,
-} from "../service/etl-service.js";
+import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../service/etl-service.js";
 import { processOwner } from "../state/owner.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
@@ -85,8 +80,7 @@ export async function withPipeline<T>(
   try {
     if (options.lock) {
       const { store } = open;
-      const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-      if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+      acquireServiceLock(store, owner);
       heartbeat = setInterval(() => {
         store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
       }, LOCK_TTL_MS / 3);

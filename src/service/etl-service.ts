@@ -5,9 +5,12 @@ import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
+import type { Owner } from "../state/owner.js";
 import { StateError } from "../state/state-error.js";
+import type { StateStore } from "../state/state-store.js";
 import { messageOf } from "../util/errors.js";
 import { sleep } from "../util/timers.js";
+import { epochSeconds } from "../util/utc-time.js";
 import { HealthServer } from "./health-server.js";
 import type { EtlMetrics } from "./metrics.js";
 import { type CheckOutcome, Scheduler } from "./scheduler.js";
@@ -61,7 +64,7 @@ export class StateInUseError extends Error {
 }
 
 /** The message for a lock another process holds. */
-export function inUseMessage(
+function inUseMessage(
   path: string,
   holder: { pid: number; host: string; command: string; since: string },
 ): string {
@@ -69,6 +72,12 @@ export function inUseMessage(
     `STATE_DB ${path} is in use by energy-etl ${holder.command} (pid ${holder.pid} on ` +
     `${holder.host}, since ${holder.since}); stop it, or give this one its own STATE_DB`
   );
+}
+
+/** Takes the service lock on `store` for `owner`; else throws StateInUseError naming its holder. */
+export function acquireServiceLock(store: StateStore, owner: Owner): void {
+  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+  if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
 }
 
 interface CachedCheck {
@@ -133,8 +142,7 @@ export class EtlService {
   /** Takes the service lock (or throws StateInUseError), starts the health server and ticks. */
   async start(): Promise<void> {
     const { store, owner } = this.pipeline;
-    const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-    if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+    acquireServiceLock(store, owner);
     this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
     try {
@@ -166,16 +174,15 @@ export class EtlService {
       return undefined;
     }
     // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
-    this.syncing = runSync(this.pipeline, { catalog: "stored" })
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "sync failed"),
-      )
-      .finally(() => {
+    this.syncing = this.settled(
+      runSync(this.pipeline, { catalog: "stored" }),
+      "sync failed",
+      () => {
         this.syncing = undefined;
         this.drainBackfills();
         this.refreshCatalogs();
-      });
+      },
+    );
     return this.syncing;
   }
 
@@ -192,16 +199,15 @@ export class EtlService {
    */
   refreshCatalogs(): void {
     if (this.cataloging || this.pipeline.isStopping) return;
-    this.cataloging = runCatalogRefresh(this.pipeline)
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "catalog refresh failed"),
-      )
-      .finally(() => {
+    this.cataloging = this.settled(
+      runCatalogRefresh(this.pipeline),
+      "catalog refresh failed",
+      () => {
         this.cataloging = undefined;
         // history jobs of values that appeared run at once, not at the next tick
         this.drainBackfills();
-      });
+      },
+    );
   }
 
   /**
@@ -210,17 +216,16 @@ export class EtlService {
    */
   drainBackfills(): void {
     if (this.backfilling || this.pipeline.isStopping) return;
-    const nowS = Math.floor(this.pipeline.now().getTime() / 1000);
+    const nowS = epochSeconds(this.pipeline.now());
     const jobs = this.pipeline.store.jobs.due(nowS, this.pipeline.owner, Date.now());
     if (jobs.length === 0) return;
-    this.backfilling = runBackfillJobs(this.pipeline, jobs)
-      .then(
-        () => undefined,
-        (error: unknown) => this.failed(error, "backfill run failed"),
-      )
-      .finally(() => {
+    this.backfilling = this.settled(
+      runBackfillJobs(this.pipeline, jobs),
+      "backfill run failed",
+      () => {
         this.backfilling = undefined;
-      });
+      },
+    );
   }
 
   /**
@@ -305,7 +310,7 @@ export class EtlService {
    * that is the silent-device alert's business).
    */
   private lagCheck(): CheckOutcome {
-    const nowS = Math.floor(this.pipeline.apiNow().getTime() / 1000);
+    const nowS = epochSeconds(this.pipeline.apiNow());
     const rules = syncRules(this.pipeline.config, nowS);
     let worst: { name: string; lagS: number } | undefined;
     for (const c of this.pipeline.store.cursors.list()) {
@@ -359,6 +364,19 @@ export class EtlService {
       this.fatal(error instanceof Error ? error : new Error(messageOf(error)));
       return false;
     }
+  }
+
+  /**
+   * Background work that settles, never rejects: a failure goes to {@link failed} as `what`; then
+   * `after` runs.
+   */
+  private settled(work: Promise<unknown>, what: string, after: () => void): Promise<void> {
+    return work
+      .then(
+        () => undefined,
+        (error: unknown) => this.failed(error, what),
+      )
+      .finally(after);
   }
 
   private failed(error: unknown, what: string): void {

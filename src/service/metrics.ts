@@ -6,8 +6,116 @@ import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
+import { epochSeconds } from "../util/utc-time.js";
 
 const PREFIX = "energy_etl_";
+
+/** One sample of a gauge: its label values (none for a gauge without labels) and its value. */
+type Sample = readonly [labels: Readonly<Record<string, string>>, value: number];
+
+/** A gauge read from the pipeline when scraped. */
+interface WatchedGauge {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames?: readonly string[];
+  /** Each scrape replaces the label sets: one not read again is gone (else it keeps its value). */
+  readonly replace?: true;
+  /** The samples now. */
+  read(pipeline: Pipeline): Iterable<Sample>;
+}
+
+const byResource = ["device_id", "resource_id"] as const;
+const KINDS = ["sync", "backfill"] as const;
+const lastRuns = (pipeline: Pipeline) =>
+  KINDS.flatMap((kind) => {
+    const run = pipeline.store.runs.last(kind);
+    return run?.endedAt ? [{ kind, endedAt: run.endedAt, ok: run.status === "ok" }] : [];
+  });
+
+/** The gauges {@link EtlMetrics.watch} registers, in the order they are exposed. */
+const WATCHED: readonly WatchedGauge[] = [
+  {
+    name: "queue_size",
+    help: "Fetch jobs waiting or running in the queue",
+    read: ({ chunks }) => [[{}, chunks.queue.size + chunks.queue.pending]],
+  },
+  {
+    name: "api_rate_limit_per_second",
+    help: "Current request rate of the rate gate (lower after 429s)",
+    read: ({ gate }) => (gate ? [[{}, gate.currentRatePerSecond]] : []),
+  },
+  {
+    name: "cursor_lag_seconds",
+    help: "Seconds between now and the newest record written, per device and resource",
+    labelNames: byResource,
+    replace: true,
+    read: (pipeline) => {
+      const nowS = epochSeconds(pipeline.apiNow());
+      return pipeline.store.cursors
+        .list()
+        .map((c) => [
+          { device_id: c.deviceId, resource_id: c.resourceId },
+          Math.max(0, nowS - (c.newestRecordS ?? c.startedS)),
+        ]);
+    },
+  },
+  {
+    name: "silent_since_seconds",
+    help: "Epoch seconds since when a silent device resource has sent nothing (only silent ones)",
+    labelNames: byResource,
+    replace: true,
+    read: (pipeline) => {
+      const nowS = epochSeconds(pipeline.apiNow());
+      const rules = syncRules(pipeline.config, nowS);
+      return pipeline.store.cursors.list().flatMap((c): Sample[] => {
+        const since = silentSince(c, nowS, rules);
+        return since === undefined
+          ? []
+          : [[{ device_id: c.deviceId, resource_id: c.resourceId }, since]];
+      });
+    },
+  },
+  {
+    name: "dead_letters",
+    help: "Dead letters kept in the state database, per device and resource",
+    labelNames: byResource,
+    replace: true,
+    read: ({ store }) =>
+      store.deadLetters
+        .countByResource()
+        .map((c) => [{ device_id: c.deviceId, resource_id: c.resourceId }, c.count]),
+  },
+  {
+    name: "parked_jobs",
+    help: "Backfill jobs parked after failing PARK_AFTER times",
+    read: ({ store }) => [[{}, store.jobs.parked().length]],
+  },
+  {
+    name: "last_run_timestamp_seconds",
+    help: "End of the last finished run, by kind",
+    labelNames: ["kind"],
+    read: (pipeline) =>
+      lastRuns(pipeline).map((r) => [{ kind: r.kind }, Date.parse(r.endedAt) / 1000]),
+  },
+  {
+    name: "last_run_success",
+    help: "1 when the last finished run of the kind was ok, else 0",
+    labelNames: ["kind"],
+    read: (pipeline) => lastRuns(pipeline).map((r) => [{ kind: r.kind }, r.ok ? 1 : 0]),
+  },
+  {
+    name: "backfill_chunks",
+    help: "Chunks of unfinished backfill jobs, by state (done, total)",
+    labelNames: ["state"],
+    read: ({ store }) => {
+      const jobs = store.jobs.unfinished();
+      return [
+        [{ state: "done" }, jobs.reduce((n, j) => n + j.chunksDone, 0)],
+        [{ state: "total" }, jobs.reduce((n, j) => n + j.chunksTotal, 0)],
+      ];
+    },
+  },
+];
 
 /**
  * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
@@ -17,56 +125,45 @@ const PREFIX = "energy_etl_";
  */
 export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   readonly registry = new Registry();
-  private readonly apiRequests = new Counter({
-    name: `${PREFIX}api_requests_total`,
-    help: "HTTP attempts to the Energy Monitoring Data API by endpoint and status (or error code)",
-    labelNames: ["endpoint", "status"],
-    registers: [this.registry],
-  });
-  private readonly apiRetries = new Counter({
-    name: `${PREFIX}api_retries_total`,
-    help: "Retries of API requests by endpoint and error code",
-    labelNames: ["endpoint", "code"],
-    registers: [this.registry],
-  });
+  private readonly apiRequests = this.counter(
+    "api_requests_total",
+    "HTTP attempts to the Energy Monitoring Data API by endpoint and status (or error code)",
+    ["endpoint", "status"],
+  );
+  private readonly apiRetries = this.counter(
+    "api_retries_total",
+    "Retries of API requests by endpoint and error code",
+    ["endpoint", "code"],
+  );
   private readonly apiInFlight = new Gauge({
     name: `${PREFIX}api_requests_in_flight`,
     help: "HTTP attempts to the API sent and not yet ended",
     registers: [this.registry],
   });
-  private readonly rateLimited = new Counter({
-    name: `${PREFIX}api_rate_limited_total`,
-    help: "API answers 429 (rate limited)",
-    registers: [this.registry],
-  });
-  private readonly points = new Counter({
-    name: `${PREFIX}points_written_total`,
-    help: "Points accepted by the sink",
-    registers: [this.registry],
-  });
-  private readonly writeErrors = new Counter({
-    name: `${PREFIX}write_errors_total`,
-    help: "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable); lines refused one by one are dead letters",
-    labelNames: ["code"],
-    registers: [this.registry],
-  });
-  private readonly chunkErrors = new Counter({
-    name: `${PREFIX}chunk_errors_total`,
-    help: "Chunks that failed, by stage (api, write) and code",
-    labelNames: ["stage", "code"],
-    registers: [this.registry],
-  });
-  private readonly dropped = new Counter({
-    name: `${PREFIX}dropped_total`,
-    help: "What answers held beyond what was asked for, dropped: members not requested, rows outside the window, duplicate rows",
-    labelNames: ["what"],
-    registers: [this.registry],
-  });
-  private readonly deadLettered = new Counter({
-    name: `${PREFIX}dead_lettered_total`,
-    help: "Rows, members and lines kept as dead letters (including ones read again)",
-    registers: [this.registry],
-  });
+  private readonly rateLimited = this.counter(
+    "api_rate_limited_total",
+    "API answers 429 (rate limited)",
+  );
+  private readonly points = this.counter("points_written_total", "Points accepted by the sink");
+  private readonly writeErrors = this.counter(
+    "write_errors_total",
+    "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable); lines refused one by one are dead letters",
+    ["code"],
+  );
+  private readonly chunkErrors = this.counter(
+    "chunk_errors_total",
+    "Chunks that failed, by stage (api, write) and code",
+    ["stage", "code"],
+  );
+  private readonly dropped = this.counter(
+    "dropped_total",
+    "What answers held beyond what was asked for, dropped: members not requested, rows outside the window, duplicate rows",
+    ["what"],
+  );
+  private readonly deadLettered = this.counter(
+    "dead_lettered_total",
+    "Rows, members and lines kept as dead letters (including ones read again)",
+  );
   private readonly chunkDuration = new Histogram({
     name: `${PREFIX}chunk_duration_seconds`,
     help: "Time to fetch, transform and write one chunk",
@@ -76,118 +173,18 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
 
   /** Registers the gauges that read the pipeline's state when scraped. */
   watch(pipeline: Pipeline): void {
-    const registers = [this.registry];
-    new Gauge({
-      name: `${PREFIX}queue_size`,
-      help: "Fetch jobs waiting or running in the queue",
-      registers,
-      collect() {
-        this.set(pipeline.chunks.queue.size + pipeline.chunks.queue.pending);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}api_rate_limit_per_second`,
-      help: "Current request rate of the rate gate (lower after 429s)",
-      registers,
-      collect() {
-        if (pipeline.gate) this.set(pipeline.gate.currentRatePerSecond);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}cursor_lag_seconds`,
-      help: "Seconds between now and the newest record written, per device and resource",
-      labelNames: ["device_id", "resource_id"],
-      registers,
-      collect() {
-        this.reset();
-        const nowS = Math.floor(pipeline.apiNow().getTime() / 1000);
-        for (const c of pipeline.store.cursors.list()) {
-          this.set(
-            { device_id: c.deviceId, resource_id: c.resourceId },
-            Math.max(0, nowS - (c.newestRecordS ?? c.startedS)),
-          );
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}silent_since_seconds`,
-      help: "Epoch seconds since when a silent device resource has sent nothing (only silent ones)",
-      labelNames: ["device_id", "resource_id"],
-      registers,
-      collect() {
-        this.reset();
-        const nowS = Math.floor(pipeline.apiNow().getTime() / 1000);
-        const rules = syncRules(pipeline.config, nowS);
-        for (const c of pipeline.store.cursors.list()) {
-          const since = silentSince(c, nowS, rules);
-          if (since !== undefined) {
-            this.set({ device_id: c.deviceId, resource_id: c.resourceId }, since);
-          }
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}dead_letters`,
-      help: "Dead letters kept in the state database, per device and resource",
-      labelNames: ["device_id", "resource_id"],
-      registers,
-      collect() {
-        this.reset();
-        for (const c of pipeline.store.deadLetters.countByResource()) {
-          this.set({ device_id: c.deviceId, resource_id: c.resourceId }, c.count);
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}parked_jobs`,
-      help: "Backfill jobs parked after failing PARK_AFTER times",
-      registers,
-      collect() {
-        this.set(pipeline.store.jobs.parked().length);
-      },
-    });
-    const lastRun = (kind: "sync" | "backfill") => pipeline.store.runs.last(kind);
-    new Gauge({
-      name: `${PREFIX}last_run_timestamp_seconds`,
-      help: "End of the last finished run, by kind",
-      labelNames: ["kind"],
-      registers,
-      collect() {
-        for (const kind of ["sync", "backfill"] as const) {
-          const run = lastRun(kind);
-          if (run?.endedAt) this.set({ kind }, Date.parse(run.endedAt) / 1000);
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}last_run_success`,
-      help: "1 when the last finished run of the kind was ok, else 0",
-      labelNames: ["kind"],
-      registers,
-      collect() {
-        for (const kind of ["sync", "backfill"] as const) {
-          const run = lastRun(kind);
-          if (run?.endedAt) this.set({ kind }, run.status === "ok" ? 1 : 0);
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}backfill_chunks`,
-      help: "Chunks of unfinished backfill jobs, by state (done, total)",
-      labelNames: ["state"],
-      registers,
-      collect() {
-        const jobs = pipeline.store.jobs.unfinished();
-        this.set(
-          { state: "done" },
-          jobs.reduce((n, j) => n + j.chunksDone, 0),
-        );
-        this.set(
-          { state: "total" },
-          jobs.reduce((n, j) => n + j.chunksTotal, 0),
-        );
-      },
-    });
+    for (const gauge of WATCHED) {
+      new Gauge({
+        name: `${PREFIX}${gauge.name}`,
+        help: gauge.help,
+        labelNames: gauge.labelNames ?? [],
+        registers: [this.registry],
+        collect() {
+          if (gauge.replace) this.reset();
+          for (const [labels, value] of gauge.read(pipeline)) this.set(labels, value);
+        },
+      });
+    }
   }
 
   attemptSent(): void {
@@ -226,6 +223,16 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
         code: error instanceof ApiError ? error.code : "other",
       });
     }
+  }
+
+  /** A counter of this registry, named with the prefix. */
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
+    return new Counter<L>({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers: [this.registry],
+    });
   }
 
   /** The text exposition format for `GET /metrics`. */

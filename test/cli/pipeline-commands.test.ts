@@ -1,11 +1,25 @@
+import { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { StateStore } from "../../src/state/state-store.js";
+import { queueJob } from "../support/backfill-jobs.js";
 import { killCliChildren, spawnCli } from "../support/cli-child.js";
 import { bufferIo } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
+
+/** One job of `backfill --dry-run --json`: its spec and how many requests it takes. */
+const plannedSchema = z.object({
+  deviceId: z.string(),
+  resourceId: z.string(),
+  valueIds: z.array(z.string()),
+  fromS: z.number(),
+  toS: z.number(),
+  reason: z.enum(["manual", "new_value", "audit", "parked"]),
+  requests: z.number(),
+});
 
 describe("sync, backfill, status and run from the command line", () => {
   let sim: Simulator;
@@ -140,6 +154,31 @@ describe("sync, backfill, status and run from the command line", () => {
     const audit = status.cursors.find((w) => w.deviceId === "audit-box-03");
     expect(Date.parse(audit?.newestRecordAt ?? "")).toBeLessThanOrEqual(Date.now());
     expect(Date.parse(audit?.fetchedUntil ?? "")).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("backfill --retry-parked runs the parked jobs of --device again, with a fresh set of attempts", async () => {
+    const own = { ...env, STATE_DB: tempStateDb() };
+    const plan = async (device: string) => {
+      const io = bufferIo(own);
+      const argv = ["backfill", "--device", device, "--from", "2026-02-01", "--to", "2026-02-03"];
+      expect(await runCli([...argv, "--dry-run", "--json"], io)).toBe(0);
+      return z.array(plannedSchema).length(1).parse(JSON.parse(io.out()))[0];
+    };
+    const store = StateStore.open(own.STATE_DB);
+    try {
+      const parked = [await plan("audit-box-03"), await plan("site A+1")].map((p) => {
+        if (p === undefined) throw new Error("no plan");
+        const { requests, ...spec } = p;
+        return queueJob(store.jobs, spec, requests, new Date(), "parked").job;
+      });
+      const io = bufferIo(own);
+      expect(await runCli(["backfill", "--retry-parked", "--device", "audit-box-03"], io)).toBe(0);
+      expect(io.out()).toMatch(/^retrying 1 parked jobs$/m);
+      expect(io.out()).toMatch(/^backfill: 1\/1 jobs done, (\d+)\/\1 chunks, \d+ points/m);
+      expect(parked.map((j) => store.jobs.get(j.id)?.status)).toEqual(["done", "parked"]);
+    } finally {
+      store.close();
+    }
   });
 
   it("sync of an unknown device fails with exit 1", async () => {

@@ -2,10 +2,12 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
-import { runBackfillJobs } from "../../pipeline/backfill.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
+import type { Pipeline } from "../../pipeline/pipeline.js";
+import { epochSeconds } from "../../util/utc-time.js";
+import type { CommandContext } from "../context.js";
 import { type CliIo, ExitStatus, parseOptions, UsageError, writeLine } from "../io.js";
-import { BackfillProgressReporter, StepProgress } from "../progress.js";
+import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
@@ -20,6 +22,8 @@ const optionsSchema = z
     json: z.boolean().optional(),
   })
   .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+
+type AuditOptions = z.infer<typeof optionsSchema>;
 
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 const minute = (s: number) =>
@@ -69,65 +73,71 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     )
     .action(async (rawOpts: unknown, command: Command) => {
       const opts = parseOptions(optionsSchema, rawOpts);
-      await withPipeline(command, io, {}, async (pipeline, context) => {
-        const { influx } = context.config;
-        if (influx.url === "") {
-          throw new UsageError(
-            "audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)",
-          );
-        }
-        const query = new InfluxQuery(influx);
-        const progress = new StepProgress(
-          "audit",
-          "data requests",
-          context.logger,
-          context.terminal,
-        );
-        let result: AuditResult;
-        try {
-          result = await auditGaps(
-            pipeline,
-            query,
-            {
-              devices: opts.device ?? "all",
-              fromS: Math.floor(opts.from.getTime() / 1000),
-              toS: Math.floor(opts.to.getTime() / 1000),
-            },
-            progress,
-          );
-        } finally {
-          progress.stop();
-        }
-        let fixed: Fixed | undefined;
-        if (opts.fix && result.holes.length > 0) {
-          const nowS = Math.floor(pipeline.now().getTime() / 1000);
-          const jobs = queueBackfill(pipeline, holeJobs(result.holes, nowS)).jobs.map((q) => q.job);
-          const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-          const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
-          const bar = new BackfillProgressReporter(
-            total,
-            already,
-            context.logger,
-            context.terminal,
-          );
-          try {
-            const run = await runBackfillJobs(pipeline, jobs, bar);
-            fixed = {
-              jobs: jobs.length,
-              done: run.jobs.filter((j) => j.status === "done").length,
-              deadLetters: run.deadLetters,
-            };
-          } finally {
-            bar.stop();
-          }
-        }
-        if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
-        else printAudit(io, result, fixed);
-        if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
-          throw new ExitStatus(1, "holes remain");
-        }
-      });
+      await withPipeline(command, io, {}, (pipeline, context) => runAudit(opts, pipeline, context));
     });
+}
+
+/** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
+async function runAudit(
+  opts: AuditOptions,
+  pipeline: Pipeline,
+  context: CommandContext,
+): Promise<void> {
+  const { influx } = context.config;
+  if (influx.url === "") {
+    throw new UsageError("audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)");
+  }
+  const result = await findHoles(opts, pipeline, new InfluxQuery(influx), context);
+  const fixed =
+    opts.fix && result.holes.length > 0
+      ? await fixHoles(pipeline, result.holes, context)
+      : undefined;
+  const { io } = context;
+  if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+  else printAudit(io, result, fixed);
+  if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
+    throw new ExitStatus(1, "holes remain");
+  }
+}
+
+/** The audit itself, with a progress bar of its data requests. */
+async function findHoles(
+  opts: AuditOptions,
+  pipeline: Pipeline,
+  query: InfluxQuery,
+  context: CommandContext,
+): Promise<AuditResult> {
+  const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
+  try {
+    return await auditGaps(
+      pipeline,
+      query,
+      {
+        devices: opts.device ?? "all",
+        fromS: epochSeconds(opts.from),
+        toS: epochSeconds(opts.to),
+      },
+      progress,
+    );
+  } finally {
+    progress.stop();
+  }
+}
+
+/** `--fix`: backfill jobs for exactly the days with holes, queued and run. */
+async function fixHoles(
+  pipeline: Pipeline,
+  holes: AuditResult["holes"],
+  context: CommandContext,
+): Promise<Fixed> {
+  const nowS = epochSeconds(pipeline.now());
+  const jobs = queueBackfill(pipeline, holeJobs(holes, nowS)).jobs.map((q) => q.job);
+  const { run } = await runBackfillWithProgress(pipeline, jobs, context);
+  return {
+    jobs: jobs.length,
+    done: run.jobs.filter((j) => j.status === "done").length,
+    deadLetters: run.deadLetters,
+  };
 }
 
 /** What `--fix` did: backfill jobs run and done, dead letters they made. */

@@ -1,28 +1,28 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { runBackfillJobs } from "../../pipeline/backfill.js";
 import {
   type PlannedBackfill,
   planBackfill,
   queueBackfill,
   remainingBackfill,
 } from "../../pipeline/backfill-plan.js";
+import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
+import { epochSeconds } from "../../util/utc-time.js";
+import type { CommandContext } from "../context.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
-import { BackfillProgressReporter } from "../progress.js";
+import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 
-const instant = instantOption;
-
 const optionsSchema = z
   .object({
     device: z.array(z.string().min(1)).optional(),
     all: z.boolean().optional(),
-    from: instant("--from").optional(),
-    to: instant("--to").optional(),
+    from: instantOption("--from").optional(),
+    to: instantOption("--to").optional(),
     retryParked: z.boolean().optional(),
     values: z
       .string()
@@ -54,6 +54,8 @@ const optionsSchema = z
     });
   });
 
+type BackfillOptions = z.infer<typeof optionsSchema>;
+
 /** `backfill`: history on demand, stored as jobs that survive restarts. */
 export function registerBackfillCommand(program: Command, io: CliIo): void {
   program
@@ -82,88 +84,95 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     .action(async (rawOpts: unknown, command: Command) => {
       const opts = parseOptions(optionsSchema, rawOpts);
       // nothing after now exists yet: a later --to would plan empty requests
-      const nowS = Math.floor(Date.now() / 1000);
+      const nowS = epochSeconds(new Date());
       await withPipeline(
         command,
         io,
         { output: opts.output, dryRun: opts.dryRun },
-        async (pipeline, context) => {
-          let jobs: BackfillJob[];
-          if (opts.retryParked) {
-            const wanted = new Set(opts.device ?? []);
-            const parked = pipeline.store.jobs
-              .parked()
-              .filter((j) => wanted.size === 0 || wanted.has(j.deviceId));
-            pipeline.store.jobs.unpark(
-              parked.map((j) => j.id),
-              pipeline.now(),
-            );
-            jobs = parked.flatMap((j) => pipeline.store.jobs.get(j.id) ?? []);
-            writeLine(io.stdout, `retrying ${jobs.length} parked jobs`);
-          } else {
-            const from = opts.from ?? new Date(nowS * 1000);
-            const request = {
-              devices: opts.all ? ("all" as const) : (opts.device ?? []),
-              fromS: Math.min(Math.floor(from.getTime() / 1000), nowS),
-              toS: Math.min(Math.floor((opts.to ?? new Date()).getTime() / 1000), nowS),
-              values: opts.values,
-            };
-            const { jobs: plan } = await planBackfill(pipeline, {
-              ...request,
-              dryRun: opts.dryRun === true,
-            });
-            if (opts.dryRun) {
-              const remaining = remainingBackfill(pipeline, plan);
-              printPlan(io, remaining, context.config.api.rateLimit, opts.json === true);
-              return;
-            }
-            const queued = queueBackfill(pipeline, plan);
-            for (const { job, resumed } of queued.jobs) {
-              if (resumed)
-                context.logger.info(
-                  { job: job.id, done: job.chunksDone, total: job.chunksTotal },
-                  "continuing backfill job",
-                );
-            }
-            for (const job of queued.finished) {
-              context.logger.info(
-                { job: job.id, device: job.deviceId, resource: job.resourceId },
-                "backfill job of this backfill already done: not fetched again",
-              );
-            }
-            jobs = queued.jobs.map((c) => c.job);
-          }
-          const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-          const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
-          const progress = new BackfillProgressReporter(
-            total,
-            already,
-            context.logger,
-            context.terminal,
-          );
-          let finished: readonly BackfillJob[];
-          let deadLetters: number;
-          try {
-            ({ jobs: finished, deadLetters } = await runBackfillJobs(pipeline, jobs, progress));
-          } finally {
-            progress.stop();
-          }
-          const s = progress.snapshot();
-          const unfinished = finished.filter((j) => j.status === "failed" || j.status === "parked");
-          writeLine(
-            io.stdout,
-            `backfill: ${finished.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
-              `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
-              ` -> ${pipeline.sink.target}${newDeadLettersNote(deadLetters)}`,
-          );
-          if (unfinished.length > 0) {
-            throw new Error(
-              `${unfinished.length} backfill jobs unfinished (${unfinished[0]?.lastError ?? "see the log"}); run the same command again to continue`,
-            );
-          }
-        },
+        (pipeline, context) => runBackfill(opts, nowS, pipeline, context),
       );
     });
+}
+
+/** The jobs of `opts` (parked ones again, or planned and queued) run, and a summary line. */
+async function runBackfill(
+  opts: BackfillOptions,
+  nowS: number,
+  pipeline: Pipeline,
+  context: CommandContext,
+): Promise<void> {
+  const jobs = opts.retryParked
+    ? retryParked(opts, pipeline, context.io)
+    : await plannedJobs(opts, nowS, pipeline, context);
+  if (jobs === undefined) return;
+  const { run, progress: s } = await runBackfillWithProgress(pipeline, jobs, context);
+  const unfinished = run.jobs.filter((j) => j.status === "failed" || j.status === "parked");
+  writeLine(
+    context.io.stdout,
+    `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
+      `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
+      ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}`,
+  );
+  if (unfinished.length > 0) {
+    throw new Error(
+      `${unfinished.length} backfill jobs unfinished (${unfinished[0]?.lastError ?? "see the log"}); run the same command again to continue`,
+    );
+  }
+}
+
+/** `--retry-parked`: the parked jobs (of --device, or all) with a fresh set of attempts. */
+function retryParked(opts: BackfillOptions, pipeline: Pipeline, io: CliIo): BackfillJob[] {
+  const wanted = new Set(opts.device ?? []);
+  const parked = pipeline.store.jobs
+    .parked()
+    .filter((j) => wanted.size === 0 || wanted.has(j.deviceId));
+  pipeline.store.jobs.unpark(
+    parked.map((j) => j.id),
+    pipeline.now(),
+  );
+  const jobs = parked.flatMap((j) => pipeline.store.jobs.get(j.id) ?? []);
+  writeLine(io.stdout, `retrying ${jobs.length} parked jobs`);
+  return jobs;
+}
+
+/**
+ * The jobs of the interval planned and queued (an unfinished one continued, a finished one not
+ * fetched again); with --dry-run the plan printed instead and undefined.
+ */
+async function plannedJobs(
+  opts: BackfillOptions,
+  nowS: number,
+  pipeline: Pipeline,
+  context: CommandContext,
+): Promise<BackfillJob[] | undefined> {
+  const from = opts.from ?? new Date(nowS * 1000);
+  const request = {
+    devices: opts.all ? ("all" as const) : (opts.device ?? []),
+    fromS: Math.min(epochSeconds(from), nowS),
+    toS: Math.min(epochSeconds(opts.to ?? new Date()), nowS),
+    values: opts.values,
+  };
+  const { jobs: plan } = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });
+  if (opts.dryRun) {
+    const remaining = remainingBackfill(pipeline, plan);
+    printPlan(context.io, remaining, context.config.api.rateLimit, opts.json === true);
+    return undefined;
+  }
+  const queued = queueBackfill(pipeline, plan);
+  for (const { job, resumed } of queued.jobs) {
+    if (resumed)
+      context.logger.info(
+        { job: job.id, done: job.chunksDone, total: job.chunksTotal },
+        "continuing backfill job",
+      );
+  }
+  for (const job of queued.finished) {
+    context.logger.info(
+      { job: job.id, device: job.deviceId, resource: job.resourceId },
+      "backfill job of this backfill already done: not fetched again",
+    );
+  }
+  return queued.jobs.map((c) => c.job);
 }
 
 function printPlan(

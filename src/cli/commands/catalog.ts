@@ -28,40 +28,42 @@ function valueRow(id: string): string[] {
   return [id, decoded.measurement || "(tag values_id)", decoded.unit, decoded.type];
 }
 
+/** A command that lists part of the catalog, as a table or (`--json`) as the API's object. */
+const listCommand = (program: Command, name: string, description: string): Command =>
+  program
+    .command(name)
+    .description(description)
+    .option("--json", "print the API's JSON object as it came");
+
 /** `devices`, `resources DEVICE`, `values DEVICE [RESOURCE]`: the catalog of spec 4.1-4.3. */
 export function registerCatalogCommands(program: Command, io: CliIo): void {
-  program
-    .command("devices")
-    .description("list the devices the API user may read (GET /devices)")
-    .option("--json", "print the API's JSON object as it came")
-    .action(async (opts: { json?: boolean }, command: Command) => {
-      const body = (await createApiClient(createContext(command, io)).listDevices()).value;
+  const client = (command: Command) => createApiClient(createContext(command, io));
+  listCommand(program, "devices", "list the devices the API user may read (GET /devices)").action(
+    async (opts: { json?: boolean }, command: Command) => {
+      const body = (await client(command).listDevices()).value;
       const rows = body.device_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["device_id"], rows, "device");
-    });
+    },
+  );
 
-  program
-    .command("resources")
-    .description("list the resources of a device (GET /<device_id>/resources)")
+  listCommand(program, "resources", "list the resources of a device (GET /<device_id>/resources)")
     .argument("<device>", "device id (as listed by `devices`)")
-    .option("--json", "print the API's JSON object as it came")
     .action(async (device: string, opts: { json?: boolean }, command: Command) => {
-      const client = createApiClient(createContext(command, io));
-      const body = (await client.listResources(device)).value;
+      const body = (await client(command).listResources(device)).value;
       const rows = body.resource_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["resource_id"], rows, "resource");
     });
 
-  program
-    .command("values")
-    .description("list the value ids of a resource (GET /<device_id>/<resource_id>/values)")
+  listCommand(
+    program,
+    "values",
+    "list the value ids of a resource (GET /<device_id>/<resource_id>/values)",
+  )
     .argument("<device>", "device id")
     .argument("[resource]", "resource id", DEFAULT_RESOURCE)
-    .option("--json", "print the API's JSON object as it came")
     .action(
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
-        const client = createApiClient(createContext(command, io));
-        const body = (await client.listValues(device, resource)).value;
+        const body = (await client(command).listValues(device, resource)).value;
         const head = ["value_id", "measurement", "unit", "type"];
         print(io, opts.json === true, body, head, body.values.map(valueRow), "value");
       },

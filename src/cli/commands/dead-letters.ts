@@ -138,52 +138,9 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       const store = openStore(config, logger);
       try {
         const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
-        if (opts.clear) {
-          for (const letter of letters) store.deadLetters.remove(letter.id);
-          writeLine(io.stdout, `forgot ${letters.length} dead letters`);
-          return;
-        }
-        if (opts.retry) {
-          const sink = await createPointSink(config, logger);
-          try {
-            const outcome = await retryDeadLetters(
-              {
-                deadLetters: store.deadLetters,
-                sink,
-                decoder: new ValueIdDecoder(logger),
-                now: () => new Date(),
-              },
-              letters,
-            );
-            writeLine(
-              io.stdout,
-              `retried ${letters.length} dead letters: ${outcome.written} written` +
-                (outcome.setAside > 0
-                  ? ` (${outcome.setAside} of their members still invalid: kept as member dead letters)`
-                  : "") +
-                `, ${outcome.refused} still refused, ${outcome.skipped} cut when kept (not retried)` +
-                ` -> ${sink.target}`,
-            );
-          } finally {
-            await sink.close();
-          }
-          return;
-        }
-        if (opts.json) {
-          writeLine(io.stdout, JSON.stringify(letters, null, 2));
-          return;
-        }
-        if (letters.length === 0) {
-          writeLine(io.stdout, "no dead letters");
-          return;
-        }
-        writeLine(io.stdout, lettersTable(letters, io.stdout));
-        const total = store.deadLetters.count();
-        const footer = [
-          `${letters.length} of ${total} dead letters (--json for whole payloads, --retry to write them again)`,
-          "one whole: energy-etl dead-letters show ID",
-        ];
-        for (const line of footer) writeLine(io.stdout, fitText(line, io.stdout));
+        if (opts.clear) clearLetters(io, store, letters);
+        else if (opts.retry) await retryLetters(io, store, letters, config, logger);
+        else listLetters(io, store, letters, opts.json === true);
       } finally {
         store.close();
       }
@@ -194,32 +151,103 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     .description("one dead letter whole: its error, its row or line, the values requested")
     .argument("<id>", "its id (first column of energy-etl dead-letters)")
     .option("--json", "print it as JSON")
-    .action(async (rawId: string, _opts: unknown, command: Command) => {
-      const id = z.coerce.number().int().min(1).safeParse(rawId);
-      if (!id.success) {
-        throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
-          pointAtHelp: true,
-        });
-      }
-      // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
-      const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
-      const json = opts.success && opts.data.json === true;
-      const { config, logger } = createContext(command, io);
-      const store = openStore(config, logger);
-      try {
-        const letter = store.deadLetters.get(id.data);
-        if (letter === undefined) {
-          throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
-        }
-        writeLine(io.stdout, json ? JSON.stringify(letter, null, 2) : letterText(letter));
-      } finally {
-        store.close();
-      }
-    });
+    .action(async (rawId: string, _opts: unknown, command: Command) =>
+      showLetter(io, rawId, command),
+    );
 }
 
-/** The state database, which must exist (a dead letter is never in a new one). */
-function openStore(config: Config, logger: Logger): StateStore {
+/** `--clear`: forgets `letters`. */
+function clearLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
+  for (const letter of letters) store.deadLetters.remove(letter.id);
+  writeLine(io.stdout, `forgot ${letters.length} dead letters`);
+}
+
+/** `--retry`: writes `letters` again; what the sink stores is forgotten. */
+async function retryLetters(
+  io: CliIo,
+  store: StateStore,
+  letters: readonly DeadLetter[],
+  config: Config,
+  logger: Logger,
+): Promise<void> {
+  const sink = await createPointSink(config, logger);
+  try {
+    const outcome = await retryDeadLetters(
+      {
+        deadLetters: store.deadLetters,
+        sink,
+        decoder: new ValueIdDecoder(logger),
+        now: () => new Date(),
+      },
+      letters,
+    );
+    writeLine(
+      io.stdout,
+      `retried ${letters.length} dead letters: ${outcome.written} written` +
+        (outcome.setAside > 0
+          ? ` (${outcome.setAside} of their members still invalid: kept as member dead letters)`
+          : "") +
+        `, ${outcome.refused} still refused, ${outcome.skipped} cut when kept (not retried)` +
+        ` -> ${sink.target}`,
+    );
+  } finally {
+    await sink.close();
+  }
+}
+
+/** `letters` as JSON, or as a table with a footer of how many there are in all. */
+function listLetters(
+  io: CliIo,
+  store: StateStore,
+  letters: readonly DeadLetter[],
+  json: boolean,
+): void {
+  if (json) {
+    writeLine(io.stdout, JSON.stringify(letters, null, 2));
+    return;
+  }
+  if (letters.length === 0) {
+    writeLine(io.stdout, "no dead letters");
+    return;
+  }
+  writeLine(io.stdout, lettersTable(letters, io.stdout));
+  const total = store.deadLetters.count();
+  const footer = [
+    `${letters.length} of ${total} dead letters (--json for whole payloads, --retry to write them again)`,
+    "one whole: energy-etl dead-letters show ID",
+  ];
+  for (const line of footer) writeLine(io.stdout, fitText(line, io.stdout));
+}
+
+/** `dead-letters show ID`: one dead letter whole, or as JSON. */
+function showLetter(io: CliIo, rawId: string, command: Command): void {
+  const id = z.coerce.number().int().min(1).safeParse(rawId);
+  if (!id.success) {
+    throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
+      pointAtHelp: true,
+    });
+  }
+  // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
+  const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
+  const json = opts.success && opts.data.json === true;
+  const { config, logger } = createContext(command, io);
+  const store = openStore(config, logger);
+  try {
+    const letter = store.deadLetters.get(id.data);
+    if (letter === undefined) {
+      throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
+    }
+    writeLine(io.stdout, json ? JSON.stringify(letter, null, 2) : letterText(letter));
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * The state database, which must exist: commands that only read it (status, dead letters) never
+ * create an empty one.
+ */
+export function openStore(config: Config, logger: Logger): StateStore {
   requireStateFile(config);
   return StateStore.open(config.state.db, { logger });
 }

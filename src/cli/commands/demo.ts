@@ -1,14 +1,16 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { type BackfillRunResult, runBackfillJobs } from "../../pipeline/backfill.js";
+import type { Config } from "../../config.js";
 import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
+import type { Pipeline } from "../../pipeline/pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
-import { createContext } from "../context.js";
+import { epochSeconds } from "../../util/utc-time.js";
+import { type CommandContext, createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
-import { BackfillProgressReporter } from "../progress.js";
+import { runBackfillWithProgress } from "../progress.js";
 
 const DEMO_DIR = "./data/demo";
 const DEMO_DAYS = 2;
@@ -26,77 +28,101 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
       "after",
       "\nExamples:\n  npm run demo\n  INFLUX_URL=http://localhost:8086 INFLUX_TOKEN=... INFLUX_ORG=energy energy-etl demo",
     )
-    .action(async (_opts: unknown, command: Command) => {
-      const startedMs = Date.now();
-      const context = createContext(command, io);
-      const { logger } = context;
-      const dir = resolve(DEMO_DIR);
-      const stateDb = join(dir, "state.db");
-      const output = context.config.influx.url === "" ? join(dir, "energy.lp") : undefined;
-      for (const file of [
-        stateDb,
-        `${stateDb}-wal`,
-        `${stateDb}-shm`,
-        ...(output ? [output] : []),
-      ]) {
-        rmSync(file, { force: true });
-      }
-      const user = DEFAULT_SIM_USERS[0] ?? { user: "demo", password: "demo-password" };
-      const simulator = await startSimulator({ port: 0, seed: 1 });
-      writeLine(
-        io.stdout,
-        `simulator: ${simulator.url} (devices: ${simulator.fleet.deviceIds().join(", ")})`,
-      );
-      const config = {
-        ...context.config,
-        api: {
-          ...context.config.api,
-          url: simulator.url,
-          key: DEFAULT_SIM_API_KEY,
-          user: user.user,
-          password: user.password ?? "",
-          rateLimit: 50,
-        },
-        state: { db: stateDb },
-      };
-      const pipeline = await openPipeline(config, logger, { output });
-      try {
-        writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
-        const nowS = Math.floor(Date.now() / 1000);
-        const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
-          devices: "all",
-          fromS: nowS - DEMO_DAYS * 86_400,
-          toS: nowS,
-        });
-        const jobs = queueBackfill(pipeline, plan).jobs.map((q) => q.job);
-        const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
-        const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
-        const progress = new BackfillProgressReporter(total, already, logger, context.terminal);
-        let backfill: BackfillRunResult;
-        try {
-          backfill = await runBackfillJobs(pipeline, jobs, progress);
-        } finally {
-          progress.stop();
-        }
-        const sync = await runSync(pipeline);
-        const values = plan.reduce((n, p) => n + p.spec.valueIds.length, 0);
-        const c = {
-          points: backfill.counters.points + sync.counters.points,
-          requests: catalogRequests + backfill.counters.requests + sync.counters.requests,
-          dataRequests: backfill.counters.dataRequests + sync.counters.dataRequests,
-        };
-        writeLine(io.stdout, "");
-        writeLine(io.stdout, "demo finished:");
-        writeLine(io.stdout, `  devices   ${sync.devices.length}`);
-        writeLine(io.stdout, `  values    ${values} (over ${plan.length} device resources)`);
-        writeLine(io.stdout, `  points    ${c.points}`);
-        writeLine(io.stdout, `  requests  ${c.requests} (${c.dataRequests} for data)`);
-        writeLine(io.stdout, `  elapsed   ${((Date.now() - startedMs) / 1000).toFixed(1)} s`);
-        writeLine(io.stdout, `  data      ${pipeline.sink.target}`);
-        writeLine(io.stdout, `  status    energy-etl status --state-db ${stateDb}`);
-      } finally {
-        await pipeline.close();
-        await simulator.close();
-      }
-    });
+    .action((_opts: unknown, command: Command) => runDemo(io, command));
+}
+
+/** The demo: a fresh state (and file) under DEMO_DIR, the simulator, a backfill and a sync. */
+async function runDemo(io: CliIo, command: Command): Promise<void> {
+  const startedMs = Date.now();
+  const context = createContext(command, io);
+  const dir = resolve(DEMO_DIR);
+  const stateDb = join(dir, "state.db");
+  const output = context.config.influx.url === "" ? join(dir, "energy.lp") : undefined;
+  for (const file of [stateDb, `${stateDb}-wal`, `${stateDb}-shm`, ...(output ? [output] : [])]) {
+    rmSync(file, { force: true });
+  }
+  const simulator = await startSimulator({ port: 0, seed: 1 });
+  writeLine(
+    io.stdout,
+    `simulator: ${simulator.url} (devices: ${simulator.fleet.deviceIds().join(", ")})`,
+  );
+  const config = demoConfig(context.config, simulator.url, stateDb);
+  const pipeline = await openPipeline(config, context.logger, { output });
+  try {
+    writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
+    const summary = await backfillAndSync(pipeline, context);
+    const elapsedMs = Date.now() - startedMs;
+    printSummary(io, { ...summary, elapsedMs, target: pipeline.sink.target, stateDb });
+  } finally {
+    await pipeline.close();
+    await simulator.close();
+  }
+}
+
+/** `config` reading the simulator at `url` as its default user, into the demo's `stateDb`. */
+function demoConfig(config: Config, url: string, stateDb: string): Config {
+  const user = DEFAULT_SIM_USERS[0] ?? { user: "demo", password: "demo-password" };
+  return {
+    ...config,
+    api: {
+      ...config.api,
+      url,
+      key: DEFAULT_SIM_API_KEY,
+      user: user.user,
+      password: user.password ?? "",
+      rateLimit: 50,
+    },
+    state: { db: stateDb },
+  };
+}
+
+/** What the demo did, for its summary. */
+interface DemoSummary {
+  readonly devices: number;
+  readonly values: number;
+  readonly resources: number;
+  readonly points: number;
+  readonly requests: number;
+  readonly dataRequests: number;
+}
+
+/** Backfills the last DEMO_DAYS days of every device, then runs one sync. */
+async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Promise<DemoSummary> {
+  const nowS = epochSeconds(new Date());
+  const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
+    devices: "all",
+    fromS: nowS - DEMO_DAYS * 86_400,
+    toS: nowS,
+  });
+  const jobs = queueBackfill(pipeline, plan).jobs.map((q) => q.job);
+  const { run: backfill } = await runBackfillWithProgress(pipeline, jobs, context);
+  const sync = await runSync(pipeline);
+  return {
+    devices: sync.devices.length,
+    values: plan.reduce((n, p) => n + p.spec.valueIds.length, 0),
+    resources: plan.length,
+    points: backfill.counters.points + sync.counters.points,
+    requests: catalogRequests + backfill.counters.requests + sync.counters.requests,
+    dataRequests: backfill.counters.dataRequests + sync.counters.dataRequests,
+  };
+}
+
+/** The lines that end the demo, with where its data and state went. */
+function printSummary(
+  io: CliIo,
+  c: DemoSummary & {
+    readonly elapsedMs: number;
+    readonly target: string;
+    readonly stateDb: string;
+  },
+): void {
+  writeLine(io.stdout, "");
+  writeLine(io.stdout, "demo finished:");
+  writeLine(io.stdout, `  devices   ${c.devices}`);
+  writeLine(io.stdout, `  values    ${c.values} (over ${c.resources} device resources)`);
+  writeLine(io.stdout, `  points    ${c.points}`);
+  writeLine(io.stdout, `  requests  ${c.requests} (${c.dataRequests} for data)`);
+  writeLine(io.stdout, `  elapsed   ${(c.elapsedMs / 1000).toFixed(1)} s`);
+  writeLine(io.stdout, `  data      ${c.target}`);
+  writeLine(io.stdout, `  status    energy-etl status --state-db ${c.stateDb}`);
 }

@@ -1,12 +1,15 @@
 import type { Command } from "commander";
+import type { Logger } from "pino";
+import type { Config } from "../../config.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { secondsBefore } from "../../pipeline/cursor.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { EtlService } from "../../service/etl-service.js";
+import { EtlService, type EtlServiceOptions } from "../../service/etl-service.js";
 import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
 import { sleep } from "../../util/timers.js";
+import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
 
@@ -20,75 +23,103 @@ export function registerRunCommand(program: Command, io: CliIo): void {
         "it within SHUTDOWN_TIMEOUT_MS (exit 0)",
     )
     .addHelpText("after", "\nExample:\n  SYNC_CRON='*/5 * * * *' HTTP_PORT=8080 energy-etl run")
-    .action(async (_opts: unknown, command: Command) => {
-      const context = createContext(command, io);
-      const { config, logger } = context;
-      const timeoutMs = config.service.shutdownTimeoutMs;
-      const owner = processOwner("run");
-      let pipeline: Pipeline | undefined;
-      let service: EtlService | undefined;
-      let signalled: (signal: string) => void = () => undefined;
-      const signal = new Promise<string>((resolve) => {
-        signalled = resolve;
-      });
-      let stopping = false;
-      // installed before anything that can wait on a dependency, and kept until the end: every
-      // signal is ours, so a second Ctrl-C never skips the clean-up
-      const onSignal = (name: string) => () => {
-        if (stopping) {
-          logger.warn({ signal: name }, "already stopping (within SHUTDOWN_TIMEOUT_MS)");
-          return;
-        }
-        stopping = true;
-        logger.info({ signal: name }, "stopping the service");
-        signalled(name);
-        // whatever the dependencies do, the process is gone within the timeout and a second
-        const hard = setTimeout(() => {
-          logger.error({ timeoutMs }, "the service did not stop in time: exiting");
-          process.exit(0);
-        }, timeoutMs + 1000);
-        hard.unref();
-        // still starting (e.g. waiting for InfluxDB): nothing is in flight that matters
-        if (service === undefined) process.exit(0);
-      };
-      const onInt = onSignal("SIGINT");
-      const onTerm = onSignal("SIGTERM");
-      process.on("SIGINT", onInt);
-      process.on("SIGTERM", onTerm);
-      try {
-        const metrics = new EtlMetrics();
-        pipeline = await openPipeline(config, logger, { metrics, owner });
-        const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
-        if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
-        const nowS = Math.floor(Date.now() / 1000);
-        service = new EtlService(pipeline, {
-          cron: config.sync.cron,
-          httpPort: config.http.port,
-          httpHost: config.http.host,
-          metrics,
-          readiness: {
-            maxLagS: secondsBefore(nowS, config.service.readyMaxLag),
-            failedSyncs: config.service.readyFailedSyncs,
-            checkIntervalMs: config.service.readyCheckIntervalMs,
-          },
-        });
-        await service.start();
-        const ended = await Promise.race([
-          signal.then(() => undefined),
-          service.failure.then((error) => error),
-        ]);
-        await service.stop(timeoutMs);
-        if (ended !== undefined) throw ended;
-      } finally {
-        process.off("SIGINT", onInt);
-        process.off("SIGTERM", onTerm);
-        if (pipeline) {
-          const open = pipeline;
-          await Promise.race([open.close(), sleep(1000, { unref: true })]).catch((error) =>
-            logger.warn({ error: messageOf(error) }, "closing the pipeline failed"),
-          );
-          open.store.close();
-        }
-      }
-    });
+    .action((_opts: unknown, command: Command) => runService(io, command));
+}
+
+/**
+ * The service until SIGINT/SIGTERM or a failure it cannot go on with (thrown after the service
+ * stopped); the pipeline is closed however it ends.
+ */
+async function runService(io: CliIo, command: Command): Promise<void> {
+  const { config, logger } = createContext(command, io);
+  const timeoutMs = config.service.shutdownTimeoutMs;
+  const owner = processOwner("run");
+  let pipeline: Pipeline | undefined;
+  let service: EtlService | undefined;
+  const signals = listenForStop(logger, timeoutMs, () => service !== undefined);
+  try {
+    const metrics = new EtlMetrics();
+    pipeline = await openPipeline(config, logger, { metrics, owner });
+    const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
+    if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
+    service = new EtlService(pipeline, serviceOptions(config, metrics));
+    await service.start();
+    const ended = await Promise.race([
+      signals.signalled.then(() => undefined),
+      service.failure.then((error) => error),
+    ]);
+    await service.stop(timeoutMs);
+    if (ended !== undefined) throw ended;
+  } finally {
+    signals.remove();
+    if (pipeline) {
+      const open = pipeline;
+      await Promise.race([open.close(), sleep(1000, { unref: true })]).catch((error) =>
+        logger.warn({ error: messageOf(error) }, "closing the pipeline failed"),
+      );
+      open.store.close();
+    }
+  }
+}
+
+/** The service's settings from the configuration. */
+function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
+  const nowS = epochSeconds(new Date());
+  return {
+    cron: config.sync.cron,
+    httpPort: config.http.port,
+    httpHost: config.http.host,
+    metrics,
+    readiness: {
+      maxLagS: secondsBefore(nowS, config.service.readyMaxLag),
+      failedSyncs: config.service.readyFailedSyncs,
+      checkIntervalMs: config.service.readyCheckIntervalMs,
+    },
+  };
+}
+
+/**
+ * SIGINT/SIGTERM handlers, installed before anything that can wait on a dependency and kept
+ * until `remove`: every signal is ours, so a second Ctrl-C never skips the clean-up. The first
+ * resolves `signalled`; the process is then gone within `timeoutMs` and a second, at once while
+ * the service is not `started` yet.
+ */
+function listenForStop(
+  logger: Logger,
+  timeoutMs: number,
+  started: () => boolean,
+): { readonly signalled: Promise<string>; remove(): void } {
+  let signalled: (signal: string) => void = () => undefined;
+  const signal = new Promise<string>((resolve) => {
+    signalled = resolve;
+  });
+  let stopping = false;
+  const onSignal = (name: string) => () => {
+    if (stopping) {
+      logger.warn({ signal: name }, "already stopping (within SHUTDOWN_TIMEOUT_MS)");
+      return;
+    }
+    stopping = true;
+    logger.info({ signal: name }, "stopping the service");
+    signalled(name);
+    // whatever the dependencies do, the process is gone within the timeout and a second
+    const hard = setTimeout(() => {
+      logger.error({ timeoutMs }, "the service did not stop in time: exiting");
+      process.exit(0);
+    }, timeoutMs + 1000);
+    hard.unref();
+    // still starting (e.g. waiting for InfluxDB): nothing is in flight that matters
+    if (!started()) process.exit(0);
+  };
+  const onInt = onSignal("SIGINT");
+  const onTerm = onSignal("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  return {
+    signalled: signal,
+    remove: () => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { z } from "zod";
 import {
   type DataFaultOptions,
@@ -15,6 +15,11 @@ import { type CliIo, UsageError, writeLine } from "../io.js";
 
 const SHARE = "must be a share from 0 to 1";
 const share = z.coerce.number({ error: SHARE }).min(0, SHARE).max(1, SHARE);
+const count = z.coerce
+  .number({ error: "must be a whole number" })
+  .int("must be a whole number")
+  .min(1, "must be at least 1")
+  .max(100_000, "must be at most 100000");
 
 const OUTAGE_FORMAT =
   "expected DEVICE,FROM,TO[,VISIBLE_AT] (ISO date-times; VISIBLE_AT may be never)";
@@ -58,16 +63,8 @@ const optionsSchema = z.object({
   echoHeaders: z.boolean().optional(),
   poisonRate: share,
   extraMemberRate: share,
-  extraMembers: z.coerce
-    .number({ error: "must be a whole number" })
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(100_000, "must be at most 100000"),
-  devices: z.coerce
-    .number({ error: "must be a whole number" })
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(100_000, "must be at most 100000"),
+  extraMembers: count,
+  devices: count,
   newValueShare: share,
   outOfWindowRate: share,
   duplicateRate: share,
@@ -121,143 +118,165 @@ function dataFaultLines(f: DataFaultOptions): string[] {
   return lines;
 }
 
-/** `simulate`: the API simulator as a server, for the demo and for trying energy-etl out. */
-export function registerSimulateCommand(program: Command, io: CliIo): void {
+/** A flag of `simulate` with its default (none: undefined, as commander's `option`). */
+const flag = (flags: string, description: string, defaultValue?: unknown): Option =>
+  new Option(flags, description).default(defaultValue);
+
+/** The flags of `simulate`, in the order its help lists them (new ones for each program). */
+function simulateFlags(): Option[] {
   const demo = DEFAULT_SIM_USERS[0];
-  program
-    .command("simulate")
-    .description("run the Energy Monitoring Data API simulator (deterministic data from a seed)")
-    .option("-p, --port <port>", "port to listen on (0: any free port)", "8099")
-    .option("--host <host>", "address to listen on (0.0.0.0 in a container)", "127.0.0.1")
-    .option("--seed <seed>", "seed of the data and the faults", "1")
-    .option("--resolution <seconds>", "spacing of the records", "60")
-    .option(
-      "--devices <n>",
-      "devices to serve: the 4 default ones, then generated site-00005 …",
-      "4",
-    )
-    .option(
+  return [
+    flag("-p, --port <port>", "port to listen on (0: any free port)", "8099"),
+    flag("--host <host>", "address to listen on (0.0.0.0 in a container)", "127.0.0.1"),
+    flag("--seed <seed>", "seed of the data and the faults", "1"),
+    flag("--resolution <seconds>", "spacing of the records", "60"),
+    flag("--devices <n>", "devices to serve: the 4 default ones, then generated site-00005 …", "4"),
+    flag(
       "--new-value-share <share>",
       "share of generated devices that list a new value id within 7 days of the start (0..1)",
       String(DEFAULT_NEW_VALUE_SHARE),
-    )
-    .option("--token-ttl <seconds>", "validity of access tokens", "43200")
-    .option("--rate-limit <n>", "answer 429 past n requests per second")
-    .option("--error-rate <share>", "share of requests answered 5xx (0..1)", "0")
-    .option("--drop-rate <share>", "share of connections dropped (0..1)", "0")
-    .option("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0")
-    .option(
+    ),
+    flag("--token-ttl <seconds>", "validity of access tokens", "43200"),
+    flag("--rate-limit <n>", "answer 429 past n requests per second"),
+    flag("--error-rate <share>", "share of requests answered 5xx (0..1)", "0"),
+    flag("--drop-rate <share>", "share of connections dropped (0..1)", "0"),
+    flag("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0"),
+    flag(
       "--echo-headers",
       "error answers echo the request's headers (Authorization, x-api-key) in their body",
-    )
-    .option("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0")
-    .option("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0")
-    .option(
-      "--extra-members <n>",
-      "unrequested members per such row",
-      String(DEFAULT_EXTRA_MEMBERS),
-    )
-    .option(
+    ),
+    flag("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0"),
+    flag("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0"),
+    flag("--extra-members <n>", "unrequested members per such row", String(DEFAULT_EXTRA_MEMBERS)),
+    flag(
       "--out-of-window-rate <share>",
       "share of data answers with rows at 2300-01-01 and 0000-01-01 (0..1)",
       "0",
-    )
-    .option("--duplicate-rate <share>", "share of rows sent twice, the copy + 1 (0..1)", "0")
-    .option(
+    ),
+    flag("--duplicate-rate <share>", "share of rows sent twice, the copy + 1 (0..1)", "0"),
+    flag(
       "--outage <spec>",
       "a gateway outage DEVICE,FROM,TO[,VISIBLE_AT] (VISIBLE_AT: never for a dead gateway); repeatable",
-      (spec: string, previous: string[]) => [...previous, spec],
       [] as string[],
-    )
-    .option("--latency-ms <ms>", "latency added to every answer", "0")
-    .option("--api-key <key>", "API key the simulator accepts", DEFAULT_SIM_API_KEY)
-    .option("--user <user>", "username", demo?.user ?? "demo")
-    .option("--password <password>", "the user's password, already set", demo?.password ?? "demo")
-    .option("--otp <otp>", "one-time password for set-password", demo?.otp ?? "123456")
-    .action(async (rawOpts: unknown, command: Command) => {
-      const parsed = optionsSchema.safeParse(rawOpts);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const flag = issue?.path[0];
-        const given =
-          typeof rawOpts === "object" && rawOpts !== null && typeof flag === "string"
-            ? (rawOpts as Record<string, unknown>)[flag]
-            : undefined;
-        const shown = typeof given === "string" ? ` (got "${given}")` : "";
-        throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
-          pointAtHelp: true,
-        });
-      }
-      const o = parsed.data;
-      const dataFaults: DataFaultOptions = {
-        outages: o.outage,
-        poisonRate: o.poisonRate,
-        extraMemberRate: o.extraMemberRate,
-        extraMembers: o.extraMembers,
-        outOfWindowRate: o.outOfWindowRate,
-        duplicateRate: o.duplicateRate,
-      };
-      const simulator = new Simulator({
-        seed: o.seed,
-        resolutionS: o.resolution,
-        devices: o.devices,
-        newValueShare: o.newValueShare,
-        maxLoggedRequests: LOGGED_REQUESTS,
-        tokenTtlS: o.tokenTtl,
-        rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
-        faults: {
-          errorRate: o.errorRate,
-          dropRate: o.dropRate,
-          malformedRate: o.malformedRate,
-          echoHeaders: o.echoHeaders === true,
-        },
-        latencyMs: o.latencyMs,
-        apiKey: o.apiKey,
-        users: [{ user: o.user, password: o.password, otp: o.otp }],
-        dataFaults,
-      });
-      const fleet = simulator.fleet;
-      const devices = fleet.deviceIds();
-      const unknown = o.outage.find((outage) => !fleet.hasDevice(outage.deviceId));
-      if (unknown) {
-        throw new UsageError(
-          `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,
-        );
-      }
-      const { logger } = createContext(command, io);
-      await simulator.listen(o.port, o.host);
-      // listening for signals before the startup lines: a client may stop it as soon as it reads them
-      const stopped = new Promise<void>((resolve) => {
-        const stop = (): void => {
-          logger.info("simulator stopping");
-          simulator.close().then(resolve, resolve);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      writeLine(io.stdout, `Energy Monitoring Data API simulator listening on ${simulator.url}`);
-      writeLine(io.stdout, `  ENERGY_API_URL=${simulator.url}`);
-      writeLine(io.stdout, `  ENERGY_API_KEY=${o.apiKey}`);
-      writeLine(io.stdout, `  ENERGY_API_USER=${o.user}`);
-      writeLine(io.stdout, `  ENERGY_API_PASSWORD=${o.password}`);
-      writeLine(io.stdout, `  one-time password for set-password: ${o.otp}`);
-      if (o.echoHeaders) {
-        writeLine(io.stdout, "  error answers echo the request headers (--echo-headers)");
-      }
-      for (const line of dataFaultLines(dataFaults)) writeLine(io.stdout, line);
-      const scheduled = fleet.scheduledValues();
-      const [first, last] = [scheduled[0], scheduled[scheduled.length - 1]];
-      if (first !== undefined && last !== undefined) {
-        writeLine(
-          io.stdout,
+    ).argParser((spec: string, previous: string[]) => [...previous, spec]),
+    flag("--latency-ms <ms>", "latency added to every answer", "0"),
+    flag("--api-key <key>", "API key the simulator accepts", DEFAULT_SIM_API_KEY),
+    flag("--user <user>", "username", demo?.user ?? "demo"),
+    flag("--password <password>", "the user's password, already set", demo?.password ?? "demo"),
+    flag("--otp <otp>", "one-time password for set-password", demo?.otp ?? "123456"),
+  ];
+}
+
+/** `simulate`: the API simulator as a server, for the demo and for trying energy-etl out. */
+export function registerSimulateCommand(program: Command, io: CliIo): void {
+  const simulate = program
+    .command("simulate")
+    .description("run the Energy Monitoring Data API simulator (deterministic data from a seed)");
+  for (const option of simulateFlags()) simulate.addOption(option);
+  simulate.action(async (rawOpts: unknown, command: Command) =>
+    runSimulator(io, parseSimulateOptions(rawOpts), command),
+  );
+}
+
+type SimulateOptions = z.infer<typeof optionsSchema>;
+
+/** The options, or a usage error naming the first bad flag and what it got. */
+function parseSimulateOptions(rawOpts: unknown): SimulateOptions {
+  const parsed = optionsSchema.safeParse(rawOpts);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const flag = issue?.path[0];
+  const given =
+    typeof rawOpts === "object" && rawOpts !== null && typeof flag === "string"
+      ? (rawOpts as Record<string, unknown>)[flag]
+      : undefined;
+  const shown = typeof given === "string" ? ` (got "${given}")` : "";
+  throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
+    pointAtHelp: true,
+  });
+}
+
+/** Serves the simulator of `o` until SIGINT/SIGTERM, after lines saying how to reach it. */
+async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Promise<void> {
+  const simulator = simulatorOf(o);
+  const fleet = simulator.fleet;
+  const devices = fleet.deviceIds();
+  const unknown = o.outage.find((outage) => !fleet.hasDevice(outage.deviceId));
+  if (unknown) {
+    throw new UsageError(
+      `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,
+    );
+  }
+  const { logger } = createContext(command, io);
+  await simulator.listen(o.port, o.host);
+  // listening for signals before the startup lines: a client may stop it as soon as it reads them
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (): void => {
+      logger.info("simulator stopping");
+      simulator.close().then(resolve, resolve);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  for (const line of startupLines(o, simulator)) writeLine(io.stdout, line);
+  logger.info({ url: simulator.url, seed: o.seed, devices: devices.length }, "simulator started");
+  await stopped;
+}
+
+/** The data faults of `o`. */
+function dataFaultsOf(o: SimulateOptions): DataFaultOptions {
+  return {
+    outages: o.outage,
+    poisonRate: o.poisonRate,
+    extraMemberRate: o.extraMemberRate,
+    extraMembers: o.extraMembers,
+    outOfWindowRate: o.outOfWindowRate,
+    duplicateRate: o.duplicateRate,
+  };
+}
+
+/** The simulator `o` asks for, not listening yet. */
+function simulatorOf(o: SimulateOptions): Simulator {
+  return new Simulator({
+    seed: o.seed,
+    resolutionS: o.resolution,
+    devices: o.devices,
+    newValueShare: o.newValueShare,
+    maxLoggedRequests: LOGGED_REQUESTS,
+    tokenTtlS: o.tokenTtl,
+    rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
+    faults: {
+      errorRate: o.errorRate,
+      dropRate: o.dropRate,
+      malformedRate: o.malformedRate,
+      echoHeaders: o.echoHeaders === true,
+    },
+    latencyMs: o.latencyMs,
+    apiKey: o.apiKey,
+    users: [{ user: o.user, password: o.password, otp: o.otp }],
+    dataFaults: dataFaultsOf(o),
+  });
+}
+
+/** What the simulator prints once listening: how to reach it, its faults and devices. */
+function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
+  const devices = simulator.fleet.deviceIds();
+  const scheduled = simulator.fleet.scheduledValues();
+  const [first, last] = [scheduled[0], scheduled[scheduled.length - 1]];
+  return [
+    `Energy Monitoring Data API simulator listening on ${simulator.url}`,
+    `  ENERGY_API_URL=${simulator.url}`,
+    `  ENERGY_API_KEY=${o.apiKey}`,
+    `  ENERGY_API_USER=${o.user}`,
+    `  ENERGY_API_PASSWORD=${o.password}`,
+    `  one-time password for set-password: ${o.otp}`,
+    ...(o.echoHeaders ? ["  error answers echo the request headers (--echo-headers)"] : []),
+    ...dataFaultLines(dataFaultsOf(o)),
+    ...(first !== undefined && last !== undefined
+      ? [
           `  new value ids: ${scheduled.length} devices, from ${instantText(first.atS)} to ${instantText(last.atS)}`,
-        );
-      }
-      writeLine(io.stdout, `  devices: ${devices.length} (${shownDevices(devices)})`);
-      logger.info(
-        { url: simulator.url, seed: o.seed, devices: devices.length },
-        "simulator started",
-      );
-      await stopped;
-    });
+        ]
+      : []),
+    `  devices: ${devices.length} (${shownDevices(devices)})`,
+  ];
 }

@@ -1,10 +1,13 @@
 import type { Command } from "commander";
+import type { Config } from "../../config.js";
 import { silentSince, syncRules } from "../../pipeline/cursor.js";
-import { StateStore } from "../../state/state-store.js";
+import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
-import { createContext, requireStateFile } from "../context.js";
+import { epochSeconds } from "../../util/utc-time.js";
+import { createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
-import { renderTable } from "../table.js";
+import { renderTable, type TableStream } from "../table.js";
+import { openStore } from "./dead-letters.js";
 
 /** A lag in seconds as `3 min`, `2.5 h`, `4.1 d`. */
 export function formatLag(seconds: number): string {
@@ -28,110 +31,103 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
     .option("--json", "print the status as JSON")
     .action((opts: { json?: boolean }, command: Command) => {
       const { config, logger } = createContext(command, io);
-      requireStateFile(config);
-      const store = StateStore.open(config.state.db, { logger });
+      const store = openStore(config, logger);
       try {
-        const nowS = Math.floor(Date.now() / 1000);
-        const rules = syncRules(config, nowS);
-        const letters = new Map(
-          store.deadLetters
-            .countByResource()
-            .map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
-        );
-        const cursors = store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters));
-        const lastRun = store.runs.last() ?? null;
-        const jobs = store.jobs.unfinished().map((j) => ({
-          id: j.id,
-          deviceId: j.deviceId,
-          resourceId: j.resourceId,
-          reason: j.reason,
-          status: j.status,
-          from: new Date(j.fromS * 1000).toISOString(),
-          to: new Date(j.toS * 1000).toISOString(),
-          values: j.valueIds.length,
-          chunksDone: j.chunksDone,
-          chunksTotal: j.chunksTotal,
-          points: j.points,
-          attempts: j.attempts,
-          nextAttemptAt: iso(j.nextAttemptS),
-          lastError: j.lastError,
-        }));
-        const deadLetters = store.deadLetters.count();
-        if (opts.json) {
-          writeLine(
-            io.stdout,
-            JSON.stringify({ cursors, lastRun, backfillJobs: jobs, deadLetters }, null, 2),
-          );
-          return;
-        }
-        writeLine(
-          io.stdout,
-          cursors.length === 0
-            ? "no device synced yet (run energy-etl sync or energy-etl run)"
-            : renderTable(
-                ["device", "resource", "newest record (UTC)", "lag", "state", "dead letters"],
-                cursors.map((c) => [
-                  c.deviceId,
-                  c.resourceId,
-                  c.newestRecordAt ?? "none yet",
-                  formatLag(c.lagSeconds),
-                  c.state,
-                  String(c.deadLetters),
-                ]),
-                io.stdout,
-              ),
-        );
-        writeLine(
-          io.stdout,
-          lastRun
-            ? `last run: ${lastRun.kind} #${lastRun.id} ${lastRun.status}, started ${lastRun.startedAt}` +
-                (lastRun.endedAt
-                  ? `, ${lastRun.devices ?? 0} devices, ${lastRun.points ?? 0} points, ${lastRun.requests ?? 0} requests, ${lastRun.errors ?? 0} errors`
-                  : "")
-            : "last run: none",
-        );
-        writeLine(
-          io.stdout,
-          deadLetters === 0
-            ? "dead letters: none"
-            : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
-        );
-        if (jobs.length === 0) {
-          writeLine(io.stdout, "backfill jobs: none pending");
-          return;
-        }
-        writeLine(
-          io.stdout,
-          renderTable(
-            [
-              "job",
-              "device",
-              "resource",
-              "reason",
-              "status",
-              "interval (UTC)",
-              "progress",
-              "last error",
-            ],
-            jobs.map((j) => [
-              String(j.id),
-              j.deviceId,
-              j.resourceId,
-              j.reason,
-              j.status === "failed" && j.nextAttemptAt
-                ? `failed ${j.attempts}x, next ${j.nextAttemptAt.slice(0, 16)}`
-                : j.status,
-              `${j.from.slice(0, 16)} .. ${j.to.slice(0, 16)}`,
-              `${j.chunksDone}/${j.chunksTotal} (${j.chunksTotal ? Math.floor((100 * j.chunksDone) / j.chunksTotal) : 100}%)`,
-              j.lastError ?? "",
-            ]),
-            io.stdout,
-          ),
-        );
+        const status = readStatus(store, config, epochSeconds(new Date()));
+        if (opts.json) writeLine(io.stdout, JSON.stringify(status, null, 2));
+        else printStatus(io.stdout, status);
       } finally {
         store.close();
       }
     });
+}
+
+/** What status shows, as `--json` prints it. */
+type Status = ReturnType<typeof readStatus>;
+
+/** Cursors (each with its state), the last run, unfinished backfill jobs, dead letters. */
+function readStatus(store: StateStore, config: Config, nowS: number) {
+  const rules = syncRules(config, nowS);
+  const letters = new Map(
+    store.deadLetters.countByResource().map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
+  );
+  const cursors = store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters));
+  const lastRun = store.runs.last() ?? null;
+  const backfillJobs = store.jobs.unfinished().map((j) => ({
+    id: j.id,
+    deviceId: j.deviceId,
+    resourceId: j.resourceId,
+    reason: j.reason,
+    status: j.status,
+    from: new Date(j.fromS * 1000).toISOString(),
+    to: new Date(j.toS * 1000).toISOString(),
+    values: j.valueIds.length,
+    chunksDone: j.chunksDone,
+    chunksTotal: j.chunksTotal,
+    points: j.points,
+    attempts: j.attempts,
+    nextAttemptAt: iso(j.nextAttemptS),
+    lastError: j.lastError,
+  }));
+  return { cursors, lastRun, backfillJobs, deadLetters: store.deadLetters.count() };
+}
+
+/** The status as tables and lines. */
+function printStatus(stdout: CliIo["stdout"], status: Status): void {
+  const { cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
+  writeLine(
+    stdout,
+    cursors.length === 0
+      ? "no device synced yet (run energy-etl sync or energy-etl run)"
+      : renderTable(
+          ["device", "resource", "newest record (UTC)", "lag", "state", "dead letters"],
+          cursors.map((c) => [
+            c.deviceId,
+            c.resourceId,
+            c.newestRecordAt ?? "none yet",
+            formatLag(c.lagSeconds),
+            c.state,
+            String(c.deadLetters),
+          ]),
+          stdout,
+        ),
+  );
+  writeLine(
+    stdout,
+    lastRun
+      ? `last run: ${lastRun.kind} #${lastRun.id} ${lastRun.status}, started ${lastRun.startedAt}` +
+          (lastRun.endedAt
+            ? `, ${lastRun.devices ?? 0} devices, ${lastRun.points ?? 0} points, ${lastRun.requests ?? 0} requests, ${lastRun.errors ?? 0} errors`
+            : "")
+      : "last run: none",
+  );
+  writeLine(
+    stdout,
+    deadLetters === 0
+      ? "dead letters: none"
+      : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
+  );
+  writeLine(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
+}
+
+/** Unfinished backfill jobs: their state, interval, progress and last error. */
+function jobsTable(jobs: Status["backfillJobs"], stdout: TableStream): string {
+  return renderTable(
+    ["job", "device", "resource", "reason", "status", "interval (UTC)", "progress", "last error"],
+    jobs.map((j) => [
+      String(j.id),
+      j.deviceId,
+      j.resourceId,
+      j.reason,
+      j.status === "failed" && j.nextAttemptAt
+        ? `failed ${j.attempts}x, next ${j.nextAttemptAt.slice(0, 16)}`
+        : j.status,
+      `${j.from.slice(0, 16)} .. ${j.to.slice(0, 16)}`,
+      `${j.chunksDone}/${j.chunksTotal} (${j.chunksTotal ? Math.floor((100 * j.chunksDone) / j.chunksTotal) : 100}%)`,
+      j.lastError ?? "",
+    ]),
+    stdout,
+  );
 }
 
 /** One cursor as status shows it. */
