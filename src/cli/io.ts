@@ -1,3 +1,4 @@
+import type { Command } from "commander";
 import type { z } from "zod";
 
 /** Where a command reads and writes; the real process in production, buffers in tests. */
@@ -58,4 +59,17 @@ export class ExitStatus extends Error {
     super(message);
     this.name = "ExitStatus";
   }
+}
+
+/** A commander action that gets its options parsed with `schema` (see {@link parseOptions}). */
+export function parsedAction<S extends z.ZodType>(
+  schema: S,
+  act: (opts: z.infer<S>, command: Command) => Promise<void>,
+): (rawOpts: unknown, command: Command) => Promise<void> {
+  return async (rawOpts, command) => act(parseOptions(schema, rawOpts), command);
+}
+
+/** The examples after a command's options in its help, one command line each. */
+export function examples(...lines: readonly string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  ${line}`).join("\n")}`;
 }

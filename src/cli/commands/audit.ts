@@ -4,9 +4,9 @@ import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { epochSeconds } from "../../util/utc-time.js";
+import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, ExitStatus, parseOptions, UsageError, writeLine } from "../io.js";
+import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
@@ -25,9 +25,8 @@ const optionsSchema = z
 
 type AuditOptions = z.infer<typeof optionsSchema>;
 
-const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
-const minute = (s: number) =>
-  `${new Date(s * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+const day = (s: number) => isoSeconds(s).slice(0, 10);
+const minute = (s: number) => `${isoSeconds(s).slice(0, 16).replace("T", " ")} UTC`;
 
 /** The note on data newer than the last sync (not holes), or undefined when there is none. */
 function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
@@ -68,13 +67,16 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
-      "\nExamples:\n  energy-etl audit --from 2026-10-01 --to 2026-10-31\n" +
-        "  energy-etl audit --device hybrid-site-01 --from 2026-10-01 --fix",
+      examples(
+        "energy-etl audit --from 2026-10-01 --to 2026-10-31",
+        "energy-etl audit --device hybrid-site-01 --from 2026-10-01 --fix",
+      ),
     )
-    .action(async (rawOpts: unknown, command: Command) => {
-      const opts = parseOptions(optionsSchema, rawOpts);
-      await withPipeline(command, io, {}, (pipeline, context) => runAudit(opts, pipeline, context));
-    });
+    .action(
+      parsedAction(optionsSchema, (opts, command) =>
+        withPipeline(command, io, {}, (pipeline, context) => runAudit(opts, pipeline, context)),
+      ),
+    );
 }
 
 /** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
@@ -150,8 +152,8 @@ interface Fixed {
 /** The audit as `--json` prints it. */
 function auditJson(result: AuditResult, fixed: Fixed | undefined) {
   return {
-    from: new Date(result.fromS * 1000).toISOString(),
-    to: new Date(result.toS * 1000).toISOString(),
+    from: isoSeconds(result.fromS),
+    to: isoSeconds(result.toS),
     resources: result.resources,
     days: result.days,
     samples: result.samples,
@@ -172,8 +174,7 @@ function auditJson(result: AuditResult, fixed: Fixed | undefined) {
     notSynced: result.notSynced.map((n) => ({
       deviceId: n.deviceId,
       resourceId: n.resourceId,
-      syncedUntil:
-        n.syncedUntilS === undefined ? null : new Date(n.syncedUntilS * 1000).toISOString(),
+      syncedUntil: n.syncedUntilS === undefined ? null : isoSeconds(n.syncedUntilS),
       apiRecords: n.apiRecords,
     })),
     unaudited: result.unaudited,

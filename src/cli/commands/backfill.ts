@@ -10,7 +10,7 @@ import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, parseOptions, writeLine } from "../io.js";
+import { type CliIo, examples, parsedAction, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
@@ -78,20 +78,21 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
     .addHelpText(
       "after",
-      "\nExamples:\n  energy-etl backfill --device hybrid-site-01 --from 2025-01-01 --to now\n" +
-        "  energy-etl backfill --all --from 2025-06-01 --to 2025-07-01 --dry-run",
+      examples(
+        "energy-etl backfill --device hybrid-site-01 --from 2025-01-01 --to now",
+        "energy-etl backfill --all --from 2025-06-01 --to 2025-07-01 --dry-run",
+      ),
     )
-    .action(async (rawOpts: unknown, command: Command) => {
-      const opts = parseOptions(optionsSchema, rawOpts);
-      // nothing after now exists yet: a later --to would plan empty requests
-      const nowS = epochSeconds(new Date());
-      await withPipeline(
-        command,
-        io,
-        { output: opts.output, dryRun: opts.dryRun },
-        (pipeline, context) => runBackfill(opts, nowS, pipeline, context),
-      );
-    });
+    .action(
+      parsedAction(optionsSchema, (opts, command) => {
+        // nothing after now exists yet: a later --to would plan empty requests
+        const nowS = epochSeconds(new Date());
+        const target = { output: opts.output, dryRun: opts.dryRun };
+        return withPipeline(command, io, target, (pipeline, context) =>
+          runBackfill(opts, nowS, pipeline, context),
+        );
+      }),
+    );
 }
 
 /** The jobs of `opts` (parked ones again, or planned and queued) run, and a summary line. */

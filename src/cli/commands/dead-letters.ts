@@ -8,8 +8,9 @@ import { retryDeadLetters } from "../../pipeline/dead-letters.js";
 import { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
+import { isoSeconds } from "../../util/utc-time.js";
 import { createContext, requireStateFile } from "../context.js";
-import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
+import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { fitText, renderTable, type TableStream } from "../table.js";
 
 const optionsSchema = z
@@ -22,8 +23,8 @@ const optionsSchema = z
   })
   .refine((o) => !(o.retry && o.clear), "--retry and --clear exclude each other");
 
-const when = (s: number) => new Date(s * 1000).toISOString().slice(0, 16);
-const instant = (s: number) => new Date(s * 1000).toISOString().replace(".000Z", "Z");
+const when = (s: number) => isoSeconds(s).slice(0, 16);
+const instant = (s: number) => isoSeconds(s).replace(".000Z", "Z");
 
 /** What the summary of a run adds about the dead letters it made ("" when it made none). */
 export function newDeadLettersNote(count: number): string {
@@ -129,22 +130,27 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     .option("--clear", "forget them (after reading them)")
     .addHelpText(
       "after",
-      "\nExamples:\n  energy-etl dead-letters\n  energy-etl dead-letters --device hybrid-site-01 --json\n" +
-        "  energy-etl dead-letters show 12\n  energy-etl dead-letters --retry",
+      examples(
+        "energy-etl dead-letters",
+        "energy-etl dead-letters --device hybrid-site-01 --json",
+        "energy-etl dead-letters show 12",
+        "energy-etl dead-letters --retry",
+      ),
     )
-    .action(async (rawOpts: unknown, command: Command) => {
-      const opts = parseOptions(optionsSchema, rawOpts);
-      const { config, logger } = createContext(command, io);
-      const store = openStore(config, logger);
-      try {
-        const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
-        if (opts.clear) clearLetters(io, store, letters);
-        else if (opts.retry) await retryLetters(io, store, letters, config, logger);
-        else listLetters(io, store, letters, opts.json === true);
-      } finally {
-        store.close();
-      }
-    });
+    .action(
+      parsedAction(optionsSchema, async (opts, command) => {
+        const { config, logger } = createContext(command, io);
+        const store = openStore(config, logger);
+        try {
+          const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
+          if (opts.clear) clearLetters(io, store, letters);
+          else if (opts.retry) await retryLetters(io, store, letters, config, logger);
+          else listLetters(io, store, letters, opts.json === true);
+        } finally {
+          store.close();
+        }
+      }),
+    );
 
   deadLetters
     .command("show")

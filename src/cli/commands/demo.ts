@@ -9,7 +9,7 @@ import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { type CommandContext, createContext } from "../context.js";
-import { type CliIo, writeLine } from "../io.js";
+import { type CliIo, examples, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
 
 const DEMO_DIR = "./data/demo";
@@ -26,7 +26,10 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  npm run demo\n  INFLUX_URL=http://localhost:8086 INFLUX_TOKEN=... INFLUX_ORG=energy energy-etl demo",
+      examples(
+        "npm run demo",
+        "INFLUX_URL=http://localhost:8086 INFLUX_TOKEN=... INFLUX_ORG=energy energy-etl demo",
+      ),
     )
     .action((_opts: unknown, command: Command) => runDemo(io, command));
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
 import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
-import { type CliIo, parseOptions, UsageError, writeLine } from "../io.js";
+import { type CliIo, parsedAction, UsageError, writeLine } from "../io.js";
 import { askHidden } from "../prompt.js";
 
 const optionsSchema = z.object({
@@ -24,28 +24,29 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         "file, else asks for them without echo on a terminal",
     )
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
-    .action(async (rawOpts: unknown, command: Command) => {
-      const opts = parseOptions(optionsSchema, rawOpts);
-      const context = createContext(command, io);
-      const user = opts.user ?? context.config.api.user;
-      if (!user) throw new UsageError("no user: pass --user or set ENERGY_API_USER");
-      const otp =
-        nonEmpty(context.env.ENERGY_API_OTP) ??
-        (await ask(io, "One-time password: ", "ENERGY_API_OTP"));
-      registerSecret(otp);
-      const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
-      registerSecret(password);
-      const client = createApiClient(context, { user, password });
-      try {
-        await client.setPassword(user, otp, password);
-      } catch (error) {
-        throw error instanceof ApiError ? adviseOnFailure(error) : error;
-      }
-      writeLine(
-        io.stdout,
-        `Password set for ${user}. Put it in ENERGY_API_PASSWORD for energy-etl.`,
-      );
-    });
+    .action(
+      parsedAction(optionsSchema, async (opts, command) => {
+        const context = createContext(command, io);
+        const user = opts.user ?? context.config.api.user;
+        if (!user) throw new UsageError("no user: pass --user or set ENERGY_API_USER");
+        const otp =
+          nonEmpty(context.env.ENERGY_API_OTP) ??
+          (await ask(io, "One-time password: ", "ENERGY_API_OTP"));
+        registerSecret(otp);
+        const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
+        registerSecret(password);
+        const client = createApiClient(context, { user, password });
+        try {
+          await client.setPassword(user, otp, password);
+        } catch (error) {
+          throw error instanceof ApiError ? adviseOnFailure(error) : error;
+        }
+        writeLine(
+          io.stdout,
+          `Password set for ${user}. Put it in ENERGY_API_PASSWORD for energy-etl.`,
+        );
+      }),
+    );
   refuseSecretFlags(setPassword, {
     "--otp": "ENERGY_API_OTP",
     "--password": "ENERGY_API_PASSWORD",

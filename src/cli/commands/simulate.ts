@@ -9,7 +9,7 @@ import {
   type GatewayOutage,
   Simulator,
 } from "../../simulator/server.js";
-import { parseUtcInstant } from "../../util/utc-time.js";
+import { isoSeconds, parseUtcInstant } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 
@@ -81,7 +81,7 @@ const flagOf = (key: PropertyKey | undefined): string =>
   `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** An epoch second as `2026-11-20T10:00:00Z`. */
-const instantText = (s: number): string => new Date(s * 1000).toISOString().replace(/\.000Z$/, "Z");
+const instantText = (s: number): string => isoSeconds(s).replace(/\.000Z$/, "Z");
 
 /** Device ids shown at startup: all of up to 8, else the first 5, "…" and the last. */
 function shownDevices(ids: readonly string[]): string {

@@ -3,7 +3,7 @@ import type { Config } from "../../config.js";
 import { silentSince, syncRules } from "../../pipeline/cursor.js";
 import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
-import { epochSeconds } from "../../util/utc-time.js";
+import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, writeLine } from "../io.js";
 import { renderTable, type TableStream } from "../table.js";
@@ -17,8 +17,7 @@ export function formatLag(seconds: number): string {
   return `${(seconds / 86_400).toFixed(1)} d`;
 }
 
-const iso = (s: number | undefined): string | null =>
-  s === undefined ? null : new Date(s * 1000).toISOString();
+const iso = (s: number | undefined): string | null => (s === undefined ? null : isoSeconds(s));
 
 /** `status`: cursors and their state per device, the last run, jobs, dead letters. */
 export function registerStatusCommand(program: Command, io: CliIo): void {
@@ -59,8 +58,8 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
     resourceId: j.resourceId,
     reason: j.reason,
     status: j.status,
-    from: new Date(j.fromS * 1000).toISOString(),
-    to: new Date(j.toS * 1000).toISOString(),
+    from: isoSeconds(j.fromS),
+    to: isoSeconds(j.toS),
     values: j.valueIds.length,
     chunksDone: j.chunksDone,
     chunksTotal: j.chunksTotal,
