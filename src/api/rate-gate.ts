@@ -167,11 +167,6 @@ export class RateGate {
     return this.rate;
   }
 
-  /** End of the latest pause (clock ms of `now`); 0 if never paused. */
-  get pausedUntilMs(): number {
-    return this.pausedUntil;
-  }
-
   /** Serves the waiters in order; the only place that sleeps. */
   private async pump(): Promise<void> {
     this.pumping = true;

@@ -31,28 +31,23 @@ export interface InfluxTarget {
 export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw checkAborted(signal);
   const influx = new InfluxDB({ url: target.url, token: target.token, timeout: target.timeoutMs });
-  const controller = new AbortController();
   const timedOut = new InfluxWriteError(
     `InfluxDB at ${target.url} is not reachable (no answer within ${formatSeconds(target.timeoutMs)} s): ` +
       "check INFLUX_URL and that InfluxDB is running",
     "unavailable",
   );
-  const timer = setTimeout(() => controller.abort(timedOut), clampTimerMs(target.timeoutMs));
-  timer.unref();
-  const onAbort = (): void => controller.abort(checkAborted(signal));
-  signal?.addEventListener("abort", onAbort, { once: true });
+  const timeout = AbortSignal.timeout(clampTimerMs(target.timeoutMs));
+  const ended = signal ? AbortSignal.any([timeout, signal]) : timeout;
   const query = new URLSearchParams({ org: target.org, bucket: target.bucket, precision: "s" });
   try {
     await influx.transport.request(`/api/v2/write?${query}`, "", {
       method: "POST",
       headers: { "content-type": "text/plain; charset=utf-8" },
-      signal: controller.signal,
+      signal: ended,
     });
   } catch (error) {
-    if (controller.signal.aborted) {
-      const reason: unknown = controller.signal.reason;
-      throw reason instanceof InfluxWriteError ? reason : timedOut;
-    }
+    if (signal?.aborted) throw checkAborted(signal);
+    if (timeout.aborted) throw timedOut;
     const failure = readInfluxFailure(error);
     const { status } = failure;
     if (status === 401 || status === 403) throw tokenRefused(status, target.bucket);
@@ -69,9 +64,6 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
       "unavailable",
       status,
     );
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
   }
 }
 

