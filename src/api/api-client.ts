@@ -13,7 +13,6 @@ import { ApiAuth } from "./auth.js";
 import {
   type ConsumeAnswer,
   type DataLimits,
-  type DataOptions,
   type DataQuery,
   DEFAULT_DATA_LIMITS,
   fetchData,
@@ -142,7 +141,7 @@ export class ApiClient {
   }
 
   /** GET /data (spec 4.4), streamed to `consume` (see {@link fetchData}). */
-  data<T>(query: DataQuery, consume: ConsumeAnswer<T>, options?: DataOptions) {
+  data<T>(query: DataQuery, consume: ConsumeAnswer<T>, options?: CallOptions) {
     return fetchData(this.requester, this.limits, query, consume, options);
   }
 

@@ -7,6 +7,7 @@ import {
   type RetryPolicy,
 } from "../retry/retry-policy.js";
 import { retrying } from "../retry/retrying.js";
+import { inBatches, type LineBatch, lineBatch, linesOf } from "../transform/line-protocol.js";
 import { excerpt } from "../util/text.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
@@ -128,12 +129,12 @@ export class InfluxWriter implements PointSink {
   }
 
   /** See {@link PointSink.write} and the class comment for how failures are handled. */
-  write(lines: readonly string[]): Promise<WriteOutcome> {
+  write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.shutdown.signal.aborted) return Promise.reject(this.shutdown.signal.reason);
     const deadline = new Deadline(this.deadlineMs, () => performance.now(), [this.shutdown.signal]);
     const run: WriteRun = { deadline };
     deadline.resume();
-    const done = this.writeAll(lines, run)
+    const done = this.writeAll(batch, run)
       .catch((error: unknown) => {
         throw deadline.signal.aborted ? this.ended(run) : error;
       })
@@ -173,28 +174,29 @@ export class InfluxWriter implements PointSink {
     await checkInflux(this.options, signal ? AbortSignal.any([shutdown, signal]) : shutdown);
   }
 
-  private async writeAll(lines: readonly string[], run: WriteRun): Promise<WriteOutcome> {
+  private async writeAll(all: LineBatch, run: WriteRun): Promise<WriteOutcome> {
     const size = Math.max(1, this.options.batchSize);
     const rejected: RejectedLine[] = [];
-    for (let i = 0; i < lines.length; i += size) {
-      const batch = lines.slice(i, i + size);
+    const batches = all.lines <= size ? [all] : inBatches(all, size);
+    for (const batch of batches) {
+      if (batch.lines === 0) continue;
       const work: BatchWork = { run, requests: 0, narrowed: false, rejected: [] };
       await this.writeBatch(batch, work);
-      if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.length, work);
+      if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.lines, work);
       for (const line of work.rejected) rejected.push(line);
     }
-    return { written: lines.length - rejected.length, rejected };
+    return { written: all.lines - rejected.length, rejected };
   }
 
   /** One batch, retried when the failure is transient, halved on 413, narrowed on 400/422. */
-  private async writeBatch(lines: string[], work: BatchWork): Promise<void> {
+  private async writeBatch(batch: LineBatch, work: BatchWork): Promise<void> {
     const { run } = work;
     await retrying<void, TransientFailure>(
       async () => {
         work.requests++;
-        const failure = await this.send(lines, run);
+        const failure = await this.send(batch, run);
         if (!failure) return { ok: true, value: undefined };
-        const transient = await this.handle(lines, failure, work);
+        const transient = await this.handle(batch, failure, work);
         if (transient === undefined) return { ok: true, value: undefined };
         run.lastFailure = transient.what;
         return { ok: false, failure: transient };
@@ -204,7 +206,9 @@ export class InfluxWriter implements PointSink {
         deadline: run.deadline,
         sleep: this.options.sleep && ((ms) => this.sleepFor(ms)),
         giveUp: (failure, why, retries) => {
-          if (why.reason === "retry-after-over-cap") return this.retryAfterTooLong(failure, lines);
+          if (why.reason === "retry-after-over-cap") {
+            return this.retryAfterTooLong(failure, batch.lines);
+          }
           if (why.reason === "past-deadline") return this.deadlinePassed(run);
           return new InfluxWriteError(
             `InfluxDB write failed after ${retries + 1} attempts (${failure.what})`,
@@ -214,7 +218,7 @@ export class InfluxWriter implements PointSink {
         },
         beforeRetry: (failure, delayMs, attempt) =>
           this.log.warn(
-            { status: failure.status, attempt, delayMs, lines: lines.length, error: failure.what },
+            { status: failure.status, attempt, delayMs, lines: batch.lines, error: failure.what },
             "write failed, retrying",
           ),
       },
@@ -227,30 +231,31 @@ export class InfluxWriter implements PointSink {
    * is left is transient, for the retry policy.
    */
   private async handle(
-    lines: string[],
+    batch: LineBatch,
     failure: InfluxFailure,
     work: BatchWork,
   ): Promise<TransientFailure | undefined> {
     const { status } = failure;
     if (status === 413) {
+      const lines = linesOf(batch);
       if (lines.length === 1) {
         this.rejectAll(lines, status, failure.message, work);
         return undefined;
       }
       const half = Math.ceil(lines.length / 2);
       this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
-      await this.writeBatch(lines.slice(0, half), work);
-      await this.writeBatch(lines.slice(half), work);
+      await this.writeBatch(lineBatch(lines.slice(0, half)), work);
+      await this.writeBatch(lineBatch(lines.slice(half)), work);
       return undefined;
     }
     if (status === 400 || status === 422) {
-      await this.narrow(lines, { ...failure, status }, work);
+      await this.narrow(linesOf(batch), { ...failure, status }, work);
       return undefined;
     }
     if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
     if (status === 404) throw writeNotFound(this.options.bucket, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-      throw this.refused(failure.message, status, lines);
+      throw this.refused(failure.message, status, batch.lines);
     }
     return {
       retryable: true,
@@ -285,7 +290,7 @@ export class InfluxWriter implements PointSink {
         if (error === undefined) rest.push(line);
         else work.rejected.push({ line, status, error: excerpt(error) });
       }
-      if (rest.length > 0) await this.writeBatch(rest, work);
+      if (rest.length > 0) await this.writeBatch(lineBatch(rest), work);
       return;
     }
     if (everyPointDropped(failure, lines.length)) {
@@ -293,8 +298,8 @@ export class InfluxWriter implements PointSink {
       return;
     }
     const half = Math.ceil(lines.length / 2);
-    await this.writeBatch(lines.slice(0, half), work);
-    await this.writeBatch(lines.slice(half), work);
+    await this.writeBatch(lineBatch(lines.slice(0, half)), work);
+    await this.writeBatch(lineBatch(lines.slice(half)), work);
   }
 
   private rejectAll(lines: readonly string[], status: number, message: string, work: BatchWork) {
@@ -320,18 +325,15 @@ export class InfluxWriter implements PointSink {
     );
   }
 
-  private refused(message: string, status: number, lines: readonly string[]): InfluxWriteError {
-    this.log.error(
-      { status, lines: lines.length, error: message },
-      "InfluxDB refused the write request",
-    );
-    return writeRefused(message, status, lines.length);
+  private refused(message: string, status: number, lines: number): InfluxWriteError {
+    this.log.error({ status, lines, error: message }, "InfluxDB refused the write request");
+    return writeRefused(message, status, lines);
   }
 
-  private retryAfterTooLong(failure: TransientFailure, lines: readonly string[]): InfluxWriteError {
-    const error = retryAfterOverCap(failure, this.policy.retryAfterMaxMs, lines.length);
+  private retryAfterTooLong(failure: TransientFailure, lines: number): InfluxWriteError {
+    const error = retryAfterOverCap(failure, this.policy.retryAfterMaxMs, lines);
     const retryAfterMs = failure.retryAfterMs;
-    this.log.warn({ status: failure.status, retryAfterMs, lines: lines.length }, error.message);
+    this.log.warn({ status: failure.status, retryAfterMs, lines }, error.message);
     return error;
   }
 
@@ -351,7 +353,7 @@ export class InfluxWriter implements PointSink {
   }
 
   /** Sends one batch; resolves with the failure, if any (a refused or failed request). */
-  private async send(lines: readonly string[], run: WriteRun): Promise<InfluxFailure | undefined> {
+  private async send(batch: LineBatch, run: WriteRun): Promise<InfluxFailure | undefined> {
     const { signal } = run.deadline;
     if (signal.aborted) throw this.ended(run);
     // a signal per request: the transport adds an abort listener per request and never removes
@@ -363,12 +365,17 @@ export class InfluxWriter implements PointSink {
       precision: "s",
     });
     try {
-      await this.influx.transport.request(`/api/v2/write?${query}`, lines.join("\n"), {
+      // the transport sends Buffer.from(body): a batch's bytes go out as they are (copied once),
+      // never decoded into a string and encoded again; its answer to a write is empty
+      const answer = this.influx.transport.iterate(`/api/v2/write?${query}`, batch.bytes, {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,
         signal: request,
       });
+      for await (const _ of answer) {
+        // nothing to read
+      }
       return undefined;
     } catch (error) {
       if (signal.aborted) throw this.ended(run);

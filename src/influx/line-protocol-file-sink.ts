@@ -1,6 +1,7 @@
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
+import { type LineBatch, linesOf } from "../transform/line-protocol.js";
 import { ensureDirectory } from "../util/ensure-dir.js";
 import { errnoOf, messageOf } from "../util/errors.js";
 import type { PointSink, WriteOutcome } from "./point-sink.js";
@@ -63,11 +64,11 @@ export class LineProtocolFileSink implements PointSink {
    * Resolves once the lines are handed to the operating system (they survive a killed process);
    * a file takes every line, so none is ever rejected.
    */
-  async write(lines: readonly string[]): Promise<WriteOutcome> {
+  async write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.failure) throw this.failure;
-    if (lines.length === 0) return { written: 0, rejected: [] };
-    await this.enqueue(() => (this.file === undefined ? this.toStdout(lines) : this.append(lines)));
-    return { written: lines.length, rejected: [] };
+    if (batch.lines === 0) return { written: 0, rejected: [] };
+    await this.enqueue(() => (this.file === undefined ? this.toStdout(batch) : this.append(batch)));
+    return { written: batch.lines, rejected: [] };
   }
 
   /** Resolves once every write started before it has settled. */
@@ -96,24 +97,31 @@ export class LineProtocolFileSink implements PointSink {
     return run;
   }
 
-  private toStdout(lines: readonly string[]): Promise<void> {
+  private toStdout(batch: LineBatch): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.stdout.write(`${lines.join("\n")}\n`, (error) =>
+      this.stdout.write(Buffer.concat([batch.bytes, NEWLINE]), (error) =>
         error ? reject(this.fail(error)) : resolve(),
       );
     });
   }
 
   /** Appends whole lines, rotating first whenever the next line would take the file past maxBytes. */
-  private async append(lines: readonly string[]): Promise<void> {
+  private async append(batch: LineBatch): Promise<void> {
     try {
       let handle = await this.open();
+      const whole = Buffer.concat([batch.bytes, NEWLINE]);
+      if (this.size + whole.length <= this.maxBytes) {
+        await this.appendBytes(handle, whole);
+        return;
+      }
+      // rotation falls inside the batch: line by line
+      const lines = linesOf(batch);
       let chunk: string[] = [];
       let chunkBytes = 0;
       for (const line of lines) {
         const bytes = Buffer.byteLength(line, "utf8") + 1;
         if (this.size + chunkBytes + bytes > this.maxBytes && this.size + chunkBytes > 0) {
-          await this.appendText(handle, chunk, chunkBytes);
+          await this.appendText(handle, chunk);
           chunk = [];
           chunkBytes = 0;
           await this.rotate();
@@ -122,20 +130,23 @@ export class LineProtocolFileSink implements PointSink {
         chunk.push(line);
         chunkBytes += bytes;
       }
-      await this.appendText(handle, chunk, chunkBytes);
+      await this.appendText(handle, chunk);
     } catch (error) {
       throw this.fail(error);
     }
   }
 
-  private async appendText(handle: FileHandle, lines: string[], bytes: number): Promise<void> {
+  private async appendText(handle: FileHandle, lines: string[]): Promise<void> {
     if (lines.length === 0) return;
-    const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    await this.appendBytes(handle, Buffer.from(`${lines.join("\n")}\n`, "utf8"));
+  }
+
+  private async appendBytes(handle: FileHandle, buffer: Buffer): Promise<void> {
     for (let offset = 0; offset < buffer.length; ) {
       const { bytesWritten } = await handle.write(buffer, offset);
       offset += bytesWritten;
     }
-    this.size += bytes;
+    this.size += buffer.length;
   }
 
   /** The open file; opening it (appending) takes its size, so a restart resumes the count. */
@@ -188,6 +199,8 @@ export class LineProtocolFileSink implements PointSink {
     );
   }
 }
+
+const NEWLINE = Buffer.from("\n");
 
 function isMissing(error: unknown): boolean {
   return errnoOf(error) === "ENOENT";

@@ -1,3 +1,5 @@
+import type { LineBatch } from "../transform/line-protocol.js";
+
 /** A line InfluxDB refused for good (400/422 once narrowed down to that line alone). */
 export interface RejectedLine {
   readonly line: string;
@@ -22,14 +24,14 @@ export interface PointSink {
   /** Where the points go, for logs and summaries (never contains a secret). */
   readonly target: string;
   /**
-   * Writes lines. Resolves once every line is either stored or refused for good: lines the target
+   * Writes a batch of lines. Resolves once every line is either stored or refused for good: lines the target
    * refuses on their own (unparsable, beyond the retention policy, a field type conflict, too
    * large) come back in `rejected` and must not be retried; one bad line never fails the others.
    * Rejects with an InfluxWriteError when the write failed for reasons that are not about
    * particular lines (token, bucket, target unavailable after retries); then none of the lines is
    * reported written, and writing them again later is safe.
    */
-  write(lines: readonly string[]): Promise<WriteOutcome>;
+  write(batch: LineBatch): Promise<WriteOutcome>;
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
   /** Waits for the writes in progress (each bounded in time), then releases the target. */

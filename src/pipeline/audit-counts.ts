@@ -11,6 +11,7 @@ import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influ
 import type { DeadLetter } from "../state/types.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import { numericString } from "../transform/record-encoder.js";
+import { recordPages } from "../transform/record-pages.js";
 import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import type { Pipeline } from "./pipeline.js";
@@ -111,7 +112,7 @@ export async function apiCounts(
     const screen = new AnswerScreen(window.fromS, window.toS);
     const counted = new Map<string, number>();
     const after = new Set<string>();
-    for await (const page of answer.pages) {
+    for await (const page of recordPages(answer, ids)) {
       for (const record of screen.keep(page.records)) {
         const atS = Math.floor(parseRecordTime(record.timestamp) / 1000);
         if (syncedUntilS === undefined || atS > syncedUntilS) {

@@ -1,12 +1,11 @@
 import type { ApiClient } from "../api/api-client.js";
 import type { DataAnswer } from "../api/data-stream.js";
-import { parseRecordTime } from "../api/time-format.js";
 import type { PointSink, RejectedLine } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { DeadLetterKind } from "../state/types.js";
-import { RecordEncoder } from "../transform/record-encoder.js";
-import { AnswerScreen, type ScreenStats } from "../transform/screen-answer.js";
+import { AnswerTranscoder, type TranscodedBatch } from "../transform/answer-transcoder.js";
+import type { AnswerScreen, ScreenStats } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { isoSeconds } from "../util/utc-time.js";
 import { newestWritten } from "./cursor.js";
@@ -40,6 +39,8 @@ export interface ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
   readonly sink: Pick<PointSink, "write">;
   readonly decoder: ValueIdDecoder;
+  /** Lines per write (INFLUX_BATCH_SIZE). */
+  readonly batchLines: number;
   readonly deadLetters: Pick<DeadLetterStore, "add">;
   readonly now: () => Date;
 }
@@ -87,7 +88,7 @@ export async function writeChunk(
   const { value: tally } = answered;
   const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
   const newest = newestWritten(
-    tally.newest === "" ? undefined : parseRecordTime(tally.newest),
+    tally.newestS === undefined ? undefined : tally.newestS * 1000,
     serverTimeS,
   );
   return {
@@ -108,42 +109,59 @@ export async function writeChunk(
 
 /** What one answer came to. */
 interface AnswerTally {
-  records: number;
-  points: number;
-  /** The newest record timestamp written (`YYYY-MM-DDTHH:MM:SS`; "" for none). */
-  newest: string;
+  readonly records: number;
+  readonly points: number;
+  /** The newest record time written (epoch s); undefined for none. */
+  readonly newestS: number | undefined;
   readonly screen: AnswerScreen;
   readonly letters: DeadLetterWriter;
 }
 
-/** Reads one whole answer: screens, sets aside, encodes and writes it page by page. */
+/**
+ * Reads one whole answer: transcodes it to line protocol as its bytes arrive, and writes each
+ * batch (and stores what was set aside with it) before reading on, so the writes pace the reads.
+ */
 async function writeAnswer(
   parts: ChunkWriterParts,
   target: ChunkTarget,
   chunk: Chunk,
   answer: DataAnswer,
 ): Promise<AnswerTally> {
-  const tally: AnswerTally = {
-    records: 0,
-    points: 0,
-    newest: "",
-    screen: new AnswerScreen(chunk.fromS, chunk.toS),
-    letters: new DeadLetterWriter(parts, target, chunk),
+  const transcoder = new AnswerTranscoder(
+    { ...target, values: chunk.values, fromS: chunk.fromS, toS: chunk.toS },
+    {
+      source: answer.source,
+      decoder: parts.decoder,
+      batchLines: parts.batchLines,
+      maxRecordBytes: answer.maxRecordBytes,
+    },
+  );
+  const letters = new DeadLetterWriter(parts, target, chunk);
+  let points = 0;
+  const write = async (batch: TranscodedBatch) => {
+    for (const bad of batch.setAside) {
+      letters.add(
+        bad.kind,
+        bad.text,
+        bad.error,
+        bad.valueId === undefined ? undefined : [bad.valueId],
+      );
+    }
+    if (batch.lines.lines === 0) return;
+    const outcome = await parts.sink.write(batch.lines);
+    points += outcome.written;
+    letters.lines(outcome.rejected);
   };
-  const encoder = new RecordEncoder(parts.decoder, target.deviceId, target.resourceId);
-  for await (const page of answer.pages) {
-    const { kept, invalidRows, badMembers } = tally.screen.screen(page);
-    for (const bad of invalidRows) tally.letters.add("row", bad.text, bad.error);
-    for (const bad of badMembers) tally.letters.add("member", bad.text, bad.error, [bad.valueId]);
-    tally.records += kept.length;
-    for (const record of kept) if (record.timestamp > tally.newest) tally.newest = record.timestamp;
-    const lines: string[] = [];
-    encoder.encode(kept, lines);
-    const outcome = await parts.sink.write(lines);
-    tally.points += outcome.written;
-    tally.letters.lines(outcome.rejected);
+  for await (const piece of answer.bytes) {
+    transcoder.push(piece);
+    for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch())
+      await write(batch);
   }
-  return tally;
+  transcoder.end();
+  for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch())
+    await write(batch);
+  const { records, newestS, screen } = transcoder;
+  return { records, points, newestS, screen, letters };
 }
 
 /** Stores a chunk's bad rows, bad members and refused lines as dead letters. */

@@ -3,6 +3,7 @@ import type { PointSink } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { DeadLetter } from "../state/types.js";
+import { lineBatch } from "../transform/line-protocol.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
 import {
   AnswerScreen,
@@ -73,7 +74,7 @@ export async function retryDeadLetters(
       refused++;
       continue;
     }
-    const outcome = await deps.sink.write(row.lines);
+    const outcome = await deps.sink.write(lineBatch(row.lines));
     const [rejected] = outcome.rejected;
     if (rejected !== undefined) {
       const error = `HTTP ${rejected.status}: ${rejected.error}`;

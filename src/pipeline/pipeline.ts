@@ -61,6 +61,7 @@ export class Pipeline {
       client: parts.client,
       sink: parts.sink,
       decoder: this.decoder,
+      batchLines: parts.config.influx.batchSize,
       deadLetters: parts.store.deadLetters,
       now: this.now,
       concurrency: parts.config.api.concurrency,

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import type { PointSink } from "../influx/point-sink.js";
 import type { StateStore } from "../state/state-store.js";
 import type { Cursor, RunSummary } from "../state/types.js";
-import { escapeTag, quoteString } from "../transform/line-protocol.js";
+import { escapeTag, lineBatch, quoteString } from "../transform/line-protocol.js";
 import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
 import { type SyncRules, silentSince, syncRules } from "./cursor.js";
@@ -95,7 +95,7 @@ export async function reportRun(
   try {
     const rules = syncRules(config, endS);
     const lines = runReportLines(run, summary, durationMs / 1000, endS, health, rules);
-    const { rejected } = await parts.sink.write(lines);
+    const { rejected } = await parts.sink.write(lineBatch(lines));
     if (rejected.length > 0) {
       run.logger.warn(
         { rejected: rejected.length, error: rejected[0]?.error },

@@ -36,3 +36,31 @@ export function escapeTag(value: string): string {
 export function quoteString(value: string): string {
   return `"${value.replace(/[\\"]/g, "\\$&")}"`;
 }
+
+/**
+ * Lines of line protocol ready to write, as the UTF-8 bytes that go out: joined by `\n` (no
+ * newline after the last), and how many. One buffer per batch rather than a string per line: the
+ * encoder assembles it, the sinks send it as it is.
+ */
+export interface LineBatch {
+  readonly bytes: Buffer;
+  readonly lines: number;
+}
+
+/** A batch of the given lines. */
+export function lineBatch(lines: readonly string[]): LineBatch {
+  return { bytes: Buffer.from(lines.join("\n"), "utf8"), lines: lines.length };
+}
+
+/** The lines of a batch (for the rare cases that need them one by one). */
+export function linesOf(batch: LineBatch): string[] {
+  return batch.lines === 0 ? [] : batch.bytes.toString("utf8").split("\n");
+}
+
+/** A batch split into batches of at most `size` lines. */
+export function inBatches(batch: LineBatch, size: number): LineBatch[] {
+  const lines = linesOf(batch);
+  const batches: LineBatch[] = [];
+  for (let i = 0; i < lines.length; i += size) batches.push(lineBatch(lines.slice(i, i + size)));
+  return batches;
+}

@@ -25,7 +25,7 @@ export function numericString(text: string): number | undefined {
 }
 
 /** What one value id contributes, precomputed once per encoder. */
-interface IdPlan {
+export interface IdPlan {
   /** `measurement,device_id=…,resource_id=…,type=…,unit=…,values_id=` (values_id appended per record). */
   readonly seriesPrefix: string;
   readonly field: "value" | "alarm_index" | "alarm_name";
@@ -120,7 +120,8 @@ export class RecordEncoder {
     return tag;
   }
 
-  private planFor(id: string): IdPlan {
+  /** What value id `id` becomes (decoded once per encoder). */
+  planFor(id: string): IdPlan {
     let plan = this.plans.get(id);
     if (!plan) {
       const decoded = this.decoder.decode(id);

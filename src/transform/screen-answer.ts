@@ -3,11 +3,11 @@
  * row cut to those requested (the others removed, counted, not judged), its requested members of
  * a wrong type set aside one by one, rows outside the requested window and repeated rows dropped,
  * invalid rows kept as dead letters unless they lie outside the window, and an answer made mostly
- * of invalid rows failed as a change of the API's format. Pure: the client's stream calls
- * {@link keepRequested} per element, the chunk writer an {@link AnswerScreen} per answer; what is
- * set aside is stored by the pipeline.
+ * of invalid rows failed as a change of the API's format. Pure: the reference path of reading an
+ * answer calls {@link keepRequested} per element (the fast path reads only rows it would keep
+ * whole), both share the answer's {@link AnswerScreen}; what is set aside is stored by the
+ * pipeline.
  */
-import type { DataPage, InvalidRecord } from "../api/data-stream.js";
 import {
   type DataRecord,
   isRealRecordTime,
@@ -15,7 +15,7 @@ import {
   RECORD_MEMBER_MESSAGE,
   RECORD_TIMESTAMP_RE,
 } from "../api/schemas.js";
-import { formatRecordTime } from "../api/time-format.js";
+import { formatRecordTime, parseRecordTime } from "../api/time-format.js";
 import { valuesIdTag } from "./record-encoder.js";
 
 /** A requested member that is not a {@link RecordMember}, as {@link keepRequested} set it aside. */
@@ -94,29 +94,15 @@ export interface ScreenStats {
 
 const MAX_EXAMPLES = 5;
 
-/** What one page comes to: the records to write, and what to set aside as dead letters. */
-export interface ScreenedPage {
-  /** Records to encode and write, in order. */
-  readonly kept: DataRecord[];
-  /** Invalid rows within the window: dead letters (kind `row`). */
-  readonly invalidRows: readonly InvalidRecord[];
-  /** Bad members of kept records: a dead letter each (kind `member`), with its whole row. */
-  readonly badMembers: readonly {
-    readonly valueId: string;
-    readonly text: string;
-    readonly error: string;
-  }[];
-}
-
 const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 
 /**
- * Keeps only what was asked for of one GET /data answer, page by page: rows inside the requested
- * window and the first row of each (timestamp, values_id tag); invalid rows outside the window
- * are dropped like valid ones, the others set aside; bad members of a dropped row go with it.
- * The client has already cut each row to the requested value ids; those removed members are
- * counted here, so that everything dropped from an answer is counted, and told, in one place.
- * One screen per answer.
+ * Keeps only what was asked for of one GET /data answer: rows inside the requested window and the
+ * first row of each (timestamp, values_id tag); invalid rows outside the window are dropped like
+ * valid ones, the others set aside; bad members of a dropped row go with it. The client has
+ * already cut each row to the requested value ids; those removed members are counted here, so that
+ * everything dropped from an answer is counted, and told, in one place. One screen per answer,
+ * shared by the fast path of the transcoder and the reference path of the records.
  */
 export class AnswerScreen {
   readonly stats: ScreenStats = { outOfWindow: 0, duplicates: 0, extraMembers: 0 };
@@ -124,42 +110,40 @@ export class AnswerScreen {
   readonly extraExamples: string[] = [];
   private readonly fromText: string;
   private readonly toText: string;
-  private readonly seen = new Set<string>();
+  /** Per values_id tag, a bit per second of the window: the rows kept. */
+  private readonly seen = new Map<string, Uint8Array>();
   private rowsSeen = 0;
   private invalidRows = 0;
 
   /** @param fromS,toS the requested window (inclusive, epoch seconds) */
-  constructor(fromS: number, toS: number) {
+  constructor(
+    private readonly fromS: number,
+    private readonly toS: number,
+  ) {
     // timestamps are fixed-width YYYY-MM-DDTHH:MM:SS, so text order is time order
     this.fromText = formatRecordTime(new Date(fromS * 1000));
     this.toText = formatRecordTime(new Date(toS * 1000));
   }
 
-  /**
-   * Screens the next page of the answer. Throws {@link SchemaDriftError} once most rows so far
-   * were invalid or carried invalid members (at least {@link DRIFT_MIN_ROWS} of them).
-   */
-  screen(page: DataPage): ScreenedPage {
-    this.rowsSeen += page.records.length + page.invalid.length;
-    this.invalidRows += page.invalid.length + page.badMembers.length;
+  /** Rows read: `rows` in all, `invalid` of them invalid or with invalid members. */
+  countRows(rows: number, invalid: number): void {
+    this.rowsSeen += rows;
+    this.invalidRows += invalid;
+  }
+
+  /** Throws {@link SchemaDriftError} when most rows so far were invalid (`first`: one's error). */
+  checkDrift(first: string): void {
     if (this.invalidRows >= DRIFT_MIN_ROWS && this.invalidRows > this.rowsSeen * DRIFT_SHARE) {
-      const first = page.invalid[0]?.error ?? page.badMembers[0]?.members[0]?.error ?? "";
       throw new SchemaDriftError(this.invalidRows, this.rowsSeen, first);
     }
-    const invalidRows = page.invalid.filter((bad) => {
-      const timestamp = TIMESTAMP_TEXT.exec(bad.text)?.[1];
-      if (timestamp === undefined || this.inWindow(timestamp)) return true;
-      this.stats.outOfWindow++;
-      return false;
-    });
-    this.noteExtras(page.extraMembers, page.extraMemberNames);
-    const kept = this.keep(page.records);
-    if (page.badMembers.length === 0) return { kept, invalidRows, badMembers: [] };
-    const keptSet = new Set(kept);
-    const badMembers = page.badMembers.flatMap(({ record, text, members }) =>
-      keptSet.has(record) ? members.map((m) => ({ valueId: m.valueId, text, error: m.error })) : [],
-    );
-    return { kept, invalidRows, badMembers };
+  }
+
+  /** True when an invalid row is set aside: its timestamp (if one can be read) is in the window. */
+  keepInvalid(text: string): boolean {
+    const timestamp = TIMESTAMP_TEXT.exec(text)?.[1];
+    if (timestamp === undefined || this.inWindow(timestamp)) return true;
+    this.stats.outOfWindow++;
+    return false;
   }
 
   /** The records to keep, in order. */
@@ -171,16 +155,40 @@ export class AnswerScreen {
         this.stats.outOfWindow++;
         continue;
       }
-      // the series key InfluxDB would see: 1, "1" and "001" are one readout
-      const key = `${timestamp}|${valuesIdTag(record.values_id)}`;
-      if (this.seen.has(key)) {
-        this.stats.duplicates++;
-        continue;
-      }
-      this.seen.add(key);
-      kept.push(record);
+      const seconds = Math.floor(parseRecordTime(timestamp) / 1000);
+      if (this.isFirst(seconds, valuesIdTag(record.values_id))) kept.push(record);
     }
     return kept;
+  }
+
+  /** True when a row at `seconds` is in the window; counts it dropped otherwise. */
+  keepTime(seconds: number): boolean {
+    if (seconds >= this.fromS && seconds <= this.toS) return true;
+    this.stats.outOfWindow++;
+    return false;
+  }
+
+  /**
+   * True for the first row of a (time, values_id tag) in the window; counts the others as
+   * duplicates. The tag is what InfluxDB would see: 1, "1" and "001" are one readout.
+   */
+  isFirst(seconds: number, tag: string): boolean {
+    let times = this.seen.get(tag);
+    if (times === undefined) {
+      // a window is at most 7 days (spec 8): 76 KB a tag
+      times = new Uint8Array((Math.max(0, this.toS - this.fromS) >> 3) + 1);
+      this.seen.set(tag, times);
+    }
+    const at = seconds - this.fromS;
+    const byte = at >> 3;
+    const bit = 1 << (at & 7);
+    const known = times[byte] ?? 0;
+    if ((known & bit) !== 0) {
+      this.stats.duplicates++;
+      return false;
+    }
+    times[byte] = known | bit;
+    return true;
   }
 
   /** Members the client removed from a page's rows because they were not requested. */

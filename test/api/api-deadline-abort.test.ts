@@ -1,4 +1,5 @@
 import { RateGate } from "../../src/api/rate-gate.js";
+import { recordPages } from "../../src/transform/record-pages.js";
 import { waitUntil, withDeadline } from "../support/wait.js";
 import {
   answerToken,
@@ -34,13 +35,11 @@ describe("ApiClient.abort() for shutdown", () => {
     const gotFirst = new Promise<void>((resolve) => {
       firstPage = resolve;
     });
-    const inFlight = client.data(
-      QUERY,
-      async (answer) => {
-        for await (const page of answer.pages) if (page.records.length > 0) firstPage();
-      },
-      { pageSize: 1 },
-    );
+    const inFlight = client.data(QUERY, async (answer) => {
+      for await (const page of recordPages(answer, QUERY.values, 1)) {
+        if (page.records.length > 0) firstPage();
+      }
+    });
     await withDeadline(gotFirst, 5_000, "the first page");
     gate.pause(1_000_000_000); // 11.6 days: the next request waits in the gate
     const waiting = client.listDevices();

@@ -1,6 +1,7 @@
 import type { ApiClient, ApiClientOptions } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
+import { recordPages } from "../../src/transform/record-pages.js";
 import { answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
@@ -32,13 +33,11 @@ const clientOf = (handler: HostileHandler, options: Partial<ApiClientOptions> = 
 async function pull(client: ApiClient, pageSize = 1): Promise<{ records: number; error: unknown }> {
   let records = 0;
   try {
-    await client.data(
-      QUERY,
-      async (answer) => {
-        for await (const page of answer.pages) records += page.records.length;
-      },
-      { pageSize },
-    );
+    await client.data(QUERY, async (answer) => {
+      for await (const page of recordPages(answer, QUERY.values, pageSize)) {
+        records += page.records.length;
+      }
+    });
   } catch (error) {
     return { records, error };
   }
@@ -171,16 +170,12 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       };
       await answerRecords(client, query);
       let records = 0;
-      await client.data(
-        query,
-        async (answer) => {
-          for await (const page of answer.pages) {
-            records += page.records.length;
-            clock.advance(600_000); // ten minutes on each page
-          }
-        },
-        { pageSize: 10 },
-      );
+      await client.data(query, async (answer) => {
+        for await (const page of recordPages(answer, query.values, 10)) {
+          records += page.records.length;
+          clock.advance(600_000); // ten minutes on each page
+        }
+      });
       expect(records).toBe(61);
       expect(clock.nowMs - NOW).toBeGreaterThan(7 * 600_000);
     } finally {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { ApiClient } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { recordPages } from "../../src/transform/record-pages.js";
 import { answerPages, answerRecords } from "../support/data-answers.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
@@ -535,17 +536,13 @@ describe("streamed GET /data and slow writes", () => {
         from: new Date(Date.UTC(2026, 5, 12, 12)),
         to: new Date(Date.UTC(2026, 5, 15, 12)),
       };
-      await client.data(
-        query,
-        async (answer) => {
-          for await (const page of answer.pages) {
-            records += page.records.length;
-            if (page.records.length > 0) batches++;
-            await new Promise((r) => setTimeout(r, 250));
-          }
-        },
-        { pageSize: 1000 },
-      );
+      await client.data(query, async (answer) => {
+        for await (const page of recordPages(answer, query.values, 1000)) {
+          records += page.records.length;
+          if (page.records.length > 0) batches++;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      });
       expect(records).toBe(3 * 1440 + 1);
       expect(batches).toBe(5);
     } finally {

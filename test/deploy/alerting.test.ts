@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { interpolateQuery, unresolvedVariables } from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
 import {
@@ -189,7 +190,7 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     }
 
     async function write(lines: string[]): Promise<void> {
-      const { rejected } = await filled.pipeline.sink.write(lines);
+      const { rejected } = await filled.pipeline.sink.write(lineBatch(lines));
       expect(rejected).toEqual([]);
     }
 

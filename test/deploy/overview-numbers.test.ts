@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { createFleet } from "../../src/simulator/model/fleet.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
 import {
   allPanels,
@@ -131,7 +132,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
     const series = (q: string): Promise<InfluxqlSeries[]> => filled.db.series(q);
     /** Writes points after the synced range (toS) or at the real clock: no other test sees them. */
     async function write(lines: string[]): Promise<void> {
-      const { rejected } = await filled.pipeline.sink.write(lines);
+      const { rejected } = await filled.pipeline.sink.write(lineBatch(lines));
       expect(rejected).toEqual([]);
     }
 

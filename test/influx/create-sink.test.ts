@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.js";
 import { createPointSink } from "../../src/influx/create-sink.js";
 import { InfluxWriter } from "../../src/influx/influx-writer.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { captureLogger } from "../support/log-capture.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -19,7 +20,7 @@ describe("createPointSink", () => {
     for (let i = 0; i < 2; i++) {
       const sink = await createPointSink(loadConfig(), logger, file);
       expect(sink.target).toContain(file);
-      await expect(sink.write(LINES)).resolves.toEqual({ written: 2, rejected: [] });
+      await expect(sink.write(lineBatch(LINES))).resolves.toEqual({ written: 2, rejected: [] });
       await sink.close();
     }
     expect(readFileSync(file, "utf8")).toBe(`${[...LINES, ...LINES].join("\n")}\n`);
@@ -32,7 +33,7 @@ describe("createPointSink", () => {
       text += c.toString();
     });
     const sink = new LineProtocolFileSink("-", { stdout: out });
-    await sink.write(LINES);
+    await sink.write(lineBatch(LINES));
     await sink.close();
     expect(text).toBe(`${LINES.join("\n")}\n`);
   });
@@ -40,8 +41,10 @@ describe("createPointSink", () => {
   it("a file that cannot be written rejects every write with a clear error, never crashes", async () => {
     const dir = tempDir("lp-dir-");
     const sink = new LineProtocolFileSink(dir);
-    await expect(sink.write(LINES)).rejects.toThrow(/^cannot write line-protocol file .*EISDIR/);
-    await expect(sink.write(LINES)).rejects.toThrow(/EISDIR/);
+    await expect(sink.write(lineBatch(LINES))).rejects.toThrow(
+      /^cannot write line-protocol file .*EISDIR/,
+    );
+    await expect(sink.write(lineBatch(LINES))).rejects.toThrow(/EISDIR/);
     await sink.close();
   });
 
@@ -57,7 +60,7 @@ describe("createPointSink", () => {
     });
     const sink = await createPointSink(config, logger);
     expect(sink).toBeInstanceOf(InfluxWriter);
-    await sink.write(LINES);
+    await sink.write(lineBatch(LINES));
     await sink.close();
     const [series] = await db.series("SELECT text, value FROM m");
     expect(series?.values).toEqual([

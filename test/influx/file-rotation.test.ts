@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.js";
 import { createPointSink } from "../../src/influx/create-sink.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { captureLogger } from "../support/log-capture.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -42,7 +43,7 @@ function linesOf(path: string): string[] {
 async function writeInPieces(sink: LineProtocolFileSink, all: readonly string[]): Promise<void> {
   const writes: Promise<unknown>[] = [];
   for (let i = 0, n = 1; i < all.length; i += n, n = (n % 7) + 1) {
-    writes.push(sink.write(all.slice(i, i + n)));
+    writes.push(sink.write(lineBatch(all.slice(i, i + n))));
   }
   await Promise.all(writes);
   await sink.close();
@@ -97,7 +98,7 @@ describe("LineProtocolFileSink rotation by size", () => {
     const before = lines(6);
     writeFileSync(file, `${before.join("\n")}\n`); // 198 bytes: one more line would not fit
     const sink = new LineProtocolFileSink(file, { maxBytes: 200, keep: 3 });
-    await sink.write(lines(1, 6));
+    await sink.write(lineBatch(lines(1, 6)));
     await sink.close();
     expect(rotation(file)).toEqual([`${file}.1`, file]);
     expect(linesOf(`${file}.1`)).toEqual(before);
@@ -109,7 +110,10 @@ describe("LineProtocolFileSink rotation by size", () => {
     const sink = new LineProtocolFileSink(file, { maxBytes: 200, keep: 100 });
     const huge = `r,device_id=d text="${"x".repeat(300)}" ${T0}`;
     const all = [...lines(8), huge, ...lines(8, 8)];
-    await expect(sink.write(all)).resolves.toEqual({ written: all.length, rejected: [] });
+    await expect(sink.write(lineBatch(all))).resolves.toEqual({
+      written: all.length,
+      rejected: [],
+    });
     await sink.close();
     const files = rotation(file);
     expect(files.flatMap(linesOf)).toEqual(all);
@@ -134,10 +138,10 @@ describe("LineProtocolFileSink rotation by size", () => {
   it("abort(): later writes reject (fatal, 'aborted: <reason>'); close() resolves", async () => {
     const file = freshFile();
     const sink = new LineProtocolFileSink(file, { maxBytes: 200 });
-    await sink.write(lines(2));
+    await sink.write(lineBatch(lines(2)));
     sink.abort("shutdown");
     sink.abort("again");
-    const error = await sink.write(lines(1)).catch((e: unknown) => e);
+    const error = await sink.write(lineBatch(lines(1))).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InfluxWriteError);
     expect(error).toMatchObject({ code: "unavailable", fatal: true, message: "aborted: shutdown" });
     await sink.close();
@@ -156,7 +160,7 @@ describe("createPointSink with OUTPUT_FILE", () => {
     const sink = await createPointSink(config, logger);
     expect(sink.target).toBe(`line-protocol file ${file}`);
     const all = lines(200);
-    for (let i = 0; i < all.length; i += 10) await sink.write(all.slice(i, i + 10));
+    for (let i = 0; i < all.length; i += 10) await sink.write(lineBatch(all.slice(i, i + 10)));
     await sink.close();
     expect(rotation(file)).toEqual([`${file}.2`, `${file}.1`, file]);
     for (const path of rotation(file)) expect(statSync(path).size).toBeLessThanOrEqual(1024);
@@ -172,7 +176,7 @@ describe("createPointSink with OUTPUT_FILE", () => {
     });
     const sink = await createPointSink(config, logger, output);
     const all = lines(200);
-    for (let i = 0; i < all.length; i += 10) await sink.write(all.slice(i, i + 10));
+    for (let i = 0; i < all.length; i += 10) await sink.write(lineBatch(all.slice(i, i + 10)));
     await sink.close();
     expect(existsSync(file)).toBe(false);
     expect(existsSync(`${output}.1`)).toBe(false);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries, REFUSED_LINES_LOG, writerFor } from "../support/influx-writer.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
@@ -28,7 +29,7 @@ describe("InfluxWriter against a real influxd", () => {
       { length: 5000 },
       (_, i) => `p,device_id=d value=${i} ${1_700_000_000 + i}`,
     );
-    await writer.write(lines);
+    await writer.write(lineBatch(lines));
     await writer.flush();
     const [series] = await db.series("SELECT count(value), sum(value) FROM p");
     expect(series?.values[0]?.slice(1)).toEqual([5000, (4999 * 5000) / 2]);
@@ -36,9 +37,11 @@ describe("InfluxWriter against a real influxd", () => {
 
   it("writes the good lines of a batch with a bad one, rejects that one, keeps writing", async () => {
     const { writer, logLines } = writerFor(db);
-    const good = writer.write(["q,device_id=a value=1 1700000000"]);
-    const bad = writer.write(["q,device_id=b value=1 1700000000", "this is not line protocol"]);
-    const alsoGood = writer.write(["q,device_id=c value=3 1700000000"]);
+    const good = writer.write(lineBatch(["q,device_id=a value=1 1700000000"]));
+    const bad = writer.write(
+      lineBatch(["q,device_id=b value=1 1700000000", "this is not line protocol"]),
+    );
+    const alsoGood = writer.write(lineBatch(["q,device_id=c value=3 1700000000"]));
     await expect(good).resolves.toEqual({ written: 1, rejected: [] });
     const outcome = await bad;
     expect(outcome.written).toBe(1);
@@ -67,7 +70,7 @@ describe("InfluxWriter against a real influxd", () => {
 
   it("a wrong token is fatal with a message that says what to fix", async () => {
     const { writer } = writerFor({ ...db, token: "wrong-token-value" });
-    const error = await expectWriteError(writer.write(["r value=1 1700000000"]));
+    const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
     expect(error).toMatchObject({ code: "auth_failed", status: 401, fatal: true });
     expect(error.message).toMatch(/check INFLUX_TOKEN/);
     expect(error.message).not.toContain("wrong-token-value");
@@ -75,7 +78,7 @@ describe("InfluxWriter against a real influxd", () => {
 
   it("a missing bucket is fatal with a message that says what to fix", async () => {
     const { writer } = writerFor({ ...db, bucket: "no_such_db" });
-    const error = await expectWriteError(writer.write(["r value=1 1700000000"]));
+    const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
     expect(error).toMatchObject({ code: "bucket_not_found", status: 404, fatal: true });
     expect(error.message).toMatch(/no bucket no_such_db .*INFLUX_BUCKET/);
   });
@@ -97,7 +100,7 @@ describe("InfluxWriter when InfluxDB is down", () => {
         sleeps.push(ms);
       },
     });
-    const error = await expectWriteError(writer.write(["o value=1 1700000000"]));
+    const error = await expectWriteError(writer.write(lineBatch(["o value=1 1700000000"])));
     expect(error).toMatchObject({ code: "unavailable", status: 503, fatal: false });
     expect(error.message).toMatch(
       /InfluxDB write failed after 3 attempts \(HTTP 503: influxd is down\)/,
@@ -114,7 +117,7 @@ describe("InfluxWriter when InfluxDB is down", () => {
         }
       },
     });
-    await expect(patient.write(["o value=2 1700000001"])).resolves.toEqual({
+    await expect(patient.write(lineBatch(["o value=2 1700000001"]))).resolves.toEqual({
       written: 1,
       rejected: [],
     });
@@ -155,7 +158,7 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
   it("413 splits the batch until the halves fit", async () => {
     answer = (lines) => ({ status: lines.length > 3 ? 413 : 204 });
     const lines = Array.from({ length: 10 }, (_, i) => `m value=${i} ${i}`);
-    await writerFor(target()).writer.write(lines);
+    await writerFor(target()).writer.write(lineBatch(lines));
     expect(received.flat()).toEqual(lines);
     expect(Math.max(...received.map((b) => b.length))).toBeLessThanOrEqual(3);
   });
@@ -164,7 +167,7 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
     const huge = `m text="${"x".repeat(100)}" 5`;
     answer = (lines) => ({ status: lines.some((l) => l.length > 50) ? 413 : 204 });
     const lines = ["m value=1 1", "m value=2 2", huge, "m value=4 4"];
-    const outcome = await writerFor(target()).writer.write(lines);
+    const outcome = await writerFor(target()).writer.write(lineBatch(lines));
     expect(outcome).toEqual({
       written: 3,
       rejected: [{ line: huge, status: 413, error: "status 413" }],
@@ -174,7 +177,9 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
 
   it("another 4xx is about the request, not a line: it rejects the write as bad_data", async () => {
     answer = () => ({ status: 405 });
-    const error = await expectWriteError(writerFor(target()).writer.write(["m value=1 1"]));
+    const error = await expectWriteError(
+      writerFor(target()).writer.write(lineBatch(["m value=1 1"])),
+    );
     expect(error).toMatchObject({ code: "bad_data", status: 405, fatal: false });
     expect(error.message).toMatch(/refused a write of 1 lines \(HTTP 405: status 405\)/);
   });
@@ -184,9 +189,9 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
     answer = () =>
       ++calls === 1 ? { status: 429, headers: { "retry-after": "3" } } : { status: 204 };
     const sleeps: number[] = [];
-    await writerFor(target(), { sleep: async (ms) => void sleeps.push(ms) }).writer.write([
-      "m value=1 1",
-    ]);
+    await writerFor(target(), { sleep: async (ms) => void sleeps.push(ms) }).writer.write(
+      lineBatch(["m value=1 1"]),
+    );
     expect(sleeps).toHaveLength(1);
     expect(sleeps[0]).toBeGreaterThanOrEqual(3000);
     expect(received).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries, REFUSED_LINES_LOG, writerFor } from "../support/influx-writer.js";
 import { influxql } from "../support/influxd.js";
@@ -79,7 +80,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
     lines.splice(613, 0, bad);
     const { writer: w, logLines, requests } = writer();
 
-    const outcome = await w.write(lines);
+    const outcome = await w.write(lineBatch(lines));
 
     expect(outcome).toEqual({
       written: 1000,
@@ -105,7 +106,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
     lines.splice(0, 0, bad[0] ?? "");
     const { writer: w, requests } = writer();
 
-    const outcome = await w.write(lines);
+    const outcome = await w.write(lineBatch(lines));
 
     expect(outcome.written).toBe(300);
     expect(outcome.rejected.map((r) => r.line)).toEqual(bad);
@@ -119,13 +120,16 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
 
   it("a field type conflict with stored data: that line is rejected, the others stored", async () => {
     const { writer: w } = writer();
-    await expect(w.write([`pb,t=a text=1 ${T0}`])).resolves.toEqual({ written: 1, rejected: [] });
+    await expect(w.write(lineBatch([`pb,t=a text=1 ${T0}`]))).resolves.toEqual({
+      written: 1,
+      rejected: [],
+    });
     const conflicting = `pb,t=a text="x" ${T0 + 10_000}`;
     const lines = Array.from({ length: 400 }, (_, i) => `pb,t=a value=${i} ${T0 + 1 + i}`);
     lines.splice(123, 0, conflicting);
     const { writer: w2, logLines, requests } = writer();
 
-    const outcome = await w2.write(lines);
+    const outcome = await w2.write(lineBatch(lines));
 
     expect(outcome.written).toBe(400);
     expect(outcome.rejected).toEqual([
@@ -154,7 +158,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
     expect(await scratch.series("SELECT count(value) FROM pc")).toEqual([]);
     const { writer: w, requests } = writer();
 
-    const outcome = await w.write(lines);
+    const outcome = await w.write(lineBatch(lines));
 
     expect(outcome.written).toBe(500);
     expect(outcome.rejected).toEqual([
@@ -183,7 +187,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
       lines.splice(42, 0, old);
       const { writer: w, requests } = writer(`${db.bucket}/short`);
 
-      const outcome = await w.write(lines);
+      const outcome = await w.write(lineBatch(lines));
 
       expect(outcome.written).toBe(100);
       expect(outcome.rejected).toEqual([
@@ -199,7 +203,7 @@ describe("one bad line never fails the others (real influxd 1.x)", () => {
       const lines = goodLines("pe", 50, nowS() - DAY_S);
       const { writer: w, requests } = writer(`${db.bucket}/short`);
 
-      const outcome = await w.write(lines);
+      const outcome = await w.write(lineBatch(lines));
 
       expect(outcome.written).toBe(0);
       expect(outcome.rejected.map((r) => r.line)).toEqual(lines);
@@ -252,7 +256,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
     answer = refusing([bad]);
     const { writer, logLines } = writerFor(target(), { batchSize: 5000 });
 
-    const outcome = await writer.write(all);
+    const outcome = await writer.write(lineBatch(all));
 
     expect(outcome).toEqual({
       written: 1023,
@@ -270,7 +274,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
     const bad = [all[3] ?? "", all[500] ?? "", all[999] ?? ""];
     answer = refusing(bad, 422);
 
-    const outcome = await writerFor(target()).writer.write(all);
+    const outcome = await writerFor(target()).writer.write(lineBatch(all));
 
     expect(outcome.rejected.map((r) => [r.line, r.status])).toEqual(bad.map((l) => [l, 422]));
     expect(outcome.written).toBe(997);
@@ -284,7 +288,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
     answer = refusing(bad);
     const { writer, logLines } = writerFor(target(), { batchSize: 1000 });
 
-    const outcome = await writer.write(all);
+    const outcome = await writer.write(lineBatch(all));
 
     expect(outcome.rejected).toHaveLength(bad.length);
     expect(outcome.written).toBe(2500 - bad.length);
@@ -314,7 +318,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
       };
     };
 
-    const outcome = await writerFor(target()).writer.write(all);
+    const outcome = await writerFor(target()).writer.write(lineBatch(all));
 
     expect(outcome.rejected).toEqual(
       bad.map((line) => ({ line, status: 400, error: "invalid column type" })),
@@ -326,7 +330,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
   it("a 400 for every line is narrowed down to every line (2n-1 requests)", async () => {
     answer = () => ({ status: 400, body: { message: "bad" } });
 
-    const outcome = await writerFor(target()).writer.write(lines(8));
+    const outcome = await writerFor(target()).writer.write(lineBatch(lines(8)));
 
     expect(outcome).toMatchObject({ written: 0, rejected: lines(8).map((line) => ({ line })) });
     expect(requests).toBe(15);
@@ -340,14 +344,16 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
       if (calls === 3) return { status: 503, body: { message: "busy" } };
       return refusing([all[5] ?? ""])(batch);
     };
-    const outcome = await writerFor(target(), { sleep: async () => undefined }).writer.write(all);
+    const outcome = await writerFor(target(), { sleep: async () => undefined }).writer.write(
+      lineBatch(all),
+    );
     expect(outcome.rejected.map((r) => r.line)).toEqual([all[5]]);
     expect(stored.sort()).toEqual(all.filter((_, i) => i !== 5).sort());
 
     answer = (batch) =>
       batch.length === all.length ? refusing([all[5] ?? ""])(batch) : { status: 503 };
     await expect(
-      writerFor(target(), { sleep: async () => undefined }).writer.write(all),
+      writerFor(target(), { sleep: async () => undefined }).writer.write(lineBatch(all)),
     ).rejects.toMatchObject({ code: "unavailable", status: 503 });
   });
 });

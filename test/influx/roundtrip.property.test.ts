@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import type { DataRecord, RecordMember } from "../../src/api/schemas.js";
 import { formatRecordTime } from "../../src/api/time-format.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { RecordEncoder } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
@@ -80,7 +81,7 @@ describe("records -> line protocol -> influxd -> InfluxQL (property)", () => {
           const db = await createTestInfluxDb("roundtrip");
           const lines: string[] = [];
           new RecordEncoder(new ValueIdDecoder(), device, resource).encode(records, lines);
-          await writerFor(db).writer.write(lines);
+          await writerFor(db).writer.write(lineBatch(lines));
           const stored = await storedPoints(db);
           expect(sortPoints(stored)).toEqual(sortPoints(expectedPoints(device, resource, records)));
         },

@@ -1,6 +1,7 @@
 import type { ApiClient } from "../../src/api/api-client.js";
 import type { DataRecord } from "../../src/api/schemas.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { RecordEncoder } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";
 import { answerRecords } from "../support/data-answers.js";
@@ -52,7 +53,10 @@ describe("simulator records -> encoder -> writer -> influxd", () => {
       );
       expect(stats.collisions).toBe(0);
       const { writer } = writerFor(db);
-      await expect(writer.write(lines)).resolves.toEqual({ written: lines.length, rejected: [] });
+      await expect(writer.write(lineBatch(lines))).resolves.toEqual({
+        written: lines.length,
+        rejected: [],
+      });
       await writer.flush();
 
       const expected = expectedPoints(device, "all_data", records);
@@ -69,7 +73,7 @@ describe("simulator records -> encoder -> writer -> influxd", () => {
       const storedFields = stored.reduce((n, p) => n + Object.keys(p.fields).length, 0);
       expect(storedFields).toBe(members);
 
-      await writer.write(lines);
+      await writer.write(lineBatch(lines));
       expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
     },
   );

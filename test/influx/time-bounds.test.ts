@@ -2,6 +2,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
+import { lineBatch } from "../../src/transform/line-protocol.js";
 import { MAX_TIMER_MS } from "../../src/util/timers.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { type HungInfluxDb, hungInfluxDb, writerFor } from "../support/influx-writer.js";
@@ -82,7 +83,7 @@ describe("InfluxWriter: one write() is bounded by INFLUX_DEADLINE_MS", () => {
   it("a hung InfluxDB (accepts, never answers): the write rejects at the deadline, its request aborted", async () => {
     // the per-request timeout alone (60 s) would hold the write: the deadline ends it
     const { writer } = writerFor(target(hung.url), { deadlineMs: 1000, timeoutMs: 60_000 });
-    const error = await writeError(writer.write([LINE]));
+    const error = await writeError(writer.write(lineBatch([LINE])));
     expect(error).toMatchObject({ code: "unavailable", fatal: false });
     expect(error.message).toMatch(
       /^InfluxDB write did not finish within 1 s \(INFLUX_DEADLINE_MS=1000\)/,
@@ -100,7 +101,7 @@ describe("InfluxWriter: one write() is bounded by INFLUX_DEADLINE_MS", () => {
         retry: { retries: 20, baseDelayMs: 10, maxDelayMs: 10 },
         sleep: () => new Promise<void>(() => undefined),
       });
-      const error = await writeError(writer.write([LINE]));
+      const error = await writeError(writer.write(lineBatch([LINE])));
       expect(error.message).toMatch(
         /^InfluxDB write did not finish within 1 s \(INFLUX_DEADLINE_MS=1000\); last failure: HTTP 503: status 503$/,
       );
@@ -127,7 +128,7 @@ describe("InfluxWriter: Retry-After is honoured up to INFLUX_RETRY_AFTER_MAX", (
         const { writer } = writerFor(target(fake.url), {
           retry: { retries: 5, baseDelayMs: 10, maxDelayMs: 50 },
         });
-        const error = await writeError(writer.write([LINE, LINE]));
+        const error = await writeError(writer.write(lineBatch([LINE, LINE])));
         expect(error).toMatchObject({ code: "unavailable", status, fatal: false });
         expect(error.message).toBe(
           "InfluxDB asked to wait 11574 days (Retry-After: 1000000000), more than " +
@@ -158,11 +159,11 @@ describe("InfluxWriter: Retry-After is honoured up to INFLUX_RETRY_AFTER_MAX", (
           sleeps.push(ms);
         },
       });
-      await expect(writer.write([LINE])).resolves.toEqual({ written: 1, rejected: [] });
+      await expect(writer.write(lineBatch([LINE]))).resolves.toEqual({ written: 1, rejected: [] });
       expect(sleeps).toEqual([600_000]);
       expect(fake.requests()).toBe(2);
 
-      const error = await writeError(writer.write([LINE]));
+      const error = await writeError(writer.write(lineBatch([LINE])));
       expect(error.message).toMatch(
         /^InfluxDB asked to wait 10 min \(Retry-After: 601\), more than INFLUX_RETRY_AFTER_MAX \(10 min\)/,
       );
@@ -183,7 +184,7 @@ describe("InfluxWriter: Retry-After is honoured up to INFLUX_RETRY_AFTER_MAX", (
           sleeps.push(ms);
         },
       });
-      const error = await writeError(writer.write([LINE]));
+      const error = await writeError(writer.write(lineBatch([LINE])));
       expect(error.message).toMatch(
         /^InfluxDB write did not finish within 5 s \(INFLUX_DEADLINE_MS=5000\); last failure: HTTP 429/,
       );
@@ -204,11 +205,11 @@ describe("InfluxWriter.abort()", () => {
 
   it("ends a hung write at once; pending and later writes reject (fatal); close() resolves", async () => {
     const { writer } = writerFor(target(hung.url), { timeoutMs: 60_000 });
-    const inFlight = writer.write([LINE]);
-    const second = writer.write([LINE]);
+    const inFlight = writer.write(lineBatch([LINE]));
+    const second = writer.write(lineBatch([LINE]));
     await hung.connected();
     writer.abort("shutting down");
-    for (const write of [inFlight, second, writer.write([LINE])]) {
+    for (const write of [inFlight, second, writer.write(lineBatch([LINE]))]) {
       const error = await writeError(write);
       expect(error).toMatchObject({
         code: "unavailable",
@@ -227,7 +228,7 @@ describe("InfluxWriter.abort()", () => {
       const { writer } = writerFor(target(fake.url), {
         retry: { retries: 5, baseDelayMs: 1000, maxDelayMs: 1000 },
       });
-      const write = writer.write([LINE]);
+      const write = writer.write(lineBatch([LINE]));
       await waitUntil(() => fake.requests() > 0, "the first request", {
         timeoutMs: BOUND_MS,
         intervalMs: 10,
@@ -343,7 +344,7 @@ describe("InfluxWriter with gzip", () => {
       { length: 300 },
       (_, i) => `g,device_id=d value=${i} ${1_700_000_000 + i}`,
     );
-    await expect(writer.write(lines)).resolves.toEqual({ written: 300, rejected: [] });
+    await expect(writer.write(lineBatch(lines))).resolves.toEqual({ written: 300, rejected: [] });
     const [series] = await db.series("SELECT count(value) FROM g");
     expect(series?.values[0]?.[1]).toBe(300);
   });

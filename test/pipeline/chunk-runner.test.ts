@@ -100,10 +100,10 @@ describe("ChunkRunner: the one place chunks run", () => {
     const sink = pipeline.sink;
     const write = sink.write.bind(sink);
     // the first answer's pages reach the sink, then the fault ends: the retry answers whole
-    sink.write = async (lines) => {
-      written.push(lines.length);
+    sink.write = async (batch) => {
+      written.push(batch.lines);
       sim.faults = {};
-      return write(lines);
+      return write(batch);
     };
     const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
     expect(more).toEqual([]);

@@ -9,6 +9,7 @@ import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { type RecordedRunParts, recordedRun } from "../../src/pipeline/recorded-run.js";
 import { processOwner } from "../../src/state/owner.js";
 import { StateStore } from "../../src/state/state-store.js";
+import { type LineBatch, linesOf } from "../../src/transform/line-protocol.js";
 import { captureLogger } from "../support/log-capture.js";
 import { tempStateDb } from "../support/pipeline.js";
 
@@ -19,10 +20,10 @@ class RecordingSink {
   readonly lines: string[] = [];
   runEndedAtWrite: (string | null | undefined)[] = [];
   constructor(private readonly store: StateStore) {}
-  async write(lines: readonly string[]): Promise<WriteOutcome> {
+  async write(batch: LineBatch): Promise<WriteOutcome> {
     this.runEndedAtWrite.push(this.store.runs.last("sync")?.endedAt);
-    this.lines.push(...lines);
-    return { written: lines.length, rejected: [] };
+    this.lines.push(...linesOf(batch));
+    return { written: batch.lines, rejected: [] };
   }
 }
 

@@ -1,14 +1,9 @@
 import type { DataRecord } from "../../src/api/schemas.js";
-import {
-  AnswerScreen,
-  DRIFT_MIN_ROWS,
-  SchemaDriftError,
-} from "../../src/transform/screen-answer.js";
+import { AnswerScreen } from "../../src/transform/screen-answer.js";
 
 const FROM = Date.UTC(2026, 5, 15, 0) / 1000;
 const TO = Date.UTC(2026, 5, 15, 1) / 1000;
 const A = "e_03_01_00_000_total_solar_power";
-const B = "e_03_01_00_000_total_load_power";
 
 const row = (timestamp: string, values: Record<string, number | null>, valuesId: unknown = 0) =>
   ({ timestamp, values_id: valuesId, ...values }) as DataRecord;
@@ -52,55 +47,5 @@ describe("AnswerScreen: only what was asked for", () => {
     expect(screen.stats.extraMembers).toBe(10_004);
     expect(screen.extraExamples).toEqual(["etl_run", "extra_0", "extra_1", "extra_2", "extra_3"]);
     expect(screen.dropped).toBe(true);
-  });
-
-  it("screen(): invalid rows outside the window are dropped, the others set aside; bad members go with their row", () => {
-    const screen = new AnswerScreen(FROM, TO);
-    const inside = row("2026-06-15T00:30:00", { [A]: 1 });
-    const outside = row("2026-06-16T00:30:00", { [A]: 2 });
-    const page = {
-      records: [inside, outside],
-      invalid: [
-        { text: '{"timestamp":"2026-06-15T00:40:00","x":{}}', error: "bad row inside" },
-        { text: '{"timestamp":"2026-06-14T00:40:00","x":{}}', error: "bad row before" },
-        { text: "not json", error: "no timestamp at all" },
-      ],
-      badMembers: [
-        { record: inside, text: "inside-text", members: [{ valueId: B, error: "B bad" }] },
-        { record: outside, text: "outside-text", members: [{ valueId: B, error: "B bad too" }] },
-      ],
-      extraMembers: 0,
-      extraMemberNames: [],
-    };
-    const screened = screen.screen(page);
-    expect(screened.kept).toEqual([inside]);
-    expect(screened.invalidRows.map((r) => r.error)).toEqual([
-      "bad row inside",
-      "no timestamp at all",
-    ]);
-    expect(screened.badMembers).toEqual([{ valueId: B, text: "inside-text", error: "B bad" }]);
-    expect(screen.stats.outOfWindow).toBe(2);
-  });
-
-  it("screen(): an answer made mostly of invalid rows is a change of format (SchemaDriftError)", () => {
-    const screen = new AnswerScreen(FROM, TO);
-    const invalid = Array.from({ length: DRIFT_MIN_ROWS }, (_, i) => ({
-      text: `{"timestamp":"2026-06-15T00:${String(i).padStart(2, "0")}:00"}`,
-      error: `row ${i}`,
-    }));
-    const page = (records: DataRecord[], bad: typeof invalid) => ({
-      records,
-      invalid: bad,
-      badMembers: [],
-      extraMembers: 0,
-      extraMemberNames: [],
-    });
-    // 19 invalid of 40, then 20 of 41: not more than half; 22 of 43: drift
-    const good = Array.from({ length: 21 }, (_, i) =>
-      row(`2026-06-15T01:${String(i).padStart(2, "0")}:00`, { [A]: i }),
-    );
-    expect(() => screen.screen(page(good, invalid.slice(0, 19)))).not.toThrow();
-    expect(() => screen.screen(page([], invalid.slice(19)))).not.toThrow();
-    expect(() => screen.screen(page([], invalid.slice(0, 2)))).toThrow(SchemaDriftError);
   });
 });

@@ -1,0 +1,242 @@
+/**
+ * One GET /data answer from its bytes to line protocol in one pass: each record read by the fast
+ * path (record-scanner.ts) straight into the line buffer, or, when it is anything but a plain
+ * record, by the reference path (JSON.parse, keepRequested, RecordEncoder); screened in both
+ * cases by the answer's one {@link AnswerScreen}; cut into batches of INFLUX_BATCH_SIZE lines with
+ * what was set aside along the way.
+ */
+import { type ElementReader, JsonArrayScanner } from "../api/json-array-scanner.js";
+import type { AnswerSource } from "../api/parse-answer.js";
+import { parseRecordTime } from "../api/time-format.js";
+import { LineBuffer } from "./line-buffer.js";
+import type { LineBatch } from "./line-protocol.js";
+import { decodeElement } from "./record-decoder.js";
+import { RecordEncoder } from "./record-encoder.js";
+import { RecordLines } from "./record-lines.js";
+import { RecordScanner } from "./record-scanner.js";
+import { AnswerScreen } from "./screen-answer.js";
+import type { ValueIdDecoder } from "./value-id.js";
+
+/** A row or a member set aside as a dead letter. */
+export interface SetAside {
+  readonly kind: "row" | "member";
+  /** The row's JSON text as received. */
+  readonly text: string;
+  readonly error: string;
+  /** The member's value id (kind `member`). */
+  readonly valueId?: string;
+}
+
+/** What to write next: lines, and the rows and members set aside since the last batch. */
+export interface TranscodedBatch {
+  readonly lines: LineBatch;
+  readonly setAside: readonly SetAside[];
+}
+
+/** The request an answer is for. */
+export interface AnswerRequest {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  /** The requested value ids. */
+  readonly values: readonly string[];
+  /** The requested window (inclusive, epoch seconds). */
+  readonly fromS: number;
+  readonly toS: number;
+}
+
+/** Options of an {@link AnswerTranscoder}. */
+export interface TranscodeOptions {
+  readonly source: AnswerSource;
+  readonly decoder: ValueIdDecoder;
+  /** Lines per batch (INFLUX_BATCH_SIZE). */
+  readonly batchLines: number;
+  /** Longest record (API_MAX_RECORD_BYTES). */
+  readonly maxRecordBytes: number;
+}
+
+/**
+ * Rows read between two checks of the schema-drift rule; what is set aside waits for the check
+ * (a drifted answer keeps no dead letters).
+ */
+const DRIFT_CHECK_ROWS = 2000;
+
+/**
+ * Reads one answer (see the module comment): `push` a piece of its bytes and take the batches it
+ * fills ({@link nextBatch}) until there is none, then the next piece; at the end `end` it and take
+ * the last batch. A batch's bytes stay valid until the transcoder is called again, so one buffer
+ * serves every batch: write a batch before asking for the next. Counts what it kept and dropped;
+ * throws a JsonArrayError when the body is not a JSON array and a SchemaDriftError when most of
+ * its rows are invalid.
+ */
+export class AnswerTranscoder implements ElementReader {
+  readonly screen: AnswerScreen;
+  /** Records kept and encoded. */
+  records = 0;
+  /** Lines encoded. */
+  points = 0;
+  /** The newest record time kept (epoch s); undefined while none. */
+  newestS: number | undefined;
+  /** Rows the fast path read (the others went through JSON.parse). */
+  fastRows = 0;
+
+  private readonly scanner: JsonArrayScanner;
+  private readonly scanned: RecordScanner;
+  private readonly encoder: RecordEncoder;
+  private readonly requested: ReadonlySet<string>;
+  private readonly out = new LineBuffer();
+  private readonly lines: RecordLines;
+  /** A batch cut and not taken yet. */
+  private ready: TranscodedBatch | undefined;
+  /** The piece being read, and how far. */
+  private piece: Buffer | undefined;
+  private offset = 0;
+  /** Set aside and checked against the drift rule, to go with the next batch. */
+  private released: SetAside[] = [];
+  /** Set aside since the last drift check. */
+  private pending: SetAside[] = [];
+  private rowsSinceCheck = 0;
+  private readonly extras: string[] = [];
+  // the element the fast path read last
+  private element: Buffer = Buffer.alloc(0);
+  private elementStart = 0;
+  private elementEnd = 0;
+
+  constructor(
+    request: AnswerRequest,
+    private readonly options: TranscodeOptions,
+  ) {
+    this.screen = new AnswerScreen(request.fromS, request.toS);
+    this.scanner = new JsonArrayScanner(this, options.maxRecordBytes);
+    this.scanned = new RecordScanner(request.values);
+    this.encoder = new RecordEncoder(options.decoder, request.deviceId, request.resourceId);
+    this.requested = new Set(request.values);
+    this.lines = new RecordLines(this.encoder, request.values, this.out, () => this.lineDone());
+  }
+
+  /** The next piece of the body, read by {@link nextBatch}. */
+  push(bytes: Buffer): void {
+    this.piece = bytes;
+    this.offset = 0;
+  }
+
+  /** The body ended: throws if it was cut off or drifted; the rest becomes the last batch. */
+  end(): void {
+    this.scanner.end();
+    this.checkDrift();
+    if (this.out.pendingLines > 0 || this.released.length > 0) this.cut();
+  }
+
+  /**
+   * Reads on until a batch is full and returns it; undefined once the piece is read (push the
+   * next one). After {@link end}, the last batch.
+   */
+  nextBatch(): TranscodedBatch | undefined {
+    for (;;) {
+      const ready = this.ready;
+      if (ready) {
+        this.ready = undefined;
+        return ready;
+      }
+      const piece = this.piece;
+      if (piece === undefined) return undefined;
+      this.offset = this.scanner.push(piece, this.offset);
+      if (this.offset >= piece.length && !this.ready) this.piece = undefined;
+    }
+  }
+
+  /** {@link ElementReader.paused}: a full batch waits to be taken. */
+  paused(): boolean {
+    return this.ready !== undefined;
+  }
+
+  /** {@link ElementReader.read}: the fast path. */
+  read(bytes: Buffer, start: number, limit: number): number {
+    const end = this.scanned.read(bytes, start, limit);
+    if (end >= 0) {
+      this.element = bytes;
+      this.elementStart = start;
+      this.elementEnd = end;
+    }
+    return end;
+  }
+
+  /** {@link ElementReader.accept}: the record the fast path read, screened and encoded. */
+  accept(): void {
+    const r = this.scanned;
+    if (!this.lines.fits(r)) {
+      this.text(this.element.toString("utf8", this.elementStart, this.elementEnd));
+      return;
+    }
+    this.fastRows++;
+    this.screen.countRows(1, 0);
+    const tag = this.lines.tagOf(r.valuesId);
+    if (this.screen.keepTime(r.timestampS) && this.screen.isFirst(r.timestampS, tag.text)) {
+      this.kept(r.timestampS);
+      this.lines.write(r, this.element, tag);
+      this.points += r.members;
+    }
+    this.rowDone();
+  }
+
+  /** {@link ElementReader.text}: the reference path, for any element the fast path left. */
+  text(text: string): void {
+    const decoded = decodeElement(text, this.requested, this.extras, this.options.source);
+    if (this.extras.length > 0) {
+      this.screen.noteExtras(this.extras.length, this.extras);
+      this.extras.length = 0;
+    }
+    if ("invalid" in decoded) {
+      this.screen.countRows(1, 1);
+      if (this.screen.keepInvalid(text)) {
+        this.pending.push({ kind: "row", text, error: decoded.invalid });
+      }
+    } else {
+      const { record, badMembers } = decoded;
+      this.screen.countRows(1, badMembers.length > 0 ? 1 : 0);
+      if (this.screen.keep([record]).length > 0) {
+        this.kept(Math.floor(parseRecordTime(record.timestamp) / 1000));
+        const lines: string[] = [];
+        this.points += this.encoder.encode([record], lines).points;
+        for (const line of lines) {
+          this.out.appendLine(line);
+          this.lineDone();
+        }
+        for (const { valueId, error } of badMembers) {
+          this.pending.push({ kind: "member", text, error, valueId });
+        }
+      }
+    }
+    this.rowDone();
+  }
+
+  private kept(seconds: number): void {
+    this.records++;
+    if (this.newestS === undefined || seconds > this.newestS) this.newestS = seconds;
+  }
+
+  /** After each element: the drift rule now and then, and a batch cut once one is full. */
+  private rowDone(): void {
+    if (++this.rowsSinceCheck >= DRIFT_CHECK_ROWS) this.checkDrift();
+    if (this.out.marked) this.cut();
+  }
+
+  /** After each line: a full batch ends here (the rest of its record goes into the next). */
+  private lineDone(): void {
+    if (!this.out.marked && this.out.pendingLines >= this.options.batchLines) this.out.mark();
+  }
+
+  /** The drift rule over the rows so far; what was set aside meanwhile may then be written. */
+  private checkDrift(): void {
+    this.rowsSinceCheck = 0;
+    const first = this.pending.find((p) => p.kind === "row") ?? this.pending[0];
+    this.screen.checkDrift(first?.error ?? "");
+    for (const letter of this.pending) this.released.push(letter);
+    this.pending = [];
+  }
+
+  /** The lines up to the mark (or all), with what was released, as the ready batch. */
+  private cut(): void {
+    this.ready = { lines: this.out.take(), setAside: this.released };
+    this.released = [];
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * JSON tokens read straight from bytes, for the fast path of reading an answer
+ * (record-scanner.ts): spaces, keys, literals, plain strings, numbers and record timestamps. Each
+ * returns the offset after the token, NEED_MORE when the bytes end before it does (and could
+ * still go on validly), or AS_TEXT when it is not what the fast path reads.
+ */
+import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const LOWER_E = 0x65;
+const UPPER_E = 0x45;
+const PLUS = 0x2b;
+
+export const NULL_BYTES = Buffer.from("null");
+export const TRUE_BYTES = Buffer.from("true");
+export const FALSE_BYTES = Buffer.from("false");
+
+export function skipSpaces(bytes: Buffer, i: number, limit: number): number {
+  while (i < limit && isJsonSpace(bytes[i] ?? 0)) i++;
+  return i;
+}
+
+/**
+ * Compares the key text at `i` with `key` and its closing quote: the offset after the quote,
+ * AS_TEXT when it is another key, NEED_MORE when the bytes end first.
+ */
+export function matchKey(bytes: Buffer, i: number, limit: number, key: Buffer): number {
+  const n = key.length;
+  const known = Math.min(n, limit - i);
+  for (let k = 0; k < known; k++) if (bytes[i + k] !== key[k]) return AS_TEXT;
+  if (i + n >= limit) return NEED_MORE;
+  return bytes[i + n] === QUOTE ? i + n + 1 : AS_TEXT;
+}
+
+/** `null`, `true` or `false` at `i`: the offset after it. */
+export function literal(bytes: Buffer, i: number, limit: number, word: Buffer): number {
+  const n = word.length;
+  const known = Math.min(n, limit - i);
+  for (let k = 1; k < known; k++) if (bytes[i + k] !== word[k]) return AS_TEXT;
+  return i + n > limit ? NEED_MORE : i + n;
+}
+
+/**
+ * A string whose text starts at `i`, without escapes or control characters (JSON.parse refuses
+ * those; escapes are the reference path's): the offset after its closing quote.
+ */
+export function plainString(bytes: Buffer, i: number, limit: number): number {
+  for (let j = i; j < limit; j++) {
+    const c = bytes[j] ?? 0;
+    if (c === QUOTE) return j + 1;
+    if (c === BACKSLASH || c < 0x20) return AS_TEXT;
+  }
+  return NEED_MORE;
+}
+
+/** The end of a JSON number at `i` (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`); AS_TEXT if none. */
+export function numberEnd(bytes: Buffer, i: number, limit: number): number {
+  let j = i;
+  if (bytes[j] === MINUS) j++;
+  if (j >= limit) return NEED_MORE;
+  const first = bytes[j] ?? 0;
+  if (first === ZERO) j++;
+  else if (first > ZERO && first <= NINE) j = digitsEnd(bytes, j + 1, limit);
+  else return AS_TEXT;
+  if (j < limit && bytes[j] === DOT) {
+    const from = j + 1;
+    j = digitsEnd(bytes, from, limit);
+    if (j === from) return j >= limit ? NEED_MORE : AS_TEXT;
+  }
+  if (j < limit && (bytes[j] === LOWER_E || bytes[j] === UPPER_E)) {
+    j++;
+    if (j < limit && (bytes[j] === PLUS || bytes[j] === MINUS)) j++;
+    const from = j;
+    j = digitsEnd(bytes, from, limit);
+    if (j === from) return j >= limit ? NEED_MORE : AS_TEXT;
+  }
+  // the number must end here, not run into more text ("01", "1x")
+  return j >= limit ? NEED_MORE : j;
+}
+
+function digitsEnd(bytes: Buffer, j: number, limit: number): number {
+  while (j < limit) {
+    const c = bytes[j] ?? 0;
+    if (c < ZERO || c > NINE) break;
+    j++;
+  }
+  return j;
+}
+
+/**
+ * True when the JSON number text at [i, end) is what JavaScript writes for its value
+ * (`String(Number(text))`): no exponent, no fraction ending in 0, not `-0`, at most 15
+ * significant digits (any such decimal comes back from a double unchanged) and no smaller than
+ * 1e-6 (below that JavaScript writes an exponent). A conservative test: a number it refuses is
+ * converted instead, which gives the same text.
+ */
+export function isShortestForm(bytes: Uint8Array, i: number, end: number): boolean {
+  let j = i;
+  if (bytes[j] === MINUS) j++;
+  const intStart = j;
+  while (j < end && bytes[j] !== DOT) {
+    const c = bytes[j];
+    if (c === LOWER_E || c === UPPER_E) return false;
+    j++;
+  }
+  const intDigits = j - intStart;
+  const zeroInt = intDigits === 1 && bytes[intStart] === ZERO;
+  if (j === end) return !(zeroInt && intStart > i) && intDigits <= 15; // "-0" is written "0"
+  const fracStart = j + 1;
+  for (let k = fracStart; k < end; k++) {
+    const c = bytes[k];
+    if (c === LOWER_E || c === UPPER_E) return false;
+  }
+  if (bytes[end - 1] === ZERO) return false;
+  if (!zeroInt) return intDigits + (end - fracStart) <= 15;
+  let leadingZeros = 0;
+  while (bytes[fracStart + leadingZeros] === ZERO) leadingZeros++;
+  return leadingZeros < 6 && end - fracStart - leadingZeros <= 15;
+}
+
+/**
+ * Epoch seconds of `YYYY-MM-DDTHH:MM:SS` at `i` when it names a real second of the proleptic
+ * Gregorian calendar (what isRealRecordTime accepts: not 30 February, not 24:00, not :60);
+ * undefined otherwise. Arithmetic on the digits, no Date and no string.
+ */
+export function timestampSeconds(bytes: Uint8Array, i: number): number | undefined {
+  for (let k = 0; k < 19; k++) {
+    const c = bytes[i + k] ?? 0;
+    const expected = TIMESTAMP_SHAPE[k] ?? 0;
+    if (expected === DIGIT) {
+      if (c < ZERO || c > NINE) return undefined;
+    } else if (c !== expected) return undefined;
+  }
+  const number = (at: number, width: number) => {
+    let n = 0;
+    for (let k = 0; k < width; k++) n = n * 10 + ((bytes[i + at + k] ?? 0) - ZERO);
+    return n;
+  };
+  const year = number(0, 4);
+  const month = number(5, 2);
+  const day = number(8, 2);
+  const hour = number(11, 2);
+  const minute = number(14, 2);
+  const second = number(17, 2);
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  return daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+const DIGIT = 0;
+/** `dddd-dd-ddTdd:dd:dd`, a digit as 0. */
+const TIMESTAMP_SHAPE = Uint8Array.from("dddd-dd-ddTdd:dd:dd", (c) =>
+  c === "d" ? DIGIT : c.charCodeAt(0),
+);

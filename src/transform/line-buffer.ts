@@ -1,0 +1,99 @@
+import type { LineBatch } from "./line-protocol.js";
+
+const NEWLINE = 0x0a;
+
+/**
+ * Line protocol assembled as UTF-8 bytes in one reused buffer and handed out in
+ * {@link LineBatch}es: no string per line, no array of lines to join, and no new buffer per batch
+ * (the hot path of the encoder). Bytes copied in from an answer are UTF-8 as the API sent them,
+ * and go out as they are. A batch's bytes are the buffer's own: they stay valid until the next
+ * line is started or the next batch taken.
+ */
+export class LineBuffer {
+  private bytes = Buffer.allocUnsafe(64 * 1024);
+  private length = 0;
+  /** Lines in the buffer (those handed out last included until released). */
+  lines = 0;
+  /** The end of the lines that make the next batch, once marked. */
+  private markBytes = -1;
+  private markLines = 0;
+  /** The bytes and lines handed out in the last batch: released when more is written. */
+  private heldBytes = 0;
+  private heldLines = 0;
+
+  /** True once {@link mark} set the end of the next batch. */
+  get marked(): boolean {
+    return this.markBytes >= 0;
+  }
+
+  /** Lines written since the last batch was taken. */
+  get pendingLines(): number {
+    return this.lines - this.heldLines;
+  }
+
+  /** Starts a line whose bytes will be at most `maxBytes`; returns where its bytes go. */
+  startLine(maxBytes: number): Buffer {
+    this.release();
+    this.reserve(maxBytes + 1);
+    if (this.lines > 0) this.bytes[this.length++] = NEWLINE;
+    this.lines++;
+    return this.bytes;
+  }
+
+  /** The offset where the next byte goes. */
+  get end(): number {
+    return this.length;
+  }
+
+  /** Moves the end after bytes written at {@link end} into the buffer {@link startLine} returned. */
+  set end(offset: number) {
+    this.length = offset;
+  }
+
+  /** Appends a whole line given as a string. */
+  appendLine(line: string): void {
+    const bytes = this.startLine(Buffer.byteLength(line));
+    this.length += bytes.write(line, this.length, "utf8");
+  }
+
+  /** The lines so far make the next batch (lines written after it wait for the one after). */
+  mark(): void {
+    this.markBytes = this.length;
+    this.markLines = this.lines;
+  }
+
+  /**
+   * The lines up to the mark (all of them without one) as a batch; its bytes stay valid until the
+   * next line is started or the next batch taken.
+   */
+  take(): LineBatch {
+    this.release();
+    const bytes = this.marked ? this.markBytes : this.length;
+    const lines = this.marked ? this.markLines : this.lines;
+    this.markBytes = -1;
+    this.heldBytes = bytes;
+    this.heldLines = lines;
+    return { bytes: this.bytes.subarray(0, bytes), lines };
+  }
+
+  /** Moves the lines written after the last batch to the start (that batch is written now). */
+  private release(): void {
+    if (this.heldLines === 0) return;
+    const rest = this.lines > this.heldLines ? this.heldBytes + 1 : this.length;
+    this.bytes.copyWithin(0, rest, this.length);
+    this.length -= rest;
+    this.lines -= this.heldLines;
+    this.heldBytes = 0;
+    this.heldLines = 0;
+  }
+
+  private reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < need) size *= 2;
+    const bigger = Buffer.allocUnsafe(size);
+    this.bytes.copy(bigger, 0, 0, this.length);
+    this.bytes = bigger;
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The lines of a record the fast path read (record-scanner.ts), written byte by byte into a
+ * {@link LineBuffer}: what RecordEncoder writes for the same record, without a string per line.
+ * The names, tags and fields come from RecordEncoder's own plan of each value id.
+ */
+import type { LineBuffer } from "./line-buffer.js";
+import { escapeTag } from "./line-protocol.js";
+import { numericString, type RecordEncoder, valuesIdTag } from "./record-encoder.js";
+import { type RecordScanner, ValueKind } from "./record-scanner.js";
+
+/** What one requested value id becomes, as bytes. */
+interface BytePlan {
+  /** `measurement,device_id=…,resource_id=…,type=…,unit=…,values_id=` */
+  readonly prefix: Buffer;
+  /** ` value=`, ` alarm_index=` or ` alarm_name=` */
+  readonly field: Buffer;
+  readonly alarmName: boolean;
+  readonly isText: boolean;
+  /** Its series (measurement and tags but values_id) among the requested ids. */
+  readonly series: number;
+}
+
+/** A values_id tag: as InfluxDB stores it (duplicates are judged by it) and as written. */
+export interface Tag {
+  readonly text: string;
+  readonly bytes: Buffer;
+}
+
+const QUOTE = 0x22;
+const TEXT_FIELD = Buffer.from(" text=");
+const ONE = Buffer.from("1");
+const ZERO = Buffer.from("0");
+const QUOTED_TRUE = Buffer.from('"true"');
+const QUOTED_FALSE = Buffer.from('"false"');
+
+/** Writes the records the fast path read of one answer (one device resource, one value list). */
+export class RecordLines {
+  private readonly plans: (BytePlan | undefined)[] = [];
+  private readonly series = new Map<string, number>();
+  private readonly seriesIn: Int32Array;
+  private serial = 0;
+  private readonly tags = new Map<unknown, Tag>();
+  private secondsS = Number.NaN;
+  private secondsBytes = Buffer.alloc(0);
+
+  /**
+   * @param values the requested value ids, by the scanner's key index
+   * @param lineDone called after each line (to end a batch there)
+   */
+  constructor(
+    private readonly encoder: RecordEncoder,
+    private readonly values: readonly string[],
+    private readonly out: LineBuffer,
+    private readonly lineDone: () => void,
+  ) {
+    this.seriesIn = new Int32Array(values.length).fill(-1);
+  }
+
+  /**
+   * True when every member of the scanned record has a series of its own, as almost always:
+   * members sharing a line (alarm_index and alarm_name, two readouts of one name) are merged by
+   * the reference path.
+   */
+  fits(scanned: RecordScanner): boolean {
+    const serial = ++this.serial;
+    for (let m = 0; m < scanned.members; m++) {
+      const plan = this.planOf(scanned.key[m] ?? 0);
+      if (this.seriesIn[plan.series] === serial) return false;
+      this.seriesIn[plan.series] = serial;
+    }
+    return true;
+  }
+
+  /** The tag of a values_id member, cached per value. */
+  tagOf(member: number | string | boolean | null | undefined): Tag {
+    let tag = this.tags.get(member);
+    if (tag === undefined) {
+      const text = valuesIdTag(member);
+      tag = { text, bytes: Buffer.from(escapeTag(text), "utf8") };
+      this.tags.set(member, tag);
+    }
+    return tag;
+  }
+
+  /** Every member of the scanned record (whose bytes are in `source`) as a line. */
+  write(scanned: RecordScanner, source: Buffer, tag: Tag): void {
+    const seconds = this.secondsOf(scanned.timestampS);
+    for (let m = 0; m < scanned.members; m++) this.writeMember(scanned, m, source, tag, seconds);
+  }
+
+  private planOf(key: number): BytePlan {
+    let plan = this.plans[key];
+    if (plan === undefined) {
+      const encoded = this.encoder.planFor(this.values[key] ?? "");
+      let series = this.series.get(encoded.seriesPrefix);
+      if (series === undefined) {
+        series = this.series.size;
+        this.series.set(encoded.seriesPrefix, series);
+      }
+      plan = {
+        prefix: Buffer.from(encoded.seriesPrefix, "utf8"),
+        field: Buffer.from(` ${encoded.field}=`, "utf8"),
+        alarmName: encoded.field === "alarm_name",
+        isText: encoded.isText,
+        series,
+      };
+      this.plans[key] = plan;
+    }
+    return plan;
+  }
+
+  /** The record's ` seconds` as written at the end of a line (one conversion per timestamp). */
+  private secondsOf(seconds: number): Buffer {
+    if (seconds !== this.secondsS) {
+      this.secondsS = seconds;
+      this.secondsBytes = Buffer.from(` ${seconds}`, "latin1");
+    }
+    return this.secondsBytes;
+  }
+
+  /** One member as a line (as RecordEncoder's fieldOf makes its field). */
+  private writeMember(
+    scanned: RecordScanner,
+    m: number,
+    source: Buffer,
+    tag: Tag,
+    seconds: Buffer,
+  ): void {
+    const plan = this.planOf(scanned.key[m] ?? 0);
+    const from = scanned.start[m] ?? 0;
+    const to = scanned.end[m] ?? 0;
+    const kind = scanned.kind[m];
+    // a number's own text (NumberText, numeric strings) is at most 25 characters
+    const room = plan.prefix.length + tag.bytes.length + plan.field.length + (to - from) + 32;
+    const out = this.out.startLine(room + seconds.length);
+    let o = this.out.end;
+    out.set(plan.prefix, o);
+    o += plan.prefix.length;
+    out.set(tag.bytes, o);
+    o += tag.bytes.length;
+    if (kind === ValueKind.String && !plan.alarmName) {
+      const number = plan.isText
+        ? undefined
+        : numericString(source.toString("utf8", from + 1, to - 1));
+      if (number === undefined) {
+        out.set(TEXT_FIELD, o);
+        o = copyBytes(source, from, to, out, o + TEXT_FIELD.length);
+      } else {
+        out.set(plan.field, o);
+        o += plan.field.length;
+        o += out.write(String(number), o, "latin1");
+      }
+    } else {
+      out.set(plan.field, o);
+      o += plan.field.length;
+      if (kind === ValueKind.True || kind === ValueKind.False) {
+        const word = plan.alarmName
+          ? kind === ValueKind.True
+            ? QUOTED_TRUE
+            : QUOTED_FALSE
+          : kind === ValueKind.True
+            ? ONE
+            : ZERO;
+        out.set(word, o);
+        o += word.length;
+      } else if (kind === ValueKind.String) {
+        // alarm_name: the JSON text of a string without escapes is its quoted form
+        o = copyBytes(source, from, to, out, o);
+      } else {
+        if (plan.alarmName) out[o++] = QUOTE;
+        if (kind === ValueKind.NumberText) {
+          o += out.write(scanned.numberText[m] ?? "", o, "latin1");
+        } else o = copyBytes(source, from, to, out, o);
+        if (plan.alarmName) out[o++] = QUOTE;
+      }
+    }
+    out.set(seconds, o);
+    this.out.end = o + seconds.length;
+    this.lineDone();
+  }
+}
+
+/**
+ * Copies bytes [from, to) of `source` to `out` at `o`; returns the offset after them. A loop for
+ * the few bytes of a value: Buffer.copy's own checks cost more than the copy.
+ */
+function copyBytes(source: Buffer, from: number, to: number, out: Buffer, o: number): number {
+  if (to - from > 64) return o + source.copy(out, o, from, to);
+  for (let i = from; i < to; i++) out[o++] = source[i] ?? 0;
+  return o;
+}

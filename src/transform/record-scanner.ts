@@ -1,0 +1,263 @@
+import { AS_TEXT, NEED_MORE } from "../api/json-array-scanner.js";
+import {
+  FALSE_BYTES,
+  isShortestForm,
+  literal,
+  matchKey,
+  NULL_BYTES,
+  numberEnd,
+  plainString,
+  skipSpaces,
+  TRUE_BYTES,
+  timestampSeconds,
+} from "./json-tokens.js";
+
+/** How a member's value is written: its bytes as they came, or a text made of them. */
+export enum ValueKind {
+  /** A number in its shortest form (as JavaScript writes it): its bytes are the field value. */
+  Number,
+  /** A number in another form (`1.50`, `1e3`): {@link RecordScanner.numberText} holds its text. */
+  NumberText,
+  True,
+  False,
+  /** A string without escapes: its bytes, quotes included, are its JSON text. */
+  String,
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const ZERO = 0x30;
+
+/** Key indexes of the two members every record has. */
+const TIMESTAMP = -1;
+const VALUES_ID = -2;
+const UNKNOWN = -3;
+
+/** Most members a record read by the fast path may have. */
+const MAX_MEMBERS = 256;
+
+/**
+ * The fast path of reading a GET /data answer: one record's bytes read in one pass, without
+ * JSON.parse and without an object per record or a string per member. It reads what a record
+ * usually is (an object of the requested value ids, `timestamp` and `values_id`, whose values are
+ * numbers, strings without escapes, booleans or null) and gives up on anything else (AS_TEXT), so
+ * that the reference path (JSON.parse, keepRequested) reads it instead: a member not requested, a
+ * duplicate key, an escape, a nested value, a number out of range, a timestamp that is not a real
+ * `YYYY-MM-DDTHH:MM:SS`, a syntax error. What it reads, it reads as the reference path would; the
+ * property tests hold both to that.
+ */
+export class RecordScanner {
+  private readonly keys: readonly Buffer[];
+  /** For each member position, the key index read there last: records repeat their key order. */
+  private readonly order = new Int32Array(MAX_MEMBERS).fill(UNKNOWN);
+  /** Per key index, the record that last had it (duplicate keys are left to JSON.parse). */
+  private readonly seenIn: Int32Array;
+  private serial = 0;
+  private lastTimestamp = Buffer.alloc(19);
+  private lastTimestampS = Number.NaN;
+
+  // what the last read found
+  /** Epoch seconds of its timestamp. */
+  timestampS = 0;
+  /** Its `values_id` member's value (JSON.parse of its text); undefined when it has none. */
+  valuesId: number | string | boolean | null | undefined;
+  /** Its non-null members: key index, kind, and where the value's bytes are. */
+  members = 0;
+  readonly key = new Int32Array(MAX_MEMBERS);
+  readonly kind = new Uint8Array(MAX_MEMBERS);
+  readonly start = new Int32Array(MAX_MEMBERS);
+  readonly end = new Int32Array(MAX_MEMBERS);
+  /** Texts of the {@link ValueKind.NumberText} members, by member index. */
+  readonly numberText: string[] = [];
+
+  /** @param keys the requested value ids, by key index */
+  constructor(keys: readonly string[]) {
+    this.keys = keys.map((key) => Buffer.from(key, "utf8"));
+    this.seenIn = new Int32Array(keys.length).fill(-1);
+  }
+
+  /**
+   * Reads the record starting at `start` (its `{`) of `bytes`, whose known bytes end at `limit`:
+   * the offset after its `}`, NEED_MORE when that lies beyond `limit`, or AS_TEXT when the record
+   * is one for the reference path.
+   */
+  read(bytes: Buffer, start: number, limit: number): number {
+    if (bytes[start] !== OPEN_OBJECT) return AS_TEXT;
+    const serial = ++this.serial;
+    this.members = 0;
+    this.valuesId = undefined;
+    let timestamp = false;
+    let position = 0;
+    let i = skipSpaces(bytes, start + 1, limit);
+    if (bytes[i] === CLOSE_OBJECT) return AS_TEXT; // no timestamp
+    for (;;) {
+      if (i >= limit) return NEED_MORE;
+      if (bytes[i] !== QUOTE) return AS_TEXT;
+      const key = this.keyAt(bytes, i + 1, limit, position);
+      if (key === NEED_MORE) return NEED_MORE;
+      if (key === AS_TEXT) return AS_TEXT;
+      const index = this.order[position] ?? UNKNOWN;
+      if (position < MAX_MEMBERS - 1) position++;
+      i = skipSpaces(bytes, key, limit);
+      if (i >= limit) return NEED_MORE;
+      if (bytes[i] !== COLON) return AS_TEXT;
+      i = skipSpaces(bytes, i + 1, limit);
+      if (i >= limit) return NEED_MORE;
+      let end: number;
+      if (index === TIMESTAMP) {
+        if (timestamp) return AS_TEXT;
+        timestamp = true;
+        end = this.readTimestamp(bytes, i, limit);
+      } else if (index === VALUES_ID) {
+        if (this.valuesId !== undefined) return AS_TEXT;
+        end = this.readValuesId(bytes, i, limit);
+      } else {
+        if (this.seenIn[index] === serial) return AS_TEXT;
+        this.seenIn[index] = serial;
+        end = this.readMember(index, bytes, i, limit);
+      }
+      if (end < 0) return end;
+      i = skipSpaces(bytes, end, limit);
+      if (i >= limit) return NEED_MORE;
+      const c = bytes[i];
+      if (c === CLOSE_OBJECT) return timestamp ? i + 1 : AS_TEXT;
+      if (c !== COMMA) return AS_TEXT;
+      i = skipSpaces(bytes, i + 1, limit);
+    }
+  }
+
+  /**
+   * The key whose text starts at `i`: sets {@link order} at `position` to its index and returns
+   * the offset after its closing quote (or NEED_MORE, or AS_TEXT for a key not requested).
+   */
+  private keyAt(bytes: Buffer, i: number, limit: number, position: number): number {
+    const predicted = this.order[position] ?? UNKNOWN;
+    if (predicted !== UNKNOWN) {
+      const after = matchKey(bytes, i, limit, this.keyBytes(predicted));
+      if (after >= 0) return after;
+      if (after === NEED_MORE) return NEED_MORE;
+    }
+    // the key's text: plain characters up to the closing quote
+    let j = i;
+    for (; j < limit; j++) {
+      const c = bytes[j] ?? 0;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c < 0x20) return AS_TEXT;
+    }
+    if (j >= limit) return NEED_MORE;
+    const length = j - i;
+    for (let k = VALUES_ID; k < this.keys.length; k++) {
+      const key = this.keyBytes(k);
+      if (key.length === length && matchKey(bytes, i, limit, key) === j + 1) {
+        this.order[position] = k;
+        return j + 1;
+      }
+    }
+    return AS_TEXT;
+  }
+
+  private keyBytes(index: number): Buffer {
+    if (index === TIMESTAMP) return TIMESTAMP_KEY;
+    if (index === VALUES_ID) return VALUES_ID_KEY;
+    return this.keys[index] ?? EMPTY;
+  }
+
+  /** A member's value at `i`: recorded unless null; returns the offset after it. */
+  private readMember(index: number, bytes: Buffer, i: number, limit: number): number {
+    const c = bytes[i] ?? 0;
+    const m = this.members;
+    let end: number;
+    if (c === 0x6e) return literal(bytes, i, limit, NULL_BYTES);
+    if (c === 0x74) {
+      end = literal(bytes, i, limit, TRUE_BYTES);
+      this.kind[m] = ValueKind.True;
+    } else if (c === 0x66) {
+      end = literal(bytes, i, limit, FALSE_BYTES);
+      this.kind[m] = ValueKind.False;
+    } else if (c === QUOTE) {
+      end = plainString(bytes, i + 1, limit);
+      this.kind[m] = ValueKind.String;
+    } else {
+      end = this.readNumber(m, bytes, i, limit);
+    }
+    if (end < 0) return end;
+    this.key[m] = index;
+    this.start[m] = i;
+    this.end[m] = end;
+    if (m < MAX_MEMBERS - 1) this.members = m + 1;
+    else return AS_TEXT;
+    return end;
+  }
+
+  /**
+   * A JSON number at `i`. Its bytes are its field value when they are the shortest form of the
+   * number (what `String(Number(text))` gives back); otherwise that text is kept. A number out of
+   * a double's range is left to the reference path (a bad member).
+   */
+  private readNumber(m: number, bytes: Buffer, i: number, limit: number): number {
+    const end = numberEnd(bytes, i, limit);
+    if (end < 0) return end;
+    if (isShortestForm(bytes, i, end)) {
+      this.kind[m] = ValueKind.Number;
+      return end;
+    }
+    const value = Number(bytes.toString("latin1", i, end));
+    if (!Number.isFinite(value)) return AS_TEXT;
+    this.kind[m] = ValueKind.NumberText;
+    this.numberText[m] = String(value);
+    return end;
+  }
+
+  /** `"YYYY-MM-DDTHH:MM:SS"` naming a real second; anything else is the reference path's. */
+  private readTimestamp(bytes: Buffer, i: number, limit: number): number {
+    if (bytes[i] !== QUOTE) return AS_TEXT;
+    const end = plainString(bytes, i + 1, limit);
+    if (end < 0) return end;
+    if (end !== i + 21) return AS_TEXT;
+    const last = this.lastTimestamp;
+    let same = true;
+    for (let k = 18; k >= 0; k--) {
+      if (last[k] !== bytes[i + 1 + k]) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) {
+      const seconds = timestampSeconds(bytes, i + 1);
+      if (seconds === undefined) return AS_TEXT;
+      bytes.copy(last, 0, i + 1, i + 20);
+      this.lastTimestampS = seconds;
+    }
+    this.timestampS = this.lastTimestampS;
+    return i + 21;
+  }
+
+  /** The `values_id` member: any scalar (it becomes a tag). */
+  private readValuesId(bytes: Buffer, i: number, limit: number): number {
+    const c = bytes[i] ?? 0;
+    let end: number;
+    if (c === 0x6e) end = literal(bytes, i, limit, NULL_BYTES);
+    else if (c === 0x74) end = literal(bytes, i, limit, TRUE_BYTES);
+    else if (c === 0x66) end = literal(bytes, i, limit, FALSE_BYTES);
+    else if (c === QUOTE) end = plainString(bytes, i + 1, limit);
+    else end = numberEnd(bytes, i, limit);
+    if (end < 0) return end;
+    // small whole numbers, the usual readout numbers, without a string
+    const digit = (bytes[i] ?? 0) - ZERO;
+    if (end === i + 1 && digit >= 0 && digit <= 9) this.valuesId = digit;
+    else {
+      const value: unknown = JSON.parse(bytes.toString("utf8", i, end));
+      if (typeof value === "number" && !Number.isFinite(value)) return AS_TEXT;
+      this.valuesId = value as number | string | boolean | null;
+    }
+    return end;
+  }
+}
+
+const TIMESTAMP_KEY = Buffer.from("timestamp");
+const VALUES_ID_KEY = Buffer.from("values_id");
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,143 @@
+import fc from "fast-check";
+import {
+  AS_TEXT,
+  type ElementReader,
+  JsonArrayScanner,
+  NEED_MORE,
+} from "../../src/api/json-array-scanner.js";
+
+/** A reader that has every element framed by the scanner and keeps its text. */
+class TextReader implements ElementReader {
+  readonly texts: string[] = [];
+  read(_bytes: Buffer, _start: number, _limit: number): number {
+    return AS_TEXT;
+  }
+  accept(): void {}
+  text(text: string): void {
+    this.texts.push(text);
+  }
+  paused(): boolean {
+    return false;
+  }
+}
+
+/**
+ * A reader that reads numbers itself (up to the first byte that is not a digit) and leaves the
+ * rest to the scanner; it pauses after each element it took, so the scanner resumes mid-piece.
+ */
+class NumberReader extends TextReader {
+  private pending = "";
+  private holding = false;
+  override read(bytes: Buffer, start: number, limit: number): number {
+    let i = start;
+    while (i < limit && (bytes[i] ?? 0) >= 0x30 && (bytes[i] ?? 0) <= 0x39) i++;
+    if (i === start) return AS_TEXT;
+    if (i >= limit) return NEED_MORE;
+    this.pending = bytes.toString("latin1", start, i);
+    return i;
+  }
+  override accept(): void {
+    this.texts.push(`#${this.pending}`);
+    this.holding = true;
+  }
+  override paused(): boolean {
+    const was = this.holding;
+    this.holding = false;
+    return was;
+  }
+}
+
+/** Frames `text` fed in byte pieces of the given sizes; returns the element texts. */
+function split(
+  text: string,
+  sizes: readonly number[] = [Buffer.byteLength(text)],
+  reader: TextReader = new TextReader(),
+): string[] {
+  const scanner = new JsonArrayScanner(reader);
+  const bytes = Buffer.from(text, "utf8");
+  const feed = (piece: Buffer) => {
+    for (let from = 0; from < piece.length || from === 0; ) {
+      from = scanner.push(piece, from);
+      if (piece.length === 0) break;
+    }
+  };
+  let at = 0;
+  for (const size of sizes) {
+    feed(bytes.subarray(at, at + size));
+    at += size;
+  }
+  feed(bytes.subarray(at));
+  scanner.end();
+  return reader.texts;
+}
+
+describe("JsonArrayScanner", () => {
+  it.each([
+    ["[]", []],
+    [" [ ] ", []],
+    ['[{"a":1}]', ['{"a":1}']],
+    ['[{"a":"x,]}\\"{["},{"b":[1,{"c":2}]}]', ['{"a":"x,]}\\"{["}', '{"b":[1,{"c":2}]}']],
+    ["[1, 2 ,3]", ["1", "2", "3"]],
+    ['["a\\\\",null]', ['"a\\\\"', "null"]],
+  ])("%s", (text, elements) => {
+    expect(split(text)).toEqual(elements);
+    expect(
+      split(
+        text,
+        [...text].map(() => 1),
+      ),
+    ).toEqual(elements);
+  });
+
+  it("an element read by the reader is taken only once a comma or the end follows it", () => {
+    // "1 2" is one element (not JSON): the reader's "1" is not taken, the text goes whole
+    expect(split("[1, 2 ,3]", [1, 1, 1, 1, 1], new NumberReader())).toEqual(["#1", "#2", "#3"]);
+    expect(split('[12,"a",3 4,5]', [2, 3, 4], new NumberReader())).toEqual([
+      "#12",
+      '"a"',
+      "3 4",
+      "#5",
+    ]);
+  });
+
+  it("an element longer than the cap fails as too long, carried or whole", () => {
+    const long = `[${JSON.stringify("x".repeat(100))}]`;
+    const scanner = () => new JsonArrayScanner(new TextReader(), 50);
+    expect(() => scanner().push(Buffer.from(long))).toThrow(/an element over 50 bytes/);
+    const carried = scanner();
+    expect(() => carried.push(Buffer.from(long.slice(0, 60)))).toThrow(/over 50 bytes/);
+  });
+
+  it.each([
+    ["{}", /a JSON value that is not an array/],
+    ["<html>", /not JSON/],
+    ['[{"a":1}', /not closed/],
+    ['[{"a":1},', /not closed/],
+    ["", /empty body/],
+    ["[1,]", /empty array element/],
+    ["[,1]", /empty array element/],
+    ["[1] x", /text after the end/],
+    ["[1}", /unbalanced/],
+  ])("rejects %j", (text, message) => {
+    expect(() => split(text)).toThrow(message);
+  });
+
+  it("gives the same elements as JSON.parse, however the bytes are cut (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { maxLength: 8 }),
+        fc.array(fc.nat(20), { maxLength: 30 }),
+        fc.boolean(),
+        (values, sizes, numbers) => {
+          const text = JSON.stringify(values, null, sizes.length % 2 ? 1 : undefined);
+          const reader = numbers ? new NumberReader() : new TextReader();
+          const elements = split(text, sizes, reader).map(
+            (e) => JSON.parse(e.startsWith("#") ? e.slice(1) : e) as unknown,
+          );
+          expect(elements).toEqual(JSON.parse(text));
+        },
+      ),
+      { seed: 7, numRuns: 300 },
+    );
+  });
+});
