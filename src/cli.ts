@@ -13,7 +13,7 @@ import { messageOf } from "./util/errors.js";
 
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
-  const program = createProgram(io);
+  const program = await createProgram(io, argv);
   let called = program;
   program.hook("preAction", (_program, action) => {
     called = action;

@@ -1,24 +1,45 @@
 import { Command } from "commander";
-import { registerAuditCommand } from "./commands/audit.js";
-import { registerBackfillCommand } from "./commands/backfill.js";
-import { registerCatalogCommands } from "./commands/catalog.js";
-import { registerConfigCommand } from "./commands/config.js";
-import { registerDeadLettersCommand } from "./commands/dead-letters.js";
-import { registerDecodeCommand } from "./commands/decode.js";
-import { registerDemoCommand } from "./commands/demo.js";
-import { registerDoctorCommand } from "./commands/doctor.js";
-import { registerInitCommand } from "./commands/init.js";
-import { registerMigrateCommand } from "./commands/migrate.js";
-import { registerRunCommand } from "./commands/run.js";
-import { registerSetPasswordCommand } from "./commands/set-password.js";
-import { registerSimulateCommand } from "./commands/simulate.js";
-import { registerStatusCommand } from "./commands/status.js";
-import { registerSyncCommand } from "./commands/sync.js";
 import { addGlobalOptions } from "./context.js";
 import type { CliIo } from "./io.js";
 
-/** The `energy-etl` command line with every command registered. */
-export function createProgram(io: CliIo): Command {
+type Register = (program: Command, io: CliIo) => void;
+
+/**
+ * Every command's module, in the order `--help` lists them, loaded only when needed: a command
+ * loads its own (`backfill` neither the simulator nor the service's metrics), help loads all.
+ */
+const COMMANDS: readonly (readonly [readonly string[], () => Promise<Register>])[] = [
+  [
+    ["set-password"],
+    async () => (await import("./commands/set-password.js")).registerSetPasswordCommand,
+  ],
+  [
+    ["devices", "resources", "values"],
+    async () => (await import("./commands/catalog.js")).registerCatalogCommands,
+  ],
+  [["sync"], async () => (await import("./commands/sync.js")).registerSyncCommand],
+  [["backfill"], async () => (await import("./commands/backfill.js")).registerBackfillCommand],
+  [["status"], async () => (await import("./commands/status.js")).registerStatusCommand],
+  [
+    ["dead-letters"],
+    async () => (await import("./commands/dead-letters.js")).registerDeadLettersCommand,
+  ],
+  [["audit"], async () => (await import("./commands/audit.js")).registerAuditCommand],
+  [["run"], async () => (await import("./commands/run.js")).registerRunCommand],
+  [["simulate"], async () => (await import("./commands/simulate.js")).registerSimulateCommand],
+  [["config"], async () => (await import("./commands/config.js")).registerConfigCommand],
+  [["decode"], async () => (await import("./commands/decode.js")).registerDecodeCommand],
+  [["demo"], async () => (await import("./commands/demo.js")).registerDemoCommand],
+  [["migrate"], async () => (await import("./commands/migrate.js")).registerMigrateCommand],
+  [["doctor"], async () => (await import("./commands/doctor.js")).registerDoctorCommand],
+  [["init"], async () => (await import("./commands/init.js")).registerInitCommand],
+];
+
+/**
+ * The `energy-etl` command line. With `argv`, only the command it names is registered (when it
+ * names one); every command otherwise (help, a typo that wants suggestions).
+ */
+export async function createProgram(io: CliIo, argv: readonly string[] = []): Promise<Command> {
   const program = new Command("energy-etl")
     .description(
       "Moves data from the Energy Monitoring Data API into InfluxDB.\n" +
@@ -31,23 +52,25 @@ export function createProgram(io: CliIo): Command {
       writeErr: (s) => io.stderr.write(s),
     });
   addGlobalOptions(program);
-  registerSetPasswordCommand(program, io);
-  registerCatalogCommands(program, io);
-  registerSyncCommand(program, io);
-  registerBackfillCommand(program, io);
-  registerStatusCommand(program, io);
-  registerDeadLettersCommand(program, io);
-  registerAuditCommand(program, io);
-  registerRunCommand(program, io);
-  registerSimulateCommand(program, io);
-  registerConfigCommand(program, io);
-  registerDecodeCommand(program, io);
-  registerDemoCommand(program, io);
-  registerMigrateCommand(program, io);
-  registerDoctorCommand(program, io);
-  registerInitCommand(program, io);
+  const name = commandName(argv);
+  const named = COMMANDS.filter(([names]) => name !== undefined && names.includes(name));
+  for (const [, load] of named.length > 0 ? named : COMMANDS) (await load())(program, io);
   pointAtHelp(program);
   return program;
+}
+
+/**
+ * The command `argv` names: its first word that is neither an option nor an option's value
+ * (every option before the command takes a value); undefined for help and version.
+ */
+function commandName(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] ?? "";
+    if (["-h", "--help", "-V", "--version"].includes(word)) return undefined;
+    if (!word.startsWith("-")) return word;
+    if (!word.includes("=")) i++;
+  }
+  return undefined;
 }
 
 /** `energy-etl dead-letters show`: the names from the program down to `command`. */

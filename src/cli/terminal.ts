@@ -1,8 +1,15 @@
+import { createRequire } from "node:module";
 import { Writable } from "node:stream";
-import { SingleBar } from "cli-progress";
+import type CliProgress from "cli-progress";
+import type { SingleBar } from "cli-progress";
 import type { DestinationStream } from "pino";
-import { prettyFactory } from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import type { LOG_FORMATS } from "../config.js";
+
+/** pino-pretty and cli-progress are loaded when a terminal needs them, not by every command. */
+const require = createRequire(import.meta.url);
+const prettyFactory = (options: PinoPretty.PrettyOptions) =>
+  (require("pino-pretty") as typeof PinoPretty).prettyFactory(options);
 
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
@@ -55,6 +62,7 @@ export class Terminal implements DestinationStream {
     if (!this.isTTY) return undefined;
     this.current?.stop();
     // forceRedraw: a log line took the bar's line, so an unchanged bar is drawn again too
+    const { SingleBar } = require("cli-progress") as typeof CliProgress;
     this.current = new SingleBar({
       stream: this.barStream(),
       hideCursor: true,

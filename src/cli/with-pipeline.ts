@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
-import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../service/etl-service.js";
 import { processOwner } from "../state/owner.js";
+import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../state/service-lock.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";

@@ -1,7 +1,7 @@
 import { InfluxDB } from "@influxdata/influxdb-client";
 import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
-import { clampTimerMs } from "../util/timers.js";
+import { clampTimerMs, linkedSignal } from "../util/timers.js";
 import {
   abortedError,
   formatSeconds,
@@ -37,13 +37,14 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     "unavailable",
   );
   const timeout = AbortSignal.timeout(clampTimerMs(target.timeoutMs));
-  const ended = signal ? AbortSignal.any([timeout, signal]) : timeout;
+  // the caller's signal may be long-lived (the writer's shutdown): linked until the check ends
+  const ended = linkedSignal([timeout, signal]);
   const query = new URLSearchParams({ org: target.org, bucket: target.bucket, precision: "s" });
   try {
     await influx.transport.request(`/api/v2/write?${query}`, "", {
       method: "POST",
       headers: { "content-type": "text/plain; charset=utf-8" },
-      signal: ended,
+      signal: ended.signal,
     });
   } catch (error) {
     if (signal?.aborted) throw checkAborted(signal);
@@ -64,6 +65,8 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
       "unavailable",
       status,
     );
+  } finally {
+    ended.release();
   }
 }
 

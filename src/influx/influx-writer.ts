@@ -9,6 +9,7 @@ import {
 import { retrying } from "../retry/retrying.js";
 import { inBatches, type LineBatch, lineBatch, linesOf } from "../transform/line-protocol.js";
 import { excerpt } from "../util/text.js";
+import { linkedSignal } from "../util/timers.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
@@ -171,7 +172,12 @@ export class InfluxWriter implements PointSink {
   async check(signal?: AbortSignal): Promise<void> {
     const shutdown = this.shutdown.signal;
     if (shutdown.aborted) throw shutdown.reason;
-    await checkInflux(this.options, signal ? AbortSignal.any([shutdown, signal]) : shutdown);
+    const ended = linkedSignal([shutdown, signal]);
+    try {
+      await checkInflux(this.options, ended.signal);
+    } finally {
+      ended.release();
+    }
   }
 
   private async writeAll(all: LineBatch, run: WriteRun): Promise<WriteOutcome> {
@@ -357,8 +363,8 @@ export class InfluxWriter implements PointSink {
     const { signal } = run.deadline;
     if (signal.aborted) throw this.ended(run);
     // a signal per request: the transport adds an abort listener per request and never removes
-    // it, so the write's own signal would collect one listener per retry and split
-    const request = AbortSignal.any([signal]);
+    // it, so the write's own signal would collect one listener (and its body) per retry
+    const request = linkedSignal([signal]);
     const query = new URLSearchParams({
       org: this.options.org,
       bucket: this.options.bucket,
@@ -371,7 +377,7 @@ export class InfluxWriter implements PointSink {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,
-        signal: request,
+        signal: request.signal,
       });
       for await (const _ of answer) {
         // nothing to read
@@ -380,6 +386,8 @@ export class InfluxWriter implements PointSink {
     } catch (error) {
       if (signal.aborted) throw this.ended(run);
       return readInfluxFailure(error);
+    } finally {
+      request.release();
     }
   }
 }

@@ -1,4 +1,4 @@
-import { clampTimerMs, raceAbort, sleep } from "../util/timers.js";
+import { clampTimerMs, type LinkedSignal, linkedSignal, raceAbort, sleep } from "../util/timers.js";
 
 /** Why a {@link Deadline} ended its work from outside its attempts. */
 export type EndCause =
@@ -13,7 +13,7 @@ export type EndCause =
  * for something else ({@link suspend}ed: a rate-gate slot, a token, its caller).
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  private readonly link: LinkedSignal;
   /** Aborts with the controller or any linked signal. */
   readonly signal: AbortSignal;
   private cause: EndCause | undefined;
@@ -32,11 +32,8 @@ export class Deadline {
     private readonly now: () => number = Date.now,
     linked: readonly (AbortSignal | undefined)[] = [],
   ) {
-    const sources = linked.filter((s): s is AbortSignal => s !== undefined);
-    this.signal =
-      sources.length === 0
-        ? this.controller.signal
-        : AbortSignal.any([this.controller.signal, ...sources]);
+    this.link = linkedSignal(linked);
+    this.signal = this.link.signal;
   }
 
   /** Why the request was ended from outside, once it was. */
@@ -101,9 +98,10 @@ export class Deadline {
     return raceAbort(promise, this.signal);
   }
 
-  /** Stops the timer; the request is over. */
+  /** Stops the timer and lets go of the linked signals; the request is over. */
   finish(): void {
     this.suspend();
+    this.link.release();
   }
 
   private end(cause: EndCause): void {
@@ -111,7 +109,7 @@ export class Deadline {
     this.cause = cause;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.controller.abort(cause);
+    this.link.abort(cause);
   }
 
   /** A timer for `ms` (in steps a timer can hold) that ends the request by the budget. */

@@ -5,9 +5,13 @@ import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
-import type { Owner } from "../state/owner.js";
+import {
+  acquireServiceLock,
+  LOCK_TTL_MS,
+  SERVICE_LOCK,
+  StateInUseError,
+} from "../state/service-lock.js";
 import { StateError } from "../state/state-error.js";
-import type { StateStore } from "../state/state-store.js";
 import { messageOf } from "../util/errors.js";
 import { sleep } from "../util/timers.js";
 import { epochSeconds } from "../util/utc-time.js";
@@ -42,9 +46,7 @@ export interface EtlServiceOptions {
 
 /** How long /readyz waits for each check. */
 const CHECK_TIMEOUT_MS = 5000;
-/** The service lock: held while `run` lives, renewed every {@link HEARTBEAT_MS}. */
-export const SERVICE_LOCK = "service";
-export const LOCK_TTL_MS = 30_000;
+/** The service lock ({@link SERVICE_LOCK}) is renewed this often. */
 const HEARTBEAT_MS = 10_000;
 
 /** A busy or locked database (another process's long transaction): tried again, not fatal. */
@@ -53,31 +55,6 @@ function isTransient(error: StateError): boolean {
     error.code?.startsWith("SQLITE_BUSY") === true ||
     error.code?.startsWith("SQLITE_LOCKED") === true
   );
-}
-
-/** The state database is used by another live process. */
-export class StateInUseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StateInUseError";
-  }
-}
-
-/** The message for a lock another process holds. */
-function inUseMessage(
-  path: string,
-  holder: { pid: number; host: string; command: string; since: string },
-): string {
-  return (
-    `STATE_DB ${path} is in use by energy-etl ${holder.command} (pid ${holder.pid} on ` +
-    `${holder.host}, since ${holder.since}); stop it, or give this one its own STATE_DB`
-  );
-}
-
-/** Takes the service lock on `store` for `owner`; else throws StateInUseError naming its holder. */
-export function acquireServiceLock(store: StateStore, owner: Owner): void {
-  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-  if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
 }
 
 interface CachedCheck {

@@ -58,3 +58,47 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     );
   });
 }
+
+/** A signal that aborts when any of its sources does, until it is released. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Aborts it (with `reason`) unless it already is. */
+  abort(reason?: unknown): void;
+  /** Forgets the sources: they no longer hold it (nor whatever listens to it). */
+  release(): void;
+}
+
+/**
+ * A signal that follows `sources` (the first to abort gives its reason) until released. Not
+ * `AbortSignal.any`: on Node.js 20 a signal it makes from a long-lived source (a shutdown signal)
+ * stays referenced by that source, with every listener on it and everything they hold, for as long
+ * as the source lives (nodejs/node#55351, #64476); a process making one per request grew by each
+ * request's body. This one is released when its work ends.
+ */
+export function linkedSignal(sources: readonly (AbortSignal | undefined)[]): LinkedSignal {
+  const controller = new AbortController();
+  const linked: AbortSignal[] = [];
+  const follow = (event: Event): void => {
+    const source = event.target;
+    controller.abort(source instanceof AbortSignal ? source.reason : undefined);
+  };
+  for (const source of sources) {
+    if (source === undefined) continue;
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    source.addEventListener("abort", follow, { once: true });
+    linked.push(source);
+  }
+  const release = (): void => {
+    for (const source of linked) source.removeEventListener("abort", follow);
+    linked.length = 0;
+  };
+  controller.signal.addEventListener("abort", release, { once: true });
+  return {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    release,
+  };
+}

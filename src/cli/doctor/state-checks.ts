@@ -2,7 +2,6 @@ import { accessSync, constants, existsSync, statfsSync, statSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Config } from "../../config.js";
-import { SERVICE_LOCK } from "../../service/etl-service.js";
 import { leaseState } from "../../state/lease.js";
 import { readLock } from "../../state/lock-store.js";
 import {
@@ -13,6 +12,7 @@ import {
   pendingMigrations,
 } from "../../state/migrator.js";
 import { processOwner } from "../../state/owner.js";
+import { SERVICE_LOCK } from "../../state/service-lock.js";
 import { stateError } from "../../state/state-error.js";
 import { messageOf } from "../../util/errors.js";
 import { type CheckResult, failure, formatBytes, notChecked, ok, warning } from "./check.js";

@@ -1,0 +1,31 @@
+import type { Owner } from "./owner.js";
+import type { StateStore } from "./state-store.js";
+
+/** The service lock: held while `run` lives (and by `sync`/`backfill` while they work). */
+export const SERVICE_LOCK = "service";
+export const LOCK_TTL_MS = 30_000;
+
+/** The state database is used by another live process. */
+export class StateInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StateInUseError";
+  }
+}
+
+/** The message for a lock another process holds. */
+function inUseMessage(
+  path: string,
+  holder: { pid: number; host: string; command: string; since: string },
+): string {
+  return (
+    `STATE_DB ${path} is in use by energy-etl ${holder.command} (pid ${holder.pid} on ` +
+    `${holder.host}, since ${holder.since}); stop it, or give this one its own STATE_DB`
+  );
+}
+
+/** Takes the service lock on `store` for `owner`; else throws StateInUseError naming its holder. */
+export function acquireServiceLock(store: StateStore, owner: Owner): void {
+  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+  if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+}
