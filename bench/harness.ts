@@ -2,14 +2,22 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
-/** What a child energy-etl run took: wall time, peak RSS, exit code, output. */
+/** What a child energy-etl run took: wall time, CPU time, peak RSS, exit code, output. */
 export interface ChildRun {
   readonly code: number | null;
   readonly wallMs: number;
+  /** User + system CPU time of the energy-etl process (its own getrusage at exit). */
+  readonly cpuS: number;
   readonly peakRssMb: number;
   readonly stdout: string;
   readonly stderr: string;
 }
+
+/** How a child is started: as the installed command (its first line's flags) or `node dist/cli.js`. */
+export type StartMode = "command" | "node";
+
+/** Preloaded into every child: reports its CPU time and peak RSS at exit. */
+const USAGE_HOOK = resolve("bench/child-usage.mjs");
 
 export const CLI = resolve("dist/cli.js");
 
@@ -37,14 +45,20 @@ export function rssMb(pid: number, which: "VmHWM" | "VmRSS"): number {
 }
 
 /**
- * Runs `energy-etl args…` as the installed command does (with its node flags) in a child
- * process, sampling its peak RSS until it exits.
+ * Runs `energy-etl args…` in a child process, as the installed command does (with its node flags)
+ * or as `node dist/cli.js`, and reads its CPU time and peak RSS at exit.
  */
-export function runEtl(args: readonly string[], env: Record<string, string>): Promise<ChildRun> {
+export function runEtl(
+  args: readonly string[],
+  env: Record<string, string>,
+  options: { readonly start?: StartMode; readonly cwd?: string } = {},
+): Promise<ChildRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...CLI_NODE_FLAGS, CLI, ...args], {
-    env: { ...process.env, ...env },
+  const flags = options.start === "node" ? [] : CLI_NODE_FLAGS;
+  const child = spawn(process.execPath, [...flags, "--import", USAGE_HOOK, CLI, ...args], {
+    env: { ...process.env, NODE_OPTIONS: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    cwd: options.cwd,
   });
   let stdout = "";
   let stderr = "";
@@ -59,9 +73,20 @@ export function runEtl(args: readonly string[], env: Record<string, string>): Pr
     if (child.pid) peak = Math.max(peak, rssMb(child.pid, "VmHWM"));
   }, 50);
   return new Promise((resolveRun) => {
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       clearInterval(timer);
-      resolveRun({ code, wallMs: performance.now() - started, peakRssMb: peak, stdout, stderr });
+      const usage = /__usage (\{.*\})/.exec(stderr)?.[1];
+      const { cpuUs = 0, maxRssKb = peak * 1024 } = usage
+        ? (JSON.parse(usage) as { cpuUs?: number; maxRssKb?: number })
+        : {};
+      resolveRun({
+        code,
+        wallMs: performance.now() - started,
+        cpuS: cpuUs / 1e6,
+        peakRssMb: Math.max(peak, maxRssKb / 1024),
+        stdout,
+        stderr,
+      });
     });
   });
 }

@@ -5,14 +5,12 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { createFleet } from "../src/simulator/model/fleet.js";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
-import { RecordEncoder } from "../src/transform/record-encoder.js";
-import { ValueIdDecoder } from "../src/transform/value-id.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { runTicks, simulatorStart, startFleetSimulator, total } from "./fleet.js";
 import { etlEnv, median, runEtl } from "./harness.js";
-import { naivePath, ourPath, sampleRecords } from "./transform.js";
+import { benchMemory, benchPointCost, type Row } from "./points.js";
+import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
 
 const QUICK = process.argv.includes("--quick");
 /** `--only name[,name]`: run just these benchmarks (and do not write RESULTS.md). */
@@ -40,14 +38,6 @@ const backfillArgs = (
   ...extra,
 ];
 
-interface Row {
-  readonly bench: string;
-  readonly measured: string;
-  readonly baseline: string;
-  readonly ratio: number;
-  readonly goal: string;
-  readonly met: boolean;
-}
 const rows: Row[] = [];
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
@@ -122,163 +112,27 @@ async function benchRateBound(): Promise<void> {
 /** Our record -> line protocol path vs a Point per value and writePoint, over the same values. */
 async function benchTransform(): Promise<void> {
   const target = QUICK ? 200_000 : 1_000_000;
-  const { records, values } = sampleRecords(target);
+  const { records, values, ids } = sampleRecords(target);
+  const answers = answerBytes(records);
   const ours: number[] = [];
   const naive: number[] = [];
   for (let round = 0; round < 5; round++) {
     let t = performance.now();
-    const p1 = ourPath(records);
+    const p1 = ourPath(answers, ids);
     ours.push(p1 / ((performance.now() - t) / 1000));
     t = performance.now();
-    const p2 = naivePath(records, values);
+    const p2 = naivePath(answers, values);
     naive.push(p2 / ((performance.now() - t) / 1000));
   }
   const o = median(ours);
   const n = median(naive);
   rows.push({
-    bench: `Transform + serialise: ${(values / 1e6).toFixed(1)} M values (median of 5, one core)`,
-    measured: `${(o / 1e6).toFixed(2)} M points/s`,
-    baseline: `${(n / 1e6).toFixed(2)} M points/s (Point + writePoint)`,
+    bench: `Read + transform + serialise: ${(values / 1e6).toFixed(1)} M values from the answers' JSON bytes (median of 5, one core)`,
+    measured: `${(o / 1e6).toFixed(2)} M points/s (AnswerTranscoder)`,
+    baseline: `${(n / 1e6).toFixed(2)} M points/s (JSON.parse, Point + writePoint)`,
     ratio: o / n,
     goal: ">= 3x and >= 1 M/s",
     met: o / n >= 3 && o >= 1e6,
-  });
-}
-
-/**
- * Simulator -> energy-etl -> influxd vs posting the same line protocol straight to influxd, 3
- * rounds side by side (each into fresh databases); the median ratio and its spread.
- */
-async function benchEndToEnd(influxd: TestInfluxd): Promise<void> {
-  const days = QUICK ? 2 : 14;
-  const rounds = 3;
-  const batch = 5000;
-  // the data of the last whole days before the real now (the simulator serves up to its clock)
-  const toS = Math.floor(Date.now() / 1000 / DAY_S) * DAY_S;
-  const fromS = toS - days * DAY_S;
-  const lines = rawLines(fromS, toS);
-  // The API side is the simulator with its answers cached after a warm-up run: the timed runs
-  // then measure energy-etl and influxd, as against a remote API, not the simulator's own CPU.
-  const sim = await startSimulator({ seed: 1, resolutionS: 60, cacheResponses: true });
-  const args = backfillArgs(["hybrid-site-01"], fromS, toS);
-  const results: { ours: number; raw: number; points: number; s: number }[] = [];
-  try {
-    const warm = await runEtl(
-      [...args, "--output", "/dev/null"],
-      etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "1000" }),
-    );
-    if (warm.code !== 0) throw new Error(`end-to-end warm-up failed: ${warm.stderr}`);
-    for (let round = 1; round <= rounds; round++) {
-      await influxql(influxd.rawUrl, "", `CREATE DATABASE "e2e${round}"`);
-      await influxql(influxd.rawUrl, "", `CREATE DATABASE "raw${round}"`);
-      const bucket = `e2e${round}`;
-      const run = await runEtl(
-        args,
-        etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, stateDb(), {
-          API_RATE_LIMIT: "1000",
-          INFLUX_BATCH_SIZE: String(batch),
-        }),
-      );
-      if (run.code !== 0) throw new Error(`end-to-end bench failed: ${run.stderr}`);
-      const points = Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0);
-      const started = performance.now();
-      for (let i = 0; i < lines.length; i += batch) {
-        const res = await fetch(`${influxd.rawUrl}/write?db=raw${round}&precision=s`, {
-          method: "POST",
-          body: lines.slice(i, i + batch).join("\n"),
-        });
-        if (res.status !== 204)
-          throw new Error(`raw write failed: ${res.status} ${await res.text()}`);
-      }
-      const rawS = (performance.now() - started) / 1000;
-      const s = run.wallMs / 1000;
-      results.push({ ours: points / s, raw: lines.length / rawS, points, s });
-      log(`end to end: round ${round}: ${(points / s / (lines.length / rawS)).toFixed(2)}`);
-    }
-  } finally {
-    await sim.close();
-  }
-  const ratios = results.map((r) => r.ours / r.raw);
-  const ratio = median(ratios);
-  const mid = results[ratios.indexOf(ratio)] ?? results[0];
-  if (mid === undefined) return;
-  const values = (createFleet({ seed: 1 }).valueIds("hybrid-site-01", "all_data") ?? []).length - 1;
-  rows.push({
-    bench: `End to end: ${days} days x ${values} values x 1 min into influxd (batch ${batch}; median of ${rounds}, ratios ${ratios.map((r) => r.toFixed(2)).join(" / ")})`,
-    measured: `${Math.round(mid.ours / 1000)} k points/s (${mid.points} points in ${mid.s.toFixed(1)} s, process start included)`,
-    baseline: `${Math.round(mid.raw / 1000)} k points/s (${lines.length} same lines POSTed to /write)`,
-    ratio,
-    goal: ">= 0.80",
-    met: ratio >= 0.8,
-  });
-}
-
-/** The line protocol energy-etl writes for hybrid-site-01 over [fromS, toS], made in-process. */
-function rawLines(fromS: number, toS: number): string[] {
-  const fleet = createFleet({ seed: 1, resolutionS: 60 });
-  const lines: string[] = [];
-  for (const resource of fleet.resourceIds("hybrid-site-01") ?? []) {
-    const ids = (fleet.valueIds("hybrid-site-01", resource) ?? [])
-      .filter((v) => v !== "values_id")
-      .sort();
-    const encoder = new RecordEncoder(new ValueIdDecoder(), "hybrid-site-01", resource);
-    for (let c = 0; c < ids.length; c += 20) {
-      for (let s = fromS; s <= toS; s += 7 * DAY_S + 1) {
-        const records = fleet.records(
-          "hybrid-site-01",
-          resource,
-          ids.slice(c, c + 20),
-          s,
-          Math.min(toS, s + 7 * DAY_S),
-        );
-        encoder.encode(records, lines);
-      }
-    }
-  }
-  return lines;
-}
-
-/** Peak RSS of a 7-day and a 28-day backfill of the 3 default devices at 1 minute, no NODE_OPTIONS. */
-async function benchMemory(influxd: TestInfluxd): Promise<void> {
-  const [short, long] = QUICK ? [2, 8] : [7, 28];
-  const devices = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
-  const results: { days: number; mb: number; points: number; s: number }[] = [];
-  await withSimulator({ resolutionS: 60 }, async (sim) => {
-    for (const days of [short, long]) {
-      const bucket = `mem${days}`;
-      await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
-      const env = etlEnv(
-        sim.url,
-        { url: influxd.url, token: "test-influx-token", bucket },
-        stateDb(),
-        {
-          API_RATE_LIMIT: "1000",
-        },
-      );
-      // as a user runs the installed command: no NODE_OPTIONS from this shell
-      const run = await runEtl(backfillArgs(devices, NOW_S - days * DAY_S, NOW_S), {
-        ...env,
-        NODE_OPTIONS: "",
-      });
-      if (run.code !== 0) throw new Error(`memory bench failed: ${run.stderr}`);
-      results.push({
-        days,
-        mb: run.peakRssMb,
-        points: Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0),
-        s: run.wallMs / 1000,
-      });
-      log(`memory: ${days} days -> ${run.peakRssMb.toFixed(0)} MB peak RSS`);
-    }
-  });
-  const [a, b] = results;
-  if (!a || !b) return;
-  rows.push({
-    bench: `Memory: peak RSS, ${b.days}-day backfill of 3 devices at 1 min into influxd (${(b.points / 1e6).toFixed(1)} M points, ${b.s.toFixed(0)} s; the command's own heap bound, no NODE_OPTIONS)`,
-    measured: `${b.mb.toFixed(0)} MB`,
-    baseline: `${a.mb.toFixed(0)} MB for ${a.days} days (${(a.points / 1e6).toFixed(1)} M points)`,
-    ratio: b.mb / a.mb,
-    goal: "<= 150 MB, ratio <= 1.10",
-    met: b.mb <= 150 && a.mb <= 150 && b.mb / a.mb <= 1.1,
   });
 }
 
@@ -397,8 +251,8 @@ async function main(): Promise<void> {
       ["requests", benchRequests],
       ["rate-bound", benchRateBound],
       ["transform", benchTransform],
-      ["end-to-end", () => benchEndToEnd(influxd)],
-      ["memory", () => benchMemory(influxd)],
+      ["point-cost", async () => rows.push(...(await benchPointCost(influxd, QUICK)))],
+      ["memory", async () => rows.push(...(await benchMemory(influxd, QUICK)))],
       ["simulator", benchSimulatorStart],
       ["fleet", () => benchFleet(influxd)],
     ] as const) {

@@ -1,11 +1,18 @@
 import { InfluxDB, Point } from "@influxdata/influxdb-client";
 import type { DataRecord } from "../src/api/schemas.js";
 import { createFleet } from "../src/simulator/model/fleet.js";
-import { RecordEncoder, valuesIdTag } from "../src/transform/record-encoder.js";
+import { AnswerTranscoder } from "../src/transform/answer-transcoder.js";
+import { valuesIdTag } from "../src/transform/record-encoder.js";
 import { decodeValueId, ValueIdDecoder } from "../src/transform/value-id.js";
 
+const SOURCE = { endpoint: "GET /data/hybrid-site-01/all_data", status: 200 };
+
 /** Records of the simulator holding at least `values` non-null values (one device, 20 values a request). */
-export function sampleRecords(values: number): { records: DataRecord[]; values: number } {
+export function sampleRecords(values: number): {
+  records: DataRecord[];
+  values: number;
+  ids: string[];
+} {
   const fleet = createFleet({ seed: 1, resolutionS: 60 });
   const device = "hybrid-site-01";
   const ids = (fleet.valueIds(device, "all_data") ?? [])
@@ -24,22 +31,64 @@ export function sampleRecords(values: number): { records: DataRecord[]; values: 
     }
     fromS += 7 * 86_400 + 1;
   }
-  return { records, values: count };
+  return { records, values: count, ids };
 }
 
-/** Our path: RecordEncoder -> line protocol strings. Returns points. */
-export function ourPath(records: readonly DataRecord[]): number {
-  const encoder = new RecordEncoder(new ValueIdDecoder(), "hybrid-site-01", "all_data");
+/** An answer as the API sends it: a week of records as a JSON array, as bytes, and its window. */
+export interface AnswerBytes {
+  readonly bytes: Buffer;
+  readonly fromS: number;
+  readonly toS: number;
+}
+
+/** The answers of `records` (a week each, as the backfill asks for them). */
+export function answerBytes(records: readonly DataRecord[]): AnswerBytes[] {
+  const answers: AnswerBytes[] = [];
+  const weekS = 7 * 86_400;
+  let week: DataRecord[] = [];
+  let fromS = Number.NaN;
+  for (const record of records) {
+    const s = Date.parse(`${record.timestamp}Z`) / 1000;
+    if (week.length > 0 && s > fromS + weekS) {
+      answers.push({ bytes: Buffer.from(JSON.stringify(week)), fromS, toS: fromS + weekS });
+      week = [];
+    }
+    if (week.length === 0) fromS = s;
+    week.push(record);
+  }
+  if (week.length > 0) {
+    answers.push({ bytes: Buffer.from(JSON.stringify(week)), fromS, toS: fromS + weekS });
+  }
+  return answers;
+}
+
+/**
+ * Our path, as a backfill runs it: each answer's bytes, in 64 KiB pieces, through the
+ * AnswerTranscoder into batches of 5000 lines. Returns points.
+ */
+export function ourPath(answers: readonly AnswerBytes[], values: readonly string[]): number {
   let points = 0;
-  for (let i = 0; i < records.length; i += 2000) {
-    const out: string[] = [];
-    points += encoder.encode(records.slice(i, i + 2000), out).points;
+  for (const { bytes, fromS, toS } of answers) {
+    const transcoder = new AnswerTranscoder(
+      { deviceId: "hybrid-site-01", resourceId: "all_data", values, fromS, toS },
+      { source: SOURCE, decoder: new ValueIdDecoder(), batchLines: 5000, maxRecordBytes: 2 ** 20 },
+    );
+    for (let at = 0; at < bytes.length; at += 65_536) {
+      transcoder.push(bytes.subarray(at, at + 65_536));
+      while (transcoder.nextBatch());
+    }
+    transcoder.end();
+    while (transcoder.nextBatch());
+    points += transcoder.points;
   }
   return points;
 }
 
-/** The naive path: a Point per value, written with writePoint (serialised into its buffer). */
-export function naivePath(records: readonly DataRecord[], expectedPoints: number): number {
+/**
+ * The naive path from the same bytes: JSON.parse, then a Point per value written with writePoint
+ * (serialised into its buffer).
+ */
+export function naivePath(answers: readonly AnswerBytes[], expectedPoints: number): number {
   // one batch that is never sent: what is measured is Point building and writePoint's serialising
   const api = new InfluxDB({ url: "http://127.0.0.1:9" }).getWriteApi("o", "b", "s", {
     batchSize: expectedPoints + 1,
@@ -47,6 +96,9 @@ export function naivePath(records: readonly DataRecord[], expectedPoints: number
     flushInterval: 0,
   });
   let points = 0;
+  const records = answers.flatMap(
+    (answer) => JSON.parse(answer.bytes.toString("utf8")) as DataRecord[],
+  );
   for (const record of records) {
     const seconds = Date.parse(`${record.timestamp}Z`) / 1000;
     for (const [id, member] of Object.entries(record)) {

@@ -110,8 +110,8 @@ export class AnswerScreen {
   readonly extraExamples: string[] = [];
   private readonly fromText: string;
   private readonly toText: string;
-  /** Per values_id tag, a bit per second of the window: the rows kept. */
-  private readonly seen = new Map<string, Uint8Array>();
+  /** Per values_id tag, the seconds of the window (from its start) of the rows kept. */
+  private readonly seen = new Map<string, SecondsSeen>();
   private rowsSeen = 0;
   private invalidRows = 0;
 
@@ -175,20 +175,12 @@ export class AnswerScreen {
   isFirst(seconds: number, tag: string): boolean {
     let times = this.seen.get(tag);
     if (times === undefined) {
-      // a window is at most 7 days (spec 8): 76 KB a tag
-      times = new Uint8Array((Math.max(0, this.toS - this.fromS) >> 3) + 1);
+      times = new SecondsSeen(this.toS - this.fromS);
       this.seen.set(tag, times);
     }
-    const at = seconds - this.fromS;
-    const byte = at >> 3;
-    const bit = 1 << (at & 7);
-    const known = times[byte] ?? 0;
-    if ((known & bit) !== 0) {
-      this.stats.duplicates++;
-      return false;
-    }
-    times[byte] = known | bit;
-    return true;
+    if (times.add(seconds - this.fromS)) return true;
+    this.stats.duplicates++;
+    return false;
   }
 
   /** Members the client removed from a page's rows because they were not requested. */
@@ -210,6 +202,36 @@ export class AnswerScreen {
   get dropped(): boolean {
     const s = this.stats;
     return s.outOfWindow + s.duplicates + s.extraMembers > 0;
+  }
+}
+
+/** Windows up to this long keep a bit per second: a request's window is at most 7 days (spec 8). */
+const BITMAP_MAX_S = 8 * 86_400;
+
+/** Seconds of a window seen: a bit per second (76 KB for 7 days), a set for longer windows. */
+class SecondsSeen {
+  private readonly bits: Uint8Array | undefined;
+  private readonly set: Set<number> | undefined;
+
+  constructor(windowS: number) {
+    if (windowS <= BITMAP_MAX_S) this.bits = new Uint8Array((Math.max(0, windowS) >> 3) + 1);
+    else this.set = new Set();
+  }
+
+  /** Notes second `at` of the window; false when it was noted before. */
+  add(at: number): boolean {
+    const { bits } = this;
+    if (bits === undefined) {
+      if (this.set?.has(at)) return false;
+      this.set?.add(at);
+      return true;
+    }
+    const byte = at >> 3;
+    const bit = 1 << (at & 7);
+    const known = bits[byte] ?? 0;
+    if ((known & bit) !== 0) return false;
+    bits[byte] = known | bit;
+    return true;
   }
 }
 
