@@ -75,7 +75,8 @@ export function runEtl(
   return new Promise((resolveRun) => {
     child.on("close", (code) => {
       clearInterval(timer);
-      const usage = /__usage (\{.*\})/.exec(stderr)?.[1];
+      // the last report is the child's own (a simulator it started reports first)
+      const usage = [...stderr.matchAll(/__usage (\{.*\})/g)].at(-1)?.[1];
       const { cpuUs = 0, maxRssKb = peak * 1024 } = usage
         ? (JSON.parse(usage) as { cpuUs?: number; maxRssKb?: number })
         : {};

@@ -1,4 +1,4 @@
-import { InfluxDB, setLogger } from "@influxdata/influxdb-client";
+import { InfluxDB } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
 import { Deadline } from "../retry/deadline.js";
 import {
@@ -10,6 +10,7 @@ import { retrying } from "../retry/retrying.js";
 import { inBatches, type LineBatch, lineBatch, linesOf } from "../transform/line-protocol.js";
 import { excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
+import { routeClientLogs } from "./client-logs.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import {
@@ -390,17 +391,4 @@ export class InfluxWriter implements PointSink {
       request.release();
     }
   }
-}
-
-let clientLogsRouted = false;
-
-/** Sends the client library's own messages to pino (at debug) instead of the console. */
-function routeClientLogs(logger: Logger): void {
-  if (clientLogsRouted) return;
-  clientLogsRouted = true;
-  const log = logger.child({ component: "influxdb-client" });
-  setLogger({
-    error: (message: string) => log.debug(message),
-    warn: (message: string) => log.debug(message),
-  });
 }

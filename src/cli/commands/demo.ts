@@ -6,11 +6,12 @@ import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
-import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS, startSimulator } from "../../simulator/server.js";
+import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../../util/demo-defaults.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { type CommandContext, createContext } from "../context.js";
 import { type CliIo, examples, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
+import { startSimulatorProcess } from "../simulator-process.js";
 
 const DEMO_DIR = "./data/demo";
 const DEMO_DAYS = 2;
@@ -44,11 +45,8 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
   for (const file of [stateDb, `${stateDb}-wal`, `${stateDb}-shm`, ...(output ? [output] : [])]) {
     rmSync(file, { force: true });
   }
-  const simulator = await startSimulator({ port: 0, seed: 1 });
-  writeLine(
-    io.stdout,
-    `simulator: ${simulator.url} (devices: ${simulator.fleet.deviceIds().join(", ")})`,
-  );
+  const simulator = await startSimulatorProcess(["--seed", "1"]);
+  writeLine(io.stdout, `simulator: ${simulator.url} (pid ${simulator.pid})`);
   const config = demoConfig(context.config, simulator.url, stateDb);
   const pipeline = await openPipeline(config, context.logger, { output });
   try {
@@ -58,7 +56,7 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
     printSummary(io, { ...summary, elapsedMs, target: pipeline.sink.target, stateDb });
   } finally {
     await pipeline.close();
-    await simulator.close();
+    await simulator.stop();
   }
 }
 

@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+/** The simulator running as a process of its own, as a remote API would: its URL, and a stop. */
+export interface SimulatorProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Stops it (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** How long the simulator may take to say where it listens. */
+const START_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts `energy-etl simulate --port 0 …args` as a child process (the same node, flags and CLI as
+ * this one) and resolves once it says where it listens. The demo runs the API's simulator so:
+ * apart, like the remote API it stands in for, so that energy-etl's own process is what it is in
+ * production (its memory and CPU are its own).
+ */
+export function startSimulatorProcess(args: readonly string[] = []): Promise<SimulatorProcess> {
+  const cli = process.argv[1] ?? "";
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, cli, "simulate", "--port", "0", ...args],
+    {
+      env: { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  return new Promise<SimulatorProcess>((resolve, reject) => {
+    const timer = setTimeout(
+      () => fail(new Error("the simulator did not start")),
+      START_TIMEOUT_MS,
+    );
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      void stop();
+      reject(error);
+    };
+    child.once("error", fail);
+    child.once("exit", (code) =>
+      fail(new Error(`the simulator exited (code ${code}) before it listened`)),
+    );
+    const lines = createInterface({ input: outputOf(child) });
+    lines.on("line", (line) => {
+      const url = /listening on (\S+)/.exec(line)?.[1];
+      if (url === undefined) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      lines.close();
+      // the rest of its output is not ours to show
+      outputOf(child).resume();
+      resolve({ url, pid: child.pid ?? 0, stop });
+    });
+  });
+}
+
+function outputOf(child: ChildProcess): NodeJS.ReadableStream {
+  if (child.stdout === null) throw new Error("the simulator has no stdout");
+  return child.stdout;
+}
