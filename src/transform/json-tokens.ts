@@ -58,21 +58,43 @@ export function plainString(bytes: Buffer, i: number, limit: number): number {
   return NEED_MORE;
 }
 
+/**
+ * Whether the last number {@link numberEnd} read is what JavaScript writes for its value
+ * (`String(Number(text))`): no exponent, no fraction ending in 0, not `-0`, at most 15
+ * significant digits (any such decimal comes back from a double unchanged) and no smaller than
+ * 1e-6 (below that JavaScript writes an exponent). A conservative test: a number it refuses is
+ * converted instead, which gives the same text. Read once, right after the call (one pass over
+ * a number's bytes judges both its syntax and its form).
+ */
+export let numberIsShortest = false;
+
 /** The end of a JSON number at `i` (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`); AS_TEXT if none. */
 export function numberEnd(bytes: Buffer, i: number, limit: number): number {
+  numberIsShortest = false;
   let j = i;
-  if (bytes[j] === MINUS) j++;
+  const negative = bytes[j] === MINUS;
+  if (negative) j++;
   if (j >= limit) return NEED_MORE;
   const first = bytes[j] ?? 0;
-  if (first === ZERO) j++;
+  const zeroInt = first === ZERO;
+  if (zeroInt) j++;
   else if (first > ZERO && first <= NINE) j = digitsEnd(bytes, j + 1, limit);
   else return AS_TEXT;
+  const intDigits = j - i - (negative ? 1 : 0);
+  let fraction = 0;
+  let leadingZeros = 0;
+  let lastDigit = ZERO;
   if (j < limit && bytes[j] === DOT) {
     const from = j + 1;
     j = digitsEnd(bytes, from, limit);
     if (j === from) return j >= limit ? NEED_MORE : AS_TEXT;
+    fraction = j - from;
+    lastDigit = bytes[j - 1] ?? ZERO;
+    while (bytes[from + leadingZeros] === ZERO) leadingZeros++;
   }
+  let exponent = false;
   if (j < limit && (bytes[j] === LOWER_E || bytes[j] === UPPER_E)) {
+    exponent = true;
     j++;
     if (j < limit && (bytes[j] === PLUS || bytes[j] === MINUS)) j++;
     const from = j;
@@ -80,7 +102,13 @@ export function numberEnd(bytes: Buffer, i: number, limit: number): number {
     if (j === from) return j >= limit ? NEED_MORE : AS_TEXT;
   }
   // the number must end here, not run into more text ("01", "1x")
-  return j >= limit ? NEED_MORE : j;
+  if (j >= limit) return NEED_MORE;
+  if (exponent || (fraction > 0 && lastDigit === ZERO)) return j;
+  if (!zeroInt) numberIsShortest = intDigits + fraction <= 15;
+  else if (fraction === 0)
+    numberIsShortest = !negative; // "-0" is written "0"
+  else numberIsShortest = leadingZeros < 6 && fraction - leadingZeros <= 15;
+  return j;
 }
 
 function digitsEnd(bytes: Buffer, j: number, limit: number): number {
@@ -90,37 +118,6 @@ function digitsEnd(bytes: Buffer, j: number, limit: number): number {
     j++;
   }
   return j;
-}
-
-/**
- * True when the JSON number text at [i, end) is what JavaScript writes for its value
- * (`String(Number(text))`): no exponent, no fraction ending in 0, not `-0`, at most 15
- * significant digits (any such decimal comes back from a double unchanged) and no smaller than
- * 1e-6 (below that JavaScript writes an exponent). A conservative test: a number it refuses is
- * converted instead, which gives the same text.
- */
-export function isShortestForm(bytes: Uint8Array, i: number, end: number): boolean {
-  let j = i;
-  if (bytes[j] === MINUS) j++;
-  const intStart = j;
-  while (j < end && bytes[j] !== DOT) {
-    const c = bytes[j];
-    if (c === LOWER_E || c === UPPER_E) return false;
-    j++;
-  }
-  const intDigits = j - intStart;
-  const zeroInt = intDigits === 1 && bytes[intStart] === ZERO;
-  if (j === end) return !(zeroInt && intStart > i) && intDigits <= 15; // "-0" is written "0"
-  const fracStart = j + 1;
-  for (let k = fracStart; k < end; k++) {
-    const c = bytes[k];
-    if (c === LOWER_E || c === UPPER_E) return false;
-  }
-  if (bytes[end - 1] === ZERO) return false;
-  if (!zeroInt) return intDigits + (end - fracStart) <= 15;
-  let leadingZeros = 0;
-  while (bytes[fracStart + leadingZeros] === ZERO) leadingZeros++;
-  return leadingZeros < 6 && end - fracStart - leadingZeros <= 15;
 }
 
 /**

@@ -12,6 +12,8 @@ import { type RecordScanner, ValueKind } from "./record-scanner.js";
 interface BytePlan {
   /** `measurement,device_id=…,resource_id=…,type=…,unit=…,values_id=` */
   readonly prefix: Buffer;
+  /** Per tag: the prefix, the tag and the field (` value=`) in one, for numbers and booleans. */
+  readonly heads: Map<Tag, Buffer>;
   /** ` value=`, ` alarm_index=` or ` alarm_name=` */
   readonly field: Buffer;
   readonly alarmName: boolean;
@@ -99,6 +101,7 @@ export class RecordLines {
       }
       plan = {
         prefix: Buffer.from(encoded.seriesPrefix, "utf8"),
+        heads: new Map(),
         field: Buffer.from(` ${encoded.field}=`, "utf8"),
         alarmName: encoded.field === "alarm_name",
         isText: encoded.isText,
@@ -134,6 +137,16 @@ export class RecordLines {
     const room = plan.prefix.length + tag.bytes.length + plan.field.length + (to - from) + 32;
     const out = this.out.startLine(room + seconds.length);
     let o = this.out.end;
+    if (kind === ValueKind.Number && !plan.alarmName) {
+      // the usual line: its head (prefix, tag, field) copied in one go, then the number's bytes
+      const head = headOf(plan, tag);
+      out.set(head, o);
+      o = copyBytes(source, from, to, out, o + head.length);
+      out.set(seconds, o);
+      this.out.end = o + seconds.length;
+      this.lineDone();
+      return;
+    }
     out.set(plan.prefix, o);
     o += plan.prefix.length;
     out.set(tag.bytes, o);
@@ -178,6 +191,16 @@ export class RecordLines {
     this.out.end = o + seconds.length;
     this.lineDone();
   }
+}
+
+/** A plan's prefix, a tag and the plan's field as one buffer (cached per tag). */
+function headOf(plan: BytePlan, tag: Tag): Buffer {
+  let head = plan.heads.get(tag);
+  if (head === undefined) {
+    head = Buffer.concat([plan.prefix, tag.bytes, plan.field]);
+    plan.heads.set(tag, head);
+  }
+  return head;
 }
 
 /**

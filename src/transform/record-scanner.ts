@@ -1,11 +1,11 @@
-import { AS_TEXT, NEED_MORE } from "../api/json-array-scanner.js";
+import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
 import {
   FALSE_BYTES,
-  isShortestForm,
   literal,
   matchKey,
   NULL_BYTES,
   numberEnd,
+  numberIsShortest,
   plainString,
   skipSpaces,
   TRUE_BYTES,
@@ -102,10 +102,12 @@ export class RecordScanner {
       if (key === AS_TEXT) return AS_TEXT;
       const index = this.order[position] ?? UNKNOWN;
       if (position < MAX_MEMBERS - 1) position++;
-      i = skipSpaces(bytes, key, limit);
+      // `"key":value` without spaces is what answers are; spaces are allowed all the same
+      i = bytes[key] === COLON ? key : skipSpaces(bytes, key, limit);
       if (i >= limit) return NEED_MORE;
       if (bytes[i] !== COLON) return AS_TEXT;
-      i = skipSpaces(bytes, i + 1, limit);
+      i++;
+      if (i < limit && isJsonSpace(bytes[i] ?? 0)) i = skipSpaces(bytes, i, limit);
       if (i >= limit) return NEED_MORE;
       let end: number;
       if (index === TIMESTAMP) {
@@ -121,12 +123,13 @@ export class RecordScanner {
         end = this.readMember(index, bytes, i, limit);
       }
       if (end < 0) return end;
-      i = skipSpaces(bytes, end, limit);
+      i = end < limit && isJsonSpace(bytes[end] ?? 0) ? skipSpaces(bytes, end, limit) : end;
       if (i >= limit) return NEED_MORE;
       const c = bytes[i];
       if (c === CLOSE_OBJECT) return timestamp ? i + 1 : AS_TEXT;
       if (c !== COMMA) return AS_TEXT;
-      i = skipSpaces(bytes, i + 1, limit);
+      i++;
+      if (i < limit && isJsonSpace(bytes[i] ?? 0)) i = skipSpaces(bytes, i, limit);
     }
   }
 
@@ -201,7 +204,7 @@ export class RecordScanner {
   private readNumber(m: number, bytes: Buffer, i: number, limit: number): number {
     const end = numberEnd(bytes, i, limit);
     if (end < 0) return end;
-    if (isShortestForm(bytes, i, end)) {
+    if (numberIsShortest) {
       this.kind[m] = ValueKind.Number;
       return end;
     }
