@@ -43,5 +43,5 @@ USER energy
 HEALTHCHECK --interval=30s --timeout=10s --start-period=120s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || '8080') + '/readyz').then((r) => process.exit(r.ok ? 0 : 1)).catch(() => process.exit(1))"]
 # The heap bound of the energy-etl command (dist/cli.js's first line): memory flat, ~150 MB peak
-ENTRYPOINT ["node", "--max-old-space-size=96", "--max-semi-space-size=2", "dist/cli.js"]
+ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["run"]

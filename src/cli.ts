@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-old-space-size=96 --max-semi-space-size=2
+#!/usr/bin/env node
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";

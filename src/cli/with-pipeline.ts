@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
+import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { processOwner } from "../state/owner.js";
 import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../state/service-lock.js";
@@ -47,6 +48,7 @@ export async function withPipeline<T>(
   const timeoutMs = context.config.service.shutdownTimeoutMs;
   let pipeline: Pipeline | undefined;
   let signal: string | undefined;
+  let overBudget: MemoryBudgetError | undefined;
   // installed before the start-up (which may wait for InfluxDB), kept to the end
   const onSignal = (name: string) => () => {
     if (signal) return;
@@ -77,6 +79,15 @@ export async function withPipeline<T>(
   }
   const open = pipeline;
   let heartbeat: NodeJS.Timeout | undefined;
+  const unwatch = watchMemory({
+    budgetMb: context.config.service.memoryBudgetMb,
+    logger: context.logger,
+    onOver: (error) => {
+      overBudget = error;
+      context.logger.error(error.message);
+      void open.stop(timeoutMs);
+    },
+  });
   try {
     if (options.lock) {
       const { store } = open;
@@ -91,12 +102,15 @@ export async function withPipeline<T>(
       result = await work(open, context);
     } catch (error) {
       // what a shutdown cut short is an interruption, whatever error it surfaced as
+      if (overBudget) throw overBudget;
       if (signal) throw interrupted(signal);
       throw error;
     }
+    if (overBudget) throw overBudget;
     if (signal) throw interrupted(signal);
     return result;
   } finally {
+    unwatch();
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
     clearInterval(heartbeat);

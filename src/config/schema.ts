@@ -256,6 +256,12 @@ export const configSchema = z
       .prefault({}),
     service: z
       .object({
+        memoryBudgetMb: setting(int(64, 65_536).default(256), {
+          env: "MEMORY_BUDGET_MB",
+          describe:
+            "The resident memory energy-etl may use, in MB; beyond it for 15 s a command or the " +
+            "service stops with an error that says so (set it below a container's memory limit)",
+        }),
         shutdownTimeoutMs: setting(int(100, 600_000).default(8000), {
           env: "SHUTDOWN_TIMEOUT_MS",
           describe:

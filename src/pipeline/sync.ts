@@ -1,3 +1,4 @@
+import PQueue from "p-queue";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { runBackfillJob } from "./backfill-job.js";
@@ -8,6 +9,15 @@ import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
 import type { RunContext } from "./run-context.js";
 import { selectDevices } from "./select-devices.js";
 import { type ResourceOutcome, syncResource } from "./sync-resource.js";
+
+/**
+ * Devices a sync works on at once: enough to keep every request slot (API_CONCURRENCY) busy
+ * while devices plan, wait and commit, few enough that a sync's memory does not grow with the
+ * fleet (a 10,000-device tick holds 64 devices' work at a time, not 10,000).
+ */
+export function devicesInFlight(apiConcurrency: number): number {
+  return Math.max(16, apiConcurrency * 16);
+}
 
 /** What one device's part of a sync did. */
 export interface DeviceSyncResult {
@@ -62,13 +72,26 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       run.counters.requests += selected.requests;
       // a token (when none is held) also tells the API's clock before the first plan is made
       await pipeline.client.accessToken();
-      // every device's work settles before the run ends, even when one of them hit a fatal error
+      // a bounded number of devices at once: what a sync holds does not grow with the fleet
+      // (each device's requests still share the one queue); after a fatal error no device starts,
+      // and every one started settles before the run ends
+      const devices = new PQueue({ concurrency: devicesInFlight(pipeline.config.api.concurrency) });
+      let fatal: unknown;
       const settled = await Promise.allSettled(
-        selected.deviceIds.map((id) => syncDevice(pipeline, run, id, policy)),
+        selected.deviceIds.map((id) =>
+          devices.add(async () => {
+            if (fatal !== undefined || pipeline.isStopping) return undefined;
+            try {
+              return await syncDevice(pipeline, run, id, policy);
+            } catch (error) {
+              fatal ??= error;
+              throw error;
+            }
+          }),
+        ),
       );
-      results = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
-      const failed = settled.find((s) => s.status === "rejected");
-      if (failed) throw failed.reason;
+      results = settled.flatMap((s) => (s.status === "fulfilled" && s.value ? [s.value] : []));
+      if (fatal !== undefined) throw fatal;
       await runNewValueJobs(pipeline, run, selected.deviceIds);
     },
     () => ({

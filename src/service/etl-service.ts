@@ -3,6 +3,7 @@ import { scrubSecrets } from "../logger.js";
 import { runBackfillJobs } from "../pipeline/backfill.js";
 import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
+import { watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
 import {
@@ -80,6 +81,7 @@ export class EtlService {
   private readonly checks = new Map<string, CachedCheck>();
   private stopped = false;
   private failWith: (error: Error) => void = () => undefined;
+  private unwatchMemory: () => void = () => undefined;
   /** Resolves with the error that stopped the service by itself (its state file went away). */
   readonly failure: Promise<Error>;
   /** Port the health server listens on, once started. */
@@ -134,6 +136,11 @@ export class EtlService {
       "service started",
     );
     this.scheduler.start();
+    this.unwatchMemory = watchMemory({
+      budgetMb: this.pipeline.config.service.memoryBudgetMb,
+      logger: this.log,
+      onOver: (error) => this.fatal(error),
+    });
     this.tick();
   }
 
@@ -234,6 +241,7 @@ export class EtlService {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.heartbeat);
+    this.unwatchMemory();
     await this.scheduler.stop();
     const finished = await this.pipeline.stop(graceMs);
     // what was aborted settles at once; never wait on it beyond a moment
