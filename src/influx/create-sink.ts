@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { type Config, ConfigError } from "../config.js";
 import { durationMs } from "../util/iso-duration.js";
+import { CoalescingSink } from "./coalescing-sink.js";
 import { checkInflux } from "./influx-check.js";
 import { InfluxWriter } from "./influx-writer.js";
 import { LineProtocolFileSink } from "./line-protocol-file-sink.js";
@@ -43,13 +44,14 @@ export function pointSinkOpener(
   if (influx.url === "") throw new ConfigError(NOWHERE_TO_WRITE);
   return async () => {
     await checkInflux(influx);
-    return new InfluxWriter({
+    const writer = new InfluxWriter({
       ...influx,
       deadlineMs: influx.deadlineMs,
       retryAfterMaxMs: durationMs(influx.retryAfterMax),
       retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
       logger,
     });
+    return new CoalescingSink(writer, influx.batchSize);
   };
 }
 

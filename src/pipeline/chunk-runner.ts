@@ -4,7 +4,7 @@ import {
   type ChunkTarget,
   type ChunkWriterParts,
   chunkContext,
-  writeChunk,
+  readChunk,
 } from "./chunk-writer.js";
 import { DeviceSlots } from "./device-slots.js";
 import { cutByShutdown, isFatal } from "./errors.js";
@@ -43,7 +43,7 @@ export interface RunChunksOptions {
  * The one place chunks run, for syncs and backfills alike: one p-queue of fetch jobs
  * (API_CONCURRENCY at once; the client's rate gate spaces them to API_RATE_LIMIT), a device's
  * share of it at most API_CONCURRENCY - 1 slots (one slow device never holds every slot), each
- * chunk fetched and written ({@link writeChunk}), counted in its run and in the metrics, its
+ * chunk fetched and written ({@link readChunk}), counted in its run and in the metrics, its
  * failure logged once per cause. A chunk cut short by our own shutdown is no outcome at all: its
  * window is read again next time.
  */
@@ -86,9 +86,12 @@ export class ChunkRunner {
       wake?.();
     };
     for (const chunk of chunks) {
+      // the request in the queue; the chunk's last write finishes outside it
       void this.forDevice(target.deviceId, async () => {
-        if (fatal || this.parts.isStopping() || options.stop?.()) return settle(undefined);
-        const outcome = await this.one(run, target, chunk, options);
+        if (fatal || this.parts.isStopping() || options.stop?.()) return undefined;
+        return this.fetch(run, target, chunk, options);
+      }).then(async (finish) => {
+        const outcome = await finish?.();
         if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
         settle(outcome);
       });
@@ -105,51 +108,68 @@ export class ChunkRunner {
     return this.queue.onIdle();
   }
 
-  /** One chunk: fetched, written, counted; undefined when our own shutdown cut it short. */
-  private async one(
+  /**
+   * One chunk's request (in the queue): resolves once its answer is read, with what finishes it
+   * (its last write, its counting); that finish resolves undefined when our own shutdown cut the
+   * chunk short.
+   */
+  private async fetch(
     run: RunContext,
     target: ChunkTarget,
     chunk: Chunk,
     options: RunChunksOptions,
-  ): Promise<ChunkOutcome | undefined> {
+  ): Promise<() => Promise<ChunkOutcome | undefined>> {
     const startedMs = Date.now();
-    try {
-      const result = await writeChunk(this.parts, target, chunk);
-      this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
-      run.countChunk(result);
-      if (
-        result.dropped.outOfWindow + result.dropped.duplicates + result.dropped.extraMembers >
-        0
-      ) {
-        run.logger.warn(
-          {
-            ...chunkContext(target, chunk),
-            ...result.dropped,
-            ...(result.extraMemberNames.length > 0
-              ? { extraMemberNames: result.extraMemberNames }
-              : {}),
-          },
-          "answer held more than was asked for: dropped",
-        );
-      }
-      if (result.deadLetters > 0) {
-        const context = {
-          ...chunkContext(target, chunk),
-          deadLetters: result.deadLetters,
-          new: result.newDeadLetters,
-          error: result.firstDeadLetterError,
-        };
-        // a known bad row read again by the lookback is no news
-        if (result.newDeadLetters > 0) {
-          run.logger.warn(context, "bad rows, members or lines kept as dead letters");
-        } else run.logger.debug(context, "known dead letters read again");
-      }
-      return { chunk, result };
-    } catch (error) {
+    const failed = (error: unknown): ChunkOutcome | undefined => {
       if (cutByShutdown(error, this.parts.isStopping())) return undefined;
       this.parts.metrics?.chunkFailed(error);
       run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error);
       return { chunk, error };
+    };
+    let finish: () => Promise<ChunkResult>;
+    try {
+      finish = await readChunk(this.parts, target, chunk);
+    } catch (error) {
+      return async () => failed(error);
+    }
+    return async () => {
+      try {
+        const result = await finish();
+        this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
+        run.countChunk(result);
+        this.logDropped(run, target, chunk, result);
+        return { chunk, result };
+      } catch (error) {
+        return failed(error);
+      }
+    };
+  }
+
+  /** What a chunk dropped and set aside, told once. */
+  private logDropped(run: RunContext, target: ChunkTarget, chunk: Chunk, result: ChunkResult) {
+    if (result.dropped.outOfWindow + result.dropped.duplicates + result.dropped.extraMembers > 0) {
+      run.logger.warn(
+        {
+          ...chunkContext(target, chunk),
+          ...result.dropped,
+          ...(result.extraMemberNames.length > 0
+            ? { extraMemberNames: result.extraMemberNames }
+            : {}),
+        },
+        "answer held more than was asked for: dropped",
+      );
+    }
+    if (result.deadLetters > 0) {
+      const context = {
+        ...chunkContext(target, chunk),
+        deadLetters: result.deadLetters,
+        new: result.newDeadLetters,
+        error: result.firstDeadLetterError,
+      };
+      // a known bad row read again by the lookback is no news
+      if (result.newDeadLetters > 0) {
+        run.logger.warn(context, "bad rows, members or lines kept as dead letters");
+      } else run.logger.debug(context, "known dead letters read again");
     }
   }
 }

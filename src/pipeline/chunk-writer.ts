@@ -65,17 +65,20 @@ export function chunkContext(target: ChunkTarget, chunk: Chunk) {
 
 /**
  * Fetches one chunk (one GET /data request) and writes what the answer holds: its records
- * screened (only what was asked for), encoded and written page by page; rows and members that
- * fail validation and lines InfluxDB refuses for good become dead letters. Resolves once every
- * line is stored or dead-lettered, so the caller may then record the chunk as done; rejects when
- * the chunk must be fetched again. An answer retried after a failure midway is written from its
- * start again (points are idempotent), and only the answer that came whole is counted.
+ * screened (only what was asked for), encoded and written batch by batch; rows and members that
+ * fail validation and lines InfluxDB refuses for good become dead letters. An answer retried
+ * after a failure midway is written from its start again (points are idempotent), and only the
+ * answer that came whole is counted. Resolves once the answer is read (the request is over), with
+ * what finishes the chunk: its last write (started, not waited for, so that a request slot is not
+ * held while a short write waits to go out with others), then its result. That finish resolves
+ * once every line is stored or dead-lettered, so the caller may then record the chunk as done;
+ * it (or this) rejects when the chunk must be fetched again.
  */
-export async function writeChunk(
+export async function readChunk(
   parts: ChunkWriterParts,
   target: ChunkTarget,
   chunk: Chunk,
-): Promise<ChunkResult> {
+): Promise<() => Promise<ChunkResult>> {
   const query = {
     ...target,
     values: chunk.values,
@@ -85,41 +88,48 @@ export async function writeChunk(
   const answered = await parts.client.data(query, (answer) =>
     writeAnswer(parts, target, chunk, answer),
   );
-  const { value: tally } = answered;
-  const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
-  const newest = newestWritten(
-    tally.newestS === undefined ? undefined : tally.newestS * 1000,
-    serverTimeS,
-  );
-  return {
-    records: tally.records,
-    points: tally.points,
-    requests: answered.requests,
-    ...(newest === undefined ? {} : { newestRecordS: newest }),
-    serverTimeS,
-    deadLetters: tally.letters.count,
-    newDeadLetters: tally.letters.added,
-    dropped: { ...tally.screen.stats },
-    extraMemberNames: tally.screen.extraExamples,
-    ...(tally.letters.firstError === undefined
-      ? {}
-      : { firstDeadLetterError: tally.letters.firstError }),
+  return async () => {
+    const tally = answered.value;
+    await tally.lastWrite;
+    const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
+    const newest = newestWritten(
+      tally.newestS === undefined ? undefined : tally.newestS * 1000,
+      serverTimeS,
+    );
+    return {
+      records: tally.records,
+      points: tally.points(),
+      requests: answered.requests,
+      ...(newest === undefined ? {} : { newestRecordS: newest }),
+      serverTimeS,
+      deadLetters: tally.letters.count,
+      newDeadLetters: tally.letters.added,
+      dropped: { ...tally.screen.stats },
+      extraMemberNames: tally.screen.extraExamples,
+      ...(tally.letters.firstError === undefined
+        ? {}
+        : { firstDeadLetterError: tally.letters.firstError }),
+    };
   };
 }
 
 /** What one answer came to. */
 interface AnswerTally {
   readonly records: number;
-  readonly points: number;
+  /** Lines stored (complete once `lastWrite` settled). */
+  readonly points: () => number;
   /** The newest record time written (epoch s); undefined for none. */
   readonly newestS: number | undefined;
   readonly screen: AnswerScreen;
   readonly letters: DeadLetterWriter;
+  /** The answer's last write, started and not waited for (rejects when it failed). */
+  readonly lastWrite: Promise<void>;
 }
 
 /**
  * Reads one whole answer: transcodes it to line protocol as its bytes arrive, and writes each
- * batch (and stores what was set aside with it) before reading on, so the writes pace the reads.
+ * batch (and stores what was set aside with it) before reading on, so the writes pace the reads;
+ * the last batch's write is left running (see {@link readChunk}).
  */
 async function writeAnswer(
   parts: ChunkWriterParts,
@@ -158,10 +168,13 @@ async function writeAnswer(
       await write(batch);
   }
   transcoder.end();
-  for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch())
-    await write(batch);
+  // the end leaves one batch at most: the rest of the lines and what was set aside with them
+  const last = transcoder.nextBatch();
+  const lastWrite = last ? write(last) : Promise.resolve();
+  // handled here so that it never counts as unhandled before the chunk's finish awaits it
+  lastWrite.catch(() => undefined);
   const { records, newestS, screen } = transcoder;
-  return { records, points, newestS, screen, letters };
+  return { records, points: () => points, newestS, screen, letters, lastWrite };
 }
 
 /** Stores a chunk's bad rows, bad members and refused lines as dead letters. */

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
+import { CoalescingSink } from "../../src/influx/coalescing-sink.js";
 import { createPointSink } from "../../src/influx/create-sink.js";
-import { InfluxWriter } from "../../src/influx/influx-writer.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
@@ -59,7 +59,9 @@ describe("createPointSink", () => {
       },
     });
     const sink = await createPointSink(config, logger);
-    expect(sink).toBeInstanceOf(InfluxWriter);
+    // the writer, behind the coalescing of short writes
+    expect(sink).toBeInstanceOf(CoalescingSink);
+    expect(sink.target).toBe(`InfluxDB ${db.url} bucket ${db.bucket}`);
     await sink.write(lineBatch(LINES));
     await sink.close();
     const [series] = await db.series("SELECT text, value FROM m");
