@@ -34,6 +34,8 @@ export class LineProtocolFileSink implements PointSink {
   private readonly file: string | undefined;
   private readonly stdout: Writable;
   private readonly maxBytes: number;
+  /** The file is a regular one (a device such as /dev/null, or a pipe, is never rotated). */
+  private regular = true;
   private readonly keep: number;
   private handle: FileHandle | undefined;
   /** Bytes in the open file (its size when opened plus what this sink appended). */
@@ -110,7 +112,7 @@ export class LineProtocolFileSink implements PointSink {
     try {
       let handle = await this.open();
       const whole = Buffer.concat([batch.bytes, NEWLINE]);
-      if (this.size + whole.length <= this.maxBytes) {
+      if (!this.regular || this.size + whole.length <= this.maxBytes) {
         await this.appendBytes(handle, whole);
         return;
       }
@@ -155,7 +157,10 @@ export class LineProtocolFileSink implements PointSink {
     if (this.file === undefined) throw new Error("stdout has no file");
     const handle = await open(this.file, "a");
     try {
-      this.size = (await handle.stat()).size;
+      const stat = await handle.stat();
+      // only a regular file is rotated: renaming /dev/null or a pipe would break the system
+      this.regular = stat.isFile();
+      this.size = stat.size;
     } catch (error) {
       await handle.close().catch(() => undefined);
       throw error;

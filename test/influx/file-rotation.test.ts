@@ -1,4 +1,12 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  createReadStream,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
@@ -181,5 +189,27 @@ describe("createPointSink with OUTPUT_FILE", () => {
     expect(existsSync(file)).toBe(false);
     expect(existsSync(`${output}.1`)).toBe(false);
     expect(linesOf(output)).toEqual(all);
+  });
+});
+
+describe("what is not a regular file", () => {
+  it("is never rotated: a pipe (as /dev/null would be) is written to and left where it is", async () => {
+    const dir = tempDir("lp-fifo-");
+    const fifo = join(dir, "points.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // a reader that drains the pipe, as a consumer of OUTPUT_FILE would
+    const reader = createReadStream(fifo);
+    let received = "";
+    reader.on("data", (chunk) => {
+      received += chunk.toString();
+    });
+    const sink = new LineProtocolFileSink(fifo, { maxBytes: 10, keep: 2 });
+    const lines = ["m value=1 1", "m value=2 2", "m value=3 3"];
+    for (const line of lines) await sink.write(lineBatch([line]));
+    await sink.close();
+    await new Promise<void>((resolve) => reader.on("close", () => resolve()));
+    expect(received).toBe(`${lines.join("\n")}\n`);
+    expect(readdirSync(dir)).toEqual(["points.fifo"]);
+    expect(statSync(fifo).isFIFO()).toBe(true);
   });
 });
