@@ -180,6 +180,12 @@ export const configSchema = z
           flag: "--sync-lookback",
           describe: "Re-read before the newest record, for corrections",
         }),
+        lookbackEvery: setting(isoDuration.prefault("PT1H"), {
+          env: "SYNC_LOOKBACK_EVERY",
+          describe:
+            "How often a resource's lookback is re-read (ticks in between read from its newest " +
+            "record on); `PT0S`: on every tick",
+        }),
         lateDataHorizon: setting(isoDuration.prefault("P30D"), {
           env: "LATE_DATA_HORIZON",
           flag: "--late-data-horizon",

@@ -19,6 +19,8 @@ export interface SyncRules {
   readonly startS: number;
   /** Re-read before the newest record, for corrections (SYNC_LOOKBACK). */
   readonly lookbackS: number;
+  /** The lookback is re-read at most this often; 0: on every sync (SYNC_LOOKBACK_EVERY). */
+  readonly lookbackEveryS: number;
   /** Never read further back than `nowS - horizonS` (LATE_DATA_HORIZON). */
   readonly horizonS: number;
   /** Silent after this long without a new record (SILENT_AFTER). */
@@ -38,6 +40,7 @@ export function syncRules(config: Config, nowS: number): SyncRules {
   return {
     startS: epochSeconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
     lookbackS: secondsBefore(nowS, sync.lookback),
+    lookbackEveryS: secondsBefore(nowS, sync.lookbackEvery),
     horizonS: secondsBefore(nowS, sync.lateDataHorizon),
     silentAfterS: secondsBefore(nowS, sync.silentAfter),
     probeIntervalS: secondsBefore(nowS, sync.probeInterval),
@@ -52,11 +55,15 @@ export interface Window {
 
 /** What to do with a resource now. */
 export type SyncPlan =
-  /** Read [fromS, toS]; `beyondHorizonS`: data after the newest record but before fromS is too late. */
+  /**
+   * Read [fromS, toS]; `beyondHorizonS`: data after the newest record but before fromS is too
+   * late; `lookback`: the window re-reads the lookback (once committed, {@link afterLookback}).
+   */
   | {
       readonly kind: "fetch";
       readonly window: Window;
       readonly beyondHorizonS?: number;
+      readonly lookback: boolean;
     }
   /** Silent: read one value group over these windows; if anything new comes, fetch. */
   | { readonly kind: "probe"; readonly silentSinceS: number; readonly windows: readonly Window[] }
@@ -81,29 +88,58 @@ export function silentSince(
 }
 
 /**
- * The window a fetch reads now: from the newest record minus the lookback (from where the cursor
- * began while no record came), never before the horizon, up to now. Undefined when empty.
+ * The window a fetch reads now: from the newest record minus the lookback when the lookback is
+ * due ({@link lookbackDue}), else from just after the newest record (from where the cursor began
+ * while no record came), never before the horizon, up to now. Undefined when empty.
  */
 export function fetchWindow(
   cursor: Cursor | undefined,
   nowS: number,
   rules: SyncRules,
-): { window: Window; beyondHorizonS?: number } | undefined {
+): { window: Window; beyondHorizonS?: number; lookback: boolean } | undefined {
   if (cursor === undefined) {
-    return rules.startS > nowS ? undefined : { window: { fromS: rules.startS, toS: nowS } };
+    return rules.startS > nowS
+      ? undefined
+      : { window: { fromS: rules.startS, toS: nowS }, lookback: true };
   }
   const lowest = nowS - rules.horizonS;
+  const lookback = lookbackDue(cursor, nowS, rules);
   const wanted =
     cursor.newestRecordS === undefined
       ? cursor.startedS
-      : cursor.newestRecordS + 1 - rules.lookbackS;
+      : cursor.newestRecordS + 1 - (lookback ? rules.lookbackS : 0);
   // windows parked as jobs after failing on their own are not read again by a sync
   const fromS = Math.max(wanted, lowest, (cursor.parkedUntilS ?? Number.NEGATIVE_INFINITY) + 1);
   if (fromS > nowS) return undefined;
   const window = { fromS, toS: nowS };
   // records after the newest one but before the horizon can no longer be fetched by a sync
   const firstUnseen = (cursor.newestRecordS ?? cursor.startedS - 1) + 1;
-  return firstUnseen < lowest ? { window, beyondHorizonS: firstUnseen } : { window };
+  return firstUnseen < lowest
+    ? { window, beyondHorizonS: firstUnseen, lookback }
+    : { window, lookback };
+}
+
+/**
+ * True when a sync re-reads the lookback now: on every sync with SYNC_LOOKBACK_EVERY 0, else
+ * once that long has passed since it was last read and committed (or never was, or the API's
+ * clock went back). Ticks in between read only what came after the newest record: the same
+ * requests, a twelfth of the points at the defaults; corrections inside the lookback are read
+ * within SYNC_LOOKBACK_EVERY.
+ */
+export function lookbackDue(
+  cursor: Cursor,
+  nowS: number,
+  rules: Pick<SyncRules, "lookbackEveryS">,
+): boolean {
+  const at = cursor.lookedBackS;
+  return (
+    rules.lookbackEveryS <= 0 || at === undefined || at > nowS || nowS - at >= rules.lookbackEveryS
+  );
+}
+
+/** A cursor whose lookback was re-read and committed at `atS`. */
+export function afterLookback(cursor: Cursor, atS: number): CursorState {
+  return { ...stateOf(cursor), lookedBackS: atS };
 }
 
 /**
@@ -275,9 +311,18 @@ export function cursorAfterJob(
 
 /** The movable part of a cursor as it stands. */
 function stateOf(cursor: Cursor): CursorState {
-  const { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS, lastError } =
-    cursor;
-  return { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS, lastError };
+  const { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS } = cursor;
+  const { lastError, lookedBackS } = cursor;
+  return {
+    fetchedUntilS,
+    newestRecordS,
+    nextProbeS,
+    parkedUntilS,
+    failures,
+    retryAtS,
+    lastError,
+    lookedBackS,
+  };
 }
 
 /**

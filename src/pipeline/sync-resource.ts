@@ -5,6 +5,7 @@ import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
 import {
   afterCommit,
+  afterLookback,
   afterPark,
   afterRepair,
   backoffS,
@@ -199,7 +200,7 @@ async function fetchResource(
   parts: SyncParts,
   run: RunContext,
   target: ResourceTarget,
-  plan: { readonly window: Window; readonly beyondHorizonS?: number },
+  plan: { readonly window: Window; readonly beyondHorizonS?: number; readonly lookback: boolean },
   failing: Failing,
 ): Promise<ResourceOutcome> {
   const { store } = parts;
@@ -240,7 +241,13 @@ async function fetchResource(
     windows.done(done.chunk, done.result);
     commit(false);
   }
-  if (firstError === undefined) return outcome;
+  if (firstError === undefined) {
+    // the lookback was read whole: not again before SYNC_LOOKBACK_EVERY
+    if (plan.lookback) {
+      store.cursors.update(deviceId, resourceId, (c) => afterLookback(c, toS), parts.now());
+    }
+    return outcome;
+  }
   outcome.error = firstError;
   if (isFatal(firstError) || catalogMayBeStale(firstError, failing)) return outcome;
   const failures = recordFailure(parts, run, target, firstError);

@@ -24,6 +24,7 @@ const cursorRow = z
     parked_until: optionalInteger,
     retry_at: optionalInteger,
     last_error: z.string().nullable(),
+    looked_back_at: optionalInteger,
     updated_at: z.string(),
   })
   .transform(
@@ -39,6 +40,7 @@ const cursorRow = z
         parkedUntilS: r.parked_until,
         retryAtS: r.retry_at,
         lastError: r.last_error,
+        lookedBackS: r.looked_back_at,
       }),
       updatedAt: r.updated_at,
     }),
@@ -55,6 +57,7 @@ interface StateRow {
   failures: number;
   retryAtS: number | null;
   lastError: string | null;
+  lookedBackS: number | null;
 }
 
 /** A cursor's state as columns, each checked (positions: integers >= 0). */
@@ -66,6 +69,7 @@ function stateRow(state: CursorState): StateRow {
     ["nextProbeS", state.nextProbeS],
     ["parkedUntilS", state.parkedUntilS],
     ["retryAtS", state.retryAtS],
+    ["lookedBackS", state.lookedBackS],
   ] as const) {
     if (value !== undefined) requireInteger(name, value);
   }
@@ -77,6 +81,7 @@ function stateRow(state: CursorState): StateRow {
     failures: state.failures,
     retryAtS: state.retryAtS ?? null,
     lastError: state.lastError === undefined ? null : storedText(state.lastError),
+    lookedBackS: state.lookedBackS ?? null,
   };
 }
 
@@ -111,7 +116,8 @@ export class CursorStore {
       save: db.prepare<Key & StateRow & { now: string }>(
         `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
            next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
-           retry_at = @retryAtS, last_error = @lastError, updated_at = @now
+           retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
+           updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
       ),
       fail: db

@@ -26,6 +26,8 @@ export interface Cursor {
   /** After a failure: no new attempt before this time. */
   readonly retryAtS?: number;
   readonly lastError?: string;
+  /** When a sync last re-read the lookback and committed it (by the API's clock). */
+  readonly lookedBackS?: number;
   readonly updatedAt: string;
 }
 
@@ -39,6 +41,7 @@ export type CursorState = Pick<
   | "failures"
   | "retryAtS"
   | "lastError"
+  | "lookedBackS"
 >;
 
 /**

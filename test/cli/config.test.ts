@@ -17,6 +17,7 @@ describe("energy-etl config", () => {
       cron: "*/5 * * * *",
       start: "P30D",
       lookback: "PT1H",
+      lookbackEvery: "PT1H",
       lateDataHorizon: "P30D",
       silentAfter: "PT6H",
       probeInterval: "PT1H",

@@ -172,7 +172,11 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     const good = withoutPoison(answers, poisonKey);
 
     const db = await testDb("poison");
-    const { pipeline, logLines } = await pipelineFor(sim, db, clock, { SYNC_START: "PT1H" });
+    // the lookback on every sync, so that the next one reads the poisoned row again
+    const { pipeline, logLines } = await pipelineFor(sim, db, clock, {
+      SYNC_START: "PT1H",
+      SYNC_LOOKBACK_EVERY: "PT0S",
+    });
     const first = await runSync(pipeline, { deviceIds: [SITE] });
 
     expect(first.status).toBe("ok");

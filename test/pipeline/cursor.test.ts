@@ -1,6 +1,7 @@
 import { loadConfig } from "../../src/config.js";
 import {
   afterCommit,
+  afterLookback,
   afterPark,
   afterRepair,
   backoffS,
@@ -25,6 +26,7 @@ const NOW = 1_781_524_800; // 2026-06-15T12:00:00Z
 const RULES: SyncRules = {
   startS: NOW - 7 * D,
   lookbackS: H,
+  lookbackEveryS: H,
   horizonS: 30 * D,
   silentAfterS: 6 * H,
   probeIntervalS: H,
@@ -47,22 +49,22 @@ describe("planSync: the cursor rules", () => {
     [
       "no cursor: from SYNC_START to now",
       undefined,
-      { kind: "fetch", window: { fromS: NOW - 7 * D, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 7 * D, toS: NOW } },
     ],
     [
       "from the newest record minus the lookback, not from the end of the last window",
       cursor({ newestRecordS: NOW - 600, fetchedUntilS: NOW - 300 }),
-      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
     ],
     [
       "a gateway offline 3 h: still read from its newest record (its backlog comes late)",
       cursor({ newestRecordS: NOW - 3 * H, fetchedUntilS: NOW - 300 }),
-      { kind: "fetch", window: { fromS: NOW - 3 * H + 1 - H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 3 * H + 1 - H, toS: NOW } },
     ],
     [
       "a cursor that never saw a record reads from where it began",
       cursor({ newestRecordS: undefined, startedS: NOW - 2 * H }),
-      { kind: "fetch", window: { fromS: NOW - 2 * H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 2 * H, toS: NOW } },
     ],
     [
       "a local clock behind the data: nothing to read",
@@ -77,7 +79,7 @@ describe("planSync: the cursor rules", () => {
     [
       "retry_at reached: fetch again",
       cursor({ newestRecordS: NOW - 600, failures: 2, retryAtS: NOW }),
-      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
     ],
     [
       "silent for 2 days: probe the week after the newest record (one window, it reaches now)",
@@ -129,17 +131,17 @@ describe("planSync: the cursor rules", () => {
     [
       "a resource that keeps failing is fetched (after its wait), not taken for silent",
       cursor({ newestRecordS: NOW - 2 * D, failures: 3, retryAtS: NOW - 1 }),
-      { kind: "fetch", window: { fromS: NOW - 2 * D + 1 - H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 2 * D + 1 - H, toS: NOW } },
     ],
     [
       "windows parked as jobs are not read again: the window starts after them",
       cursor({ newestRecordS: NOW - 3 * H, parkedUntilS: NOW - H }),
-      { kind: "fetch", window: { fromS: NOW - H + 1, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - H + 1, toS: NOW } },
     ],
     [
       "a newer record than the parked windows: the lookback rule again",
       cursor({ newestRecordS: NOW - 600, parkedUntilS: NOW - 2 * H }),
-      { kind: "fetch", window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 600 + 1 - H, toS: NOW } },
     ],
     [
       "no record since the cursor began 7 days ago: silent since then",
@@ -167,6 +169,7 @@ describe("fetchWindow", () => {
     expect(fetchWindow(cursor({ newestRecordS: NOW - 40 * D }), NOW, RULES)).toEqual({
       window: { fromS: NOW - 30 * D, toS: NOW },
       beyondHorizonS: NOW - 40 * D + 1,
+      lookback: true,
     });
   });
 
@@ -174,7 +177,57 @@ describe("fetchWindow", () => {
     const rules = { ...RULES, lookbackS: 40 * D };
     expect(fetchWindow(cursor({ newestRecordS: NOW - D }), NOW, rules)).toEqual({
       window: { fromS: NOW - 30 * D, toS: NOW },
+      lookback: true,
     });
+  });
+
+  it.each<[string, Partial<Cursor>, Partial<SyncRules>, number, boolean]>([
+    ["never looked back: the lookback", {}, {}, NOW - 600 + 1 - H, true],
+    [
+      "looked back 10 min ago: only after the newest record",
+      { lookedBackS: NOW - 600 },
+      {},
+      NOW - 600 + 1,
+      false,
+    ],
+    [
+      "looked back an hour ago: the lookback again",
+      { lookedBackS: NOW - H },
+      {},
+      NOW - 600 + 1 - H,
+      true,
+    ],
+    [
+      "a clock that went back: the lookback",
+      { lookedBackS: NOW + 60 },
+      {},
+      NOW - 600 + 1 - H,
+      true,
+    ],
+    [
+      "SYNC_LOOKBACK_EVERY 0: on every sync",
+      { lookedBackS: NOW - 60 },
+      { lookbackEveryS: 0 },
+      NOW - 600 + 1 - H,
+      true,
+    ],
+  ])("the lookback once per SYNC_LOOKBACK_EVERY: %s", (_what, fields, rules, fromS, lookback) => {
+    const c = cursor({ newestRecordS: NOW - 600, ...fields });
+    expect(fetchWindow(c, NOW, { ...RULES, ...rules })).toEqual({
+      window: { fromS, toS: NOW },
+      lookback,
+    });
+  });
+
+  it("a lookback committed is remembered, and commits keep it", () => {
+    const c = cursor({ newestRecordS: NOW - 600 });
+    const looked = afterLookback(c, NOW);
+    expect(looked.lookedBackS).toBe(NOW);
+    const committed = afterCommit(
+      { ...c, ...looked },
+      { fetchedUntilS: NOW, newestRecordS: NOW - 60 },
+    );
+    expect(committed.lookedBackS).toBe(NOW);
   });
 
   it("SYNC_START in the future: nothing yet", () => {
@@ -192,6 +245,7 @@ describe("syncRules", () => {
     expect(syncRules(config, march31)).toEqual({
       startS: march31 - 2 * D,
       lookbackS: H,
+      lookbackEveryS: H,
       horizonS: 31 * D,
       silentAfterS: 1800,
       probeIntervalS: H,

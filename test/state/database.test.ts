@@ -24,14 +24,14 @@ describe("StateStore.open", () => {
     const store = tmp.open(path);
     expect(existsSync(path)).toBe(true);
     expect(store.path).toBe(path);
-    expect(store.appliedOnOpen).toEqual([1, 2, 3, 4, 5]);
+    expect(store.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
     expect(Object.isFrozen(store.appliedOnOpen)).toBe(true);
-    expect(store.schemaVersion()).toBe(5);
+    expect(store.schemaVersion()).toBe(6);
     store.close();
 
     const again = tmp.open(path);
     expect(again.appliedOnOpen).toEqual([]);
-    expect(again.schemaVersion()).toBe(5);
+    expect(again.schemaVersion()).toBe(6);
     const recorded = tmp
       .raw(path)
       .prepare("SELECT version, name FROM schema_migrations ORDER BY version")
@@ -42,6 +42,7 @@ describe("StateStore.open", () => {
       { version: 3, name: "leases_locks" },
       { version: 4, name: "catalog_cadence" },
       { version: 5, name: "member_dead_letters" },
+      { version: 6, name: "lookback_cadence" },
     ]);
   });
 
@@ -54,10 +55,10 @@ describe("StateStore.open", () => {
   it("sets busy_timeout 5000 and foreign_keys ON on its connection", () => {
     const { db, appliedOnOpen } = openDatabase(tmp.file("state.db"));
     try {
-      expect(appliedOnOpen).toEqual([1, 2, 3, 4, 5]);
+      expect(appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
       expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
       expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
-      expect(schemaVersion(db)).toBe(5);
+      expect(schemaVersion(db)).toBe(6);
     } finally {
       db.close();
     }
@@ -67,12 +68,12 @@ describe("StateStore.open", () => {
     const fresh = tmp.file("fresh.db");
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(MigrationError);
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(
-      /needs migration\(s\) 001_initial, 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters; run `energy-etl migrate`/,
+      /needs migration\(s\) 001_initial, 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters, 006_lookback_cadence; run `energy-etl migrate`/,
     );
     tmp.open(fresh).close();
     const migrated = tmp.open(fresh, { migrate: false });
     expect(migrated.appliedOnOpen).toEqual([]);
-    expect(migrated.schemaVersion()).toBe(5);
+    expect(migrated.schemaVersion()).toBe(6);
   });
 
   it("a database written by a newer program is an error", () => {
@@ -94,8 +95,8 @@ describe("StateStore.open", () => {
 
   it("works in memory", () => {
     const memory = tmp.open(":memory:");
-    expect(memory.appliedOnOpen).toEqual([1, 2, 3, 4, 5]);
-    expect(memory.schemaVersion()).toBe(5);
+    expect(memory.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(memory.schemaVersion()).toBe(6);
     memory.catalog.refresh("d", "r", ["a"], T0);
     expect(memory.catalog.list("d", "r")).toEqual(["a"]);
   });

@@ -39,13 +39,14 @@ afterEach(() => {
 });
 
 describe("listMigrations", () => {
-  it("the package's migrations are 001 to 005", () => {
+  it("the package's migrations are 001 to 006", () => {
     expect(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m.name, m.file])).toEqual([
       [1, "initial", "001_initial.sql"],
       [2, "cursors_dead_letters", "002_cursors_dead_letters.sql"],
       [3, "leases_locks", "003_leases_locks.sql"],
       [4, "catalog_cadence", "004_catalog_cadence.sql"],
       [5, "member_dead_letters", "005_member_dead_letters.sql"],
+      [6, "lookback_cadence", "006_lookback_cadence.sql"],
     ]);
   });
 
@@ -107,7 +108,7 @@ describe("listMigrations", () => {
 
 describe("migrate", () => {
   it("applies the package's migrations once and records them", () => {
-    expect(migrate(db)).toEqual([1, 2, 3, 4, 5]);
+    expect(migrate(db)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(tables()).toEqual([
       "backfill_chunks",
       "backfill_jobs",
@@ -132,6 +133,7 @@ describe("migrate", () => {
       { version: 3, name: "leases_locks", applied_at: appliedAt },
       { version: 4, name: "catalog_cadence", applied_at: appliedAt },
       { version: 5, name: "member_dead_letters", applied_at: appliedAt },
+      { version: 6, name: "lookback_cadence", applied_at: appliedAt },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(pendingMigrations(db)).toEqual([]);
