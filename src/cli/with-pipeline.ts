@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
 import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
-import { processOwner } from "../state/owner.js";
+import { type Owner, processOwner } from "../state/owner.js";
 import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../state/service-lock.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
@@ -78,7 +78,7 @@ export async function withPipeline<T>(
     throw error;
   }
   const open = pipeline;
-  let heartbeat: NodeJS.Timeout | undefined;
+  let unlock = (): void => undefined;
   const unwatch = watchMemory({
     budgetMb: context.config.service.memoryBudgetMb,
     logger: context.logger,
@@ -89,14 +89,7 @@ export async function withPipeline<T>(
     },
   });
   try {
-    if (options.lock) {
-      const { store } = open;
-      acquireServiceLock(store, owner);
-      heartbeat = setInterval(() => {
-        store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-      }, LOCK_TTL_MS / 3);
-      heartbeat.unref();
-    }
+    if (options.lock) unlock = holdServiceLock(open, owner);
     let result: T;
     try {
       result = await work(open, context);
@@ -113,10 +106,23 @@ export async function withPipeline<T>(
     unwatch();
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
-    clearInterval(heartbeat);
-    if (options.lock && open.store.isOpen) open.store.locks.release(SERVICE_LOCK, owner);
+    unlock();
     if (signal) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
     open.store.close();
   }
+}
+
+/** Takes the service lock and renews it until the returned function releases it. */
+function holdServiceLock(pipeline: Pipeline, owner: Owner): () => void {
+  const { store } = pipeline;
+  acquireServiceLock(store, owner);
+  const heartbeat = setInterval(() => {
+    store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+  }, LOCK_TTL_MS / 3);
+  heartbeat.unref();
+  return () => {
+    clearInterval(heartbeat);
+    if (store.isOpen) store.locks.release(SERVICE_LOCK, owner);
+  };
 }
