@@ -82,7 +82,8 @@ export function runTicks(
   return new Promise((resolve, reject) => {
     lines.on("line", (line) => {
       tail = [...tail.slice(-20), line];
-      if (!line.includes('"sync finished"')) return;
+      // a tick that began as the process was told to stop is not one of the ticks asked for
+      if (out.length >= ticks || !line.includes('"sync finished"')) return;
       const event = JSON.parse(line) as { ms?: number; status?: string };
       const cpu = cpuMsOf(pid);
       const requests: Record<string, number> = {};
