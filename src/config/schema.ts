@@ -262,7 +262,7 @@ export const configSchema = z
       .prefault({}),
     service: z
       .object({
-        memoryBudgetMb: setting(int(64, 65_536).default(256), {
+        memoryBudgetMb: setting(int(64, 65_536).default(512), {
           env: "MEMORY_BUDGET_MB",
           describe:
             "The resident memory energy-etl may use, in MB; beyond it for 15 s a command or the " +
