@@ -49,16 +49,17 @@ function backfillArgs(days: number): string[] {
 }
 
 /** Points a backfill reported (`… N points …` in its summary). */
-const pointsOf = (run: ChildRun) => Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0);
+export const pointsOf = (run: ChildRun) => Number(/(\d+) points/.exec(run.stdout)?.[1] ?? 0);
 
 let database = 0;
 
-/** A backfill into a new database of `influxd`. */
-async function backfillInto(
+/** A backfill into a new database of `influxd`, with `extra` environment. */
+export async function backfillInto(
   influxd: TestInfluxd,
   simUrl: string,
   days: number,
   start: StartMode,
+  extra: Record<string, string> = {},
 ): Promise<ChildRun> {
   const bucket = `points${++database}`;
   await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
@@ -68,6 +69,7 @@ async function backfillInto(
       backfillArgs(days),
       etlEnv(simUrl, { url: influxd.url, token: "test-influx-token", bucket }, state.db, {
         API_RATE_LIMIT: "1000",
+        ...extra,
       }),
       { start },
     );
@@ -79,7 +81,7 @@ async function backfillInto(
 }
 
 /** The simulator, its answers for `days` cached by a warm-up backfill into /dev/null. */
-async function cachedSimulator(days: number) {
+export async function cachedSimulator(days: number) {
   const sim = await startSimulator({ seed: 1, resolutionS: 60, cacheResponses: true });
   const state = stateDir();
   try {

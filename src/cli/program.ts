@@ -25,6 +25,7 @@ const COMMANDS: readonly (readonly [readonly string[], () => Promise<Register>])
     async () => (await import("./commands/dead-letters.js")).registerDeadLettersCommand,
   ],
   [["audit"], async () => (await import("./commands/audit.js")).registerAuditCommand],
+  [["rollups"], async () => (await import("./commands/rollups.js")).registerRollupsCommand],
   [["run"], async () => (await import("./commands/run.js")).registerRunCommand],
   [["simulate"], async () => (await import("./commands/simulate.js")).registerSimulateCommand],
   [["config"], async () => (await import("./commands/config.js")).registerConfigCommand],

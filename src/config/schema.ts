@@ -8,6 +8,7 @@ import {
   optionalUrl,
   positiveNumber,
   syncStart,
+  timeZoneList,
 } from "./values.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -304,6 +305,23 @@ export const configSchema = z
         keep: setting(int(0, 1000).default(3), {
           env: "OUTPUT_FILE_KEEP",
           describe: "Rotated files kept",
+        }),
+      })
+      .strict()
+      .prefault({}),
+    rollups: z
+      .object({
+        enabled: setting(bool.default(true), {
+          env: "ROLLUPS",
+          describe:
+            "Write the hourly and daily rollups of the counters (energy per hour and per day) " +
+            "next to the raw points; false leaves them out (the energy panels then stay empty)",
+        }),
+        timeZones: setting(timeZoneList.default("UTC"), {
+          env: "ROLLUP_TIME_ZONES",
+          describe:
+            "Time zones of the daily rollups, comma-separated (`UTC,Europe/Berlin`); hourly " +
+            "rollups are UTC hours (see [The schema](schema.md#rollups-energy-per-hour-and-per-day))",
         }),
       })
       .strict()

@@ -1,5 +1,6 @@
 import cron from "node-cron";
 import { z } from "zod";
+import { isTimeZone } from "../rollups/buckets.js";
 import {
   formatIsoDuration,
   type IsoDuration,
@@ -115,6 +116,38 @@ export const syncStart = z.string().transform((s, ctx): SyncStart => {
   ctx.addIssue({ code: "custom", message: `must be ${TIME_SPEC_FORMS}` });
   return z.NEVER;
 });
+
+/**
+ * A comma-separated list of IANA time zones (`UTC,Europe/Berlin`), each one Intl knows; kept as
+ * text, the list in the order given, without repeats ({@link timeZonesOf}).
+ */
+export const timeZoneList = z
+  .string()
+  .trim()
+  .superRefine((s, ctx) => {
+    const zones = timeZonesOf(s);
+    if (zones.length === 0) ctx.addIssue({ code: "custom", message: "must name a time zone" });
+    for (const zone of zones) {
+      if (!isTimeZone(zone)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${zone} is not a time zone (such as Europe/Berlin)`,
+        });
+      }
+    }
+  });
+
+/** The time zones of a {@link timeZoneList}. */
+export function timeZonesOf(list: string): string[] {
+  return [
+    ...new Set(
+      list
+        .split(",")
+        .map((z) => z.trim())
+        .filter((z) => z !== ""),
+    ),
+  ];
+}
 
 /** A cron expression node-cron runs. */
 export const cronExpression = z

@@ -1,3 +1,4 @@
+import { rollupsAfterRun } from "../rollups/rollup-run.js";
 import type { BackfillJob } from "../state/types.js";
 import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
@@ -27,6 +28,7 @@ export async function runBackfillJobs(
         if (pipeline.isStopping) break;
         finished.push(await runBackfillJob(pipeline, run, job, progress));
       }
+      await rollupsAfterRun(pipeline.rollups, run, [...devices], () => pipeline.isStopping);
     },
     () => ({
       parts: jobs.length,

@@ -2,7 +2,9 @@ import type { ApiClient } from "../api/api-client.js";
 import type { DataAnswer } from "../api/data-stream.js";
 import type { PointSink, RejectedLine } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
+import { isCounter } from "../rollups/counters.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
+import type { RollupStore } from "../state/rollup-store.js";
 import type { DeadLetterKind } from "../state/types.js";
 import { AnswerTranscoder, type TranscodedBatch } from "../transform/answer-transcoder.js";
 import type { AnswerScreen, ScreenStats } from "../transform/screen-answer.js";
@@ -41,6 +43,8 @@ export interface ChunkWriterParts {
   readonly decoder: ValueIdDecoder;
   /** Lines per write (INFLUX_BATCH_SIZE). */
   readonly batchLines: number;
+  /** Where the ranges whose rollups are due are marked (absent: no rollups, a file sink). */
+  readonly rollups?: Pick<RollupStore, "mark">;
   readonly deadLetters: Pick<DeadLetterStore, "add">;
   readonly now: () => Date;
 }
@@ -91,6 +95,12 @@ export async function readChunk(
   return async () => {
     const tally = answered.value;
     await tally.lastWrite;
+    // before the chunk is recorded done: a crash after it leaves the mark, and rollups follow
+    if (parts.rollups && tally.oldestS !== undefined && tally.newestS !== undefined) {
+      if (chunk.values.some((id) => isCounter(parts.decoder, id))) {
+        parts.rollups.mark(target.deviceId, target.resourceId, tally.oldestS, tally.newestS);
+      }
+    }
     const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
     const newest = newestWritten(
       tally.newestS === undefined ? undefined : tally.newestS * 1000,
@@ -120,6 +130,8 @@ interface AnswerTally {
   readonly points: () => number;
   /** The newest record time written (epoch s); undefined for none. */
   readonly newestS: number | undefined;
+  /** The oldest record time written (epoch s); undefined for none. */
+  readonly oldestS: number | undefined;
   readonly screen: AnswerScreen;
   readonly letters: DeadLetterWriter;
   /** The answer's last write, started and not waited for (rejects when it failed). */
@@ -173,8 +185,8 @@ async function writeAnswer(
   const lastWrite = last ? write(last) : Promise.resolve();
   // handled here so that it never counts as unhandled before the chunk's finish awaits it
   lastWrite.catch(() => undefined);
-  const { records, newestS, screen } = transcoder;
-  return { records, points: () => points, newestS, screen, letters, lastWrite };
+  const { records, newestS, oldestS, screen } = transcoder;
+  return { records, points: () => points, newestS, oldestS, screen, letters, lastWrite };
 }
 
 /** Stores a chunk's bad rows, bad members and refused lines as dead letters. */

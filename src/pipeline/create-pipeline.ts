@@ -5,6 +5,7 @@ import type { ApiTelemetry } from "../api/api-request.js";
 import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
 import { DRY_RUN_SINK, pointSinkOpener } from "../influx/create-sink.js";
+import { InfluxQuery } from "../influx/influx-query.js";
 import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
 import type { ChunkMetrics } from "./chunk-runner.js";
@@ -61,6 +62,13 @@ export async function openPipeline(
       telemetry: metrics,
       clock: new ApiClock(now),
     });
+    // rollups are recomputed from what InfluxDB stores: only when the points go there
+    const toInflux =
+      config.rollups.enabled &&
+      !options.dryRun &&
+      options.output === undefined &&
+      config.output.file === "" &&
+      config.influx.url !== "";
     const pipeline = new Pipeline({
       client,
       store,
@@ -71,6 +79,7 @@ export async function openPipeline(
       metrics,
       now,
       owner,
+      rollupQuery: toInflux ? new InfluxQuery(config.influx) : undefined,
     });
     metrics?.watch?.(pipeline);
     return pipeline;

@@ -1,8 +1,11 @@
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
+import { timeZonesOf } from "../config/values.js";
 import type { Config } from "../config.js";
+import type { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
+import type { RollupParts } from "../rollups/rollup-run.js";
 import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
@@ -24,6 +27,8 @@ export interface PipelineParts {
   readonly now?: () => Date;
   /** This process, for leases and runs (default: this process as `energy-etl`). */
   readonly owner?: Owner;
+  /** Where rollups read raw points back (InfluxDB); none: no rollups (a file sink, a dry run). */
+  readonly rollupQuery?: Pick<InfluxQuery, "query">;
 }
 
 /**
@@ -45,6 +50,8 @@ export class Pipeline {
   readonly owner: Owner;
   /** Backfill jobs this process works on now (a job runs once at a time, here too). */
   readonly activeJobs = new Set<number>();
+  /** What writing rollups needs; undefined when there are none (points not going to InfluxDB). */
+  readonly rollups: RollupParts | undefined;
   private stopping = false;
 
   constructor(parts: PipelineParts) {
@@ -62,12 +69,24 @@ export class Pipeline {
       sink: parts.sink,
       decoder: this.decoder,
       batchLines: parts.config.influx.batchSize,
+      rollups: parts.rollupQuery ? parts.store.rollups : undefined,
       deadLetters: parts.store.deadLetters,
       now: this.now,
       concurrency: parts.config.api.concurrency,
       isStopping: () => this.stopping,
       metrics: parts.metrics,
     });
+    this.rollups = parts.rollupQuery
+      ? {
+          marks: parts.store.rollups,
+          catalog: parts.store.catalog,
+          decoder: this.decoder,
+          query: parts.rollupQuery,
+          sink: parts.sink,
+          zones: timeZonesOf(parts.config.rollups.timeZones),
+          logger: parts.logger,
+        }
+      : undefined;
   }
 
   /** Now as the API sees it (see ApiClock): what runs plan and report by. */

@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import { rollupsAfterRun } from "../rollups/rollup-run.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { runBackfillJob } from "./backfill-job.js";
@@ -93,6 +94,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       results = settled.flatMap((s) => (s.status === "fulfilled" && s.value ? [s.value] : []));
       if (fatal !== undefined) throw fatal;
       await runNewValueJobs(pipeline, run, selected.deviceIds);
+      await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, () => pipeline.isStopping);
     },
     () => ({
       parts: results.length,

@@ -1,7 +1,7 @@
 /** The simulator's public types: its options, its test knobs and its request log. */
 import type { SimUser } from "../util/demo-defaults.js";
 import type { DataFaultOptions } from "./data-faults.js";
-import type { CatalogOption } from "./model/fleet.js";
+import type { CatalogOption, CounterReset } from "./model/fleet.js";
 
 export type { SimUser };
 
@@ -60,6 +60,8 @@ export interface SimulatorOptions {
   readonly newValuesFromS?: number;
   /** "spec": devices list only the spec's value ids plus a few coded ones (FleetOptions.catalog). */
   readonly catalog?: CatalogOption;
+  /** Cumulative counters that start again from zero at a time (FleetOptions.counterResets). */
+  readonly counterResets?: readonly CounterReset[];
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;

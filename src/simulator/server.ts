@@ -95,6 +95,7 @@ export class Simulator {
       newValueShare: options.newValueShare,
       newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
       catalog: options.catalog,
+      counterResets: options.counterResets,
     });
     this.log = new RequestLog(options.maxLoggedRequests ?? Number.POSITIVE_INFINITY);
     this.requests = this.log.entries;

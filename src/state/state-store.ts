@@ -6,6 +6,7 @@ import { type OpenDatabaseOptions, openDatabase, schemaVersion } from "./databas
 import { DeadLetterStore } from "./dead-letter-store.js";
 import { JobStore } from "./job-store.js";
 import { LockStore } from "./lock-store.js";
+import { RollupStore } from "./rollup-store.js";
 import { RunStore } from "./run-store.js";
 import { isSqliteError, StateError, stateError } from "./state-error.js";
 
@@ -24,6 +25,7 @@ export class StateStore {
   readonly runs: RunStore;
   readonly deadLetters: DeadLetterStore;
   readonly locks: LockStore;
+  readonly rollups: RollupStore;
   /** The file's identity when opened, and the largest size seen (SQLite never shrinks it here). */
   private readonly identity: { dev: number; ino: number } | undefined;
   private sizeSeen = 0;
@@ -42,6 +44,7 @@ export class StateStore {
     this.runs = named(new RunStore(db));
     this.deadLetters = named(new DeadLetterStore(db));
     this.locks = named(new LockStore(db));
+    this.rollups = named(new RollupStore(db));
     if (path !== ":memory:") {
       const stat = statSync(path);
       this.identity = { dev: stat.dev, ino: stat.ino };

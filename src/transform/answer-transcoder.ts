@@ -76,6 +76,8 @@ export class AnswerTranscoder implements ElementReader {
   points = 0;
   /** The newest record time kept (epoch s); undefined while none. */
   newestS: number | undefined;
+  /** The oldest record time kept (epoch s); undefined while none. */
+  oldestS: number | undefined;
   /** Rows the fast path read (the others went through JSON.parse). */
   fastRows = 0;
 
@@ -212,6 +214,7 @@ export class AnswerTranscoder implements ElementReader {
   private kept(seconds: number): void {
     this.records++;
     if (this.newestS === undefined || seconds > this.newestS) this.newestS = seconds;
+    if (this.oldestS === undefined || seconds < this.oldestS) this.oldestS = seconds;
   }
 
   /** After each element: the drift rule now and then, and a batch cut once one is full. */

@@ -488,7 +488,9 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         toIso: isoOf(untilS),
         interval: "15m",
       });
-      const found = (await filled.db.series(text)).filter((x) => x.name === "total_solar_energy");
+      // the panel reads the daily rollups of total_solar_energy
+      const found = (await filled.db.series(text)).filter((x) => x.name === "rollup_day");
+      expect(text).toContain("'total_solar_energy'");
       expect(found).toHaveLength(1);
       return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
     }
@@ -533,10 +535,12 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       const text = interpolateQuery(q?.query ?? "", {
         variables: { device: DEVICE, tz: "UTC" },
         fromIso: isoOf(fromS),
-        toIso: isoOf(fromS + 2 * DAY_S),
+        // the two whole days: their daily rollups (the 15th's starts at the range's end)
+        toIso: isoOf(fromS + 2 * DAY_S - 1),
         interval: "15m",
       });
-      const found = (await filled.db.series(text)).find((x) => x.name === "total_solar_energy");
+      expect(text).toContain("'total_solar_energy'");
+      const found = (await filled.db.series(text)).find((x) => x.name === "rollup_day");
       const expected = fullDays.reduce(
         (sum, d) => sum + filled.sim.fleet.dayEnergyKwh(DEVICE, SOLAR_ENERGY, d),
         0,

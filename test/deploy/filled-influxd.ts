@@ -46,6 +46,9 @@ export async function fillFromSimulator(
     pipelineEnv(sim, db, tempStateDb(), {
       SYNC_START: "P3D",
       LOG_LEVEL: "warn",
+      // the zones the tests choose as $tz: the energy panels read their daily rollups
+      ROLLUP_TIME_ZONES:
+        "UTC,Europe/Berlin,Europe/London,America/New_York,Africa/Nairobi,Asia/Kolkata,Australia/Sydney",
       CATALOG_REFRESH: "PT5M",
     }),
     () => new Date(clock.now()),

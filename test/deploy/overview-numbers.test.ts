@@ -4,6 +4,7 @@
  * totals, fuel units, alarm events; and the example queries of docs/schema.md.
  */
 import { readFileSync } from "node:fs";
+import { DAY_MEASUREMENT, recomputeRollups } from "../../src/rollups/recompute.js";
 import { createFleet } from "../../src/simulator/model/fleet.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
@@ -83,14 +84,20 @@ function alarmEvents(
 }
 
 /** The overview's daily-reset query: tag-driven, one series per counter. */
-const DAILY_RESET = /FROM \/\.\*\/ WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
+const DAILY_RESET = /FROM "rollup_day" WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
+
+/** The counter a rollup query reads (its `measurement` tag); undefined when it selects by tags. */
+const rolledMeasurement = (q: string): string | undefined =>
+  /"measurement" = '([^']*)'/.exec(q)?.[1];
 
 describe("The energy overview's numbers (grafana/dashboards/overview.json)", () => {
-  it("the overview's energy panels use non_negative_difference(last) for cumulative and max for daily-reset counters", () => {
+  it("the overview's energy panels read the daily rollups: per $tz day, per month and year of $tz, daily-reset counters by their type tag", () => {
     const queries = dashboardQueries(overview).map((q) => q.query);
-    const cumulative = queries.filter((q) => q.includes('non_negative_difference(last("value"))'));
-    const daily = queries.filter((q) => /max\("value"\).*GROUP BY time\(1d\)/.test(q));
-    expect(cumulative.map(queriedMeasurement).sort()).toEqual(
+    const rolled = queries.filter((q) => queriedMeasurement(q) === DAY_MEASUREMENT);
+    const perDay = rolled.filter((q) => /GROUP BY time\(1d\), "device_id" fill\(none\)/.test(q));
+    const daily = rolled.filter((q) => DAILY_RESET.test(q));
+    const periods = rolled.filter((q) => /"(month|year)" = /.test(q));
+    expect(perDay.map(rolledMeasurement).sort()).toEqual(
       [
         "genset_energy",
         "total_battery_energy",
@@ -100,17 +107,20 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
         "total_solar_energy",
       ].sort(),
     );
-    expect(daily.length).toBeGreaterThan(0);
-    for (const q of [...cumulative, ...daily]) {
-      expect(q).toMatch(/GROUP BY time\(1d\)/);
-      // Days in the chosen time zone.
-      expect(q).toMatch(/ tz\('\$tz'\)$/);
+    expect(daily).toHaveLength(1);
+    expect(periods).toHaveLength(2 * PERIOD_STATS.length);
+    for (const q of rolled) {
+      // The days of the chosen time zone: rollups of that zone, grouped in it.
+      expect(q).toContain(`"tz" = '$tz'`);
+      expect(q).toMatch(/^SELECT sum\("increase"\)/);
+      if (!periods.includes(q)) expect(q).toMatch(/GROUP BY time\(1d\).* tz\('\$tz'\)$/);
     }
+    // A month is the month of $tz's days (tag month), a year likewise.
+    for (const q of periods) expect(q).toMatch(/"(month|year)" = '\$\{__to:date:(YYYY-MM|YYYY)\}'/);
     // The daily-reset counters are selected by their type tag, never by a simulator-only name.
-    for (const q of daily) {
-      expect(q).toMatch(DAILY_RESET);
-      expect(queriedMeasurement(q)).toBeUndefined();
-    }
+    for (const q of daily) expect(rolledMeasurement(q)).toBeUndefined();
+    // No energy panel computes the day from raw counter readings any more.
+    expect(queries.filter((q) => q.includes('non_negative_difference(last("value"))'))).toEqual([]);
     expect(queries.filter((q) => /energy_today/.test(q))).toEqual([]);
     // The types agree with the value ids of the simulated hybrid site (type codes 04 and 05).
     const fleet = createFleet({ seed: 1 });
@@ -120,8 +130,8 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
         return [d.measurement, d.type] as const;
       }),
     );
-    expect(cumulative.map((q) => types.get(queriedMeasurement(q) ?? ""))).toEqual(
-      cumulative.map(() => "cumulative"),
+    expect(perDay.map((q) => types.get(rolledMeasurement(q) ?? ""))).toEqual(
+      perDay.map(() => "cumulative"),
     );
   });
 
@@ -162,9 +172,11 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       });
     }
 
-    /** The one series of `name` (and device) of a query's result, as time -> value. */
-    async function valuesOf(text: string, name: string): Promise<Map<number, number>> {
-      const found = (await series(text)).filter((s) => s.name === name);
+    /** The one series of a query's result that reads `measurement` (tag or name), as time -> value. */
+    async function valuesOf(text: string, measurement: string): Promise<Map<number, number>> {
+      const found = (await series(text)).filter(
+        (s) => (s.tags?.measurement ?? rolledMeasurement(text) ?? s.name) === measurement,
+      );
       expect(found).toHaveLength(1);
       return new Map((found[0]?.values ?? []).map(([t, v]) => [Number(t), Number(v)] as const));
     }
@@ -216,7 +228,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
         );
       }
       // The tag-driven query finds every daily-reset kWh counter of the hybrid site.
-      expect((await series(daily)).map((s) => s.name).sort()).toEqual([
+      expect((await series(daily)).map((s) => s.tags?.measurement).sort()).toEqual([
         "charge_energy_today",
         "discharge_energy_today",
         "energy_today",
@@ -251,6 +263,52 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       expect(Math.abs((solar.get(berlinDays[0] ?? 0) ?? 0) - utcDay)).toBeGreaterThan(0);
     });
 
+    it("every energy-per-day panel (rollups) agrees with the raw-data computation within 0.1 %, every device and day, UTC and Berlin", async () => {
+      const devices = filled.sim.fleet.deviceIds();
+      const panel = allPanels(overview).find((p) => p.title === "Energy per day ($tz)");
+      const refIds = (panel?.targets ?? []).map((t) => String(t.refId));
+      expect(refIds).toHaveLength(6);
+      let compared = 0;
+      for (const tz of ["UTC", "Europe/Berlin"]) {
+        for (const refId of refIds) {
+          const text = overviewQuery(
+            "Energy per day ($tz)",
+            refId,
+            { device: devices, tz },
+            SYNCED_FROM_S,
+            toS,
+          );
+          const measurement = rolledMeasurement(text) ?? "";
+          const raw = await series(
+            `SELECT non_negative_difference(last("value")) FROM "${measurement}" WHERE time >= '${isoOf(SYNCED_FROM_S - DAY_S)}' AND time <= '${isoOf(toS)}' GROUP BY time(1d), "device_id" fill(none) tz('${tz}')`,
+          );
+          const fromRaw = new Map(
+            raw.flatMap((x) =>
+              x.values.map((r) => [`${x.tags?.device_id} ${r[0]}`, Number(r[1])] as const),
+            ),
+          );
+          for (const x of await series(text)) {
+            for (const [t, v] of x.values) {
+              const expected = fromRaw.get(`${x.tags?.device_id} ${t}`);
+              // the first synced day has no raw day before it: its raw difference is missing
+              if (expected === undefined) continue;
+              compared += 1;
+              const key = `${tz} ${measurement} ${x.tags?.device_id} ${isoOf(Number(t))}`;
+              if (expected < 0.01)
+                expect([key, Math.abs(Number(v) - expected) < 1e-6]).toEqual([key, true]);
+              else
+                expect([key, Math.abs(Number(v) - expected) / expected < 0.001]).toEqual([
+                  key,
+                  true,
+                ]);
+            }
+          }
+        }
+      }
+      // Two full days (13, 14 June) of six counters on each device, in two zones.
+      expect(compared).toBeGreaterThanOrEqual(2 * 6 * 2 * devices.length);
+    });
+
     /** `actual` within 0.5 % of `expected`, or within 0.01 kWh where the truth is about 0. */
     const near = (key: string, actual: number, expected: number): void => {
       if (expected > 1) within(key, actual, expected);
@@ -266,7 +324,8 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
 
     it("energy this month / this year: one stat per quantity, each one spec counter's increase, equal to the day totals (a device and All)", async () => {
       const fromS = fullDays[0] ?? 0;
-      const untilS = fromS + 2 * DAY_S;
+      // 13 and 14 June: up to the last second of 14 June ($timeFilter includes its end)
+      const untilS = fromS + 2 * DAY_S - 1;
       const devices = filled.sim.fleet.deviceIds();
       let substantial = 0;
       for (const period of ["this month", "this year"]) {
@@ -275,7 +334,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
           for (const device of [DEVICE, devices]) {
             const text = overviewQuery(title, "A", { device }, fromS, untilS);
             // One counter, not every cumulative kWh counter mixed in one stat.
-            expect([title, queriedMeasurement(text)]).toEqual([
+            expect([title, rolledMeasurement(text)]).toEqual([
               title,
               decodeValueId(valueId).measurement,
             ]);
@@ -306,7 +365,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       expect(substantial).toBeGreaterThanOrEqual(16);
     });
 
-    it("a counter reset: the range's increase leaves out the reset's step instead of counting the whole counter", async () => {
+    it("a counter reset: the rollups leave out the reset's step instead of counting the whole counter", async () => {
       const ghost = "ghost-reset-09";
       const readings = [100, 101, 102, 0.5, 1.5];
       await write(
@@ -315,22 +374,24 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
             `total_solar_energy,device_id=${ghost},resource_id=all_data,values_id=000,unit=kWh,type=cumulative value=${v} ${toS + 60 * (i + 1)}`,
         ),
       );
+      const rollups = filled.pipeline.rollups;
+      if (rollups === undefined) throw new Error("the pipeline writes no rollups");
+      const counter = { measurement: "total_solar_energy", unit: "kWh", type: "cumulative" };
+      const target = { deviceId: ghost, resourceId: "all_data", counters: [counter] };
+      expect(await recomputeRollups(rollups, target, toS + 60, toS + 300)).toBeGreaterThan(0);
       const text = overviewQuery(
         "Solar produced this month",
         "A",
         { device: ghost },
-        toS + 1,
+        toS - (toS % DAY_S),
         toS + 600,
       );
       const rows = await onlyRows(text);
-      // 100 -> 102, then the reset (102 -> 0.5, left out), then 0.5 -> 1.5.
-      expect(Number(rows[0]?.[1])).toBeCloseTo(3, 9);
-      // spread (max - min), which docs/schema.md taught, counts the whole counter.
+      // 100 -> 102, then the reset (102 -> 0.5: counted from zero, 0.5), then 0.5 -> 1.5.
+      expect(Number(rows[0]?.[1])).toBeCloseTo(3.5, 9);
+      // spread (max - min), which docs/schema.md once taught, counts the whole counter.
       const spread = await onlyRows(
-        text.replace(
-          /sum\("d"\).*\(SELECT non_negative_difference\("value"\) AS "d"(.*)\)$/,
-          'spread("value") AS "d"$1',
-        ),
+        `SELECT spread("value") FROM "total_solar_energy" WHERE "device_id" = '${ghost}'`,
       );
       expect(Number(spread[0]?.[1])).toBeCloseTo(101.5, 9);
     });
@@ -510,7 +571,8 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       const values = async (q: string): Promise<unknown[][][]> =>
         (await series(q)).map((x) => x.values);
 
-      const perDay = example(/non_negative_difference\(last\("value"\)\)/);
+      // A day from the rollups is the panel's number.
+      const perDay = example(/FROM "rollup_day".*\n.*\nGROUP BY time\(1d\)/);
       const days = await values(perDay.q);
       expect(days[0]).toHaveLength(2);
       expect(days).toEqual(
@@ -524,23 +586,42 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
           ),
         ),
       );
+      // The raw-readings computation of the same days agrees within 0.1 %.
+      const raw = example(/non_negative_difference\(last\("value"\)\)/);
+      const rawDays = new Map(
+        ((await values(raw.q))[0] ?? []).map((r) => [Number(r[0]), Number(r[1])] as const),
+      );
+      for (const [t, v] of days[0] ?? []) {
+        const fromRaw = rawDays.get(Number(t)) ?? Number.NaN;
+        expect(Number(v)).toBeGreaterThan(1);
+        expect(Math.abs(Number(v) - fromRaw) / fromRaw).toBeLessThan(0.001);
+      }
 
+      // A month of several devices from the rollups, the raw range total of the same days.
+      const month = example(/"month" = '2026-06'/);
+      const monthRows = await values(month.q);
       const total = example(/sum\("d"\)/);
       const devices = /=~ \/\^\((.*)\)\$\//.exec(total.q)?.[1]?.split("|") ?? [];
       expect(devices).toHaveLength(2);
       const sum = await values(total.q);
-      expect(Number(sum[0]?.[0]?.[1])).toBeGreaterThan(1);
-      expect(sum).toEqual(
-        await values(
-          overviewQuery(
-            "Solar produced this month",
-            "A",
-            { device: devices },
-            total.fromS,
-            total.untilS,
-          ),
-        ),
+      const rawSum = Number(sum[0]?.[0]?.[1]);
+      expect(rawSum).toBeGreaterThan(1);
+      const panel = Number(
+        (
+          await values(
+            overviewQuery(
+              "Solar produced this month",
+              "A",
+              { device: devices },
+              total.fromS,
+              total.untilS,
+            ),
+          )
+        )[0]?.[0]?.[1],
       );
+      expect(Math.abs(panel - rawSum) / rawSum).toBeLessThan(0.001);
+      // The month's example covers the synced days of June: more than the two days.
+      expect(Number(monthRows[0]?.[0]?.[1])).toBeGreaterThan(panel);
 
       const raised = example(/AS "raised"/);
       const alarms = await values(raised.q);

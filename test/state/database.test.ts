@@ -24,14 +24,14 @@ describe("StateStore.open", () => {
     const store = tmp.open(path);
     expect(existsSync(path)).toBe(true);
     expect(store.path).toBe(path);
-    expect(store.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(store.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(Object.isFrozen(store.appliedOnOpen)).toBe(true);
-    expect(store.schemaVersion()).toBe(6);
+    expect(store.schemaVersion()).toBe(7);
     store.close();
 
     const again = tmp.open(path);
     expect(again.appliedOnOpen).toEqual([]);
-    expect(again.schemaVersion()).toBe(6);
+    expect(again.schemaVersion()).toBe(7);
     const recorded = tmp
       .raw(path)
       .prepare("SELECT version, name FROM schema_migrations ORDER BY version")
@@ -43,6 +43,7 @@ describe("StateStore.open", () => {
       { version: 4, name: "catalog_cadence" },
       { version: 5, name: "member_dead_letters" },
       { version: 6, name: "lookback_cadence" },
+      { version: 7, name: "rollup_marks" },
     ]);
   });
 
@@ -55,10 +56,10 @@ describe("StateStore.open", () => {
   it("sets busy_timeout 5000 and foreign_keys ON on its connection", () => {
     const { db, appliedOnOpen } = openDatabase(tmp.file("state.db"));
     try {
-      expect(appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
       expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
-      expect(schemaVersion(db)).toBe(6);
+      expect(schemaVersion(db)).toBe(7);
     } finally {
       db.close();
     }
@@ -68,12 +69,12 @@ describe("StateStore.open", () => {
     const fresh = tmp.file("fresh.db");
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(MigrationError);
     expect(() => StateStore.open(fresh, { migrate: false })).toThrow(
-      /needs migration\(s\) 001_initial, 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters, 006_lookback_cadence; run `energy-etl migrate`/,
+      /needs migration\(s\) 001_initial, 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters, 006_lookback_cadence, 007_rollup_marks; run `energy-etl migrate`/,
     );
     tmp.open(fresh).close();
     const migrated = tmp.open(fresh, { migrate: false });
     expect(migrated.appliedOnOpen).toEqual([]);
-    expect(migrated.schemaVersion()).toBe(6);
+    expect(migrated.schemaVersion()).toBe(7);
   });
 
   it("a database written by a newer program is an error", () => {
@@ -95,8 +96,8 @@ describe("StateStore.open", () => {
 
   it("works in memory", () => {
     const memory = tmp.open(":memory:");
-    expect(memory.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(memory.schemaVersion()).toBe(6);
+    expect(memory.appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(memory.schemaVersion()).toBe(7);
     memory.catalog.refresh("d", "r", ["a"], T0);
     expect(memory.catalog.list("d", "r")).toEqual(["a"]);
   });

@@ -205,8 +205,8 @@ function names(type: "table" | "index", table?: string): string[] {
 }
 
 it("opening applies 002 (and the later ones)", () => {
-  expect(store.appliedOnOpen).toEqual([2, 3, 4, 5, 6]);
-  expect(store.schemaVersion()).toBe(6);
+  expect(store.appliedOnOpen).toEqual([2, 3, 4, 5, 6, 7]);
+  expect(store.schemaVersion()).toBe(7);
   expect([...appliedMigrations(raw)]).toEqual([
     [1, "initial"],
     [2, "cursors_dead_letters"],
@@ -214,6 +214,7 @@ it("opening applies 002 (and the later ones)", () => {
     [4, "catalog_cadence"],
     [5, "member_dead_letters"],
     [6, "lookback_cadence"],
+    [7, "rollup_marks"],
   ]);
 });
 
@@ -221,7 +222,7 @@ it("with migrate: false, a 001 database is an error naming the pending ones", ()
   const other = tmp.file("other.db");
   database001(other).close();
   expect(() => tmp.open(other, { migrate: false })).toThrow(
-    /needs migration\(s\) 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters, 006_lookback_cadence; run `energy-etl migrate`/,
+    /needs migration\(s\) 002_cursors_dead_letters, 003_leases_locks, 004_catalog_cadence, 005_member_dead_letters, 006_lookback_cadence, 007_rollup_marks; run `energy-etl migrate`/,
   );
 });
 
@@ -250,6 +251,7 @@ describe("watermarks become cursors", () => {
       "device_resources",
       "devices",
       "locks",
+      "rollup_marks",
       "runs",
       "schema_migrations",
       "value_catalog",

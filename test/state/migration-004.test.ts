@@ -35,7 +35,7 @@ function version3(): ReturnType<typeof tmp.raw> {
 
 it("keeps runs and their sequence, adds the kind catalog, and keeps catalog rows listed", () => {
   const db = version3();
-  expect(migrate(db)).toEqual([4, 5, 6]);
+  expect(migrate(db)).toEqual([4, 5, 6, 7]);
   expect(db.prepare("SELECT id, kind, requests, owner_host FROM runs ORDER BY id").all()).toEqual([
     { id: 1, kind: "sync", requests: 19, owner_host: "h" },
     { id: 2, kind: "backfill", requests: 19, owner_host: "h" },

@@ -39,7 +39,7 @@ afterEach(() => {
 });
 
 describe("listMigrations", () => {
-  it("the package's migrations are 001 to 006", () => {
+  it("the package's migrations are 001 to 007", () => {
     expect(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m.name, m.file])).toEqual([
       [1, "initial", "001_initial.sql"],
       [2, "cursors_dead_letters", "002_cursors_dead_letters.sql"],
@@ -47,6 +47,7 @@ describe("listMigrations", () => {
       [4, "catalog_cadence", "004_catalog_cadence.sql"],
       [5, "member_dead_letters", "005_member_dead_letters.sql"],
       [6, "lookback_cadence", "006_lookback_cadence.sql"],
+      [7, "rollup_marks", "007_rollup_marks.sql"],
     ]);
   });
 
@@ -108,7 +109,7 @@ describe("listMigrations", () => {
 
 describe("migrate", () => {
   it("applies the package's migrations once and records them", () => {
-    expect(migrate(db)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(tables()).toEqual([
       "backfill_chunks",
       "backfill_jobs",
@@ -118,6 +119,7 @@ describe("migrate", () => {
       "device_resources",
       "devices",
       "locks",
+      "rollup_marks",
       "runs",
       "schema_migrations",
       "sqlite_sequence",
@@ -134,6 +136,7 @@ describe("migrate", () => {
       { version: 4, name: "catalog_cadence", applied_at: appliedAt },
       { version: 5, name: "member_dead_letters", applied_at: appliedAt },
       { version: 6, name: "lookback_cadence", applied_at: appliedAt },
+      { version: 7, name: "rollup_marks", applied_at: appliedAt },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(pendingMigrations(db)).toEqual([]);

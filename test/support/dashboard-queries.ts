@@ -186,6 +186,10 @@ export function interpolateQuery(query: string, ctx: QueryContext): string {
       `${op}${space}/${replaceVariables(body, ctx.variables, true)}/`,
   );
   return replaceVariables(inRegex, ctx.variables, false)
+    .replace(/\$\{__(from|to):date:(YYYY-MM|YYYY)\}/g, (_m, end: string, format: string) =>
+      // Grafana formats the range's end (or start) in the dashboard's time zone, UTC here
+      (end === "to" ? ctx.toIso : ctx.fromIso).slice(0, format.length),
+    )
     .split("$timeFilter")
     .join(`time >= '${ctx.fromIso}' AND time <= '${ctx.toIso}'`)
     .split("$__interval")

@@ -73,6 +73,11 @@ export class TestInfluxd {
     return `http://127.0.0.1:${this.proxyPort}`;
   }
 
+  /** The influxd process, while it runs (the benchmarks read its CPU time). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** URL of influxd itself, for InfluxQL queries. */
   get rawUrl(): string {
     return `http://127.0.0.1:${this.influxPort}`;

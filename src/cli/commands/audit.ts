@@ -11,6 +11,7 @@ import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
+import { runRollupAudit } from "./audit-rollups.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 
 const optionsSchema = z
@@ -20,6 +21,8 @@ const optionsSchema = z
     to: instantOption("--to").default(() => new Date()),
     fix: z.boolean().optional(),
     json: z.boolean().optional(),
+    rollups: z.boolean().optional(),
+    sampleDays: z.coerce.number().int().min(1).default(7),
   })
   .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
 
@@ -65,16 +68,27 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     .option("--to <time>", "last day: ISO date or date-time, or now (default now)")
     .option("--fix", "queue and run backfill jobs for exactly the days with holes")
     .option("--json", "print the result as JSON")
+    .option(
+      "--rollups",
+      "instead: check the daily rollups of sampled days against the raw readings in InfluxDB " +
+        "(every zone of ROLLUP_TIME_ZONES); --fix recomputes the days that differ",
+    )
+    .option("--sample-days <n>", "with --rollups: days checked, spread over the range", "7")
     .addHelpText(
       "after",
       examples(
         "energy-etl audit --from 2026-10-01 --to 2026-10-31",
         "energy-etl audit --device hybrid-site-01 --from 2026-10-01 --fix",
+        "energy-etl audit --rollups --from -90d --sample-days 10",
       ),
     )
     .action(
       parsedAction(optionsSchema, (opts, command) =>
-        withPipeline(command, io, {}, (pipeline, context) => runAudit(opts, pipeline, context)),
+        withPipeline(command, io, {}, (pipeline, context) =>
+          opts.rollups
+            ? runRollupAudit(opts, pipeline, context)
+            : runAudit(opts, pipeline, context),
+        ),
       ),
     );
 }

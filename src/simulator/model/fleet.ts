@@ -19,7 +19,7 @@ import { historyOf } from "./history.js";
 import { LruCache } from "./lru.js";
 import type { DeviceKind } from "./profiles.js";
 import { type CatalogOption, specResources } from "./spec-catalog.js";
-import { COMMISSIONED_AT_S } from "./time.js";
+import { COMMISSIONED_AT_S, DAY_S } from "./time.js";
 import { DEFAULT_NEW_VALUE_SHARE, type ScheduledValue, seededSchedule } from "./value-schedule.js";
 
 export { ALL_DATA, COMMON_VALUE_IDS, DAYS_REMAINING_ID } from "./catalog.js";
@@ -52,6 +52,18 @@ export interface FleetOptions {
    * coded ids (one resource, all_data); default "default", each kind's own catalog.
    */
   catalog?: CatalogOption;
+  /**
+   * Cumulative counters replaced at a time (a new meter): from `atS` on, the counter of the device
+   * counts from zero again; what rollups must see as a reset, not as a fall.
+   */
+  counterResets?: readonly CounterReset[];
+}
+
+/** A cumulative counter of a device that starts again from zero at `atS` (epoch s). */
+export interface CounterReset {
+  readonly deviceId: string;
+  readonly valueId: string;
+  readonly atS: number;
 }
 
 /** The default devices, in listing order. */
@@ -150,6 +162,9 @@ class Fleet implements SimulatedFleet {
   private ids: string[] | undefined;
   private seeded: ReadonlyMap<string, ScheduledValue> | undefined;
 
+  private readonly resets: readonly CounterReset[];
+  private readonly resetBases = new Map<CounterReset, number>();
+
   constructor(options: FleetOptions) {
     const res = options.resolutionS ?? 60;
     if (!Number.isInteger(res) || res <= 0) {
@@ -170,6 +185,7 @@ class Fleet implements SimulatedFleet {
     this.newValueShare = share;
     this.newValuesFromS = options.newValuesFromS ?? COMMISSIONED_AT_S;
     this.catalog = options.catalog ?? "default";
+    this.resets = options.counterResets ?? [];
     for (const d of DEFAULT_DEVICES.slice(0, devices)) this.defaults.set(d.id, d.kind);
   }
 
@@ -209,7 +225,25 @@ class Fleet implements SimulatedFleet {
     fromS: number,
     toS: number,
   ): DataRecord[] {
-    return this.knownDevice(deviceId).records(resourceId, valueIds, fromS, toS);
+    const records = this.knownDevice(deviceId).records(resourceId, valueIds, fromS, toS);
+    for (const reset of this.resets) {
+      if (reset.deviceId !== deviceId || !valueIds.includes(reset.valueId)) continue;
+      applyReset(records, reset, this.counterAt(reset));
+    }
+    return records;
+  }
+
+  /** The counter's reading just before its reset (what the new meter starts below). */
+  private counterAt(reset: CounterReset): number {
+    const known = this.resetBases.get(reset);
+    if (known !== undefined) return known;
+    const before = this.knownDevice(reset.deviceId)
+      .records(ALL_DATA, [reset.valueId], reset.atS - DAY_S, reset.atS - 1)
+      .map((r) => r[reset.valueId])
+      .filter((v): v is number => typeof v === "number");
+    const base = before.at(-1) ?? 0;
+    this.resetBases.set(reset, base);
+    return base;
   }
 
   addDevice(deviceId: string, kind: DeviceKind): void {
@@ -317,4 +351,14 @@ class Fleet implements SimulatedFleet {
  */
 export function createFleet(options: FleetOptions): SimulatedFleet {
   return new Fleet(options);
+}
+
+/** From the reset on, a counter's readings count from zero: the base subtracted (to 3 decimals). */
+function applyReset(records: DataRecord[], reset: CounterReset, base: number): void {
+  for (const record of records) {
+    const value = record[reset.valueId];
+    if (typeof value !== "number") continue;
+    if (Date.parse(`${record.timestamp}Z`) / 1000 < reset.atS) continue;
+    record[reset.valueId] = Math.round((value - base) * 1000) / 1000;
+  }
 }

@@ -1,0 +1,193 @@
+/**
+ * What rollups buy and cost: a year of daily energy of 10 devices as the dashboard asks for it,
+ * from the daily rollups against from the raw 1-minute readings on the same influxd; and the CPU
+ * a backfill spends on them (energy-etl's own, and influxd's answering their queries).
+ */
+import { readFileSync } from "node:fs";
+import { InfluxQuery } from "../src/influx/influx-query.js";
+import { recomputeRollups } from "../src/rollups/recompute.js";
+import type { LineBatch } from "../src/transform/line-protocol.js";
+import { loadDashboards, panelQuery } from "../test/support/dashboard-queries.js";
+import { influxql, type TestInfluxd } from "../test/support/influxd.js";
+import { median } from "./harness.js";
+import { backfillInto, cachedSimulator, pointsOf, type Row } from "./points.js";
+
+const DAY_S = 86_400;
+const log = (text: string) => process.stderr.write(`${text}\n`);
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+/** CPU seconds a process has used so far (utime + stime of /proc/PID/stat, 100 ticks/s). */
+function cpuOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** POSTs lines to influxd's /write in batches by 4 writers. */
+async function writeLines(influxd: TestInfluxd, db: string, lines: readonly string[]) {
+  const batch = 10_000;
+  let next = 0;
+  const writer = async () => {
+    for (let i = next; i < lines.length; i = next) {
+      next += batch;
+      const res = await fetch(`${influxd.rawUrl}/write?db=${db}&precision=s`, {
+        method: "POST",
+        body: lines.slice(i, i + batch).join("\n"),
+      });
+      if (res.status !== 204) throw new Error(`write failed: ${res.status} ${await res.text()}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, writer));
+}
+
+/**
+ * A solar counter at 1 minute for `devices` over `days`: the day's energy follows the sun
+ * (a half sine from 06:00 to 18:00 UTC), scaled per device.
+ */
+function counterLines(device: string, scale: number, fromS: number, days: number): string[] {
+  const lines: string[] = [];
+  let kwh = 1000 * scale;
+  for (let s = fromS; s < fromS + days * DAY_S; s += 60) {
+    const hour = (s % DAY_S) / 3600;
+    if (hour >= 6 && hour < 18) kwh += (scale * Math.sin(((hour - 6) / 12) * Math.PI)) / 60;
+    lines.push(
+      `total_solar_energy,device_id=${device},resource_id=all_data,type=cumulative,unit=kWh,values_id=000 value=${kwh} ${s}`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * A year (`quick`: 30 days) of 10 devices' solar counter at 1 minute written to influxd, its
+ * rollups computed, then the overview's "Energy per day ($tz)" query (solar, every device, UTC,
+ * the whole range) against the raw-readings query it replaced: median of 5 each, alternating.
+ */
+export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Promise<Row> {
+  const days = quick ? 30 : 365;
+  const devices = Array.from({ length: 10 }, (_, i) => `site-${String(i + 1).padStart(2, "0")}`);
+  const bucket = `rollupq${days}`;
+  await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
+  const toS = Math.floor(Date.UTC(2026, 5, 1) / 1000);
+  const fromS = toS - days * DAY_S;
+  let points = 0;
+  for (const [i, device] of devices.entries()) {
+    const lines = counterLines(device, 1 + i / 10, fromS, days);
+    points += lines.length;
+    await writeLines(influxd, bucket, lines);
+  }
+  log(`rollups: ${points} raw points written; computing the rollups…`);
+  const query = new InfluxQuery({
+    url: influxd.url,
+    token: "test-influx-token",
+    bucket,
+    timeoutMs: 120_000,
+  });
+  const sink = {
+    write: async (batch: LineBatch) => {
+      const res = await fetch(`${influxd.rawUrl}/write?db=${bucket}&precision=s`, {
+        method: "POST",
+        body: batch.bytes,
+      });
+      if (res.status !== 204) throw new Error(`write failed: ${res.status} ${await res.text()}`);
+      return { written: batch.lines, rejected: [] };
+    },
+  };
+  const counters = [{ measurement: "total_solar_energy", unit: "kWh", type: "cumulative" }];
+  const built = performance.now();
+  for (const device of devices) {
+    await recomputeRollups(
+      { query, sink, zones: ["UTC"] },
+      { deviceId: device, resourceId: "all_data", counters },
+      fromS,
+      toS - 1,
+    );
+  }
+  const buildS = (performance.now() - built) / 1000;
+  const overview = loadDashboards().find((d) => d.model.uid === "energy-overview")?.model;
+  if (overview === undefined) throw new Error("no energy overview dashboard");
+  const range = { fromIso: iso(fromS), toIso: iso(toS - 1), interval: "1d" };
+  const fromRollups = panelQuery(overview, "Energy per day ($tz)", "A", {
+    variables: { device: devices, tz: "UTC" },
+    ...range,
+  });
+  const fromRaw =
+    `SELECT non_negative_difference(last("value")) FROM "total_solar_energy" WHERE "device_id" =~ /^(${devices.join("|")})$/ ` +
+    `AND time >= '${range.fromIso}' AND time <= '${range.toIso}' GROUP BY time(1d), "device_id" fill(none) tz('UTC')`;
+  const timed = async (q: string) => {
+    const t = performance.now();
+    const [result = []] = await query.query([q]);
+    return {
+      ms: performance.now() - t,
+      total: result.reduce((a, s) => a + s.values.reduce((b, r) => b + Number(r[1] ?? 0), 0), 0),
+    };
+  };
+  await timed(fromRollups);
+  await timed(fromRaw);
+  const rollupMs: number[] = [];
+  const rawMs: number[] = [];
+  let totals = { rollups: 0, raw: 0 };
+  for (let round = 0; round < 5; round++) {
+    const a = await timed(fromRollups);
+    const b = await timed(fromRaw);
+    rollupMs.push(a.ms);
+    rawMs.push(b.ms);
+    totals = { rollups: a.total, raw: b.total };
+  }
+  const r = median(rollupMs);
+  const w = median(rawMs);
+  log(
+    `rollups: ${r.toFixed(1)} ms from rollups, ${w.toFixed(1)} ms from raw (built in ${buildS.toFixed(1)} s)`,
+  );
+  // the raw query has no value for the first day (no day before it)
+  const agree = Math.abs(totals.rollups - totals.raw) / totals.raw;
+  return {
+    bench: `A year of daily energy, 10 devices (${(points / 1e6).toFixed(1)} M raw points at 1 min): the overview's "Energy per day" query from the rollups vs from raw readings (median of 5; rollups built in ${buildS.toFixed(0)} s; totals differ by ${(agree * 100).toFixed(2)} %, the raw query's missing first day)`,
+    measured: `${r.toFixed(1)} ms (rollup_day)`,
+    baseline: `${w.toFixed(0)} ms (non_negative_difference(last) per day)`,
+    ratio: w / r,
+    goal: ">= 50x faster",
+    met: w / r >= 50,
+  };
+}
+
+/**
+ * The same 14-day backfill (3 devices at 1 minute) with and without rollups, side by side:
+ * energy-etl's CPU per million points, and influxd's CPU over the run (writes and the rollups'
+ * queries).
+ */
+export async function benchRollupWriteCost(influxd: TestInfluxd, quick: boolean): Promise<Row> {
+  const days = quick ? 2 : 14;
+  const rounds = quick ? 1 : 3;
+  const sim = await cachedSimulator(days);
+  const cpu = { on: [] as number[], off: [] as number[] };
+  const influxCpu = { on: [] as number[], off: [] as number[] };
+  let points = 0;
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const mode of ["off", "on"] as const) {
+        const before = cpuOf(influxd.pid);
+        const run = await backfillInto(influxd, sim.url, days, "command", {
+          ROLLUPS: mode === "on" ? "true" : "false",
+        });
+        influxCpu[mode].push(cpuOf(influxd.pid) - before);
+        points = pointsOf(run);
+        cpu[mode].push((run.cpuS / points) * 1e6);
+      }
+      log(
+        `rollup write cost: round ${round}: ${cpu.on.at(-1)?.toFixed(2)} vs ${cpu.off.at(-1)?.toFixed(2)} s/M`,
+      );
+    }
+  } finally {
+    await sim.close();
+  }
+  const on = median(cpu.on);
+  const off = median(cpu.off);
+  return {
+    bench: `Rollups' write cost: ${days}-day backfill of 3 devices at 1 min (${(points / 1e6).toFixed(2)} M points) with vs without rollups, energy-etl's CPU per M points (median of ${rounds}; influxd's CPU over the run ${median(influxCpu.on).toFixed(1)} vs ${median(influxCpu.off).toFixed(1)} s)`,
+    measured: `${on.toFixed(2)} s/M with (${cpu.on.map((c) => c.toFixed(2)).join(" / ")})`,
+    baseline: `${off.toFixed(2)} s/M with ROLLUPS=false (${cpu.off.map((c) => c.toFixed(2)).join(" / ")})`,
+    ratio: on / off,
+    goal: "<= 1.05",
+    met: on / off <= 1.05,
+  };
+}

@@ -1,0 +1,154 @@
+import type { Pipeline } from "../../pipeline/pipeline.js";
+import { selectDevices } from "../../pipeline/select-devices.js";
+import { recomputeRollups } from "../../rollups/recompute.js";
+import { auditRollups, type RollupMismatch, sampleDays } from "../../rollups/rollup-audit.js";
+import { countersOf } from "../../rollups/rollup-run.js";
+import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
+import type { CommandContext } from "../context.js";
+import { ExitStatus, UsageError, writeLine } from "../io.js";
+import { StepProgress } from "../progress.js";
+import { fitText, renderTable } from "../table.js";
+
+/** What `audit --rollups` takes. */
+export interface RollupAuditOptions {
+  readonly device?: string[];
+  readonly from: Date;
+  readonly to: Date;
+  readonly sampleDays: number;
+  readonly fix?: boolean;
+  readonly json?: boolean;
+}
+
+/**
+ * `audit --rollups`: the daily rollups of sampled days against the raw readings in InfluxDB,
+ * per device resource with counters and zone of ROLLUP_TIME_ZONES; `--fix` recomputes the days
+ * that differ. Exit 1 when mismatches remain.
+ */
+export async function runRollupAudit(
+  opts: RollupAuditOptions,
+  pipeline: Pipeline,
+  context: CommandContext,
+): Promise<void> {
+  const parts = pipeline.rollups;
+  if (parts === undefined) {
+    throw new UsageError(
+      "audit --rollups reads InfluxDB: set INFLUX_URL (not OUTPUT_FILE), ROLLUPS not false",
+    );
+  }
+  const moments = sampleDays(epochSeconds(opts.from), epochSeconds(opts.to), opts.sampleDays);
+  const { deviceIds } = await selectDevices(pipeline, opts.device ?? "all", "stored");
+  const targets = deviceIds
+    .flatMap((deviceId) =>
+      pipeline.store.catalog.device(deviceId).resources.map(({ resourceId }) => ({
+        deviceId,
+        resourceId,
+        counters: countersOf(parts, deviceId, resourceId),
+      })),
+    )
+    .filter((t) => t.counters.length > 0);
+  const progress = new StepProgress("audit", "device resources", context.logger, context.terminal);
+  progress.start(targets.length);
+  let checked = 0;
+  const mismatches: RollupMismatch[] = [];
+  try {
+    for (const target of targets) {
+      const result = await auditRollups(parts, target, moments);
+      checked += result.checked;
+      mismatches.push(...result.mismatches);
+      progress.step();
+    }
+  } finally {
+    progress.stop();
+  }
+  let fixed = 0;
+  let remaining = mismatches.length;
+  if (opts.fix && mismatches.length > 0) {
+    const again = new Set<(typeof targets)[number]>();
+    for (const m of unique(mismatches)) {
+      const target = targets.find(
+        (t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId,
+      );
+      if (target === undefined) continue;
+      await recomputeRollups(parts, target, m.dayS, m.endS - 1);
+      again.add(target);
+      fixed += 1;
+    }
+    remaining = 0;
+    for (const target of again) {
+      remaining += (await auditRollups(parts, target, moments)).mismatches.length;
+    }
+  }
+  const { io } = context;
+  const summary = {
+    from: isoSeconds(epochSeconds(opts.from)),
+    to: isoSeconds(epochSeconds(opts.to)),
+    resources: targets.length,
+    days: moments.map((s) => isoSeconds(s).slice(0, 10)),
+    zones: parts.zones,
+    checked,
+    mismatches: mismatches.map((m) => ({
+      deviceId: m.deviceId,
+      resourceId: m.resourceId,
+      zone: m.zone,
+      day: isoSeconds(m.dayS),
+      measurement: m.series.measurement,
+      valuesId: m.series.valuesId,
+      fromRaw: m.expected ?? null,
+      stored: m.stored ?? null,
+    })),
+    ...(opts.fix ? { fixedDays: fixed, remaining } : {}),
+  };
+  if (opts.json) writeLine(io.stdout, JSON.stringify(summary, null, 2));
+  else {
+    if (mismatches.length > 0) {
+      writeLine(
+        io.stdout,
+        renderTable(
+          ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
+          summary.mismatches.map((m) => [
+            m.deviceId,
+            m.resourceId,
+            m.zone,
+            m.day,
+            `${m.measurement} (${m.valuesId})`,
+            m.fromRaw === null ? "none" : String(m.fromRaw),
+            m.stored === null ? "missing" : String(m.stored),
+          ]),
+          io.stdout,
+        ),
+      );
+    }
+    const verdict =
+      mismatches.length === 0
+        ? "every one equals the raw readings"
+        : `${mismatches.length} differ from the raw readings`;
+    const lines = [
+      `audit of rollups: ${targets.length} device resources x ${moments.length} sampled days x ` +
+        `${parts.zones.length} zones, ${checked} daily rollups: ${verdict}`,
+      opts.fix
+        ? `fixed: ${fixed} days recomputed from the raw readings, ${remaining} rollups still differ`
+        : mismatches.length > 0
+          ? "run again with --fix to recompute those days"
+          : undefined,
+    ];
+    for (const line of lines)
+      if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
+  }
+  if (remaining > 0) throw new ExitStatus(1, "rollups differ from the raw readings");
+}
+
+/** One per device resource and day (a day's recompute rewrites every series and zone of it). */
+function unique(
+  mismatches: readonly RollupMismatch[],
+): { deviceId: string; resourceId: string; dayS: number; endS: number }[] {
+  const out = new Map<
+    string,
+    { deviceId: string; resourceId: string; dayS: number; endS: number }
+  >();
+  for (const m of mismatches) {
+    const key = JSON.stringify([m.deviceId, m.resourceId, m.dayS]);
+    if (!out.has(key))
+      out.set(key, { deviceId: m.deviceId, resourceId: m.resourceId, dayS: m.dayS, endS: m.endS });
+  }
+  return [...out.values()];
+}

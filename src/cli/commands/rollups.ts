@@ -1,0 +1,132 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import type { Pipeline } from "../../pipeline/pipeline.js";
+import { selectDevices } from "../../pipeline/select-devices.js";
+import { isCounter } from "../../rollups/counters.js";
+import { runRollups } from "../../rollups/rollup-run.js";
+import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
+import type { CommandContext } from "../context.js";
+import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
+import { StepProgress } from "../progress.js";
+import { instantOption } from "../time-options.js";
+import { withPipeline } from "../with-pipeline.js";
+
+const optionsSchema = z
+  .object({
+    device: z.array(z.string().min(1)).optional(),
+    from: instantOption("--from"),
+    to: instantOption("--to").default(() => new Date()),
+    dryRun: z.boolean().optional(),
+  })
+  .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+
+type RollupOptions = z.infer<typeof optionsSchema>;
+
+const DAY_S = 86_400;
+
+/** A run of the command, as its marks remember it: its range and devices. */
+export function rollupRequest(fromS: number, toS: number, devices?: readonly string[]): string {
+  return JSON.stringify({ fromS, toS, devices: devices?.toSorted() ?? "all" });
+}
+
+/** `rollups`: the hourly and daily rollups of data already in InfluxDB. */
+export function registerRollupsCommand(program: Command, io: CliIo): void {
+  program
+    .command("rollups")
+    .description(
+      "write the hourly and daily rollups (energy per hour and per day) of the counters already " +
+        "in InfluxDB over --from/--to, e.g. for data written before rollups existed; the same " +
+        "command again continues where it stopped",
+    )
+    .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
+    .requiredOption("--from <time>", "start: date, date-time, or a duration back (P90D, -90d)")
+    .option("--to <time>", "end (default: now)")
+    .option("--dry-run", "say what would be recomputed, write nothing")
+    .addHelpText(
+      "after",
+      examples(
+        "energy-etl rollups --from -365d",
+        "energy-etl rollups --device hybrid-site-01 --from 2025-01-01",
+      ),
+    )
+    .action(
+      parsedAction(optionsSchema, (opts, command) =>
+        withPipeline(command, io, { lock: true, dryRun: opts.dryRun }, (pipeline, context) =>
+          rollups(io, pipeline, context, opts),
+        ),
+      ),
+    );
+}
+
+/**
+ * Marks every day of the range of each device resource with counters (unless an earlier run of
+ * the command left marks: then those are continued), then writes their rollups device by device.
+ */
+async function rollups(
+  io: CliIo,
+  pipeline: Pipeline,
+  context: CommandContext,
+  opts: RollupOptions,
+): Promise<void> {
+  const fromS = epochSeconds(opts.from);
+  const toS = epochSeconds(opts.to);
+  const { deviceIds } = await selectDevices(pipeline, opts.device ?? "all", "stored");
+  const targets = deviceIds.flatMap((deviceId) =>
+    pipeline.store.catalog
+      .device(deviceId)
+      .resources.filter(({ values }) => values.some((id) => isCounter(pipeline.decoder, id)))
+      .map(({ resourceId }) => ({ deviceId, resourceId })),
+  );
+  const days = Math.ceil((toS - fromS + 1) / DAY_S);
+  if (opts.dryRun) {
+    writeLine(
+      io.stdout,
+      `would write the rollups of ${targets.length} device resources with counters over ` +
+        `${days} days (${isoSeconds(fromS)} to ${isoSeconds(toS)}); nothing written`,
+    );
+    return;
+  }
+  const parts = pipeline.rollups;
+  if (parts === undefined) {
+    throw new UsageError(
+      "rollups are computed from what InfluxDB stores: set INFLUX_URL (not OUTPUT_FILE or --output), ROLLUPS not false",
+    );
+  }
+  const wanted = new Set(deviceIds);
+  // the same command again (same range and devices) continues where an earlier run stopped
+  const request = rollupRequest(fromS, toS, opts.device);
+  const left = pipeline.store.rollups.countOf(request);
+  if (left > 0) {
+    writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
+  } else {
+    pipeline.store.transaction(() => {
+      for (const { deviceId, resourceId } of targets) {
+        for (let s = fromS; s <= toS; s += DAY_S) {
+          const end = Math.min(toS, s + DAY_S - 1);
+          pipeline.store.rollups.mark(deviceId, resourceId, s, end, request);
+        }
+      }
+    });
+  }
+  const devices = [...new Set(pipeline.store.rollups.pending().map((m) => m.deviceId))].filter(
+    (id) => wanted.has(id),
+  );
+  const progress = new StepProgress("rollups", "devices", context.logger, context.terminal);
+  progress.start(devices.length);
+  let points = 0;
+  let failed = 0;
+  for (const deviceId of devices) {
+    if (pipeline.isStopping) break;
+    const result = await runRollups({ ...parts, logger: context.logger }, [deviceId]);
+    points += result.points;
+    failed += result.failed;
+    progress.step();
+  }
+  progress.stop();
+  writeLine(
+    io.stdout,
+    `rollups: ${devices.length} devices, ${points} points written` +
+      (failed > 0 ? `, ${failed} device resources failed (run the same command again)` : ""),
+  );
+  if (failed > 0) throw new Error(`${failed} device resources failed (see the log)`);
+}

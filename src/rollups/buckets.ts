@@ -1,0 +1,124 @@
+/**
+ * The buckets rollups sum over, pure, times in epoch seconds: UTC hours, and days of a time zone
+ * (an IANA name: `UTC`, `Europe/Berlin`), whose midnights Intl knows, DST included (a day of 23
+ * or 25 hours; a midnight a zone skips starts its day at the first instant of that date).
+ */
+
+/** A bucket: [startS, endS). */
+export interface Bucket {
+  readonly startS: number;
+  readonly endS: number;
+}
+
+const HOUR_S = 3600;
+
+/** The UTC hour holding `s`. */
+export function hourOf(s: number): Bucket {
+  const startS = Math.floor(s / HOUR_S) * HOUR_S;
+  return { startS, endS: startS + HOUR_S };
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** True when `zone` is a time zone Intl knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    formatOf(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function formatOf(zone: string): Intl.DateTimeFormat {
+  let format = formats.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+    formats.set(zone, format);
+  }
+  return format;
+}
+
+/** The wall-clock date and time in `zone` at `s`. */
+function wallTime(zone: string, s: number) {
+  const parts: Record<string, number> = {};
+  for (const part of formatOf(zone).formatToParts(new Date(s * 1000))) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return {
+    year: parts.year ?? 1970,
+    month: parts.month ?? 1,
+    day: parts.day ?? 1,
+    hour: parts.hour ?? 0,
+    minute: parts.minute ?? 0,
+    second: parts.second ?? 0,
+  };
+}
+
+const starts = new Map<string, number>();
+
+/**
+ * The first instant of the local date year-month-day in `zone`: where the local date turns to it
+ * (midnight, or the first instant after a change that skips midnight). A date only ever follows
+ * the one before it, so a search over the two days around its UTC midnight finds it.
+ */
+function startOfDate(zone: string, year: number, month: number, day: number): number {
+  const key = `${zone} ${year}-${month}-${day}`;
+  const known = starts.get(key);
+  if (known !== undefined) return known;
+  const target = year * 10_000 + month * 100 + day;
+  const dateAt = (s: number) => {
+    const w = wallTime(zone, s);
+    return w.year * 10_000 + w.month * 100 + w.day;
+  };
+  const wall = Date.UTC(year, month - 1, day) / 1000;
+  // no zone is more than 14 hours from UTC
+  let low = wall - 15 * HOUR_S;
+  let high = wall + 15 * HOUR_S;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (dateAt(mid) >= target) high = mid;
+    else low = mid;
+  }
+  starts.set(key, high);
+  return high;
+}
+
+/** The local day of `zone` holding `s`. */
+export function dayOf(zone: string, s: number): Bucket {
+  const w = wallTime(zone, s);
+  const startS = startOfDate(zone, w.year, w.month, w.day);
+  const next = new Date(Date.UTC(w.year, w.month - 1, w.day + 1));
+  const endS = startOfDate(zone, next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate());
+  return { startS, endS };
+}
+
+/**
+ * The buckets (`of`: hourOf, or dayOf a zone) that readings in [fromS, toS] change: those holding
+ * them, and the one after the last (its start reading may be one of them).
+ */
+export function bucketsTouched(of: (s: number) => Bucket, fromS: number, toS: number): Bucket[] {
+  const buckets: Bucket[] = [];
+  let bucket = of(fromS);
+  for (;;) {
+    buckets.push(bucket);
+    if (bucket.startS > toS) return buckets;
+    bucket = of(bucket.endS);
+  }
+}
+
+/** The local date of `s` in `zone`: `YYYY-MM-DD`. */
+export function localDate(zone: string, s: number): string {
+  const w = wallTime(zone, s);
+  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+  return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
+}

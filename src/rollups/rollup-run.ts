@@ -1,0 +1,153 @@
+/**
+ * Writing the rollups that are due: every range marked since the last run (a chunk's raw points
+ * written), merged per device resource, recomputed (recompute.ts) and then forgotten. A failure
+ * leaves its marks for the next run; a crash, too.
+ */
+import PQueue from "p-queue";
+import type { Logger } from "pino";
+import type { InfluxQuery } from "../influx/influx-query.js";
+import type { PointSink } from "../influx/point-sink.js";
+import type { CatalogStore } from "../state/catalog-store.js";
+import type { RollupMark, RollupStore } from "../state/rollup-store.js";
+import { storedMeasurement, storedName } from "../transform/line-protocol.js";
+import type { ValueIdDecoder } from "../transform/value-id.js";
+import { messageOf } from "../util/errors.js";
+import { isCounter } from "./counters.js";
+import { recomputeRollups } from "./recompute.js";
+import type { CounterSeries } from "./series.js";
+
+/** What writing rollups needs. */
+export interface RollupParts {
+  readonly marks: Pick<RollupStore, "pending" | "done">;
+  readonly catalog: Pick<CatalogStore, "list">;
+  readonly decoder: ValueIdDecoder;
+  readonly query: Pick<InfluxQuery, "query">;
+  readonly sink: Pick<PointSink, "write">;
+  /** ROLLUP_TIME_ZONES. */
+  readonly zones: readonly string[];
+  readonly logger: Logger;
+}
+
+/** What a rollup run did. */
+export interface RollupResult {
+  /** Device resources whose rollups were written. */
+  readonly resources: number;
+  readonly points: number;
+  /** Device resources whose rollups failed (their marks stay). */
+  readonly failed: number;
+}
+
+/** Device resources whose rollups are recomputed at once (their queries keep influxd's cores busy). */
+const DEVICE_RESOURCES_AT_ONCE = 4;
+
+/** A device resource's due ranges, merged, and the last mark they cover. */
+interface Due {
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly ranges: { fromS: number; toS: number }[];
+  upTo: number;
+}
+
+/**
+ * Writes the rollups due for `deviceIds` (all devices without it). Each device resource's marks
+ * are forgotten once its rollups are written.
+ */
+export async function runRollups(
+  parts: RollupParts,
+  deviceIds?: readonly string[],
+): Promise<RollupResult> {
+  const wanted = deviceIds === undefined ? undefined : new Set(deviceIds);
+  const due = dueRanges(parts.marks.pending().filter((m) => wanted?.has(m.deviceId) ?? true));
+  let resources = 0;
+  let points = 0;
+  let failed = 0;
+  const queue = new PQueue({ concurrency: DEVICE_RESOURCES_AT_ONCE });
+  for (const item of due) {
+    const counters = countersOf(parts, item.deviceId, item.resourceId);
+    const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
+    void queue.add(async () => {
+      try {
+        for (const range of item.ranges) {
+          points += await recomputeRollups(parts, target, range.fromS, range.toS);
+        }
+        parts.marks.done(item.deviceId, item.resourceId, item.upTo);
+        resources++;
+      } catch (error) {
+        failed++;
+        parts.logger.warn(
+          { device: item.deviceId, resource: item.resourceId, error: messageOf(error) },
+          "rollups not written; tried again next run",
+        );
+      }
+    });
+  }
+  await queue.onIdle();
+  return { resources, points, failed };
+}
+
+/** Marks grouped by device resource, their ranges merged where they touch the same hours. */
+export function dueRanges(marks: readonly RollupMark[]): Due[] {
+  const byResource = new Map<string, Due>();
+  for (const mark of marks) {
+    const key = JSON.stringify([mark.deviceId, mark.resourceId]);
+    let due = byResource.get(key);
+    if (due === undefined) {
+      due = { deviceId: mark.deviceId, resourceId: mark.resourceId, ranges: [], upTo: mark.id };
+      byResource.set(key, due);
+    }
+    due.ranges.push({ fromS: mark.fromS, toS: mark.toS });
+    due.upTo = Math.max(due.upTo, mark.id);
+  }
+  for (const due of byResource.values()) {
+    due.ranges.sort((a, b) => a.fromS - b.fromS);
+    const merged: { fromS: number; toS: number }[] = [];
+    for (const range of due.ranges) {
+      const last = merged.at(-1);
+      // ranges within the same or the next hour are read together
+      if (last && range.fromS <= last.toS + 2 * 3600) last.toS = Math.max(last.toS, range.toS);
+      else merged.push({ ...range });
+    }
+    due.ranges.splice(0, due.ranges.length, ...merged);
+  }
+  return [...byResource.values()];
+}
+
+/** The counters a device resource lists, as InfluxDB stores their raw points. */
+export function countersOf(
+  parts: Pick<RollupParts, "catalog" | "decoder">,
+  deviceId: string,
+  resourceId: string,
+): CounterSeries[] {
+  const seen = new Set<string>();
+  const counters: CounterSeries[] = [];
+  for (const id of parts.catalog.list(deviceId, resourceId)) {
+    if (!isCounter(parts.decoder, id)) continue;
+    const decoded = parts.decoder.decode(id);
+    const series = {
+      measurement: storedMeasurement(decoded.measurement),
+      unit: storedName(decoded.unit),
+      type: storedName(decoded.type),
+    };
+    const key = JSON.stringify(series);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    counters.push(series);
+  }
+  return counters;
+}
+
+/**
+ * The rollups due for `deviceIds` at the end of a run (a sync's, a backfill's), logged; nothing
+ * when there are no rollups (`parts` undefined) or when the run is stopping (the marks stay).
+ */
+export async function rollupsAfterRun(
+  parts: RollupParts | undefined,
+  run: { readonly logger: Logger },
+  deviceIds: readonly string[],
+  stopping: () => boolean,
+): Promise<void> {
+  if (parts === undefined || stopping()) return;
+  const result = await runRollups({ ...parts, logger: run.logger }, deviceIds);
+  if (result.resources + result.failed === 0) return;
+  run.logger.info({ ...result }, "rollups written");
+}

@@ -1,0 +1,100 @@
+import type Database from "better-sqlite3";
+import { z } from "zod";
+import { integer, parseRows, requireInteger, requireText } from "./rows.js";
+
+/** A range of a device resource whose rollups are due (epoch s, inclusive). */
+export interface RollupMark {
+  readonly id: number;
+  readonly deviceId: string;
+  readonly resourceId: string;
+  readonly fromS: number;
+  readonly toS: number;
+}
+
+const markRow = z
+  .object({
+    id: integer,
+    device_id: z.string(),
+    resource_id: z.string(),
+    from_s: integer,
+    to_s: integer,
+  })
+  .transform(
+    (r): RollupMark => ({
+      id: r.id,
+      deviceId: r.device_id,
+      resourceId: r.resource_id,
+      fromS: r.from_s,
+      toS: r.to_s,
+    }),
+  );
+
+/**
+ * What rollups are due (table `rollup_marks`): a range per write of raw points, kept until the
+ * rollups over it are written. Small: a mark is five numbers and two ids, no copy of the data.
+ */
+export class RollupStore {
+  private readonly sql;
+
+  constructor(db: Database.Database) {
+    this.sql = {
+      mark: db.prepare<{
+        deviceId: string;
+        resourceId: string;
+        fromS: number;
+        toS: number;
+        request: string | null;
+      }>(
+        `INSERT INTO rollup_marks (device_id, resource_id, from_s, to_s, request)
+         VALUES (@deviceId, @resourceId, @fromS, @toS, @request)`,
+      ),
+      ofRequest: db
+        .prepare<[string]>("SELECT count(*) FROM rollup_marks WHERE request = ?")
+        .pluck(),
+      all: db.prepare<[]>("SELECT * FROM rollup_marks ORDER BY id"),
+      count: db.prepare<[]>("SELECT count(*) FROM rollup_marks").pluck(),
+      remove: db.prepare<{ deviceId: string; resourceId: string; upTo: number }>(
+        `DELETE FROM rollup_marks
+         WHERE device_id = @deviceId AND resource_id = @resourceId AND id <= @upTo`,
+      ),
+    };
+  }
+
+  /**
+   * Marks [fromS, toS] of a device resource: its rollups are due. `request`: the `rollups`
+   * command's request that asks for it (none for a write of raw points).
+   */
+  mark(deviceId: string, resourceId: string, fromS: number, toS: number, request?: string): void {
+    requireText("deviceId", deviceId);
+    requireText("resourceId", resourceId);
+    requireInteger("fromS", fromS);
+    requireInteger("toS", toS);
+    this.sql.mark.run({
+      deviceId,
+      resourceId,
+      fromS,
+      toS: Math.max(fromS, toS),
+      request: request ?? null,
+    });
+  }
+
+  /** Marks of a `rollups` command's request still waiting (an earlier run of it stopped). */
+  countOf(request: string): number {
+    return z.number().parse(this.sql.ofRequest.get(request));
+  }
+
+  /** Every mark, oldest first. */
+  pending(): RollupMark[] {
+    return parseRows(markRow, this.sql.all.all(), "rollup mark");
+  }
+
+  /** Marks waiting. */
+  count(): number {
+    return z.number().parse(this.sql.count.get());
+  }
+
+  /** Forgets a device resource's marks up to id `upTo` (those whose rollups were written). */
+  done(deviceId: string, resourceId: string, upTo: number): void {
+    this.sql.remove.run({ deviceId, resourceId, upTo });
+  }
+}
