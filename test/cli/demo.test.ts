@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { killCliChildren, spawnCli } from "../support/cli-child.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
@@ -36,6 +36,23 @@ describe("energy-etl demo (npm run demo)", () => {
     );
     expect(lines.some((l) => l.startsWith("etl_run,kind=sync,status=ok "))).toBe(true);
     expect(existsSync(join(cwd, "data/demo/state.db"))).toBe(true);
+  });
+
+  it("with STATE_DB elsewhere (the image's /data/state.db): state and files go to demo/ next to it, nothing to the working directory", async () => {
+    const cwd = tempDir("demo-cwd-");
+    const data = tempDir("demo-data-");
+    const { stdout } = await run(
+      { INFLUX_URL: "", LOG_LEVEL: "warn", STATE_DB: join(data, "state.db") },
+      cwd,
+    );
+    expect(stdout).toContain(`data      line-protocol file ${join(data, "demo", "energy.lp")}`);
+    expect(stdout).toContain(
+      `status    energy-etl status --state-db ${join(data, "demo", "state.db")}`,
+    );
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(readdirSync(join(data, "demo")).sort()).toEqual(
+      expect.arrayContaining(["energy.lp", "state.db"]),
+    );
   });
 
   it("with INFLUX_URL: writes into InfluxDB", async () => {

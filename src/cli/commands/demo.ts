@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { Config } from "../../config.js";
 import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
@@ -13,8 +13,15 @@ import { type CliIo, examples, writeLine } from "../io.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { startSimulatorProcess } from "../simulator-process.js";
 
-const DEMO_DIR = "./data/demo";
 const DEMO_DAYS = 2;
+
+/**
+ * Where the demo keeps its state and files: `demo/` next to STATE_DB (`./data/demo` by default,
+ * `/data/demo` in the image, whose working directory is read-only).
+ */
+export function demoDir(stateDb: string): string {
+  return join(dirname(resolve(stateDb)), "demo");
+}
 
 /** `demo`: the embedded simulator, a 2-day backfill and one sync, into InfluxDB or files. */
 export function registerDemoCommand(program: Command, io: CliIo): void {
@@ -23,7 +30,8 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
     .description(
       `start the embedded simulator, then migrate, backfill the last ${DEMO_DAYS} days of every ` +
         "device and run one sync: into InfluxDB when INFLUX_URL is set, otherwise into " +
-        `line protocol under ${DEMO_DIR}/`,
+        "line protocol; state and files under demo/ next to STATE_DB (./data/demo/ by default, " +
+        "/data/demo/ in the image)",
     )
     .addHelpText(
       "after",
@@ -35,11 +43,11 @@ export function registerDemoCommand(program: Command, io: CliIo): void {
     .action((_opts: unknown, command: Command) => runDemo(io, command));
 }
 
-/** The demo: a fresh state (and file) under DEMO_DIR, the simulator, a backfill and a sync. */
+/** The demo: a fresh state (and file) under demoDir, the simulator, a backfill and a sync. */
 async function runDemo(io: CliIo, command: Command): Promise<void> {
   const startedMs = Date.now();
   const context = createContext(command, io);
-  const dir = resolve(DEMO_DIR);
+  const dir = demoDir(context.config.state.db);
   const stateDb = join(dir, "state.db");
   const output = context.config.influx.url === "" ? join(dir, "energy.lp") : undefined;
   for (const file of [stateDb, `${stateDb}-wal`, `${stateDb}-shm`, ...(output ? [output] : [])]) {
