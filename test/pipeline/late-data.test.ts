@@ -18,10 +18,10 @@ import type { Cursor } from "../../src/state/types.js";
 import { bufferIo } from "../support/cli-io.js";
 import {
   expectedPoints,
+  rawPoints,
   type StoredPoint,
   simulatorRecords,
   sortPoints,
-  storedPoints,
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
@@ -65,11 +65,9 @@ function cursorOf(pipeline: Pipeline, deviceId: string): Cursor {
   return cursor;
 }
 
-/** A device's data points in InfluxDB (the pipeline's own etl_* points left out). */
+/** A device's data points in InfluxDB (etl_* and rollup_* left out). */
 async function pointsOf(db: TestInfluxDb, deviceId: string): Promise<StoredPoint[]> {
-  return (await storedPoints(db, `"device_id" = '${deviceId}'`)).filter(
-    (p) => !p.measurement.startsWith("etl_"),
-  );
+  return rawPoints(db, `"device_id" = '${deviceId}'`);
 }
 
 /** The points the simulator's own records of the device's all_data over [fromS, toS] give. */

@@ -51,9 +51,9 @@ import { queueJob } from "../support/backfill-jobs.js";
 import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
+  rawPoints,
   type StoredPoint,
   sortPoints,
-  storedPoints,
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, tempStateDb, testRun } from "../support/pipeline.js";
@@ -724,11 +724,9 @@ const facts = (points: readonly StoredPoint[]): string[] =>
     ),
   );
 
-/** The points of one device (the pipeline's own etl_* points left out). */
+/** The points of one device (etl_* and rollup_* left out). */
 const storedPointsOf = async (db: TestInfluxDb, deviceId: string): Promise<StoredPoint[]> =>
-  (await storedPoints(db, `"device_id" = '${deviceId}'`)).filter(
-    (p) => !p.measurement.startsWith("etl_"),
-  );
+  rawPoints(db, `"device_id" = '${deviceId}'`);
 
 /** A text as compared in an assertion: whole when short, else its start, length and digest. */
 const shown = (text: string): string =>

@@ -8,10 +8,10 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { queueJob } from "../support/backfill-jobs.js";
 import {
   expectedPoints,
+  rawPoints,
   simulatorRecords as recordsOf,
   type StoredPoint,
   sortPoints,
-  storedPoints,
 } from "../support/expected-points.js";
 import type { TestInfluxDb } from "../support/influx-db.js";
 import { influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN, TestInfluxd } from "../support/influxd.js";
@@ -67,8 +67,7 @@ async function influxdAnswers(): Promise<boolean> {
   }
 }
 
-const dataPoints = async (db: TestInfluxDb): Promise<StoredPoint[]> =>
-  (await storedPoints(db)).filter((p) => !p.measurement.startsWith("etl_"));
+const dataPoints = async (db: TestInfluxDb): Promise<StoredPoint[]> => rawPoints(db);
 
 /**
  * Stops influxd once the simulator has answered `afterDataRequests` data requests; with

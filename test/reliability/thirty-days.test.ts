@@ -17,9 +17,9 @@ import { escapeMeasurement, escapeTag } from "../../src/transform/line-protocol.
 import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
+  rawPoints,
   type StoredPoint,
   sortPoints,
-  storedPoints,
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
@@ -202,9 +202,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
       ),
     );
     // ---- what InfluxDB holds ----
-    const stored = (await storedPoints(db)).filter(
-      (p) => !p.measurement.startsWith("etl_") && p.tags.device_id !== "preseed",
-    );
+    const stored = (await rawPoints(db)).filter((p) => p.tags.device_id !== "preseed");
     const storedKeys = new Set(stored.map(pointKey));
     const goodKeys = new Set(good.map(pointKey));
     // nothing else: no point that is not in the truth (no spoofed member, no row outside a

@@ -3,7 +3,7 @@ import type { DataRecord } from "../../src/api/schemas.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import { META_VALUE_IDS } from "../../src/simulator/model/catalog.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { type StoredPoint, storedPoints } from "./expected-points.js";
+import { rawPoints, type StoredPoint } from "./expected-points.js";
 import type { TestInfluxDb } from "./influx-db.js";
 import { influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN } from "./influxd.js";
 
@@ -124,12 +124,10 @@ export async function dropTestDb(db: TestInfluxDb): Promise<void> {
   await influxql(db.rawUrl, "", `DROP DATABASE "${db.bucket}"`);
 }
 
-/** The stored points of one device (the pipeline's own etl_* points left out). */
+/** The stored points of one device (etl_* and rollup_* left out). */
 export async function devicePoints(db: TestInfluxDb, deviceId: string): Promise<StoredPoint[]> {
   const quoted = deviceId.replace(/\\/g, "\\\\").replace(/'/g, "\\'");
-  return (await storedPoints(db, `"device_id" = '${quoted}'`)).filter(
-    (p) => !p.measurement.startsWith("etl_"),
-  );
+  return rawPoints(db, `"device_id" = '${quoted}'`);
 }
 
 /** A pino JSON log line as an object (empty when the line is not a JSON object). */

@@ -79,6 +79,16 @@ export async function storedPoints(db: TestInfluxDb, where?: string): Promise<St
   return points;
 }
 
+/**
+ * The raw data points of a test database (or those matching `where`): the pipeline's own health
+ * points (etl_*) and the rollups derived from the data (rollup_*) left out.
+ */
+export async function rawPoints(db: TestInfluxDb, where?: string): Promise<StoredPoint[]> {
+  return (await storedPoints(db, where)).filter(
+    (p) => !p.measurement.startsWith("etl_") && !p.measurement.startsWith("rollup_"),
+  );
+}
+
 /** The simulator's own records of a device's resource over [fromS, toS], as the pipeline's chunks ask. */
 export function simulatorRecords(
   fleet: SimulatedFleet,

@@ -19,6 +19,9 @@ export interface RollupAuditOptions {
   readonly json?: boolean;
 }
 
+type Target = Parameters<typeof auditRollups>[1];
+type Parts = NonNullable<Pipeline["rollups"]>;
+
 /**
  * `audit --rollups`: the daily rollups of sampled days against the raw readings in InfluxDB,
  * per device resource with counters and zone of ROLLUP_TIME_ZONES; `--fix` recomputes the days
@@ -46,39 +49,8 @@ export async function runRollupAudit(
       })),
     )
     .filter((t) => t.counters.length > 0);
-  const progress = new StepProgress("audit", "device resources", context.logger, context.terminal);
-  progress.start(targets.length);
-  let checked = 0;
-  const mismatches: RollupMismatch[] = [];
-  try {
-    for (const target of targets) {
-      const result = await auditRollups(parts, target, moments);
-      checked += result.checked;
-      mismatches.push(...result.mismatches);
-      progress.step();
-    }
-  } finally {
-    progress.stop();
-  }
-  let fixed = 0;
-  let remaining = mismatches.length;
-  if (opts.fix && mismatches.length > 0) {
-    const again = new Set<(typeof targets)[number]>();
-    for (const m of unique(mismatches)) {
-      const target = targets.find(
-        (t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId,
-      );
-      if (target === undefined) continue;
-      await recomputeRollups(parts, target, m.dayS, m.endS - 1);
-      again.add(target);
-      fixed += 1;
-    }
-    remaining = 0;
-    for (const target of again) {
-      remaining += (await auditRollups(parts, target, moments)).mismatches.length;
-    }
-  }
-  const { io } = context;
+  const { checked, mismatches } = await checkAll(parts, targets, moments, context);
+  const fix = opts.fix ? await fixDays(parts, targets, moments, mismatches) : undefined;
   const summary = {
     from: isoSeconds(epochSeconds(opts.from)),
     to: isoSeconds(epochSeconds(opts.to)),
@@ -96,45 +68,117 @@ export async function runRollupAudit(
       fromRaw: m.expected ?? null,
       stored: m.stored ?? null,
     })),
-    ...(opts.fix ? { fixedDays: fixed, remaining } : {}),
+    ...(fix ? { fixedDays: fix.fixed, remaining: fix.remaining } : {}),
   };
-  if (opts.json) writeLine(io.stdout, JSON.stringify(summary, null, 2));
-  else {
-    if (mismatches.length > 0) {
-      writeLine(
-        io.stdout,
-        renderTable(
-          ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
-          summary.mismatches.map((m) => [
-            m.deviceId,
-            m.resourceId,
-            m.zone,
-            m.day,
-            `${m.measurement} (${m.valuesId})`,
-            m.fromRaw === null ? "none" : String(m.fromRaw),
-            m.stored === null ? "missing" : String(m.stored),
-          ]),
-          io.stdout,
-        ),
-      );
-    }
-    const verdict =
-      mismatches.length === 0
-        ? "every one equals the raw readings"
-        : `${mismatches.length} differ from the raw readings`;
-    const lines = [
-      `audit of rollups: ${targets.length} device resources x ${moments.length} sampled days x ` +
-        `${parts.zones.length} zones, ${checked} daily rollups: ${verdict}`,
-      opts.fix
-        ? `fixed: ${fixed} days recomputed from the raw readings, ${remaining} rollups still differ`
-        : mismatches.length > 0
-          ? "run again with --fix to recompute those days"
-          : undefined,
-    ];
-    for (const line of lines)
-      if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
+  if (opts.json) writeLine(context.io.stdout, JSON.stringify(summary, null, 2));
+  else printReport(summary, context.io);
+  if ((fix?.remaining ?? mismatches.length) > 0) {
+    throw new ExitStatus(1, "rollups differ from the raw readings");
   }
-  if (remaining > 0) throw new ExitStatus(1, "rollups differ from the raw readings");
+}
+
+/** Every target's sampled days against the raw readings, with a progress bar. */
+async function checkAll(
+  parts: Parts,
+  targets: readonly Target[],
+  moments: readonly number[],
+  context: CommandContext,
+): Promise<{ checked: number; mismatches: RollupMismatch[] }> {
+  const progress = new StepProgress("audit", "device resources", context.logger, context.terminal);
+  progress.start(targets.length);
+  let checked = 0;
+  const mismatches: RollupMismatch[] = [];
+  try {
+    for (const target of targets) {
+      const result = await auditRollups(parts, target, moments);
+      checked += result.checked;
+      mismatches.push(...result.mismatches);
+      progress.step();
+    }
+  } finally {
+    progress.stop();
+  }
+  return { checked, mismatches };
+}
+
+/** `--fix`: recompute each differing day from the raw readings, then audit those targets again. */
+async function fixDays(
+  parts: Parts,
+  targets: readonly Target[],
+  moments: readonly number[],
+  mismatches: readonly RollupMismatch[],
+): Promise<{ fixed: number; remaining: number }> {
+  const again = new Set<Target>();
+  let fixed = 0;
+  for (const m of unique(mismatches)) {
+    const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
+    if (target === undefined) continue;
+    await recomputeRollups(parts, target, m.dayS, m.endS - 1);
+    again.add(target);
+    fixed += 1;
+  }
+  let remaining = 0;
+  for (const target of again) {
+    remaining += (await auditRollups(parts, target, moments)).mismatches.length;
+  }
+  return { fixed, remaining };
+}
+
+interface AuditSummary {
+  readonly resources: number;
+  readonly days: readonly string[];
+  readonly zones: readonly string[];
+  readonly checked: number;
+  readonly mismatches: readonly {
+    deviceId: string;
+    resourceId: string;
+    zone: string;
+    day: string;
+    measurement: string;
+    valuesId: string;
+    fromRaw: number | null;
+    stored: number | null;
+  }[];
+  readonly fixedDays?: number;
+  readonly remaining?: number;
+}
+
+/** The human report: a table of mismatches, then the verdict and what to do next. */
+function printReport(summary: AuditSummary, io: CommandContext["io"]): void {
+  const { mismatches } = summary;
+  if (mismatches.length > 0) {
+    writeLine(
+      io.stdout,
+      renderTable(
+        ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
+        mismatches.map((m) => [
+          m.deviceId,
+          m.resourceId,
+          m.zone,
+          m.day,
+          `${m.measurement} (${m.valuesId})`,
+          m.fromRaw === null ? "none" : String(m.fromRaw),
+          m.stored === null ? "missing" : String(m.stored),
+        ]),
+        io.stdout,
+      ),
+    );
+  }
+  const verdict =
+    mismatches.length === 0
+      ? "every one equals the raw readings"
+      : `${mismatches.length} differ from the raw readings`;
+  const lines = [
+    `audit of rollups: ${summary.resources} device resources x ${summary.days.length} sampled ` +
+      `days x ${summary.zones.length} zones, ${summary.checked} daily rollups: ${verdict}`,
+    summary.fixedDays !== undefined
+      ? `fixed: ${summary.fixedDays} days recomputed from the raw readings, ` +
+        `${summary.remaining ?? 0} rollups still differ`
+      : mismatches.length > 0
+        ? "run again with --fix to recompute those days"
+        : undefined,
+  ];
+  for (const line of lines) if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
 }
 
 /** One per device resource and day (a day's recompute rewrites every series and zone of it). */
