@@ -1,30 +1,21 @@
 /**
  * The dashboards against `@grafana/schema`'s Dashboard type, of the Grafana release that
  * docker-compose.yml runs (11.3.0): a type check of the JSON files as TypeScript reads them, by
- * `npm run typecheck` and by the test below (ts-jest compiles without checking types). JSON gives `string` and `number` where the schema has
- * enums and literal unions (a panel `type`, a mapping `type`), so those are loosened; the rest is
- * checked: required fields (a variable's `current.text` and `value`) and the types of the known
- * fields. Unknown extra fields are not (TypeScript flags excess properties only in literals).
+ * `npm run typecheck` and by the test below (ts-jest compiles without checking types). Enums and
+ * literal unions are loosened to string and number (test/support/grafana-schema.ts says why);
+ * required fields (a variable's `current.text` and `value`) and the types of the known fields are
+ * checked, and planted mismatches show that the check fails on one. Unknown extra fields are not
+ * checked (TypeScript flags excess properties only in literals typed as Dashboard).
  */
-import type { Dashboard } from "@grafana/schema";
+import { readFileSync } from "node:fs";
 import ts from "typescript";
 import { loadDashboards } from "../support/dashboard-queries.js";
-
-/** T with every string or number type (enums, literal unions) widened to string or number. */
-type Loose<T> = T extends string
-  ? string
-  : T extends number
-    ? number
-    : T extends boolean
-      ? boolean
-      : T extends readonly (infer E)[]
-        ? Loose<E>[]
-        : T extends object
-          ? { [K in keyof T]: Loose<T[K]> }
-          : T;
-
-/** Compiles only when D fits the schema's Dashboard. */
-type Checked<D extends Loose<Dashboard>> = D;
+import {
+  type Checked,
+  dashboardTypeErrors,
+  projectOptions,
+  typeErrors,
+} from "../support/grafana-schema.js";
 
 type DeviceExplorer = Checked<
   typeof import("../../grafana/dashboards/device-explorer.json", { with: { type: "json" }})
@@ -47,16 +38,7 @@ const THIS_FILE = "test/deploy/dashboards-schema.test.ts";
 
 describe("Grafana dashboards against @grafana/schema (Grafana 11.3)", () => {
   it("fit the schema's Dashboard type (tsc on this file with the project's tsconfig)", () => {
-    const config = ts.getParsedCommandLineOfConfigFile("tsconfig.json", undefined, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-      },
-    });
-    const program = ts.createProgram([THIS_FILE], { ...config?.options, noEmit: true });
-    const errors = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n").split("\n").at(-1)?.trim());
+    const errors = typeErrors(ts.createProgram([THIS_FILE], projectOptions()));
     expect(errors).toEqual([]);
   });
 
@@ -64,5 +46,48 @@ describe("Grafana dashboards against @grafana/schema (Grafana 11.3)", () => {
     expect(loadDashboards().map((d) => [d.file, d.model.uid])).toEqual(
       Object.entries(CHECKED).map(([file, { uid }]) => [file, uid]),
     );
+  });
+
+  describe("a planted mismatch fails the same check (in memory, nothing written)", () => {
+    const overview = readFileSync("grafana/dashboards/overview.json", "utf8");
+    type Model = Record<string, unknown> & {
+      panels: Record<string, unknown>[];
+      templating: { list: Record<string, unknown>[] };
+    };
+    const plant = (mutate: (d: Model) => void): string[] => {
+      const model = JSON.parse(overview) as Model;
+      mutate(model);
+      return dashboardTypeErrors(JSON.stringify(model, null, 2));
+    };
+
+    it("the overview as it is passes", () => {
+      expect(dashboardTypeErrors(overview)).toEqual([]);
+    });
+
+    it.each<[string, (d: Model) => void, string]>([
+      [
+        "a panel's gridPos.h as a string",
+        (d) => {
+          d.panels[0] = { ...d.panels[0], gridPos: { h: "8", w: 24, x: 0, y: 0 } };
+        },
+        "Type 'string' is not assignable to type 'number'.",
+      ],
+      [
+        "a variable's current without its text",
+        (d) => {
+          d.templating.list[0] = { ...d.templating.list[0], current: { value: "influxdb" } };
+        },
+        "Type 'undefined' is not assignable to type 'string | string[]'.",
+      ],
+      [
+        "the dashboard's refresh as a number",
+        (d) => {
+          d.refresh = 30;
+        },
+        "Type 'number' is not assignable to type 'string'.",
+      ],
+    ])("%s", (_what, mutate, error) => {
+      expect(plant(mutate)).toEqual([error]);
+    });
   });
 });
