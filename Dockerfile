@@ -42,6 +42,7 @@ USER energy
 # (/healthz). Slim images have no curl: node's own fetch asks.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=120s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || '8080') + '/readyz').then((r) => process.exit(r.ok ? 0 : 1)).catch(() => process.exit(1))"]
-# The heap bound of the energy-etl command (dist/cli.js's first line): memory flat, ~150 MB peak
+# Node as dist/cli.js's first line starts it (no heap flags: memory is bounded by the code and
+# MEMORY_BUDGET_MB; test/image checks the two agree).
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["run"]

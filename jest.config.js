@@ -5,6 +5,8 @@ export default {
   testEnvironment: "<rootDir>/test/support/test-environment.ts",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
+  // the container image test has its own command (npm run test:image, jest.image.config.js)
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/image/"],
   transform: { "^.+\\.tsx?$": ["ts-jest", { useESM: true }] },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 60000,

@@ -88,6 +88,14 @@ export function spawnCli(
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  return trackCli(child, args);
+}
+
+/**
+ * A CLI process started some other way (the image test runs it in the image's file system) as a
+ * CliChild: `args` are the CLI's own arguments, for messages. stdout and stderr must be pipes.
+ */
+export function trackCli(child: ChildProcess, args: readonly string[]): CliChild {
   const exit = trackExit(child);
   let out = "";
   let err = "";
@@ -120,7 +128,7 @@ export function spawnCli(
     });
   const logged = (msg: string) => logs().filter((entry) => entry.msg === msg);
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${cli} ${args.join(" ")}`);
+  if (pid === undefined) throw new Error(`could not start ${args.join(" ")}`);
   const handle: CliChild = {
     child,
     pid,
