@@ -39,23 +39,37 @@ interface ResetHour {
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
 
-/** The increase of every counter series of `target` over each of `hours` (consecutive UTC hours). */
-export async function hourIncreases(
-  query: Pick<InfluxQuery, "query">,
-  target: RollupTarget,
-  hours: readonly Bucket[],
-): Promise<BucketIncrease[]> {
+/**
+ * The statements that ask InfluxDB for `target`'s hourly figures over `hours` (consecutive UTC
+ * hours): the last reading before them, the steps per hour, the first and last reading per hour.
+ * Many targets' statements may go in one request; hourIncreasesFrom reads their results.
+ */
+export function hourStatements(target: RollupTarget, hours: readonly Bucket[]): string[] {
   const first = hours[0];
   const last = hours.at(-1);
-  if (first === undefined || last === undefined) return [];
-  const { from, where, tags, seriesOf } = selectionOf(target);
+  if (first === undefined || last === undefined || target.counters.length === 0) return [];
+  const { from, where, tags } = selectionOf(target);
   const range = `time >= ${first.startS}s AND time < ${last.endS}s`;
   const byHour = `GROUP BY time(1h), ${tags} fill(none)`;
-  const [before = [], steps = [], edges = []] = await query.query([
+  return [
     `SELECT last("value") FROM ${from} WHERE ${where} AND time < ${first.startS}s GROUP BY ${tags}`,
     `SELECT sum("d"), min("d") FROM (SELECT difference("value") AS "d" FROM ${from} WHERE ${where} AND ${range} GROUP BY ${tags}) WHERE ${range} ${byHour}`,
     `SELECT first("value"), last("value") FROM ${from} WHERE ${where} AND ${range} ${byHour}`,
-  ]);
+  ];
+}
+
+/**
+ * The increase of every counter series of `target` over each of `hours`, from the results of
+ * hourStatements (in its order); hours with a reset are read again, reading by reading.
+ */
+export async function hourIncreasesFrom(
+  query: Pick<InfluxQuery, "query">,
+  target: RollupTarget,
+  hours: readonly Bucket[],
+  results: readonly (readonly InfluxqlSeries[])[],
+): Promise<BucketIncrease[]> {
+  const { seriesOf } = selectionOf(target);
+  const [before = [], steps = [], edges = []] = results;
   const all = new Map<SeriesKey, SeriesHours>();
   const each = (
     found: readonly InfluxqlSeries[],

@@ -5,11 +5,16 @@
  * moment before; from the raw readings for a zone whose days do not start on a UTC hour). The
  * same range recomputed writes the same points.
  */
-import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import {
+  type InfluxQuery,
+  type InfluxqlSeries,
+  quoteIdentifier,
+  quoteLiteral,
+} from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { escapeMeasurement, escapeTag, lineBatch } from "../transform/line-protocol.js";
 import { type Bucket, bucketsTouched, dayOf, hourOf, localDate } from "./buckets.js";
-import { hourIncreases } from "./hour-increases.js";
+import { hourIncreasesFrom, hourStatements } from "./hour-increases.js";
 import { type BucketIncrease, increasesOf } from "./raw-increases.js";
 import type { RollupTarget, SeriesTags } from "./series.js";
 
@@ -21,57 +26,167 @@ export const DAY_MEASUREMENT = "rollup_day";
 /** What recomputing needs. */
 export interface RecomputeParts {
   readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write">;
+  readonly sink: Pick<PointSink, "write" | "flush">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
 }
 
 /** Hours read from InfluxDB at a time. */
 const SPAN_HOURS = 24;
-/** Days summed (or read) at a time: one request's statements. */
+/** Days read raw at a time (a zone whose days do not start on a UTC hour). */
 const SPAN_DAYS = 31;
+/**
+ * The characters of statements sent in one InfluxQL request: spans of several device resources
+ * share requests, and the query (in the URL) stays under the 8 KB that proxies commonly allow.
+ */
+const QUERY_CHARS_PER_REQUEST = 5_000;
+
+/** A device resource's readings in [fromS, toS] whose rollups are recomputed. */
+export interface RecomputeJob {
+  readonly target: RollupTarget;
+  readonly fromS: number;
+  readonly toS: number;
+}
 
 /**
  * Writes the rollups of `target` that readings in [fromS, toS] change: every UTC hour holding
  * them (and the one after), then every day of each zone holding those hours. Returns the points
  * written.
  */
-export async function recomputeRollups(
+export function recomputeRollups(
   parts: RecomputeParts,
   target: RollupTarget,
   fromS: number,
   toS: number,
 ): Promise<number> {
-  if (target.counters.length === 0) return 0;
-  const hours = bucketsTouched(hourOf, fromS, toS);
+  return recomputeAll(parts, [{ target, fromS, toS }]);
+}
+
+/**
+ * recomputeRollups for several device resources at once: their hours first (the statements of
+ * many in one request, their points in one write), then their days, which sum those hours.
+ */
+export async function recomputeAll(
+  parts: RecomputeParts,
+  jobs: readonly RecomputeJob[],
+): Promise<number> {
+  const withHours = jobs
+    .filter((j) => j.target.counters.length > 0)
+    .map((j) => ({ target: j.target, hours: bucketsTouched(hourOf, j.fromS, j.toS) }));
+  const hourSpans = withHours.flatMap(({ target, hours }) =>
+    slices(hours, SPAN_HOURS).map((span) => ({
+      target,
+      span,
+      statements: hourStatements(target, span),
+    })),
+  );
   let points = 0;
-  for (let i = 0; i < hours.length; i += SPAN_HOURS) {
-    const span = hours.slice(i, i + SPAN_HOURS);
-    const increases = await hourIncreases(parts.query, target, span);
-    points += await writeIncreases(parts, target, increases, HOUR_MEASUREMENT, "");
+  for (const group of requests(hourSpans)) {
+    const results = await parts.query.query(group.flatMap((g) => g.statements));
+    const lines: string[] = [];
+    let at = 0;
+    for (const { target, span, statements } of group) {
+      const mine = results.slice(at, at + statements.length);
+      at += statements.length;
+      for (const x of await hourIncreasesFrom(parts.query, target, span, mine)) {
+        lines.push(rollupLine(HOUR_MEASUREMENT, target, x.series, "", x.increase, x.startS));
+      }
+    }
+    points += await writeLines(parts, lines);
   }
+  const daySpans = withHours.flatMap(({ target, hours }) => daySpansOf(parts.zones, target, hours));
+  for (const span of daySpans.filter((d) => !d.onHours)) {
+    const increases = await increasesOf(parts.query, span.target, span.days);
+    points += await writeIncreases(parts, span.target, increases, DAY_MEASUREMENT, span.zone);
+  }
+  for (const group of requests(daySpans.filter((d) => d.onHours))) {
+    const results = await parts.query.query(group.flatMap((g) => g.statements));
+    const lines: string[] = [];
+    let at = 0;
+    for (const span of group) {
+      const mine = results.slice(at, at + span.statements.length);
+      at += span.statements.length;
+      lines.push(...daySumLines(span, mine));
+    }
+    points += await writeLines(parts, lines);
+  }
+  return points;
+}
+
+/** A zone's days (at most SPAN_DAYS) holding some of a target's hours. */
+interface DaySpan {
+  readonly target: RollupTarget;
+  readonly zone: string;
+  readonly days: readonly Bucket[];
+  /** The days start and end on UTC hours: each is the sum of its hours (`statements`). */
+  readonly onHours: boolean;
+  readonly statements: readonly string[];
+}
+
+/** The days of each zone that hold `hours`, in spans, with the statements that sum them. */
+function daySpansOf(
+  zones: readonly string[],
+  target: RollupTarget,
+  hours: readonly Bucket[],
+): DaySpan[] {
   const first = hours[0];
   const last = hours.at(-1);
-  if (first === undefined || last === undefined) return points;
-  for (const zone of parts.zones) {
+  if (first === undefined || last === undefined) return [];
+  return zones.flatMap((zone) => {
     const days = bucketsTouched((s) => dayOf(zone, s), first.startS, last.endS - 1).filter(
       (day) => day.startS < last.endS,
     );
     const onHours = days.every((d) => d.startS % 3600 === 0 && d.endS % 3600 === 0);
-    for (let i = 0; i < days.length; i += SPAN_DAYS) {
-      const span = days.slice(i, i + SPAN_DAYS);
-      points += onHours
-        ? await writeDaySums(parts, target, span, zone)
-        : await writeIncreases(
-            parts,
-            target,
-            await increasesOf(parts.query, target, span),
-            DAY_MEASUREMENT,
-            zone,
-          );
+    // a day of hours is one statement (requests() packs them); other days are read raw, in spans
+    return slices(days, onHours ? 1 : SPAN_DAYS).map((span) => ({
+      target,
+      zone,
+      days: span,
+      onHours,
+      statements: onHours ? daySumStatements(target, span) : [],
+    }));
+  });
+}
+
+/** `items` in consecutive slices of at most `size`. */
+function slices<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Spans grouped so that each group's statements fit one request (a span is never split). */
+function requests<T extends { readonly statements: readonly string[] }>(
+  spans: readonly T[],
+): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let chars = 0;
+  for (const span of spans) {
+    if (span.statements.length === 0) continue;
+    const size = span.statements.reduce((n, statement) => n + statement.length + 1, 0);
+    if (current.length > 0 && chars + size > QUERY_CHARS_PER_REQUEST) {
+      groups.push(current);
+      current = [];
+      chars = 0;
     }
+    current.push(span);
+    chars += size;
   }
-  return points;
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/**
+ * Lines written in one request, sent at once (the next step may read them back, and a coalescing
+ * sink would hold them for its linger time); their count.
+ */
+async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
+  if (lines.length === 0) return 0;
+  const written = parts.sink.write(lineBatch(lines));
+  await parts.sink.flush();
+  await written;
+  return lines.length;
 }
 
 /** Increases over buckets written as `measurement` (a day: of `zone`). */
@@ -82,30 +197,26 @@ async function writeIncreases(
   measurement: string,
   zone: string,
 ): Promise<number> {
-  const lines = increases.map((x) =>
-    rollupLine(measurement, target, x.series, zone, x.increase, x.startS),
+  return writeLines(
+    parts,
+    increases.map((x) => rollupLine(measurement, target, x.series, zone, x.increase, x.startS)),
   );
-  if (lines.length > 0) await parts.sink.write(lineBatch(lines));
-  return lines.length;
 }
 
-/** Each of `days` as the sum of its hourly increases (stored before), written. */
-async function writeDaySums(
-  parts: RecomputeParts,
-  target: RollupTarget,
-  days: readonly Bucket[],
-  zone: string,
-): Promise<number> {
+/** One statement per day: the sum of its hourly increases (stored before) per series. */
+function daySumStatements(target: RollupTarget, days: readonly Bucket[]): string[] {
   const where = `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}`;
-  const results = await parts.query.query(
-    days.map(
-      (day) =>
-        `SELECT sum("increase") FROM ${quoteIdentifier(HOUR_MEASUREMENT)} WHERE ${where} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY "measurement", "values_id", "unit", "type"`,
-    ),
+  return days.map(
+    (day) =>
+      `SELECT sum("increase") FROM ${quoteIdentifier(HOUR_MEASUREMENT)} WHERE ${where} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY "measurement", "values_id", "unit", "type"`,
   );
+}
+
+/** The day points of a span, from its statements' results (in their order). */
+function daySumLines(span: DaySpan, results: readonly (readonly InfluxqlSeries[])[]): string[] {
   const lines: string[] = [];
   results.forEach((series, i) => {
-    const day = days[i];
+    const day = span.days[i];
     if (day === undefined) return;
     for (const s of series) {
       const [row] = s.values;
@@ -117,11 +228,10 @@ async function writeDaySums(
         unit: s.tags?.unit ?? "",
         type: s.tags?.type ?? "",
       };
-      lines.push(rollupLine(DAY_MEASUREMENT, target, t, zone, sum, day.startS));
+      lines.push(rollupLine(DAY_MEASUREMENT, span.target, t, span.zone, sum, day.startS));
     }
   });
-  if (lines.length > 0) await parts.sink.write(lineBatch(lines));
-  return lines.length;
+  return lines;
 }
 
 /** One rollup point: the increase of a series over the bucket starting at `startS`. */

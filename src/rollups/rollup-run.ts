@@ -13,7 +13,7 @@ import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
-import { recomputeRollups } from "./recompute.js";
+import { recomputeAll } from "./recompute.js";
 import type { CounterSeries } from "./series.js";
 
 /** What writing rollups needs. */
@@ -22,7 +22,7 @@ export interface RollupParts {
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
   readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write">;
+  readonly sink: Pick<PointSink, "write" | "flush">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
   readonly logger: Logger;
@@ -37,8 +37,13 @@ export interface RollupResult {
   readonly failed: number;
 }
 
-/** Device resources whose rollups are recomputed at once (their queries keep influxd's cores busy). */
-const DEVICE_RESOURCES_AT_ONCE = 4;
+/**
+ * Device resources recomputed together: their InfluxQL statements share requests and their points
+ * share writes (a steady tick's rollups: four requests per batch, not per device resource).
+ */
+const DEVICE_RESOURCES_PER_BATCH = 16;
+/** Batches recomputed at once (their queries keep influxd's cores busy). */
+const BATCHES_AT_ONCE = 2;
 
 /** A device resource's due ranges, merged, and the last mark they cover. */
 interface Due {
@@ -50,7 +55,7 @@ interface Due {
 
 /**
  * Writes the rollups due for `deviceIds` (all devices without it). Each device resource's marks
- * are forgotten once its rollups are written.
+ * are forgotten once its rollups are written; a batch that fails keeps the marks of all of its.
  */
 export async function runRollups(
   parts: RollupParts,
@@ -61,21 +66,27 @@ export async function runRollups(
   let resources = 0;
   let points = 0;
   let failed = 0;
-  const queue = new PQueue({ concurrency: DEVICE_RESOURCES_AT_ONCE });
-  for (const item of due) {
-    const counters = countersOf(parts, item.deviceId, item.resourceId);
-    const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
+  const queue = new PQueue({ concurrency: BATCHES_AT_ONCE });
+  for (let i = 0; i < due.length; i += DEVICE_RESOURCES_PER_BATCH) {
+    const batch = due.slice(i, i + DEVICE_RESOURCES_PER_BATCH);
+    const jobs = batch.flatMap((item) => {
+      const counters = countersOf(parts, item.deviceId, item.resourceId);
+      const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
+      return item.ranges.map((range) => ({ target, fromS: range.fromS, toS: range.toS }));
+    });
     void queue.add(async () => {
       try {
-        for (const range of item.ranges) {
-          points += await recomputeRollups(parts, target, range.fromS, range.toS);
-        }
-        parts.marks.done(item.deviceId, item.resourceId, item.upTo);
-        resources++;
+        points += await recomputeAll(parts, jobs);
+        for (const item of batch) parts.marks.done(item.deviceId, item.resourceId, item.upTo);
+        resources += batch.length;
       } catch (error) {
-        failed++;
+        failed += batch.length;
         parts.logger.warn(
-          { device: item.deviceId, resource: item.resourceId, error: messageOf(error) },
+          {
+            devices: [...new Set(batch.map((item) => item.deviceId))],
+            resources: batch.length,
+            error: messageOf(error),
+          },
           "rollups not written; tried again next run",
         );
       }
