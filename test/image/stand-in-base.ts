@@ -98,6 +98,7 @@ export function ensureBase(image: string): BaseReport {
     const label = podman("image", "inspect", "--format", `{{index .Labels "${LABEL}"}}`, name);
     if (label === "<no value>" || label === "") return done("real");
     if (label === machine.key) return done("reused");
+    podman("rmi", "--force", name); // a stand-in of another Node (or recipe): made again below
   }
   const rootfs = mkdtempSync(join("/var/tmp", "energy-etl-stand-in-"));
   try {
