@@ -61,7 +61,7 @@ const mb = (bytes: number) => Math.round(bytes / 1e6);
 function nodeFlags(argv: readonly string[]): string[] {
   const at = argv.findIndex((a) => a === "node" || a.endsWith("/node"));
   const script = argv.findIndex((a) => a.endsWith("cli.js"));
-  return at < 0 ? argv.slice(0, 0) : argv.slice(at + 1, script < 0 ? undefined : script);
+  return at < 0 ? [] : argv.slice(at + 1, script < 0 ? undefined : script);
 }
 
 let buildSeconds = 0;
@@ -103,7 +103,7 @@ describe("the image as built", () => {
   beforeAll(() => {
     root = ImageRoot.open(IMAGE);
   });
-  afterAll(() => root.close());
+  afterAll(() => root?.close());
 
   it("runs as uid 10001, for whom /app is read-only and /data writable", () => {
     expect(root.uidOf(root.config.User)).toEqual({ uid: 10001, gid: 10001 });
