@@ -2,7 +2,7 @@
  * `npm run bench`: the numbers behind energy-etl's claims, each measured against a baseline in the
  * same session. Writes bench/RESULTS.md. `--quick` runs smaller sizes (a smoke run, not results).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
@@ -24,7 +24,16 @@ const FLEET_MAX = process.argv.includes("--fleet-max")
 const DAY_S = 86_400;
 const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
 const iso = (s: number) => new Date(s * 1000).toISOString();
-const stateDb = () => join(mkdtempSync(join(tmpdir(), "bench-")), "state.db");
+/** State files' directories, removed when the run exits. */
+const stateDirs: string[] = [];
+process.on("exit", () => {
+  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+});
+const stateDb = () => {
+  const dir = mkdtempSync(join(tmpdir(), "bench-"));
+  stateDirs.push(dir);
+  return join(dir, "state.db");
+};
 
 /** `backfill` arguments for devices over [fromS, toS], with extra flags. */
 const backfillArgs = (
