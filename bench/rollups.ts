@@ -91,7 +91,6 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
       if (res.status !== 204) throw new Error(`write failed: ${res.status} ${await res.text()}`);
       return { written: batch.lines, rejected: [] };
     },
-    flush: async () => {},
   };
   const counters = [{ measurement: "total_solar_energy", unit: "kWh", type: "cumulative" }];
   const built = performance.now();

@@ -1,6 +1,6 @@
 import type { LineBatch } from "../transform/line-protocol.js";
 import { linesOf } from "../transform/line-protocol.js";
-import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
+import type { PointSink, RejectedLine, WriteOptions, WriteOutcome } from "./point-sink.js";
 
 /** A write waiting to go out with others. */
 interface Waiting {
@@ -37,12 +37,12 @@ export class CoalescingSink implements PointSink {
     this.target = sink.target;
   }
 
-  write(batch: LineBatch): Promise<WriteOutcome> {
+  write(batch: LineBatch, options: WriteOptions = {}): Promise<WriteOutcome> {
     if (batch.lines >= this.batchLines) return this.sink.write(batch);
     return new Promise<WriteOutcome>((resolve, reject) => {
       this.waiting.push({ batch, resolve, reject });
       this.waitingLines += batch.lines;
-      if (this.waitingLines >= this.batchLines) this.send();
+      if (options.now || this.waitingLines >= this.batchLines) this.send();
       else this.timer ??= setTimeout(() => this.send(), this.lingerMs);
     });
   }

@@ -95,9 +95,18 @@ export class InfluxQuery {
         `InfluxDB answered a query with something else than InfluxQL results: ${excerpt(JSON.stringify(answer) ?? "")}`,
       );
     }
-    return parsed.data.results.map((result) => {
+    const { results } = parsed.data;
+    for (const result of results) {
       if (result.error) throw new InfluxQueryError(`InfluxQL failed: ${result.error}`);
-      return result.series ?? [];
-    });
+    }
+    // callers match results to statements by position: a missing or reordered one must not shift
+    const inOrder = results.every((r, i) => r.statement_id === undefined || r.statement_id === i);
+    if (results.length !== statements.length || !inOrder) {
+      throw new InfluxQueryError(
+        `InfluxDB answered ${results.length} results for ${statements.length} statements` +
+          (inOrder ? "" : " (out of order)"),
+      );
+    }
+    return results.map((result) => result.series ?? []);
   }
 }

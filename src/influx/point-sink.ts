@@ -20,6 +20,15 @@ export interface WriteOutcome {
  * Where points go: InfluxDB ({@link InfluxWriter}) or a line-protocol file
  * ({@link LineProtocolFileSink}). Lines are InfluxDB line protocol with second precision.
  */
+/** How a write goes out. */
+export interface WriteOptions {
+  /**
+   * Send it now, with whatever waits to go out: a caller that reads the lines back next (the
+   * rollups) must not wait for a coalescing sink's linger. Sinks that never hold a write ignore it.
+   */
+  readonly now?: boolean;
+}
+
 export interface PointSink {
   /** Where the points go, for logs and summaries (never contains a secret). */
   readonly target: string;
@@ -31,7 +40,7 @@ export interface PointSink {
    * particular lines (token, bucket, target unavailable after retries); then none of the lines is
    * reported written, and writing them again later is safe.
    */
-  write(batch: LineBatch): Promise<WriteOutcome>;
+  write(batch: LineBatch, options?: WriteOptions): Promise<WriteOutcome>;
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
   /** Waits for the writes in progress (each bounded in time), then releases the target. */

@@ -26,7 +26,7 @@ export const DAY_MEASUREMENT = "rollup_day";
 /** What recomputing needs. */
 export interface RecomputeParts {
   readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write" | "flush">;
+  readonly sink: Pick<PointSink, "write">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
 }
@@ -36,10 +36,12 @@ const SPAN_HOURS = 24;
 /** Days read raw at a time (a zone whose days do not start on a UTC hour). */
 const SPAN_DAYS = 31;
 /**
- * The characters of statements sent in one InfluxQL request: spans of several device resources
- * share requests, and the query (in the URL) stays under the 8 KB that proxies commonly allow.
+ * The URL-encoded characters of statements sent in one InfluxQL request: spans of several device
+ * resources share requests, and the query (in the URL) stays under the 8 KB that proxies commonly
+ * allow. A span (one device resource's hours or day) is never split, so one with very many
+ * counters may go alone over it.
  */
-const QUERY_CHARS_PER_REQUEST = 5_000;
+const QUERY_CHARS_PER_REQUEST = 6_000;
 
 /** A device resource's readings in [fromS, toS] whose rollups are recomputed. */
 export interface RecomputeJob {
@@ -164,7 +166,11 @@ function requests<T extends { readonly statements: readonly string[] }>(
   let chars = 0;
   for (const span of spans) {
     if (span.statements.length === 0) continue;
-    const size = span.statements.reduce((n, statement) => n + statement.length + 1, 0);
+    // as the URL carries them (quotes, spaces and commas are encoded)
+    const size = span.statements.reduce(
+      (n, statement) => n + encodeURIComponent(statement).length + 3,
+      0,
+    );
     if (current.length > 0 && chars + size > QUERY_CHARS_PER_REQUEST) {
       groups.push(current);
       current = [];
@@ -182,10 +188,7 @@ function requests<T extends { readonly statements: readonly string[] }>(
  * sink would hold them for its linger time); their count.
  */
 async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
-  if (lines.length === 0) return 0;
-  const written = parts.sink.write(lineBatch(lines));
-  await parts.sink.flush();
-  await written;
+  if (lines.length > 0) await parts.sink.write(lineBatch(lines), { now: true });
   return lines.length;
 }
 

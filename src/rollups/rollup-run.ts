@@ -22,7 +22,7 @@ export interface RollupParts {
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
   readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write" | "flush">;
+  readonly sink: Pick<PointSink, "write">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
   readonly logger: Logger;
@@ -54,8 +54,8 @@ interface Due {
 }
 
 /**
- * Writes the rollups due for `deviceIds` (all devices without it). Each device resource's marks
- * are forgotten once its rollups are written; a batch that fails keeps the marks of all of its.
+ * Writes the rollups due for `deviceIds` (all devices without it), in batches of device
+ * resources. Each device resource's marks are forgotten once its rollups are written.
  */
 export async function runRollups(
   parts: RollupParts,
@@ -69,31 +69,49 @@ export async function runRollups(
   const queue = new PQueue({ concurrency: BATCHES_AT_ONCE });
   for (let i = 0; i < due.length; i += DEVICE_RESOURCES_PER_BATCH) {
     const batch = due.slice(i, i + DEVICE_RESOURCES_PER_BATCH);
-    const jobs = batch.flatMap((item) => {
-      const counters = countersOf(parts, item.deviceId, item.resourceId);
-      const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
-      return item.ranges.map((range) => ({ target, fromS: range.fromS, toS: range.toS }));
-    });
     void queue.add(async () => {
-      try {
-        points += await recomputeAll(parts, jobs);
-        for (const item of batch) parts.marks.done(item.deviceId, item.resourceId, item.upTo);
-        resources += batch.length;
-      } catch (error) {
-        failed += batch.length;
-        parts.logger.warn(
-          {
-            devices: [...new Set(batch.map((item) => item.deviceId))],
-            resources: batch.length,
-            error: messageOf(error),
-          },
-          "rollups not written; tried again next run",
-        );
-      }
+      const done = await recomputeBatch(parts, batch);
+      resources += done.resources;
+      points += done.points;
+      failed += done.failed;
     });
   }
   await queue.onIdle();
   return { resources, points, failed };
+}
+
+/**
+ * Recomputes a batch and forgets its marks. When it fails, each of its device resources is tried
+ * alone: one that keeps failing keeps its own marks without holding back the others.
+ */
+async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promise<RollupResult> {
+  const jobs = batch.flatMap((item) => {
+    const counters = countersOf(parts, item.deviceId, item.resourceId);
+    const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
+    return item.ranges.map((range) => ({ target, fromS: range.fromS, toS: range.toS }));
+  });
+  try {
+    const points = await recomputeAll(parts, jobs);
+    for (const item of batch) parts.marks.done(item.deviceId, item.resourceId, item.upTo);
+    return { resources: batch.length, points, failed: 0 };
+  } catch (error) {
+    const [only] = batch;
+    if (batch.length === 1 && only) {
+      parts.logger.warn(
+        { device: only.deviceId, resource: only.resourceId, error: messageOf(error) },
+        "rollups not written; tried again next run",
+      );
+      return { resources: 0, points: 0, failed: 1 };
+    }
+    const total = { resources: 0, points: 0, failed: 0 };
+    for (const item of batch) {
+      const one = await recomputeBatch(parts, [item]);
+      total.resources += one.resources;
+      total.points += one.points;
+      total.failed += one.failed;
+    }
+    return total;
+  }
 }
 
 /** Marks grouped by device resource, their ranges merged where they touch the same hours. */

@@ -11,7 +11,13 @@ export interface Ran {
   readonly stderr: string;
 }
 
-/** Runs a command to its end (output kept up to 256 MB); never throws. */
+/** The longest any one host command may take (a build downloads and compiles); then SIGKILL. */
+const COMMAND_TIMEOUT_MS = 20 * 60_000;
+
+/**
+ * Runs a command to its end (output kept up to 256 MB, killed after COMMAND_TIMEOUT_MS: a
+ * synchronous call cannot be interrupted by jest); never throws.
+ */
 export function runCommand(
   command: string,
   args: readonly string[],
@@ -22,6 +28,8 @@ export function runCommand(
     maxBuffer: 256 * 1024 * 1024,
     input: options.input,
     env: options.env ?? process.env,
+    timeout: COMMAND_TIMEOUT_MS,
+    killSignal: "SIGKILL",
   });
   return {
     status: ran.error ? null : ran.status,

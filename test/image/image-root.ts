@@ -152,8 +152,11 @@ export class ImageRoot {
 
   /** Unmounts /proc, /dev and the file system, and removes the container. */
   close(): void {
-    runCommand("umount", [join(this.path, "proc")]);
-    runCommand("umount", [join(this.path, "dev")]);
+    for (const mounted of ["proc", "dev"]) {
+      // lazily when busy (a process of a failed test still inside): never left mounted
+      const path = join(this.path, mounted);
+      if (runCommand("umount", [path]).status !== 0) runCommand("umount", ["--lazy", path]);
+    }
     runCommand("podman", ["umount", this.id]);
     runCommand("podman", ["rm", "--force", this.id]);
   }

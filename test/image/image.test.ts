@@ -35,7 +35,8 @@ import { ensureHostTools, podman, runCommand } from "./host-tools.js";
 import { ImageRoot } from "./image-root.js";
 import { baseImages, ensureBase } from "./stand-in-base.js";
 
-const IMAGE = "localhost/energy-etl-image-test:latest";
+/** This run's image (its own tag: runs on one machine do not remove each other's). */
+const IMAGE = `localhost/energy-etl-image-test:${process.pid}`;
 const DAY_S = 86_400;
 const HOUR_MS = 3_600_000;
 /** The simulator's clock: fixed on an hour, so that every window is known. */
@@ -324,6 +325,7 @@ describe("the demo in the image (docker run --rm energy-etl demo)", () => {
         expect.arrayContaining(["/data/demo/energy.lp", "/data/demo/state.db"]),
       );
     } finally {
+      await killCliChildren();
       root.close();
     }
   });

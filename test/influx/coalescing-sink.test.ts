@@ -47,6 +47,18 @@ describe("CoalescingSink", () => {
     ]);
   });
 
+  it("a write asked to go now goes at once, with what waits, without the linger", async () => {
+    const inner = new Recording();
+    const sink = new CoalescingSink(inner, 100, 60_000);
+    const waiting = sink.write(lineBatch(lines("a", 2)));
+    const now = sink.write(lineBatch(lines("b", 1)), { now: true });
+    expect(inner.requests).toEqual([[...lines("a", 2), ...lines("b", 1)]]);
+    expect(await Promise.all([waiting, now])).toEqual([
+      { written: 2, rejected: [] },
+      { written: 1, rejected: [] },
+    ]);
+  });
+
   it("sends as soon as the waiting writes fill a batch; a full batch goes alone at once", async () => {
     const inner = new Recording();
     const sink = new CoalescingSink(inner, 5, 60_000);

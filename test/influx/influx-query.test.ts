@@ -1,0 +1,60 @@
+/**
+ * InfluxQuery matches results to statements by position (the rollups send the statements of
+ * many device resources in one request): an answer with fewer results, or results out of order,
+ * fails instead of shifting every later result onto another statement. Against the tests'
+ * influxd for the real answer, and a loopback server for the broken ones.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { InfluxQuery } from "../../src/influx/influx-query.js";
+import { createTestInfluxDb } from "../support/influx-db.js";
+
+/** A server answering every /query with `results`. */
+async function answering(results: unknown[]): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ results }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+const target = (url: string) => ({ url, token: "t", bucket: "b", timeoutMs: 5_000 });
+const statements = ["SELECT 1", "SELECT 2", "SELECT 3"];
+
+describe("InfluxQuery: one result per statement, in order", () => {
+  it("influxd's answer to three statements comes back as three results", async () => {
+    const db = await createTestInfluxDb("influx_query");
+    await fetch(`${db.rawUrl}/write?db=${db.bucket}&precision=s`, {
+      method: "POST",
+      body: "m,k=a value=1 1700000000\nm,k=b value=2 1700000000",
+    });
+    const query = new InfluxQuery({ ...target(db.url), token: db.token, bucket: db.bucket });
+    const results = await query.query([
+      `SELECT "value" FROM "m" WHERE "k" = 'a'`,
+      `SELECT "value" FROM "m" WHERE "k" = 'none'`,
+      `SELECT "value" FROM "m" WHERE "k" = 'b'`,
+    ]);
+    expect(results.map((r) => r.flatMap((s) => s.values.map((v) => v[1])))).toEqual([[1], [], [2]]);
+  });
+
+  it.each([
+    [
+      "fewer results",
+      [{ statement_id: 0 }, { statement_id: 1 }],
+      "answered 2 results for 3 statements",
+    ],
+    [
+      "results out of order",
+      [{ statement_id: 0 }, { statement_id: 2 }, { statement_id: 1 }],
+      "answered 3 results for 3 statements (out of order)",
+    ],
+  ])("%s: fails, naming the counts", async (_what, results, message) => {
+    const { url, server } = await answering(results);
+    try {
+      await expect(new InfluxQuery(target(url)).query(statements)).rejects.toThrow(message);
+    } finally {
+      server.close();
+    }
+  });
+});
