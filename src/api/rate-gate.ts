@@ -47,6 +47,9 @@ interface Waiter {
   readonly priority: boolean;
 }
 
+/** Why a nap's timer is cleared: the nap is over (woken, or its time came). */
+const NAP_OVER = "nap over";
+
 /**
  * A request rate limiter (spec 8 leaves rate limits unspecified): hands out slots spaced
  * `1000 / rate` ms apart, stops handing them out during a pause after a 429, halves the rate on
@@ -208,7 +211,8 @@ export class RateGate {
       await Promise.race([slept, woken]);
     } finally {
       if (this.interrupt === interrupt) this.interrupt = undefined;
-      interrupt.abort();
+      // a reason of our own: abort() without one makes a DOMException (a stack) every nap
+      interrupt.abort(NAP_OVER);
     }
   }
 }

@@ -237,6 +237,17 @@ function daySumLines(span: DaySpan, results: readonly (readonly InfluxqlSeries[]
   return lines;
 }
 
+/** The last day's local date: a day's lines come together, and Intl is slow per line. */
+let lastDay = { zone: "", startS: Number.NaN, date: "" };
+
+/** localDate, remembered for the day asked last. */
+function dayDate(zone: string, startS: number): string {
+  if (lastDay.zone !== zone || lastDay.startS !== startS) {
+    lastDay = { zone, startS, date: localDate(zone, startS) };
+  }
+  return lastDay.date;
+}
+
 /** One rollup point: the increase of a series over the bucket starting at `startS`. */
 function rollupLine(
   measurement: string,
@@ -247,7 +258,7 @@ function rollupLine(
   startS: number,
 ): string {
   // a day carries its local month and year: month and year panels sum the days of their own
-  const date = zone === "" ? "" : localDate(zone, startS);
+  const date = zone === "" ? "" : dayDate(zone, startS);
   const tags =
     `,device_id=${escapeTag(target.deviceId)},measurement=${escapeTag(t.measurement)}` +
     (zone === "" ? "" : `,month=${date.slice(0, 7)}`) +
