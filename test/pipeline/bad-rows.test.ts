@@ -398,13 +398,18 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     expect(result.counters.droppedMembers).toBe(0);
     // the first of each duplicated row is the truth (the copy has every number + 1)
     expect(sortPoints(await devicePoints(db, SITE))).toEqual(sortPoints(pointsOf(SITE, answers)));
-    // rollups are stamped with their bucket's start (a day's before the window): not data
+    // nothing outside the window; the rollups are stamped with their bucket's start: a day's at
+    // the UTC midnight before it, an hour's up to the hour after its last reading
     const data = async (where: string) =>
       (await db.series(`SELECT count(*) FROM /.*/ WHERE ${where}`)).filter(
         (s) => !s.name.startsWith("rollup_"),
       );
     expect(await data(`time < ${fromS}s`)).toEqual([]);
     expect(await data(`time > ${toS}s`)).toEqual([]);
+    const rollups = (where: string) => db.series(`SELECT count(*) FROM /^rollup_/ WHERE ${where}`);
+    expect(await rollups(`time < ${Math.floor(fromS / 86_400) * 86_400}s`)).toEqual([]);
+    expect(await rollups(`time > ${(Math.floor(toS / 3600) + 1) * 3600}s`)).toEqual([]);
+    expect((await rollups(`time >= ${Math.floor(fromS / 86_400) * 86_400}s`)).length).toBe(2);
     expect(pipeline.store.deadLetters.list()).toEqual([]);
     const warnings = logLines.map(logRecord).filter((r) => r.msg === DROPPED);
     expect(warnings).toHaveLength(answers.length);
