@@ -117,13 +117,15 @@ function rawLines(days: number): string[] {
   return lines;
 }
 
-/** The same lines POSTed straight to influxd's /write by `writers` concurrent writers; seconds. */
-async function rawIngest(influxd: TestInfluxd, lines: readonly string[], writers: number) {
-  const db = `raw${++database}`;
-  await influxql(influxd.rawUrl, "", `CREATE DATABASE "${db}"`);
-  const batch = 5000;
+/** Lines POSTed straight to influxd's /write (database `db`) by `writers` concurrent writers. */
+export async function postLines(
+  influxd: TestInfluxd,
+  db: string,
+  lines: readonly string[],
+  writers: number,
+  batch: number,
+): Promise<void> {
   let next = 0;
-  const started = performance.now();
   const writer = async () => {
     for (let i = next; i < lines.length; i = next) {
       next += batch;
@@ -136,6 +138,14 @@ async function rawIngest(influxd: TestInfluxd, lines: readonly string[], writers
     }
   };
   await Promise.all(Array.from({ length: writers }, writer));
+}
+
+/** The same lines POSTed straight to influxd's /write by `writers` concurrent writers; seconds. */
+async function rawIngest(influxd: TestInfluxd, lines: readonly string[], writers: number) {
+  const db = `raw${++database}`;
+  await influxql(influxd.rawUrl, "", `CREATE DATABASE "${db}"`);
+  const started = performance.now();
+  await postLines(influxd, db, lines, writers, 5000);
   return (performance.now() - started) / 1000;
 }
 

@@ -10,7 +10,7 @@ import type { LineBatch } from "../src/transform/line-protocol.js";
 import { loadDashboards, panelQuery } from "../test/support/dashboard-queries.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
 import { median } from "./harness.js";
-import { backfillInto, cachedSimulator, pointsOf, type Row } from "./points.js";
+import { backfillInto, cachedSimulator, pointsOf, postLines, type Row } from "./points.js";
 
 const DAY_S = 86_400;
 const log = (text: string) => process.stderr.write(`${text}\n`);
@@ -21,23 +21,6 @@ function cpuOf(pid: number | undefined): number {
   if (pid === undefined) return 0;
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** POSTs lines to influxd's /write in batches by 4 writers. */
-async function writeLines(influxd: TestInfluxd, db: string, lines: readonly string[]) {
-  const batch = 10_000;
-  let next = 0;
-  const writer = async () => {
-    for (let i = next; i < lines.length; i = next) {
-      next += batch;
-      const res = await fetch(`${influxd.rawUrl}/write?db=${db}&precision=s`, {
-        method: "POST",
-        body: lines.slice(i, i + batch).join("\n"),
-      });
-      if (res.status !== 204) throw new Error(`write failed: ${res.status} ${await res.text()}`);
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, writer));
 }
 
 /**
@@ -73,7 +56,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   for (const [i, device] of devices.entries()) {
     const lines = counterLines(device, 1 + i / 10, fromS, days);
     points += lines.length;
-    await writeLines(influxd, bucket, lines);
+    await postLines(influxd, bucket, lines, 4, 10_000);
   }
   log(`rollups: ${points} raw points written; computing the rollups…`);
   const query = new InfluxQuery({

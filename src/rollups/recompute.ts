@@ -5,18 +5,13 @@
  * moment before; from the raw readings for a zone whose days do not start on a UTC hour). The
  * same range recomputed writes the same points.
  */
-import {
-  type InfluxQuery,
-  type InfluxqlSeries,
-  quoteIdentifier,
-  quoteLiteral,
-} from "../influx/influx-query.js";
+import { type InfluxQuery, type InfluxqlSeries, quoteIdentifier } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { escapeMeasurement, escapeTag, lineBatch } from "../transform/line-protocol.js";
 import { type Bucket, bucketsTouched, dayOf, hourOf, localDate } from "./buckets.js";
 import { hourIncreasesFrom, hourStatements } from "./hour-increases.js";
 import { type BucketIncrease, increasesOf } from "./raw-increases.js";
-import type { RollupTarget, SeriesTags } from "./series.js";
+import { type RollupTarget, rollupSeriesOf, type SeriesTags, targetWhere } from "./series.js";
 
 /** The measurement of hourly increases. */
 export const HOUR_MEASUREMENT = "rollup_hour";
@@ -208,7 +203,7 @@ async function writeIncreases(
 
 /** One statement per day: the sum of its hourly increases (stored before) per series. */
 function daySumStatements(target: RollupTarget, days: readonly Bucket[]): string[] {
-  const where = `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}`;
+  const where = targetWhere(target);
   return days.map(
     (day) =>
       `SELECT sum("increase") FROM ${quoteIdentifier(HOUR_MEASUREMENT)} WHERE ${where} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY "measurement", "values_id", "unit", "type"`,
@@ -225,13 +220,9 @@ function daySumLines(span: DaySpan, results: readonly (readonly InfluxqlSeries[]
       const [row] = s.values;
       const sum = row?.[1];
       if (typeof sum !== "number") continue;
-      const t: SeriesTags = {
-        measurement: s.tags?.measurement ?? "",
-        valuesId: s.tags?.values_id ?? "",
-        unit: s.tags?.unit ?? "",
-        type: s.tags?.type ?? "",
-      };
-      lines.push(rollupLine(DAY_MEASUREMENT, span.target, t, span.zone, sum, day.startS));
+      lines.push(
+        rollupLine(DAY_MEASUREMENT, span.target, rollupSeriesOf(s), span.zone, sum, day.startS),
+      );
     }
   });
   return lines;

@@ -8,7 +8,13 @@ import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influ
 import { type Bucket, dayOf } from "./buckets.js";
 import { increasesOf } from "./raw-increases.js";
 import { DAY_MEASUREMENT } from "./recompute.js";
-import { keyOf, type RollupTarget, type SeriesTags } from "./series.js";
+import {
+  keyOf,
+  type RollupTarget,
+  rollupSeriesOf,
+  type SeriesTags,
+  targetWhere,
+} from "./series.js";
 
 /** Relative difference that still counts as equal (float sums in another order). */
 const TOLERANCE = 1e-9;
@@ -102,7 +108,7 @@ async function storedDay(
   day: Bucket,
 ): Promise<Map<string, { series: SeriesTags; increase: number }>> {
   const where =
-    `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}` +
+    targetWhere(target) +
     ` AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s`;
   const [found = []] = await query.query([
     `SELECT "increase" FROM ${quoteIdentifier(DAY_MEASUREMENT)} WHERE ${where} GROUP BY "measurement", "values_id", "unit", "type"`,
@@ -111,12 +117,7 @@ async function storedDay(
   for (const s of found) {
     const increase = s.values[0]?.[1];
     if (typeof increase !== "number") continue;
-    const series: SeriesTags = {
-      measurement: s.tags?.measurement ?? "",
-      valuesId: s.tags?.values_id ?? "",
-      unit: s.tags?.unit ?? "",
-      type: s.tags?.type ?? "",
-    };
+    const series = rollupSeriesOf(s);
     out.set(keyOf(series), { series, increase });
   }
   return out;

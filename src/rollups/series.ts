@@ -45,6 +45,21 @@ export interface Selection {
   seriesOf(s: InfluxqlSeries): SeriesTags | undefined;
 }
 
+/** The InfluxQL condition that selects a device resource's points (raw or rollup). */
+export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId">): string {
+  return `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}`;
+}
+
+/** The counter series a rollup result series (grouped by its series tags) belongs to. */
+export function rollupSeriesOf(s: InfluxqlSeries): SeriesTags {
+  return {
+    measurement: s.tags?.measurement ?? "",
+    valuesId: s.tags?.values_id ?? "",
+    unit: s.tags?.unit ?? "",
+    type: s.tags?.type ?? "",
+  };
+}
+
 /** How to select `target`'s counter points. */
 export function selectionOf(target: RollupTarget): Selection {
   const counters = new Set(
@@ -52,7 +67,7 @@ export function selectionOf(target: RollupTarget): Selection {
   );
   return {
     from: [...new Set(target.counters.map((c) => quoteIdentifier(c.measurement)))].join(","),
-    where: `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}`,
+    where: targetWhere(target),
     tags: `"values_id", "unit", "type"`,
     seriesOf: (s) => {
       const t: SeriesTags = {

@@ -21,12 +21,11 @@ const COMMAND_TIMEOUT_MS = 20 * 60_000;
 export function runCommand(
   command: string,
   args: readonly string[],
-  options: { readonly input?: Buffer | string; readonly env?: NodeJS.ProcessEnv } = {},
+  options: { readonly env?: NodeJS.ProcessEnv } = {},
 ): Ran {
   const ran = spawnSync(command, args, {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
-    input: options.input,
     env: options.env ?? process.env,
     timeout: COMMAND_TIMEOUT_MS,
     killSignal: "SIGKILL",
@@ -39,8 +38,8 @@ export function runCommand(
 }
 
 /** Runs a command and returns its trimmed stdout; throws with its stderr when it fails. */
-export function mustRun(command: string, args: readonly string[], input?: Buffer | string): string {
-  const ran = runCommand(command, args, { input });
+export function mustRun(command: string, args: readonly string[]): string {
+  const ran = runCommand(command, args);
   if (ran.status !== 0) {
     throw new Error(
       `${command} ${args.join(" ")} failed (exit ${ran.status}):\n${ran.stderr.slice(-3000)}`,
