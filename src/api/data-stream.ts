@@ -108,16 +108,14 @@ async function* readBytes(
   source: AnswerSource,
   limits: DataLimits,
 ): AsyncGenerator<Buffer, void, undefined> {
-  const { stream, idle } = exchange;
+  const { idle } = exchange;
   const { deadline } = context;
   let bytes = 0;
   idle.arm();
   try {
-    for await (const chunk of stream) {
-      const buffer = chunk as Buffer;
+    for await (const buffer of exchange.body()) {
       bytes += buffer.length;
       if (bytes > limits.maxAnswerBytes) {
-        stream.destroy();
         throw invalidResponse(
           `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
           false,

@@ -1,5 +1,12 @@
-import type { IncomingHttpHeaders } from "node:http";
-import got, { type Got, type Request } from "got";
+import {
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+} from "node:http";
+import { request as requestTls } from "node:https";
+import { pipeline, type Readable, type Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Logger } from "pino";
 import { clampTimerMs } from "../util/timers.js";
 import type { ApiClock } from "./api-clock.js";
@@ -27,17 +34,21 @@ export interface ResponseHead {
 
 /** One HTTP attempt on the wire. */
 export interface Exchange {
-  readonly stream: Request;
-  /** Destroys the stream when no byte comes for API_TIMEOUT_MS; armed while bytes are awaited. */
-  readonly idle: IdleTimer;
   /** The answer's head; rejects with the transport error. */
   readonly head: Promise<ResponseHead>;
+  /**
+   * The body's bytes as they arrive (decompressed), once the head came; a failure of the
+   * connection (or of the idle timer) is thrown as it happened.
+   */
+  body(): AsyncIterable<Buffer>;
+  /** Fails the exchange when no byte comes for API_TIMEOUT_MS; armed while bytes are awaited. */
+  readonly idle: IdleTimer;
   /**
    * Reads the body up to `maxBytes` under the idle timer; stops there (`over`). A failure of the
    * stream is thrown classified (an ApiError).
    */
   readBody(maxBytes: number): Promise<{ readonly text: string; readonly over: boolean }>;
-  /** Destroys the stream and forgets the abort listener. */
+  /** Ends the exchange (a complete answer leaves its connection to the next request). */
   close(): void;
 }
 
@@ -59,74 +70,90 @@ export interface HttpTransportOptions {
 /** Default of {@link HttpTransportOptions.slowNoticeMs}. */
 export const SLOW_NOTICE_MS = 2_000;
 
+/** Sent with every request. */
+const COMMON_HEADERS = {
+  "user-agent": "energy-etl",
+  accept: "application/json",
+  "accept-encoding": "gzip, deflate, br",
+};
+
+/** Where requests go: the base URL taken apart once. */
+interface Origin {
+  readonly send: typeof request;
+  readonly hostname: string;
+  readonly port: string;
+  /** The base URL's path, ending in `/`. */
+  readonly prefix: string;
+}
+
 /**
- * The API's HTTP transport: one got stream per attempt, bounded by API_TIMEOUT_MS (got's timeouts
- * for connecting and the head, an idle timer for the body) and ended at once by the attempt's
- * signal. Knows nothing of retries, tokens or endpoints.
+ * The API's HTTP transport: one `node:http` request per attempt (on the platform's keep-alive
+ * agent), bounded by API_TIMEOUT_MS (one timer for connecting, one for the head once the request
+ * is sent, an idle timer for the body) and ended at once by the attempt's signal. Knows nothing
+ * of retries, tokens or endpoints. Plain `node:http` rather than got: got's module graph costs
+ * ~17 MB of resident memory on import and its options per request show in a fleet's profile
+ * (docs/benchmarks.md); none of its features (retries, redirects, hooks) are used here.
  */
 export class HttpTransport {
-  private readonly http: Got;
+  private readonly origin: Origin;
   private readonly now: () => number;
   private lastSlowNoticeMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: HttpTransportOptions) {
     this.now = options.now ?? Date.now;
-    this.http = got.extend({
-      prefixUrl: options.baseUrl,
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      followRedirect: false,
-      headers: { "user-agent": "energy-etl", accept: "application/json" },
-    });
+    this.origin = originOf(options.baseUrl);
   }
 
-  /** Sends one attempt as a stream; `signal` destroys it at once; `endpoint` names it in logs. */
+  /** Sends one attempt; `signal` ends it at once; `endpoint` names it in logs. */
   open(out: Outgoing, signal: AbortSignal, endpoint: string): Exchange {
     const t = clampTimerMs(this.options.timeoutMs);
-    const body =
-      out.method === "POST" ? (out.json === undefined ? { body: "" } : { json: out.json }) : {};
-    const stream = this.http.stream(out.path, {
+    const { origin } = this;
+    const query = out.searchParams ? `?${new URLSearchParams(out.searchParams).toString()}` : "";
+    const payload = out.method === "POST" && out.json !== undefined ? JSON.stringify(out.json) : "";
+    const headers: Record<string, string> = { ...COMMON_HEADERS, ...out.headers };
+    if (out.method === "POST") {
+      if (out.json !== undefined) headers["content-type"] = "application/json";
+      headers["content-length"] = String(Buffer.byteLength(payload));
+    }
+    const req = origin.send({
       method: out.method,
-      headers: { ...out.headers },
-      searchParams: out.searchParams ? { ...out.searchParams } : undefined,
-      ...body,
-      timeout: { lookup: t, connect: t, secureConnect: t, send: t, response: t },
+      hostname: origin.hostname,
+      port: origin.port,
+      path: `${origin.prefix}${out.path}${query}`,
+      headers,
     });
-    const idle = new IdleTimer(stream, t);
+    const wire = new Wire(req, t);
     const slow = setTimeout(
       () => this.noteSlow(endpoint, t),
       clampTimerMs(this.options.slowNoticeMs),
     );
     slow.unref();
-    const answered = (): void => clearTimeout(slow);
-    stream.once("response", answered);
-    stream.once("error", answered);
     const onAbort = (): void => {
-      stream.destroy(Object.assign(new Error("aborted"), { code: "ERR_ABORTED" }));
+      wire.fail(Object.assign(new Error("aborted"), { code: "ERR_ABORTED" }));
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    const head = new Promise<ResponseHead>((resolve, reject) => {
-      stream.once("response", (response: { statusCode: number; headers: IncomingHttpHeaders }) => {
-        const serverTimeMs = parseDateHeader(response.headers.date);
-        if (serverTimeMs !== undefined) this.options.clock.observe(serverTimeMs);
-        resolve({ statusCode: response.statusCode, headers: response.headers, serverTimeMs });
-      });
-      stream.once("error", reject);
+    const head = wire.head.then((response) => {
+      clearTimeout(slow);
+      const serverTimeMs = parseDateHeader(response.headers.date);
+      if (serverTimeMs !== undefined) this.options.clock.observe(serverTimeMs);
+      return { statusCode: response.statusCode ?? 0, headers: response.headers, serverTimeMs };
     });
-    head.catch(() => undefined);
+    head.catch(() => clearTimeout(slow));
+    req.end(payload);
+    const idle = new IdleTimer((error) => wire.fail(error), t);
     return {
-      stream,
-      idle,
       head,
+      body: () => wire.body(),
+      idle,
       readBody: (maxBytes) =>
-        readBody(stream, idle, maxBytes).catch((error: unknown) => {
+        readBody(wire.body(), idle, maxBytes).catch((error: unknown) => {
           throw classifyTransportError(endpoint, error);
         }),
       close: () => {
-        answered();
+        clearTimeout(slow);
         idle.disarm();
         signal.removeEventListener("abort", onAbort);
-        stream.destroy();
+        wire.close();
       },
     };
   }
@@ -143,9 +170,123 @@ export class HttpTransport {
   }
 }
 
+/** The base URL taken apart: the module that sends, host, port and path prefix. */
+function originOf(baseUrl: string): Origin {
+  const url = new URL(baseUrl);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new Error(`the API's base URL must be http:// or https:// (got ${url.protocol})`);
+  }
+  return {
+    send: url.protocol === "https:" ? requestTls : request,
+    // an IPv6 literal comes bracketed in a URL, bare in a request's options
+    hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: url.port,
+    prefix: url.pathname.endsWith("/") ? url.pathname : `${url.pathname}/`,
+  };
+}
+
+/**
+ * A request on the wire and its answer: the head as a promise, the body (decompressed when the
+ * answer is) as a stream, one way to end both with an error, and the timers until the head.
+ */
+class Wire {
+  readonly head: Promise<IncomingMessage>;
+  private response: IncomingMessage | undefined;
+  private stream: Readable | undefined;
+  private failure: Error | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly req: ClientRequest,
+    private readonly timeoutMs: number,
+  ) {
+    // connecting (a fresh socket) or the head (once the request is sent) within API_TIMEOUT_MS
+    this.arm("connect");
+    req.once("socket", (socket) => {
+      if (!socket.connecting) return;
+      socket.once("connect", () => this.arm("send"));
+    });
+    req.once("finish", () => this.arm("response"));
+    this.head = new Promise<IncomingMessage>((resolve, reject) => {
+      req.once("response", (response: IncomingMessage) => {
+        clearTimeout(this.timer);
+        this.response = response;
+        resolve(response);
+      });
+      req.once("error", (error) => {
+        clearTimeout(this.timer);
+        reject(this.failure ?? error);
+      });
+    });
+    this.head.catch(() => undefined);
+  }
+
+  /** The body as it arrives, decompressed; made once, after the head. */
+  body(): Readable {
+    if (this.stream) return this.stream;
+    const { response } = this;
+    if (!response) throw new Error("the body was read before the answer's head came");
+    const decoder = decoderFor(response.headers["content-encoding"]);
+    this.stream = decoder ? pipeline(response, decoder, () => undefined) : response;
+    if (this.failure) this.stream.destroy(this.failure);
+    return this.stream;
+  }
+
+  /** Ends the request or its answer with `error`. */
+  fail(error: Error): void {
+    this.failure ??= error;
+    clearTimeout(this.timer);
+    if (this.response) this.body().destroy(error);
+    else this.req.destroy(error);
+  }
+
+  /** Ends the exchange; a complete answer's connection stays in the agent's pool. */
+  close(): void {
+    clearTimeout(this.timer);
+    const { response } = this;
+    if (!response) {
+      this.req.destroy();
+      return;
+    }
+    const stream = this.stream ?? response;
+    if (stream.readableEnded) return;
+    // an answer not read to its end: its connection cannot serve the next request
+    stream.destroy();
+    if (stream !== response) response.destroy();
+  }
+
+  private arm(phase: "connect" | "send" | "response"): void {
+    clearTimeout(this.timer);
+    if (this.response) return;
+    this.timer = setTimeout(() => {
+      const error = Object.assign(
+        new Error(`Timeout awaiting '${phase}' for ${this.timeoutMs}ms`),
+        { code: "ETIMEDOUT", name: "TimeoutError" },
+      );
+      this.fail(error);
+    }, this.timeoutMs);
+    this.timer.unref();
+  }
+}
+
+/** A decompressing stream for an answer's Content-Encoding; undefined for none. */
+function decoderFor(encoding: string | undefined): Transform | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case "gzip":
+    case "x-gzip":
+      return createGunzip();
+    case "deflate":
+      return createInflate();
+    case "br":
+      return createBrotliDecompress();
+    default:
+      return undefined;
+  }
+}
+
 /** Reads a body up to `maxBytes` under the idle timer; stops reading there (`over`). */
 async function readBody(
-  stream: Request,
+  stream: AsyncIterable<Buffer>,
   idle: IdleTimer,
   maxBytes: number,
 ): Promise<{ text: string; over: boolean }> {
@@ -153,8 +294,7 @@ async function readBody(
   let bytes = 0;
   idle.arm();
   try {
-    for await (const chunk of stream) {
-      const buffer = chunk as Buffer;
+    for await (const buffer of stream) {
       if (bytes + buffer.length > maxBytes) {
         chunks.push(buffer.subarray(0, maxBytes - bytes));
         return { text: Buffer.concat(chunks).toString("utf8"), over: true };
@@ -170,22 +310,21 @@ async function readBody(
 }
 
 /**
- * Destroys a stream that sends nothing for `ms` (API_TIMEOUT_MS); armed only while bytes are
+ * Ends an exchange that sends nothing for `ms` (API_TIMEOUT_MS); armed only while bytes are
  * awaited, so the time a consumer spends on a page does not count.
  */
 export class IdleTimer {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly stream: Request,
+    private readonly fail: (error: Error) => void,
     private readonly ms: number,
   ) {}
 
   arm(): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      const stalled = Object.assign(new Error(`no data for ${this.ms} ms`), { code: "ETIMEDOUT" });
-      this.stream.destroy(stalled);
+      this.fail(Object.assign(new Error(`no data for ${this.ms} ms`), { code: "ETIMEDOUT" }));
     }, clampTimerMs(this.ms));
     this.timer.unref();
   }

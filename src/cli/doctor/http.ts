@@ -1,4 +1,5 @@
-import got from "got";
+import { request } from "node:http";
+import { request as requestTls } from "node:https";
 import { seconds } from "./check.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
@@ -27,55 +28,80 @@ export function under(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}${path}`;
 }
 
+/** Most of an answer's body read (doctor expects a few KiB). */
+const MAX_BODY_BYTES = 1024 * 1024;
+
 /**
- * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), with the HTTP
- * client the API client uses (got: no redirects, no retries); never throws for a transport
- * failure, which comes back as an {@link HttpProblem}.
+ * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), sent as the API
+ * client sends (`node:http`, no redirects, no retries); never throws for a transport failure,
+ * which comes back as an {@link HttpProblem}.
  */
-export async function httpRequest(
+export function httpRequest(
   url: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string },
   timeoutMs: number,
 ): Promise<HttpAnswer | HttpProblem> {
-  try {
-    const response = await got(url, {
-      method: init.method ?? "GET",
-      headers: { "user-agent": "energy-etl doctor", ...init.headers },
-      body: init.body,
-      throwHttpErrors: false,
-      followRedirect: false,
-      retry: { limit: 0 },
-      timeout: { request: timeoutMs },
-    });
-    const { timings } = response;
-    return {
-      kind: "answer",
-      status: response.statusCode,
-      header: (name) => {
-        const value = response.headers[name];
-        return Array.isArray(value) ? value[0] : value;
-      },
-      body: response.body,
-      sentAtMs: timings.upload ?? timings.start,
-      answeredAtMs: timings.response ?? Date.now(),
-    };
-  } catch (error) {
-    return describeProblem(error, timeoutMs);
-  }
+  return new Promise((resolve) => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const problem = (error: unknown): void =>
+      resolve(signal.aborted ? timedOut(timeoutMs) : describeProblem(error));
+    let sentAtMs = Date.now();
+    try {
+      const target = new URL(url);
+      const send = target.protocol === "https:" ? requestTls : request;
+      const req = send(target, {
+        method: init.method ?? "GET",
+        headers: { "user-agent": "energy-etl doctor", ...init.headers },
+        signal,
+      });
+      req.once("finish", () => {
+        sentAtMs = Date.now();
+      });
+      req.once("error", problem);
+      req.once("response", (response) => {
+        const answeredAtMs = Date.now();
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        response.on("data", (chunk: Buffer) => {
+          if (bytes < MAX_BODY_BYTES) chunks.push(chunk);
+          bytes += chunk.length;
+        });
+        response.once("error", problem);
+        response.once("end", () => {
+          resolve({
+            kind: "answer",
+            status: response.statusCode ?? 0,
+            header: (name) => {
+              const value = response.headers[name];
+              return Array.isArray(value) ? value[0] : value;
+            },
+            body: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString("utf8"),
+            sentAtMs,
+            answeredAtMs,
+          });
+        });
+      });
+      req.end(init.body);
+    } catch (error) {
+      problem(error);
+    }
+  });
+}
+
+/** No answer within the time given. */
+function timedOut(timeoutMs: number): HttpProblem {
+  return {
+    kind: "problem",
+    reason: "timeout",
+    message: `no answer within ${seconds(timeoutMs)} s`,
+  };
 }
 
 const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
 
-/** Reads what got threw: the code and message, a timeout, a TLS refusal. */
-function describeProblem(error: unknown, timeoutMs: number): HttpProblem {
+/** Reads what the request threw: the code and message, a TLS refusal. */
+function describeProblem(error: unknown): HttpProblem {
   const code = field(error, "code");
-  if (field(error, "name") === "TimeoutError") {
-    return {
-      kind: "problem",
-      reason: "timeout",
-      message: `no answer within ${seconds(timeoutMs)} s`,
-    };
-  }
   const text = field(error, "message") ?? String(error);
   const tls = (code !== undefined && TLS_CODE.test(code)) || /certificate|ssl|tls/i.test(text);
   // OpenSSL's own words ("wrong version number") say nothing to an operator
