@@ -2,8 +2,8 @@
  * The shape of src/, read with the TypeScript compiler API (nothing is compiled or run): no file
  * over 400 lines, no function over 80 lines, and the simulator's boundary (docs/simulator.md):
  * src/simulator imports, of the project's own code, only the API's vocabulary (the files of
- * SIMULATOR_MAY_IMPORT) and src/util; of the rest of src/, only the `simulate` and `demo` commands
- * import the simulator. Packages (`node:http`, `zod`) are not the project's code and are not
+ * SIMULATOR_MAY_IMPORT) and src/util; of the rest of src/, only the `simulate` command imports the
+ * simulator (the demo starts it as a process). Packages (`node:http`, `zod`) are not the project's code and are not
  * checked. Each failure names the file (and the function with its first line).
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -172,7 +172,7 @@ describe("the shape of src/", () => {
     expect(boundaryBreaks(SRC).out).toEqual([]);
   });
 
-  it("only the simulate and demo commands import src/simulator", () => {
+  it("only the simulate command imports src/simulator", () => {
     expect(boundaryBreaks(SRC).into).toEqual([]);
   });
 });

@@ -298,7 +298,7 @@ describe("RateGate", () => {
       gate.pause(1e12);
       const controller = new AbortController();
       const waiting = gate.take({ signal: controller.signal });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await flush(); // the take is asleep on its pause: its timer is set
       controller.abort();
       await expect(waiting).rejects.toBeDefined();
       await new Promise((resolve) => setImmediate(resolve));
