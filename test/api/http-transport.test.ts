@@ -1,0 +1,152 @@
+/**
+ * The API's HTTP transport on its own, against a node:http server on loopback: compressed answers
+ * read as the API sent them, keep-alive connections reused only after a whole answer, the base
+ * URL's path kept, and the head's timer naming what it waited for.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import pino from "pino";
+import { ApiClock } from "../../src/api/api-clock.js";
+import { HttpTransport } from "../../src/api/http-transport.js";
+
+const BODY = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ timestamp: i, v: i * 1.5 })));
+
+const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
+  gzip: gzipSync,
+  deflate: deflateSync,
+  br: brotliCompressSync,
+};
+
+describe("HttpTransport", () => {
+  let server: Server;
+  let base: string;
+  const seen: { url: string; headers: IncomingMessage["headers"]; socket: number }[] = [];
+  const sockets = new WeakMap<object, number>();
+  let connections = 0;
+  let hangHead = false;
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let id = sockets.get(req.socket);
+      if (id === undefined) {
+        id = ++connections;
+        sockets.set(req.socket, id);
+      }
+      seen.push({ url: req.url ?? "", headers: req.headers, socket: id });
+      if (hangHead) return; // no head: the transport's timer ends it
+      const encoding = /encoding=(\w+)/.exec(req.url ?? "")?.[1];
+      const encode = encoding === undefined ? undefined : ENCODERS[encoding];
+      const body = encode ? encode(Buffer.from(BODY)) : Buffer.from(BODY);
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-length": body.length,
+        date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)).toUTCString(),
+        ...(encoding ? { "content-encoding": encoding } : {}),
+      });
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  beforeEach(() => {
+    seen.length = 0;
+    hangHead = false;
+  });
+
+  const transport = (timeoutMs = 5_000) =>
+    new HttpTransport({
+      baseUrl: base,
+      timeoutMs,
+      slowNoticeMs: 60_000,
+      logger: pino({ level: "silent" }),
+      clock: new ApiClock(),
+    });
+
+  async function get(t: HttpTransport, searchParams: Record<string, string>) {
+    const exchange = t.open(
+      { method: "GET", path: "data/dev%201/all", headers: {}, searchParams },
+      new AbortController().signal,
+      "GET /data",
+    );
+    try {
+      const head = await exchange.head;
+      const { text } = await exchange.readBody(1 << 20);
+      return { head, text };
+    } finally {
+      exchange.close();
+    }
+  }
+
+  it.each(["gzip", "deflate", "br"])(
+    "reads an answer sent with Content-Encoding %s as its JSON",
+    async (encoding) => {
+      const { head, text } = await get(transport(), { encoding });
+      expect(head.statusCode).toBe(200);
+      expect(text).toBe(BODY);
+      expect(seen[0]?.headers["accept-encoding"]).toBe("gzip, deflate, br");
+    },
+  );
+
+  it("keeps the base URL's path, encodes the query, and tells the answer's Date", async () => {
+    const { head } = await get(transport(), { values: "a,b", from: "2026-01-01T00:00:00Z" });
+    expect(seen[0]?.url).toBe(
+      "/api/v1/data/dev%201/all?values=a%2Cb&from=2026-01-01T00%3A00%3A00Z",
+    );
+    expect(seen[0]?.headers["user-agent"]).toBe("energy-etl");
+    expect(head.serverTimeMs).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+  });
+
+  it("a whole answer leaves its connection to the next request; one not read to its end does not", async () => {
+    const t = transport();
+    await get(t, {});
+    await get(t, {});
+    expect(seen.map((s) => s.socket)).toEqual([seen[0]?.socket, seen[0]?.socket]);
+    // an answer given up after 10 bytes: its connection is closed, the next request opens one
+    const partial = t.open(
+      { method: "GET", path: "data", headers: {} },
+      new AbortController().signal,
+      "GET /data",
+    );
+    await partial.head;
+    expect((await partial.readBody(10)).over).toBe(true);
+    partial.close();
+    await get(t, {});
+    const [, , third, fourth] = seen.map((s) => s.socket);
+    expect(third).toBe(seen[0]?.socket);
+    expect(fourth).not.toBe(third);
+  });
+
+  it("no head within API_TIMEOUT_MS: the head rejects with a timeout naming the phase", async () => {
+    hangHead = true;
+    const exchange = transport(200).open(
+      { method: "GET", path: "data", headers: {} },
+      new AbortController().signal,
+      "GET /data",
+    );
+    await expect(exchange.head).rejects.toMatchObject({
+      code: "ETIMEDOUT",
+      name: "TimeoutError",
+      message: "Timeout awaiting 'response' for 200ms",
+    });
+    exchange.close();
+  });
+
+  it("an abort ends the attempt at once with ERR_ABORTED", async () => {
+    hangHead = true;
+    const controller = new AbortController();
+    const exchange = transport().open(
+      { method: "GET", path: "data", headers: {} },
+      controller.signal,
+      "GET /data",
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    await expect(exchange.head).rejects.toMatchObject({ code: "ERR_ABORTED" });
+    exchange.close();
+  });
+});
