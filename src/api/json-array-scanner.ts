@@ -1,3 +1,4 @@
+import { JSON_BYTES } from "../transform/json-bytes.js";
 /**
  * Frames a JSON array that arrives in byte pieces into its elements, so that a large `GET /data`
  * body is read element by element without ever being one string. It tracks strings, escapes and
@@ -52,13 +53,7 @@ enum State {
   Ended,
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
+const { QUOTE, BACKSLASH, COMMA, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT } = JSON_BYTES;
 
 /** True for the four bytes JSON allows between tokens. */
 export function isJsonSpace(c: number): boolean {

@@ -20,3 +20,17 @@ export function instantOption(flag: string) {
     return spec.kind === "at" ? spec.at : subtractDuration(new Date(), spec.duration);
   });
 }
+
+/** `--device`, `--from` and `--to` (default now) of a command over a range of days. */
+export const rangeOptions = {
+  device: z.array(z.string().min(1)).optional(),
+  from: instantOption("--from"),
+  to: instantOption("--to").default(() => new Date()),
+};
+
+/** A range's one rule: `--from` not after `--to`. */
+export function fromNotAfterTo<T extends { readonly from: Date; readonly to: Date }>(
+  options: z.ZodType<T>,
+) {
+  return options.refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+}

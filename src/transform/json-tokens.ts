@@ -5,16 +5,9 @@
  * still go on validly), or AS_TEXT when it is not what the fast path reads.
  */
 import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
+import { JSON_BYTES } from "./json-bytes.js";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
-const PLUS = 0x2b;
+const { QUOTE, BACKSLASH, MINUS, DOT, ZERO, NINE, LOWER_E, UPPER_E, PLUS } = JSON_BYTES;
 
 export const NULL_BYTES = Buffer.from("null");
 export const TRUE_BYTES = Buffer.from("true");
@@ -83,7 +76,7 @@ export function numberEnd(bytes: Buffer, i: number, limit: number): number {
   const intDigits = j - i - (negative ? 1 : 0);
   let fraction = 0;
   let leadingZeros = 0;
-  let lastDigit = ZERO;
+  let lastDigit: number = ZERO;
   if (j < limit && bytes[j] === DOT) {
     const from = j + 1;
     j = digitsEnd(bytes, from, limit);

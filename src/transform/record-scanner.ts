@@ -1,4 +1,5 @@
 import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
+import { JSON_BYTES } from "./json-bytes.js";
 import {
   FALSE_BYTES,
   literal,
@@ -24,13 +25,7 @@ export enum ValueKind {
   String,
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const ZERO = 0x30;
+const { QUOTE, BACKSLASH, COMMA, COLON, OPEN_OBJECT, CLOSE_OBJECT, ZERO } = JSON_BYTES;
 
 /** Key indexes of the two members every record has. */
 const TIMESTAMP = -1;

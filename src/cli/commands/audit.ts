@@ -9,22 +9,20 @@ import type { CommandContext } from "../context.js";
 import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
-import { instantOption } from "../time-options.js";
+import { fromNotAfterTo, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { runRollupAudit } from "./audit-rollups.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 
-const optionsSchema = z
-  .object({
-    device: z.array(z.string().min(1)).optional(),
-    from: instantOption("--from"),
-    to: instantOption("--to").default(() => new Date()),
+const optionsSchema = fromNotAfterTo(
+  z.object({
+    ...rangeOptions,
     fix: z.boolean().optional(),
     json: z.boolean().optional(),
     rollups: z.boolean().optional(),
     sampleDays: z.coerce.number().int().min(1).default(7),
-  })
-  .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+  }),
+);
 
 type AuditOptions = z.infer<typeof optionsSchema>;
 

@@ -8,17 +8,10 @@ import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { StepProgress } from "../progress.js";
-import { instantOption } from "../time-options.js";
+import { fromNotAfterTo, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 
-const optionsSchema = z
-  .object({
-    device: z.array(z.string().min(1)).optional(),
-    from: instantOption("--from"),
-    to: instantOption("--to").default(() => new Date()),
-    dryRun: z.boolean().optional(),
-  })
-  .refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+const optionsSchema = fromNotAfterTo(z.object({ ...rangeOptions, dryRun: z.boolean().optional() }));
 
 type RollupOptions = z.infer<typeof optionsSchema>;
 

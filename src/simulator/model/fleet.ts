@@ -84,61 +84,6 @@ export const BUILT_DEVICE_LIMIT = 128;
 /** Day-frame samples a generated device keeps: the 8 UTC days of a 7-day window at 60 s. */
 const GENERATED_FRAME_SAMPLES = 8 * 1440;
 
-/** The simulated devices and their data. */
-export interface SimulatedFleet {
-  readonly resolutionS: number;
-  /** All device ids: the default ones, the generated ones, then added ones. */
-  deviceIds(): string[];
-  /** True for a device of the fleet (cheap: builds nothing). */
-  hasDevice(deviceId: string): boolean;
-  /** The kind of a device; undefined = unknown device (cheap: builds nothing). */
-  kindOf(deviceId: string): DeviceKind | undefined;
-  /**
-   * Resource ids of a device listed at `atS` (epoch s; undefined: every one, later ones too);
-   * undefined = unknown device.
-   */
-  resourceIds(deviceId: string, atS?: number): string[] | undefined;
-  /**
-   * Value ids of a resource listed at `atS` (epoch s; undefined: every one, scheduled ones too);
-   * undefined = unknown device or resource (or a resource not listed yet).
-   */
-  valueIds(deviceId: string, resourceId: string, atS?: number): string[] | undefined;
-  /**
-   * Records with timestamps t, fromS <= t <= toS, t a multiple of resolutionS and not before
-   * COMMISSIONED_AT_S, in increasing time order; per timestamp one row per readout with a
-   * requested value, ordered by values_id. Throws for an unknown device, resource or value.
-   * Scheduled values have records whatever the time (history back to COMMISSIONED_AT_S).
-   */
-  records(
-    deviceId: string,
-    resourceId: string,
-    valueIds: readonly string[],
-    fromS: number,
-    toS: number,
-  ): DataRecord[];
-  /** Adds a device of a kind under any id; throws if the id is taken. */
-  addDevice(deviceId: string, kind: DeviceKind): void;
-  /**
-   * A new sensor appears: lists the value id in the resource (created if missing) and in
-   * all_data, with history back to COMMISSIONED_AT_S from its unit and type codes.
-   */
-  addValue(deviceId: string, resourceId: string, valueId: string): void;
-  /**
-   * As addValue, but listed only from `atS` (epoch s) on; the resource too if it is created.
-   * Throws for an unknown device, values_id, or a value id the device lists already.
-   */
-  scheduleValue(deviceId: string, resourceId: string, valueId: string, atS: number): void;
-  /** Every value id that appears later: the seeded ones and scheduleValue's, by time (builds nothing). */
-  scheduledValues(): readonly ScheduledValue[];
-  /** Devices built and held right now (at most BUILT_DEVICE_LIMIT). */
-  builtDevices(): number;
-  /**
-   * The day's increment of a counter value (kWh for energy counters): the sum over the samples
-   * of [dayStartS, dayStartS + 86400) of power * resolutionS / 3600. dayStartS must be 00:00 UTC.
-   */
-  dayEnergyKwh(deviceId: string, counterValueId: string, dayStartS: number): number;
-}
-
 /** A value listing made after the fleet was created, replayed when its device is rebuilt. */
 interface ValueChange {
   readonly resourceId: string;
@@ -146,7 +91,8 @@ interface ValueChange {
   readonly atS: number | undefined;
 }
 
-class Fleet implements SimulatedFleet {
+/** The simulated devices and their data. */
+export class SimulatedFleet {
   readonly resolutionS: number;
   private readonly seed: number;
   private readonly deviceCount: number;
@@ -189,6 +135,7 @@ class Fleet implements SimulatedFleet {
     for (const d of DEFAULT_DEVICES.slice(0, devices)) this.defaults.set(d.id, d.kind);
   }
 
+  /** All device ids: the default ones, the generated ones, then added ones. */
   deviceIds(): string[] {
     if (this.ids === undefined) {
       const ids = [...this.defaults.keys()];
@@ -200,24 +147,40 @@ class Fleet implements SimulatedFleet {
     return [...this.ids];
   }
 
+  /** True for a device of the fleet (cheap: builds nothing). */
   hasDevice(deviceId: string): boolean {
     return this.kindOf(deviceId) !== undefined;
   }
 
+  /** The kind of a device; undefined = unknown device (cheap: builds nothing). */
   kindOf(deviceId: string): DeviceKind | undefined {
     return (
       this.defaults.get(deviceId) ?? this.added.get(deviceId) ?? this.generated(deviceId)?.kind
     );
   }
 
+  /**
+   * Resource ids of a device listed at `atS` (epoch s; undefined: every one, later ones too);
+   * undefined = unknown device.
+   */
   resourceIds(deviceId: string, atS?: number): string[] | undefined {
     return this.device(deviceId)?.resourceIds(atS);
   }
 
+  /**
+   * Value ids of a resource listed at `atS` (epoch s; undefined: every one, scheduled ones too);
+   * undefined = unknown device or resource (or a resource not listed yet).
+   */
   valueIds(deviceId: string, resourceId: string, atS?: number): string[] | undefined {
     return this.device(deviceId)?.valueIds(resourceId, atS);
   }
 
+  /**
+   * Records with timestamps t, fromS <= t <= toS, t a multiple of resolutionS and not before
+   * COMMISSIONED_AT_S, in increasing time order; per timestamp one row per readout with a
+   * requested value, ordered by values_id. Throws for an unknown device, resource or value.
+   * Scheduled values have records whatever the time (history back to COMMISSIONED_AT_S).
+   */
   records(
     deviceId: string,
     resourceId: string,
@@ -246,16 +209,25 @@ class Fleet implements SimulatedFleet {
     return base;
   }
 
+  /** Adds a device of a kind under any id; throws if the id is taken. */
   addDevice(deviceId: string, kind: DeviceKind): void {
     if (this.hasDevice(deviceId)) throw new Error(`device ${deviceId} exists already`);
     this.added.set(deviceId, kind);
     this.ids = undefined;
   }
 
+  /**
+   * A new sensor appears: lists the value id in the resource (created if missing) and in
+   * all_data, with history back to COMMISSIONED_AT_S from its unit and type codes.
+   */
   addValue(deviceId: string, resourceId: string, valueId: string): void {
     this.change(deviceId, { resourceId, valueId, atS: undefined });
   }
 
+  /**
+   * As addValue, but listed only from `atS` (epoch s) on; the resource too if it is created.
+   * Throws for an unknown device, values_id, or a value id the device lists already.
+   */
   scheduleValue(deviceId: string, resourceId: string, valueId: string, atS: number): void {
     const device = this.knownDevice(deviceId);
     if (!Number.isFinite(atS)) throw new RangeError(`atS must be a finite time, got ${atS}`);
@@ -266,14 +238,20 @@ class Fleet implements SimulatedFleet {
     this.explicit.push({ deviceId, resourceId, valueId, atS });
   }
 
+  /** Every value id that appears later: the seeded ones and scheduleValue's, by time (builds nothing). */
   scheduledValues(): readonly ScheduledValue[] {
     return [...this.seededValues().values(), ...this.explicit].sort((a, b) => a.atS - b.atS);
   }
 
+  /** Devices built and held right now (at most BUILT_DEVICE_LIMIT). */
   builtDevices(): number {
     return this.built.size;
   }
 
+  /**
+   * The day's increment of a counter value (kWh for energy counters): the sum over the samples
+   * of [dayStartS, dayStartS + 86400) of power * resolutionS / 3600. dayStartS must be 00:00 UTC.
+   */
   dayEnergyKwh(deviceId: string, counterValueId: string, dayStartS: number): number {
     return this.knownDevice(deviceId).dayTotal(counterValueId, dayStartS);
   }
@@ -350,7 +328,7 @@ class Fleet implements SimulatedFleet {
  * and generated ones past 4 devices.
  */
 export function createFleet(options: FleetOptions): SimulatedFleet {
-  return new Fleet(options);
+  return new SimulatedFleet(options);
 }
 
 /** From the reset on, a counter's readings count from zero: the base subtracted (to 3 decimals). */

@@ -7,14 +7,7 @@ import { abs, clamp, exp, floor, min, round3 } from "./num.js";
 import type { BatterySpec, SiteProfile } from "./profiles.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
-import {
-  ambientTemperature,
-  dayCloudiness,
-  irradiance,
-  sunWindow,
-  type WeatherKeys,
-  weatherKeys,
-} from "./weather.js";
+import { dayCloudiness, skyAndAir, sunWindow, type WeatherKeys, weatherKeys } from "./weather.js";
 
 /** State carried from the end of one day into the next. */
 export interface SiteState {
@@ -280,8 +273,7 @@ export function simulateDay(
   for (let i = 0; i < count; i++) {
     const t = firstS + i * resolutionS;
     const h = (t - dayStartS) / 3600;
-    const irr = irradiance(keys.weather, sun, t, h, cloudiness);
-    const amb = ambientTemperature(keys.weather, sun, t, h, cloudiness);
+    const { irradianceWm2: irr, ambientC: amb } = skyAndAir(keys.weather, sun, t, h, cloudiness);
     const moduleC = amb + irr * 0.028;
     const dcKw = profile.solarPeakKw * (irr / 1000) * (1 - 0.004 * (moduleC - 25)) * 0.96;
     const solar = dcKw < 0.002 ? 0 : min(profile.inverterMaxKw, dcKw);

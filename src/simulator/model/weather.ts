@@ -59,34 +59,34 @@ export function sunElevationFactor(sun: SunWindow, h: number): number {
   return s * sqrt(sqrt(s));
 }
 
-/** Global horizontal irradiance in W/m² with passing clouds. */
-export function irradiance(
-  keys: WeatherKeys,
-  sun: SunWindow,
-  t: number,
-  h: number,
-  cloudiness: number,
-): number {
-  const elevation = sunElevationFactor(sun, h);
-  if (elevation === 0) return 0;
-  const passing =
-    0.65 * smoothNoise(keys.cloudFast, t, 600) + 0.35 * smoothNoise(keys.cloudSlow, t, 5400);
-  const attenuation = max(0.04, 1 - cloudiness * (0.3 + 0.7 * passing));
-  return sun.peakWm2 * elevation * attenuation;
+/** The sky and the air at time t, hour h of its UTC day. */
+export interface SkyAndAir {
+  /** Global horizontal irradiance in W/m² with passing clouds. */
+  readonly irradianceWm2: number;
+  /** Ambient air temperature in °C: season, a daily swing peaking mid-afternoon, weather drift. */
+  readonly ambientC: number;
 }
 
-/** Ambient air temperature in °C: season, a daily swing peaking mid-afternoon, weather drift. */
-export function ambientTemperature(
+/** Irradiance and air temperature at time t (hour h of its UTC day) under `cloudiness`. */
+export function skyAndAir(
   keys: WeatherKeys,
   sun: SunWindow,
   t: number,
   h: number,
   cloudiness: number,
-): number {
+): SkyAndAir {
+  const elevation = sunElevationFactor(sun, h);
+  let irradianceWm2 = 0;
+  if (elevation !== 0) {
+    const passing =
+      0.65 * smoothNoise(keys.cloudFast, t, 600) + 0.35 * smoothNoise(keys.cloudSlow, t, 5400);
+    const attenuation = max(0.04, 1 - cloudiness * (0.3 + 0.7 * passing));
+    irradianceWm2 = sun.peakWm2 * elevation * attenuation;
+  }
   const seasonal = 22 + 6 * cos((2 * PI * (sun.doy - 200)) / 365.25);
   const swing = 6.5 * (1 - 0.55 * cloudiness) * sin((2 * PI * (h - 9)) / 24);
   const drift = 4 * (smoothNoise(keys.temp, t, 2 * DAY_S) - 0.5);
-  return seasonal + swing + drift - 2 * cloudiness;
+  return { irradianceWm2, ambientC: seasonal + swing + drift - 2 * cloudiness };
 }
 
 /** Wind speed in m/s (gusty, stronger on cloudy days). */
