@@ -108,7 +108,7 @@ export class HttpTransport {
   open(out: Outgoing, signal: AbortSignal, endpoint: string): Exchange {
     const t = clampTimerMs(this.options.timeoutMs);
     const { origin } = this;
-    const query = out.searchParams ? `?${new URLSearchParams(out.searchParams).toString()}` : "";
+    const query = out.searchParams ? queryString(out.searchParams) : "";
     const payload = out.method === "POST" && out.json !== undefined ? JSON.stringify(out.json) : "";
     const headers: Record<string, string> = { ...COMMON_HEADERS, ...out.headers };
     if (out.method === "POST") {
@@ -168,6 +168,15 @@ export class HttpTransport {
       "waiting for the API: no answer yet (gives up after API_TIMEOUT_MS)",
     );
   }
+}
+
+/** `?key=value&…`, each percent-encoded (no URLSearchParams object per request). */
+function queryString(params: Readonly<Record<string, string>>): string {
+  let text = "";
+  for (const key in params) {
+    text += `${text === "" ? "?" : "&"}${encodeURIComponent(key)}=${encodeURIComponent(params[key] ?? "")}`;
+  }
+  return text;
 }
 
 /** The base URL taken apart: the module that sends, host, port and path prefix. */
