@@ -235,7 +235,8 @@ export class ApiRequester {
       const head = await exchange.head;
       status = head.statusCode;
       if (status < 200 || status >= 300) {
-        const { text } = await exchange.readBody(ERROR_BODY_BYTES);
+        // the status says what happened, even when its body cannot be read
+        const { text } = await exchange.readBody(ERROR_BODY_BYTES).catch(() => ({ text: "" }));
         const retryAfter = head.headers["retry-after"];
         const failure = classifyStatus(endpoint, status, text, retryAfter, options.now());
         code = failure.code;

@@ -6,7 +6,7 @@ import {
 } from "node:http";
 import { request as requestTls } from "node:https";
 import { pipeline, type Readable, type Transform } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { createBrotliDecompress, createUnzip } from "node:zlib";
 import type { Logger } from "pino";
 import { clampTimerMs } from "../util/timers.js";
 import type { ApiClock } from "./api-clock.js";
@@ -91,8 +91,8 @@ interface Origin {
  * agent), bounded by API_TIMEOUT_MS (one timer for connecting, one for the head once the request
  * is sent, an idle timer for the body) and ended at once by the attempt's signal. Knows nothing
  * of retries, tokens or endpoints. Plain `node:http` rather than got: got's module graph costs
- * ~17 MB of resident memory on import and its options per request show in a fleet's profile
- * (docs/benchmarks.md); none of its features (retries, redirects, hooks) are used here.
+ * ~17 MB of resident memory on import and its options per request showed in a fleet's profile
+ * (docs/design.md, Libraries); none of its features (retries, redirects, hooks) were used here.
  */
 export class HttpTransport {
   private readonly origin: Origin;
@@ -115,13 +115,19 @@ export class HttpTransport {
       if (out.json !== undefined) headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(payload));
     }
-    const req = origin.send({
-      method: out.method,
-      hostname: origin.hostname,
-      port: origin.port,
-      path: `${origin.prefix}${out.path}${query}`,
-      headers,
-    });
+    let req: ClientRequest;
+    try {
+      req = origin.send({
+        method: out.method,
+        hostname: origin.hostname,
+        port: origin.port,
+        path: `${origin.prefix}${out.path}${query}`,
+        headers,
+      });
+    } catch (error) {
+      // a header node:http refuses (a control character in a token): the attempt fails as sent
+      return refusedExchange(error, t);
+    }
     const wire = new Wire(req, t);
     const slow = setTimeout(
       () => this.noteSlow(endpoint, t),
@@ -132,6 +138,7 @@ export class HttpTransport {
       wire.fail(Object.assign(new Error("aborted"), { code: "ERR_ABORTED" }));
     };
     signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) onAbort();
     const head = wire.head.then((response) => {
       clearTimeout(slow);
       const serverTimeMs = parseDateHeader(response.headers.date);
@@ -173,8 +180,8 @@ export class HttpTransport {
 /** `?key=value&…`, each percent-encoded (no URLSearchParams object per request). */
 function queryString(params: Readonly<Record<string, string>>): string {
   let text = "";
-  for (const key in params) {
-    text += `${text === "" ? "?" : "&"}${encodeURIComponent(key)}=${encodeURIComponent(params[key] ?? "")}`;
+  for (const [key, value] of Object.entries(params)) {
+    text += `${text === "" ? "?" : "&"}${encodeURIComponent(key)}=${encodeURIComponent(value)}`;
   }
   return text;
 }
@@ -222,7 +229,8 @@ class Wire {
         this.response = response;
         resolve(response);
       });
-      req.once("error", (error) => {
+      // `on`, not `once`: a second error (the socket's, after the answer's) must not go unheard
+      req.on("error", (error) => {
         clearTimeout(this.timer);
         reject(this.failure ?? error);
       });
@@ -235,7 +243,9 @@ class Wire {
     if (this.stream) return this.stream;
     const { response } = this;
     if (!response) throw new Error("the body was read before the answer's head came");
-    const decoder = decoderFor(response.headers["content-encoding"]);
+    const decoder = hasBody(response)
+      ? decoderFor(response.headers["content-encoding"])
+      : undefined;
     this.stream = decoder ? pipeline(response, decoder, () => undefined) : response;
     if (this.failure) this.stream.destroy(this.failure);
     return this.stream;
@@ -278,19 +288,41 @@ class Wire {
   }
 }
 
+/** Whether an answer can carry a body at all (an empty one has nothing to decompress). */
+function hasBody(response: IncomingMessage): boolean {
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status === 204 || status === 205 || status === 304) return false;
+  return response.headers["content-length"] !== "0";
+}
+
 /** A decompressing stream for an answer's Content-Encoding; undefined for none. */
 function decoderFor(encoding: string | undefined): Transform | undefined {
   switch (encoding?.trim().toLowerCase()) {
     case "gzip":
     case "x-gzip":
-      return createGunzip();
     case "deflate":
-      return createInflate();
+      // gzip or zlib-wrapped deflate, told apart by their header
+      return createUnzip();
     case "br":
       return createBrotliDecompress();
     default:
       return undefined;
   }
+}
+
+/** An attempt that failed before anything was sent: its head rejects with `error`. */
+function refusedExchange(error: unknown, timeoutMs: number): Exchange {
+  const head = Promise.reject(error);
+  head.catch(() => undefined);
+  return {
+    head,
+    body: () => {
+      throw error;
+    },
+    idle: new IdleTimer(() => undefined, timeoutMs),
+    readBody: () => head,
+    close: () => undefined,
+  };
 }
 
 /** Reads a body up to `maxBytes` under the idle timer; stops reading there (`over`). */

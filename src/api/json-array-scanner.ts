@@ -1,10 +1,11 @@
-import { JSON_BYTES } from "../transform/json-bytes.js";
 /**
  * Frames a JSON array that arrives in byte pieces into its elements, so that a large `GET /data`
  * body is read element by element without ever being one string. It tracks strings, escapes and
  * nesting; it does not validate the elements: an {@link ElementReader} reads each one, either
  * whole in one pass (the fast path of the transform) or as text framed here.
  */
+
+import { JSON_BYTES } from "../util/json-bytes.js";
 
 /**
  * A body that is not a JSON array; `truncated` when it looks cut off (worth retrying), `tooLong`

@@ -64,7 +64,7 @@ export const configSchema = z
           env: "API_TIMEOUT_MS",
           flag: "--api-timeout-ms",
           describe:
-            "Timeout of one HTTP attempt: the wait for an answer and for each next part of it, in ms",
+            "Timeout of each wait in one HTTP attempt (connecting, sending, the answer's head, each next part of its body), in ms",
         }),
         deadlineMs: setting(int(1000, 86_400_000).default(900_000), {
           env: "API_DEADLINE_MS",

@@ -5,7 +5,7 @@
  * still go on validly), or AS_TEXT when it is not what the fast path reads.
  */
 import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
-import { JSON_BYTES } from "./json-bytes.js";
+import { JSON_BYTES } from "../util/json-bytes.js";
 
 const { QUOTE, BACKSLASH, MINUS, DOT, ZERO, NINE, LOWER_E, UPPER_E, PLUS } = JSON_BYTES;
 

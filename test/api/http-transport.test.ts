@@ -35,6 +35,12 @@ describe("HttpTransport", () => {
       }
       seen.push({ url: req.url ?? "", headers: req.headers, socket: id });
       if (hangHead) return; // no head: the transport's timer ends it
+      if (req.url?.includes("empty-gzip")) {
+        // an error answer that claims gzip and has no body (got read it as empty too)
+        res.writeHead(401, { "content-encoding": "gzip", "content-length": 0 });
+        res.end();
+        return;
+      }
       const encoding = /encoding=(\w+)/.exec(req.url ?? "")?.[1];
       const encode = encoding === undefined ? undefined : ENCODERS[encoding];
       const body = encode ? encode(Buffer.from(BODY)) : Buffer.from(BODY);
@@ -91,6 +97,22 @@ describe("HttpTransport", () => {
       expect(seen[0]?.headers["accept-encoding"]).toBe("gzip, deflate, br");
     },
   );
+
+  it("an answer without a body is read as empty whatever its Content-Encoding says", async () => {
+    const { head, text } = await get(transport(), { case: "empty-gzip" });
+    expect({ status: head.statusCode, text }).toEqual({ status: 401, text: "" });
+  });
+
+  it("a header node:http refuses (a control character in a token) fails the attempt, not open()", async () => {
+    const exchange = transport().open(
+      { method: "GET", path: "data", headers: { authorization: "Bearer a\r\nb" } },
+      new AbortController().signal,
+      "GET /data",
+    );
+    await expect(exchange.head).rejects.toMatchObject({ code: "ERR_INVALID_CHAR" });
+    exchange.close();
+    expect(seen).toEqual([]);
+  });
 
   it("keeps the base URL's path, encodes the query, and tells the answer's Date", async () => {
     const { head } = await get(transport(), { values: "a,b", from: "2026-01-01T00:00:00Z" });

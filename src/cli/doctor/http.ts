@@ -57,7 +57,7 @@ export function httpRequest(
       req.once("finish", () => {
         sentAtMs = Date.now();
       });
-      req.once("error", problem);
+      req.on("error", problem);
       req.once("response", (response) => {
         const answeredAtMs = Date.now();
         const chunks: Buffer[] = [];
@@ -66,7 +66,7 @@ export function httpRequest(
           if (bytes < MAX_BODY_BYTES) chunks.push(chunk);
           bytes += chunk.length;
         });
-        response.once("error", problem);
+        response.on("error", problem);
         response.once("end", () => {
           resolve({
             kind: "answer",
