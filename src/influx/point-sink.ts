@@ -16,10 +16,6 @@ export interface WriteOutcome {
   readonly rejected: readonly RejectedLine[];
 }
 
-/**
- * Where points go: InfluxDB ({@link InfluxWriter}) or a line-protocol file
- * ({@link LineProtocolFileSink}). Lines are InfluxDB line protocol with second precision.
- */
 /** How a write goes out. */
 export interface WriteOptions {
   /**
@@ -29,6 +25,10 @@ export interface WriteOptions {
   readonly now?: boolean;
 }
 
+/**
+ * Where points go: InfluxDB ({@link InfluxWriter}) or a line-protocol file
+ * ({@link LineProtocolFileSink}). Lines are InfluxDB line protocol with second precision.
+ */
 export interface PointSink {
   /** Where the points go, for logs and summaries (never contains a secret). */
   readonly target: string;

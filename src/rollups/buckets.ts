@@ -64,7 +64,11 @@ function wallTime(zone: string, s: number) {
   };
 }
 
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
 const starts = new Map<string, number>();
+/** `YYYY-MM-DD` of each day start found, by `zone startS`: a rollup line asks for its day's date. */
+const dates = new Map<string, string>();
 
 /**
  * The first instant of the local date year-month-day in `zone`: where the local date turns to it
@@ -90,6 +94,7 @@ function startOfDate(zone: string, year: number, month: number, day: number): nu
     else low = mid;
   }
   starts.set(key, high);
+  dates.set(`${zone} ${high}`, `${pad(year, 4)}-${pad(month)}-${pad(day)}`);
   return high;
 }
 
@@ -116,9 +121,10 @@ export function bucketsTouched(of: (s: number) => Bucket, fromS: number, toS: nu
   }
 }
 
-/** The local date of `s` in `zone`: `YYYY-MM-DD`. */
+/** The local date of `s` in `zone`: `YYYY-MM-DD` (a day's start found before: without Intl). */
 export function localDate(zone: string, s: number): string {
+  const known = dates.get(`${zone} ${s}`);
+  if (known !== undefined) return known;
   const w = wallTime(zone, s);
-  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
   return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
 }

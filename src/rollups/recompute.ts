@@ -77,36 +77,21 @@ export async function recomputeAll(
       statements: hourStatements(target, span),
     })),
   );
-  let points = 0;
-  for (const group of requests(hourSpans)) {
-    const results = await parts.query.query(group.flatMap((g) => g.statements));
-    const lines: string[] = [];
-    let at = 0;
-    for (const { target, span, statements } of group) {
-      const mine = results.slice(at, at + statements.length);
-      at += statements.length;
-      for (const x of await hourIncreasesFrom(parts.query, target, span, mine)) {
-        lines.push(rollupLine(HOUR_MEASUREMENT, target, x.series, "", x.increase, x.startS));
-      }
-    }
-    points += await writeLines(parts, lines);
-  }
+  let points = await queryThenWrite(parts, hourSpans, async ({ target, span }, results) =>
+    (await hourIncreasesFrom(parts.query, target, span, results)).map((x) =>
+      rollupLine(HOUR_MEASUREMENT, target, x.series, "", x.increase, x.startS),
+    ),
+  );
   const daySpans = withHours.flatMap(({ target, hours }) => daySpansOf(parts.zones, target, hours));
   for (const span of daySpans.filter((d) => !d.onHours)) {
     const increases = await increasesOf(parts.query, span.target, span.days);
     points += await writeIncreases(parts, span.target, increases, DAY_MEASUREMENT, span.zone);
   }
-  for (const group of requests(daySpans.filter((d) => d.onHours))) {
-    const results = await parts.query.query(group.flatMap((g) => g.statements));
-    const lines: string[] = [];
-    let at = 0;
-    for (const span of group) {
-      const mine = results.slice(at, at + span.statements.length);
-      at += span.statements.length;
-      lines.push(...daySumLines(span, mine));
-    }
-    points += await writeLines(parts, lines);
-  }
+  points += await queryThenWrite(
+    parts,
+    daySpans.filter((d) => d.onHours),
+    daySumLines,
+  );
   return points;
 }
 
@@ -179,6 +164,34 @@ function requests<T extends { readonly statements: readonly string[] }>(
 }
 
 /**
+ * The spans' statements sent in as few requests as {@link requests} allows; each span's own
+ * results (in order) made into lines by `linesOf`, and a request's lines written together. Returns
+ * the points written.
+ */
+async function queryThenWrite<T extends { readonly statements: readonly string[] }>(
+  parts: RecomputeParts,
+  spans: readonly T[],
+  linesOf: (
+    span: T,
+    results: readonly (readonly InfluxqlSeries[])[],
+  ) => Promise<string[]> | string[],
+): Promise<number> {
+  let points = 0;
+  for (const group of requests(spans)) {
+    const results = await parts.query.query(group.flatMap((g) => g.statements));
+    const lines: string[] = [];
+    let at = 0;
+    for (const span of group) {
+      const mine = results.slice(at, at + span.statements.length);
+      at += span.statements.length;
+      for (const line of await linesOf(span, mine)) lines.push(line);
+    }
+    points += await writeLines(parts, lines);
+  }
+  return points;
+}
+
+/**
  * Lines written in one request, sent at once (the next step may read them back, and a coalescing
  * sink would hold them for its linger time); their count.
  */
@@ -228,17 +241,6 @@ function daySumLines(span: DaySpan, results: readonly (readonly InfluxqlSeries[]
   return lines;
 }
 
-/** The last day's local date: a day's lines come together, and Intl is slow per line. */
-let lastDay = { zone: "", startS: Number.NaN, date: "" };
-
-/** localDate, remembered for the day asked last. */
-function dayDate(zone: string, startS: number): string {
-  if (lastDay.zone !== zone || lastDay.startS !== startS) {
-    lastDay = { zone, startS, date: localDate(zone, startS) };
-  }
-  return lastDay.date;
-}
-
 /** One rollup point: the increase of a series over the bucket starting at `startS`. */
 function rollupLine(
   measurement: string,
@@ -249,7 +251,7 @@ function rollupLine(
   startS: number,
 ): string {
   // a day carries its local month and year: month and year panels sum the days of their own
-  const date = zone === "" ? "" : dayDate(zone, startS);
+  const date = zone === "" ? "" : localDate(zone, startS);
   const tags =
     `,device_id=${escapeTag(target.deviceId)},measurement=${escapeTag(t.measurement)}` +
     (zone === "" ? "" : `,month=${date.slice(0, 7)}`) +

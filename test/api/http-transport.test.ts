@@ -3,12 +3,12 @@
  * read as the API sent them, keep-alive connections reused only after a whole answer, the base
  * URL's path kept, and the head's timer naming what it waited for.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import pino from "pino";
 import { ApiClock } from "../../src/api/api-clock.js";
 import { HttpTransport } from "../../src/api/http-transport.js";
+import { closeHostileServers, hostileServer } from "./hostile-server.js";
 
 const BODY = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ timestamp: i, v: i * 1.5 })));
 
@@ -19,7 +19,6 @@ const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
 };
 
 describe("HttpTransport", () => {
-  let server: Server;
   let base: string;
   const seen: { url: string; headers: IncomingMessage["headers"]; socket: number }[] = [];
   const sockets = new WeakMap<object, number>();
@@ -27,7 +26,7 @@ describe("HttpTransport", () => {
   let hangHead = false;
 
   beforeAll(async () => {
-    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const server = await hostileServer((req, res) => {
       let id = sockets.get(req.socket);
       if (id === undefined) {
         id = ++connections;
@@ -52,13 +51,9 @@ describe("HttpTransport", () => {
       });
       res.end(body);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+    base = `${server.url}/api/v1`;
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(closeHostileServers);
   beforeEach(() => {
     seen.length = 0;
     hangHead = false;
@@ -73,12 +68,19 @@ describe("HttpTransport", () => {
       clock: new ApiClock(),
     });
 
+  /** GET `path` (default `data`) through `t`. */
+  const open = (
+    t: HttpTransport,
+    out: {
+      path?: string;
+      headers?: Record<string, string>;
+      searchParams?: Record<string, string>;
+    } = {},
+    signal = new AbortController().signal,
+  ) => t.open({ method: "GET", path: "data", headers: {}, ...out }, signal, "GET /data");
+
   async function get(t: HttpTransport, searchParams: Record<string, string>) {
-    const exchange = t.open(
-      { method: "GET", path: "data/dev%201/all", headers: {}, searchParams },
-      new AbortController().signal,
-      "GET /data",
-    );
+    const exchange = open(t, { path: "data/dev%201/all", searchParams });
     try {
       const head = await exchange.head;
       const { text } = await exchange.readBody(1 << 20);
@@ -104,11 +106,7 @@ describe("HttpTransport", () => {
   });
 
   it("a header node:http refuses (a control character in a token) fails the attempt, not open()", async () => {
-    const exchange = transport().open(
-      { method: "GET", path: "data", headers: { authorization: "Bearer a\r\nb" } },
-      new AbortController().signal,
-      "GET /data",
-    );
+    const exchange = open(transport(), { headers: { authorization: "Bearer a\r\nb" } });
     await expect(exchange.head).rejects.toMatchObject({ code: "ERR_INVALID_CHAR" });
     exchange.close();
     expect(seen).toEqual([]);
@@ -129,11 +127,7 @@ describe("HttpTransport", () => {
     await get(t, {});
     expect(seen.map((s) => s.socket)).toEqual([seen[0]?.socket, seen[0]?.socket]);
     // an answer given up after 10 bytes: its connection is closed, the next request opens one
-    const partial = t.open(
-      { method: "GET", path: "data", headers: {} },
-      new AbortController().signal,
-      "GET /data",
-    );
+    const partial = open(t);
     await partial.head;
     expect((await partial.readBody(10)).over).toBe(true);
     partial.close();
@@ -145,11 +139,7 @@ describe("HttpTransport", () => {
 
   it("no head within API_TIMEOUT_MS: the head rejects with a timeout naming the phase", async () => {
     hangHead = true;
-    const exchange = transport(200).open(
-      { method: "GET", path: "data", headers: {} },
-      new AbortController().signal,
-      "GET /data",
-    );
+    const exchange = open(transport(200));
     await expect(exchange.head).rejects.toMatchObject({
       code: "ETIMEDOUT",
       name: "TimeoutError",
@@ -161,11 +151,7 @@ describe("HttpTransport", () => {
   it("an abort ends the attempt at once with ERR_ABORTED", async () => {
     hangHead = true;
     const controller = new AbortController();
-    const exchange = transport().open(
-      { method: "GET", path: "data", headers: {} },
-      controller.signal,
-      "GET /data",
-    );
+    const exchange = open(transport(), {}, controller.signal);
     await new Promise((resolve) => setImmediate(resolve));
     controller.abort();
     await expect(exchange.head).rejects.toMatchObject({ code: "ERR_ABORTED" });

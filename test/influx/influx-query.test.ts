@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InfluxQuery } from "../../src/influx/influx-query.js";
+import { writeRawLines } from "../support/bad-data.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 
 /** A server answering every /query with `results`. */
@@ -25,10 +26,7 @@ const statements = ["SELECT 1", "SELECT 2", "SELECT 3"];
 describe("InfluxQuery: one result per statement, in order", () => {
   it("influxd's answer to three statements comes back as three results", async () => {
     const db = await createTestInfluxDb("influx_query");
-    await fetch(`${db.rawUrl}/write?db=${db.bucket}&precision=s`, {
-      method: "POST",
-      body: "m,k=a value=1 1700000000\nm,k=b value=2 1700000000",
-    });
+    await writeRawLines(db, ["m,k=a value=1 1700000000", "m,k=b value=2 1700000000"]);
     const query = new InfluxQuery({ ...target(db.url), token: db.token, bucket: db.bucket });
     const results = await query.query([
       `SELECT "value" FROM "m" WHERE "k" = 'a'`,

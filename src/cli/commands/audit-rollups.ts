@@ -2,7 +2,8 @@ import type { Pipeline } from "../../pipeline/pipeline.js";
 import { selectDevices } from "../../pipeline/select-devices.js";
 import { recomputeRollups } from "../../rollups/recompute.js";
 import { auditRollups, type RollupMismatch, sampleDays } from "../../rollups/rollup-audit.js";
-import { countersOf } from "../../rollups/rollup-run.js";
+import { countersOf, type RollupParts } from "../../rollups/rollup-run.js";
+import type { RollupTarget } from "../../rollups/series.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { ExitStatus, UsageError, writeLine } from "../io.js";
@@ -18,9 +19,6 @@ export interface RollupAuditOptions {
   readonly fix?: boolean;
   readonly json?: boolean;
 }
-
-type Target = Parameters<typeof auditRollups>[1];
-type Parts = NonNullable<Pipeline["rollups"]>;
 
 /**
  * `audit --rollups`: the daily rollups of sampled days against the raw readings in InfluxDB,
@@ -79,8 +77,8 @@ export async function runRollupAudit(
 
 /** Every target's sampled days against the raw readings, with a progress bar. */
 async function checkAll(
-  parts: Parts,
-  targets: readonly Target[],
+  parts: RollupParts,
+  targets: readonly RollupTarget[],
   moments: readonly number[],
   context: CommandContext,
 ): Promise<{ checked: number; mismatches: RollupMismatch[] }> {
@@ -103,12 +101,12 @@ async function checkAll(
 
 /** `--fix`: recompute each differing day from the raw readings, then audit those targets again. */
 async function fixDays(
-  parts: Parts,
-  targets: readonly Target[],
+  parts: RollupParts,
+  targets: readonly RollupTarget[],
   moments: readonly number[],
   mismatches: readonly RollupMismatch[],
 ): Promise<{ fixed: number; remaining: number }> {
-  const again = new Set<Target>();
+  const again = new Set<RollupTarget>();
   let fixed = 0;
   for (const m of unique(mismatches)) {
     const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
