@@ -13,7 +13,7 @@ import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
-import { recomputeAll } from "./recompute.js";
+import { type RecomputeJob, recomputeAll } from "./recompute.js";
 import type { CounterSeries } from "./series.js";
 
 /** What writing rollups needs. */
@@ -63,21 +63,20 @@ export async function runRollups(
 ): Promise<RollupResult> {
   const wanted = deviceIds === undefined ? undefined : new Set(deviceIds);
   const due = dueRanges(parts.marks.pending().filter((m) => wanted?.has(m.deviceId) ?? true));
-  let resources = 0;
-  let points = 0;
-  let failed = 0;
+  const total = { resources: 0, points: 0, failed: 0 };
   const queue = new PQueue({ concurrency: BATCHES_AT_ONCE });
   for (let i = 0; i < due.length; i += DEVICE_RESOURCES_PER_BATCH) {
     const batch = due.slice(i, i + DEVICE_RESOURCES_PER_BATCH);
-    void queue.add(async () => {
-      const done = await recomputeBatch(parts, batch);
-      resources += done.resources;
-      points += done.points;
-      failed += done.failed;
-    });
+    void queue.add(async () => addInto(total, await recomputeBatch(parts, batch)));
   }
   await queue.onIdle();
-  return { resources, points, failed };
+  return total;
+}
+
+/** A device resource due, with the recompute jobs of its ranges (its counters read once). */
+interface DueJobs {
+  readonly due: Due;
+  readonly jobs: readonly RecomputeJob[];
 }
 
 /**
@@ -85,33 +84,54 @@ export async function runRollups(
  * alone: one that keeps failing keeps its own marks without holding back the others.
  */
 async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promise<RollupResult> {
-  const jobs = batch.flatMap((item) => {
-    const counters = countersOf(parts, item.deviceId, item.resourceId);
-    const target = { deviceId: item.deviceId, resourceId: item.resourceId, counters };
-    return item.ranges.map((range) => ({ target, fromS: range.fromS, toS: range.toS }));
+  const items = batch.map((due): DueJobs => {
+    const counters = countersOf(parts, due.deviceId, due.resourceId);
+    const target = { deviceId: due.deviceId, resourceId: due.resourceId, counters };
+    return { due, jobs: due.ranges.map((range) => ({ target, ...range })) };
   });
-  try {
-    const points = await recomputeAll(parts, jobs);
-    for (const item of batch) parts.marks.done(item.deviceId, item.resourceId, item.upTo);
-    return { resources: batch.length, points, failed: 0 };
-  } catch (error) {
-    const [only] = batch;
-    if (batch.length === 1 && only) {
+  if (items.length > 1) {
+    try {
+      return await recomputeItems(parts, items);
+    } catch {
+      // one of them (or InfluxDB) failed: each is tried alone below
+    }
+  }
+  const total = { resources: 0, points: 0, failed: 0 };
+  for (const item of items) {
+    try {
+      addInto(total, await recomputeItems(parts, [item]));
+    } catch (error) {
       parts.logger.warn(
-        { device: only.deviceId, resource: only.resourceId, error: messageOf(error) },
+        { device: item.due.deviceId, resource: item.due.resourceId, error: messageOf(error) },
         "rollups not written; tried again next run",
       );
-      return { resources: 0, points: 0, failed: 1 };
+      total.failed++;
     }
-    const total = { resources: 0, points: 0, failed: 0 };
-    for (const item of batch) {
-      const one = await recomputeBatch(parts, [item]);
-      total.resources += one.resources;
-      total.points += one.points;
-      total.failed += one.failed;
-    }
-    return total;
   }
+  return total;
+}
+
+/** Recomputes device resources together and forgets their marks. */
+async function recomputeItems(
+  parts: RollupParts,
+  items: readonly DueJobs[],
+): Promise<RollupResult> {
+  const points = await recomputeAll(
+    parts,
+    items.flatMap((item) => item.jobs),
+  );
+  for (const { due } of items) parts.marks.done(due.deviceId, due.resourceId, due.upTo);
+  return { resources: items.length, points, failed: 0 };
+}
+
+/** Adds a result into a running total. */
+function addInto(
+  total: { resources: number; points: number; failed: number },
+  r: RollupResult,
+): void {
+  total.resources += r.resources;
+  total.points += r.points;
+  total.failed += r.failed;
 }
 
 /** Marks grouped by device resource, their ranges merged where they touch the same hours. */
