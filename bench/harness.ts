@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 /** What a child energy-etl run took: wall time, CPU time, peak RSS, exit code, output. */
 export interface ChildRun {
@@ -119,4 +120,23 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/** State directories not removed yet: removed when the bench exits, whatever happened. */
+const stateDirs = new Set<string>();
+process.on("exit", () => {
+  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh state file in a directory of its own; `done()` removes it (else the bench's exit). */
+export function stateDir(): { db: string; done: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "bench-"));
+  stateDirs.add(dir);
+  return {
+    db: join(dir, "state.db"),
+    done: () => {
+      rmSync(dir, { recursive: true, force: true });
+      stateDirs.delete(dir);
+    },
+  };
 }

@@ -12,7 +12,7 @@ import { startSimulator } from "../src/simulator/server.js";
 import { RecordEncoder } from "../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../src/transform/value-id.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
-import { type ChildRun, etlEnv, median, runEtl, type StartMode } from "./harness.js";
+import { type ChildRun, etlEnv, median, runEtl, type StartMode, stateDir } from "./harness.js";
 
 /** A result row (see run.ts). */
 export interface Row {
@@ -28,12 +28,6 @@ const DAY_S = 86_400;
 const DEVICES = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
 const log = (text: string) => process.stderr.write(`${text}\n`);
 const iso = (s: number) => new Date(s * 1000).toISOString();
-
-/** A fresh state file in a directory of its own; `done()` removes it. */
-function stateDir(): { db: string; done: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), "bench-"));
-  return { db: join(dir, "state.db"), done: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /** `backfill` of the default devices over the last whole `days` before now. */
 function backfillArgs(days: number): string[] {

@@ -2,13 +2,12 @@
  * `npm run bench`: the numbers behind energy-etl's claims, each measured against a baseline in the
  * same session. Writes bench/RESULTS.md. `--quick` runs smaller sizes (a smoke run, not results).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { runTicks, simulatorStart, startFleetSimulator, total } from "./fleet.js";
-import { etlEnv, median, runEtl } from "./harness.js";
+import { etlEnv, median, runEtl, stateDir } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
 import { benchRollupQuery, benchRollupWriteCost } from "./rollups.js";
 import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
@@ -24,17 +23,6 @@ const FLEET_MAX = process.argv.includes("--fleet-max")
 const DAY_S = 86_400;
 const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
 const iso = (s: number) => new Date(s * 1000).toISOString();
-/** State files' directories, removed when the run exits. */
-const stateDirs: string[] = [];
-process.on("exit", () => {
-  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
-});
-const stateDb = () => {
-  const dir = mkdtempSync(join(tmpdir(), "bench-"));
-  stateDirs.push(dir);
-  return join(dir, "state.db");
-};
-
 /** `backfill` arguments for devices over [fromS, toS], with extra flags. */
 const backfillArgs = (
   devices: readonly string[],
@@ -80,7 +68,7 @@ async function benchRequests(): Promise<void> {
     }
     const run = await runEtl(
       backfillArgs(devices, NOW_S - days * DAY_S, NOW_S, "--output", "/dev/null"),
-      etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "1000" }),
+      etlEnv(sim.url, undefined, stateDir().db, { API_RATE_LIMIT: "1000" }),
     );
     if (run.code !== 0) throw new Error(`requests bench failed: ${run.stderr}`);
     const issued = sim.count("data");
@@ -104,7 +92,7 @@ async function benchRateBound(): Promise<void> {
     async (sim) => {
       const run = await runEtl(
         backfillArgs(["hybrid-site-01"], NOW_S - days * DAY_S, NOW_S, "--output", "/dev/null"),
-        etlEnv(sim.url, undefined, stateDb(), { API_RATE_LIMIT: "10", API_CONCURRENCY: "4" }),
+        etlEnv(sim.url, undefined, stateDir().db, { API_RATE_LIMIT: "10", API_CONCURRENCY: "4" }),
       );
       if (run.code !== 0) throw new Error(`rate-bound bench failed: ${run.stderr}`);
       const requests = sim.count();
@@ -193,7 +181,7 @@ async function benchFleet(influxd: TestInfluxd): Promise<void> {
       const env = etlEnv(
         sim.url,
         { url: influxd.url, token: "test-influx-token", bucket },
-        stateDb(),
+        stateDir().db,
         { SYNC_START: "PT1H", API_RATE_LIMIT: String(rate), API_CONCURRENCY: "8" },
       );
       log(`fleet: ${devices} devices, ${ticks} ticks of run…`);

@@ -21,7 +21,7 @@ export interface ImageConfig {
 }
 
 /** The image's runtime configuration (the Docker format keeps HEALTHCHECK). */
-export function imageConfig(image: string): ImageConfig {
+function imageConfig(image: string): ImageConfig {
   const parsed: unknown = JSON.parse(
     podman("image", "inspect", "--format", "{{json .Config}}", image),
   );

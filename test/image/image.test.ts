@@ -8,11 +8,9 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { StateStore } from "../../src/state/state-store.js";
-import { storedJobs } from "../support/backfill-jobs.js";
+import { readJobs } from "../support/backfill-jobs.js";
 import {
   type CliChild,
   killCliChildren,
@@ -65,12 +63,25 @@ function nodeFlags(argv: readonly string[]): string[] {
   return at < 0 ? [] : argv.slice(at + 1, script < 0 ? undefined : script);
 }
 
+/** The Dockerfile's base images. */
+const BASES = baseImages(readFileSync("Dockerfile", "utf8"));
+
+/** The image's entrypoint with `args`, in `root`, as its user, with `env`. */
+function startIn(root: ImageRoot, args: readonly string[], env: Record<string, string>): CliChild {
+  return trackCli(root.spawn(root.command(args), env), args);
+}
+
+/** What a run added or changed outside /data (nothing, as the image is meant to run). */
+function outsideData(diff: { added: readonly string[]; changed: readonly string[] }): string[] {
+  return [...diff.added, ...diff.changed].filter((p) => p !== "/data" && !p.startsWith("/data/"));
+}
+
 let buildSeconds = 0;
 let danglingBefore = new Set<string>();
 
 beforeAll(() => {
   ensureHostTools();
-  for (const base of baseImages(readFileSync("Dockerfile", "utf8"))) {
+  for (const base of BASES) {
     const had = ensureBase(base);
     note(`base ${had.image}: ${had.how} (${had.seconds.toFixed(0)} s)`);
   }
@@ -148,7 +159,7 @@ describe("the image as built", () => {
 
   it(`adds at most ${MAX_ADDED_MB} MB to its base`, () => {
     const size = Number(podman("image", "inspect", "--format", "{{.Size}}", IMAGE));
-    const [base] = baseImages(readFileSync("Dockerfile", "utf8"));
+    const [base] = BASES;
     const baseSize = Number(podman("image", "inspect", "--format", "{{.Size}}", base ?? ""));
     note(
       `image size: ${mb(size)} MB, of which the base ${mb(baseSize)} MB, energy-etl ${mb(size - baseSize)} MB`,
@@ -163,14 +174,9 @@ describe("the image's file system run as the image runs it", () => {
   let db: TestInfluxDb;
   let api: HangProxy;
   let root: ImageRoot;
-  const started: CliChild[] = [];
 
   /** The image's entrypoint with `args`, in the image, as its user, with the test's settings. */
-  function start(args: readonly string[], env: Record<string, string>): CliChild {
-    const cli = trackCli(root.spawn(root.command(args), env), args);
-    started.push(cli);
-    return cli;
-  }
+  const start = (args: readonly string[], env: Record<string, string>) => startIn(root, args, env);
 
   /** Settings for the simulator (behind `api`) and the test database; the state stays the image's. */
   function imageEnv(extra: Record<string, string>): Record<string, string> {
@@ -178,8 +184,9 @@ describe("the image's file system run as the image runs it", () => {
       LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
       ...extra,
+      ENERGY_API_URL: api.url,
     });
-    return { ...env, ENERGY_API_URL: api.url };
+    return env;
   }
 
   beforeAll(async () => {
@@ -243,8 +250,10 @@ describe("the image's file system run as the image runs it", () => {
     });
     const first = start(args, env);
     const state = join(root.path, "data/state.db");
+    await first.waitForLog("backfill job started", STEP_MS);
+    const chunksDone = () => [...readJobs(state).done.values()].reduce((n, d) => n + d.size, 0);
     await waitUntil(
-      () => doneChunks(state) >= ANSWERED_BEFORE_KILL && api.hanging() > 0,
+      () => chunksDone() >= ANSWERED_BEFORE_KILL && api.hanging() > 0,
       "3 chunks done, the API holding",
       {
         timeoutMs: STEP_MS,
@@ -255,10 +264,9 @@ describe("the image's file system run as the image runs it", () => {
     first.child.kill("SIGKILL");
     expect(await first.wait(10_000, "backfill after SIGKILL")).toMatchObject({ signal: "SIGKILL" });
 
-    const store = StateStore.open(state, { migrate: false });
-    const jobs = storedJobs(store).filter((j) => j.deviceId === BACKFILL_DEVICE);
-    const done = jobs.reduce((n, j) => n + store.jobs.completedChunks(j.id).size, 0);
-    store.close();
+    const afterKill = readJobs(state);
+    const jobs = afterKill.jobs.filter((j) => j.deviceId === BACKFILL_DEVICE);
+    const done = jobs.reduce((n, j) => n + (afterKill.done.get(j.id)?.size ?? 0), 0);
     const planned = jobs.reduce((n, j) => n + planChunks(j.valueIds, j.fromS, j.toS).length, 0);
     expect(done).toBe(ANSWERED_BEFORE_KILL);
     expect(planned).toBeGreaterThan(done);
@@ -295,9 +303,7 @@ describe("the image's file system run as the image runs it", () => {
     const diff = root.diff();
     note(`files written: ${diff.added.join(", ")}`);
     expect(diff.deleted).toEqual([]);
-    expect(
-      [...diff.added, ...diff.changed].filter((p) => p !== "/data" && !p.startsWith("/data/")),
-    ).toEqual([]);
+    expect(outsideData(diff)).toEqual([]);
     expect(diff.added).toEqual(expect.arrayContaining(["/data/state.db"]));
     const owners = root.run(["find", "/data", "!", "-user", "10001"], {}, "0");
     expect(owners).toMatchObject({ status: 0, stdout: "" });
@@ -308,7 +314,7 @@ describe("the demo in the image (docker run --rm energy-etl demo)", () => {
   it("runs, writes under /data/demo and says so", async () => {
     const root = ImageRoot.open(IMAGE);
     try {
-      const demo = trackCli(root.spawn(root.command(["demo"]), { LOG_LEVEL: "warn" }), ["demo"]);
+      const demo = startIn(root, ["demo"], { LOG_LEVEL: "warn" });
       const exit = await demo.wait(STEP_MS, "the demo");
       expect({ ...exit, stderr: exit.code === 0 ? "" : demo.stderr() }).toEqual({
         code: 0,
@@ -318,9 +324,7 @@ describe("the demo in the image (docker run --rm energy-etl demo)", () => {
       expect(demo.stdout()).toContain("data      line-protocol file /data/demo/energy.lp");
       note(`demo, last lines:\n    ${demo.stdout().trim().split("\n").slice(-9).join("\n    ")}`);
       const diff = root.diff();
-      expect(
-        [...diff.added, ...diff.changed].filter((p) => p !== "/data" && !p.startsWith("/data/")),
-      ).toEqual([]);
+      expect(outsideData(diff)).toEqual([]);
       expect(diff.added).toEqual(
         expect.arrayContaining(["/data/demo/energy.lp", "/data/demo/state.db"]),
       );
@@ -330,17 +334,3 @@ describe("the demo in the image (docker run --rm energy-etl demo)", () => {
     }
   });
 });
-
-/** Chunks recorded done in a state file another process writes (read-only, 0 until it has some). */
-function doneChunks(path: string): number {
-  try {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
-    try {
-      return Number(db.prepare("SELECT COUNT(*) FROM backfill_chunks").pluck().get());
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
-}

@@ -37,7 +37,7 @@ export function baseImages(dockerfile: string): string[] {
 }
 
 /** A short name as podman stores it (`node:24` is `docker.io/library/node:24`). */
-export function fullName(image: string): string {
+function fullName(image: string): string {
   const [first = "", ...rest] = image.split("/");
   if (rest.length > 0 && /[.:]/.test(first)) return image;
   return rest.length === 0 ? `docker.io/library/${image}` : `docker.io/${image}`;
@@ -69,7 +69,7 @@ function machineNode(): {
 }
 
 /** The Debian release a `*-bookworm-slim` style tag names (bookworm when it names none). */
-export function debianSuite(image: string): string {
+function debianSuite(image: string): string {
   const tag = image.split(":").at(-1) ?? "";
   return ["trixie", "bookworm", "bullseye"].find((s) => tag.includes(s)) ?? "bookworm";
 }

@@ -12,9 +12,8 @@ import { formatQueryTime } from "../../src/api/time-format.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob } from "../../src/state/types.js";
-import { storedJobs } from "../support/backfill-jobs.js";
+import { readJobs } from "../support/backfill-jobs.js";
 import { killCliChildren, signalAndMeasure, spawnCli } from "../support/cli-child.js";
 import {
   expectedPoints,
@@ -37,17 +36,6 @@ const STEP_DEADLINE_MS = 60_000;
 /** Which values over which window of which resource: one chunk, as the API is asked for it. */
 const chunkKey = (resourceId: string, values: readonly string[], fromS: number, toS: number) =>
   `${resourceId}|${values.join(",")}|${formatQueryTime(new Date(fromS * 1000))}|${formatQueryTime(new Date(toS * 1000))}`;
-
-/** What a state file holds: every job, and the done chunk indexes of each. */
-function readJobs(state: string): { jobs: BackfillJob[]; done: Map<number, Set<number>> } {
-  const store = StateStore.open(state, { migrate: false });
-  try {
-    const jobs = storedJobs(store);
-    return { jobs, done: new Map(jobs.map((j) => [j.id, store.jobs.completedChunks(j.id)])) };
-  } finally {
-    store.close();
-  }
-}
 
 /** The chunk keys of jobs (as they are now) that are not in `done`. */
 function chunksNotIn(jobs: readonly BackfillJob[], done: Map<number, Set<number>>): string[] {

@@ -322,7 +322,10 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
       [
         ...new Set([
           ...truth.map((p) => p.measurement),
-          ...["etl_lag", "etl_run", "rollup_day", "rollup_hour"],
+          "etl_lag",
+          "etl_run",
+          "rollup_day",
+          "rollup_hour",
         ]),
       ].sort(),
     );
@@ -407,9 +410,10 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     expect(await data(`time < ${fromS}s`)).toEqual([]);
     expect(await data(`time > ${toS}s`)).toEqual([]);
     const rollups = (where: string) => db.series(`SELECT count(*) FROM /^rollup_/ WHERE ${where}`);
-    expect(await rollups(`time < ${Math.floor(fromS / 86_400) * 86_400}s`)).toEqual([]);
+    const firstDayS = Math.floor(fromS / DAY_S) * DAY_S;
+    expect(await rollups(`time < ${firstDayS}s`)).toEqual([]);
     expect(await rollups(`time > ${(Math.floor(toS / 3600) + 1) * 3600}s`)).toEqual([]);
-    expect((await rollups(`time >= ${Math.floor(fromS / 86_400) * 86_400}s`)).length).toBe(2);
+    expect((await rollups(`time >= ${firstDayS}s`)).length).toBe(2);
     expect(pipeline.store.deadLetters.list()).toEqual([]);
     const warnings = logLines.map(logRecord).filter((r) => r.msg === DROPPED);
     expect(warnings).toHaveLength(answers.length);

@@ -4,7 +4,7 @@
  */
 import Database from "better-sqlite3";
 import type { JobStore, QueuedJob } from "../../src/state/job-store.js";
-import type { StateStore } from "../../src/state/state-store.js";
+import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillJob, BackfillSpec } from "../../src/state/types.js";
 
 /**
@@ -41,5 +41,16 @@ export function storedJobs(store: StateStore): BackfillJob[] {
     });
   } finally {
     db.close();
+  }
+}
+
+/** What a state file holds: every job, and the done chunk indexes of each. */
+export function readJobs(state: string): { jobs: BackfillJob[]; done: Map<number, Set<number>> } {
+  const store = StateStore.open(state, { migrate: false });
+  try {
+    const jobs = storedJobs(store);
+    return { jobs, done: new Map(jobs.map((j) => [j.id, store.jobs.completedChunks(j.id)])) };
+  } finally {
+    store.close();
   }
 }

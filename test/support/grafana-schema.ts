@@ -9,7 +9,7 @@ import type { Dashboard } from "@grafana/schema";
 import ts from "typescript";
 
 /** T with every string or number type (enums, literal unions) widened to string or number. */
-export type Loose<T> = T extends string
+type Loose<T> = T extends string
   ? string
   : T extends number
     ? number
@@ -24,18 +24,25 @@ export type Loose<T> = T extends string
 /** Compiles only when D fits the schema's Dashboard. */
 export type Checked<D extends Loose<Dashboard>> = D;
 
-/** The project's compiler options (tsconfig.json), without emitting. */
+let options: ts.CompilerOptions | undefined;
+
+/** The project's compiler options (tsconfig.json, read once), without emitting. */
 export function projectOptions(): ts.CompilerOptions {
+  if (options) return options;
   const config = ts.getParsedCommandLineOfConfigFile("tsconfig.json", undefined, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => {
       throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     },
   });
-  return { ...config?.options, noEmit: true };
+  options = { ...config?.options, noEmit: true };
+  return options;
 }
 
-/** The last line of each diagnostic of a program over `files`. */
+/** The files every planted dashboard's program reads (libs, @types, the schema), parsed once. */
+const parsed = new Map<string, ts.SourceFile>();
+
+/** The last line of each diagnostic of `program`. */
 export function typeErrors(program: ts.Program): string[] {
   return ts
     .getPreEmitDiagnostics(program)
@@ -56,14 +63,18 @@ export function dashboardTypeErrors(dashboard: string): string[] {
     "export type Planted = Checked<typeof dashboard>;",
     "",
   ].join("\n");
-  const options = projectOptions();
-  const host = ts.createCompilerHost(options);
+  const compilerOptions = projectOptions();
+  const host = ts.createCompilerHost(compilerOptions);
   const { getSourceFile, fileExists, readFile } = host;
   host.fileExists = (name) => name === file || fileExists.call(host, name);
   host.readFile = (name) => (name === file ? text : readFile.call(host, name));
-  host.getSourceFile = (name, language, ...rest) =>
-    name === file
-      ? ts.createSourceFile(name, text, language)
-      : getSourceFile.call(host, name, language, ...rest);
-  return typeErrors(ts.createProgram([file], options, host));
+  host.getSourceFile = (name, language, ...rest) => {
+    if (name === file) return ts.createSourceFile(name, text, language);
+    const known = parsed.get(name);
+    if (known) return known;
+    const source = getSourceFile.call(host, name, language, ...rest);
+    if (source) parsed.set(name, source);
+    return source;
+  };
+  return typeErrors(ts.createProgram([file], compilerOptions, host));
 }
