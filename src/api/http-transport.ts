@@ -186,6 +186,11 @@ function queryString(params: Readonly<Record<string, string>>): string {
   return text;
 }
 
+/** `node:https`'s request for an https URL, `node:http`'s otherwise. */
+export function requestFor(url: URL): typeof request {
+  return url.protocol === "https:" ? requestTls : request;
+}
+
 /** The base URL taken apart: the module that sends, host, port and path prefix. */
 function originOf(baseUrl: string): Origin {
   const url = new URL(baseUrl);
@@ -193,7 +198,7 @@ function originOf(baseUrl: string): Origin {
     throw new Error(`the API's base URL must be http:// or https:// (got ${url.protocol})`);
   }
   return {
-    send: url.protocol === "https:" ? requestTls : request,
+    send: requestFor(url),
     // an IPv6 literal comes bracketed in a URL, bare in a request's options
     hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port,

@@ -1,5 +1,4 @@
-import { request } from "node:http";
-import { request as requestTls } from "node:https";
+import { requestFor } from "../../api/http-transport.js";
 import { seconds } from "./check.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
@@ -48,8 +47,7 @@ export function httpRequest(
     let sentAtMs = Date.now();
     try {
       const target = new URL(url);
-      const send = target.protocol === "https:" ? requestTls : request;
-      const req = send(target, {
+      const req = requestFor(target)(target, {
         method: init.method ?? "GET",
         headers: { "user-agent": "energy-etl doctor", ...init.headers },
         signal,
