@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { parseRow, parseRows, requireText, sortedIds } from "./rows.js";
+import { jsonStringArray, parseRow, parseRows, requireText, sortedIds } from "./rows.js";
 
 type Key = { deviceId: string; resourceId: string };
 
@@ -11,12 +11,18 @@ export interface StoredDeviceCatalog {
    * API's device list.
    */
   readonly readAt?: string;
-  readonly resources: readonly { readonly resourceId: string; readonly values: string[] }[];
+  readonly resources: readonly {
+    readonly resourceId: string;
+    readonly values: readonly string[];
+  }[];
 }
 
 const DEVICE_LIST = "devices";
 
-const resourceValueRow = z.object({ resource_id: z.string(), value_id: z.string().nullable() });
+const resourceValuesRow = z.tuple([z.string(), z.string()]);
+
+/** Value lists kept at most (distinct lists: devices of one kind share theirs). */
+const MAX_VALUE_LISTS = 4096;
 
 /** The statements of the value lists (`value_catalog`), and a device's whole catalog. */
 function valueStatements(db: Database.Database) {
@@ -42,13 +48,19 @@ function valueStatements(db: Database.Database) {
          ORDER BY value_id`,
       )
       .pluck(),
-    deviceCatalog: db.prepare<{ deviceId: string }>(
-      `SELECT r.resource_id, v.value_id FROM device_resources r
-       LEFT JOIN value_catalog v ON v.device_id = r.device_id AND v.resource_id = r.resource_id
-         AND v.listed = 1
-       WHERE r.device_id = @deviceId AND r.listed = 1
-       ORDER BY r.rowid, v.value_id`,
-    ),
+    // one row per listed resource, its listed values as a JSON array
+    deviceCatalog: db
+      .prepare<{ deviceId: string }>(
+        `SELECT r.resource_id,
+           json_group_array(v.value_id ORDER BY v.value_id) FILTER (WHERE v.value_id IS NOT NULL)
+         FROM device_resources r
+         LEFT JOIN value_catalog v ON v.device_id = r.device_id AND v.resource_id = r.resource_id
+           AND v.listed = 1
+         WHERE r.device_id = @deviceId AND r.listed = 1
+         GROUP BY r.rowid
+         ORDER BY r.rowid`,
+      )
+      .raw(),
   };
 }
 
@@ -112,6 +124,14 @@ function deviceStatements(db: Database.Database) {
  */
 export class CatalogStore {
   private readonly sql;
+  /**
+   * Each device's catalog as this process last read it, kept while its read time is unchanged
+   * (every change of a device's catalog, in any process, sets its read time; this store's own
+   * changes drop the entry): a steady sync reads one read time per device, not its every value.
+   */
+  private readonly cached = new Map<string, StoredDeviceCatalog & { readonly readAt: string }>();
+  /** Value lists by their JSON text: one array per distinct list, shared by the devices. */
+  private readonly valueLists = new Map<string, readonly string[]>();
   private readonly refreshTx: Database.Transaction<
     (deviceId: string, resourceId: string, valueIds: readonly string[], now: string) => string[]
   >;
@@ -164,6 +184,7 @@ export class CatalogStore {
    * before, sorted.
    */
   refresh(deviceId: string, resourceId: string, valueIds: readonly string[], now: Date): string[] {
+    this.cached.delete(deviceId);
     requireText("deviceId", deviceId);
     requireText("resourceId", resourceId);
     for (const id of valueIds) requireText("value id", id);
@@ -201,6 +222,7 @@ export class CatalogStore {
 
   /** Records the resources a device lists now (the others are no longer listed). */
   recordResources(deviceId: string, resourceIds: readonly string[], now: Date): void {
+    this.cached.delete(deviceId);
     requireText("deviceId", deviceId);
     for (const id of resourceIds) requireText("resource id", id);
     this.resourcesTx(deviceId, resourceIds, now.toISOString());
@@ -208,36 +230,51 @@ export class CatalogStore {
 
   /** Marks a device's catalog (resources and value lists) as read now. */
   markRead(deviceId: string, now: Date): void {
+    this.cached.delete(deviceId);
     requireText("deviceId", deviceId);
     this.sql.markDeviceRead.run({ deviceId, now: now.toISOString() });
   }
 
   /** Records that the API no longer knows a device (until a device list lists it again). */
   unlistDevice(deviceId: string): void {
+    this.cached.delete(deviceId);
     this.sql.unlistDevice.run({ deviceId });
   }
 
-  /** A device's stored catalog (its listed resources and their listed values), one query. */
+  /**
+   * A device's stored catalog (its listed resources and their listed values): one query for its
+   * read time, and one for the lists when they changed since this process last read them.
+   */
   device(deviceId: string): StoredDeviceCatalog {
     const readAt = parseRow(
       z.string().nullable().optional(),
       this.sql.deviceReadAt.get({ deviceId }),
       "read time",
     );
-    const resources: { resourceId: string; values: string[] }[] = [];
-    for (const row of parseRows(
-      resourceValueRow,
+    const kept = this.cached.get(deviceId);
+    if (kept !== undefined && kept.readAt === readAt) return kept;
+    const resources = parseRows(
+      resourceValuesRow,
       this.sql.deviceCatalog.all({ deviceId }),
       "catalog row",
-    )) {
-      let last = resources[resources.length - 1];
-      if (last?.resourceId !== row.resource_id) {
-        last = { resourceId: row.resource_id, values: [] };
-        resources.push(last);
-      }
-      if (row.value_id !== null) last.values.push(row.value_id);
+    ).map(([resourceId, json]) => ({ resourceId, values: this.valueList(json) }));
+    if (readAt == null) {
+      this.cached.delete(deviceId);
+      return { resources };
     }
-    return { ...(readAt == null ? {} : { readAt }), resources };
+    const catalog = { readAt, resources };
+    this.cached.set(deviceId, catalog);
+    return catalog;
+  }
+
+  /** The value list a JSON array holds, parsed once per distinct list. */
+  private valueList(json: string): readonly string[] {
+    const known = this.valueLists.get(json);
+    if (known !== undefined) return known;
+    const values = Object.freeze(parseRow(jsonStringArray, json, "value list"));
+    if (this.valueLists.size >= MAX_VALUE_LISTS) this.valueLists.clear();
+    this.valueLists.set(json, values);
+    return values;
   }
 
   /** Listed devices whose catalog was never read or last read at or before `before`, oldest first. */

@@ -31,13 +31,13 @@ const cursorRow = z
     (r): Cursor => ({
       deviceId: r.device_id,
       resourceId: r.resource_id,
-      fetchedUntilS: r.fetched_until,
       startedS: r.started_at,
-      failures: r.failures,
-      ...presentFields({
-        newestRecordS: r.newest_record_at,
+      ...stateOf({
+        fetchedUntilS: r.fetched_until,
+        newestS: r.newest_record_at,
         nextProbeS: r.next_probe_at,
         parkedUntilS: r.parked_until,
+        failures: r.failures,
         retryAtS: r.retry_at,
         lastError: r.last_error,
         lookedBackS: r.looked_back_at,
@@ -45,6 +45,26 @@ const cursorRow = z
       updatedAt: r.updated_at,
     }),
   );
+
+/** A cursor's state from its columns (null or undefined: the field is absent). */
+function stateOf(
+  row: Pick<StateRow, "fetchedUntilS" | "failures"> & {
+    readonly [K in keyof StateRow]: StateRow[K] | undefined;
+  },
+): CursorState {
+  return {
+    fetchedUntilS: row.fetchedUntilS,
+    failures: row.failures,
+    ...presentFields({
+      newestRecordS: row.newestS,
+      nextProbeS: row.nextProbeS,
+      parkedUntilS: row.parkedUntilS,
+      retryAtS: row.retryAtS,
+      lastError: row.lastError,
+      lookedBackS: row.lookedBackS,
+    }),
+  };
+}
 
 type Key = { deviceId: string; resourceId: string };
 
@@ -151,6 +171,8 @@ export class CursorStore {
     requireText("deviceId", deviceId);
     requireText("resourceId", resourceId);
     requireInteger("startedS", startedS, 1);
+    const cursor = this.get(deviceId, resourceId);
+    if (cursor !== undefined) return cursor;
     this.sql.begin.run({ deviceId, resourceId, startedS, now: now.toISOString() });
     return this.require(deviceId, resourceId);
   }
@@ -165,13 +187,16 @@ export class CursorStore {
     change: (cursor: Cursor) => CursorState,
     now: Date,
   ): Cursor {
-    this.db
-      .transaction(() => {
-        const next = change(this.require(deviceId, resourceId));
-        this.sql.save.run({ deviceId, resourceId, ...stateRow(next), now: now.toISOString() });
+    return this.db
+      .transaction((): Cursor => {
+        const current = this.require(deviceId, resourceId);
+        const row = stateRow(change(current));
+        const updatedAt = now.toISOString();
+        this.sql.save.run({ deviceId, resourceId, ...row, now: updatedAt });
+        // what a read would give back, without reading it
+        return { deviceId, resourceId, startedS: current.startedS, ...stateOf(row), updatedAt };
       })
       .immediate();
-    return this.require(deviceId, resourceId);
   }
 
   /** Records a failed attempt; no new attempt before `retryAtS`. Returns the failures in a row. */

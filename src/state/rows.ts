@@ -39,10 +39,12 @@ export const jsonStringArray = z
 export function presentFields<T extends Record<string, unknown>>(
   fields: T,
 ): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
-  const present = Object.entries(fields).filter(
-    ([, value]) => value !== null && value !== undefined,
-  );
-  return Object.fromEntries(present) as { [K in keyof T]?: Exclude<T[K], null | undefined> };
+  const present: Record<string, unknown> = {};
+  for (const key in fields) {
+    const value = fields[key];
+    if (value !== null && value !== undefined) present[key] = value;
+  }
+  return present as { [K in keyof T]?: Exclude<T[K], null | undefined> };
 }
 
 /** Validates a row (or a single plucked value) read from the database. */

@@ -87,8 +87,8 @@ export class StateStore {
   }
 
   /**
-   * Opens the state database (creating the file and its directory), sets WAL mode, busy_timeout
-   * 5000 and foreign_keys ON, and applies pending migrations.
+   * Opens the state database (creating the file and its directory), sets WAL mode (synchronous
+   * NORMAL), busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
    */
   static open(path: string, options: StateStoreOptions = {}): StateStore {
     const { db, appliedOnOpen } = openDatabase(path, options);

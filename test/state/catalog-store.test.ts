@@ -107,6 +107,38 @@ describe("listed and not listed", () => {
     expect(catalog.device("unknown")).toEqual({ resources: [] });
   });
 
+  it("a catalog kept between reads is read again once another process changed it; devices share equal lists", () => {
+    const { catalog } = ctx.store;
+    const record = (store: typeof catalog, deviceId: string, values: string[], at: Date) => {
+      store.recordResources(deviceId, ["all_data"], at);
+      store.refresh(deviceId, "all_data", values, at);
+      store.markRead(deviceId, at);
+    };
+    record(catalog, "d1", ["v1", "v2"], T0);
+    record(catalog, "d2", ["v2", "v1"], T0);
+    const first = catalog.device("d1");
+    expect(catalog.device("d1")).toBe(first);
+    const [d1, d2] = [first, catalog.device("d2")].map((c) => c.resources[0]?.values);
+    expect(d1).toEqual(["v1", "v2"]);
+    expect(d2).toBe(d1);
+    expect(Object.isFrozen(d1)).toBe(true);
+    // another process (its own connection) reads the device's catalog again
+    const other = ctx.tmp.open(ctx.path);
+    try {
+      record(other.catalog, "d1", ["v1", "v2", "v3"], T1);
+    } finally {
+      other.close();
+    }
+    expect(catalog.device("d1")).toEqual({
+      readAt: T1.toISOString(),
+      resources: [{ resourceId: "all_data", values: ["v1", "v2", "v3"] }],
+    });
+    expect(catalog.device("d2").resources[0]?.values).toEqual(["v1", "v2"]);
+    // a device the API no longer knows has no catalog kept
+    catalog.unlistDevice("d2");
+    expect(catalog.device("d2").readAt).toBeUndefined();
+  });
+
   it("due: never read, listed again after the API dropped it, or read at or before the given time; oldest first", () => {
     const { catalog } = ctx.store;
     catalog.recordDevices(["fresh", "old", "never", "stale", "gone"], T0);
