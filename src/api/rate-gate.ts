@@ -47,9 +47,6 @@ interface Waiter {
   readonly priority: boolean;
 }
 
-/** Why a nap's timer is cleared: the nap is over (woken, or its time came). */
-const NAP_OVER = "nap over";
-
 /**
  * A request rate limiter (spec 8 leaves rate limits unspecified): hands out slots spaced
  * `1000 / rate` ms apart, stops handing them out during a pause after a 429, halves the rate on
@@ -71,7 +68,10 @@ export class RateGate {
   private successes = 0;
   private readonly waiters: Waiter[] = [];
   private pumping = false;
-  /** Ends the pump's current sleep early (when the last waiter gave up). */
+  /**
+   * Ends the pump's current sleep early (when the last waiter gave up): one per run of the pump,
+   * not one per sleep (a controller and its abort event per slot cost more than the slot).
+   */
   private interrupt: AbortController | undefined;
 
   /** @throws RangeError on a non-positive rate, `minRatePerSecond` above it, or `recoverAfter` < 1. */
@@ -173,6 +173,8 @@ export class RateGate {
   /** Serves the waiters in order; the only place that sleeps. */
   private async pump(): Promise<void> {
     this.pumping = true;
+    let interrupt = new AbortController();
+    this.interrupt = interrupt;
     try {
       for (;;) {
         const waiter = this.waiters[0];
@@ -181,8 +183,12 @@ export class RateGate {
         const slot = Math.max(now, this.nextSlotMs, this.pausedUntil);
         if (slot - now > SLOT_TOLERANCE_MS) {
           // Re-evaluated after waking: a pause or rate change may have moved the slot, or every
-          // waiter may have given up.
-          await this.nap(slot - now);
+          // waiter may have given up (and another come since: then a fresh interrupt).
+          if (interrupt.signal.aborted) {
+            interrupt = new AbortController();
+            this.interrupt = interrupt;
+          }
+          await this.nap(slot - now, interrupt.signal);
           continue;
         }
         this.waiters.shift();
@@ -192,27 +198,31 @@ export class RateGate {
     } catch (error) {
       for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     } finally {
+      this.interrupt = undefined;
       this.pumping = false;
     }
   }
 
-  /** One sleep of the pump, ended early (and its timer cleared) when the queue empties. */
-  private async nap(ms: number): Promise<void> {
-    const interrupt = new AbortController();
-    this.interrupt = interrupt;
-    const woken = new Promise<void>((resolve) => {
-      interrupt.signal.addEventListener("abort", () => resolve(), { once: true });
+  /**
+   * One sleep of the pump, ended early when `interrupt` aborts (the queue emptied): the default
+   * sleep then clears its timer; an injected one that ignores the signal is simply not waited for.
+   */
+  private nap(ms: number, interrupt: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const woken = (): void => resolve();
+      interrupt.addEventListener("abort", woken, { once: true });
+      this.sleep(ms, interrupt).then(
+        () => {
+          interrupt.removeEventListener("abort", woken);
+          resolve();
+        },
+        (error: unknown) => {
+          interrupt.removeEventListener("abort", woken);
+          // the default sleep rejects when interrupted: that is a wake-up, not a failure
+          if (interrupt.aborted) resolve();
+          else reject(error);
+        },
+      );
     });
-    const slept = this.sleep(ms, interrupt.signal).catch((error: unknown) => {
-      // the default sleep rejects when interrupted: that is a wake-up, not a failure
-      if (!interrupt.signal.aborted) throw error;
-    });
-    try {
-      await Promise.race([slept, woken]);
-    } finally {
-      if (this.interrupt === interrupt) this.interrupt = undefined;
-      // a reason of our own: abort() without one makes a DOMException (a stack) every nap
-      interrupt.abort(NAP_OVER);
-    }
   }
 }

@@ -289,6 +289,33 @@ describe("RateGate", () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
+  it("a caller that comes just after the last one gave up is served at its slot (the pump sleeps again, no spin)", async () => {
+    const clock = new FakeClock();
+    // like the default sleep: an aborted signal rejects at once (a pump that spun on it would
+    // call it without end: after 100 calls it is left waiting, and the caller is never served)
+    let refused = 0;
+    const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+      if (!signal?.aborted) return clock.sleep(ms);
+      refused++;
+      return refused > 100 ? new Promise(() => undefined) : Promise.reject(signal.reason);
+    };
+    const gate = new RateGate({ ratePerSecond: 1, now: clock.now, sleep });
+    await gate.take();
+    const controller = new AbortController();
+    const leaving = gate.take({ signal: controller.signal });
+    await flush();
+    controller.abort();
+    const granted: number[] = [];
+    const next = gate.take().then(() => granted.push(clock.t));
+    await expect(leaving).rejects.toBeDefined();
+    await clock.advance(999);
+    expect(granted).toEqual([]);
+    await clock.advance(1);
+    expect(granted).toEqual([1000]);
+    expect(refused).toBeLessThanOrEqual(1);
+    await next;
+  });
+
   it("the default sleep holds no timer beyond 2^31-1 ms: a pause of 1e12 ms gives no TimeoutOverflowWarning", async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning);
