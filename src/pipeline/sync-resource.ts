@@ -102,10 +102,13 @@ export async function syncResource(
       log.info({ ...context, silentSince: since }, "silent resource has new data: fetching");
       const fetch = fetchWindow(store.cursors.get(deviceId, resourceId), nowS, rules);
       if (fetch === undefined) return outcome;
-      return fetchResource(parts, run, target, fetch, failing);
+      return fetchResource(parts, run, target, fetch, { ...failing, hasCursor: true });
     }
     case "fetch":
-      return fetchResource(parts, run, target, plan, failing);
+      return fetchResource(parts, run, target, plan, {
+        ...failing,
+        hasCursor: cursor !== undefined,
+      });
   }
 }
 
@@ -201,7 +204,7 @@ async function fetchResource(
   run: RunContext,
   target: ResourceTarget,
   plan: { readonly window: Window; readonly beyondHorizonS?: number; readonly lookback: boolean },
-  failing: Failing,
+  failing: Failing & { readonly hasCursor: boolean },
 ): Promise<ResourceOutcome> {
   const { store } = parts;
   const { deviceId, resourceId } = target;
@@ -219,7 +222,7 @@ async function fetchResource(
   }
   const chunks = planChunks(target.values, fromS, toS);
   if (chunks.length === 0) return outcome;
-  store.cursors.begin(deviceId, resourceId, fromS, parts.now());
+  if (!failing.hasCursor) store.cursors.begin(deviceId, resourceId, fromS, parts.now());
   const spans = timeWindows(fromS, toS);
   const windows = new WindowCommits(spans, chunks.length / spans.length);
   const commit = (parked: boolean): void => {

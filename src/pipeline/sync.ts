@@ -182,7 +182,13 @@ async function syncDevice(
         true,
       );
     }
-    log.info({ ...totals, catalogRead: catalog.read }, "device synced");
+    // a routine device is a debug line (one per device per tick adds up over a fleet); one that
+    // read its catalog, found new values, set rows aside or failed is an info line
+    const notable = catalog.read || totals.newValues > 0 || totals.deadLetters > 0;
+    log[notable || firstError !== undefined ? "info" : "debug"](
+      { ...totals, catalogRead: catalog.read },
+      "device synced",
+    );
     return result(firstError);
   } catch (error) {
     if (cutByShutdown(error, pipeline.isStopping)) return result();
