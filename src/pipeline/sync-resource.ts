@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
 import { ApiError } from "../api/errors.js";
+import type { Cursor } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
 import {
@@ -100,15 +101,13 @@ export async function syncResource(
         return outcome;
       }
       log.info({ ...context, silentSince: since }, "silent resource has new data: fetching");
-      const fetch = fetchWindow(store.cursors.get(deviceId, resourceId), nowS, rules);
+      const probed = store.cursors.get(deviceId, resourceId);
+      const fetch = fetchWindow(probed, nowS, rules);
       if (fetch === undefined) return outcome;
-      return fetchResource(parts, run, target, fetch, { ...failing, hasCursor: true });
+      return fetchResource(parts, run, target, fetch, failing, probed);
     }
     case "fetch":
-      return fetchResource(parts, run, target, plan, {
-        ...failing,
-        hasCursor: cursor !== undefined,
-      });
+      return fetchResource(parts, run, target, plan, failing, cursor);
   }
 }
 
@@ -204,7 +203,8 @@ async function fetchResource(
   run: RunContext,
   target: ResourceTarget,
   plan: { readonly window: Window; readonly beyondHorizonS?: number; readonly lookback: boolean },
-  failing: Failing & { readonly hasCursor: boolean },
+  failing: Failing,
+  cursor: Cursor | undefined,
 ): Promise<ResourceOutcome> {
   const { store } = parts;
   const { deviceId, resourceId } = target;
@@ -222,12 +222,19 @@ async function fetchResource(
   }
   const chunks = planChunks(target.values, fromS, toS);
   if (chunks.length === 0) return outcome;
-  if (!failing.hasCursor) store.cursors.begin(deviceId, resourceId, fromS, parts.now());
+  // the cursor as last read or saved here: a commit is one statement while nobody else moved it
+  let seen = cursor ?? store.cursors.begin(deviceId, resourceId, fromS, parts.now());
   const spans = timeWindows(fromS, toS);
   const windows = new WindowCommits(spans, chunks.length / spans.length);
   const commit = (parked: boolean): void => {
     for (const due of windows.due(parked))
-      store.cursors.update(deviceId, resourceId, (c) => afterCommit(c, due), parts.now());
+      seen = store.cursors.update(
+        deviceId,
+        resourceId,
+        (c) => afterCommit(c, due),
+        parts.now(),
+        seen,
+      );
   };
   let firstError: unknown;
   let succeeded = 0;
@@ -247,7 +254,7 @@ async function fetchResource(
   if (firstError === undefined) {
     // the lookback was read whole: not again before SYNC_LOOKBACK_EVERY
     if (plan.lookback) {
-      store.cursors.update(deviceId, resourceId, (c) => afterLookback(c, toS), parts.now());
+      store.cursors.update(deviceId, resourceId, (c) => afterLookback(c, toS), parts.now(), seen);
     }
     return outcome;
   }

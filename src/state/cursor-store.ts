@@ -105,6 +105,32 @@ function stateRow(state: CursorState): StateRow {
   };
 }
 
+/** The cursor a save of `row` over `before` stored: what a read would give back, without one. */
+function saved(before: Cursor, row: StateRow, updatedAt: string): Cursor {
+  const { deviceId, resourceId, startedS } = before;
+  return { deviceId, resourceId, startedS, ...stateOf(row), updatedAt };
+}
+
+/** A cursor as the columns it was read from, to compare the stored row with. */
+type Was = { [K in keyof StateRow as `was${Capitalize<K>}`]: StateRow[K] } & {
+  wasUpdatedAt: string;
+};
+
+/** The columns a cursor was read from ({@link Was}). */
+function was(cursor: Cursor): Was {
+  return {
+    wasFetchedUntilS: cursor.fetchedUntilS,
+    wasNewestS: cursor.newestRecordS ?? null,
+    wasNextProbeS: cursor.nextProbeS ?? null,
+    wasParkedUntilS: cursor.parkedUntilS ?? null,
+    wasFailures: cursor.failures,
+    wasRetryAtS: cursor.retryAtS ?? null,
+    wasLastError: cursor.lastError ?? null,
+    wasLookedBackS: cursor.lookedBackS ?? null,
+    wasUpdatedAt: cursor.updatedAt,
+  };
+}
+
 /** What a fully fetched window says: how far it reached and the newest record it wrote. */
 export interface WindowCommit {
   /** End of the window, capped at the API's clock. */
@@ -121,8 +147,22 @@ export interface WindowCommit {
  */
 export class CursorStore {
   private readonly sql;
+  private readonly updateTx: Database.Transaction<
+    (
+      deviceId: string,
+      resourceId: string,
+      change: (c: Cursor) => CursorState,
+      now: string,
+    ) => Cursor
+  >;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
+    this.updateTx = db.transaction((deviceId, resourceId, change, now) => {
+      const current = this.require(deviceId, resourceId);
+      const row = stateRow(change(current));
+      this.sql.save.run({ deviceId, resourceId, ...row, now });
+      return saved(current, row, now);
+    });
     this.sql = {
       get: db.prepare<Key>(
         "SELECT * FROM cursors WHERE device_id = @deviceId AND resource_id = @resourceId",
@@ -139,6 +179,19 @@ export class CursorStore {
            retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
            updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
+      ),
+      // save, only if the row is still exactly the cursor the caller last saw
+      swap: db.prepare<Key & StateRow & { now: string } & Was>(
+        `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
+           next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
+           retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
+           updated_at = @now
+         WHERE device_id = @deviceId AND resource_id = @resourceId
+           AND updated_at = @wasUpdatedAt AND fetched_until = @wasFetchedUntilS
+           AND newest_record_at IS @wasNewestS AND next_probe_at IS @wasNextProbeS
+           AND parked_until IS @wasParkedUntilS AND failures = @wasFailures
+           AND retry_at IS @wasRetryAtS AND last_error IS @wasLastError
+           AND looked_back_at IS @wasLookedBackS`,
       ),
       fail: db
         .prepare<Key & { retryAtS: number; error: string; now: string }>(
@@ -178,25 +231,31 @@ export class CursorStore {
   }
 
   /**
-   * Moves a cursor as `change` decides from the cursor as stored (one immediate transaction: no
-   * other process moves it in between). Returns the cursor now stored.
+   * Moves a cursor as `change` (pure: it may be called twice) decides from the cursor as stored,
+   * no other process moving it in between. Returns the cursor now stored. With `seen`, the cursor
+   * the caller last read or saved: one statement when the row is still exactly that, else (another
+   * process moved it) one immediate transaction that reads it first.
    */
   update(
     deviceId: string,
     resourceId: string,
     change: (cursor: Cursor) => CursorState,
     now: Date,
+    seen?: Cursor,
   ): Cursor {
-    return this.db
-      .transaction((): Cursor => {
-        const current = this.require(deviceId, resourceId);
-        const row = stateRow(change(current));
-        const updatedAt = now.toISOString();
-        this.sql.save.run({ deviceId, resourceId, ...row, now: updatedAt });
-        // what a read would give back, without reading it
-        return { deviceId, resourceId, startedS: current.startedS, ...stateOf(row), updatedAt };
-      })
-      .immediate();
+    const updatedAt = now.toISOString();
+    if (seen !== undefined) {
+      const row = stateRow(change(seen));
+      const swapped = this.sql.swap.run({
+        deviceId,
+        resourceId,
+        ...row,
+        now: updatedAt,
+        ...was(seen),
+      });
+      if (swapped.changes === 1) return saved(seen, row, updatedAt);
+    }
+    return this.updateTx.immediate(deviceId, resourceId, change, updatedAt);
   }
 
   /** Records a failed attempt; no new attempt before `retryAtS`. Returns the failures in a row. */

@@ -1,4 +1,6 @@
+import { afterCommit } from "../../src/pipeline/cursor.js";
 import type { WindowCommit } from "../../src/state/cursor-store.js";
+import type { Cursor } from "../../src/state/types.js";
 import { commitWindow } from "../support/cursors.js";
 import { T0, T1, T2, T3, useStateStore } from "./support.js";
 
@@ -166,6 +168,56 @@ describe("commit", () => {
     const before = cursors.get(DEV, RES);
     expect(() => commitWindow(cursors, DEV, RES, window, T1)).toThrow(RangeError);
     expect(cursors.get(DEV, RES)).toEqual(before);
+  });
+});
+
+/** A failed attempt as a change: what recordFailure stores, through update. */
+const afterFailure = (c: Cursor): Cursor => ({
+  ...c,
+  failures: c.failures + 1,
+  retryAtS: 5,
+  lastError: "x",
+});
+
+describe("update from the cursor last seen", () => {
+  const advance = (to: number) => (c: Cursor) => afterCommit(c, { fetchedUntilS: to });
+
+  it("saves over the cursor seen while the row is unchanged; the result is what a read gives", () => {
+    const { cursors } = ctx.store;
+    let seen = cursors.begin(DEV, RES, 1000, T0);
+    seen = cursors.update(DEV, RES, advance(2000), T1, seen);
+    expect(seen).toEqual(cursors.get(DEV, RES));
+    seen = cursors.update(DEV, RES, afterFailure, T2, seen);
+    expect(seen).toEqual(cursors.get(DEV, RES));
+    expect(cursors.update(DEV, RES, advance(3000), T3, seen)).toEqual(cursors.get(DEV, RES));
+    expect(cursors.get(DEV, RES)).toMatchObject({ fetchedUntilS: 3000, failures: 0 });
+  });
+
+  it("a cursor another process moved meanwhile: the change applies to the stored one", () => {
+    const { cursors } = ctx.store;
+    const seen = cursors.begin(DEV, RES, 1000, T0);
+    const other = ctx.tmp.open(ctx.path);
+    try {
+      // the same instant: the row differs by its position only
+      other.cursors.update(DEV, RES, advance(5000), T0);
+    } finally {
+      other.close();
+    }
+    const changed: Cursor[] = [];
+    const next = cursors.update(
+      DEV,
+      RES,
+      (c) => {
+        changed.push(c);
+        return { ...c, failures: c.failures + 1, lastError: `after ${c.fetchedUntilS}` };
+      },
+      T1,
+      seen,
+    );
+    // tried on the cursor seen, then applied to the stored one
+    expect(changed.map((c) => c.fetchedUntilS)).toEqual([999, 5000]);
+    expect(next).toMatchObject({ fetchedUntilS: 5000, failures: 1, lastError: "after 5000" });
+    expect(cursors.get(DEV, RES)).toEqual(next);
   });
 });
 
