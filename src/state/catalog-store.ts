@@ -182,6 +182,9 @@ export class CatalogStore {
    * Records the value ids a resource lists now (listed, last_seen = now; first_seen set on insert;
    * ids not in the list are no longer listed), in one transaction; returns the ids never seen
    * before, sorted.
+   *
+   * Call it in the transaction that ends with {@link markRead}: the read time is what tells
+   * every process that the device's catalog changed.
    */
   refresh(deviceId: string, resourceId: string, valueIds: readonly string[], now: Date): string[] {
     this.cached.delete(deviceId);
@@ -220,7 +223,10 @@ export class CatalogStore {
     return at === undefined ? undefined : new Date(at);
   }
 
-  /** Records the resources a device lists now (the others are no longer listed). */
+  /**
+   * Records the resources a device lists now (the others are no longer listed). Call it in the transaction that ends with {@link markRead}: the read time is what tells
+   * every process that the device's catalog changed.
+   */
   recordResources(deviceId: string, resourceIds: readonly string[], now: Date): void {
     this.cached.delete(deviceId);
     requireText("deviceId", deviceId);
@@ -257,7 +263,9 @@ export class CatalogStore {
       resourceValuesRow,
       this.sql.deviceCatalog.all({ deviceId }),
       "catalog row",
-    ).map(([resourceId, json]) => ({ resourceId, values: this.valueList(json) }));
+    ).map(([resourceId, json]) => Object.freeze({ resourceId, values: this.valueList(json) }));
+    // kept and handed out again: nobody may change it
+    Object.freeze(resources);
     if (readAt == null) {
       this.cached.delete(deviceId);
       return { resources };

@@ -143,7 +143,7 @@ export interface WindowCommit {
  * Cursors per device resource (table `cursors`): what the data says, never what the local clock
  * says. The store only stores: how a cursor moves (forward only, a commit ending a failure
  * streak and a silence, a repair, a park) is decided by the cursor rules (pipeline/cursor.ts) and
- * applied with {@link update}, in one transaction.
+ * applied with {@link update}, which no other writer can interleave with.
  */
 export class CursorStore {
   private readonly sql;
@@ -232,9 +232,9 @@ export class CursorStore {
 
   /**
    * Moves a cursor as `change` (pure: it may be called twice) decides from the cursor as stored,
-   * no other process moving it in between. Returns the cursor now stored. With `seen`, the cursor
+   * no other writer moving it in between. Returns the cursor now stored. With `seen`, the cursor
    * the caller last read or saved: one statement when the row is still exactly that, else (another
-   * process moved it) one immediate transaction that reads it first.
+   * process, or another change here, moved it since) one immediate transaction that reads it first.
    */
   update(
     deviceId: string,

@@ -35,10 +35,12 @@ export interface OpenedDatabase {
  * Opens the SQLite state database (creating the file and its directory), sets WAL mode with
  * synchronous NORMAL, busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
  *
- * synchronous NORMAL: a commit is not flushed to the disk on its own (the WAL is, at each
- * checkpoint), so a power cut may take back the last commits, never part of one and never one
- * before a later one. That only ever moves state back to before a write InfluxDB already holds:
- * the chunks are fetched and written again, and points are idempotent. A crash of the process
+ * synchronous NORMAL (in WAL mode only): a commit is not flushed to the disk on its own (the WAL
+ * is, at each checkpoint), so a power cut may take back the last commits, never part of one and
+ * never one before a later one. For what a sync, a backfill or the rollups record, that only
+ * moves state back to before a write InfluxDB already holds: the chunks are fetched and written
+ * again, and points are idempotent. An operator's change of the last seconds (a backfill job
+ * queued, dead letters removed) may be undone too and must be made again. A crash of the process
  * loses nothing. The flush it saves blocked the event loop at every cursor commit.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): OpenedDatabase {
@@ -62,7 +64,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
     if (!inMemory && mode !== "wal") {
       logger?.warn({ path, journalMode: mode }, "state database is not in WAL mode");
     }
-    db.pragma("synchronous = NORMAL");
+    // only with WAL: in a rollback journal, NORMAL may corrupt the file on a power cut
+    if (mode === "wal") db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
     let applied: number[] = [];
     if (options.migrate ?? true) {

@@ -53,12 +53,14 @@ describe("StateStore.open", () => {
     expect(tmp.raw(path).pragma("journal_mode", { simple: true })).toBe("wal");
   });
 
-  it("sets busy_timeout 5000 and foreign_keys ON on its connection", () => {
+  it("sets busy_timeout 5000, foreign_keys ON and synchronous NORMAL (WAL) on its connection", () => {
     const { db, appliedOnOpen } = openDatabase(tmp.file("state.db"));
     try {
       expect(appliedOnOpen).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
       expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+      // 1 = NORMAL: no flush per commit (a power cut re-fetches, see database.ts)
+      expect(db.pragma("synchronous", { simple: true })).toBe(1);
       expect(schemaVersion(db)).toBe(7);
     } finally {
       db.close();
