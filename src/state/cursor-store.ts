@@ -93,6 +93,13 @@ function stateRow(state: CursorState): StateRow {
   ] as const) {
     if (value !== undefined) requireInteger(name, value);
   }
+  const row = columnsOf(state);
+  if (row.lastError !== null) row.lastError = storedText(row.lastError);
+  return row;
+}
+
+/** A cursor's state as its columns, as they are (no check, the error text not cut again). */
+function columnsOf(state: CursorState): StateRow {
   return {
     fetchedUntilS: state.fetchedUntilS,
     newestS: state.newestRecordS ?? null,
@@ -100,7 +107,7 @@ function stateRow(state: CursorState): StateRow {
     parkedUntilS: state.parkedUntilS ?? null,
     failures: state.failures,
     retryAtS: state.retryAtS ?? null,
-    lastError: state.lastError === undefined ? null : storedText(state.lastError),
+    lastError: state.lastError ?? null,
     lookedBackS: state.lookedBackS ?? null,
   };
 }
@@ -111,24 +118,12 @@ function saved(before: Cursor, row: StateRow, updatedAt: string): Cursor {
   return { deviceId, resourceId, startedS, ...stateOf(row), updatedAt };
 }
 
-/** A cursor as the columns it was read from, to compare the stored row with. */
-type Was = { [K in keyof StateRow as `was${Capitalize<K>}`]: StateRow[K] } & {
-  wasUpdatedAt: string;
-};
-
-/** The columns a cursor was read from ({@link Was}). */
-function was(cursor: Cursor): Was {
-  return {
-    wasFetchedUntilS: cursor.fetchedUntilS,
-    wasNewestS: cursor.newestRecordS ?? null,
-    wasNextProbeS: cursor.nextProbeS ?? null,
-    wasParkedUntilS: cursor.parkedUntilS ?? null,
-    wasFailures: cursor.failures,
-    wasRetryAtS: cursor.retryAtS ?? null,
-    wasLastError: cursor.lastError ?? null,
-    wasLookedBackS: cursor.lookedBackS ?? null,
-    wasUpdatedAt: cursor.updatedAt,
-  };
+/**
+ * The stored row a cursor was read from, in the order of the swap statement's row value: the
+ * state's columns (in {@link columnsOf}'s order), then `updated_at`.
+ */
+function was(cursor: Cursor): (string | number | null)[] {
+  return [...Object.values(columnsOf(cursor)), cursor.updatedAt];
 }
 
 /** What a fully fetched window says: how far it reached and the newest record it wrote. */
@@ -181,17 +176,14 @@ export class CursorStore {
          WHERE device_id = @deviceId AND resource_id = @resourceId`,
       ),
       // save, only if the row is still exactly the cursor the caller last saw
-      swap: db.prepare<Key & StateRow & { now: string } & Was>(
+      swap: db.prepare<[...(string | number | null)[], Key & StateRow & { now: string }]>(
         `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
            next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
            retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
            updated_at = @now
          WHERE device_id = @deviceId AND resource_id = @resourceId
-           AND updated_at = @wasUpdatedAt AND fetched_until = @wasFetchedUntilS
-           AND newest_record_at IS @wasNewestS AND next_probe_at IS @wasNextProbeS
-           AND parked_until IS @wasParkedUntilS AND failures = @wasFailures
-           AND retry_at IS @wasRetryAtS AND last_error IS @wasLastError
-           AND looked_back_at IS @wasLookedBackS`,
+           AND (fetched_until, newest_record_at, next_probe_at, parked_until, failures, retry_at,
+                last_error, looked_back_at, updated_at) IS (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       fail: db
         .prepare<Key & { retryAtS: number; error: string; now: string }>(
@@ -224,8 +216,6 @@ export class CursorStore {
     requireText("deviceId", deviceId);
     requireText("resourceId", resourceId);
     requireInteger("startedS", startedS, 1);
-    const cursor = this.get(deviceId, resourceId);
-    if (cursor !== undefined) return cursor;
     this.sql.begin.run({ deviceId, resourceId, startedS, now: now.toISOString() });
     return this.require(deviceId, resourceId);
   }
@@ -246,12 +236,11 @@ export class CursorStore {
     const updatedAt = now.toISOString();
     if (seen !== undefined) {
       const row = stateRow(change(seen));
-      const swapped = this.sql.swap.run({
+      const swapped = this.sql.swap.run(...was(seen), {
         deviceId,
         resourceId,
         ...row,
         now: updatedAt,
-        ...was(seen),
       });
       if (swapped.changes === 1) return saved(seen, row, updatedAt);
     }
