@@ -1,5 +1,5 @@
-import PQueue from "p-queue";
 import { rollupsAfterRun } from "../rollups/rollup-run.js";
+import { eachAtMost } from "../util/each-at-most.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { runBackfillJob } from "./backfill-job.js";
@@ -76,23 +76,14 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       // a bounded number of devices at once: what a sync holds does not grow with the fleet
       // (each device's requests still share the one queue); after a fatal error no device starts,
       // and every one started settles before the run ends
-      const devices = new PQueue({ concurrency: devicesInFlight(pipeline.config.api.concurrency) });
-      let fatal: unknown;
-      const settled = await Promise.allSettled(
-        selected.deviceIds.map((id) =>
-          devices.add(async () => {
-            if (fatal !== undefined || pipeline.isStopping) return undefined;
-            try {
-              return await syncDevice(pipeline, run, id, policy);
-            } catch (error) {
-              fatal ??= error;
-              throw error;
-            }
-          }),
-        ),
+      const each = await eachAtMost(
+        selected.deviceIds,
+        devicesInFlight(pipeline.config.api.concurrency),
+        (id) => syncDevice(pipeline, run, id, policy),
+        () => pipeline.isStopping,
       );
-      results = settled.flatMap((s) => (s.status === "fulfilled" && s.value ? [s.value] : []));
-      if (fatal !== undefined) throw fatal;
+      results = each.results.filter((r) => r !== undefined);
+      if (each.failure !== undefined) throw each.failure.error;
       await runNewValueJobs(pipeline, run, selected.deviceIds);
       await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, () => pipeline.isStopping);
     },
