@@ -10,6 +10,7 @@ import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
 import { messageOf } from "./util/errors.js";
+import { limitHeapGrowth } from "./util/heap-growth.js";
 
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -77,6 +78,8 @@ function invokedDirectly(): boolean {
   }
 }
 if (invokedDirectly()) {
+  // the heap bounded however node was started (no node flag needed; one given is kept)
+  limitHeapGrowth();
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // every command exits when its work is done: a socket a hung dependency keeps open (or a

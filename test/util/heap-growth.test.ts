@@ -1,0 +1,60 @@
+import { execFileSync } from "node:child_process";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "@jest/globals";
+import { limitHeapGrowth, OLD_SPACE_GROWTH_PERCENT } from "../../src/util/heap-growth.js";
+
+const MODULE = pathToFileURL(resolve("dist/util/heap-growth.js")).href;
+
+/**
+ * A child node (started with `nodeFlags`) that calls limitHeapGrowth from the build with a 4 MB
+ * semi-space, then allocates objects of which a third survive a while (as a tick's requests do),
+ * in slices between which the event loop turns (as it does between answers' pieces), and reports
+ * V8's new space after.
+ */
+function newSpaceAfterWork(nodeFlags: readonly string[]): { young: boolean; newSpaceMb: number } {
+  const script = `
+    import v8 from "node:v8";
+    import { limitHeapGrowth } from ${JSON.stringify(MODULE)};
+    const { young } = limitHeapGrowth(process.execArgv, undefined, 4);
+    let kept = [];
+    for (let i = 0; i < 3e6; i++) {
+      const o = { a: i, b: [i, i + 1], s: "x" + i };
+      if (i % 3 === 0) kept.push(o);
+      if (kept.length > 200000) kept = [];
+      if (i % 10000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+    console.log(JSON.stringify({ young, newSpaceMb: space.space_size / 2 ** 20 }));
+  `;
+  const out = execFileSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
+    env: { ...process.env, NODE_OPTIONS: "" },
+    encoding: "utf8",
+  });
+  return JSON.parse(out) as { young: boolean; newSpaceMb: number };
+}
+
+describe("limitHeapGrowth", () => {
+  it("stops V8's new space at twice the semi-space asked for", () => {
+    expect(newSpaceAfterWork([])).toEqual({ young: true, newSpaceMb: 8 });
+  });
+
+  it("leaves a young generation sized at start alone (the same work grows it past the cap)", () => {
+    const sized = newSpaceAfterWork(["--max-semi-space-size=16"]);
+    expect(sized.young).toBe(false);
+    expect(sized.newSpaceMb).toBeGreaterThan(8);
+  });
+
+  it("sets the old generation's growth unless a node flag at start did", () => {
+    const set: string[] = [];
+    expect(limitHeapGrowth(["--max-semi-space-size=16"], (f) => set.push(f))).toEqual({
+      young: false,
+      old: true,
+    });
+    expect(set).toEqual([`--heap-growing-percent=${OLD_SPACE_GROWTH_PERCENT}`]);
+    const kept: string[] = [];
+    const given = ["--heap-growing-percent=30", "--max-heap-size=200"];
+    expect(limitHeapGrowth(given, (f) => kept.push(f))).toEqual({ young: false, old: false });
+    expect(kept).toEqual([]);
+  });
+});
