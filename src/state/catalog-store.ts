@@ -20,6 +20,10 @@ export interface StoredDeviceCatalog {
 const DEVICE_LIST = "devices";
 
 const resourceValuesRow = z.tuple([z.string(), z.string()]);
+/** Schemas of plucked values, built once (building one costs more than parsing with it). */
+const text = z.string();
+const optionalText = z.string().optional();
+const readTime = z.string().nullable().optional();
 
 /** Value lists kept at most (distinct lists: devices of one kind share theirs). */
 const MAX_VALUE_LISTS = 4096;
@@ -158,7 +162,7 @@ export class CatalogStore {
       },
     );
     this.devicesTx = db.transaction((deviceIds: readonly string[], now: string) => {
-      const before = new Set(parseRows(z.string(), sql.listed.all(), "device id"));
+      const before = new Set(parseRows(text, sql.listed.all(), "device id"));
       const added: string[] = [];
       for (const deviceId of new Set(deviceIds)) {
         sql.upsertDevice.run({ deviceId, now });
@@ -196,7 +200,7 @@ export class CatalogStore {
 
   /** The value ids a resource lists (as last read), sorted. */
   list(deviceId: string, resourceId: string): string[] {
-    return parseRows(z.string(), this.sql.list.all({ deviceId, resourceId }), "value id");
+    return parseRows(text, this.sql.list.all({ deviceId, resourceId }), "value id");
   }
 
   /**
@@ -210,16 +214,12 @@ export class CatalogStore {
 
   /** The devices listed by the last GET /devices, in the order first seen. */
   listedDevices(): string[] {
-    return parseRows(z.string(), this.sql.listed.all(), "device id");
+    return parseRows(text, this.sql.listed.all(), "device id");
   }
 
   /** When the device list was last read; undefined when never. */
   devicesReadAt(): Date | undefined {
-    const at = parseRow(
-      z.string().optional(),
-      this.sql.listReadAt.get({ name: DEVICE_LIST }),
-      "read time",
-    );
+    const at = parseRow(optionalText, this.sql.listReadAt.get({ name: DEVICE_LIST }), "read time");
     return at === undefined ? undefined : new Date(at);
   }
 
@@ -252,11 +252,7 @@ export class CatalogStore {
    * read time, and one for the lists when they changed since this process last read them.
    */
   device(deviceId: string): StoredDeviceCatalog {
-    const readAt = parseRow(
-      z.string().nullable().optional(),
-      this.sql.deviceReadAt.get({ deviceId }),
-      "read time",
-    );
+    const readAt = parseRow(readTime, this.sql.deviceReadAt.get({ deviceId }), "read time");
     const kept = this.cached.get(deviceId);
     if (kept !== undefined && kept.readAt === readAt) return kept;
     const resources = parseRows(
@@ -287,6 +283,6 @@ export class CatalogStore {
 
   /** Listed devices whose catalog was never read or last read at or before `before`, oldest first. */
   due(before: Date): string[] {
-    return parseRows(z.string(), this.sql.due.all({ before: before.toISOString() }), "device id");
+    return parseRows(text, this.sql.due.all({ before: before.toISOString() }), "device id");
   }
 }

@@ -91,6 +91,10 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(first.get("energy_etl_chunk_duration_seconds_count")).toBeGreaterThan(0);
     expect(first.has("energy_etl_queue_size")).toBe(true);
     expect(text).toContain("# TYPE energy_etl_api_retries_total counter");
+    // a clean sync dropped nothing: each series of the counter is there, at 0
+    for (const what of ["members", "rows_outside_window", "duplicate_rows"]) {
+      expect(first.get(`energy_etl_dropped_total{what="${what}"}`)).toBe(0);
+    }
 
     clock.advance(10 * 60_000);
     expect(await tickSync(service, pipeline.store)).toMatchObject({ status: "ok" });
