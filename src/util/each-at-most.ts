@@ -18,6 +18,9 @@ export async function eachAtMost<T, R>(
   task: (item: T) => Promise<R>,
   stop: () => boolean = () => false,
 ): Promise<EachResult<R>> {
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  }
   const results: (R | undefined)[] = new Array<R | undefined>(items.length).fill(undefined);
   let failure: { error: unknown } | undefined;
   const entries = items.entries();
@@ -33,7 +36,7 @@ export async function eachAtMost<T, R>(
       }
     }
   };
-  const workers = Math.max(1, Math.min(limit, items.length));
+  const workers = Math.min(limit, items.length);
   await Promise.all(Array.from({ length: workers }, worker));
   return failure === undefined ? { results } : { results, failure };
 }

@@ -41,37 +41,69 @@ export interface HeapGrowth {
  * {@link SEMI_SPACE_MB} per semi-space, the old generation's growth at
  * {@link OLD_SPACE_GROWTH_PERCENT}. V8 takes `--max-semi-space-size` only at start (a flag before
  * the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor `npm run demo` pass; but it
- * reads its growth factors whenever it grows a space. So the young generation's factor is set to
- * reach the cap in one step and, once the new space has grown to it (told by the garbage
- * collection after), to 1: it grows no more. What a node flag at start sized is left alone.
+ * reads its growth factors whenever it grows a space ({@link YoungGenerationCap}). What a node
+ * flag at start sized (`-` or `_` in its name) is left alone.
  */
 export function limitHeapGrowth(
   flags: readonly string[] = startFlags(),
   setFlags: (flags: string) => void = (f) => v8.setFlagsFromString(f),
   semiSpaceMb: number = SEMI_SPACE_MB,
 ): HeapGrowth {
-  const given = (pattern: RegExp): boolean => flags.some((flag) => pattern.test(flag));
+  const names = flags.map((flag) => flag.replaceAll("_", "-"));
+  const given = (pattern: RegExp): boolean => names.some((flag) => pattern.test(flag));
   const old = !given(/^--heap-growing-percent/);
   if (old) setFlags(`--heap-growing-percent=${OLD_SPACE_GROWTH_PERCENT}`);
-  const young = !given(/^--(max-semi-space-size|semi-space-growth-factor|max-heap-size)/);
-  if (young) capYoungGeneration(semiSpaceMb, setFlags);
+  const young = !given(
+    /^--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor|max-heap-size)/,
+  );
+  if (young) {
+    const cap = new YoungGenerationCap(2 * semiSpaceMb * 2 ** 20, setFlags);
+    if (cap.observe(newSpaceBytes())) {
+      const gcs = new PerformanceObserver(() => {
+        if (!cap.observe(newSpaceBytes())) gcs.disconnect();
+      });
+      gcs.observe({ entryTypes: ["gc"] });
+    }
+  }
   return { young, old };
 }
 
-/** The young generation's cap (see {@link limitHeapGrowth}). */
-function capYoungGeneration(semiSpaceMb: number, setFlags: (flags: string) => void): void {
-  const capBytes = 2 * semiSpaceMb * 2 ** 20;
-  const reached = (): boolean => {
-    if (newSpaceBytes() < capBytes) return false;
-    setFlags("--semi-space-growth-factor=1");
+/**
+ * Holds V8's new space at a cap through its growth factor, told the new space's size after every
+ * garbage collection: below the cap, a factor that reaches it in one growth step; at the cap, 1
+ * (it grows no more). V8 shrinks an idle process's new space (its memory reducer), so the factor
+ * goes up again when the size falls. A new space found past the cap means this V8 does not take a
+ * factor of 1 (newer ones hold it at 2 at least): the cap is given up, V8's own factor restored.
+ */
+export class YoungGenerationCap {
+  private factor: number | undefined;
+
+  constructor(
+    private readonly capBytes: number,
+    private readonly setFlags: (flags: string) => void,
+  ) {}
+
+  /** The new space's size now; false once the cap is given up (nothing more to observe). */
+  observe(newSpaceBytes: number): boolean {
+    if (newSpaceBytes > this.capBytes) {
+      if (this.factor !== undefined) this.set(DEFAULT_GROWTH_FACTOR);
+      return false;
+    }
+    // growth multiplies a semi-space; V8's first is 1 MB, committed one half at a time
+    const semiBytes = Math.max(MIN_SEMI_SPACE_BYTES, newSpaceBytes / 2);
+    const factor =
+      newSpaceBytes >= this.capBytes ? 1 : Math.max(2, Math.floor(this.capBytes / 2 / semiBytes));
+    if (factor !== this.factor) this.set(factor);
     return true;
-  };
-  if (reached()) return;
-  // from the semi-space now (V8 starts at 1 MB) to the cap in one growth step
-  const semiNowMb = Math.max(1, newSpaceBytes() / 2 / 2 ** 20);
-  setFlags(`--semi-space-growth-factor=${Math.max(2, Math.floor(semiSpaceMb / semiNowMb))}`);
-  const gcs = new PerformanceObserver(() => {
-    if (reached()) gcs.disconnect();
-  });
-  gcs.observe({ entryTypes: ["gc"] });
+  }
+
+  private set(factor: number): void {
+    this.factor = factor;
+    this.setFlags(`--semi-space-growth-factor=${factor}`);
+  }
 }
+
+/** V8's own growth factor of the new space. */
+const DEFAULT_GROWTH_FACTOR = 2;
+/** V8's first semi-space (64-bit), which a new space of 1 MB (one half committed) has too. */
+const MIN_SEMI_SPACE_BYTES = 2 ** 20;

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { HealthServer } from "../../src/service/health-server.js";
+import { SEMI_SPACE_MB } from "../../src/util/heap-growth.js";
 
 /** One Dockerfile instruction, continuation lines joined. */
 interface Instruction {
@@ -149,6 +150,8 @@ describe("Dockerfile", () => {
     expect(env).toMatch(/\bSTATE_DB=\/data\/state\.db\b/);
     expect(env).toMatch(/\bNODE_ENV=production\b/);
     expect(env).toMatch(/\bHTTP_PORT=8080\b/);
+    // the young generation the CLI caps at run time, sized at start (a newer V8 refuses the cap)
+    expect(env).toMatch(new RegExp(`\\bNODE_OPTIONS=--max-semi-space-size=${SEMI_SPACE_MB}\\b`));
     expect(args(runtime, "EXPOSE")).toEqual(["8080"]);
     // The volume is created from the image's /data, so its owner is the service's user.
     expect(args(runtime, "RUN").join(" ")).toMatch(/chown [^&]*energy[^&]* \/data\b/);

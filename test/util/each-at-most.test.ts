@@ -86,4 +86,10 @@ describe("eachAtMost", () => {
   it("resolves at once for no items", async () => {
     await expect(eachAtMost([], 4, () => Promise.resolve(1))).resolves.toEqual({ results: [] });
   });
+
+  it("refuses a limit that is not a positive integer", async () => {
+    for (const limit of [0, -1, 1.5, Number.NaN]) {
+      await expect(eachAtMost([1], limit, () => Promise.resolve(1))).rejects.toThrow(RangeError);
+    }
+  });
 });

@@ -2,21 +2,25 @@ import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "@jest/globals";
-import { limitHeapGrowth, OLD_SPACE_GROWTH_PERCENT } from "../../src/util/heap-growth.js";
+import {
+  limitHeapGrowth,
+  OLD_SPACE_GROWTH_PERCENT,
+  YoungGenerationCap,
+} from "../../src/util/heap-growth.js";
 
 const MODULE = pathToFileURL(resolve("dist/util/heap-growth.js")).href;
 
 /**
- * A child node (started with `nodeFlags`) that calls limitHeapGrowth from the build with a 4 MB
+ * A child node (with `nodeOptions` as NODE_OPTIONS) that calls limitHeapGrowth from the build with a 4 MB
  * semi-space, then allocates objects of which a third survive a while (as a tick's requests do),
  * in slices between which the event loop turns (as it does between answers' pieces), and reports
  * V8's new space after.
  */
-function newSpaceAfterWork(nodeFlags: readonly string[]): { young: boolean; newSpaceMb: number } {
+function newSpaceAfterWork(nodeOptions: string): { young: boolean; newSpaceMb: number } {
   const script = `
     import v8 from "node:v8";
     import { limitHeapGrowth } from ${JSON.stringify(MODULE)};
-    const { young } = limitHeapGrowth(process.execArgv, undefined, 4);
+    const { young } = limitHeapGrowth(undefined, undefined, 4);
     let kept = [];
     for (let i = 0; i < 3e6; i++) {
       const o = { a: i, b: [i, i + 1], s: "x" + i };
@@ -27,8 +31,8 @@ function newSpaceAfterWork(nodeFlags: readonly string[]): { young: boolean; newS
     const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
     console.log(JSON.stringify({ young, newSpaceMb: space.space_size / 2 ** 20 }));
   `;
-  const out = execFileSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
-    env: { ...process.env, NODE_OPTIONS: "" },
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+    env: { ...process.env, NODE_OPTIONS: nodeOptions },
     encoding: "utf8",
   });
   return JSON.parse(out) as { young: boolean; newSpaceMb: number };
@@ -36,11 +40,11 @@ function newSpaceAfterWork(nodeFlags: readonly string[]): { young: boolean; newS
 
 describe("limitHeapGrowth", () => {
   it("stops V8's new space at twice the semi-space asked for", () => {
-    expect(newSpaceAfterWork([])).toEqual({ young: true, newSpaceMb: 8 });
+    expect(newSpaceAfterWork("")).toEqual({ young: true, newSpaceMb: 8 });
   });
 
   it("leaves a young generation sized at start alone (the same work grows it past the cap)", () => {
-    const sized = newSpaceAfterWork(["--max-semi-space-size=16"]);
+    const sized = newSpaceAfterWork("--max_semi_space_size=16");
     expect(sized.young).toBe(false);
     expect(sized.newSpaceMb).toBeGreaterThan(8);
   });
@@ -56,5 +60,28 @@ describe("limitHeapGrowth", () => {
     const given = ["--heap-growing-percent=30", "--max-heap-size=200"];
     expect(limitHeapGrowth(given, (f) => kept.push(f))).toEqual({ young: false, old: false });
     expect(kept).toEqual([]);
+  });
+
+  it("raises the growth factor again when V8 shrank an idle new space, and gives up past the cap", () => {
+    const MB = 2 ** 20;
+    const set: string[] = [];
+    const cap = new YoungGenerationCap(16 * MB, (f) => set.push(f));
+    expect(cap.observe(2 * MB)).toBe(true);
+    expect(cap.observe(16 * MB)).toBe(true);
+    expect(cap.observe(16 * MB)).toBe(true);
+    // the memory reducer shrank it back to V8's first size: grown to the cap again in one step
+    expect(cap.observe(2 * MB)).toBe(true);
+    expect(cap.observe(4 * MB)).toBe(true);
+    expect(cap.observe(16 * MB)).toBe(true);
+    // past the cap: this V8 did not take a factor of 1; its own is restored
+    expect(cap.observe(32 * MB)).toBe(false);
+    expect(set.map((f) => f.replace("--semi-space-growth-factor=", ""))).toEqual([
+      "8",
+      "1",
+      "8",
+      "4",
+      "1",
+      "2",
+    ]);
   });
 });
