@@ -224,8 +224,8 @@ export class CatalogStore {
   }
 
   /**
-   * Records the resources a device lists now (the others are no longer listed). Call it in the transaction that ends with {@link markRead}: the read time is what tells
-   * every process that the device's catalog changed.
+   * Records the resources a device lists now (the others are no longer listed). Like
+   * {@link refresh}, in the transaction that ends with {@link markRead}.
    */
   recordResources(deviceId: string, resourceIds: readonly string[], now: Date): void {
     this.cached.delete(deviceId);
