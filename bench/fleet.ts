@@ -112,18 +112,42 @@ export function runTicks(
   });
 }
 
+/** Simulated time between two ticks of the default SYNC_CRON (every 5 minutes). */
+export const SCHEDULE_STEP_MS = 5 * 60_000;
+
+/** A fleet simulator whose clock moves one step per tick of `run`. */
+export interface FleetSimulator {
+  readonly sim: Simulator;
+  /** The simulator's clock, in seconds. */
+  readonly nowS: () => number;
+}
+
 /**
  * A simulator of `devices` devices reporting every 5 minutes (no value appearing later) whose
- * clock runs at real speed `offsetMs` behind this machine's: a fleet commissioned shortly before
- * its "now", so that the first request of each device simulates days, not years, of history.
+ * clock stands at `startMs` during the first tick and moves `stepMs` per tick: every tick reads
+ * the same stretch of time per device, however many devices there are (with a clock in real time
+ * a tick of 10,000 devices, 10 times as long as one of 1,000, read 10 times the data per device).
+ * A tick is counted by its data requests: every tick makes one per value group (the data
+ * minimum, which the bench checks), and a tick starts after the previous one ended, so each
+ * request of tick k finds between k and k + 1 minimums answered before it.
  */
-export function startFleetSimulator(devices: number, offsetMs: number) {
-  return startSimulator({
-    now: () => Date.now() - offsetMs,
-    devices,
-    newValueShare: 0,
-    resolutionS: 300,
-  });
+export async function startFleetSimulator(
+  devices: number,
+  startMs: number,
+  stepMs: number,
+): Promise<FleetSimulator> {
+  let perTick = 0;
+  let counted = 0;
+  let dataAnswered = 0;
+  let log: readonly { endpoint: string }[] = [];
+  const nowMs = () => {
+    for (; counted < log.length; counted++) if (log[counted]?.endpoint === "data") dataAnswered++;
+    return startMs + (perTick > 0 ? Math.floor(dataAnswered / perTick) : 0) * stepMs;
+  };
+  const sim = await startSimulator({ now: nowMs, devices, newValueShare: 0, resolutionS: 300 });
+  log = sim.requests;
+  perTick = dataMinimum(sim, Math.floor(startMs / 1000));
+  return { sim, nowS: () => Math.floor(nowMs() / 1000) };
 }
 
 /**

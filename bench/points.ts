@@ -21,7 +21,8 @@ export interface Row {
   readonly baseline: string;
   readonly ratio: number;
   readonly goal: string;
-  readonly met: boolean;
+  /** Whether the goal is met; undefined for a row without a goal (a figure for information). */
+  readonly met: boolean | undefined;
 }
 
 const DAY_S = 86_400;
