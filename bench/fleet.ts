@@ -66,7 +66,7 @@ export function runTicks(
   sim: Simulator,
   env: Record<string, string>,
   ticks: number,
-  simNowS: () => number,
+  minimumPerTick: number,
 ): Promise<FleetRun> {
   const child = spawn(process.execPath, [...CLI_NODE_FLAGS, CLI, "run"], {
     env: { ...process.env, ...env, SYNC_CRON: "* * * * * *", HTTP_PORT: "0", LOG_LEVEL: "info" },
@@ -94,7 +94,7 @@ export function runTicks(
       out.push({
         ms: event.ms ?? 0,
         requests,
-        dataMinimum: dataMinimum(sim, simNowS()),
+        dataMinimum: minimumPerTick,
         cpuMs: cpu - cpuBefore,
         rssMb: rssMb(pid, "VmRSS"),
       });
@@ -118,36 +118,46 @@ export const SCHEDULE_STEP_MS = 5 * 60_000;
 /** A fleet simulator whose clock moves one step per tick of `run`. */
 export interface FleetSimulator {
   readonly sim: Simulator;
-  /** The simulator's clock, in seconds. */
-  readonly nowS: () => number;
+  /** Data requests of every tick: one per value group of every resource (the data minimum). */
+  readonly perTick: number;
 }
 
 /**
  * A simulator of `devices` devices reporting every 5 minutes (no value appearing later) whose
  * clock stands at `startMs` during the first tick and moves `stepMs` per tick: every tick reads
- * the same stretch of time per device, however many devices there are (with a clock in real time
- * a tick of 10,000 devices, 10 times as long as one of 1,000, read 10 times the data per device).
- * A tick is counted by its data requests: every tick makes one per value group (the data
- * minimum, which the bench checks), and a tick starts after the previous one ended, so each
- * request of tick k finds between k and k + 1 minimums answered before it.
+ * the same stretch of simulated time, however many devices there are (with a clock in real
+ * time, a tick of 10,000 devices, ten times as long as one of 1,000, read ten times as much).
+ *
+ * A tick is counted by the data requests the simulator answered: every tick makes exactly
+ * `perTick` of them (the caller checks it) and starts after the previous one ended, so a request
+ * of tick k finds between k and k + 1 ticks' worth logged before it (the log is unbounded here:
+ * it is read by index). The Date header of a tick's last answer, made after that answer is
+ * logged, already shows the next tick's time, which is the time the next tick plans with.
  */
 export async function startFleetSimulator(
   devices: number,
   startMs: number,
   stepMs: number,
 ): Promise<FleetSimulator> {
+  let sim: Simulator | undefined;
   let perTick = 0;
   let counted = 0;
   let dataAnswered = 0;
-  let log: readonly { endpoint: string }[] = [];
-  const nowMs = () => {
+  const now = () => {
+    const log = sim?.requests ?? [];
     for (; counted < log.length; counted++) if (log[counted]?.endpoint === "data") dataAnswered++;
     return startMs + (perTick > 0 ? Math.floor(dataAnswered / perTick) : 0) * stepMs;
   };
-  const sim = await startSimulator({ now: nowMs, devices, newValueShare: 0, resolutionS: 300 });
-  log = sim.requests;
-  perTick = dataMinimum(sim, Math.floor(startMs / 1000));
-  return { sim, nowS: () => Math.floor(nowMs() / 1000) };
+  const startS = Math.floor(startMs / 1000);
+  sim = await startSimulator({
+    now,
+    devices,
+    newValueShare: 0,
+    newValuesFromS: startS,
+    resolutionS: 300,
+  });
+  perTick = dataMinimum(sim, startS);
+  return { sim, perTick };
 }
 
 /**

@@ -22,7 +22,7 @@ export interface Row {
   readonly ratio: number;
   readonly goal: string;
   /** Whether the goal is met; undefined for a row without a goal (a figure for information). */
-  readonly met: boolean | undefined;
+  readonly met?: boolean;
 }
 
 const DAY_S = 86_400;
