@@ -4,11 +4,10 @@
  * time and RSS of the child from /proc, each tick's end from its "sync finished" log line.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { valueGroups } from "../src/pipeline/plan-chunks.js";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
-import { CLI, CLI_NODE_FLAGS, rssMb } from "./harness.js";
+import { CLI, CLI_NODE_FLAGS, cpuMsOf, rssMb } from "./harness.js";
 
 /** What one tick of `run` cost. */
 export interface Tick {
@@ -32,20 +31,6 @@ export interface FleetRun {
 /** Total of a tick's requests. */
 export const total = (counts: Readonly<Record<string, number>>) =>
   Object.values(counts).reduce((a, b) => a + b, 0);
-
-const CLOCK_TICKS_PER_S = 100;
-
-/** utime + stime of a live process, in ms (0 once it is gone). */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // fields[0] is field 3 (state): utime is field 14, stime field 15
-    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
-  } catch {
-    return 0;
-  }
-}
 
 /** The data minimum of the fleet as the simulator lists it at `atS`. */
 export function dataMinimum(sim: Simulator, atS: number): number {

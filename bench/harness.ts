@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** What a child energy-etl run took: wall time, CPU time, peak RSS, exit code, output. */
 export interface ChildRun {
@@ -139,4 +140,34 @@ export function stateDir(): { db: string; done: () => void } {
       stateDirs.delete(dir);
     },
   };
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
+/** utime + stime of a live process, in ms (0 once it is gone). */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields[0] is field 3 (state): utime is field 14, stime field 15
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until a process (influxd) is quiet: under 5 % of a core over 2 s, at most `maxS` seconds.
+ * The previous row's points are compacted in the background on the same cores, which the next
+ * row's CPU figures would otherwise carry. Returns the seconds waited.
+ */
+export async function untilQuiet(pid: number | undefined, maxS = 180): Promise<number> {
+  if (pid === undefined) return 0;
+  const started = performance.now();
+  for (;;) {
+    const before = cpuMsOf(pid);
+    await sleep(2000);
+    const waitedS = (performance.now() - started) / 1000;
+    if (cpuMsOf(pid) - before < 100 || waitedS >= maxS) return waitedS;
+  }
 }

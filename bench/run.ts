@@ -7,7 +7,7 @@ import { cpus, totalmem } from "node:os";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total } from "./fleet.js";
-import { etlEnv, median, runEtl, stateDir } from "./harness.js";
+import { etlEnv, median, runEtl, stateDir, untilQuiet } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
 import { benchRollupQuery, benchRollupWriteCost } from "./rollups.js";
 import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
@@ -169,6 +169,7 @@ async function fleetFigures(
   fleet: { devices: number; ticks: number; rate: number; stepMs: number },
 ): Promise<FleetFigures> {
   const { devices, ticks, rate, stepMs } = fleet;
+  const quietS = await untilQuiet(influxd.pid);
   const { sim, perTick } = await startFleetSimulator(devices, FLEET_NOW_MS, stepMs);
   try {
     const bucket = `fleet${devices}x${stepMs}`;
@@ -179,7 +180,9 @@ async function fleetFigures(
       stateDir().db,
       { SYNC_START: "PT1H", API_RATE_LIMIT: String(rate), API_CONCURRENCY: "8" },
     );
-    log(`fleet: ${devices} devices, ${ticks} ticks of run, ${stepMs / 1000} s apart…`);
+    log(
+      `fleet: ${devices} devices, ${ticks} ticks of run, ${stepMs / 1000} s apart (influxd quiet after ${quietS.toFixed(0)} s)…`,
+    );
     const all = (await runTicks(sim, env, ticks, perTick)).ticks;
     const off = all.findIndex((t) => t.requests.data !== perTick);
     if (off >= 0) {
@@ -361,7 +364,7 @@ async function main(): Promise<void> {
       ["fleet", () => benchFleet(influxd)],
     ] as const) {
       if (ONLY && !ONLY.includes(name)) continue;
-      log(`bench: ${name}…`);
+      log(`bench: ${name}… (influxd quiet after ${(await untilQuiet(influxd.pid)).toFixed(0)} s)`);
       await bench();
     }
   } finally {
