@@ -15,8 +15,6 @@ export interface Tick {
   readonly ms: number;
   /** Requests the simulator answered since the previous tick ended, by endpoint. */
   readonly requests: Readonly<Record<string, number>>;
-  /** One data request per value group of every resource the API lists. */
-  readonly dataMinimum: number;
   /** CPU time of the energy-etl process since the previous tick ended. */
   readonly cpuMs: number;
   /** Resident set size at the end of the tick. */
@@ -51,7 +49,6 @@ export function runTicks(
   sim: Simulator,
   env: Record<string, string>,
   ticks: number,
-  minimumPerTick: number,
 ): Promise<FleetRun> {
   const child = spawn(process.execPath, [...CLI_NODE_FLAGS, CLI, "run"], {
     env: { ...process.env, ...env, SYNC_CRON: "* * * * * *", HTTP_PORT: "0", LOG_LEVEL: "info" },
@@ -79,7 +76,6 @@ export function runTicks(
       out.push({
         ms: event.ms ?? 0,
         requests,
-        dataMinimum: minimumPerTick,
         cpuMs: cpu - cpuBefore,
         rssMb: rssMb(pid, "VmRSS"),
       });
@@ -138,7 +134,6 @@ export async function startFleetSimulator(
     now,
     devices,
     newValueShare: 0,
-    newValuesFromS: startS,
     resolutionS: 300,
   });
   perTick = dataMinimum(sim, startS);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -157,17 +157,30 @@ export function cpuMsOf(pid: number): number {
 }
 
 /**
- * Waits until a process (influxd) is quiet: under 5 % of a core over 2 s, at most `maxS` seconds.
- * The previous row's points are compacted in the background on the same cores, which the next
- * row's CPU figures would otherwise carry. Returns the seconds waited.
+ * Waits until a process (influxd) is quiet: under 5 % of a core in two 2-s windows in a row, at
+ * most `maxS` seconds. The previous row's points are compacted in the background on the same
+ * cores, which the next row's CPU figures would otherwise carry. Says how long it waited, and
+ * whether the process went quiet (false once `maxS` passed, or the process is gone).
  */
-export async function untilQuiet(pid: number | undefined, maxS = 180): Promise<number> {
-  if (pid === undefined) return 0;
+export async function untilQuiet(
+  pid: number | undefined,
+  maxS = 180,
+): Promise<{ waitedS: number; quiet: boolean }> {
   const started = performance.now();
+  let quietWindows = 0;
   for (;;) {
+    const waitedS = (performance.now() - started) / 1000;
+    if (pid === undefined || !existsSync(`/proc/${pid}`)) return { waitedS, quiet: false };
+    if (quietWindows === 2) return { waitedS, quiet: true };
+    if (waitedS >= maxS) return { waitedS, quiet: false };
     const before = cpuMsOf(pid);
     await sleep(2000);
-    const waitedS = (performance.now() - started) / 1000;
-    if (cpuMsOf(pid) - before < 100 || waitedS >= maxS) return waitedS;
+    quietWindows = cpuMsOf(pid) - before < 100 ? quietWindows + 1 : 0;
   }
 }
+
+/** How {@link untilQuiet} went, for a log line. */
+export const quietText = ({ waitedS, quiet }: { waitedS: number; quiet: boolean }): string =>
+  quiet
+    ? `influxd quiet after ${waitedS.toFixed(0)} s`
+    : `influxd NOT quiet after ${waitedS.toFixed(0)} s`;

@@ -3,25 +3,17 @@
  * from the daily rollups against from the raw 1-minute readings on the same influxd; and the CPU
  * a backfill spends on them (energy-etl's own, and influxd's answering their queries).
  */
-import { readFileSync } from "node:fs";
 import { InfluxQuery } from "../src/influx/influx-query.js";
 import { recomputeRollups } from "../src/rollups/recompute.js";
 import type { LineBatch } from "../src/transform/line-protocol.js";
 import { loadDashboards, panelQuery } from "../test/support/dashboard-queries.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
-import { median } from "./harness.js";
+import { cpuMsOf, median } from "./harness.js";
 import { backfillInto, cachedSimulator, pointsOf, postLines, type Row } from "./points.js";
 
 const DAY_S = 86_400;
 const log = (text: string) => process.stderr.write(`${text}\n`);
 const iso = (s: number) => new Date(s * 1000).toISOString();
-
-/** CPU seconds a process has used so far (utime + stime of /proc/PID/stat, 100 ticks/s). */
-function cpuOf(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /**
  * A solar counter at 1 minute for `devices` over `days`: the day's energy follows the sun
@@ -148,11 +140,11 @@ export async function benchRollupWriteCost(influxd: TestInfluxd, quick: boolean)
   try {
     for (let round = 1; round <= rounds; round++) {
       for (const mode of ["off", "on"] as const) {
-        const before = cpuOf(influxd.pid);
+        const before = cpuMsOf(influxd.pid ?? 0) / 1000;
         const run = await backfillInto(influxd, sim.url, days, "command", {
           ROLLUPS: mode === "on" ? "true" : "false",
         });
-        influxCpu[mode].push(cpuOf(influxd.pid) - before);
+        influxCpu[mode].push(cpuMsOf(influxd.pid ?? 0) / 1000 - before);
         points = pointsOf(run);
         cpu[mode].push((run.cpuS / points) * 1e6);
       }

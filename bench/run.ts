@@ -7,7 +7,7 @@ import { cpus, totalmem } from "node:os";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total } from "./fleet.js";
-import { etlEnv, median, runEtl, stateDir, untilQuiet } from "./harness.js";
+import { etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
 import { benchRollupQuery, benchRollupWriteCost } from "./rollups.js";
 import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
@@ -149,6 +149,8 @@ interface FleetFigures {
   readonly rssMb: number;
   readonly wallS: number;
   readonly idealS: number;
+  /** A tick that did not make the data minimum, which the fleet clock counts on. */
+  readonly offClock: string | undefined;
 }
 
 /**
@@ -161,15 +163,16 @@ const BACK_TO_BACK_STEP_MS = 5_000;
 const k = (n: number) => n.toLocaleString("en");
 
 /**
- * `ticks` ticks of `run` over a fleet of `devices`, its clock moving `stepMs` per tick; fails
- * unless every tick made exactly the data minimum of requests (the fleet clock counts on it).
+ * `ticks` ticks of `run` over a fleet of `devices`, its clock moving `stepMs` per tick. A tick
+ * that did not make exactly the data minimum of requests (the fleet clock counts on it) is named
+ * in `offClock`: the figures are then not those of the same work per device.
  */
 async function fleetFigures(
   influxd: TestInfluxd,
   fleet: { devices: number; ticks: number; rate: number; stepMs: number },
 ): Promise<FleetFigures> {
   const { devices, ticks, rate, stepMs } = fleet;
-  const quietS = await untilQuiet(influxd.pid);
+  const quiet = quietText(await untilQuiet(influxd.pid));
   const { sim, perTick } = await startFleetSimulator(devices, FLEET_NOW_MS, stepMs);
   try {
     const bucket = `fleet${devices}x${stepMs}`;
@@ -178,31 +181,31 @@ async function fleetFigures(
       sim.url,
       { url: influxd.url, token: "test-influx-token", bucket },
       stateDir().db,
-      { SYNC_START: "PT1H", API_RATE_LIMIT: String(rate), API_CONCURRENCY: "8" },
+      // the first tick reads 5 minutes per device (a row per value), not an hour: 10,000 devices'
+      // hour was 7 M points, which influxd was still compacting through the steady ticks
+      { SYNC_START: "PT5M", API_RATE_LIMIT: String(rate), API_CONCURRENCY: "8" },
     );
-    log(
-      `fleet: ${devices} devices, ${ticks} ticks of run, ${stepMs / 1000} s apart (influxd quiet after ${quietS.toFixed(0)} s)…`,
-    );
-    const all = (await runTicks(sim, env, ticks, perTick)).ticks;
+    log(`fleet: ${devices} devices, ${ticks} ticks of run, ${stepMs / 1000} s apart (${quiet})…`);
+    const all = (await runTicks(sim, env, ticks)).ticks;
     const off = all.findIndex((t) => t.requests.data !== perTick);
-    if (off >= 0) {
-      throw new Error(
-        `fleet of ${devices}: tick ${off + 1} made ${all[off]?.requests.data} data requests, not ${perTick}`,
-      );
-    }
+    const offClock =
+      off < 0
+        ? undefined
+        : `tick ${off + 1} of ${k(devices)} devices made ${all[off]?.requests.data ?? 0} data requests, not ${perTick}`;
     const steady = all.slice(1);
     const requests = steady.reduce((a, t) => a + total(t.requests), 0);
     const figures = {
       devices,
       cpuPerDeviceMs: median(steady.map((t) => t.cpuMs)) / devices,
       requests,
-      minimum: steady.reduce((a, t) => a + t.dataMinimum, 0),
+      minimum: perTick * steady.length,
       rssMb: Math.max(...steady.map((t) => t.rssMb)),
       wallS: steady.reduce((a, t) => a + t.ms, 0) / 1000,
       idealS: requests / rate,
+      offClock,
     };
     log(
-      `fleet: ${devices} devices: ${figures.cpuPerDeviceMs.toFixed(2)} ms CPU per device per tick`,
+      `fleet: ${devices} devices: ${figures.cpuPerDeviceMs.toFixed(2)} ms CPU per device per tick${offClock ? ` (${offClock})` : ""}`,
     );
     return figures;
   } finally {
@@ -212,7 +215,7 @@ async function fleetFigures(
 
 /**
  * Steady ticks of `run` over fleets of 100, 1,000 and 10,000 devices (tick 1 reads the catalog
- * and SYNC_START; the others follow each other, cron every second, each
+ * and SYNC_START, 5 minutes; the others follow each other, cron every second, each
  * {@link BACK_TO_BACK_STEP_MS} of simulated time after the one before): CPU per device per tick,
  * requests against the data minimum, RSS, and wall time against requests / API_RATE_LIMIT; then
  * 1,000 devices whose ticks are 5 simulated minutes apart (a new row per value each tick).
@@ -243,17 +246,29 @@ async function benchFleet(influxd: TestInfluxd): Promise<void> {
   if (!small || !middle) return;
   rows.push(...fleetRows(small, middle, large, runs[2]?.[2]));
   const middleRun = runs[1];
-  if (middleRun && !QUICK) {
+  if (middleRun) {
     const [devices, ticks, rate] = middleRun;
     const apart = await fleetFigures(influxd, { devices, ticks, rate, stepMs: SCHEDULE_STEP_MS });
+    figures.push(apart);
     rows.push({
-      bench: `CPU per device per tick, ${k(devices)} devices, ticks 5 simulated minutes apart (a new row per value each tick; back to back, so no hourly lookback or rollup hour among them)`,
+      bench: `CPU per device per tick, ${k(devices)} devices, ticks 5 simulated minutes apart (a new row per value each tick; the ticks follow each other, so no hourly lookback or rollup hour among them)`,
       measured: `${apart.cpuPerDeviceMs.toFixed(2)} ms`,
       baseline: `${middle.cpuPerDeviceMs.toFixed(2)} ms in ticks finding no new row`,
       ratio: apart.cpuPerDeviceMs / middle.cpuPerDeviceMs,
       goal: "none (for information)",
-      met: undefined,
     });
+  }
+  for (const { offClock } of figures) {
+    if (offClock) {
+      rows.push({
+        bench: "Fleet clock: every tick makes the data minimum",
+        measured: offClock,
+        baseline: "the data minimum",
+        ratio: Number.NaN,
+        goal: "every tick",
+        met: false,
+      });
+    }
   }
 }
 
@@ -364,7 +379,7 @@ async function main(): Promise<void> {
       ["fleet", () => benchFleet(influxd)],
     ] as const) {
       if (ONLY && !ONLY.includes(name)) continue;
-      log(`bench: ${name}… (influxd quiet after ${(await untilQuiet(influxd.pid)).toFixed(0)} s)`);
+      log(`bench: ${name}… (${quietText(await untilQuiet(influxd.pid))})`);
       await bench();
     }
   } finally {
