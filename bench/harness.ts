@@ -144,8 +144,9 @@ export function stateDir(): { db: string; done: () => void } {
 
 const CLOCK_TICKS_PER_S = 100;
 
-/** utime + stime of a live process, in ms (0 once it is gone). */
-export function cpuMsOf(pid: number): number {
+/** utime + stime of a live process, in ms (0 once it is gone, or without a pid). */
+export function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -140,11 +140,11 @@ export async function benchRollupWriteCost(influxd: TestInfluxd, quick: boolean)
   try {
     for (let round = 1; round <= rounds; round++) {
       for (const mode of ["off", "on"] as const) {
-        const before = cpuMsOf(influxd.pid ?? 0) / 1000;
+        const before = cpuMsOf(influxd.pid) / 1000;
         const run = await backfillInto(influxd, sim.url, days, "command", {
           ROLLUPS: mode === "on" ? "true" : "false",
         });
-        influxCpu[mode].push(cpuMsOf(influxd.pid ?? 0) / 1000 - before);
+        influxCpu[mode].push(cpuMsOf(influxd.pid) / 1000 - before);
         points = pointsOf(run);
         cpu[mode].push((run.cpuS / points) * 1e6);
       }
