@@ -13,6 +13,7 @@ import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
 import { checkInflux } from "./influx-check.js";
 import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
+import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
   everyPointDropped,
@@ -111,6 +112,7 @@ export class InfluxWriter implements PointSink {
   private readonly deadlineMs: number;
   private readonly policy: RetryPolicy;
   private readonly pending = new Set<Promise<WriteOutcome>>();
+  private readonly bodies = new RequestBodies();
   /** Aborted by abort(), with its InfluxWriteError: every write and check follows it. */
   private readonly shutdown = new AbortController();
 
@@ -371,18 +373,19 @@ export class InfluxWriter implements PointSink {
       bucket: this.options.bucket,
       precision: "s",
     });
+    // a batch's bytes go out as they are, never decoded into a string and encoded again
+    const body = this.bodies.body(batch.bytes);
     try {
-      // the transport sends Buffer.from(body): a batch's bytes go out as they are (copied once),
-      // never decoded into a string and encoded again; its answer to a write is empty
-      const answer = this.influx.transport.iterate(`/api/v2/write?${query}`, batch.bytes, {
+      const answer = this.influx.transport.iterate(`/api/v2/write?${query}`, body, {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,
         signal: request.signal,
       });
       for await (const _ of answer) {
-        // nothing to read
+        // nothing to read: the answer to a write is empty
       }
+      this.bodies.reuse(body);
       return undefined;
     } catch (error) {
       if (signal.aborted) throw this.ended(run);
