@@ -1,4 +1,4 @@
-import { PerformanceObserver } from "node:perf_hooks";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import v8 from "node:v8";
 
 /**
@@ -17,6 +17,13 @@ export const SEMI_SPACE_MB = 8;
  */
 export const OLD_SPACE_GROWTH_PERCENT = 100;
 
+/**
+ * The size the old generation may reach before its next mark-compact while mark-compacts come in
+ * a burst, in MB (see {@link OldGenerationGrowth}): a 14-day backfill's 50-odd mark-compacts fell
+ * to 4-8 (32 MB: ~30; 40 MB: ~12), its peak RSS rose by ~5 MB.
+ */
+export const OLD_SPACE_FLOOR_MB = 48;
+
 /** V8's new space now (both semi-spaces), in bytes. */
 function newSpaceBytes(): number {
   const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
@@ -26,6 +33,23 @@ function newSpaceBytes(): number {
 /** The node flags the process started with (its command line and NODE_OPTIONS). */
 function startFlags(): string[] {
   return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
+}
+
+/** V8's old generation now (every space but the young generation's), in bytes. */
+function oldGenerationBytes(): number {
+  let bytes = 0;
+  for (const space of v8.getHeapSpaceStatistics()) {
+    if (!space.space_name.startsWith("new_")) bytes += space.space_used_size;
+  }
+  return bytes;
+}
+
+/** What {@link limitHeapGrowth} aims at (tests make it small or slow). */
+export interface HeapGrowthOptions {
+  /** See {@link SEMI_SPACE_MB}. */
+  readonly semiSpaceMb?: number;
+  /** See {@link BURST_MS}. */
+  readonly burstMs?: number;
 }
 
 /** What {@link limitHeapGrowth} applied. */
@@ -39,7 +63,8 @@ export interface HeapGrowth {
 /**
  * Bounds V8's heap by energy-etl's own code, however node was started: the young generation at
  * {@link SEMI_SPACE_MB} per semi-space, the old generation's growth at
- * {@link OLD_SPACE_GROWTH_PERCENT}. V8 takes `--max-semi-space-size` only at start (a flag before
+ * {@link OLD_SPACE_GROWTH_PERCENT}, up to {@link OLD_SPACE_FLOOR_MB} for a while after a burst of
+ * mark-compacts ({@link OldGenerationGrowth}). V8 takes `--max-semi-space-size` only at start (a flag before
  * the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor `npm run demo` pass; but it
  * reads its growth factors whenever it grows a space ({@link YoungGenerationCap}). What a node
  * flag at start sized (`-` or `_` in its name) is left alone.
@@ -47,23 +72,30 @@ export interface HeapGrowth {
 export function limitHeapGrowth(
   flags: readonly string[] = startFlags(),
   setFlags: (flags: string) => void = (f) => v8.setFlagsFromString(f),
-  semiSpaceMb: number = SEMI_SPACE_MB,
+  { semiSpaceMb = SEMI_SPACE_MB, burstMs = BURST_MS }: HeapGrowthOptions = {},
 ): HeapGrowth {
   const names = flags.map((flag) => flag.replaceAll("_", "-"));
   const given = (pattern: RegExp): boolean => names.some((flag) => pattern.test(flag));
   const old = !given(/^--heap-growing-percent/);
-  if (old) setFlags(`--heap-growing-percent=${OLD_SPACE_GROWTH_PERCENT}`);
+  const growth = old
+    ? new OldGenerationGrowth(OLD_SPACE_FLOOR_MB * 2 ** 20, setFlags, burstMs)
+    : undefined;
   const young = !given(
     /^--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor|max-heap-size)/,
   );
-  if (young) {
-    const cap = new YoungGenerationCap(2 * semiSpaceMb * 2 ** 20, setFlags);
-    if (cap.observe(newSpaceBytes())) {
-      const gcs = new PerformanceObserver(() => {
-        if (!cap.observe(newSpaceBytes())) gcs.disconnect();
-      });
-      gcs.observe({ entryTypes: ["gc"] });
-    }
+  let cap = young ? new YoungGenerationCap(2 * semiSpaceMb * 2 ** 20, setFlags) : undefined;
+  if (cap && !cap.observe(newSpaceBytes())) cap = undefined;
+  if (growth || cap) {
+    const gcs = new PerformanceObserver((entries) => {
+      if (cap && !cap.observe(newSpaceBytes())) cap = undefined;
+      for (const entry of entries.getEntries()) {
+        if (growth && "detail" in entry && isMajor(entry.detail)) {
+          growth.observe(entry.startTime, oldGenerationBytes());
+        }
+      }
+      if (!growth && !cap) gcs.disconnect();
+    });
+    gcs.observe({ entryTypes: ["gc"] });
   }
   return { young, old };
 }
@@ -102,6 +134,73 @@ export class YoungGenerationCap {
     this.setFlags(`--semi-space-growth-factor=${factor}`);
   }
 }
+
+/** True for the detail of a mark-compact's performance entry. */
+function isMajor(detail: unknown): boolean {
+  return (
+    typeof detail === "object" &&
+    detail !== null &&
+    "kind" in detail &&
+    detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR
+  );
+}
+
+/**
+ * Sets the old generation's growth after each mark-compact, told when it started and the old
+ * generation's size after it: {@link OLD_SPACE_GROWTH_PERCENT} of that size; but after a burst of
+ * mark-compacts ({@link BURST_COUNT} within {@link BURST_MS}), for {@link RAISED_MS}, as much as
+ * lets it reach the floor (at most {@link MAX_GROWTH_PERCENT}). V8 counts the ArrayBuffers
+ * allocated since its last mark-compact against the old generation's room: where answers' bytes
+ * arrive fast (a backfill, ~140 a point) and the live heap is small (~14 MB), the room filled with
+ * them in ~0.1 s and full collections followed each other, each freeing little: a fifth of a
+ * backfill's CPU. Steady ticks, whose mark-compacts are seconds apart, keep the growth at
+ * {@link OLD_SPACE_GROWTH_PERCENT} and their memory as it was.
+ */
+export class OldGenerationGrowth {
+  private percent: number | undefined;
+  /** When the last mark-compacts started (at most {@link BURST_COUNT}), in ms. */
+  private readonly starts: number[] = [];
+  private raisedUntilMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly floorBytes: number,
+    private readonly setFlags: (flags: string) => void,
+    private readonly burstMs = BURST_MS,
+  ) {
+    this.set(OLD_SPACE_GROWTH_PERCENT);
+  }
+
+  /** A mark-compact that started at `startMs` left the old generation at `liveBytes`. */
+  observe(startMs: number, liveBytes: number): void {
+    this.starts.push(startMs);
+    if (this.starts.length > BURST_COUNT) this.starts.shift();
+    const first = this.starts[0] ?? startMs;
+    if (this.starts.length === BURST_COUNT && startMs - first <= this.burstMs) {
+      this.raisedUntilMs = startMs + RAISED_MS;
+    }
+    if (startMs >= this.raisedUntilMs) {
+      this.set(OLD_SPACE_GROWTH_PERCENT);
+      return;
+    }
+    const toFloor = Math.ceil((this.floorBytes / Math.max(liveBytes, 1) - 1) * 100);
+    this.set(Math.min(MAX_GROWTH_PERCENT, Math.max(OLD_SPACE_GROWTH_PERCENT, toFloor)));
+  }
+
+  private set(percent: number): void {
+    if (percent === this.percent) return;
+    this.percent = percent;
+    this.setFlags(`--heap-growing-percent=${percent}`);
+  }
+}
+
+/** Mark-compacts within {@link BURST_MS} that make a burst. */
+export const BURST_COUNT = 4;
+/** See {@link BURST_COUNT}. */
+export const BURST_MS = 1000;
+/** How long the growth stays raised after a burst, in ms. */
+export const RAISED_MS = 30_000;
+/** The most growth {@link OldGenerationGrowth} sets, in percent (V8's own highest is 300). */
+export const MAX_GROWTH_PERCENT = 300;
 
 /** V8's own growth factor of the new space. */
 const DEFAULT_GROWTH_FACTOR = 2;

@@ -3,8 +3,12 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "@jest/globals";
 import {
+  BURST_COUNT,
   limitHeapGrowth,
+  MAX_GROWTH_PERCENT,
   OLD_SPACE_GROWTH_PERCENT,
+  OldGenerationGrowth,
+  RAISED_MS,
   YoungGenerationCap,
 } from "../../src/util/heap-growth.js";
 
@@ -20,7 +24,7 @@ function newSpaceAfterWork(nodeOptions: string): { young: boolean; newSpaceMb: n
   const script = `
     import v8 from "node:v8";
     import { limitHeapGrowth } from ${JSON.stringify(MODULE)};
-    const { young } = limitHeapGrowth(undefined, undefined, 4);
+    const { young } = limitHeapGrowth(undefined, undefined, { semiSpaceMb: 4 });
     let kept = [];
     for (let i = 0; i < 3e6; i++) {
       const o = { a: i, b: [i, i + 1], s: "x" + i };
@@ -83,5 +87,80 @@ describe("limitHeapGrowth", () => {
       "1",
       "2",
     ]);
+  });
+
+  it("raises the old generation's growth after a burst of mark-compacts (a child's own)", () => {
+    // four full collections one after the other, in a window of an hour: a burst however slow
+    const script = `
+      import { limitHeapGrowth } from ${JSON.stringify(MODULE)};
+      import { PerformanceObserver } from "node:perf_hooks";
+      import v8 from "node:v8";
+      const set = [];
+      limitHeapGrowth([], (f) => { set.push(f); v8.setFlagsFromString(f); }, { burstMs: 3_600_000 });
+      let seen = 0;
+      new PerformanceObserver((list) => { seen += list.getEntries().length; }).observe({ entryTypes: ["gc"] });
+      for (let i = 1; i <= ${BURST_COUNT}; i++) {
+        globalThis.gc();
+        while (seen < i) await new Promise((resolve) => setImmediate(resolve));
+      }
+      const growth = () => set.filter((f) => f.startsWith("--heap-growing-percent"));
+      for (let turn = 0; turn < 1000 && growth().length < 2; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      console.log(JSON.stringify(growth()));
+    `;
+    const out = execFileSync(
+      process.execPath,
+      ["--expose-gc", "--input-type=module", "-e", script],
+      {
+        env: { ...process.env, NODE_OPTIONS: "" },
+        encoding: "utf8",
+      },
+    );
+    // a child's live heap is a few MB: the floor is more than MAX_GROWTH_PERCENT away
+    expect(JSON.parse(out)).toEqual([
+      `--heap-growing-percent=${OLD_SPACE_GROWTH_PERCENT}`,
+      `--heap-growing-percent=${MAX_GROWTH_PERCENT}`,
+    ]);
+  });
+});
+
+describe("OldGenerationGrowth", () => {
+  const MB = 2 ** 20;
+  const percents = (set: string[]): number[] =>
+    set.map((f) => Number(f.replace("--heap-growing-percent=", "")));
+
+  it("grows by OLD_SPACE_GROWTH_PERCENT while mark-compacts are seconds apart", () => {
+    const set: string[] = [];
+    const growth = new OldGenerationGrowth(48 * MB, (f) => set.push(f));
+    for (let i = 0; i < 10; i++) growth.observe(i * 400, 14 * MB);
+    expect(percents(set)).toEqual([OLD_SPACE_GROWTH_PERCENT]);
+  });
+
+  it("reaches the floor after a burst, for RAISED_MS, then grows as before", () => {
+    const set: string[] = [];
+    const growth = new OldGenerationGrowth(48 * MB, (f) => set.push(f));
+    growth.observe(0, 12 * MB);
+    growth.observe(100, 12 * MB);
+    growth.observe(200, 12 * MB);
+    growth.observe(300, 12 * MB); // the fourth within a second: 48 MB is 300 % above 12
+    growth.observe(5_000, 16 * MB); // 200 % above 16
+    growth.observe(RAISED_MS + 299, 20 * MB); // still raised: 140 %
+    growth.observe(RAISED_MS + 300, 20 * MB);
+    expect(percents(set)).toEqual([
+      OLD_SPACE_GROWTH_PERCENT,
+      300,
+      200,
+      140,
+      OLD_SPACE_GROWTH_PERCENT,
+    ]);
+  });
+
+  it("never grows by less than OLD_SPACE_GROWTH_PERCENT nor by more than MAX_GROWTH_PERCENT", () => {
+    const set: string[] = [];
+    const growth = new OldGenerationGrowth(48 * MB, (f) => set.push(f));
+    for (const t of [0, 10, 20, 30]) growth.observe(t, 40 * MB); // the floor is below 2 x 40
+    growth.observe(40, 2 * MB);
+    expect(percents(set)).toEqual([OLD_SPACE_GROWTH_PERCENT, MAX_GROWTH_PERCENT]);
   });
 });
