@@ -54,6 +54,17 @@ export interface TranscodeOptions {
   readonly maxRecordBytes: number;
 }
 
+/** What reads and writes the records of one answer. */
+interface RecordParts {
+  /** The fast path's reader. */
+  readonly scanned: RecordScanner;
+  /** The reference path's encoder (and RecordLines' plans). */
+  readonly encoder: RecordEncoder;
+  readonly requested: ReadonlySet<string>;
+  /** The fast path's writer. */
+  readonly lines: RecordLines;
+}
+
 /**
  * Rows read between two checks of the schema-drift rule; what is set aside waits for the check
  * (a drifted answer keeps no dead letters).
@@ -82,11 +93,9 @@ export class AnswerTranscoder implements ElementReader {
   fastRows = 0;
 
   private readonly scanner: JsonArrayScanner;
-  private readonly scanned: RecordScanner;
-  private readonly encoder: RecordEncoder;
-  private readonly requested: ReadonlySet<string>;
+  /** What reads and writes records, made for the first one (most steady answers have none). */
+  private parts: RecordParts | undefined;
   private readonly out = new LineBuffer();
-  private readonly lines: RecordLines;
   /** A batch cut and not taken yet. */
   private ready: TranscodedBatch | undefined;
   /** The piece being read, and how far. */
@@ -104,15 +113,24 @@ export class AnswerTranscoder implements ElementReader {
   private elementEnd = 0;
 
   constructor(
-    request: AnswerRequest,
+    private readonly request: AnswerRequest,
     private readonly options: TranscodeOptions,
   ) {
     this.screen = new AnswerScreen(request.fromS, request.toS);
     this.scanner = new JsonArrayScanner(this, options.maxRecordBytes);
-    this.scanned = new RecordScanner(request.values);
-    this.encoder = new RecordEncoder(options.decoder, request.deviceId, request.resourceId);
-    this.requested = new Set(request.values);
-    this.lines = new RecordLines(this.encoder, request.values, this.out, () => this.lineDone());
+  }
+
+  private get reading(): RecordParts {
+    if (this.parts) return this.parts;
+    const { request } = this;
+    const encoder = new RecordEncoder(this.options.decoder, request.deviceId, request.resourceId);
+    this.parts = {
+      scanned: new RecordScanner(request.values),
+      encoder,
+      requested: new Set(request.values),
+      lines: new RecordLines(encoder, request.values, this.out, () => this.lineDone()),
+    };
+    return this.parts;
   }
 
   /** The next piece of the body, read by {@link nextBatch}. */
@@ -153,7 +171,7 @@ export class AnswerTranscoder implements ElementReader {
 
   /** {@link ElementReader.read}: the fast path. */
   read(bytes: Buffer, start: number, limit: number): number {
-    const end = this.scanned.read(bytes, start, limit);
+    const end = this.reading.scanned.read(bytes, start, limit);
     if (end >= 0) {
       this.element = bytes;
       this.elementStart = start;
@@ -164,17 +182,17 @@ export class AnswerTranscoder implements ElementReader {
 
   /** {@link ElementReader.accept}: the record the fast path read, screened and encoded. */
   accept(): void {
-    const r = this.scanned;
-    if (!this.lines.fits(r)) {
+    const { scanned: r, lines } = this.reading;
+    if (!lines.fits(r)) {
       this.text(this.element.toString("utf8", this.elementStart, this.elementEnd));
       return;
     }
     this.fastRows++;
     this.screen.countRows(1, 0);
-    const tag = this.lines.tagOf(r.valuesId);
+    const tag = lines.tagOf(r.valuesId);
     if (this.screen.keepTime(r.timestampS) && this.screen.isFirst(r.timestampS, tag.text)) {
       this.kept(r.timestampS);
-      this.lines.write(r, this.element, tag);
+      lines.write(r, this.element, tag);
       this.points += r.members;
     }
     this.rowDone();
@@ -182,7 +200,8 @@ export class AnswerTranscoder implements ElementReader {
 
   /** {@link ElementReader.text}: the reference path, for any element the fast path left. */
   text(text: string): void {
-    const decoded = decodeElement(text, this.requested, this.extras, this.options.source);
+    const { requested, encoder } = this.reading;
+    const decoded = decodeElement(text, requested, this.extras, this.options.source);
     if (this.extras.length > 0) {
       this.screen.noteExtras(this.extras.length, this.extras);
       this.extras.length = 0;
@@ -198,7 +217,7 @@ export class AnswerTranscoder implements ElementReader {
       if (this.screen.keep([record]).length > 0) {
         this.kept(Math.floor(parseRecordTime(record.timestamp) / 1000));
         const lines: string[] = [];
-        this.points += this.encoder.encode([record], lines).points;
+        this.points += encoder.encode([record], lines).points;
         for (const line of lines) {
           this.out.appendLine(line);
           this.lineDone();

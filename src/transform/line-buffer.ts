@@ -1,6 +1,9 @@
 import type { LineBatch } from "./line-protocol.js";
 
 const NEWLINE = 0x0a;
+const NO_BYTES = Buffer.alloc(0);
+/** The size of a buffer's first bytes. */
+const FIRST_BYTES = 4 * 1024;
 /** The size a buffer that outgrew its first 4 KB takes (what every buffer started with before). */
 const GROWN_BYTES = 64 * 1024;
 
@@ -12,10 +15,11 @@ const GROWN_BYTES = 64 * 1024;
  * line is started or the next batch taken.
  */
 export class LineBuffer {
-  // small to start: a steady tick's answer holds a few lines, and each answer has a buffer of
-  // its own (64 KB each was a quarter of a GB of short-lived external memory per 1,000-device
-  // tick, which V8 answers with mark-compacts); one that grows goes to GROWN_BYTES at once
-  private bytes = Buffer.allocUnsafe(4 * 1024);
+  // none until the first line (a steady tick's answer usually has none), then small: a steady
+  // tick's answer holds a few lines, and each answer has a buffer of its own (64 KB each was a
+  // quarter of a GB of short-lived external memory per 1,000-device tick, which V8 answers with
+  // mark-compacts); one that grows goes to GROWN_BYTES at once
+  private bytes = NO_BYTES;
   private length = 0;
   /** Lines in the buffer (those handed out last included until released). */
   lines = 0;
@@ -97,7 +101,7 @@ export class LineBuffer {
     if (need <= this.bytes.length) return;
     // a backfill's buffer grows to its batch size: from 64 KB, not from 4 KB through every size
     // between (those small steps, freed at once, left a backfill's peak RSS 15 MB higher)
-    let size = Math.max(this.bytes.length * 2, GROWN_BYTES);
+    let size = this.bytes.length === 0 ? FIRST_BYTES : Math.max(this.bytes.length * 2, GROWN_BYTES);
     while (size < need) size *= 2;
     const bigger = Buffer.allocUnsafe(size);
     this.bytes.copy(bigger, 0, 0, this.length);

@@ -108,8 +108,8 @@ export class AnswerScreen {
   readonly stats: ScreenStats = { outOfWindow: 0, duplicates: 0, extraMembers: 0 };
   /** Up to five names of dropped members. */
   readonly extraExamples: string[] = [];
-  private readonly fromText: string;
-  private readonly toText: string;
+  /** The window as record timestamps (text order is time order), made when first compared. */
+  private window: { readonly from: string; readonly to: string } | undefined;
   /** Per values_id tag, the seconds of the window (from its start) of the rows kept. */
   private readonly seen = new Map<string, SecondsSeen>();
   private rowsSeen = 0;
@@ -119,11 +119,7 @@ export class AnswerScreen {
   constructor(
     private readonly fromS: number,
     private readonly toS: number,
-  ) {
-    // timestamps are fixed-width YYYY-MM-DDTHH:MM:SS, so text order is time order
-    this.fromText = formatRecordTime(new Date(fromS * 1000));
-    this.toText = formatRecordTime(new Date(toS * 1000));
-  }
+  ) {}
 
   /** Rows read: `rows` in all, `invalid` of them invalid or with invalid members. */
   countRows(rows: number, invalid: number): void {
@@ -195,7 +191,12 @@ export class AnswerScreen {
 
   /** True when a `YYYY-MM-DDTHH:MM:SS` timestamp lies in the requested window. */
   inWindow(timestamp: string): boolean {
-    return timestamp >= this.fromText && timestamp <= this.toText;
+    // timestamps are fixed-width YYYY-MM-DDTHH:MM:SS, so text order is time order
+    this.window ??= {
+      from: formatRecordTime(new Date(this.fromS * 1000)),
+      to: formatRecordTime(new Date(this.toS * 1000)),
+    };
+    return timestamp >= this.window.from && timestamp <= this.window.to;
   }
 
   /** True when anything was dropped. */
