@@ -54,6 +54,8 @@ export interface TranscodeOptions {
   readonly maxRecordBytes: number;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 /** What reads and writes the records of one answer. */
 interface RecordParts {
   /** The fast path's reader. */
@@ -108,7 +110,7 @@ export class AnswerTranscoder implements ElementReader {
   private rowsSinceCheck = 0;
   private readonly extras: string[] = [];
   // the element the fast path read last
-  private element: Buffer = Buffer.alloc(0);
+  private element: Buffer = NO_BYTES;
   private elementStart = 0;
   private elementEnd = 0;
 

@@ -35,11 +35,11 @@ function startFlags(): string[] {
   return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
 }
 
-/** V8's old generation now (every space but the young generation's), in bytes. */
+/** V8's old generation now (every space but the young generation's and read-only), in bytes. */
 function oldGenerationBytes(): number {
   let bytes = 0;
-  for (const space of v8.getHeapSpaceStatistics()) {
-    if (!space.space_name.startsWith("new_")) bytes += space.space_used_size;
+  for (const { space_name: name, space_used_size: used } of v8.getHeapSpaceStatistics()) {
+    if (!name.startsWith("new_") && name !== "read_only_space") bytes += used;
   }
   return bytes;
 }
@@ -58,14 +58,16 @@ export interface HeapGrowth {
   readonly young: boolean;
   /** The old generation's growth factor (false: set at start by a node flag). */
   readonly old: boolean;
+  /** Stops watching the garbage collections (the flags set so far stay). */
+  stop(): void;
 }
 
 /**
  * Bounds V8's heap by energy-etl's own code, however node was started: the young generation at
  * {@link SEMI_SPACE_MB} per semi-space, the old generation's growth at
- * {@link OLD_SPACE_GROWTH_PERCENT}, up to {@link OLD_SPACE_FLOOR_MB} for a while after a burst of
- * mark-compacts ({@link OldGenerationGrowth}). V8 takes `--max-semi-space-size` only at start (a flag before
- * the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor `npm run demo` pass; but it
+ * {@link OLD_SPACE_GROWTH_PERCENT}, up to {@link OLD_SPACE_FLOOR_MB} for a while after a burst
+ * of mark-compacts ({@link OldGenerationGrowth}). V8 takes `--max-semi-space-size` only at start
+ * (a flag before the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor `npm run demo` pass; but it
  * reads its growth factors whenever it grows a space ({@link YoungGenerationCap}). What a node
  * flag at start sized (`-` or `_` in its name) is left alone.
  */
@@ -85,6 +87,7 @@ export function limitHeapGrowth(
   );
   let cap = young ? new YoungGenerationCap(2 * semiSpaceMb * 2 ** 20, setFlags) : undefined;
   if (cap && !cap.observe(newSpaceBytes())) cap = undefined;
+  let stop = (): void => undefined;
   if (growth || cap) {
     const gcs = new PerformanceObserver((entries) => {
       if (cap && !cap.observe(newSpaceBytes())) cap = undefined;
@@ -96,8 +99,9 @@ export function limitHeapGrowth(
       if (!growth && !cap) gcs.disconnect();
     });
     gcs.observe({ entryTypes: ["gc"] });
+    stop = () => gcs.disconnect();
   }
-  return { young, old };
+  return { young, old, stop };
 }
 
 /**
@@ -149,7 +153,12 @@ function isMajor(detail: unknown): boolean {
  * Sets the old generation's growth after each mark-compact, told when it started and the old
  * generation's size after it: {@link OLD_SPACE_GROWTH_PERCENT} of that size; but after a burst of
  * mark-compacts ({@link BURST_COUNT} within {@link BURST_MS}), for {@link RAISED_MS}, as much as
- * lets it reach the floor (at most {@link MAX_GROWTH_PERCENT}). V8 counts the ArrayBuffers
+ * takes that size to the floor (at most {@link MAX_GROWTH_PERCENT}). V8 reads the percent when it
+ * sets the next limit, during a mark-compact, and this is told after one: a percent applies from
+ * the mark-compact after, to the size that one leaves (a heap that grew meanwhile may pass the
+ * floor once; it gets 100 % again once it lives past half the floor), and the raise outlasts
+ * {@link RAISED_MS} by one mark-compact. A backfill longer than that makes a short burst again
+ * every {@link RAISED_MS}. V8 counts the ArrayBuffers
  * allocated since its last mark-compact against the old generation's room: where answers' bytes
  * arrive fast (a backfill, ~140 a point) and the live heap is small (~14 MB), the room filled with
  * them in ~0.1 s and full collections followed each other, each freeing little: a fifth of a

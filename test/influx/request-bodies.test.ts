@@ -30,7 +30,7 @@ describe("RequestBodies", () => {
     expect(text(second)).toBe("short");
   });
 
-  it("never uses again the body of a request that failed (its socket may still send it)", () => {
+  it("never hands out again a body not given back (a failed request's: its socket may still send it)", () => {
     const bodies = new RequestBodies();
     const failed = bodies.body(bytes("m v=1 1"));
     const next = bodies.body(bytes("m v=2 2"));
