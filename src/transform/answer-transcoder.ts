@@ -8,7 +8,7 @@
 import { type ElementReader, JsonArrayScanner } from "../api/json-array-scanner.js";
 import type { AnswerSource } from "../api/parse-answer.js";
 import { parseRecordTime } from "../api/time-format.js";
-import { LineBuffer } from "./line-buffer.js";
+import { LineBuffer, NO_BYTES } from "./line-buffer.js";
 import type { LineBatch } from "./line-protocol.js";
 import { decodeElement } from "./record-decoder.js";
 import { RecordEncoder } from "./record-encoder.js";
@@ -53,8 +53,6 @@ export interface TranscodeOptions {
   /** Longest record (API_MAX_RECORD_BYTES). */
   readonly maxRecordBytes: number;
 }
-
-const NO_BYTES = Buffer.alloc(0);
 
 /** What reads and writes the records of one answer. */
 interface RecordParts {

@@ -1,7 +1,8 @@
 import type { LineBatch } from "./line-protocol.js";
 
 const NEWLINE = 0x0a;
-const NO_BYTES = Buffer.alloc(0);
+/** No bytes: what a buffer holds before its first line (and an answer before its first record). */
+export const NO_BYTES = Buffer.alloc(0);
 /** The size of a buffer's first bytes. */
 const FIRST_BYTES = 4 * 1024;
 /** The size a buffer that outgrew its first 4 KB takes (what every buffer started with before). */

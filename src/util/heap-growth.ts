@@ -20,7 +20,7 @@ export const OLD_SPACE_GROWTH_PERCENT = 100;
 /**
  * The size the old generation may reach before its next mark-compact while mark-compacts come in
  * a burst, in MB (see {@link OldGenerationGrowth}): a 14-day backfill's 50-odd mark-compacts fell
- * to 4-8 (32 MB: ~30; 40 MB: ~12), its peak RSS rose by ~5 MB.
+ * to 7-8, its peak RSS rose by ~5 MB (as a fixed floor, 32 MB left ~30, 40 MB ~12, 48 MB 4-5).
  */
 export const OLD_SPACE_FLOOR_MB = 48;
 
@@ -67,9 +67,10 @@ export interface HeapGrowth {
  * {@link SEMI_SPACE_MB} per semi-space, the old generation's growth at
  * {@link OLD_SPACE_GROWTH_PERCENT}, up to {@link OLD_SPACE_FLOOR_MB} for a while after a burst
  * of mark-compacts ({@link OldGenerationGrowth}). V8 takes `--max-semi-space-size` only at start
- * (a flag before the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor `npm run demo` pass; but it
- * reads its growth factors whenever it grows a space ({@link YoungGenerationCap}). What a node
- * flag at start sized (`-` or `_` in its name) is left alone.
+ * (a flag before the script, or NODE_OPTIONS), which neither `node dist/cli.js` nor
+ * `npm run demo` pass; but it reads its growth factors whenever it grows a space
+ * ({@link YoungGenerationCap}). What a node flag at start sized (`-` or `_` in its name) is left
+ * alone.
  */
 export function limitHeapGrowth(
   flags: readonly string[] = startFlags(),
@@ -158,12 +159,12 @@ function isMajor(detail: unknown): boolean {
  * the mark-compact after, to the size that one leaves (a heap that grew meanwhile may pass the
  * floor once; it gets 100 % again once it lives past half the floor), and the raise outlasts
  * {@link RAISED_MS} by one mark-compact. A backfill longer than that makes a short burst again
- * every {@link RAISED_MS}. V8 counts the ArrayBuffers
- * allocated since its last mark-compact against the old generation's room: where answers' bytes
- * arrive fast (a backfill, ~140 a point) and the live heap is small (~14 MB), the room filled with
- * them in ~0.1 s and full collections followed each other, each freeing little: a fifth of a
- * backfill's CPU. Steady ticks, whose mark-compacts are seconds apart, keep the growth at
- * {@link OLD_SPACE_GROWTH_PERCENT} and their memory as it was.
+ * every {@link RAISED_MS}. V8 counts the ArrayBuffers allocated since its last mark-compact
+ * against the old generation's room: where answers' bytes arrive fast (a backfill, ~140 a point)
+ * and the live heap is small (~14 MB), the room filled with them in ~0.1 s and full collections
+ * followed each other, each freeing little: a fifth of a backfill's CPU. Steady ticks, whose
+ * mark-compacts are seconds apart, keep the growth at {@link OLD_SPACE_GROWTH_PERCENT} and their
+ * memory as it was.
  */
 export class OldGenerationGrowth {
   private percent: number | undefined;
