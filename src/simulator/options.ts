@@ -1,7 +1,7 @@
 /** The simulator's public types: its options, its test knobs and its request log. */
 import type { SimUser } from "../util/demo-defaults.js";
 import type { DataFaultOptions } from "./data-faults.js";
-import type { CatalogOption, CounterReset } from "./model/fleet.js";
+import type { CatalogOption, CounterFaultOptions, CounterReset } from "./model/fleet.js";
 
 export type { SimUser };
 
@@ -62,6 +62,11 @@ export interface SimulatorOptions {
   readonly catalog?: CatalogOption;
   /** Cumulative counters that start again from zero at a time (FleetOptions.counterResets). */
   readonly counterResets?: readonly CounterReset[];
+  /**
+   * Counter readings that fall as real meters' do: dips, transient zeros, daily counters that
+   * start above 0 (FleetOptions.counterFaults). Default: none.
+   */
+  readonly counterFaults?: CounterFaultOptions;
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;
@@ -82,7 +87,8 @@ export interface SimulatorOptions {
   /**
    * Keeps every data answer and serves it again for the same URL (benchmarks: after a warm-up the
    * simulator costs no CPU, as a remote API would not on this machine). Default false. Answers
-   * are neither kept nor served from the cache while a data fault is active.
+   * are neither kept nor served from the cache while a data fault is active. Counter faults do
+   * not bar it: they are fixed at creation and part of `fleet.records`, so an answer never changes.
    */
   readonly cacheResponses?: boolean;
   /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */

@@ -42,6 +42,7 @@ export {
 } from "./data-faults.js";
 export {
   BUILT_DEVICE_LIMIT,
+  type CounterFaultOptions,
   DEFAULT_NEW_VALUE_SHARE,
   NEW_VALUE_SPREAD_S,
   type ScheduledValue,
@@ -96,6 +97,7 @@ export class Simulator {
       newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
       catalog: options.catalog,
       counterResets: options.counterResets,
+      counterFaults: options.counterFaults,
     });
     this.log = new RequestLog(options.maxLoggedRequests ?? Number.POSITIVE_INFINITY);
     this.requests = this.log.entries;

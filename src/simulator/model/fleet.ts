@@ -6,6 +6,12 @@
  */
 import type { DataRecord } from "../../api/schemas.js";
 import { ALL_DATA } from "./catalog.js";
+import {
+  applyCounterFaults,
+  type CounterFaultOptions,
+  checkCounterFaults,
+  counterFaultsActive,
+} from "./counter-faults.js";
 import { SimulatedDevice } from "./device.js";
 import {
   type GeneratedDevice,
@@ -23,6 +29,7 @@ import { COMMISSIONED_AT_S, DAY_S } from "./time.js";
 import { DEFAULT_NEW_VALUE_SHARE, type ScheduledValue, seededSchedule } from "./value-schedule.js";
 
 export { ALL_DATA, COMMON_VALUE_IDS, DAYS_REMAINING_ID } from "./catalog.js";
+export type { CounterFaultOptions } from "./counter-faults.js";
 export type { DeviceKind } from "./profiles.js";
 export { type CatalogOption, SPEC_EXTRA_VALUES, specExtraIds } from "./spec-catalog.js";
 export { COMMISSIONED_AT_S } from "./time.js";
@@ -57,6 +64,11 @@ export interface FleetOptions {
    * counts from zero again; what rollups must see as a reset, not as a fall.
    */
   counterResets?: readonly CounterReset[];
+  /**
+   * Counter readings that fall as real meters' do (dips, transient zeros, daily counters that
+   * start above 0; counter-faults.ts), applied in `records` after `counterResets` (default: none).
+   */
+  counterFaults?: CounterFaultOptions;
 }
 
 /** A cumulative counter of a device that starts again from zero at `atS` (epoch s). */
@@ -110,6 +122,8 @@ export class SimulatedFleet {
 
   private readonly resets: readonly CounterReset[];
   private readonly resetBases = new Map<CounterReset, number>();
+  /** The counter faults (a copy) when some are active, else undefined. */
+  private readonly counterFaults: CounterFaultOptions | undefined;
 
   constructor(options: FleetOptions) {
     const res = options.resolutionS ?? 60;
@@ -132,6 +146,12 @@ export class SimulatedFleet {
     this.newValuesFromS = options.newValuesFromS ?? COMMISSIONED_AT_S;
     this.catalog = options.catalog ?? "default";
     this.resets = options.counterResets ?? [];
+    checkCounterFaults(options.counterFaults);
+    const faults = options.counterFaults;
+    this.counterFaults =
+      faults !== undefined && counterFaultsActive(faults)
+        ? { ...faults, deviceIds: faults.deviceIds && [...faults.deviceIds] }
+        : undefined;
     for (const d of DEFAULT_DEVICES.slice(0, devices)) this.defaults.set(d.id, d.kind);
   }
 
@@ -180,6 +200,7 @@ export class SimulatedFleet {
    * COMMISSIONED_AT_S, in increasing time order; per timestamp one row per readout with a
    * requested value, ordered by values_id. Throws for an unknown device, resource or value.
    * Scheduled values have records whatever the time (history back to COMMISSIONED_AT_S).
+   * Counter readings as served: with the counter resets, then the counter faults.
    */
   records(
     deviceId: string,
@@ -192,6 +213,10 @@ export class SimulatedFleet {
     for (const reset of this.resets) {
       if (reset.deviceId !== deviceId || !valueIds.includes(reset.valueId)) continue;
       applyReset(records, reset, this.counterAt(reset));
+    }
+    const faults = this.counterFaults;
+    if (faults !== undefined) {
+      applyCounterFaults(records, { seed: this.seed, faults, deviceId }, valueIds);
     }
     return records;
   }

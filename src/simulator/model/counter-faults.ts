@@ -1,0 +1,212 @@
+/**
+ * Counter faults of real meters (a test knob of the simulator): readings of cumulative counters
+ * (value type 04) and daily-reset counters (05) that fall for one reading (a shallow dip, a deep
+ * dip, a transient zero), and daily counters whose day starts above 0. Every choice is a pure
+ * function of the seed and of (device id, value id, timestamp, values_id), never of which values
+ * or which window were requested, so every answer that holds a reading agrees about it.
+ */
+import type { DataRecord, RecordMember } from "../../api/schemas.js";
+import { max, min, roundTo } from "./num.js";
+import { hash2, hashString, subKey, unit2 } from "./rng.js";
+import { parseValueId } from "./values.js";
+
+/** Counter faults (test knob). Rates are shares of counter readings in [0, 1], summing to at most 1. */
+export interface CounterFaultOptions {
+  /** Devices whose counters fall (default: every device). */
+  readonly deviceIds?: readonly string[];
+  /** Share of counter readings reported 0.1 % to 8 % below the truth, a quarter of them only 0.001 below: a dip of the rollups' rule; a chosen reading below 0.1 stays as it is (default 0: none). */
+  readonly shallowDipRate?: number;
+  /** Share of counter readings reported 15 % to 60 % below the truth: a reset of the rollups' rule; a chosen reading below 0.1 stays as it is (default 0: none). */
+  readonly deepDipRate?: number;
+  /** Share of counter readings reported as 0 (default 0: none). */
+  readonly zeroRate?: number;
+  /** Type 05 counters only: every reading of a UTC day is reported higher by an offset drawn per (device, value, day) from [dailyOffsetMax / 2, dailyOffsetMax] (in the counter's unit, 3 decimals, at least 0.001), so every day starts from a reading above 0 (default 0: none). */
+  readonly dailyOffsetMax?: number;
+}
+
+/** What happens to one reading: `depth` is the share taken off (shallow depth 0: 0.001 off). */
+export type CounterFall =
+  | { readonly kind: "shallow-dip"; readonly depth: number }
+  | { readonly kind: "deep-dip"; readonly depth: number }
+  | { readonly kind: "zero" };
+
+/** Readings below this are not dipped (3 decimals cannot keep a shallow dip within 10 %). */
+export const MIN_DIP_READING = 0.1;
+/** Share of shallow dips that take off only 0.001 (a jitter). */
+export const SHALLOW_JITTER_SHARE = 0.25;
+/** Depth of the other shallow dips: from 0.1 % to 8 %. */
+export const SHALLOW_DEPTH = { from: 0.001, to: 0.08 } as const;
+/** Depth of a deep dip: from 15 % to 60 %. */
+export const DEEP_DEPTH = { from: 0.15, to: 0.6 } as const;
+/** What a shallow dip takes off at least. */
+const JITTER = 0.001;
+
+/** Throws a RangeError for a rate outside [0, 1], rates over 1 in all, or a bad dailyOffsetMax. */
+export function checkCounterFaults(faults: CounterFaultOptions | undefined): void {
+  if (faults === undefined) return;
+  const rates = { shallowDipRate: 0, deepDipRate: 0, zeroRate: 0 };
+  let sum = 0;
+  for (const name of Object.keys(rates) as (keyof typeof rates)[]) {
+    const rate = faults[name] ?? 0;
+    if (!(rate >= 0 && rate <= 1)) throw new RangeError(`${name} must be from 0 to 1, got ${rate}`);
+    sum += rate;
+  }
+  if (sum > 1) throw new RangeError(`the counter fault rates add up to ${sum}, more than 1`);
+  const offset = faults.dailyOffsetMax ?? 0;
+  if (!(offset >= 0 && Number.isFinite(offset))) {
+    throw new RangeError(`dailyOffsetMax must be a finite number >= 0, got ${offset}`);
+  }
+}
+
+/** True when some counter fault can change a reading. */
+export function counterFaultsActive(faults: CounterFaultOptions | undefined): boolean {
+  if (faults === undefined || faults.deviceIds?.length === 0) return false;
+  return (
+    (faults.shallowDipRate ?? 0) > 0 ||
+    (faults.deepDipRate ?? 0) > 0 ||
+    (faults.zeroRate ?? 0) > 0 ||
+    (faults.dailyOffsetMax ?? 0) > 0
+  );
+}
+
+/** 4 or 5 for a coded counter id (`e_PP_UU_04_…`, `e_PP_UU_05_…`), else undefined. */
+export function counterTypeOf(valueId: string): 4 | 5 | undefined {
+  const type = parseValueId(valueId)?.type;
+  return type === 4 || type === 5 ? type : undefined;
+}
+
+/**
+ * The fall of a reading from two uniform draws in [0, 1): `kindDraw` picks shallow in
+ * [0, shallow), deep in [shallow, shallow + deep), zero in the next zeroRate, none past them;
+ * `depthDraw` the depth (shallow: below SHALLOW_JITTER_SHARE the jitter, depth 0).
+ */
+export function fallFor(
+  faults: CounterFaultOptions,
+  kindDraw: number,
+  depthDraw: number,
+): CounterFall | undefined {
+  const shallow = faults.shallowDipRate ?? 0;
+  const deep = shallow + (faults.deepDipRate ?? 0);
+  if (kindDraw < shallow) {
+    const over = (depthDraw - SHALLOW_JITTER_SHARE) / (1 - SHALLOW_JITTER_SHARE);
+    const span = SHALLOW_DEPTH.to - SHALLOW_DEPTH.from;
+    return { kind: "shallow-dip", depth: over < 0 ? 0 : SHALLOW_DEPTH.from + span * over };
+  }
+  if (kindDraw < deep) {
+    return {
+      kind: "deep-dip",
+      depth: DEEP_DEPTH.from + (DEEP_DEPTH.to - DEEP_DEPTH.from) * depthDraw,
+    };
+  }
+  if (kindDraw < deep + (faults.zeroRate ?? 0)) return { kind: "zero" };
+  return undefined;
+}
+
+/** Decimals a faulted reading keeps: those of the reading (a MWh counter has 6), at least 3, at most 9. */
+export function decimalsOf(value: number): number {
+  const text = String(value);
+  const dot = text.indexOf(".");
+  const own = dot < 0 || text.includes("e") ? 0 : text.length - dot - 1;
+  return min(9, max(3, own));
+}
+
+/**
+ * A reading after its fall, to decimalsOf(value) decimals: 0; a dip of a reading below
+ * MIN_DIP_READING leaves it as it is; a deep dip takes off `depth`; a shallow one `depth`, at
+ * least 0.001.
+ */
+export function fallenReading(value: number, fall: CounterFall): number {
+  if (fall.kind === "zero") return 0;
+  if (value < MIN_DIP_READING) return value;
+  const places = decimalsOf(value);
+  const dipped = roundTo(value * (1 - fall.depth), places);
+  return fall.kind === "deep-dip" ? dipped : min(dipped, roundTo(value - JITTER, places));
+}
+
+/** A day's offset from a uniform draw in [0, 1): from largest / 2 to largest, 3 decimals, at least 0.001; 0 when largest is 0. */
+export function dailyOffsetFor(largest: number, draw: number): number {
+  if (!(largest > 0)) return 0;
+  return max(JITTER, roundTo(largest * (0.5 + 0.5 * draw), 3));
+}
+
+/** The key of a counter of a device, under which all its draws are made. */
+function counterKey(seed: number, deviceId: string, valueId: string): number {
+  return subKey(subKey(subKey(seed, "counter-faults"), deviceId), valueId);
+}
+
+/** One reading of a counter: where it is and what it says. */
+export interface CounterReading {
+  readonly deviceId: string;
+  readonly valueId: string;
+  /** The record's `YYYY-MM-DDTHH:MM:SS`. */
+  readonly timestamp: string;
+  readonly valuesId: RecordMember | undefined;
+}
+
+/** The reading's fall under `faults` (undefined: none); a pure function of the seed and the reading's place. */
+export function counterFallOf(
+  seed: number,
+  faults: CounterFaultOptions,
+  reading: CounterReading,
+): CounterFall | undefined {
+  const { deviceId, valueId, timestamp, valuesId } = reading;
+  const readout = valuesId === undefined ? "" : JSON.stringify(valuesId);
+  const key = hash2(subKey(counterKey(seed, deviceId, valueId), timestamp), hashString(readout));
+  return fallFor(faults, unit2(key, 1), unit2(key, 2));
+}
+
+/** The offset of the reading's UTC day (type 05 counters; 0 for others or when off). */
+export function dailyOffsetOf(
+  seed: number,
+  faults: CounterFaultOptions,
+  reading: CounterReading,
+): number {
+  const largest = faults.dailyOffsetMax ?? 0;
+  if (!(largest > 0) || counterTypeOf(reading.valueId) !== 5) return 0;
+  const day = `day ${reading.timestamp.slice(0, 10)}`;
+  const key = subKey(counterKey(seed, reading.deviceId, reading.valueId), day);
+  return dailyOffsetFor(largest, unit2(key, 0));
+}
+
+/**
+ * The reported value of a counter's numeric reading `value` (its truth): the day's offset added
+ * (type 05), then the fall. Only for devices of `deviceIds` and counter values; others as is.
+ */
+export function faultedCounterReading(
+  seed: number,
+  faults: CounterFaultOptions,
+  reading: CounterReading,
+  value: number,
+): number {
+  if (faults.deviceIds !== undefined && !faults.deviceIds.includes(reading.deviceId)) return value;
+  if (counterTypeOf(reading.valueId) === undefined) return value;
+  const offset = dailyOffsetOf(seed, faults, reading);
+  const shifted = offset > 0 ? roundTo(value + offset, decimalsOf(value)) : value;
+  const fall = counterFallOf(seed, faults, reading);
+  return fall === undefined ? shifted : fallenReading(shifted, fall);
+}
+
+/** Applies the counter faults to the numeric counter members of a device's records, in place. */
+export function applyCounterFaults(
+  records: DataRecord[],
+  scope: { readonly seed: number; readonly faults: CounterFaultOptions; readonly deviceId: string },
+  valueIds: readonly string[],
+): void {
+  const { seed, faults, deviceId } = scope;
+  if (faults.deviceIds !== undefined && !faults.deviceIds.includes(deviceId)) return;
+  const counters = [...new Set(valueIds)].filter((id) => counterTypeOf(id) !== undefined);
+  if (counters.length === 0) return;
+  for (const record of records) {
+    for (const valueId of counters) {
+      const value = record[valueId];
+      if (typeof value !== "number") continue;
+      const reading = {
+        deviceId,
+        valueId,
+        timestamp: record.timestamp,
+        valuesId: record.values_id,
+      };
+      record[valueId] = faultedCounterReading(seed, faults, reading, value);
+    }
+  }
+}
