@@ -84,6 +84,7 @@ export class Pipeline {
           query: parts.rollupQuery,
           sink: parts.sink,
           zones: timeZonesOf(parts.config.rollups.timeZones),
+          home: {},
           logger: parts.logger,
         }
       : undefined;

@@ -1,9 +1,7 @@
 import type { ValueIdDecoder } from "../transform/value-id.js";
+import { counterKindOf } from "./counter-rule.js";
 
-/** The value types rollups sum: cumulative (04) and cumulative with a daily reset (05). */
-export const COUNTER_TYPES: ReadonlySet<string> = new Set(["cumulative", "cumulative_daily_reset"]);
-
-/** True when value id `id` is a counter (its increases are rolled up). */
+/** True when value id `id` is a counter (cumulative, 04, or with a daily reset, 05): rolled up. */
 export function isCounter(decoder: ValueIdDecoder, id: string): boolean {
-  return COUNTER_TYPES.has(decoder.decode(id).type);
+  return counterKindOf(decoder.decode(id).type) !== undefined;
 }

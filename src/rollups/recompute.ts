@@ -1,54 +1,70 @@
 /**
- * Recomputing a device resource's rollups over a range of hours from what InfluxDB stores, never
- * from a running sum: the increase of every counter series per UTC hour (hour-increases.ts),
- * then per day of each configured time zone (the sum of the day's hourly increases, stored a
- * moment before; from the raw readings for a zone whose days do not start on a UTC hour). The
- * same range recomputed writes the same points.
+ * Recomputing device resources' rollups over the hours whose readings changed, from what InfluxDB
+ * stores, never from a running sum: per target, its changed ranges hour by hour
+ * (hour-increases.ts), each series carrying its base from hour to hour; then the hours after a
+ * range as long as the base they start from changed (until an hour recomputed equals the one
+ * stored); then every day of each zone holding those hours (day-increases.ts). The same range
+ * recomputed writes the same points. Many targets' statements share InfluxQL requests and their
+ * points share writes.
  */
-import { type InfluxQuery, type InfluxqlSeries, quoteIdentifier } from "../influx/influx-query.js";
+import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { escapeMeasurement, escapeTag, lineBatch } from "../transform/line-protocol.js";
-import { type Bucket, bucketsTouched, dayOf, hourOf, localDate } from "./buckets.js";
-import { hourIncreasesFrom, hourStatements } from "./hour-increases.js";
-import { type BucketIncrease, increasesOf } from "./raw-increases.js";
-import { type RollupTarget, rollupSeriesOf, type SeriesTags, targetWhere } from "./series.js";
-
-/** The measurement of hourly increases. */
-export const HOUR_MEASUREMENT = "rollup_hour";
-/** The measurement of daily increases (tag `tz`: the time zone of the day). */
-export const DAY_MEASUREMENT = "rollup_day";
+import { type Bucket, dayOf, localDate } from "./buckets.js";
+import { DAY_MEASUREMENT, type DayPlan, dayPlan } from "./day-increases.js";
+import {
+  fallingRuns,
+  foldSpan,
+  HOUR_MEASUREMENT,
+  type HourPoint,
+  type HourSpan,
+  rawStatement,
+  readingsBySeries,
+  readSpan,
+  type SeriesState,
+  type SpanFacts,
+  spanStatements,
+} from "./hour-increases.js";
+import {
+  keyOf,
+  type RollupHome,
+  type RollupTarget,
+  type SeriesKey,
+  type SeriesTags,
+} from "./series.js";
 
 /** What recomputing needs. */
 export interface RecomputeParts {
   readonly query: Pick<InfluxQuery, "query">;
+  /** Where rollup points go (ROLLUP_BUCKET's writer, or the raw points' own). */
   readonly sink: Pick<PointSink, "write">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
+  /** Where InfluxQL reads the rollup points. */
+  readonly home: RollupHome;
 }
 
-/** Hours read from InfluxDB at a time. */
-const SPAN_HOURS = 24;
-/** Days read raw at a time (a zone whose days do not start on a UTC hour). */
-const SPAN_DAYS = 31;
-/**
- * The URL-encoded characters of statements sent in one InfluxQL request: spans of several device
- * resources share requests, and the query (in the URL) stays under the 8 KB that proxies commonly
- * allow. A span (one device resource's hours or day) is never split, so one with very many
- * counters may go alone over it.
- */
-const QUERY_CHARS_PER_REQUEST = 6_000;
-
-/** A device resource's readings in [fromS, toS] whose rollups are recomputed. */
+/** A device resource's readings in [fromS, toS] changed: its rollups are recomputed. */
 export interface RecomputeJob {
   readonly target: RollupTarget;
   readonly fromS: number;
   readonly toS: number;
 }
 
+const HOUR_S = 3600;
+/** Hours of a target asked about in one span. */
+const SPAN_HOURS = 168;
 /**
- * Writes the rollups of `target` that readings in [fromS, toS] change: every UTC hour holding
- * them (and the one after), then every day of each zone holding those hours. Returns the points
- * written.
+ * The URL-encoded characters of statements sent in one InfluxQL request: spans of several device
+ * resources share requests, and the query (in the URL) stays under the 8 KB that proxies commonly
+ * allow. A span's statements are never split, so one with very many counters may go alone over it.
+ */
+const QUERY_CHARS_PER_REQUEST = 6_000;
+
+const hourStart = (s: number) => Math.floor(s / HOUR_S) * HOUR_S;
+
+/**
+ * Writes the rollups of `target` that readings in [fromS, toS] change. Returns the points written.
  */
 export function recomputeRollups(
   parts: RecomputeParts,
@@ -60,94 +76,258 @@ export function recomputeRollups(
 }
 
 /**
- * recomputeRollups for several device resources at once: their hours first (the statements of
- * many in one request, their points in one write), then their days, which sum those hours.
+ * recomputeRollups for several device resources at once: their hours first, span by span (the
+ * statements of many in one request, their points in one write), then their days, which sum
+ * those hours.
  */
 export async function recomputeAll(
   parts: RecomputeParts,
   jobs: readonly RecomputeJob[],
 ): Promise<number> {
-  const withHours = jobs
-    .filter((j) => j.target.counters.length > 0)
-    .map((j) => ({ target: j.target, hours: bucketsTouched(hourOf, j.fromS, j.toS) }));
-  const hourSpans = withHours.flatMap(({ target, hours }) =>
-    slices(hours, SPAN_HOURS).map((span) => ({
-      target,
-      span,
-      statements: hourStatements(target, span),
-    })),
-  );
-  let points = await queryThenWrite(parts, hourSpans, async ({ target, span }, results) =>
-    (await hourIncreasesFrom(parts.query, target, span, results)).map((x) =>
-      rollupLine(HOUR_MEASUREMENT, target, x.series, "", x.increase, x.startS),
-    ),
-  );
-  const daySpans = withHours.flatMap(({ target, hours }) => daySpansOf(parts.zones, target, hours));
-  for (const span of daySpans.filter((d) => !d.onHours)) {
-    const increases = await increasesOf(parts.query, span.target, span.days);
-    points += await writeIncreases(parts, span.target, increases, DAY_MEASUREMENT, span.zone);
+  const lanes = lanesOf(jobs);
+  let points = 0;
+  for (;;) {
+    const spans = lanes.flatMap((lane) => {
+      const span = lane.nextSpan();
+      return span === undefined
+        ? []
+        : [{ lane, span, statements: spanStatements(span, parts.home) }];
+    });
+    if (spans.length === 0) break;
+    points += await recomputeSpans(parts, spans);
   }
-  points += await queryThenWrite(
-    parts,
-    daySpans.filter((d) => d.onHours),
-    daySumLines,
+  const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
+  points += await queryThenWrite(parts, days, (plan, results) =>
+    plan
+      .points(results)
+      .map((x) =>
+        rollupLine(DAY_MEASUREMENT, plan.target, x.series, plan.zone, x.increase, x.startS),
+      ),
   );
   return points;
 }
 
-/** A zone's days (at most SPAN_DAYS) holding some of a target's hours. */
-interface DaySpan {
-  readonly target: RollupTarget;
-  readonly zone: string;
-  readonly days: readonly Bucket[];
-  /** The days start and end on UTC hours: each is the sum of its hours (`statements`). */
-  readonly onHours: boolean;
+/** One span of one lane, with its statements. */
+interface LaneSpan {
+  readonly lane: Lane;
+  readonly span: HourSpan;
   readonly statements: readonly string[];
 }
 
-/** The days of each zone that hold `hours`, in spans, with the statements that sum them. */
-function daySpansOf(
-  zones: readonly string[],
-  target: RollupTarget,
-  hours: readonly Bucket[],
-): DaySpan[] {
-  const first = hours[0];
-  const last = hours.at(-1);
-  if (first === undefined || last === undefined) return [];
-  return zones.flatMap((zone) => {
-    const days = bucketsTouched((s) => dayOf(zone, s), first.startS, last.endS - 1).filter(
-      (day) => day.startS < last.endS,
-    );
-    const onHours = days.every((d) => d.startS % 3600 === 0 && d.endS % 3600 === 0);
-    // a day of hours is one statement (requests() packs them); other days are read raw, in spans
-    return slices(days, onHours ? 1 : SPAN_DAYS).map((span) => ({
-      target,
-      zone,
-      days: span,
-      onHours,
-      statements: onHours ? daySumStatements(target, span) : [],
-    }));
+/**
+ * The hours of one span per lane: their facts (one request for many), the readings of the hours
+ * with a fall inside (another), folded; the hour points written in one write. Returns them.
+ */
+async function recomputeSpans(parts: RecomputeParts, spans: readonly LaneSpan[]): Promise<number> {
+  const facts = new Map<LaneSpan, SpanFacts>();
+  await eachRequest(parts, spans, (s, results) => {
+    facts.set(s, readSpan(s.span, results));
   });
+  const raw = spans.map((s) => ({
+    s,
+    statements: fallingRuns(facts.get(s) ?? emptyFacts()).map((run) =>
+      rawStatement(s.span.target, run),
+    ),
+  }));
+  const readings = new Map<LaneSpan, readonly (readonly InfluxqlSeries[])[]>();
+  await eachRequest(parts, raw, (r, results) => {
+    readings.set(r.s, results);
+  });
+  const lines: string[] = [];
+  for (const s of spans) {
+    const f = facts.get(s) ?? emptyFacts();
+    const points = foldSpan(
+      s.lane.states,
+      f,
+      readingsBySeries(s.span.target, readings.get(s) ?? []),
+    );
+    for (const p of s.lane.afterSpan(s.span, f, points)) {
+      lines.push(hourLine(s.span.target, p));
+    }
+  }
+  return writeLines(parts, lines);
 }
 
-/** `items` in consecutive slices of at most `size`. */
-function slices<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+const emptyFacts = (): SpanFacts => ({
+  before: new Map(),
+  hours: new Map(),
+  stored: new Map(),
+  next: new Map(),
+});
+
+/** Two increases that are the same but for the order of float additions. */
+const sameIncrease = (a: number, b: number) =>
+  Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/**
+ * One target's way through its hours: its changed ranges (whole hours, merged) one after the
+ * other, each from the bases stored before it; after a range whose series read on, the hours
+ * after it for those series until an hour recomputed equals the one stored (its base, and so
+ * every later hour, is then as before) or the next range takes over.
+ */
+class Lane {
+  /** Each series' base where the lane stands. */
+  readonly states = new Map<SeriesKey, SeriesState>();
+  /** The hours recomputed, [fromS, toS), in order. */
+  readonly hours: { fromS: number; toS: number }[] = [];
+  private readonly ranges: { fromS: number; toS: number }[];
+  private range: { fromS: number; toS: number; at: number } | undefined;
+  /** After a range: the series whose later hours may have changed, and where they stand. */
+  private extension: { pending: Set<SeriesKey>; fromS: number; toS: number } | undefined;
+
+  constructor(
+    readonly target: RollupTarget,
+    ranges: { fromS: number; toS: number }[],
+  ) {
+    this.ranges = ranges;
+  }
+
+  /** The next span to recompute; undefined when the lane is through. */
+  nextSpan(): HourSpan | undefined {
+    const { target } = this;
+    if (this.extension !== undefined) {
+      const { fromS, toS } = this.extension;
+      return { target, fromS, toS, lookup: false, next: true, stored: true };
+    }
+    if (this.range === undefined) {
+      const range = this.ranges.shift();
+      if (range === undefined) return undefined;
+      this.range = { ...range, at: range.fromS };
+    }
+    const { fromS, toS, at } = this.range;
+    const end = Math.min(toS, at + SPAN_HOURS * HOUR_S);
+    return { target, fromS: at, toS: end, lookup: at === fromS, next: end === toS, stored: false };
+  }
+
+  /** Moves on after `span`; returns the points of it to write. */
+  afterSpan(span: HourSpan, facts: SpanFacts, points: readonly HourPoint[]): HourPoint[] {
+    this.hours.push({ fromS: span.fromS, toS: span.toS });
+    const extension = this.extension;
+    if (extension === undefined) {
+      if (this.range !== undefined) this.range.at = span.toS;
+      if (!span.next) return [...points];
+      this.range = undefined;
+      // the hour after first: most often it is as stored, and the lane is through
+      this.extendFor(new Set(facts.next.keys()), facts, 1);
+      return [...points];
+    }
+    // an extension: only its pending series are written (another's base may be stale here)
+    const mine = points.filter((p) => extension.pending.has(keyOf(p.series)));
+    for (const p of mine) {
+      const key = keyOf(p.series);
+      const stored = facts.stored.get(key)?.get(p.startS);
+      if (
+        stored !== undefined &&
+        stored.base === p.base &&
+        sameIncrease(stored.increase, p.increase)
+      )
+        extension.pending.delete(key);
+    }
+    this.extension = undefined;
+    const hours = (span.toS - span.fromS) / HOUR_S;
+    this.extendFor(extension.pending, facts, Math.min(SPAN_HOURS, hours * 8));
+    return mine;
+  }
+
+  /**
+   * The next extension span for `pending` series, from the first of their next readings, `hours`
+   * long; none when none of them reads on, or when the next range starts there first (it reads
+   * the bases this lane wrote).
+   */
+  private extendFor(pending: Set<SeriesKey>, facts: SpanFacts, hours: number): void {
+    let nextS: number | undefined;
+    for (const key of [...pending]) {
+      const s = facts.next.get(key);
+      if (s === undefined) pending.delete(key);
+      else nextS = Math.min(nextS ?? s, s);
+    }
+    if (nextS === undefined) return;
+    const fromS = hourStart(nextS);
+    const following = this.ranges[0];
+    if (following !== undefined && following.fromS <= fromS) return;
+    const toS = Math.min(fromS + hours * HOUR_S, following?.fromS ?? Number.POSITIVE_INFINITY);
+    this.extension = { pending, fromS, toS };
+  }
+}
+
+/** A lane per target: its jobs' hours, whole, merged where they touch. */
+function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
+  const byTarget = new Map<
+    string,
+    { target: RollupTarget; ranges: { fromS: number; toS: number }[] }
+  >();
+  for (const job of jobs) {
+    if (job.target.counters.length === 0) continue;
+    const key = JSON.stringify([job.target.deviceId, job.target.resourceId]);
+    let entry = byTarget.get(key);
+    if (entry === undefined) {
+      entry = { target: job.target, ranges: [] };
+      byTarget.set(key, entry);
+    }
+    entry.ranges.push({ fromS: hourStart(job.fromS), toS: hourStart(job.toS) + HOUR_S });
+  }
+  return [...byTarget.values()].map(({ target, ranges }) => new Lane(target, merged(ranges)));
+}
+
+/** Ranges sorted and merged where they overlap or touch. */
+function merged(
+  ranges: readonly { fromS: number; toS: number }[],
+): { fromS: number; toS: number }[] {
+  const out: { fromS: number; toS: number }[] = [];
+  for (const r of [...ranges].sort((a, b) => a.fromS - b.fromS)) {
+    const last = out.at(-1);
+    if (last !== undefined && r.fromS <= last.toS) last.toS = Math.max(last.toS, r.toS);
+    else out.push({ ...r });
+  }
   return out;
 }
 
-/** Spans grouped so that each group's statements fit one request (a span is never split). */
+/** The days of each zone holding a lane's recomputed hours, as plans of consecutive days. */
+function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPlan[] {
+  const spans = merged(lane.hours);
+  return zones.flatMap((zone) => {
+    const days = new Map<number, Bucket>();
+    for (const { fromS, toS } of spans) {
+      for (let day = dayOf(zone, fromS); day.startS < toS; day = dayOf(zone, day.endS)) {
+        days.set(day.startS, day);
+      }
+    }
+    const sorted = [...days.values()].sort((a, b) => a.startS - b.startS);
+    // a plan per day keeps each request's statements small enough to pack
+    return sorted.map((day) => dayPlan(lane.target, zone, [day], home));
+  });
+}
+
+/**
+ * The items' statements sent in as few requests as fit QUERY_CHARS_PER_REQUEST (an item's are
+ * never split); each item's own results (in order) handed to `take`.
+ */
+async function eachRequest<T extends { readonly statements: readonly string[] }>(
+  parts: RecomputeParts,
+  items: readonly T[],
+  take: (item: T, results: readonly (readonly InfluxqlSeries[])[]) => void,
+): Promise<void> {
+  for (const group of requests(items)) {
+    const results = await parts.query.query(group.flatMap((g) => g.statements));
+    let at = 0;
+    for (const item of group) {
+      take(item, results.slice(at, at + item.statements.length));
+      at += item.statements.length;
+    }
+  }
+}
+
+/** Items grouped so that each group's statements fit one request (an item is never split). */
 function requests<T extends { readonly statements: readonly string[] }>(
-  spans: readonly T[],
+  items: readonly T[],
 ): T[][] {
   const groups: T[][] = [];
   let current: T[] = [];
   let chars = 0;
-  for (const span of spans) {
-    if (span.statements.length === 0) continue;
+  for (const item of items) {
+    if (item.statements.length === 0) continue;
     // as the URL carries them (quotes, spaces and commas are encoded)
-    const size = span.statements.reduce(
+    const size = item.statements.reduce(
       (n, statement) => n + encodeURIComponent(statement).length + 3,
       0,
     );
@@ -156,7 +336,7 @@ function requests<T extends { readonly statements: readonly string[] }>(
       current = [];
       chars = 0;
     }
-    current.push(span);
+    current.push(item);
     chars += size;
   }
   if (current.length > 0) groups.push(current);
@@ -164,28 +344,20 @@ function requests<T extends { readonly statements: readonly string[] }>(
 }
 
 /**
- * The spans' statements sent in as few requests as {@link requests} allows; each span's own
- * results (in order) made into lines by `linesOf`, and a request's lines written together. Returns
- * the points written.
+ * The items' statements in as few requests as fit; each request's items made into lines by
+ * `linesOf`, and written together. Returns the points written.
  */
 async function queryThenWrite<T extends { readonly statements: readonly string[] }>(
   parts: RecomputeParts,
-  spans: readonly T[],
-  linesOf: (
-    span: T,
-    results: readonly (readonly InfluxqlSeries[])[],
-  ) => Promise<string[]> | string[],
+  items: readonly T[],
+  linesOf: (item: T, results: readonly (readonly InfluxqlSeries[])[]) => string[],
 ): Promise<number> {
   let points = 0;
-  for (const group of requests(spans)) {
-    const results = await parts.query.query(group.flatMap((g) => g.statements));
+  for (const group of requests(items)) {
     const lines: string[] = [];
-    let at = 0;
-    for (const span of group) {
-      const mine = results.slice(at, at + span.statements.length);
-      at += span.statements.length;
-      for (const line of await linesOf(span, mine)) lines.push(line);
-    }
+    await eachRequest(parts, group, (item, results) => {
+      for (const line of linesOf(item, results)) lines.push(line);
+    });
     points += await writeLines(parts, lines);
   }
   return points;
@@ -200,45 +372,9 @@ async function writeLines(parts: RecomputeParts, lines: readonly string[]): Prom
   return lines.length;
 }
 
-/** Increases over buckets written as `measurement` (a day: of `zone`). */
-async function writeIncreases(
-  parts: RecomputeParts,
-  target: RollupTarget,
-  increases: readonly BucketIncrease[],
-  measurement: string,
-  zone: string,
-): Promise<number> {
-  return writeLines(
-    parts,
-    increases.map((x) => rollupLine(measurement, target, x.series, zone, x.increase, x.startS)),
-  );
-}
-
-/** One statement per day: the sum of its hourly increases (stored before) per series. */
-function daySumStatements(target: RollupTarget, days: readonly Bucket[]): string[] {
-  const where = targetWhere(target);
-  return days.map(
-    (day) =>
-      `SELECT sum("increase") FROM ${quoteIdentifier(HOUR_MEASUREMENT)} WHERE ${where} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY "measurement", "values_id", "unit", "type"`,
-  );
-}
-
-/** The day points of a span, from its statements' results (in their order). */
-function daySumLines(span: DaySpan, results: readonly (readonly InfluxqlSeries[])[]): string[] {
-  const lines: string[] = [];
-  results.forEach((series, i) => {
-    const day = span.days[i];
-    if (day === undefined) return;
-    for (const s of series) {
-      const [row] = s.values;
-      const sum = row?.[1];
-      if (typeof sum !== "number") continue;
-      lines.push(
-        rollupLine(DAY_MEASUREMENT, span.target, rollupSeriesOf(s), span.zone, sum, day.startS),
-      );
-    }
-  });
-  return lines;
+/** An hour point's line: its increase and the base after it. */
+function hourLine(target: RollupTarget, p: HourPoint): string {
+  return rollupLine(HOUR_MEASUREMENT, target, p.series, "", p.increase, p.startS, p.base);
 }
 
 /** One rollup point: the increase of a series over the bucket starting at `startS`. */
@@ -249,6 +385,7 @@ function rollupLine(
   zone: string,
   increase: number,
   startS: number,
+  base?: number,
 ): string {
   // a day carries its local month and year: month and year panels sum the days of their own
   const date = zone === "" ? "" : localDate(zone, startS);
@@ -259,5 +396,6 @@ function rollupLine(
     (zone === "" ? "" : `,tz=${escapeTag(zone)}`) +
     `,unit=${escapeTag(t.unit)},values_id=${escapeTag(t.valuesId)}` +
     (zone === "" ? "" : `,year=${date.slice(0, 4)}`);
-  return `${escapeMeasurement(measurement)}${tags} increase=${increase} ${startS}`;
+  const fields = base === undefined ? `increase=${increase}` : `increase=${increase},base=${base}`;
+  return `${escapeMeasurement(measurement)}${tags} ${fields} ${startS}`;
 }

@@ -1,30 +1,38 @@
 /**
- * Checking stored daily rollups against the raw readings: for sampled days, each counter's
- * increase computed from the raw points (straight from the readings, not from the hourly
- * rollups) against the `rollup_day` point stored for it. A missing, extra or different point is
- * a mismatch.
+ * Checking stored rollups against the raw readings: for sampled days, what the counter rule makes
+ * of each counter's raw readings, read one by one (not the hourly path's figures), against the
+ * `rollup_day` point of each zone and the `rollup_hour` points (increase and base) of the hours
+ * holding the day. A missing, extra or different point is a mismatch.
  */
-import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
+import { quoteLiteral } from "../influx/influx-query.js";
 import { type Bucket, dayOf } from "./buckets.js";
-import { increasesOf } from "./raw-increases.js";
-import { DAY_MEASUREMENT } from "./recompute.js";
+import { addReading, counterKindOf } from "./counter-rule.js";
+import { DAY_MEASUREMENT } from "./day-increases.js";
+import { HOUR_MEASUREMENT, rawStatement, readingsBySeries } from "./hour-increases.js";
 import {
   keyOf,
+  ROLLUP_SERIES_TAGS,
+  type RollupHome,
   type RollupTarget,
   rollupSeriesOf,
+  rollupSource,
+  type SeriesKey,
   type SeriesTags,
   targetWhere,
 } from "./series.js";
 
 /** Relative difference that still counts as equal (float sums in another order). */
 const TOLERANCE = 1e-9;
+const HOUR_S = 3600;
 
-/** A stored daily rollup that differs from the raw readings (or is missing, or extra). */
+/** A stored rollup that differs from the raw readings (or is missing, or extra). */
 export interface RollupMismatch {
   readonly deviceId: string;
   readonly resourceId: string;
+  /** The day's zone; "" for an hour point (a UTC hour). */
   readonly zone: string;
-  /** The day's start (local midnight) and end, epoch s. */
+  /** The bucket's start (a day's local midnight, an hour's start) and end, epoch s. */
   readonly dayS: number;
   readonly endS: number;
   readonly series: SeriesTags;
@@ -36,9 +44,16 @@ export interface RollupMismatch {
 
 /** What the check looked at. */
 export interface RollupAuditResult {
-  /** Day rollups compared (series × day × zone). */
+  /** Rollup points compared (series × day × zone, and series × hour). */
   readonly checked: number;
   readonly mismatches: RollupMismatch[];
+}
+
+/** What the audit needs. */
+export interface RollupAuditParts {
+  readonly query: Pick<InfluxQuery, "query">;
+  readonly zones: readonly string[];
+  readonly home: RollupHome;
 }
 
 /** `count` days spread evenly over [fromS, toS] (each a moment inside the day: its UTC noon). */
@@ -58,67 +73,161 @@ export function sampleDays(fromS: number, toS: number, count: number): number[] 
 const equal = (a: number, b: number): boolean =>
   Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
 
+const hourStart = (s: number) => Math.floor(s / HOUR_S) * HOUR_S;
+
+/** A rollup's figures: its increase, and for an hour the base after it. */
+interface Figures {
+  readonly increase: number;
+  readonly base?: number;
+}
+
 /**
- * The daily rollups of `target` over the days holding `moments` in each of `zones`, compared
- * with the raw readings.
+ * The rollups of `target` over the days holding `moments` in each zone of `parts`, compared with
+ * the raw readings; each hour is checked once, whatever zones' days hold it.
  */
 export async function auditRollups(
-  parts: { readonly query: Pick<InfluxQuery, "query">; readonly zones: readonly string[] },
+  parts: RollupAuditParts,
   target: RollupTarget,
   moments: readonly number[],
 ): Promise<RollupAuditResult> {
-  let checked = 0;
   const mismatches: RollupMismatch[] = [];
+  const hoursSeen = new Set<string>();
+  let checked = 0;
+  const compare = (
+    bucket: { zone: string; startS: number; endS: number },
+    series: SeriesTags,
+    expected: Figures | undefined,
+    stored: Figures | undefined,
+  ) => {
+    checked += 1;
+    const same =
+      expected !== undefined &&
+      stored !== undefined &&
+      equal(expected.increase, stored.increase) &&
+      expected.base === stored.base;
+    if (same) return;
+    mismatches.push({
+      deviceId: target.deviceId,
+      resourceId: target.resourceId,
+      zone: bucket.zone,
+      dayS: bucket.startS,
+      endS: bucket.endS,
+      series,
+      expected: expected?.increase,
+      stored: stored?.increase,
+    });
+  };
   for (const zone of parts.zones) {
-    for (const day of new Map(
-      moments.map((s) => [dayOf(zone, s).startS, dayOf(zone, s)]),
-    ).values()) {
-      const expected = new Map(
-        (await increasesOf(parts.query, target, [day])).map((x) => [keyOf(x.series), x] as const),
+    const days = new Map(moments.map((s) => [dayOf(zone, s).startS, dayOf(zone, s)]));
+    for (const day of days.values()) {
+      const [bases = [], raw = [], storedDays = [], storedHours = []] = await parts.query.query(
+        auditStatements(target, zone, day, parts.home),
       );
-      const stored = await storedDay(parts.query, target, zone, day);
-      for (const key of new Set([...expected.keys(), ...stored.keys()])) {
-        const want = expected.get(key);
-        const have = stored.get(key);
-        const series = want?.series ?? have?.series;
+      const want = fromReadings(target, day, bases, raw);
+      const dayPoints = storedPoints(storedDays);
+      for (const key of new Set([...want.keys(), ...dayPoints.keys()])) {
+        const series = want.get(key)?.series ?? dayPoints.get(key)?.series;
         if (series === undefined) continue;
-        checked += 1;
-        if (want && have && equal(want.increase, have.increase)) continue;
-        mismatches.push({
-          deviceId: target.deviceId,
-          resourceId: target.resourceId,
-          zone,
-          dayS: day.startS,
-          endS: day.endS,
+        compare(
+          { zone, startS: day.startS, endS: day.endS },
           series,
-          expected: want?.increase,
-          stored: have?.increase,
-        });
+          want.get(key)?.day,
+          dayPoints.get(key)?.points.get(day.startS),
+        );
+      }
+      const hourPoints = storedPoints(storedHours);
+      for (const key of new Set([...want.keys(), ...hourPoints.keys()])) {
+        const series = want.get(key)?.series ?? hourPoints.get(key)?.series;
+        if (series === undefined) continue;
+        const expected = want.get(key)?.hours ?? new Map<number, Figures>();
+        const stored = hourPoints.get(key)?.points ?? new Map<number, Figures>();
+        for (const startS of new Set([...expected.keys(), ...stored.keys()])) {
+          if (hoursSeen.has(`${key} ${startS}`)) continue;
+          hoursSeen.add(`${key} ${startS}`);
+          const hour = { zone: "", startS, endS: startS + HOUR_S };
+          compare(hour, series, expected.get(startS), stored.get(startS));
+        }
       }
     }
   }
   return { checked, mismatches };
 }
 
-/** The `rollup_day` points of a device resource's day in `zone`, by series. */
-async function storedDay(
-  query: Pick<InfluxQuery, "query">,
+/**
+ * The statements of one day: the bases stored before its first hour, the raw readings of the
+ * hours holding it, its stored day points (of `zone`) and hour points.
+ */
+function auditStatements(
   target: RollupTarget,
   zone: string,
   day: Bucket,
-): Promise<Map<string, { series: SeriesTags; increase: number }>> {
-  const where =
-    targetWhere(target) +
-    ` AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s`;
-  const [found = []] = await query.query([
-    `SELECT "increase" FROM ${quoteIdentifier(DAY_MEASUREMENT)} WHERE ${where} GROUP BY "measurement", "values_id", "unit", "type"`,
-  ]);
-  const out = new Map<string, { series: SeriesTags; increase: number }>();
+  home: RollupHome,
+): string[] {
+  const fromS = hourStart(day.startS);
+  const toS = hourStart(day.endS - 1) + HOUR_S;
+  const mine = targetWhere(target);
+  const hours = rollupSource(home, HOUR_MEASUREMENT);
+  return [
+    `SELECT last("base") FROM ${hours} WHERE ${mine} AND time < ${fromS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    rawStatement(target, { fromS, toS }),
+    `SELECT "increase" FROM ${rollupSource(home, DAY_MEASUREMENT)} WHERE ${mine} AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    `SELECT "increase", "base" FROM ${hours} WHERE ${mine} AND time >= ${fromS}s AND time < ${toS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+  ];
+}
+
+/** Per series: what its readings make, by the rule, of the day and of each hour holding them. */
+function fromReadings(
+  target: RollupTarget,
+  day: Bucket,
+  bases: readonly InfluxqlSeries[],
+  raw: readonly InfluxqlSeries[],
+): Map<SeriesKey, { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }> {
+  const before = new Map<SeriesKey, number>();
+  for (const s of bases) {
+    const base = s.values[0]?.[1];
+    if (typeof base === "number") before.set(keyOf(rollupSeriesOf(s)), base);
+  }
+  const out = new Map<
+    SeriesKey,
+    { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }
+  >();
+  for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
+    const kind = counterKindOf(tags.type);
+    if (kind === undefined || readings.length === 0) continue;
+    let base = before.get(key);
+    let dayIncrease: number | undefined;
+    const hours = new Map<number, { increase: number; base: number }>();
+    for (const r of readings) {
+      const step = addReading(kind, base, r.value);
+      base = step.base;
+      const hour = hours.get(hourStart(r.s)) ?? { increase: 0, base: step.base };
+      hour.increase += step.add;
+      hour.base = step.base;
+      hours.set(hourStart(r.s), hour);
+      if (r.s >= day.startS && r.s < day.endS) dayIncrease = (dayIncrease ?? 0) + step.add;
+    }
+    out.set(key, {
+      series: tags,
+      ...(dayIncrease === undefined ? {} : { day: { increase: dayIncrease } }),
+      hours,
+    });
+  }
+  return out;
+}
+
+/** Stored rollup points per series, per bucket start: the increase (and an hour's base). */
+function storedPoints(
+  found: readonly InfluxqlSeries[],
+): Map<SeriesKey, { series: SeriesTags; points: Map<number, Figures> }> {
+  const out = new Map<SeriesKey, { series: SeriesTags; points: Map<number, Figures> }>();
   for (const s of found) {
-    const increase = s.values[0]?.[1];
-    if (typeof increase !== "number") continue;
     const series = rollupSeriesOf(s);
-    out.set(keyOf(series), { series, increase });
+    const points = new Map<number, Figures>();
+    for (const [t, increase, base] of s.values) {
+      if (typeof t !== "number" || typeof increase !== "number") continue;
+      points.set(t, typeof base === "number" ? { increase, base } : { increase });
+    }
+    out.set(keyOf(series), { series, points });
   }
   return out;
 }

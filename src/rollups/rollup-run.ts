@@ -14,7 +14,7 @@ import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
 import { type RecomputeJob, recomputeAll } from "./recompute.js";
-import type { CounterSeries } from "./series.js";
+import type { CounterSeries, RollupHome } from "./series.js";
 
 /** What writing rollups needs. */
 export interface RollupParts {
@@ -25,6 +25,8 @@ export interface RollupParts {
   readonly sink: Pick<PointSink, "write">;
   /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
+  /** Where InfluxQL reads the rollup points (ROLLUP_BUCKET's retention policy). */
+  readonly home: RollupHome;
   readonly logger: Logger;
 }
 

@@ -1,8 +1,10 @@
 /**
  * The counter series of a device resource as rollups read them back from InfluxDB: which
- * measurements, which points (device, resource) and how a result's series maps to a counter.
+ * measurements, which points (device, resource: as the writer stored them) and how a result's
+ * series maps to a counter; and where the rollup points themselves are.
  */
 import { type InfluxqlSeries, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import { storedName } from "../transform/line-protocol.js";
 
 /** A counter of a device resource, as InfluxDB stores its raw points. */
 export interface CounterSeries {
@@ -33,6 +35,31 @@ export type SeriesKey = string;
 export const keyOf = (t: SeriesTags): SeriesKey =>
   JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
 
+/** A counter reading. */
+export interface Reading {
+  readonly s: number;
+  readonly value: number;
+}
+
+/**
+ * Where the rollup points are: the retention policy InfluxQL reads them from (ROLLUP_BUCKET's, on
+ * the raw points' database); none: the database's default one, beside the raw points.
+ */
+export interface RollupHome {
+  readonly retentionPolicy?: string;
+}
+
+/** A rollup measurement as InfluxQL names it in `home`: `"rp"."rollup_day"` or `"rollup_day"`. */
+export function rollupSource(home: RollupHome, measurement: string): string {
+  const rp = home.retentionPolicy;
+  return rp
+    ? `${quoteIdentifier(rp)}.${quoteIdentifier(measurement)}`
+    : quoteIdentifier(measurement);
+}
+
+/** The tags a rollup point's series is grouped by besides device and resource. */
+export const ROLLUP_SERIES_TAGS = `"measurement", "values_id", "unit", "type"`;
+
 /** The InfluxQL pieces that select a target's raw counter points. */
 export interface Selection {
   /** `FROM` list: the counters' measurements. */
@@ -45,12 +72,18 @@ export interface Selection {
   seriesOf(s: InfluxqlSeries): SeriesTags | undefined;
 }
 
-/** The InfluxQL condition that selects a device resource's points (raw or rollup). */
+/**
+ * The InfluxQL condition that selects a device resource's points (raw or rollup): its ids as the
+ * writer stored them (storedName), so an id with a backslash, a line break or a tab is found.
+ */
 export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId">): string {
-  return `"device_id" = ${quoteLiteral(target.deviceId)} AND "resource_id" = ${quoteLiteral(target.resourceId)}`;
+  return (
+    `"device_id" = ${quoteLiteral(storedName(target.deviceId))} AND ` +
+    `"resource_id" = ${quoteLiteral(storedName(target.resourceId))}`
+  );
 }
 
-/** The counter series a rollup result series (grouped by its series tags) belongs to. */
+/** The counter series a rollup result series (grouped by ROLLUP_SERIES_TAGS) belongs to. */
 export function rollupSeriesOf(s: InfluxqlSeries): SeriesTags {
   return {
     measurement: s.tags?.measurement ?? "",
@@ -79,4 +112,14 @@ export function selectionOf(target: RollupTarget): Selection {
       return counters.has(JSON.stringify([t.measurement, t.unit, t.type])) ? t : undefined;
     },
   };
+}
+
+/** The numeric readings of a result series (time, value rows), in time order. */
+export function readingsOf(series: InfluxqlSeries): Reading[] {
+  const out: Reading[] = [];
+  for (const row of series.values) {
+    const [s, value] = row;
+    if (typeof s === "number" && typeof value === "number") out.push({ s, value });
+  }
+  return out.sort((a, b) => a.s - b.s);
 }

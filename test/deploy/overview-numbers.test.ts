@@ -4,7 +4,8 @@
  * totals, fuel units, alarm events; and the example queries of docs/schema.md.
  */
 import { readFileSync } from "node:fs";
-import { DAY_MEASUREMENT, recomputeRollups } from "../../src/rollups/recompute.js";
+import { DAY_MEASUREMENT } from "../../src/rollups/day-increases.js";
+import { recomputeRollups } from "../../src/rollups/recompute.js";
 import { createFleet } from "../../src/simulator/model/fleet.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
