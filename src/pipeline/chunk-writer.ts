@@ -96,7 +96,8 @@ export async function readChunk(
     const tally = answered.value;
     await tally.lastWrite;
     // before the chunk is recorded done: a crash after it leaves the mark, and rollups follow
-    if (parts.rollups && tally.oldestS !== undefined && tally.newestS !== undefined) {
+    const written = tally.points() > 0;
+    if (parts.rollups && written && tally.oldestS !== undefined && tally.newestS !== undefined) {
       if (chunk.values.some((id) => isCounter(parts.decoder, id))) {
         parts.rollups.mark(target.deviceId, target.resourceId, tally.oldestS, tally.newestS);
       }

@@ -5,6 +5,7 @@ import { timeZonesOf } from "../config/values.js";
 import type { Config } from "../config.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
+import { RollupLock } from "../rollups/rollup-lock.js";
 import type { RollupParts } from "../rollups/rollup-run.js";
 import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
@@ -85,6 +86,7 @@ export class Pipeline {
           sink: parts.sink,
           zones: timeZonesOf(parts.config.rollups.timeZones),
           home: {},
+          lock: new RollupLock(parts.store.locks, this.owner),
           logger: parts.logger,
         }
       : undefined;

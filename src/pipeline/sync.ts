@@ -1,4 +1,4 @@
-import { rollupsAfterRun } from "../rollups/rollup-run.js";
+import { type RollupResult, rollupFailures, rollupsAfterRun } from "../rollups/rollup-run.js";
 import { eachAtMost } from "../util/each-at-most.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
@@ -41,6 +41,8 @@ export interface DeviceSyncResult {
 /** What a whole sync cycle did; also recorded in the runs table. */
 export interface SyncResult extends RunResult {
   readonly devices: readonly DeviceSyncResult[];
+  /** What its rollups did (undefined: none, or the run stopped first). */
+  readonly rollups?: RollupResult;
   readonly errors: number;
   readonly durationMs: number;
 }
@@ -62,6 +64,7 @@ export interface SyncOptions {
  */
 export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Promise<SyncResult> {
   let results: DeviceSyncResult[] = [];
+  let rollups: RollupResult | undefined;
   const recorded = await recordedRun(
     pipeline,
     "sync",
@@ -85,13 +88,19 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       results = each.results.filter((r) => r !== undefined);
       if (each.failure !== undefined) throw each.failure.error;
       await runNewValueJobs(pipeline, run, selected.deviceIds);
-      await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, () => pipeline.isStopping);
+      rollups = await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, () => {
+        return pipeline.isStopping;
+      });
     },
     () => ({
-      parts: results.length,
-      failures: results.flatMap((r) =>
-        r.error === undefined ? [] : [{ part: { device: r.deviceId }, error: r.error }],
-      ),
+      // the rollups are a part of their own: not written, the run is partial
+      parts: results.length + (rollups === undefined ? 0 : 1),
+      failures: [
+        ...results.flatMap((r) =>
+          r.error === undefined ? [] : [{ part: { device: r.deviceId }, error: r.error }],
+        ),
+        ...rollupFailures(rollups),
+      ],
       devices: results.length,
     }),
   );
@@ -114,7 +123,13 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     },
     "sync finished",
   );
-  return { ...runResult(recorded), devices: results, errors, durationMs };
+  return {
+    ...runResult(recorded),
+    devices: results,
+    errors,
+    durationMs,
+    ...(rollups === undefined ? {} : { rollups }),
+  };
 }
 
 /**

@@ -10,6 +10,7 @@
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { escapeMeasurement, escapeTag, lineBatch } from "../transform/line-protocol.js";
+import { isoSeconds } from "../util/utc-time.js";
 import { type Bucket, dayOf, localDate } from "./buckets.js";
 import { DAY_MEASUREMENT, type DayPlan, dayPlan } from "./day-increases.js";
 import {
@@ -31,6 +32,7 @@ import {
   type RollupTarget,
   type SeriesKey,
   type SeriesTags,
+  targetWhere,
 } from "./series.js";
 
 /** What recomputing needs. */
@@ -49,6 +51,8 @@ export interface RecomputeJob {
   readonly target: RollupTarget;
   readonly fromS: number;
   readonly toS: number;
+  /** energy-etl wrote readings in it: InfluxDB answering none is an error, not an empty range. */
+  readonly written?: boolean;
 }
 
 const HOUR_S = 3600;
@@ -96,6 +100,7 @@ export async function recomputeAll(
     if (spans.length === 0) break;
     points += await recomputeSpans(parts, spans);
   }
+  await checkWritten(parts, lanes);
   const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
   points += await queryThenWrite(parts, days, (plan, results) =>
     plan
@@ -105,6 +110,33 @@ export async function recomputeAll(
       ),
   );
   return points;
+}
+
+/**
+ * A range where energy-etl wrote readings but InfluxDB answered none of its counters may be one
+ * whose counters were all null (the other points are there), or InfluxDB answering a query with
+ * nothing although it holds the points (a wrong database/retention-policy mapping, a front that
+ * answers empty): the second throws, so that the marks stay (its days were not written).
+ */
+async function checkWritten(parts: RecomputeParts, lanes: readonly Lane[]): Promise<void> {
+  const checks = lanes.flatMap((lane) =>
+    lane.unread.map((range) => ({
+      lane,
+      range,
+      statements: [
+        `SELECT count(*) FROM /.*/ WHERE ${targetWhere(lane.target)} AND time >= ${range.fromS}s AND time < ${range.toS}s`,
+      ],
+    })),
+  );
+  await eachRequest(parts, checks, ({ lane, range }, [found = []]) => {
+    if (found.length > 0) return;
+    const { deviceId, resourceId } = lane.target;
+    throw new Error(
+      `InfluxDB answered no point of ${deviceId}/${resourceId} from ${isoSeconds(range.fromS)} ` +
+        `to ${isoSeconds(range.toS)}, where energy-etl has just written some: the rollups stay due ` +
+        "(is INFLUX_BUCKET the bucket InfluxQL reads, by its database/retention-policy mapping?)",
+    );
+  });
 }
 
 /** One span of one lane, with its statements. */
@@ -170,14 +202,16 @@ class Lane {
   readonly states = new Map<SeriesKey, SeriesState>();
   /** The hours recomputed, [fromS, toS), in order. */
   readonly hours: { fromS: number; toS: number }[] = [];
-  private readonly ranges: { fromS: number; toS: number }[];
-  private range: { fromS: number; toS: number; at: number } | undefined;
+  /** Ranges where energy-etl wrote readings and InfluxDB answered none of a counter. */
+  readonly unread: { fromS: number; toS: number }[] = [];
+  private readonly ranges: LaneRange[];
+  private range: (LaneRange & { at: number; seen: boolean }) | undefined;
   /** After a range: the series whose later hours may have changed, and where they stand. */
   private extension: { pending: Set<SeriesKey>; fromS: number; toS: number } | undefined;
 
   constructor(
     readonly target: RollupTarget,
-    ranges: { fromS: number; toS: number }[],
+    ranges: LaneRange[],
   ) {
     this.ranges = ranges;
   }
@@ -192,7 +226,7 @@ class Lane {
     if (this.range === undefined) {
       const range = this.ranges.shift();
       if (range === undefined) return undefined;
-      this.range = { ...range, at: range.fromS };
+      this.range = { ...range, at: range.fromS, seen: false };
     }
     const { fromS, toS, at } = this.range;
     const end = Math.min(toS, at + SPAN_HOURS * HOUR_S);
@@ -204,8 +238,13 @@ class Lane {
     this.hours.push({ fromS: span.fromS, toS: span.toS });
     const extension = this.extension;
     if (extension === undefined) {
-      if (this.range !== undefined) this.range.at = span.toS;
+      const range = this.range;
+      if (range !== undefined) {
+        range.at = span.toS;
+        range.seen ||= facts.hours.size > 0;
+      }
       if (!span.next) return [...points];
+      if (range?.written && !range.seen) this.unread.push({ fromS: range.fromS, toS: range.toS });
       this.range = undefined;
       // the hour after first: most often it is as stored, and the lane is through
       this.extendFor(new Set(facts.next.keys()), facts, 1);
@@ -250,12 +289,16 @@ class Lane {
   }
 }
 
+/** Whole hours of a target recomputed; `written`: energy-etl wrote readings in them. */
+interface LaneRange {
+  fromS: number;
+  toS: number;
+  written: boolean;
+}
+
 /** A lane per target: its jobs' hours, whole, merged where they touch. */
 function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
-  const byTarget = new Map<
-    string,
-    { target: RollupTarget; ranges: { fromS: number; toS: number }[] }
-  >();
+  const byTarget = new Map<string, { target: RollupTarget; ranges: LaneRange[] }>();
   for (const job of jobs) {
     if (job.target.counters.length === 0) continue;
     const key = JSON.stringify([job.target.deviceId, job.target.resourceId]);
@@ -264,20 +307,26 @@ function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
       entry = { target: job.target, ranges: [] };
       byTarget.set(key, entry);
     }
-    entry.ranges.push({ fromS: hourStart(job.fromS), toS: hourStart(job.toS) + HOUR_S });
+    entry.ranges.push({
+      fromS: hourStart(job.fromS),
+      toS: hourStart(job.toS) + HOUR_S,
+      written: job.written ?? false,
+    });
   }
   return [...byTarget.values()].map(({ target, ranges }) => new Lane(target, merged(ranges)));
 }
 
 /** Ranges sorted and merged where they overlap or touch. */
-function merged(
-  ranges: readonly { fromS: number; toS: number }[],
-): { fromS: number; toS: number }[] {
-  const out: { fromS: number; toS: number }[] = [];
+function merged<T extends { fromS: number; toS: number; written?: boolean }>(
+  ranges: readonly T[],
+): T[] {
+  const out: T[] = [];
   for (const r of [...ranges].sort((a, b) => a.fromS - b.fromS)) {
     const last = out.at(-1);
-    if (last !== undefined && r.fromS <= last.toS) last.toS = Math.max(last.toS, r.toS);
-    else out.push({ ...r });
+    if (last !== undefined && r.fromS <= last.toS) {
+      last.toS = Math.max(last.toS, r.toS);
+      if (r.written) last.written = true;
+    } else out.push({ ...r });
   }
   return out;
 }

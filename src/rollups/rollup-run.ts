@@ -8,12 +8,14 @@ import type { Logger } from "pino";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import type { CatalogStore } from "../state/catalog-store.js";
+import type { LockHolder } from "../state/lock-store.js";
 import type { RollupMark, RollupStore } from "../state/rollup-store.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
 import { type RecomputeJob, recomputeAll } from "./recompute.js";
+import type { RollupLock } from "./rollup-lock.js";
 import type { CounterSeries, RollupHome } from "./series.js";
 
 /** What writing rollups needs. */
@@ -27,16 +29,22 @@ export interface RollupParts {
   readonly zones: readonly string[];
   /** Where InfluxQL reads the rollup points (ROLLUP_BUCKET's retention policy). */
   readonly home: RollupHome;
+  /** One pass at a time per state database (rollup-lock.ts). */
+  readonly lock: RollupLock;
   readonly logger: Logger;
 }
 
-/** What a rollup run did. */
+/** What a rollup pass did. */
 export interface RollupResult {
   /** Device resources whose rollups were written. */
   readonly resources: number;
   readonly points: number;
   /** Device resources whose rollups failed (their marks stay). */
   readonly failed: number;
+  /** The first failure's error. */
+  readonly error?: string;
+  /** Another process held the rollups lock: nothing was done here, the marks stay due. */
+  readonly heldBy?: LockHolder;
 }
 
 /**
@@ -47,25 +55,43 @@ const DEVICE_RESOURCES_PER_BATCH = 16;
 /** Batches recomputed at once (their queries keep influxd's cores busy). */
 const BATCHES_AT_ONCE = 2;
 
+/** A range of readings whose rollups are due; `written`: energy-etl wrote readings in it. */
+interface DueRange {
+  fromS: number;
+  toS: number;
+  written: boolean;
+}
+
 /** A device resource's due ranges, merged, and the last mark they cover. */
 interface Due {
   readonly deviceId: string;
   readonly resourceId: string;
-  readonly ranges: { fromS: number; toS: number }[];
+  readonly ranges: DueRange[];
   upTo: number;
 }
 
 /**
  * Writes the rollups due for `deviceIds` (all devices without it), in batches of device
- * resources. Each device resource's marks are forgotten once its rollups are written.
+ * resources, holding the rollups lock (see rollup-lock.ts; `wait` says whether to wait while
+ * another process holds it). Each device resource's marks are forgotten once its rollups are
+ * written.
  */
 export async function runRollups(
+  parts: RollupParts,
+  deviceIds?: readonly string[],
+  wait?: () => boolean,
+): Promise<RollupResult> {
+  const held = await parts.lock.hold(() => rollupPass(parts, deviceIds), wait);
+  return held.held ? held.value : { resources: 0, points: 0, failed: 0, heldBy: held.holder };
+}
+
+async function rollupPass(
   parts: RollupParts,
   deviceIds?: readonly string[],
 ): Promise<RollupResult> {
   const wanted = deviceIds === undefined ? undefined : new Set(deviceIds);
   const due = dueRanges(parts.marks.pending().filter((m) => wanted?.has(m.deviceId) ?? true));
-  const total = { resources: 0, points: 0, failed: 0 };
+  const total: Tally = { resources: 0, points: 0, failed: 0 };
   const queue = new PQueue({ concurrency: BATCHES_AT_ONCE });
   for (let i = 0; i < due.length; i += DEVICE_RESOURCES_PER_BATCH) {
     const batch = due.slice(i, i + DEVICE_RESOURCES_PER_BATCH);
@@ -74,6 +100,9 @@ export async function runRollups(
   await queue.onIdle();
   return total;
 }
+
+/** A running total of passes. */
+type Tally = { resources: number; points: number; failed: number; error?: string };
 
 /** A device resource due, with the recompute jobs of its ranges (its counters read once). */
 interface DueJobs {
@@ -98,7 +127,7 @@ async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promis
       // one of them (or InfluxDB) failed: each is tried alone below
     }
   }
-  const total = { resources: 0, points: 0, failed: 0 };
+  const total: Tally = { resources: 0, points: 0, failed: 0 };
   for (const item of items) {
     try {
       addInto(total, await recomputeItems(parts, [item]));
@@ -108,6 +137,7 @@ async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promis
         "rollups not written; tried again next run",
       );
       total.failed++;
+      total.error ??= `${item.due.deviceId}/${item.due.resourceId}: ${messageOf(error)}`;
     }
   }
   return total;
@@ -127,13 +157,11 @@ async function recomputeItems(
 }
 
 /** Adds a result into a running total. */
-function addInto(
-  total: { resources: number; points: number; failed: number },
-  r: RollupResult,
-): void {
+function addInto(total: Tally, r: RollupResult): void {
   total.resources += r.resources;
   total.points += r.points;
   total.failed += r.failed;
+  total.error ??= r.error;
 }
 
 /** Marks grouped by device resource, their ranges merged where they touch the same hours. */
@@ -146,17 +174,19 @@ export function dueRanges(marks: readonly RollupMark[]): Due[] {
       due = { deviceId: mark.deviceId, resourceId: mark.resourceId, ranges: [], upTo: mark.id };
       byResource.set(key, due);
     }
-    due.ranges.push({ fromS: mark.fromS, toS: mark.toS });
+    due.ranges.push({ fromS: mark.fromS, toS: mark.toS, written: mark.written });
     due.upTo = Math.max(due.upTo, mark.id);
   }
   for (const due of byResource.values()) {
     due.ranges.sort((a, b) => a.fromS - b.fromS);
-    const merged: { fromS: number; toS: number }[] = [];
+    const merged: DueRange[] = [];
     for (const range of due.ranges) {
       const last = merged.at(-1);
       // ranges within the same or the next hour are read together
-      if (last && range.fromS <= last.toS + 2 * 3600) last.toS = Math.max(last.toS, range.toS);
-      else merged.push({ ...range });
+      if (last && range.fromS <= last.toS + 2 * 3600) {
+        last.toS = Math.max(last.toS, range.toS);
+        last.written ||= range.written;
+      } else merged.push({ ...range });
     }
     due.ranges.splice(0, due.ranges.length, ...merged);
   }
@@ -188,17 +218,90 @@ export function countersOf(
 }
 
 /**
- * The rollups due for `deviceIds` at the end of a run (a sync's, a backfill's), logged; nothing
- * when there are no rollups (`parts` undefined) or when the run is stopping (the marks stay).
+ * Rollup passes along a run (a backfill): each device is kicked as its chunks are written, and a
+ * pass runs for the devices kicked meanwhile, one at a time, while the API's rate limit holds the
+ * fetching; {@link finish} runs the last pass. Nothing when there are no rollups (`parts`
+ * undefined) or once the run is stopping (the marks stay).
  */
-export async function rollupsAfterRun(
+export class RollupsAlong {
+  private readonly kicked = new Set<string>();
+  private running: Promise<void> | undefined;
+  private readonly total: Tally = { resources: 0, points: 0, failed: 0 };
+
+  constructor(
+    private readonly parts: RollupParts | undefined,
+    private readonly run: { readonly logger: Logger },
+    private readonly stopping: () => boolean,
+  ) {}
+
+  /** `deviceId` has rollups due: a pass for it soon (not waited for). */
+  kick(deviceId: string): void {
+    if (this.parts === undefined) return;
+    this.kicked.add(deviceId);
+    this.running ??= this.drain(this.parts);
+  }
+
+  private async drain(parts: RollupParts): Promise<void> {
+    while (this.kicked.size > 0 && !this.stopping()) {
+      const devices = [...this.kicked];
+      this.kicked.clear();
+      // another process's pass (heldBy) leaves them for the last pass
+      addInto(this.total, await runRollups({ ...parts, logger: this.run.logger }, devices));
+    }
+    this.running = undefined;
+  }
+
+  /**
+   * The last pass, for `deviceIds`, once the passes along the run are through: what they all did,
+   * logged (undefined when there are no rollups or the run is stopping).
+   */
+  async finish(deviceIds: readonly string[]): Promise<RollupResult | undefined> {
+    const parts = this.parts;
+    await this.running;
+    if (parts === undefined || this.stopping()) return undefined;
+    const last = await runRollups({ ...parts, logger: this.run.logger }, deviceIds);
+    addInto(this.total, last);
+    const result: RollupResult = {
+      ...this.total,
+      ...(last.heldBy === undefined ? {} : { heldBy: last.heldBy }),
+    };
+    if (result.heldBy !== undefined) {
+      const { pid, host, command } = result.heldBy;
+      this.run.logger.info(
+        { holder: { pid, host, command } },
+        "rollups left to the process that holds the rollups lock",
+      );
+    }
+    if (result.resources + result.failed > 0) {
+      const { error: _error, heldBy: _held, ...counts } = result;
+      this.run.logger.info(counts, "rollups written");
+    }
+    return result;
+  }
+}
+
+/**
+ * The rollups due for `deviceIds` at the end of a run (a sync's): {@link RollupsAlong} with only
+ * its last pass.
+ */
+export function rollupsAfterRun(
   parts: RollupParts | undefined,
   run: { readonly logger: Logger },
   deviceIds: readonly string[],
   stopping: () => boolean,
-): Promise<void> {
-  if (parts === undefined || stopping()) return;
-  const result = await runRollups({ ...parts, logger: run.logger }, deviceIds);
-  if (result.resources + result.failed === 0) return;
-  run.logger.info({ ...result }, "rollups written");
+): Promise<RollupResult | undefined> {
+  return new RollupsAlong(parts, run, stopping).finish(deviceIds);
+}
+
+/** A pass's failure as a failed part of its run (its run is then partial), if it failed. */
+export function rollupFailures(
+  result: RollupResult | undefined,
+): { readonly part: Record<string, unknown>; readonly error: string }[] {
+  if (result === undefined || result.failed === 0) return [];
+  return [
+    {
+      part: { rollups: `${result.failed} device resources` },
+      error: `rollups not written (tried again next run): ${result.error ?? "see the log"}`,
+    },
+  ];
 }

@@ -9,6 +9,8 @@ export interface RollupMark {
   readonly resourceId: string;
   readonly fromS: number;
   readonly toS: number;
+  /** Raw points were written in it (a chunk's mark, not a `rollups` command's request). */
+  readonly written: boolean;
 }
 
 const markRow = z
@@ -18,6 +20,7 @@ const markRow = z
     resource_id: z.string(),
     from_s: integer,
     to_s: integer,
+    request: z.string().nullable(),
   })
   .transform(
     (r): RollupMark => ({
@@ -26,6 +29,7 @@ const markRow = z
       resourceId: r.resource_id,
       fromS: r.from_s,
       toS: r.to_s,
+      written: r.request === null,
     }),
   );
 

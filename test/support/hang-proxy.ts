@@ -7,9 +7,11 @@
  * - `hang`: reads the request and never answers a byte, keeping the connection open (a dependency
  *   that accepts connections and never answers);
  * - `retry-after`: answers 429 with a given `Retry-After` header;
- * - `status`: answers a given status (default 500) with a short JSON error body.
+ * - `status`: answers a given status (default 500) with a short JSON error body;
+ * - `empty`: answers 200 with well-formed InfluxQL results holding no series, one per statement
+ *   of `q` (an InfluxDB, or a front before it, that answers a query with nothing).
  *
- * `hang`, `retry-after` and `status` may apply to the paths matching a pattern only; other paths pass. Every
+ * `hang`, `retry-after`, `status` and `empty` may apply to the paths matching a pattern only; other paths pass. Every
  * request is recorded with the mode it got. close() destroys every socket, both sides.
  */
 import {
@@ -23,7 +25,7 @@ import {
 import type { AddressInfo, Socket } from "node:net";
 
 /** What the proxy does with a request. */
-export type ProxyMode = "pass" | "hang" | "retry-after" | "status";
+export type ProxyMode = "pass" | "hang" | "retry-after" | "status" | "empty";
 
 /** One request the proxy received. */
 export interface ProxiedRequest {
@@ -229,6 +231,19 @@ export async function startHangProxy(
         seen.status = current.options.status ?? 500;
         res.writeHead(seen.status, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: "hang-proxy: injected failure" }));
+        return;
+      }
+      case "empty": {
+        req.resume();
+        const q = new URL(url, "http://proxy").searchParams.get("q") ?? "";
+        const statements = q.split(";").filter((x) => x.trim() !== "").length;
+        seen.status = 200;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            results: Array.from({ length: statements }, (_, i) => ({ statement_id: i })),
+          }),
+        );
         return;
       }
     }

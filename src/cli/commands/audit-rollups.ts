@@ -111,7 +111,8 @@ async function fixDays(
   for (const m of unique(mismatches)) {
     const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
     if (target === undefined) continue;
-    await recomputeRollups(parts, target, m.dayS, m.endS - 1);
+    // as any rollup pass: holding the rollups lock (rollup-lock.ts), waiting for its turn
+    await parts.lock.hold(() => recomputeRollups(parts, target, m.dayS, m.endS - 1), () => true);
     again.add(target);
     fixed += 1;
   }

@@ -16,6 +16,7 @@ import { renderTable } from "../table.js";
 import { instantOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
+import { rollupsNote } from "./rollups.js";
 
 const optionsSchema = z
   .object({
@@ -112,11 +113,17 @@ async function runBackfill(
     context.io.stdout,
     `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
       `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
-      ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}`,
+      ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}${rollupsNote(run.rollups)}`,
   );
   if (unfinished.length > 0) {
     throw new Error(
       `${unfinished.length} backfill jobs unfinished (${unfinished[0]?.lastError ?? "see the log"}); run the same command again to continue`,
+    );
+  }
+  if (run.rollups?.failed) {
+    throw new Error(
+      `rollups of ${run.rollups.failed} device resources not written (${run.rollups.error ?? "see the log"}); ` +
+        "the next sync or `energy-etl rollups` writes them",
     );
   }
 }

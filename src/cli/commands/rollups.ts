@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { selectDevices } from "../../pipeline/select-devices.js";
 import { isCounter } from "../../rollups/counters.js";
-import { runRollups } from "../../rollups/rollup-run.js";
+import { type RollupResult, runRollups } from "../../rollups/rollup-run.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
@@ -11,7 +11,9 @@ import { StepProgress } from "../progress.js";
 import { fromNotAfterTo, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 
-const optionsSchema = fromNotAfterTo(z.object({ ...rangeOptions, dryRun: z.boolean().optional() }));
+const optionsSchema = fromNotAfterTo(
+  z.object({ ...rangeOptions, dryRun: z.boolean().optional(), json: z.boolean().optional() }),
+);
 
 type RollupOptions = z.infer<typeof optionsSchema>;
 
@@ -20,6 +22,22 @@ const DAY_S = 86_400;
 /** A run of the command, as its marks remember it: its range and devices. */
 export function rollupRequest(fromS: number, toS: number, devices?: readonly string[]): string {
   return JSON.stringify({ fromS, toS, devices: devices?.toSorted() ?? "all" });
+}
+
+/**
+ * What a run's summary line adds about its rollups: nothing when they were written; else that
+ * they were not (the run is then partial), or left to the process holding the rollups lock.
+ */
+export function rollupsNote(result: RollupResult | undefined): string {
+  if (result === undefined) return "";
+  const held = result.heldBy
+    ? `; rollups left to energy-etl ${result.heldBy.command} (pid ${result.heldBy.pid} on ${result.heldBy.host})`
+    : "";
+  const failed =
+    result.failed > 0
+      ? `; rollups of ${result.failed} device resources NOT written (tried again next run)`
+      : "";
+  return held + failed;
 }
 
 /** `rollups`: the hourly and daily rollups of data already in InfluxDB. */
@@ -35,6 +53,7 @@ export function registerRollupsCommand(program: Command, io: CliIo): void {
     .requiredOption("--from <time>", "start: date, date-time, or a duration back (P90D, -90d)")
     .option("--to <time>", "end (default: now)")
     .option("--dry-run", "say what would be recomputed, write nothing")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       examples(
@@ -43,8 +62,10 @@ export function registerRollupsCommand(program: Command, io: CliIo): void {
       ),
     )
     .action(
+      // no service lock: the marks are shared through the state database and every pass holds
+      // the rollups lock (rollup-lock.ts), so this works beside `energy-etl run`
       parsedAction(optionsSchema, (opts, command) =>
-        withPipeline(command, io, { lock: true, dryRun: opts.dryRun }, (pipeline, context) =>
+        withPipeline(command, io, { dryRun: opts.dryRun }, (pipeline, context) =>
           rollups(io, pipeline, context, opts),
         ),
       ),
@@ -71,11 +92,16 @@ async function rollups(
       .map(({ resourceId }) => ({ deviceId, resourceId })),
   );
   const days = Math.ceil((toS - fromS + 1) / DAY_S);
+  const range = { from: isoSeconds(fromS), to: isoSeconds(toS), days };
   if (opts.dryRun) {
+    if (opts.json) {
+      writeLine(io.stdout, JSON.stringify({ dryRun: true, ...range, resources: targets.length }));
+      return;
+    }
     writeLine(
       io.stdout,
       `would write the rollups of ${targets.length} device resources with counters over ` +
-        `${days} days (${isoSeconds(fromS)} to ${isoSeconds(toS)}); nothing written`,
+        `${days} days (${range.from} to ${range.to}); nothing written`,
     );
     return;
   }
@@ -90,7 +116,8 @@ async function rollups(
   const request = rollupRequest(fromS, toS, opts.device);
   const left = pipeline.store.rollups.countOf(request);
   if (left > 0) {
-    writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
+    if (!opts.json)
+      writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
   } else {
     pipeline.store.transaction(() => {
       for (const { deviceId, resourceId } of targets) {
@@ -106,20 +133,41 @@ async function rollups(
   );
   const progress = new StepProgress("rollups", "devices", context.logger, context.terminal);
   progress.start(devices.length);
-  let points = 0;
-  let failed = 0;
+  const total = { points: 0, failed: 0, error: undefined as string | undefined };
   for (const deviceId of devices) {
     if (pipeline.isStopping) break;
-    const result = await runRollups({ ...parts, logger: context.logger }, [deviceId]);
-    points += result.points;
-    failed += result.failed;
+    // beside `run`: its passes hold the rollups lock briefly, each device waits its turn
+    const result = await runRollups(
+      { ...parts, logger: context.logger },
+      [deviceId],
+      () => !pipeline.isStopping,
+    );
+    total.points += result.points;
+    total.failed += result.failed;
+    total.error ??= result.error;
     progress.step();
   }
   progress.stop();
-  writeLine(
-    io.stdout,
-    `rollups: ${devices.length} devices, ${points} points written` +
-      (failed > 0 ? `, ${failed} device resources failed (run the same command again)` : ""),
-  );
-  if (failed > 0) throw new Error(`${failed} device resources failed (see the log)`);
+  if (opts.json) {
+    writeLine(
+      io.stdout,
+      JSON.stringify({
+        ...range,
+        resources: targets.length,
+        devices: devices.length,
+        points: total.points,
+        failed: total.failed,
+        ...(total.error === undefined ? {} : { error: total.error }),
+      }),
+    );
+  } else {
+    writeLine(
+      io.stdout,
+      `rollups: ${devices.length} devices, ${total.points} points written` +
+        (total.failed > 0
+          ? `, ${total.failed} device resources failed (run the same command again)`
+          : ""),
+    );
+  }
+  if (total.failed > 0) throw new Error(`${total.failed} device resources failed (see the log)`);
 }

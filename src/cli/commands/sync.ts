@@ -3,6 +3,7 @@ import { runSync } from "../../pipeline/sync.js";
 import { type CliIo, writeLine } from "../io.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
+import { rollupsNote } from "./rollups.js";
 
 /** `sync`: one incremental cycle, then exit (non-zero when a device failed). */
 export function registerSyncCommand(program: Command, io: CliIo): void {
@@ -30,11 +31,16 @@ export function registerSyncCommand(program: Command, io: CliIo): void {
         io.stdout,
         `sync ${result.status}: ${result.devices.length} devices, ${result.points} points, ` +
           `${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s` +
-          newDeadLettersNote(result.deadLetters),
+          newDeadLettersNote(result.deadLetters) +
+          rollupsNote(result.rollups),
       );
       if (result.status !== "ok") {
         const failed = result.devices.filter((d) => d.error).length;
-        throw new Error(`${failed} of ${result.devices.length} devices failed (see the log)`);
+        const why = [
+          failed > 0 ? `${failed} of ${result.devices.length} devices failed` : undefined,
+          result.rollups?.failed ? "rollups not written" : undefined,
+        ].filter((w) => w !== undefined);
+        throw new Error(`${why.join("; ") || "sync failed"} (see the log)`);
       }
     });
 }

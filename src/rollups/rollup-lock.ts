@@ -1,0 +1,67 @@
+/**
+ * One rollup pass at a time per state database: a pass recomputes hours from the bases stored
+ * before them, so two passes over the same device resource (a `rollups` command beside `run`, a
+ * backfill's passes beside a sync's) could write a base the other has just made stale. Passes of
+ * this process wait for each other; a pass of another process is either waited for (`rollups`)
+ * or left to run, the marks staying due for the next pass (`run`, `sync`, `backfill`).
+ */
+import type { LockHolder, LockStore } from "../state/lock-store.js";
+import type { Owner } from "../state/owner.js";
+import { sleep } from "../util/timers.js";
+
+/** The lock's name in table `locks`. */
+export const ROLLUP_LOCK = "rollups";
+/** The lease runs out this long after its last renewal (renewed every third of it). */
+const TTL_MS = 30_000;
+/** How often a waiting pass asks again. */
+const POLL_MS = 500;
+
+/** What holding the lock gave: the work's value, or who holds it (the work was not run). */
+export type Held<T> =
+  | { readonly held: true; readonly value: T }
+  | { readonly held: false; readonly holder: LockHolder };
+
+/** The rollups lock of a state database, for one owner (this process). */
+export class RollupLock {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly locks: Pick<LockStore, "acquire" | "renew" | "release">,
+    private readonly owner: Owner,
+  ) {}
+
+  /**
+   * Runs `work` holding the lock, after this process's earlier passes. While another process
+   * holds it: waits as long as `wait()` says true (asking again every half second), else returns
+   * who holds it without running `work`.
+   */
+  async hold<T>(work: () => Promise<T>, wait: () => boolean = () => false): Promise<Held<T>> {
+    let release = () => {};
+    const turn = this.queue;
+    this.queue = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      await turn;
+      for (;;) {
+        const taken = this.locks.acquire(ROLLUP_LOCK, this.owner, TTL_MS, Date.now());
+        if (taken.acquired) break;
+        if (!wait()) return { held: false, holder: taken.holder };
+        await sleep(POLL_MS);
+      }
+      // leases are a contract between processes: always the real clock
+      const heartbeat = setInterval(() => {
+        this.locks.renew(ROLLUP_LOCK, this.owner, TTL_MS, Date.now());
+      }, TTL_MS / 3);
+      heartbeat.unref();
+      try {
+        return { held: true, value: await work() };
+      } finally {
+        clearInterval(heartbeat);
+        this.locks.release(ROLLUP_LOCK, this.owner);
+      }
+    } finally {
+      release();
+    }
+  }
+}
