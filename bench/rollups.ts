@@ -5,10 +5,11 @@
  */
 import { InfluxQuery } from "../src/influx/influx-query.js";
 import { recomputeRollups } from "../src/rollups/recompute.js";
+import { startSimulator } from "../src/simulator/server.js";
 import type { LineBatch } from "../src/transform/line-protocol.js";
 import { loadDashboards, panelQuery } from "../test/support/dashboard-queries.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
-import { cpuMsOf, median } from "./harness.js";
+import { cpuMsOf, etlEnv, median, runEtl, stateDir } from "./harness.js";
 import { backfillInto, cachedSimulator, pointsOf, postLines, type Row } from "./points.js";
 
 const DAY_S = 86_400;
@@ -165,4 +166,91 @@ export async function benchRollupWriteCost(influxd: TestInfluxd, quick: boolean)
     goal: "<= 1.05",
     met: on / off <= 1.05,
   };
+}
+
+/**
+ * A rate-bound backfill (the API at 10 requests/s, 50 ms latency; 60 days of hourly data of 3
+ * devices into influxd) with rollups on and off, side by side: the wall time (the rollups run
+ * along the fetching, while the rate limit holds it) and energy-etl's CPU.
+ */
+export async function benchRollupRateBound(influxd: TestInfluxd, quick: boolean): Promise<Row[]> {
+  const days = quick ? 14 : 60;
+  const rounds = quick ? 1 : 3;
+  const devices = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
+  const toS = Math.floor(Date.UTC(2026, 5, 15) / 1000);
+  const sim = await startSimulator({
+    now: () => toS * 1000,
+    resolutionS: 3600,
+    rateLimit: { perSecond: 10 },
+    latencyMs: 50,
+  });
+  const wall = { on: [] as number[], off: [] as number[] };
+  const cpu = { on: [] as number[], off: [] as number[] };
+  let requests = 0;
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const mode of ["off", "on"] as const) {
+        const bucket = `ratebound${mode}${round}`;
+        await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
+        const state = stateDir();
+        const before = sim.count();
+        try {
+          const run = await runEtl(
+            [
+              "backfill",
+              ...devices.flatMap((d) => ["--device", d]),
+              "--from",
+              iso(toS - days * DAY_S),
+              "--to",
+              iso(toS),
+            ],
+            etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, state.db, {
+              API_RATE_LIMIT: "10",
+              API_CONCURRENCY: "4",
+              ROLLUPS: mode === "on" ? "true" : "false",
+              ROLLUP_TIME_ZONES: "UTC,Europe/Berlin",
+            }),
+          );
+          if (run.code !== 0) throw new Error(`rate-bound backfill failed: ${run.stderr}`);
+          wall[mode].push(run.wallMs / 1000);
+          cpu[mode].push(run.cpuS);
+          requests = sim.count() - before;
+        } finally {
+          state.done();
+        }
+      }
+      log(
+        `rollups rate-bound: round ${round}: wall ${wall.on.at(-1)?.toFixed(2)} vs ${wall.off.at(-1)?.toFixed(2)} s, CPU ${cpu.on.at(-1)?.toFixed(2)} vs ${cpu.off.at(-1)?.toFixed(2)} s`,
+      );
+    }
+  } finally {
+    await sim.close();
+  }
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(" / ");
+  const ideal = requests / 10;
+  const [wOn, wOff, cOn, cOff] = [
+    median(wall.on),
+    median(wall.off),
+    median(cpu.on),
+    median(cpu.off),
+  ];
+  const what = `Rate-bound backfill with rollups: the API at 10 req/s (50 ms latency), ${days} days of hourly data of 3 devices into influxd (${requests} requests: ${ideal.toFixed(1)} s at the rate), rollups on vs ROLLUPS=false (median of ${rounds})`;
+  return [
+    {
+      bench: `${what}: wall time`,
+      measured: `${wOn.toFixed(2)} s with rollups (${list(wall.on)}; ${(wOn / ideal).toFixed(2)} of requests / rate)`,
+      baseline: `${wOff.toFixed(2)} s without (${list(wall.off)}; ${(wOff / ideal).toFixed(2)})`,
+      ratio: wOn / wOff,
+      goal: "<= 1.05",
+      met: wOn / wOff <= 1.05,
+    },
+    {
+      bench: `${what}: energy-etl's CPU`,
+      measured: `${cOn.toFixed(2)} s with rollups (${list(cpu.on)})`,
+      baseline: `${cOff.toFixed(2)} s without (${list(cpu.off)})`,
+      ratio: cOn / cOff,
+      goal: "<= 1.05",
+      met: cOn / cOff <= 1.05,
+    },
+  ];
 }

@@ -9,7 +9,7 @@ import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total } from "./fleet.js";
 import { etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
-import { benchRollupQuery, benchRollupWriteCost } from "./rollups.js";
+import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
 import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
 
 const QUICK = process.argv.includes("--quick");
@@ -376,6 +376,7 @@ async function main(): Promise<void> {
           rows.push(await benchRollupWriteCost(influxd, QUICK));
         },
       ],
+      ["rollups-rate", async () => rows.push(...(await benchRollupRateBound(influxd, QUICK)))],
       ["fleet", () => benchFleet(influxd)],
     ] as const) {
       if (ONLY && !ONLY.includes(name)) continue;

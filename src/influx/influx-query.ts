@@ -27,7 +27,11 @@ const seriesSchema = z.object({
   name: z.string(),
   tags: z.record(z.string(), z.string()).optional(),
   columns: z.array(z.string()),
-  values: z.array(z.array(z.unknown())),
+  // rows checked in one loop: a rollup pass reads hundreds of thousands of them
+  values: z.custom<unknown[][]>(
+    (v) => Array.isArray(v) && v.every((row) => Array.isArray(row)),
+    "values must be an array of rows",
+  ),
 });
 const resultSchema = z.object({
   results: z.array(

@@ -7,12 +7,12 @@ import type { ChunkResult } from "./chunk-writer.js";
 import { afterCommit, backoffS, cursorAfterJob, secondsBefore } from "./cursor.js";
 import { isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
-import { planChunks } from "./plan-chunks.js";
+import { type Chunk, planChunks } from "./plan-chunks.js";
 import type { RunContext } from "./run-context.js";
 
 /** Reports a job's progress (a progress bar on a terminal, log lines otherwise). */
 export interface BackfillProgress {
-  chunkDone(result: ChunkResult): void;
+  chunkDone(result: ChunkResult, chunk: Chunk): void;
 }
 
 /** How long a claim on a job lasts without a heartbeat; it is renewed every third of it. */
@@ -110,7 +110,7 @@ async function workOnJob(
       },
       parts.now(),
     );
-    progress?.chunkDone(result);
+    progress?.chunkDone(result, outcome.chunk);
   }
   const after = store.jobs.get(job.id) ?? job;
   if (leaseLost()) {

@@ -2,6 +2,7 @@ import { type RollupResult, RollupsAlong, rollupFailures } from "../rollups/roll
 import type { BackfillJob } from "../state/types.js";
 import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
+import { planChunks } from "./plan-chunks.js";
 import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
@@ -32,10 +33,14 @@ export async function runBackfillJobs(
       const along = new RollupsAlong(pipeline.rollups, run, () => pipeline.isStopping);
       for (const job of jobs) {
         if (pipeline.isStopping) break;
+        const windows = windowsLeft(pipeline, job);
         const kick: BackfillProgress = {
-          chunkDone: (result) => {
-            progress?.chunkDone(result);
-            along.kick(job.deviceId);
+          chunkDone: (result, chunk) => {
+            progress?.chunkDone(result, chunk);
+            // a window's rollups once all its value groups are written, not once per group
+            const left = (windows.get(chunk.fromS) ?? 1) - 1;
+            windows.set(chunk.fromS, left);
+            if (left === 0) along.kick(job.deviceId);
           },
         };
         finished.push(await runBackfillJob(pipeline, run, job, kick));
@@ -43,7 +48,8 @@ export async function runBackfillJobs(
       rollups = await along.finish([...devices]);
     },
     () => ({
-      parts: jobs.length + (rollups === undefined ? 0 : 1),
+      // rollups not written are a failed part of their own (the run is partial, not ok)
+      parts: jobs.length + rollupFailures(rollups).length,
       failures: [
         ...finished
           .filter((j) => j.status === "failed" || j.status === "parked")
@@ -59,4 +65,14 @@ export async function runBackfillJobs(
     jobs: finished,
     ...(rollups === undefined ? {} : { rollups }),
   };
+}
+
+/** Per window of a job (its start), the chunks not done yet. */
+function windowsLeft(pipeline: Pick<Pipeline, "store">, job: BackfillJob): Map<number, number> {
+  const done = pipeline.store.jobs.completedChunks(job.id);
+  const left = new Map<number, number>();
+  for (const chunk of planChunks(job.valueIds, job.fromS, job.toS)) {
+    if (!done.has(chunk.index)) left.set(chunk.fromS, (left.get(chunk.fromS) ?? 0) + 1);
+  }
+  return left;
 }

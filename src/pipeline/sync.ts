@@ -93,8 +93,8 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       });
     },
     () => ({
-      // the rollups are a part of their own: not written, the run is partial
-      parts: results.length + (rollups === undefined ? 0 : 1),
+      // rollups not written are a failed part of their own (the run is partial, not ok)
+      parts: results.length + rollupFailures(rollups).length,
       failures: [
         ...results.flatMap((r) =>
           r.error === undefined ? [] : [{ part: { device: r.deviceId }, error: r.error }],

@@ -421,9 +421,20 @@ async function writeLines(parts: RecomputeParts, lines: readonly string[]): Prom
   return lines.length;
 }
 
+/**
+ * The head of a series' hour lines (measurement and tags), made once per series and span: a
+ * backfill of hourly data writes about as many hour points as counter readings.
+ */
+const hourHeads = new WeakMap<SeriesTags, string>();
+
 /** An hour point's line: its increase and the base after it. */
 function hourLine(target: RollupTarget, p: HourPoint): string {
-  return rollupLine(HOUR_MEASUREMENT, target, p.series, "", p.increase, p.startS, p.base);
+  let head = hourHeads.get(p.series);
+  if (head === undefined) {
+    head = headOf(HOUR_MEASUREMENT, target, p.series, "", p.startS);
+    hourHeads.set(p.series, head);
+  }
+  return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
 }
 
 /** One rollup point: the increase of a series over the bucket starting at `startS`. */
@@ -434,7 +445,17 @@ function rollupLine(
   zone: string,
   increase: number,
   startS: number,
-  base?: number,
+): string {
+  return `${headOf(measurement, target, t, zone, startS)} increase=${increase} ${startS}`;
+}
+
+/** A rollup line's measurement and tags (a day's: its zone, local month and year). */
+function headOf(
+  measurement: string,
+  target: RollupTarget,
+  t: SeriesTags,
+  zone: string,
+  startS: number,
 ): string {
   // a day carries its local month and year: month and year panels sum the days of their own
   const date = zone === "" ? "" : localDate(zone, startS);
@@ -445,6 +466,5 @@ function rollupLine(
     (zone === "" ? "" : `,tz=${escapeTag(zone)}`) +
     `,unit=${escapeTag(t.unit)},values_id=${escapeTag(t.valuesId)}` +
     (zone === "" ? "" : `,year=${date.slice(0, 4)}`);
-  const fields = base === undefined ? `increase=${increase}` : `increase=${increase},base=${base}`;
-  return `${escapeMeasurement(measurement)}${tags} ${fields} ${startS}`;
+  return `${escapeMeasurement(measurement)}${tags}`;
 }
