@@ -112,28 +112,16 @@ async function rollups(
     );
   }
   const wanted = new Set(deviceIds);
-  // the same command again (same range and devices) continues where an earlier run stopped
-  const request = rollupRequest(fromS, toS, opts.device);
-  const left = pipeline.store.rollups.countOf(request);
-  if (left > 0) {
-    if (!opts.json)
-      writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
-  } else {
-    pipeline.store.transaction(() => {
-      for (const { deviceId, resourceId } of targets) {
-        for (let s = fromS; s <= toS; s += DAY_S) {
-          const end = Math.min(toS, s + DAY_S - 1);
-          pipeline.store.rollups.mark(deviceId, resourceId, s, end, request);
-        }
-      }
-    });
+  const left = markDays(pipeline, targets, fromS, toS, opts.device);
+  if (left > 0 && !opts.json) {
+    writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
   }
   const devices = [...new Set(pipeline.store.rollups.pending().map((m) => m.deviceId))].filter(
     (id) => wanted.has(id),
   );
   const progress = new StepProgress("rollups", "devices", context.logger, context.terminal);
   progress.start(devices.length);
-  const total = { points: 0, failed: 0, error: undefined as string | undefined };
+  const total: { points: number; failed: number; error?: string } = { points: 0, failed: 0 };
   for (const deviceId of devices) {
     if (pipeline.isStopping) break;
     // beside `run`: its passes hold the rollups lock briefly, each device waits its turn
@@ -148,19 +136,9 @@ async function rollups(
     progress.step();
   }
   progress.stop();
-  if (opts.json) {
-    writeLine(
-      io.stdout,
-      JSON.stringify({
-        ...range,
-        resources: targets.length,
-        devices: devices.length,
-        points: total.points,
-        failed: total.failed,
-        ...(total.error === undefined ? {} : { error: total.error }),
-      }),
-    );
-  } else {
+  const summary = { ...range, resources: targets.length, devices: devices.length, ...total };
+  if (opts.json) writeLine(io.stdout, JSON.stringify(summary));
+  else {
     writeLine(
       io.stdout,
       `rollups: ${devices.length} devices, ${total.points} points written` +
@@ -170,4 +148,29 @@ async function rollups(
     );
   }
   if (total.failed > 0) throw new Error(`${total.failed} device resources failed (see the log)`);
+}
+
+/**
+ * Marks every day of [fromS, toS] of `targets` as due under this command's request, unless an
+ * earlier run of the same command (same range and devices) left some: then those are continued.
+ * Returns how many that earlier run left (0: marked anew).
+ */
+function markDays(
+  pipeline: Pipeline,
+  targets: readonly { deviceId: string; resourceId: string }[],
+  fromS: number,
+  toS: number,
+  devices: readonly string[] | undefined,
+): number {
+  const request = rollupRequest(fromS, toS, devices);
+  const left = pipeline.store.rollups.countOf(request);
+  if (left > 0) return left;
+  pipeline.store.transaction(() => {
+    for (const { deviceId, resourceId } of targets) {
+      for (let s = fromS; s <= toS; s += DAY_S) {
+        pipeline.store.rollups.mark(deviceId, resourceId, s, Math.min(toS, s + DAY_S - 1), request);
+      }
+    }
+  });
+  return 0;
 }

@@ -1,0 +1,166 @@
+/**
+ * One target's way through its hours in a recompute: its changed ranges, span by span, each from
+ * the bases stored before it, and the hours after a range as long as they come out different from
+ * what is stored. recompute.ts asks each lane for its next span and hands back what InfluxDB said.
+ */
+import type { HourPoint, HourSpan, SeriesState, SpanFacts } from "./hour-increases.js";
+import { keyOf, type RollupTarget, type SeriesKey } from "./series.js";
+
+/** A device resource's readings in [fromS, toS] changed: its rollups are recomputed. */
+export interface RecomputeJob {
+  readonly target: RollupTarget;
+  readonly fromS: number;
+  readonly toS: number;
+  /** energy-etl wrote readings in it: InfluxDB answering none is an error, not an empty range. */
+  readonly written?: boolean;
+}
+
+const HOUR_S = 3600;
+/** Hours of a target asked about in one span. */
+const SPAN_HOURS = 168;
+
+const hourStart = (s: number) => Math.floor(s / HOUR_S) * HOUR_S;
+
+/** Two increases that are the same but for the order of float additions. */
+const sameIncrease = (a: number, b: number) =>
+  Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/**
+ * One target's way through its hours: its changed ranges (whole hours, merged) one after the
+ * other, each from the bases stored before it; after a range whose series read on, the hours
+ * after it for those series until an hour recomputed equals the one stored (its base, and so
+ * every later hour, is then as before) or the next range takes over.
+ */
+export class Lane {
+  /** Each series' base where the lane stands. */
+  readonly states = new Map<SeriesKey, SeriesState>();
+  /** The hours recomputed, [fromS, toS), in order. */
+  readonly hours: { fromS: number; toS: number }[] = [];
+  /** Ranges where energy-etl wrote readings and InfluxDB answered none of a counter. */
+  readonly unread: { fromS: number; toS: number }[] = [];
+  private readonly ranges: LaneRange[];
+  private range: (LaneRange & { at: number; seen: boolean }) | undefined;
+  /** After a range: the series whose later hours may have changed, and where they stand. */
+  private extension: { pending: Set<SeriesKey>; fromS: number; toS: number } | undefined;
+
+  constructor(
+    readonly target: RollupTarget,
+    ranges: LaneRange[],
+  ) {
+    this.ranges = ranges;
+  }
+
+  /** The next span to recompute; undefined when the lane is through. */
+  nextSpan(): HourSpan | undefined {
+    const { target } = this;
+    if (this.extension !== undefined) {
+      const { fromS, toS } = this.extension;
+      return { target, fromS, toS, lookup: false, next: true, stored: true };
+    }
+    if (this.range === undefined) {
+      const range = this.ranges.shift();
+      if (range === undefined) return undefined;
+      this.range = { ...range, at: range.fromS, seen: false };
+    }
+    const { fromS, toS, at } = this.range;
+    const end = Math.min(toS, at + SPAN_HOURS * HOUR_S);
+    return { target, fromS: at, toS: end, lookup: at === fromS, next: end === toS, stored: false };
+  }
+
+  /** Moves on after `span`; returns the points of it to write. */
+  afterSpan(span: HourSpan, facts: SpanFacts, points: readonly HourPoint[]): HourPoint[] {
+    this.hours.push({ fromS: span.fromS, toS: span.toS });
+    const extension = this.extension;
+    if (extension === undefined) {
+      const range = this.range;
+      if (range !== undefined) {
+        range.at = span.toS;
+        range.seen ||= facts.hours.size > 0;
+      }
+      if (!span.next) return [...points];
+      if (range?.written && !range.seen) this.unread.push({ fromS: range.fromS, toS: range.toS });
+      this.range = undefined;
+      // the hour after first: most often it is as stored, and the lane is through
+      this.extendFor(new Set(facts.next.keys()), facts, 1);
+      return [...points];
+    }
+    // an extension: only its pending series are written (another's base may be stale here)
+    const mine = points.filter((p) => extension.pending.has(keyOf(p.series)));
+    for (const p of mine) {
+      const key = keyOf(p.series);
+      const stored = facts.stored.get(key)?.get(p.startS);
+      if (
+        stored !== undefined &&
+        stored.base === p.base &&
+        sameIncrease(stored.increase, p.increase)
+      )
+        extension.pending.delete(key);
+    }
+    this.extension = undefined;
+    const hours = (span.toS - span.fromS) / HOUR_S;
+    this.extendFor(extension.pending, facts, Math.min(SPAN_HOURS, hours * 8));
+    return mine;
+  }
+
+  /**
+   * The next extension span for `pending` series, from the first of their next readings, `hours`
+   * long; none when none of them reads on, or when the next range starts there first (it reads
+   * the bases this lane wrote).
+   */
+  private extendFor(pending: Set<SeriesKey>, facts: SpanFacts, hours: number): void {
+    let nextS: number | undefined;
+    for (const key of [...pending]) {
+      const s = facts.next.get(key);
+      if (s === undefined) pending.delete(key);
+      else nextS = Math.min(nextS ?? s, s);
+    }
+    if (nextS === undefined) return;
+    const fromS = hourStart(nextS);
+    const following = this.ranges[0];
+    if (following !== undefined && following.fromS <= fromS) return;
+    const toS = Math.min(fromS + hours * HOUR_S, following?.fromS ?? Number.POSITIVE_INFINITY);
+    this.extension = { pending, fromS, toS };
+  }
+}
+
+/** Whole hours of a target recomputed; `written`: energy-etl wrote readings in them. */
+interface LaneRange {
+  fromS: number;
+  toS: number;
+  written: boolean;
+}
+
+/** A lane per target: its jobs' hours, whole, merged where they touch. */
+export function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
+  const byTarget = new Map<string, { target: RollupTarget; ranges: LaneRange[] }>();
+  for (const job of jobs) {
+    if (job.target.counters.length === 0) continue;
+    const key = JSON.stringify([job.target.deviceId, job.target.resourceId]);
+    let entry = byTarget.get(key);
+    if (entry === undefined) {
+      entry = { target: job.target, ranges: [] };
+      byTarget.set(key, entry);
+    }
+    entry.ranges.push({
+      fromS: hourStart(job.fromS),
+      toS: hourStart(job.toS) + HOUR_S,
+      written: job.written ?? false,
+    });
+  }
+  return [...byTarget.values()].map(({ target, ranges }) => new Lane(target, merged(ranges)));
+}
+
+/** Ranges sorted and merged where they overlap or touch. */
+export function merged<T extends { fromS: number; toS: number; written?: boolean }>(
+  ranges: readonly T[],
+): T[] {
+  const out: T[] = [];
+  for (const r of [...ranges].sort((a, b) => a.fromS - b.fromS)) {
+    const last = out.at(-1);
+    if (last !== undefined && r.fromS <= last.toS) {
+      last.toS = Math.max(last.toS, r.toS);
+      if (r.written) last.written = true;
+    } else out.push({ ...r });
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+/** The line protocol of rollup points. */
+import { escapeMeasurement, escapeTag } from "../transform/line-protocol.js";
+import { localDate } from "./buckets.js";
+import { HOUR_MEASUREMENT, type HourPoint } from "./hour-increases.js";
+import type { RollupTarget, SeriesTags } from "./series.js";
+
+/**
+ * The head of a series' hour lines (measurement and tags), made once per series and span: a
+ * backfill of hourly data writes about as many hour points as counter readings.
+ */
+const hourHeads = new WeakMap<SeriesTags, string>();
+
+/** An hour point's line: its increase and the base after it. */
+export function hourLine(target: RollupTarget, p: HourPoint): string {
+  let head = hourHeads.get(p.series);
+  if (head === undefined) {
+    head = headOf(HOUR_MEASUREMENT, target, p.series, "", p.startS);
+    hourHeads.set(p.series, head);
+  }
+  return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
+}
+
+/** One rollup point: the increase of a series over the bucket starting at `startS`. */
+export function rollupLine(
+  measurement: string,
+  target: RollupTarget,
+  t: SeriesTags,
+  zone: string,
+  increase: number,
+  startS: number,
+): string {
+  return `${headOf(measurement, target, t, zone, startS)} increase=${increase} ${startS}`;
+}
+
+/** A rollup line's measurement and tags (a day's: its zone, local month and year). */
+function headOf(
+  measurement: string,
+  target: RollupTarget,
+  t: SeriesTags,
+  zone: string,
+  startS: number,
+): string {
+  // a day carries its local month and year: month and year panels sum the days of their own
+  const date = zone === "" ? "" : localDate(zone, startS);
+  const tags =
+    `,device_id=${escapeTag(target.deviceId)},measurement=${escapeTag(t.measurement)}` +
+    (zone === "" ? "" : `,month=${date.slice(0, 7)}`) +
+    `,resource_id=${escapeTag(target.resourceId)},type=${escapeTag(t.type)}` +
+    (zone === "" ? "" : `,tz=${escapeTag(zone)}`) +
+    `,unit=${escapeTag(t.unit)},values_id=${escapeTag(t.valuesId)}` +
+    (zone === "" ? "" : `,year=${date.slice(0, 4)}`);
+  return `${escapeMeasurement(measurement)}${tags}`;
+}
