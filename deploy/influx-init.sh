@@ -1,18 +1,25 @@
 #!/bin/sh
-# One-shot, idempotent: least-privilege InfluxDB tokens for energy-etl and Grafana.
-# Runs in the InfluxDB image (its `influx` CLI) as docker-compose.yml's influx-init service, or
-# by hand against any InfluxDB 2.x (INFLUX_HOST, INFLUX_TOKEN = an all-access/operator token,
-# INFLUX_ORG, INFLUX_BUCKET; TOKEN_DIR where the tokens are written).
-#   TOKEN_DIR/energy-etl: write-only on INFLUX_BUCKET (energy-etl's INFLUX_TOKEN)
-#   TOKEN_DIR/grafana:    read-only on INFLUX_BUCKET (Grafana's datasource token)
-# A token file that exists and whose token InfluxDB still knows is kept; otherwise a new token
-# is created (and the stale authorization with the same description is deleted).
+# One-shot, idempotent: the rollups' bucket and least-privilege InfluxDB tokens for energy-etl and
+# Grafana. Runs in the InfluxDB image (its `influx` CLI) as docker-compose.yml's influx-init
+# service, or by hand against any InfluxDB 2.x (INFLUX_HOST, INFLUX_TOKEN = an all-access/operator
+# token, INFLUX_ORG, INFLUX_BUCKET; ROLLUP_BUCKET, default INFLUX_BUCKET/rollups; TOKEN_DIR where
+# the tokens are written).
+#   ROLLUP_BUCKET:        created when missing, infinite retention, shard groups of a year; InfluxDB
+#                         maps it to INFLUX_BUCKET's database, retention policy after the /
+#   TOKEN_DIR/energy-etl: read and write on INFLUX_BUCKET and ROLLUP_BUCKET (energy-etl's
+#                         INFLUX_TOKEN: the rollups and audit read with InfluxQL)
+#   TOKEN_DIR/grafana:    read on INFLUX_BUCKET and ROLLUP_BUCKET (Grafana's datasource token)
+# A token file that exists, whose token InfluxDB still knows and whose authorization is of this
+# script's current description is kept; otherwise a new token is created (and the authorizations
+# with its description, or with the description an older version of this script gave it, are
+# deleted).
 set -eu
 
 : "${INFLUX_HOST:?set INFLUX_HOST, e.g. http://influxdb:8086}"
 : "${INFLUX_TOKEN:?set INFLUX_TOKEN to an all-access (operator) token}"
 : "${INFLUX_ORG:?set INFLUX_ORG}"
 : "${INFLUX_BUCKET:?set INFLUX_BUCKET}"
+ROLLUP_BUCKET="${ROLLUP_BUCKET:-$INFLUX_BUCKET/rollups}"
 TOKEN_DIR="${TOKEN_DIR:-/run/influx-tokens}"
 ETL_UID="${ETL_UID:-10001}"
 GRAFANA_UID="${GRAFANA_UID:-472}"
@@ -21,10 +28,34 @@ export INFLUX_HOST INFLUX_TOKEN INFLUX_ORG
 mkdir -p "$TOKEN_DIR"
 umask 077
 
-bucket_id=$(influx bucket list --name "$INFLUX_BUCKET" --hide-headers | awk 'NR == 1 { print $1 }')
+# The bucket's line of `influx bucket list`: ID, name, retention, shard group duration, ...
+bucket_line() {
+  influx bucket list --name "$1" --hide-headers | awk 'NR == 1'
+}
+
+bucket_id=$(bucket_line "$INFLUX_BUCKET" | awk '{ print $1 }')
 if [ -z "$bucket_id" ]; then
   echo "influx-init: bucket $INFLUX_BUCKET not found in org $INFLUX_ORG" >&2
   exit 1
+fi
+
+# The rollups' bucket, after the raw one (whose retention policy stays the database's default).
+if [ -z "$(bucket_line "$ROLLUP_BUCKET")" ]; then
+  influx bucket create --name "$ROLLUP_BUCKET" --org "$INFLUX_ORG" --retention 0 > /dev/null
+  echo "influx-init: bucket $ROLLUP_BUCKET created"
+fi
+set -- $(bucket_line "$ROLLUP_BUCKET")
+if [ -z "${1:-}" ]; then
+  echo "influx-init: bucket $ROLLUP_BUCKET not found in org $INFLUX_ORG" >&2
+  exit 1
+fi
+rollup_id="$1"
+# `influx bucket create` cannot give an infinite bucket a shard group duration (it sends 30 days
+# of retention with it: influxdata/influx-cli#524); `update` can. A bucket still at InfluxDB's
+# default for infinite retention (a week) gets a year; one set otherwise is kept.
+if [ "${3:-}" = infinite ] && [ "${4:-}" = 168h0m0s ]; then
+  influx bucket update --id "$rollup_id" --retention 0 --shard-group-duration 8760h > /dev/null
+  echo "influx-init: bucket $ROLLUP_BUCKET keeps data forever in shard groups of 8760h"
 fi
 
 # The ids of the authorizations with this description ("id" comes before "description").
@@ -35,26 +66,35 @@ ids_described() {
       if (d == want) print id }'
 }
 
-# ensure NAME DESCRIPTION OWNER_UID PERMISSION_FLAG
+# ensure NAME DESCRIPTION OLD_DESCRIPTION OWNER_UID PERMISSION_FLAGS...
 ensure() {
-  file="$TOKEN_DIR/$1"
-  if [ -s "$file" ] && influx auth list --json | grep -q "\"token\": \"$(cat "$file")\""; then
-    echo "influx-init: $1 token exists, kept"
+  name="$1" description="$2" old="$3" owner="$4"
+  shift 4
+  file="$TOKEN_DIR/$name"
+  if [ -s "$file" ] && influx auth list --json | grep -q "\"token\": \"$(cat "$file")\"" &&
+    [ -n "$(ids_described "$description")" ]; then
+    echo "influx-init: $name token exists, kept"
   else
-    for id in $(ids_described "$2"); do influx auth delete --id "$id" > /dev/null; done
-    token=$(influx auth create --org "$INFLUX_ORG" "$4" "$bucket_id" --description "$2" --json \
+    for id in $(ids_described "$description") $(ids_described "$old"); do
+      influx auth delete --id "$id" > /dev/null
+    done
+    token=$(influx auth create --org "$INFLUX_ORG" "$@" --description "$description" --json \
       | sed -n 's/.*"token": *"\([^"]*\)".*/\1/p')
     if [ -z "$token" ]; then
-      echo "influx-init: could not create the $1 token" >&2
+      echo "influx-init: could not create the $name token" >&2
       exit 1
     fi
     printf '%s' "$token" > "$file.tmp"
     mv "$file.tmp" "$file"
-    echo "influx-init: $1 token created ($2)"
+    echo "influx-init: $name token created ($description)"
   fi
-  chown "$3" "$file"
+  chown "$owner" "$file"
   chmod 0400 "$file"
 }
 
-ensure energy-etl "energy-etl writer ($INFLUX_BUCKET)" "$ETL_UID" --write-bucket
-ensure grafana "grafana reader ($INFLUX_BUCKET)" "$GRAFANA_UID" --read-bucket
+both="$INFLUX_BUCKET, $ROLLUP_BUCKET"
+ensure energy-etl "energy-etl reader-writer ($both)" "energy-etl writer ($INFLUX_BUCKET)" \
+  "$ETL_UID" --read-bucket "$bucket_id" --write-bucket "$bucket_id" \
+  --read-bucket "$rollup_id" --write-bucket "$rollup_id"
+ensure grafana "grafana reader ($both)" "grafana reader ($INFLUX_BUCKET)" "$GRAFANA_UID" \
+  --read-bucket "$bucket_id" --read-bucket "$rollup_id"

@@ -3,10 +3,13 @@ import { type Setting, setting, settingsOf } from "./setting.js";
 import {
   bool,
   cronExpression,
+  databaseAndPolicy,
   int,
   isoDuration,
   optionalUrl,
   positiveNumber,
+  rollupBucket,
+  rollupBucketProblem,
   syncStart,
   timeZoneList,
 } from "./values.js";
@@ -314,14 +317,23 @@ export const configSchema = z
         enabled: setting(bool.default(true), {
           env: "ROLLUPS",
           describe:
-            "Write the hourly and daily rollups of the counters (energy per hour and per day) " +
-            "next to the raw points; false leaves them out (the energy panels then stay empty)",
+            "Write the hourly and daily rollups of the counters (energy per hour and per day), " +
+            "beside the raw points or in `ROLLUP_BUCKET`; false leaves them out (the energy " +
+            "panels then stay empty)",
         }),
         timeZones: setting(timeZoneList.default("UTC"), {
           env: "ROLLUP_TIME_ZONES",
           describe:
-            "Time zones of the daily rollups, comma-separated (`UTC,Europe/Berlin`); hourly " +
-            "rollups are UTC hours (see [The schema](schema.md#rollups-energy-per-hour-and-per-day))",
+            "Time zones of the daily rollups, comma-separated IANA names in any case " +
+            "(`UTC,Europe/Berlin`), each written as its IANA name once; hourly rollups are UTC " +
+            "hours (see [The schema](schema.md#rollups-energy-per-hour-and-per-day))",
+        }),
+        bucket: setting(rollupBucket.default(""), {
+          env: "ROLLUP_BUCKET",
+          describe:
+            "Where the rollups go: `<database>/<retention policy>` on INFLUX_BUCKET's database " +
+            "(`energy/rollups`; InfluxDB 2.x: a bucket of that name, 3: a database); empty: beside " +
+            "the raw points (see [Where the rollups live](operations.md#where-the-rollups-live))",
         }),
       })
       .strict()
@@ -352,7 +364,29 @@ export const configSchema = z
         message: `must be below SHARD_COUNT (${config.shard.count})`,
       });
     }
+    const problem = rollupBucketAgainstInflux(config.rollups.bucket, config.influx.bucket);
+    if (problem) ctx.addIssue({ code: "custom", path: ["rollups", "bucket"], message: problem });
   });
+
+/**
+ * What is wrong with ROLLUP_BUCKET beside INFLUX_BUCKET: InfluxQL reads the raw points and the
+ * rollups through one database, so both must be on the same one, and in another policy.
+ */
+function rollupBucketAgainstInflux(rollups: string, influx: string): string | undefined {
+  if (rollups === "" || rollupBucketProblem(rollups) !== undefined) return undefined;
+  const { database } = databaseAndPolicy(influx);
+  const own = databaseAndPolicy(rollups).database;
+  if (own !== database) {
+    return (
+      `its database must be INFLUX_BUCKET's (${database}, as in ${database}/rollups), not ` +
+      `${own}: InfluxQL reads the raw points and the rollups through one database`
+    );
+  }
+  if (rollups === influx) {
+    return "is INFLUX_BUCKET itself: leave it empty to keep the rollups beside the raw points";
+  }
+  return undefined;
+}
 
 /** The validated configuration. */
 export type Config = z.output<typeof configSchema>;

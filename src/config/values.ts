@@ -1,6 +1,5 @@
 import cron from "node-cron";
 import { z } from "zod";
-import { isTimeZone } from "../rollups/buckets.js";
 import {
   formatIsoDuration,
   type IsoDuration,
@@ -8,6 +7,7 @@ import {
   subtractDuration,
 } from "../util/iso-duration.js";
 import { parseTimeSpec, TIME_SPEC_FORMS, type TimeSpec } from "../util/utc-time.js";
+import { canonicalTimeZone } from "./time-zones.js";
 
 /** Where a device without a watermark starts: a fixed instant, or a duration back from now. */
 export type SyncStart = TimeSpec;
@@ -118,35 +118,64 @@ export const syncStart = z.string().transform((s, ctx): SyncStart => {
 });
 
 /**
- * A comma-separated list of IANA time zones (`UTC,Europe/Berlin`), each one Intl knows; kept as
- * text, the list in the order given, without repeats ({@link timeZonesOf}).
+ * A comma-separated list of time zones (`UTC,Europe/Berlin`), each by its canonical IANA name
+ * ({@link canonicalTimeZone}: any case, `utc` -> `UTC`); kept as text, in the order given, each
+ * zone once (a repeat after canonicalisation is dropped). An unknown name or an alias is refused,
+ * named.
  */
-export const timeZoneList = z
+export const timeZoneList = z.string().transform((s, ctx) => {
+  const zones: string[] = [];
+  let refused = false;
+  for (const name of s.split(",").map((z) => z.trim())) {
+    if (name === "") continue;
+    const found = canonicalTimeZone(name);
+    if ("problem" in found) {
+      ctx.addIssue({ code: "custom", message: found.problem });
+      refused = true;
+    } else if (!zones.includes(found.zone)) {
+      zones.push(found.zone);
+    }
+  }
+  if (refused) return z.NEVER;
+  if (zones.length === 0) {
+    ctx.addIssue({ code: "custom", message: "must name a time zone" });
+    return z.NEVER;
+  }
+  return zones.join(",");
+});
+
+/** The time zones of a {@link timeZoneList}'s value. */
+export function timeZonesOf(list: string): string[] {
+  return list
+    .split(",")
+    .map((z) => z.trim())
+    .filter((z) => z !== "");
+}
+
+/** What is wrong with a ROLLUP_BUCKET that is set, or undefined. */
+export function rollupBucketProblem(bucket: string): string | undefined {
+  const form = "must be <database>/<retention policy> such as energy/rollups";
+  const parts = bucket.split("/");
+  if (parts.length === 1) return `${form} (the / is missing)`;
+  if (parts.length > 2) return `${form} (${bucket} has more than one /)`;
+  if (parts[0] === "") return `${form} (the database is empty)`;
+  if (parts[1] === "") return `${form} (the retention policy is empty)`;
+  return undefined;
+}
+
+/** ROLLUP_BUCKET: "" (beside the raw points) or `database/retention-policy`. */
+export const rollupBucket = z
   .string()
   .trim()
   .superRefine((s, ctx) => {
-    const zones = timeZonesOf(s);
-    if (zones.length === 0) ctx.addIssue({ code: "custom", message: "must name a time zone" });
-    for (const zone of zones) {
-      if (!isTimeZone(zone)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${zone} is not a time zone (such as Europe/Berlin)`,
-        });
-      }
-    }
+    const problem = s === "" ? undefined : rollupBucketProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
-/** The time zones of a {@link timeZoneList}. */
-export function timeZonesOf(list: string): string[] {
-  return [
-    ...new Set(
-      list
-        .split(",")
-        .map((z) => z.trim())
-        .filter((z) => z !== ""),
-    ),
-  ];
+/** A bucket's database and retention policy: `energy/rollups`, `energy` (no policy: the default). */
+export function databaseAndPolicy(bucket: string): { database: string; retentionPolicy?: string } {
+  const [database = "", retentionPolicy] = bucket.split("/");
+  return retentionPolicy === undefined ? { database } : { database, retentionPolicy };
 }
 
 /** A cron expression node-cron runs. */

@@ -6,6 +6,7 @@ import { checkInflux } from "./influx-check.js";
 import { InfluxWriter } from "./influx-writer.js";
 import { LineProtocolFileSink } from "./line-protocol-file-sink.js";
 import type { PointSink } from "./point-sink.js";
+import type { BucketTarget } from "./write-errors.js";
 
 /** Why a command that writes points refuses to start when it has nowhere to write them. */
 export const NOWHERE_TO_WRITE =
@@ -42,17 +43,44 @@ export function pointSinkOpener(
     };
   }
   if (influx.url === "") throw new ConfigError(NOWHERE_TO_WRITE);
-  return async () => {
-    await checkInflux(influx);
-    const writer = new InfluxWriter({
-      ...influx,
-      deadlineMs: influx.deadlineMs,
-      retryAfterMaxMs: durationMs(influx.retryAfterMax),
-      retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
-      logger,
-    });
-    return new CoalescingSink(writer, influx.batchSize);
-  };
+  return () => openInfluxSink(influx, logger, { bucket: influx.bucket });
+}
+
+/**
+ * The rollups' own sink when ROLLUP_BUCKET gives them a bucket (a retention policy of INFLUX_BUCKET's
+ * database) and they are written (ROLLUPS, points to InfluxDB): the same kind of sink as the raw
+ * points', on that bucket, checked when opened. Undefined otherwise: the rollups go with the raw
+ * points.
+ */
+export async function openRollupSink(
+  config: Config,
+  logger: Logger,
+): Promise<PointSink | undefined> {
+  const { bucket } = config.rollups;
+  if (!config.rollups.enabled || bucket === "" || config.influx.url === "") return undefined;
+  return openInfluxSink(config.influx, logger, { bucket, bucketSetting: "ROLLUP_BUCKET" });
+}
+
+/**
+ * InfluxDB at INFLUX_URL, bucket `target`, after the start-up check (one request: reachable,
+ * token accepted, bucket present), written with INFLUX_DEADLINE_MS and INFLUX_RETRY_AFTER_MAX,
+ * short writes coalesced.
+ */
+async function openInfluxSink(
+  influx: Config["influx"],
+  logger: Logger,
+  target: BucketTarget,
+): Promise<PointSink> {
+  await checkInflux({ ...influx, ...target });
+  const writer = new InfluxWriter({
+    ...influx,
+    ...target,
+    deadlineMs: influx.deadlineMs,
+    retryAfterMaxMs: durationMs(influx.retryAfterMax),
+    retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
+    logger,
+  });
+  return new CoalescingSink(writer, influx.batchSize);
 }
 
 /** Opens the sink {@link pointSinkOpener} decides on (a ConfigError when there is none). */

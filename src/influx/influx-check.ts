@@ -4,6 +4,8 @@ import { excerpt } from "../util/text.js";
 import { clampTimerMs, linkedSignal } from "../util/timers.js";
 import {
   abortedError,
+  type BucketTarget,
+  bucketMissing,
   formatSeconds,
   InfluxWriteError,
   readInfluxFailure,
@@ -12,11 +14,10 @@ import {
 } from "./write-errors.js";
 
 /** The connection settings the start-up check needs. */
-export interface InfluxTarget {
+export interface InfluxTarget extends BucketTarget {
   readonly url: string;
   readonly token: string;
   readonly org: string;
-  readonly bucket: string;
   /** Bound of the whole check (connect, answer, body). */
   readonly timeoutMs: number;
 }
@@ -52,7 +53,7 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     const failure = readInfluxFailure(error);
     const { status } = failure;
     if (status === 401 || status === 403) throw tokenRefused(status, target.bucket);
-    if (status === 404) throw writeNotFound(target.bucket, failure);
+    if (bucketMissing(failure)) throw writeNotFound(target, failure);
     if (status === undefined) {
       throw new InfluxWriteError(
         `InfluxDB at ${target.url} is not reachable (${excerpt(failure.message)}): ` +

@@ -16,6 +16,8 @@ import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
 import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
+  type BucketTarget,
+  bucketMissing,
   everyPointDropped,
   type InfluxFailure,
   InfluxWriteError,
@@ -29,12 +31,10 @@ import {
 } from "./write-errors.js";
 
 /** Where and how to write. */
-export interface InfluxWriterOptions {
+export interface InfluxWriterOptions extends BucketTarget {
   readonly url: string;
   readonly token: string;
   readonly org: string;
-  /** Bucket (InfluxDB 2.x/3.x) or `database[/retention-policy]` (1.8). */
-  readonly bucket: string;
   /** Lines per HTTP request (default 5000). */
   readonly batchSize: number;
   /** Timeout of one HTTP request: the wait for an answer and for each next part of it. */
@@ -262,7 +262,7 @@ export class InfluxWriter implements PointSink {
       return undefined;
     }
     if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
-    if (status === 404) throw writeNotFound(this.options.bucket, failure);
+    if (bucketMissing(failure)) throw writeNotFound(this.options, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
       throw this.refused(failure.message, status, batch.lines);
     }

@@ -190,16 +190,37 @@ export function noV2Write(version: string, said: string): string {
   );
 }
 
+/** Where a write goes: the bucket and the setting that names it (default INFLUX_BUCKET). */
+export interface BucketTarget {
+  /** Bucket (InfluxDB 2.x/3.x) or `database[/retention-policy]` (1.8). */
+  readonly bucket: string;
+  /** For messages: INFLUX_BUCKET, or ROLLUP_BUCKET for the rollups' own. */
+  readonly bucketSetting?: string;
+}
+
 /**
- * 404 on write: InfluxDB 1.x before 1.8 (by its version header) has no /api/v2/write at all;
- * otherwise the bucket (or 1.8 database) does not exist. Both fatal (`bucket_not_found`).
+ * True when a write's answer says the bucket is missing: a 404, or InfluxDB 1.8's 500 `retention
+ * policy not found` (a `database/retention-policy` whose policy does not exist).
  */
-export function writeNotFound(bucket: string, failure: InfluxFailure): InfluxWriteError {
-  const said = `HTTP 404: ${excerpt(failure.message)}`;
+export function bucketMissing(failure: InfluxFailure): boolean {
+  return (
+    failure.status === 404 ||
+    (failure.status === 500 && /^retention policy not found/i.test(failure.message))
+  );
+}
+
+/**
+ * The bucket is missing ({@link bucketMissing}): InfluxDB 1.x before 1.8 (by its version header)
+ * has no /api/v2/write at all; otherwise the bucket (or 1.8 database or retention policy) does not
+ * exist. Both fatal (`bucket_not_found`).
+ */
+export function writeNotFound(target: BucketTarget, failure: InfluxFailure): InfluxWriteError {
+  const said = `HTTP ${failure.status ?? 404}: ${excerpt(failure.message)}`;
+  const setting = target.bucketSetting ?? "INFLUX_BUCKET";
   return new InfluxWriteError(
     failure.version !== undefined && lacksV2Write(failure.version)
       ? `${noV2Write(failure.version, said)}: ${NO_V2_WRITE_FIX}`
-      : `InfluxDB has no bucket ${bucket} (${said}): create it or fix INFLUX_BUCKET and ` +
+      : `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
           "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
     "bucket_not_found",
     404,

@@ -4,8 +4,9 @@ import { ApiClock } from "../api/api-clock.js";
 import type { ApiTelemetry } from "../api/api-request.js";
 import { RateGate } from "../api/rate-gate.js";
 import { apiClientSettings, type Config } from "../config.js";
-import { DRY_RUN_SINK, pointSinkOpener } from "../influx/create-sink.js";
+import { DRY_RUN_SINK, openRollupSink, pointSinkOpener } from "../influx/create-sink.js";
 import { InfluxQuery } from "../influx/influx-query.js";
+import type { PointSink } from "../influx/point-sink.js";
 import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
 import type { ChunkMetrics } from "./chunk-runner.js";
@@ -37,8 +38,8 @@ export interface OpenPipelineOptions {
 /**
  * Wires a pipeline from the configuration: the state database (migrated), the API client paced
  * by a rate gate (API_RATE_LIMIT), and the sink (InfluxDB after its start-up check, or a
- * line-protocol file). With nowhere to write (and no dry run) it throws a ConfigError before
- * the state database is opened or created.
+ * line-protocol file), with the rollups' own on ROLLUP_BUCKET (checked as well). With nowhere to
+ * write (and no dry run) it throws a ConfigError before the state database is opened or created.
  */
 export async function openPipeline(
   config: Config,
@@ -50,8 +51,20 @@ export async function openPipeline(
     ? async () => DRY_RUN_SINK
     : pointSinkOpener(config, logger, options.output);
   const store = StateStore.open(config.state.db, { logger });
+  const sinks: PointSink[] = [];
   try {
     const sink = await openSink();
+    sinks.push(sink);
+    // rollups are recomputed from what InfluxDB stores: only when the points go there
+    const toInflux =
+      config.rollups.enabled &&
+      !options.dryRun &&
+      options.output === undefined &&
+      config.output.file === "" &&
+      config.influx.url !== "";
+    // ROLLUP_BUCKET: the rollups' own bucket, checked at start as the raw points' is
+    const rollupSink = toInflux ? await openRollupSink(config, logger) : undefined;
+    if (rollupSink) sinks.push(rollupSink);
     const { metrics, now, owner, timers } = options;
     const gate = new RateGate({ ratePerSecond: config.api.rateLimit, ...timers });
     const client = new ApiClient({
@@ -62,13 +75,6 @@ export async function openPipeline(
       telemetry: metrics,
       clock: new ApiClock(now),
     });
-    // rollups are recomputed from what InfluxDB stores: only when the points go there
-    const toInflux =
-      config.rollups.enabled &&
-      !options.dryRun &&
-      options.output === undefined &&
-      config.output.file === "" &&
-      config.influx.url !== "";
     const pipeline = new Pipeline({
       client,
       store,
@@ -80,10 +86,12 @@ export async function openPipeline(
       now,
       owner,
       rollupQuery: toInflux ? new InfluxQuery(config.influx) : undefined,
+      rollupSink,
     });
     metrics?.watch?.(pipeline);
     return pipeline;
   } catch (error) {
+    for (const opened of sinks) await opened.close().catch(() => undefined);
     store.close();
     throw error;
   }

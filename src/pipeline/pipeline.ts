@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
-import { timeZonesOf } from "../config/values.js";
+import { databaseAndPolicy, timeZonesOf } from "../config/values.js";
 import type { Config } from "../config.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
@@ -30,6 +30,11 @@ export interface PipelineParts {
   readonly owner?: Owner;
   /** Where rollups read raw points back (InfluxDB); none: no rollups (a file sink, a dry run). */
   readonly rollupQuery?: Pick<InfluxQuery, "query">;
+  /**
+   * The rollups' own sink, on ROLLUP_BUCKET (its retention policy is where they are read); none:
+   * they go with the raw points, into the database's default policy.
+   */
+  readonly rollupSink?: PointSink;
 }
 
 /**
@@ -53,6 +58,8 @@ export class Pipeline {
   readonly activeJobs = new Set<number>();
   /** What writing rollups needs; undefined when there are none (points not going to InfluxDB). */
   readonly rollups: RollupParts | undefined;
+  /** The rollups' own sink (ROLLUP_BUCKET), closed, flushed and aborted with the other. */
+  private readonly rollupSink: PointSink | undefined;
   private stopping = false;
 
   constructor(parts: PipelineParts) {
@@ -77,15 +84,17 @@ export class Pipeline {
       isStopping: () => this.stopping,
       metrics: parts.metrics,
     });
+    this.rollupSink = parts.rollupSink;
+    const own = parts.rollupSink && databaseAndPolicy(parts.config.rollups.bucket).retentionPolicy;
     this.rollups = parts.rollupQuery
       ? {
           marks: parts.store.rollups,
           catalog: parts.store.catalog,
           decoder: this.decoder,
           query: parts.rollupQuery,
-          sink: parts.sink,
+          sink: parts.rollupSink ?? parts.sink,
           zones: timeZonesOf(parts.config.rollups.timeZones),
-          home: {},
+          home: own ? { retentionPolicy: own } : {},
           lock: new RollupLock(parts.store.locks, this.owner),
           logger: parts.logger,
         }
@@ -115,7 +124,8 @@ export class Pipeline {
       // what was aborted settles at once; never wait on a dependency beyond that
       await Promise.race([idle, sleep(1000, { unref: true })]);
     }
-    await Promise.race([this.sink.flush(), sleep(1000, { unref: true })]);
+    const flushed = Promise.all([this.sink.flush(), this.rollupSink?.flush()]);
+    await Promise.race([flushed, sleep(1000, { unref: true })]);
     return finished;
   }
 
@@ -124,11 +134,16 @@ export class Pipeline {
     this.stopping = true;
     this.client.abort(reason);
     this.sink.abort?.(reason);
+    this.rollupSink?.abort?.(reason);
   }
 
-  /** Flushes and closes the sink and the state database. */
+  /** Flushes and closes the sinks and the state database. */
   async close(): Promise<void> {
-    await this.sink.close();
-    this.store.close();
+    try {
+      await this.sink.close();
+      await this.rollupSink?.close();
+    } finally {
+      this.store.close();
+    }
   }
 }

@@ -13,11 +13,18 @@ import { StateStore } from "../../src/state/state-store.js";
 import { bufferIo } from "../support/cli-io.js";
 import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { freePort } from "../support/influxd.js";
+import { freePort, influxql } from "../support/influxd.js";
 import { pipelineEnv } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
 
 const LATEST = listMigrations(MIGRATIONS_DIR).at(-1)?.version ?? 0;
+
+/** The commands doctor gives to make `database/policy` the rollups' home, written out here. */
+const homeCommands = (database: string, policy: string): string =>
+  `InfluxDB 1.8: CREATE RETENTION POLICY "${policy}" ON "${database}" DURATION INF REPLICATION 1 ` +
+  `SHARD DURATION 52w; 2.x: influx bucket create --name ${database}/${policy} --retention 0, then ` +
+  "influx bucket update --id <its ID> --retention 0 --shard-group-duration 8760h; 3: influxdb3 " +
+  `create database ${database}/${policy}`;
 const CREDENTIALS_FIX =
   "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
   "one-time password, set the password with `energy-etl set-password`";
@@ -82,11 +89,18 @@ describe("energy-etl doctor", () => {
         "warning  demo default ENERGY_API_PASSWORD: the simulator's demo password is set -> fine " +
           "for the demo; change before going live: set ENERGY_API_PASSWORD to your account's " +
           "password (energy-etl set-password on a first start)",
-        "doctor: 11 ok, 2 warning(s), 0 failure(s)",
+        `warning  InfluxDB rollups: beside the raw points in bucket ${db.bucket}: a year of daily ` +
+          "energy reads every shard group of the raw points' year (a week each by default) -> " +
+          `give them a bucket of their own with year-long shard groups (${homeCommands(
+            db.bucket,
+            "rollups",
+          )}), set ROLLUP_BUCKET=${db.bucket}/rollups and write their history there (energy-etl ` +
+          "rollups --from <the first day>)",
+        "doctor: 11 ok, 3 warning(s), 0 failure(s)",
       ]),
     );
     expect(out).toMatch(/^ok {7}free disk: \d+(\.\d)? [KMGT]i?B free on the file system of /m);
-    expect(lines.filter((l) => /^(warning|failure)/.test(l))).toHaveLength(2);
+    expect(lines.filter((l) => /^(warning|failure)/.test(l))).toHaveLength(3);
     expect(code).toBe(0);
     for (const secret of [sim.apiKey, "demo-password", db.token]) expect(out).not.toContain(secret);
     const measurements = await db.series("SHOW MEASUREMENTS");
@@ -125,9 +139,9 @@ describe("energy-etl doctor", () => {
     const retention = lines.filter((l) => l.includes("InfluxDB retention"));
     expect(retention).toEqual([
       "warning  InfluxDB retention: not readable (HTTP 404 on /api/v2/buckets: 404 page not " +
-        "found; database not found: no_such_db) -> check the retention with a token that may " +
-        "read it (a write-only INFLUX_TOKEN may not): it must be longer than LATE_DATA_HORIZON, " +
-        "SYNC_START and any history you backfill",
+        "found; database not found: no_such_db) -> give INFLUX_TOKEN read access too (the " +
+        "rollups and audit read with InfluxQL); the retention must be longer than " +
+        "LATE_DATA_HORIZON, SYNC_START and any history you backfill",
     ]);
   });
 
@@ -170,8 +184,8 @@ describe("energy-etl doctor", () => {
     const { code, lines, out } = await doctor(env({ INFLUX_TOKEN: "read-only-token" }));
     expect(lines).toContain(
       `failure  InfluxDB write: token cannot write bucket ${db.bucket} (HTTP 401: unauthorized ` +
-        `access) -> set INFLUX_TOKEN to a token with write access to bucket ${db.bucket} ` +
-        "(InfluxDB 2.x: `influx auth create --write-bucket BUCKET_ID`)",
+        `access) -> set INFLUX_TOKEN to a token with read and write access to bucket ${db.bucket} ` +
+        "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)",
     );
     expect(out).not.toContain("read-only-token");
     expect(code).toBe(1);
@@ -184,7 +198,7 @@ describe("energy-etl doctor", () => {
     expect(lines).toContain(
       "warning  demo default INFLUX_TOKEN: the demo InfluxDB token of docker-compose.yml is set " +
         "-> fine for the demo; change before going live: set INFLUX_TOKEN to a token of your " +
-        "InfluxDB with write access to the bucket",
+        "InfluxDB that reads and writes its buckets",
     );
     expect(lines).toContain(
       "failure  output: nothing to write to: neither INFLUX_URL nor OUTPUT_FILE is set (sync, " +
@@ -222,6 +236,62 @@ describe("energy-etl doctor", () => {
       'warning  API credentials: not checked: the API is not reachable -> fix "API reachable" first',
     );
     expect(code).toBe(1);
+  });
+
+  describe("where the rollups live (ROLLUP_BUCKET)", () => {
+    /** A retention policy of the test database, made with InfluxQL. */
+    const policy = (name: string, clause: string) =>
+      influxql(
+        db.rawUrl,
+        db.bucket,
+        `CREATE RETENTION POLICY "${name}" ON "${db.bucket}" ${clause}`,
+      );
+    const rollupLines = (lines: string[]) => lines.filter((l) => l.includes("InfluxDB rollups"));
+
+    it("a policy of their own with shard groups of a year: both checks ok, the point deleted", async () => {
+      await policy("rollups", "DURATION INF REPLICATION 1 SHARD DURATION 52w");
+      const { code, lines } = await doctor(env({ ROLLUP_BUCKET: `${db.bucket}/rollups` }));
+      expect(rollupLines(lines)).toEqual([
+        `ok       InfluxDB rollups write: token can write bucket ${db.bucket}/rollups (wrote one ` +
+          "point to energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
+        "ok       InfluxDB rollups: retention policy rollups keeps data forever in shard groups " +
+          "of 364 d",
+      ]);
+      expect(code).toBe(0);
+      const left = await db.series(`SELECT * FROM "rollups"."energy_etl_doctor"`);
+      expect(left).toEqual([]);
+    });
+
+    it("shard groups shorter than a year: a warning with the commands that lengthen them", async () => {
+      await policy("daily", "DURATION 520w REPLICATION 1 SHARD DURATION 1d");
+      const { code, lines } = await doctor(env({ ROLLUP_BUCKET: `${db.bucket}/daily` }));
+      expect(rollupLines(lines)).toEqual([
+        expect.stringMatching(/^ok {7}InfluxDB rollups write: token can write bucket /),
+        "warning  InfluxDB rollups: retention policy daily keeps data for 3640 d in shard groups " +
+          "of 1 d: a year of daily energy reads 365 of them -> make them a year long (InfluxDB " +
+          `1.8: ALTER RETENTION POLICY "daily" ON "${db.bucket}" SHARD DURATION 52w; 2.x: influx ` +
+          "bucket update --id <its ID> --retention 3640d --shard-group-duration 8760h); shard " +
+          "groups made afterwards take it",
+      ]);
+      expect(code).toBe(0);
+    });
+
+    it("a policy that does not exist: a failure with the commands that make it, exit 1", async () => {
+      const { code, lines } = await doctor(env({ ROLLUP_BUCKET: `${db.bucket}/missing` }));
+      expect(rollupLines(lines)).toEqual([
+        `failure  InfluxDB rollups write: InfluxDB has no bucket ${db.bucket}/missing (HTTP 500: ` +
+          `retention policy not found: missing) -> create it (${homeCommands(db.bucket, "missing")}` +
+          "), or fix ROLLUP_BUCKET",
+        `warning  InfluxDB rollups: not checked: bucket ${db.bucket}/missing takes no writes -> ` +
+          'fix "InfluxDB rollups write" first',
+      ]);
+      expect(code).toBe(1);
+    });
+
+    it("rollups off: nothing to say about them", async () => {
+      const { lines } = await doctor(env({ ROLLUPS: "false" }));
+      expect(rollupLines(lines)).toEqual([]);
+    });
   });
 
   describe("dependencies that accept and never answer", () => {

@@ -32,6 +32,7 @@ const ENV_KEYS = [
   "INFLUX_TOKEN",
   "INFLUX_ORG",
   "INFLUX_BUCKET",
+  "ROLLUP_BUCKET",
   "GRAFANA_ADMIN_USER",
   "GRAFANA_ADMIN_PASSWORD",
 ];
@@ -88,6 +89,7 @@ describe("init", () => {
       INFLUX_ADMIN_USER: "admin",
       INFLUX_ORG: "energy",
       INFLUX_BUCKET: "energy",
+      ROLLUP_BUCKET: "energy/rollups",
       GRAFANA_ADMIN_USER: "admin",
     });
     for (const key of RANDOM_KEYS) expect(vars[key]).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import AjvModule from "ajv";
 import { parse } from "yaml";
@@ -59,11 +59,14 @@ function service(name: string): Service {
 /** The text `${expr}` as compose and Grafana write it (not a JavaScript placeholder). */
 const ref = (expr: string): string => `$\{${expr}}`;
 
-/** `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`, `${VAR:+alt}`. */
-const INTERPOLATION = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}/g;
+/**
+ * `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`, `${VAR:+alt}`; a default may hold
+ * one more of them (`${A:-${B:-x}/y}`, compose's nested interpolation).
+ */
+const INTERPOLATION = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}$]|\$\{[^{}]*\})*))?\}/g;
 
 function interpolatedVariables(text: string): Set<string> {
-  return new Set([...text.matchAll(INTERPOLATION)].map((m) => m[1] ?? ""));
+  return new Set([...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? ""));
 }
 
 /** The default of an environment value of the form `${VAR:-default}`, or undefined. */
@@ -91,7 +94,7 @@ function interpolate(text: string, vars: ReadonlyMap<string, string>): string {
         const value = vars.get(name);
         const empty = value === undefined || value === "";
         if (op === ":?" && empty) throw new Error(`required variable ${name} is missing: ${arg}`);
-        if (op === ":-" && empty) return arg ?? "";
+        if (op === ":-" && empty) return interpolate(arg ?? "", vars);
         return value ?? "";
       },
     )
@@ -131,12 +134,26 @@ function runNodeScript(script: string): Promise<number> {
 
 /**
  * A stand-in for the `influx` CLI (the parts deploy/influx-init.sh uses), keeping its
- * authorizations in $STUB_STATE as `id|description|flags|token` lines.
+ * authorizations in $STUB_STATE as `id|description|flags|token` lines and its buckets in
+ * $STUB_BUCKETS as `id|name|retention|shard group duration` lines (the raw bucket, as InfluxDB's
+ * setup made it, when the file is new), each command it was given in $STUB_LOG.
  */
 const INFLUX_STUB = `#!/bin/sh
 S="$STUB_STATE"; touch "$S"
+B="$STUB_BUCKETS"; [ -f "$B" ] || echo "b0c4|$INFLUX_BUCKET|infinite|168h0m0s" > "$B"
+echo "$*" >> "$STUB_LOG"
 case "$1 $2" in
-"bucket list") printf 'b0c4\\t%s\\tinfinite\\n' "$4" ;;
+"bucket list")
+  while IFS='|' read -r id n r g; do
+    [ "$n" = "$4" ] && printf '%s\\t%s\\t%s\\t%s\\tf00d\\timplicit\\n' "$id" "$n" "$r" "$g"
+  done < "$B"; : ;;
+"bucket create")
+  [ "$5 $6 $7" = "--org energy --retention" ] && [ "$8" = 0 ] || { echo "unexpected: $*" >&2; exit 2; }
+  echo "r$(($(wc -l < "$B") + 0))|$4|infinite|168h0m0s" >> "$B" ;;
+"bucket update")
+  [ "$5 $6 $7 $8" = "--retention 0 --shard-group-duration 8760h" ] || { echo "unexpected: $*" >&2; exit 2; }
+  awk -F'|' -v OFS='|' -v id="$4" '$1 == id { $3 = "infinite"; $4 = "8760h0m0s" } { print }' "$B" > "$B.new"
+  mv "$B.new" "$B" ;;
 "auth list")
   echo "["
   while IFS='|' read -r id d f t; do
@@ -159,16 +176,29 @@ esac
 interface InitResult {
   readonly dir: string;
   readonly auths: { id: string; description: string; flags: string; token: string }[];
+  /** `id|name|retention|shard group duration`, in the order they were made. */
+  readonly buckets: string[];
   readonly files: Map<string, string>;
+  /** The influx commands the script ran (`bucket list --name energy --hide-headers`, ...). */
+  readonly commands: string[];
 }
 
-/** Runs deploy/influx-init.sh with the stub CLI (in `dir`, a new one by default). */
-async function runInitScript(dir = tempDir("influx-init-")): Promise<InitResult> {
+/**
+ * Runs deploy/influx-init.sh with the stub CLI (in `dir`, a new one by default; `env` added to
+ * the script's environment).
+ */
+async function runInitScript(
+  dir = tempDir("influx-init-"),
+  env: Record<string, string> = {},
+): Promise<InitResult> {
   writeFileSync(join(dir, "influx"), INFLUX_STUB, { mode: 0o755 });
+  writeFileSync(join(dir, "log"), "");
   const uid = String(process.getuid?.() ?? 0);
-  const env = {
+  const vars = {
     PATH: `${dir}:${process.env.PATH ?? ""}`,
     STUB_STATE: join(dir, "auths"),
+    STUB_BUCKETS: join(dir, "buckets"),
+    STUB_LOG: join(dir, "log"),
     INFLUX_HOST: "http://influxdb:8086",
     INFLUX_TOKEN: "admin-token",
     INFLUX_ORG: "energy",
@@ -176,26 +206,28 @@ async function runInitScript(dir = tempDir("influx-init-")): Promise<InitResult>
     TOKEN_DIR: join(dir, "tokens"),
     ETL_UID: uid,
     GRAFANA_UID: uid,
+    ...env,
   };
   await new Promise<void>((done, fail) => {
-    execFile("sh", ["deploy/influx-init.sh"], { env, timeout: 10_000 }, (error, _out, err) =>
+    execFile("sh", ["deploy/influx-init.sh"], { env: vars, timeout: 10_000 }, (error, _out, err) =>
       error ? fail(new Error(`${error.message}\n${err}`)) : done(),
     );
   });
-  const auths = readFileSync(join(dir, "auths"), "utf8")
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => {
-      const [id = "", description = "", flags = "", token = ""] = line.split("|");
-      return { id, description, flags, token };
-    });
+  const lines = (name: string): string[] =>
+    readFileSync(join(dir, name), "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+  const auths = lines("auths").map((line) => {
+    const [id = "", description = "", flags = "", token = ""] = line.split("|");
+    return { id, description, flags, token };
+  });
   const files = new Map(
     ["energy-etl", "grafana"].map((name) => [
       name,
       readFileSync(join(dir, "tokens", name), "utf8"),
     ]),
   );
-  return { dir, auths, files };
+  return { dir, auths, buckets: lines("buckets"), files, commands: lines("log") };
 }
 
 describe("docker-compose.yml", () => {
@@ -276,6 +308,7 @@ describe("docker-compose.yml", () => {
       ENERGY_API_USER: DEFAULT_SIM_USERS[0]?.user,
       ENERGY_API_PASSWORD: DEFAULT_SIM_USERS[0]?.password,
       SYNC_START: "P2D",
+      ROLLUP_BUCKET: "energy/rollups",
     });
     // InfluxDB's setup refuses passwords shorter than 8 characters.
     expect(demo.get("INFLUX_ADMIN_PASSWORD")?.length).toBeGreaterThanOrEqual(8);
@@ -369,21 +402,99 @@ describe("docker-compose.yml", () => {
       }
     });
 
-    it("creates a write-only token for energy-etl and a read-only one for Grafana, idempotently", async () => {
+    it("gives influx-init and energy-etl one ROLLUP_BUCKET: INFLUX_BUCKET/rollups unless .env sets it", () => {
+      const bucketOf = (vars: Record<string, string>) => {
+        const config = composeSchema.parse(
+          interpolateTree(
+            parse(composeText),
+            new Map([...envFile(demoEnvText), ...Object.entries(vars)]),
+          ),
+        );
+        const etl = config.services["energy-etl"]?.environment.ROLLUP_BUCKET;
+        expect(config.services["influx-init"]?.environment.ROLLUP_BUCKET).toBe(etl);
+        return etl;
+      };
+      expect(bucketOf({ ROLLUP_BUCKET: "" })).toBe("energy/rollups");
+      expect(bucketOf({ ROLLUP_BUCKET: "", INFLUX_BUCKET: "site" })).toBe("site/rollups");
+      expect(bucketOf({ ROLLUP_BUCKET: "site/yearly", INFLUX_BUCKET: "site" })).toBe("site/yearly");
+      // the raw bucket's retention, on InfluxDB's first start (empty: forever)
+      expect(service("influxdb").environment.DOCKER_INFLUXDB_INIT_RETENTION).toBe(
+        ref("INFLUX_RETENTION:-"),
+      );
+    });
+
+    it("creates the rollups' bucket, infinite with shard groups of a year, once", async () => {
       const result = await runInitScript();
-      expect(result.auths.map((a) => a.flags).sort()).toEqual(
-        ["--read-bucket b0c4", "--write-bucket b0c4"].sort(),
+      // the raw bucket as InfluxDB's setup made it; the rollups' after it, updated to a year
+      // (`influx bucket create` cannot combine infinite retention with a shard group duration)
+      expect(result.buckets).toEqual([
+        "b0c4|energy|infinite|168h0m0s",
+        "r1|energy/rollups|infinite|8760h0m0s",
+      ]);
+      expect(result.commands.filter((c) => !c.startsWith("auth "))).toEqual([
+        "bucket list --name energy --hide-headers",
+        "bucket list --name energy/rollups --hide-headers",
+        "bucket create --name energy/rollups --org energy --retention 0",
+        "bucket list --name energy/rollups --hide-headers",
+        "bucket update --id r1 --retention 0 --shard-group-duration 8760h",
+      ]);
+      const again = await runInitScript(result.dir);
+      expect(again.buckets).toEqual(result.buckets);
+      expect(again.commands.filter((c) => /^bucket (create|update)/.test(c))).toEqual([]);
+    });
+
+    it("keeps a rollups' bucket whose shard groups were set otherwise; takes ROLLUP_BUCKET", async () => {
+      const dir = tempDir("influx-init-");
+      writeFileSync(
+        join(dir, "buckets"),
+        "b0c4|energy|infinite|168h0m0s\nr7|energy/yearly|8760h0m0s|720h0m0s\n",
       );
-      expect(result.files.get("energy-etl")).toBe(
-        result.auths.find((a) => a.flags.startsWith("--write-bucket"))?.token,
+      const result = await runInitScript(dir, { ROLLUP_BUCKET: "energy/yearly" });
+      expect(result.buckets).toEqual([
+        "b0c4|energy|infinite|168h0m0s",
+        "r7|energy/yearly|8760h0m0s|720h0m0s",
+      ]);
+      expect(result.auths.find((a) => a.description.startsWith("energy-etl"))?.flags).toBe(
+        "--read-bucket b0c4 --write-bucket b0c4 --read-bucket r7 --write-bucket r7",
       );
-      expect(result.files.get("grafana")).toBe(
-        result.auths.find((a) => a.flags.startsWith("--read-bucket"))?.token,
-      );
+    });
+
+    it("creates a token that reads and writes both buckets for energy-etl and one that reads both for Grafana, idempotently", async () => {
+      const result = await runInitScript();
+      const etl = "--read-bucket b0c4 --write-bucket b0c4 --read-bucket r1 --write-bucket r1";
+      const grafana = "--read-bucket b0c4 --read-bucket r1";
+      expect(result.auths.map((a) => [a.description, a.flags])).toEqual([
+        ["energy-etl reader-writer (energy, energy/rollups)", etl],
+        ["grafana reader (energy, energy/rollups)", grafana],
+      ]);
+      expect(result.files.get("energy-etl")).toBe(result.auths[0]?.token);
+      expect(result.files.get("grafana")).toBe(result.auths[1]?.token);
       // again: nothing new
       const again = await runInitScript(result.dir);
       expect(again.auths).toEqual(result.auths);
       expect(again.files).toEqual(result.files);
+    });
+
+    it("replaces the tokens an older version made (write-only for energy-etl, one bucket for Grafana)", async () => {
+      const dir = tempDir("influx-init-");
+      writeFileSync(
+        join(dir, "auths"),
+        "a1|energy-etl writer (energy)|--write-bucket b0c4|old-etl\n" +
+          "a2|grafana reader (energy)|--read-bucket b0c4|old-grafana\n" +
+          "a9|someone else's|--read-bucket b0c4|theirs\n",
+      );
+      mkdirSync(join(dir, "tokens"));
+      writeFileSync(join(dir, "tokens", "energy-etl"), "old-etl");
+      writeFileSync(join(dir, "tokens", "grafana"), "old-grafana");
+      const result = await runInitScript(dir);
+      expect(result.auths.map((a) => a.description)).toEqual([
+        "someone else's",
+        "energy-etl reader-writer (energy, energy/rollups)",
+        "grafana reader (energy, energy/rollups)",
+      ]);
+      expect(result.files.get("energy-etl")).toBe(result.auths[1]?.token);
+      expect(result.files.get("grafana")).toBe(result.auths[2]?.token);
+      expect([...result.files.values()]).not.toContain("old-etl");
     });
   });
 
@@ -435,7 +546,7 @@ describe("docker-compose.yml", () => {
       expect(etl.depends_on.influxdb).toEqual({ condition: "service_healthy" });
     });
 
-    it("execs the image's ENTRYPOINT with the write-only token of influx-init as INFLUX_TOKEN", () => {
+    it("execs the image's ENTRYPOINT with influx-init's token (reads and writes both buckets) as INFLUX_TOKEN", () => {
       const dockerfile = readFileSync("Dockerfile", "utf8");
       const entrypoint = JSON.parse(
         /^ENTRYPOINT\s+(\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]",
@@ -470,7 +581,7 @@ describe("docker-compose.yml", () => {
 
     /** Settings deliberately not passed to energy-etl, with the reason. */
     const NOT_PASSED: ReadonlyMap<string, string> = new Map([
-      ["INFLUX_TOKEN", "the entrypoint reads influx-init's write-only token file"],
+      ["INFLUX_TOKEN", "the entrypoint reads influx-init's token file"],
     ]);
 
     it("passes every setting of the configuration table", () => {
@@ -504,7 +615,9 @@ describe("docker-compose.yml", () => {
       for (const [name, value] of fromEnv) {
         expect({ name, value }).toEqual({
           name,
-          value: expect.stringMatching(new RegExp(`^\\$\\{${name}(:[-?][^}]*)?\\}$`)),
+          value: expect.stringMatching(
+            new RegExp(`^\\$\\{${name}(:[-?](?:[^{}$]|\\$\\{[^{}]*\\})*)?\\}$`),
+          ),
         });
       }
     });

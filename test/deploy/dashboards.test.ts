@@ -10,6 +10,7 @@ import {
   loadDashboards,
   panelQuery,
   queriedMeasurement,
+  resolveQueryVariables,
   unresolvedVariables,
   type VariableValue,
   variableQuery,
@@ -17,6 +18,7 @@ import {
 import type { InfluxqlSeries } from "../support/influxd.js";
 import {
   DAY_S,
+  FILL_ZONES,
   type FilledInfluxd,
   fillFromSimulator,
   isoOf,
@@ -52,6 +54,37 @@ function customOptions(model: LoadedDashboard["model"], name: string): string[] 
   return typeof v?.query === "string" ? v.query.split(",").map((o) => o.trim()) : [];
 }
 
+/** A template variable of a dashboard by name; throws when there is none. */
+function variable(model: LoadedDashboard["model"], name: string) {
+  const v = (model.templating?.list ?? []).find((x) => x.name === name);
+  if (v === undefined) throw new Error(`${model.title} has no variable ${name}`);
+  return v;
+}
+
+/**
+ * The overview's query variables as Grafana resolves them on the filled database: where the
+ * rollups are read (`rollup_rp`) and the zones of `tz`, each its query answered by influxd.
+ */
+async function overviewVariables(
+  filled: FilledInfluxd,
+  device: VariableValue,
+): Promise<{ rollupPolicy: string; zones: readonly string[] }> {
+  const resolved = await resolveQueryVariables(
+    byUid("energy-overview").model,
+    (q) => filled.db.series(q),
+    {
+      variables: { device },
+      fromIso: isoOf(SYNCED_FROM_S),
+      toIso: isoOf(filled.toS),
+      interval: "15m",
+    },
+  );
+  return {
+    rollupPolicy: resolved.get("rollup_rp")?.selected ?? "",
+    zones: resolved.get("tz")?.options ?? [],
+  };
+}
+
 /** The genset row's panels that need a genset readout (running, run hours, fuel), as "title (refId)". */
 const GENSET_READOUT_PANELS = [
   "Genset running now (A)",
@@ -81,8 +114,10 @@ async function runAll(
   const toS = filled.toS;
   const failures: string[] = [];
   const excused = new Set<string>();
-  const zones = customOptions(byUid("energy-overview").model, "tz");
-  expect(zones.length).toBeGreaterThan(1);
+  // $tz lists the zones the rollups were written for, as influxd answers the variable's query
+  const { rollupPolicy, zones } = await overviewVariables(filled, deviceId);
+  expect(rollupPolicy).toBe("autogen");
+  expect(zones).toEqual([...FILL_ZONES].sort());
   for (const tz of zones) {
     for (const { model } of dashboards) {
       for (const q of dashboardQueries(model)) {
@@ -91,6 +126,7 @@ async function runAll(
             device: deviceId,
             measurement: "total_solar_power",
             values_id: "000",
+            rollup_rp: rollupPolicy,
             tz,
             currency: "EUR",
           },
@@ -210,8 +246,33 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
 
   it("has the tz and currency variables, and every panel that needs a quantity says so gracefully", () => {
     const overview = byUid("energy-overview").model;
-    expect(customOptions(overview, "tz")).toEqual(expect.arrayContaining(["UTC", "Europe/Berlin"]));
+    // the rollups' policy: "rollups" when the database has it, else the default "autogen"
+    expect(variable(overview, "rollup_rp")).toMatchObject({
+      type: "query",
+      query: "SHOW RETENTION POLICIES",
+      regex: "/^(rollups|autogen)$/",
+      sort: 2,
+      hide: 2,
+      current: { text: "rollups", value: "rollups" },
+    });
+    // $tz: the zones found in the daily rollups, UTC when it is one of them
+    expect(variable(overview, "tz")).toMatchObject({
+      type: "query",
+      query: 'SHOW TAG VALUES FROM "$rollup_rp"."rollup_day" WITH KEY = "tz"',
+      current: { text: "UTC", value: "UTC" },
+    });
     expect(customOptions(overview, "currency").length).toBeGreaterThan(0);
+    // every query of a rollup reads it where $rollup_rp says
+    const rollups = dashboards.flatMap(({ model }) =>
+      dashboardQueries(model).filter((q) => /rollup_(day|hour)/.test(q.query)),
+    );
+    expect(rollups.length).toBeGreaterThan(20);
+    for (const q of rollups) {
+      expect({ q: label(q), from: /"\$rollup_rp"\."rollup_(day|hour)"/.test(q.query) }).toEqual({
+        q: label(q),
+        from: true,
+      });
+    }
     const problems: string[] = [];
     for (const panel of allPanels(overview)) {
       if (panel.type === "row") continue;
@@ -284,7 +345,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       untilS: number,
     ): string {
       return panelQuery(byUid("energy-overview").model, title, refId, {
-        variables: { device: DEVICE, tz: "UTC", ...vars },
+        variables: { device: DEVICE, tz: "UTC", rollup_rp: "autogen", ...vars },
         fromIso: isoOf(fromS),
         toIso: isoOf(untilS),
         interval: "15m",
@@ -410,6 +471,59 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         expect(row[7]).toBe("");
       }
     });
+
+    describe("the same fleet with its rollups in a retention policy of their own (ROLLUP_BUCKET)", () => {
+      let own: FilledInfluxd;
+      beforeAll(async () => {
+        own = await fillFromSimulator("dashboards_own_rp", { rollupPolicy: "rollups" });
+      });
+      afterAll(async () => {
+        await own?.close();
+      });
+
+      it("$rollup_rp finds them there, $tz their zones, and none are beside the raw points", async () => {
+        const resolved = await overviewVariables(own, DEVICE);
+        expect(resolved).toEqual({ rollupPolicy: "rollups", zones: [...FILL_ZONES].sort() });
+        for (const m of ["rollup_day", "rollup_hour"]) {
+          expect(await own.db.series(`SELECT count("increase") FROM "autogen"."${m}"`)).toEqual([]);
+          const [count] = await own.db.series(`SELECT count("increase") FROM "rollups"."${m}"`);
+          expect(Number(count?.values[0]?.[1])).toBeGreaterThan(100);
+        }
+      });
+
+      it.each([
+        ["hybrid-site-01", DEVICE],
+        ["All", undefined],
+      ])(
+        "%s: every energy panel reads them and shows what it shows beside the raw points, in every tz",
+        async (_shown, device) => {
+          const devices = device ?? own.sim.fleet.deviceIds();
+          const rollupQueries = dashboardQueries(byUid("energy-overview").model).filter(
+            (q) => q.source === "panel" && queriedMeasurement(q.query) === "rollup_day",
+          );
+          expect(rollupQueries.length).toBeGreaterThan(15);
+          const text = (q: DashboardQuery, tz: string, policy: string): string =>
+            interpolateQuery(q.query, {
+              variables: { device: devices, tz, rollup_rp: policy },
+              fromIso: isoOf(SYNCED_FROM_S),
+              toIso: isoOf(toS),
+              interval: "15m",
+            });
+          for (const tz of FILL_ZONES) {
+            for (const q of rollupQueries) {
+              const there = await own.db.series(text(q, tz, "rollups"));
+              expect({ q: label(q), tz, rows: there.some((x) => x.values.length > 0) }).toEqual({
+                q: label(q),
+                tz,
+                rows: true,
+              });
+              // the same fleet, clock and rollups, only elsewhere: the same rows
+              expect(there).toEqual(await series(text(q, tz, "autogen")));
+            }
+          }
+        },
+      );
+    });
   });
   describe("on a second installation whose devices list only the spec's value names (influxd)", () => {
     let filled: FilledInfluxd;
@@ -483,7 +597,8 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
         (x) => x.title === "Energy per day ($tz)" && x.refId === "A",
       );
       const text = interpolateQuery(q?.query ?? "", {
-        variables: { device: DEVICE, tz },
+        // the rollups beside the raw points: runAll checks that $rollup_rp is autogen here
+        variables: { device: DEVICE, tz, rollup_rp: "autogen" },
         fromIso: isoOf(fromS),
         toIso: isoOf(untilS),
         interval: "15m",
@@ -533,7 +648,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       );
       const fromS = fullDays[0] ?? 0;
       const text = interpolateQuery(q?.query ?? "", {
-        variables: { device: DEVICE, tz: "UTC" },
+        variables: { device: DEVICE, tz: "UTC", rollup_rp: "autogen" },
         fromIso: isoOf(fromS),
         // the two whole days: their daily rollups (the 15th's starts at the range's end)
         toIso: isoOf(fromS + 2 * DAY_S - 1),

@@ -8,7 +8,9 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator, SimulatorOptions } from "../../src/simulator/server.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
+import { queriedMeasurement } from "../support/dashboard-queries.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { influxql } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
@@ -19,6 +21,17 @@ export const SYNCED_FROM_S = NOW_MS / 1000 - 3 * DAY_S;
 
 export const isoOf = (s: number): string => new Date(s * 1000).toISOString();
 
+/** ROLLUP_TIME_ZONES of the fill: the zones the tests choose as $tz. */
+export const FILL_ZONES = [
+  "UTC",
+  "Europe/Berlin",
+  "Europe/London",
+  "America/New_York",
+  "Africa/Nairobi",
+  "Asia/Kolkata",
+  "Australia/Sydney",
+];
+
 export interface FilledInfluxd {
   readonly sim: Simulator;
   readonly db: TestInfluxDb;
@@ -26,6 +39,15 @@ export interface FilledInfluxd {
   /** The end of the data (the second sync's time), epoch s. */
   readonly toS: number;
   close(): Promise<void>;
+}
+
+/** What {@link fillFromSimulator} fills. */
+export interface FillOptions extends Pick<SimulatorOptions, "catalog"> {
+  /**
+   * A retention policy of the database (made with InfluxQL, shard groups of 52 weeks) that the
+   * rollups go to (ROLLUP_BUCKET); none: beside the raw points.
+   */
+  readonly rollupPolicy?: string;
 }
 
 /**
@@ -37,19 +59,26 @@ export interface FilledInfluxd {
  */
 export async function fillFromSimulator(
   prefix: string,
-  options: Pick<SimulatorOptions, "catalog"> = {},
+  { rollupPolicy, ...options }: FillOptions = {},
 ): Promise<FilledInfluxd> {
   const clock = new ManualClock(NOW_MS);
   const sim = await startTestSimulator({ now: clock.now, resolutionS: 300, ...options });
   const db = await createTestInfluxDb(prefix);
+  if (rollupPolicy !== undefined) {
+    await influxql(
+      db.rawUrl,
+      db.bucket,
+      `CREATE RETENTION POLICY "${rollupPolicy}" ON "${db.bucket}" DURATION INF REPLICATION 1 SHARD DURATION 52w`,
+    );
+  }
   const { pipeline } = await openTestPipeline(
     pipelineEnv(sim, db, tempStateDb(), {
       SYNC_START: "P3D",
       LOG_LEVEL: "warn",
       // the zones the tests choose as $tz: the energy panels read their daily rollups
-      ROLLUP_TIME_ZONES:
-        "UTC,Europe/Berlin,Europe/London,America/New_York,Africa/Nairobi,Asia/Kolkata,Australia/Sydney",
+      ROLLUP_TIME_ZONES: FILL_ZONES.join(","),
       CATALOG_REFRESH: "PT5M",
+      ...(rollupPolicy === undefined ? {} : { ROLLUP_BUCKET: `${db.bucket}/${rollupPolicy}` }),
     }),
     () => new Date(clock.now()),
   );
@@ -107,7 +136,7 @@ export function influxRegex(body: string): RegExp {
  * pipeline's own measurements (`etl_…`) always apply.
  */
 export function queryApplies(query: string, values: readonly StoredValue[]): boolean {
-  const named = /\bFROM\s+"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
+  const named = queriedMeasurement(query);
   if (named?.startsWith("etl_")) return true;
   const regex = /\bFROM\s+\/((?:\\.|[^\\/\n])*)\//i.exec(query)?.[1];
   const unit = /"unit"\s*=\s*'([^']*)'/.exec(query)?.[1];

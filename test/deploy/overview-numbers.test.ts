@@ -4,8 +4,8 @@
  * totals, fuel units, alarm events; and the example queries of docs/schema.md.
  */
 import { readFileSync } from "node:fs";
-import { DAY_MEASUREMENT } from "../../src/rollups/day-increases.js";
 import { recomputeRollups } from "../../src/rollups/recompute.js";
+import { DAY_MEASUREMENT } from "../../src/rollups/rollup-lines.js";
 import { createFleet } from "../../src/simulator/model/fleet.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
@@ -85,7 +85,8 @@ function alarmEvents(
 }
 
 /** The overview's daily-reset query: tag-driven, one series per counter. */
-const DAILY_RESET = /FROM "rollup_day" WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
+const DAILY_RESET =
+  /FROM "[^"]+"\."rollup_day" WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
 
 /** The counter a rollup query reads (its `measurement` tag); undefined when it selects by tags. */
 const rolledMeasurement = (q: string): string | undefined =>
@@ -94,7 +95,9 @@ const rolledMeasurement = (q: string): string | undefined =>
 describe("The energy overview's numbers (grafana/dashboards/overview.json)", () => {
   it("the overview's energy panels read the daily rollups: per $tz day, per month and year of $tz, daily-reset counters by their type tag", () => {
     const queries = dashboardQueries(overview).map((q) => q.query);
-    const rolled = queries.filter((q) => queriedMeasurement(q) === DAY_MEASUREMENT);
+    const rolled = dashboardQueries(overview)
+      .filter((q) => q.source === "panel" && queriedMeasurement(q.query) === DAY_MEASUREMENT)
+      .map((q) => q.query);
     const perDay = rolled.filter((q) => /GROUP BY time\(1d\), "device_id" fill\(none\)/.test(q));
     const daily = rolled.filter((q) => DAILY_RESET.test(q));
     const periods = rolled.filter((q) => /"(month|year)" = /.test(q));
@@ -166,7 +169,8 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       interval = "15m",
     ): string {
       return panelQuery(overview, title, refId, {
-        variables: { device: DEVICE, tz: "UTC", ...vars },
+        // the rollups beside the raw points (test/deploy/dashboards.test.ts resolves $rollup_rp)
+        variables: { device: DEVICE, tz: "UTC", rollup_rp: "autogen", ...vars },
         fromIso: isoOf(fromS),
         toIso: isoOf(untilS),
         interval,

@@ -3,10 +3,12 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
 import { CoalescingSink } from "../../src/influx/coalescing-sink.js";
-import { createPointSink } from "../../src/influx/create-sink.js";
+import { createPointSink, openRollupSink } from "../../src/influx/create-sink.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
+import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
+import { influxql } from "../support/influxd.js";
 import { captureLogger } from "../support/log-capture.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -84,5 +86,60 @@ describe("createPointSink", () => {
     await expect(createPointSink(config, logger)).rejects.toThrow(
       /^InfluxDB refused the token \(HTTP 401\)/,
     );
+  });
+});
+
+describe("openRollupSink", () => {
+  const { logger } = captureLogger();
+
+  it("opens none unless ROLLUP_BUCKET is set, the rollups on and the points go to InfluxDB", async () => {
+    const base = { INFLUX_URL: "http://127.0.0.1:1", INFLUX_BUCKET: "energy" };
+    for (const env of [
+      base,
+      { ...base, ROLLUP_BUCKET: "energy/rollups", ROLLUPS: "false" },
+      { ...base, ROLLUP_BUCKET: "energy/rollups", INFLUX_URL: "" },
+    ]) {
+      expect(await openRollupSink(loadConfig({ env }), logger)).toBeUndefined();
+    }
+  });
+
+  it("writes into ROLLUP_BUCKET's retention policy; once the policy is gone a write fails for good, naming ROLLUP_BUCKET", async () => {
+    const db = await createTestInfluxDb("rollup_sink");
+    await influxql(
+      db.rawUrl,
+      db.bucket,
+      `CREATE RETENTION POLICY "rollups" ON "${db.bucket}" DURATION INF REPLICATION 1 SHARD DURATION 52w`,
+    );
+    const config = loadConfig({
+      env: {
+        INFLUX_URL: db.url,
+        INFLUX_TOKEN: db.token,
+        INFLUX_ORG: db.org,
+        INFLUX_BUCKET: db.bucket,
+        ROLLUP_BUCKET: `${db.bucket}/rollups`,
+        INFLUX_RETRIES: "0",
+      },
+    });
+    const sink = await openRollupSink(config, logger);
+    if (sink === undefined) throw new Error("no rollup sink");
+    expect(sink).toBeInstanceOf(CoalescingSink);
+    expect(sink.target).toBe(`InfluxDB ${db.url} bucket ${db.bucket}/rollups`);
+    const line = "rollup_day,tz=UTC increase=1.5 1700000000";
+    await expect(sink.write(lineBatch([line]), { now: true })).resolves.toEqual({
+      written: 1,
+      rejected: [],
+    });
+    expect(await db.series('SELECT * FROM "rollups"."rollup_day"')).toHaveLength(1);
+    expect(await db.series('SELECT * FROM "autogen"."rollup_day"')).toEqual([]);
+
+    await influxql(db.rawUrl, db.bucket, `DROP RETENTION POLICY "rollups" ON "${db.bucket}"`);
+    const refused = sink.write(lineBatch([line]), { now: true });
+    await expect(refused).rejects.toThrow(
+      `InfluxDB has no bucket ${db.bucket}/rollups (HTTP 500: retention policy not found: ` +
+        "rollups): create it or fix ROLLUP_BUCKET and INFLUX_ORG",
+    );
+    await expect(refused).rejects.toMatchObject({ code: "bucket_not_found", fatal: true });
+    await expect(refused).rejects.toBeInstanceOf(InfluxWriteError);
+    await sink.close();
   });
 });

@@ -41,6 +41,12 @@ export interface DashboardVariable {
   readonly multi?: boolean;
   /** What "All" stands for when set; otherwise every option, as `(a|b|c)`. */
   readonly allValue?: string;
+  /** A query variable's filter of its values (`/^(a|b)$/`; a capture group is the value). */
+  readonly regex?: string;
+  /** How a query variable's values are sorted: 0 as answered, 1 A-Z, 2 Z-A. */
+  readonly sort?: number;
+  /** 2: hidden. */
+  readonly hide?: number;
 }
 
 export interface Dashboard {
@@ -215,7 +221,87 @@ export function unresolvedVariables(query: string): string[] {
   return query.match(/\$\{?[A-Za-z_][A-Za-z0-9_]*|\[\[[^\]]+\]\]/g) ?? [];
 }
 
-/** The measurement a query reads when it names one (`FROM "name"`); undefined for regexes. */
+/**
+ * The measurement a query reads when it names one (`FROM "name"`, `FROM "policy"."name"`);
+ * undefined for regexes.
+ */
 export function queriedMeasurement(query: string): string | undefined {
-  return /\bFROM\s+"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
+  return /\bFROM\s+(?:"(?:[^"\\]|\\.)*"\.)?"((?:[^"\\]|\\.)*)"/i.exec(query)?.[1];
+}
+
+/** The rows of an InfluxQL answer a variable query reads (the tests' influxd series). */
+export interface AnsweredSeries {
+  readonly columns: readonly string[];
+  readonly values: readonly (readonly unknown[])[];
+}
+
+/**
+ * A query variable's options from its query's answer, as Grafana's InfluxDB data source lists
+ * them (its ResponseParser): SHOW RETENTION POLICIES the first column, the database's default
+ * policy first; other queries the second column when there is one (SHOW TAG VALUES: the value),
+ * else the first; each once. Then the variable's regex (a capture group is the value) and its
+ * sort (0 as answered, 1 A-Z, 2 Z-A; others are not used by the dashboards and throw).
+ */
+export function variableOptions(v: DashboardVariable, answer: readonly AnsweredSeries[]): string[] {
+  const policies = /show retention policies/i.test(variableQuery(v) ?? "");
+  let found: string[] = [];
+  for (const series of answer) {
+    for (const row of series.values) {
+      const value = String(policies ? row[0] : (row[1] ?? row[0]));
+      if (found.includes(value)) continue;
+      found = policies && row.at(-1) === true ? [value, ...found] : [...found, value];
+    }
+  }
+  const regex = /^\/(.*)\/([a-z]*)$/.exec(v.regex ?? "");
+  if (regex) {
+    const re = new RegExp(regex[1] ?? "", regex[2]);
+    found = found.flatMap((text) => {
+      const m = re.exec(text);
+      return m === null ? [] : [m[1] ?? m[0]];
+    });
+  }
+  const sort = v.sort ?? 0;
+  if (sort === 0) return found;
+  if (sort !== 1 && sort !== 2)
+    throw new Error(`variable ${v.name}: sort ${sort} is not simulated`);
+  const sorted = [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return sort === 1 ? sorted : sorted.reverse();
+}
+
+/** The option Grafana selects on load: the saved current value when it is an option, else the first. */
+export function selectedOption(
+  v: DashboardVariable,
+  options: readonly string[],
+): string | undefined {
+  const current = (v.current as { value?: unknown } | undefined)?.value;
+  return typeof current === "string" && options.includes(current) ? current : options[0];
+}
+
+/** A query variable as Grafana resolves it on a database: its options and the one selected. */
+export interface ResolvedVariable {
+  readonly options: readonly string[];
+  readonly selected: string | undefined;
+}
+
+/**
+ * Every single-value query variable of a dashboard resolved as Grafana does on load: in the
+ * dashboard's order, each query with the variables before it (and `given`) substituted, run by
+ * `run` (the tests' influxd). Multi-value variables (`device`) are left to the caller (`given`).
+ */
+export async function resolveQueryVariables(
+  model: Dashboard,
+  run: (query: string) => Promise<readonly AnsweredSeries[]>,
+  ctx: QueryContext,
+): Promise<Map<string, ResolvedVariable>> {
+  const resolved = new Map<string, ResolvedVariable>();
+  const variables: Record<string, VariableValue> = { ...ctx.variables };
+  for (const v of model.templating?.list ?? []) {
+    if (v.type !== "query" || v.multi || v.name === undefined) continue;
+    const query = interpolateQuery(variableQuery(v) ?? "", { ...ctx, variables });
+    const options = variableOptions(v, await run(query));
+    const selected = selectedOption(v, options);
+    resolved.set(v.name, { options, selected });
+    if (selected !== undefined) variables[v.name] = selected;
+  }
+  return resolved;
 }

@@ -4,7 +4,8 @@ import { createContext } from "../context.js";
 import { apiChecks } from "../doctor/api-checks.js";
 import { bounded, type CheckResult, failure, scrubbed } from "../doctor/check.js";
 import { demoChecks } from "../doctor/demo-checks.js";
-import { influxChecks } from "../doctor/influx-checks.js";
+import { influxChecks, REACHABLE } from "../doctor/influx-checks.js";
+import { rollupChecks } from "../doctor/rollup-checks.js";
 import { diskCheck, stateChecks } from "../doctor/state-checks.js";
 import { type CliIo, ExitStatus, writeLine } from "../io.js";
 
@@ -23,13 +24,15 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     .command("doctor")
     .description(
       "check the setup: the API (reachable, credentials, devices), InfluxDB (reachable, write, " +
-        "retention), the state database, the clock, free disk, demo defaults still in use",
+        "retention, where the rollups live), the state database, the clock, free disk, demo " +
+        "defaults still in use",
     )
     .option("--json", "print the checks as a JSON array of {check, status, detail, fix}")
     .addHelpText(
       "after",
       "\nExit code 0 when no check failed (warnings allowed), 1 when one did.\n" +
-        "It writes one point to measurement energy_etl_doctor and deletes it again.\n",
+        "It writes one point to measurement energy_etl_doctor (and one to ROLLUP_BUCKET when set) " +
+        "and deletes it again.\n",
     )
     .action(async (opts: { json?: boolean }, command: Command) => {
       const results = (await runChecks(command, io)).map(scrubbed);
@@ -68,11 +71,16 @@ async function runChecks(command: Command, io: CliIo): Promise<CheckResult[]> {
   const { config, logger } = context;
   // the API: the base URL, then a token and the device list, one attempt each
   const apiMs = 3 * config.api.timeoutMs * 2 + SLACK_MS;
-  // InfluxDB: health (and ping), write, delete (and DROP), buckets (and SHOW RETENTION POLICIES)
-  const influxMs = 8 * config.influx.timeoutMs + SLACK_MS;
+  // InfluxDB: health (and ping), write, delete (and DROP), buckets (and SHOW RETENTION POLICIES);
+  // the rollups' bucket: write, delete (and DROP), buckets (and SHOW RETENTION POLICIES)
+  const influxMs = 13 * config.influx.timeoutMs + SLACK_MS;
   const groups = await Promise.all([
     bounded("API", apiMs, () => apiChecks(config, logger)),
-    bounded("InfluxDB", influxMs, () => influxChecks(config)),
+    bounded("InfluxDB", influxMs, async () => {
+      const checks = await influxChecks(config);
+      const reachable = checks.some((c) => c.check === REACHABLE && c.status !== "failure");
+      return [...checks, ...(await rollupChecks(config, reachable))];
+    }),
     bounded("state DB", SLACK_MS * 3, async () => stateChecks(config)),
     bounded("free disk", SLACK_MS, async () => [diskCheck(config)]),
     bounded("demo defaults", SLACK_MS, async () => demoChecks(config)),

@@ -55,7 +55,7 @@ export function demoChecks(config: Config): CheckResult[] {
     demo(
       "INFLUX_TOKEN",
       "the demo InfluxDB token of docker-compose.yml is set",
-      "set INFLUX_TOKEN to a token of your InfluxDB with write access to the bucket",
+      "set INFLUX_TOKEN to a token of your InfluxDB that reads and writes its buckets",
     );
   }
   return found.length > 0 ? found : [ok("demo defaults", "none in use")];

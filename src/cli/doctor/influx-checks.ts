@@ -5,17 +5,26 @@ import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-err
 import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
 
-const REACHABLE = "InfluxDB reachable";
+/** The first InfluxDB check: the others are not made when it fails. */
+export const REACHABLE = "InfluxDB reachable";
 const WRITE = "InfluxDB write";
 const RETENTION = "InfluxDB retention";
 const RETENTION_FIX =
-  "check the retention with a token that may read it (a write-only INFLUX_TOKEN may not): it " +
+  "give INFLUX_TOKEN read access too (the rollups and audit read with InfluxQL); the retention " +
   "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
 export const SCRATCH_MEASUREMENT = "energy_etl_doctor";
 
-type Influx = Config["influx"];
+export type Influx = Config["influx"];
+
+/** A bucket doctor writes its scratch point to: the check's name, what to do when it is missing. */
+export interface WriteTarget {
+  readonly bucket: string;
+  readonly check: string;
+  /** What to do when InfluxDB has no such bucket. */
+  readonly missingFix: string;
+}
 
 /**
  * Where points go. With INFLUX_URL: InfluxDB answers, the token can write the bucket (one point
@@ -46,10 +55,17 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
     const why = "InfluxDB is not reachable";
     return [reachable, notChecked(WRITE, why, REACHABLE), notChecked(RETENTION, why, REACHABLE)];
   }
-  return [reachable, await writeCheck(influx), await retentionCheck(influx)];
+  const raw: WriteTarget = {
+    bucket: influx.bucket,
+    check: WRITE,
+    missingFix:
+      "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
+  };
+  return [reachable, await writeCheck(influx, raw), await retentionCheck(influx)];
 }
 
-function request(
+/** One request to InfluxDB with INFLUX_TOKEN, bounded by INFLUX_TIMEOUT_MS. */
+export function request(
   influx: Influx,
   path: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string } = {},
@@ -106,12 +122,13 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
 }
 
 /**
- * Writes one point to the scratch measurement and deletes it again. A 404 is told apart by the
- * answer's own version header: InfluxDB 1.x before 1.8 has no such endpoint; anything else (a
- * proxy that adds it, as the tests' does, included) has no such bucket.
+ * Writes one point to the scratch measurement of `target` and deletes it again. A 404 is told
+ * apart by the answer's own version header: InfluxDB 1.x before 1.8 has no such endpoint; anything
+ * else (a proxy that adds it, as the tests' does, included) has no such bucket, as has InfluxDB
+ * 1.8 when it answers `retention policy not found`.
  */
-async function writeCheck(influx: Influx): Promise<CheckResult> {
-  const { bucket } = influx;
+export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
+  const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);
   const query = new URLSearchParams({ org: influx.org, bucket, precision: "s" });
   const answer = await request(influx, `/api/v2/write?${query}`, {
@@ -121,7 +138,7 @@ async function writeCheck(influx: Influx): Promise<CheckResult> {
   });
   if (answer.kind === "problem") {
     return failure(
-      WRITE,
+      check,
       `the write to bucket ${bucket} got no answer (${answer.message})`,
       "check INFLUX_URL and that InfluxDB is running; raise INFLUX_TIMEOUT_MS if it is only slow",
     );
@@ -130,34 +147,30 @@ async function writeCheck(influx: Influx): Promise<CheckResult> {
   const said = `HTTP ${status}: ${bodyMessage(answer.body)}`;
   if (status === 401 || status === 403) {
     return failure(
-      WRITE,
+      check,
       `token cannot write bucket ${bucket} (${said})`,
-      `set INFLUX_TOKEN to a token with write access to bucket ${bucket} ` +
-        "(InfluxDB 2.x: `influx auth create --write-bucket BUCKET_ID`)",
+      `set INFLUX_TOKEN to a token with read and write access to bucket ${bucket} ` +
+        "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)",
     );
   }
   const server = answer.header("x-influxdb-version");
   if (status === 404 && server !== undefined && lacksV2Write(server)) {
-    return failure(WRITE, noV2Write(server, said), NO_V2_WRITE_FIX);
+    return failure(check, noV2Write(server, said), NO_V2_WRITE_FIX);
   }
-  if (status === 404) {
-    return failure(
-      WRITE,
-      `InfluxDB has no bucket ${bucket} (${said})`,
-      "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
-    );
+  if (status === 404 || (status === 500 && /retention policy not found/i.test(answer.body))) {
+    return failure(check, `InfluxDB has no bucket ${bucket} (${said})`, target.missingFix);
   }
   if (status < 200 || status > 299) {
     return failure(
-      WRITE,
+      check,
       `the write to bucket ${bucket} failed (${said})`,
       "see InfluxDB's log; check that INFLUX_URL points at InfluxDB",
     );
   }
   const wrote = `token can write bucket ${bucket} (wrote one point to ${SCRATCH_MEASUREMENT}`;
-  const deleted = await deleteScratch(influx, nowS);
+  const deleted = await deleteScratch(influx, bucket, nowS);
   return ok(
-    WRITE,
+    check,
     deleted.done
       ? `${wrote}, deleted it with ${deleted.how})`
       : `${wrote}; could not delete it: ${deleted.how})`,
@@ -176,7 +189,7 @@ const influxqlBody = z.object({
 });
 
 /** InfluxQL over /query (1.x natively, 2.x/3.x through their v1 API), as one result. */
-async function influxql(
+export async function influxql(
   influx: Influx,
   q: string,
   method: "GET" | "POST",
@@ -197,8 +210,12 @@ async function influxql(
 }
 
 /** The v2 delete API, else InfluxQL DROP MEASUREMENT (InfluxDB 1.x). */
-async function deleteScratch(influx: Influx, atS: number): Promise<{ done: boolean; how: string }> {
-  const query = new URLSearchParams({ org: influx.org, bucket: influx.bucket });
+async function deleteScratch(
+  influx: Influx,
+  bucket: string,
+  atS: number,
+): Promise<{ done: boolean; how: string }> {
+  const query = new URLSearchParams({ org: influx.org, bucket });
   const answer = await request(influx, `/api/v2/delete?${query}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -228,14 +245,36 @@ const bucketsBody = z.object({
   buckets: z.array(
     z.object({
       name: z.string(),
-      retentionRules: z.array(z.object({ everySeconds: z.number() })).optional(),
+      retentionRules: z
+        .array(
+          z.object({
+            everySeconds: z.number(),
+            shardGroupDurationSeconds: z.number().optional(),
+          }),
+        )
+        .optional(),
     }),
   ),
 });
 
-/** How long the bucket keeps data: /api/v2/buckets, else InfluxQL SHOW RETENTION POLICIES. */
-async function retentionCheck(influx: Influx): Promise<CheckResult> {
-  const { bucket } = influx;
+/** How long a bucket keeps its data and how long its shard groups are (when InfluxDB says). */
+export interface BucketPolicy {
+  /** `bucket energy` (InfluxDB 2.x) or `retention policy autogen` (1.x). */
+  readonly name: string;
+  /** 0: forever. */
+  readonly everyS: number;
+  readonly shardS?: number;
+}
+
+/**
+ * A bucket's retention and shard group duration: /api/v2/buckets (2.x), else InfluxQL SHOW
+ * RETENTION POLICIES (1.x: `bucket`'s retention policy, or the database's default); why not,
+ * when neither says.
+ */
+export async function readPolicy(
+  influx: Influx,
+  bucket: string,
+): Promise<BucketPolicy | { unreadable: string }> {
   const query = new URLSearchParams({ name: bucket });
   if (influx.org !== "") query.set("org", influx.org);
   const answer = await request(influx, `/api/v2/buckets?${query}`);
@@ -244,11 +283,13 @@ async function retentionCheck(influx: Influx): Promise<CheckResult> {
       const found = bucketsBody
         .parse(JSON.parse(answer.body))
         .buckets.find((b) => b.name === bucket);
-      if (!found) return unreadable(`/api/v2/buckets does not list bucket ${bucket}`);
-      const everyS = found.retentionRules?.[0]?.everySeconds ?? 0;
-      return ok(RETENTION, `bucket ${bucket} ${keeps(everyS)}`);
+      if (!found) return { unreadable: `/api/v2/buckets does not list bucket ${bucket}` };
+      const rule = found.retentionRules?.[0];
+      const shardS = rule?.shardGroupDurationSeconds;
+      const policy = { name: `bucket ${bucket}`, everyS: rule?.everySeconds ?? 0 };
+      return shardS === undefined ? policy : { ...policy, shardS };
     } catch {
-      return unreadable("an unexpected answer from /api/v2/buckets");
+      return { unreadable: "an unexpected answer from /api/v2/buckets" };
     }
   }
   const v2 =
@@ -256,19 +297,31 @@ async function retentionCheck(influx: Influx): Promise<CheckResult> {
       ? answer.message
       : `HTTP ${answer.status} on /api/v2/buckets: ${bodyMessage(answer.body)}`;
   const policies = await influxql(influx, "SHOW RETENTION POLICIES", "GET");
-  if (typeof policies === "string") return unreadable(`${v2}; ${policies}`);
+  if (typeof policies === "string") return { unreadable: `${v2}; ${policies}` };
   const [, rp] = bucket.split("/");
   const series = policies.series?.[0];
   const column = (name: string): number => series?.columns.indexOf(name) ?? -1;
   const row = series?.values.find((v) =>
     rp ? v[column("name")] === rp : v[column("default")] === true,
   );
-  const duration = row?.[column("duration")];
-  const seconds = typeof duration === "string" ? durationSeconds(duration) : undefined;
-  if (!row || seconds === undefined) {
-    return unreadable(`no retention policy ${rp ?? "(default)"} found`);
+  const seconds = (name: string): number | undefined => {
+    const text = row?.[column(name)];
+    return typeof text === "string" ? durationSeconds(text) : undefined;
+  };
+  const everyS = seconds("duration");
+  if (!row || everyS === undefined) {
+    return { unreadable: `no retention policy ${rp ?? "(default)"} found` };
   }
-  return ok(RETENTION, `retention policy ${String(row[column("name")])} ${keeps(seconds)}`);
+  const shardS = seconds("shardGroupDuration");
+  const policy = { name: `retention policy ${String(row[column("name")])}`, everyS };
+  return shardS === undefined ? policy : { ...policy, shardS };
+}
+
+/** How long the bucket keeps data ({@link readPolicy}). */
+async function retentionCheck(influx: Influx): Promise<CheckResult> {
+  const policy = await readPolicy(influx, influx.bucket);
+  if ("unreadable" in policy) return unreadable(policy.unreadable);
+  return ok(RETENTION, `${policy.name} ${keeps(policy.everyS)}`);
 }
 
 /** The retention could not be read (`why`): a warning, since nothing was checked. */
@@ -276,18 +329,20 @@ function unreadable(why: string): CheckResult {
   return warning(RETENTION, `not readable (${why})`, RETENTION_FIX);
 }
 
-function keeps(everyS: number): string {
+/** `keeps data forever`, `keeps data for 90 d`. */
+export function keeps(everyS: number): string {
   return everyS === 0 ? "keeps data forever" : `keeps data for ${formatRetention(everyS)}`;
 }
 
-function formatRetention(totalS: number): string {
+/** Seconds as `364 d`, `36 h`, `90 s`. */
+export function formatRetention(totalS: number): string {
   if (totalS % 86_400 === 0) return `${totalS / 86_400} d`;
   if (totalS % 3600 === 0) return `${totalS / 3600} h`;
   return `${totalS} s`;
 }
 
 /** InfluxQL's duration (`168h0m0s`, `0s`) in seconds. */
-function durationSeconds(text: string): number | undefined {
+export function durationSeconds(text: string): number | undefined {
   const units: Record<string, number> = { w: 604_800, d: 86_400, h: 3600, m: 60, s: 1 };
   let total = 0;
   let rest = text;

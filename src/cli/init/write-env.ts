@@ -26,6 +26,7 @@ export interface EnvValues {
   readonly INFLUX_TOKEN: string;
   readonly INFLUX_ORG: string;
   readonly INFLUX_BUCKET: string;
+  readonly ROLLUP_BUCKET: string;
   readonly GRAFANA_ADMIN_USER: string;
   readonly GRAFANA_ADMIN_PASSWORD: string;
 }
@@ -50,6 +51,8 @@ export function renderEnvFile(values: EnvValues, now = new Date()): string {
     line("INFLUX_TOKEN"),
     line("INFLUX_ORG"),
     line("INFLUX_BUCKET"),
+    "# The rollups' bucket: influx-init creates it (when missing) at every start.",
+    line("ROLLUP_BUCKET"),
     line("GRAFANA_ADMIN_USER"),
     line("GRAFANA_ADMIN_PASSWORD"),
     "",
@@ -75,6 +78,7 @@ export function envValuesOf(input: InitInput): EnvValues {
     INFLUX_TOKEN: randomSecret(),
     INFLUX_ORG: "energy",
     INFLUX_BUCKET: "energy",
+    ROLLUP_BUCKET: "energy/rollups",
     GRAFANA_ADMIN_USER: "admin",
     GRAFANA_ADMIN_PASSWORD: randomSecret(),
   };

@@ -1,0 +1,109 @@
+/**
+ * Where the rollups live (ROLLUP_BUCKET): beside the raw points, where a year of daily energy
+ * reads every shard group of the raw points' year (a warning), or in a bucket of their own, which
+ * must take writes and should have shard groups of about a year.
+ */
+
+import { databaseAndPolicy } from "../../config/values.js";
+import type { Config } from "../../config.js";
+import { type CheckResult, notChecked, ok, warning } from "./check.js";
+import {
+  type BucketPolicy,
+  formatRetention,
+  type Influx,
+  keeps,
+  REACHABLE,
+  readPolicy,
+  writeCheck,
+} from "./influx-checks.js";
+
+export const ROLLUPS = "InfluxDB rollups";
+const ROLLUPS_WRITE = "InfluxDB rollups write";
+const DAY_S = 86_400;
+/** Shard groups this long or longer (52 weeks) hold a year of daily rollups in one or two. */
+const YEAR_SHARDS_S = 364 * DAY_S;
+
+/**
+ * The commands that give the rollups of `database` a home `database/policy` with infinite
+ * retention and year-long shard groups, on InfluxDB 1.8, 2.x (`influx bucket create` cannot set
+ * both on one bucket, influxdata/influx-cli#524: `update` does) and 3 (no shard groups).
+ */
+export function rollupHomeCommands(database: string, policy: string): string {
+  return (
+    `InfluxDB 1.8: CREATE RETENTION POLICY "${policy}" ON "${database}" DURATION INF ` +
+    "REPLICATION 1 SHARD DURATION 52w; " +
+    `2.x: influx bucket create --name ${database}/${policy} --retention 0, then influx bucket ` +
+    "update --id <its ID> --retention 0 --shard-group-duration 8760h; " +
+    `3: influxdb3 create database ${database}/${policy}`
+  );
+}
+
+/**
+ * With rollups written to InfluxDB: without ROLLUP_BUCKET a warning with the commands to give
+ * them a home; with it, the write check on that bucket and its shard group duration.
+ */
+export async function rollupChecks(config: Config, reachable: boolean): Promise<CheckResult[]> {
+  const { influx, rollups } = config;
+  if (!rollups.enabled || influx.url === "") return [];
+  if (!reachable) return [notChecked(ROLLUPS, "InfluxDB is not reachable", REACHABLE)];
+  const { database } = databaseAndPolicy(influx.bucket);
+  if (rollups.bucket === "") {
+    return [
+      warning(
+        ROLLUPS,
+        `beside the raw points in bucket ${influx.bucket}: a year of daily energy reads every ` +
+          "shard group of the raw points' year (a week each by default)",
+        "give them a bucket of their own with year-long shard groups " +
+          `(${rollupHomeCommands(database, "rollups")}), set ROLLUP_BUCKET=${database}/rollups ` +
+          "and write their history there (energy-etl rollups --from <the first day>)",
+      ),
+    ];
+  }
+  const policy = databaseAndPolicy(rollups.bucket).retentionPolicy ?? "";
+  const write = await writeCheck(influx, {
+    bucket: rollups.bucket,
+    check: ROLLUPS_WRITE,
+    missingFix: `create it (${rollupHomeCommands(database, policy)}), or fix ROLLUP_BUCKET`,
+  });
+  if (write.status === "failure") {
+    return [write, notChecked(ROLLUPS, `bucket ${rollups.bucket} takes no writes`, ROLLUPS_WRITE)];
+  }
+  return [write, await shardCheck(influx, rollups.bucket, database, policy)];
+}
+
+/** The rollups' bucket: its retention, and shard groups of about a year (else a warning). */
+async function shardCheck(
+  influx: Influx,
+  bucket: string,
+  database: string,
+  policy: string,
+): Promise<CheckResult> {
+  const found = await readPolicy(influx, bucket);
+  if ("unreadable" in found) {
+    return warning(
+      ROLLUPS,
+      `the shard groups of bucket ${bucket} are not readable (${found.unreadable})`,
+      "read them with a token that may read the bucket: they should be about a year long " +
+        "(InfluxDB 3 has none: nothing to do)",
+    );
+  }
+  const kept = `${found.name} ${keeps(found.everyS)}`;
+  if (found.shardS === undefined) return ok(ROLLUPS, `${kept} (no shard group duration given)`);
+  const shards = `in shard groups of ${formatRetention(found.shardS)}`;
+  if (found.shardS >= YEAR_SHARDS_S) return ok(ROLLUPS, `${kept} ${shards}`);
+  const opened = Math.ceil((365 * DAY_S) / found.shardS);
+  return warning(
+    ROLLUPS,
+    `${kept} ${shards}: a year of daily energy reads ${opened} of them`,
+    "make them a year long (InfluxDB 1.8: ALTER RETENTION POLICY " +
+      `"${policy}" ON "${database}" SHARD DURATION 52w; 2.x: influx bucket update --id <its ID> ` +
+      `--retention ${retentionArgument(found)} --shard-group-duration 8760h); shard groups ` +
+      "made afterwards take it",
+  );
+}
+
+/** The retention as `influx bucket update --retention` takes it, so that it stays as it is. */
+function retentionArgument(policy: BucketPolicy): string {
+  if (policy.everyS === 0) return "0";
+  return policy.everyS % DAY_S === 0 ? `${policy.everyS / DAY_S}d` : `${policy.everyS}s`;
+}
