@@ -43,6 +43,12 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   const devices = Array.from({ length: 10 }, (_, i) => `site-${String(i + 1).padStart(2, "0")}`);
   const bucket = `rollupq${days}`;
   await influxql(influxd.rawUrl, "", `CREATE DATABASE "${bucket}"`);
+  // the rollups' own home, as compose and ROLLUP_BUCKET make it: a year per shard group
+  await influxql(
+    influxd.rawUrl,
+    "",
+    `CREATE RETENTION POLICY "rollups" ON "${bucket}" DURATION INF REPLICATION 1 SHARD DURATION 52w`,
+  );
   const toS = Math.floor(Date.UTC(2026, 5, 1) / 1000);
   const fromS = toS - days * DAY_S;
   let points = 0;
@@ -60,7 +66,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   });
   const sink = {
     write: async (batch: LineBatch) => {
-      const res = await fetch(`${influxd.rawUrl}/write?db=${bucket}&precision=s`, {
+      const res = await fetch(`${influxd.rawUrl}/write?db=${bucket}&rp=rollups&precision=s`, {
         method: "POST",
         body: batch.bytes,
       });
@@ -72,7 +78,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   const built = performance.now();
   for (const device of devices) {
     await recomputeRollups(
-      { query, sink, zones: ["UTC"], home: {} },
+      { query, sink, zones: ["UTC"], home: { retentionPolicy: "rollups" } },
       { deviceId: device, resourceId: "all_data", counters },
       fromS,
       toS - 1,
@@ -83,7 +89,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   if (overview === undefined) throw new Error("no energy overview dashboard");
   const range = { fromIso: iso(fromS), toIso: iso(toS - 1), interval: "1d" };
   const fromRollups = panelQuery(overview, "Energy per day ($tz)", "A", {
-    variables: { device: devices, tz: "UTC" },
+    variables: { device: devices, tz: "UTC", rollup_rp: "rollups" },
     ...range,
   });
   const fromRaw =

@@ -32,6 +32,7 @@ const seriesSchema = z.object({
     (v) => Array.isArray(v) && v.every((row) => Array.isArray(row)),
     "values must be an array of rows",
   ),
+  partial: z.boolean().optional(),
 });
 const resultSchema = z.object({
   results: z.array(
@@ -39,6 +40,7 @@ const resultSchema = z.object({
       statement_id: z.number().optional(),
       series: z.array(seriesSchema).optional(),
       error: z.string().optional(),
+      partial: z.boolean().optional(),
     }),
   ),
 });
@@ -102,6 +104,12 @@ export class InfluxQuery {
     const { results } = parsed.data;
     for (const result of results) {
       if (result.error) throw new InfluxQueryError(`InfluxQL failed: ${result.error}`);
+      // cut short by the server (max-row-limit, a capped endpoint): never taken for all of it
+      if (result.partial || result.series?.some((s) => s.partial)) {
+        throw new InfluxQueryError(
+          "InfluxDB cut its answer short (partial: its max-row-limit?): raise the limit",
+        );
+      }
     }
     // callers match results to statements by position: a missing or reordered one must not shift
     const inOrder = results.every((r, i) => r.statement_id === undefined || r.statement_id === i);

@@ -4,6 +4,7 @@ import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
 import { planChunks } from "./plan-chunks.js";
 import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
+import type { RunContext } from "./run-context.js";
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
 export interface BackfillRunResult extends RunResult {
@@ -31,19 +32,11 @@ export async function runBackfillJobs(
     "backfill",
     async (run) => {
       const along = new RollupsAlong(pipeline.rollups, run, () => pipeline.isStopping);
-      for (const job of jobs) {
-        if (pipeline.isStopping) break;
-        const windows = windowsLeft(pipeline, job);
-        const kick: BackfillProgress = {
-          chunkDone: (result, chunk) => {
-            progress?.chunkDone(result, chunk);
-            // a window's rollups once all its value groups are written, not once per group
-            const left = (windows.get(chunk.fromS) ?? 1) - 1;
-            windows.set(chunk.fromS, left);
-            if (left === 0) along.kick(job.deviceId);
-          },
-        };
-        finished.push(await runBackfillJob(pipeline, run, job, kick));
+      try {
+        await runJobs(pipeline, run, jobs, along, finished, progress);
+      } finally {
+        // a pass along the run never outlives it (a fatal error, a stop)
+        await along.settled();
       }
       rollups = await along.finish([...devices]);
     },
@@ -75,4 +68,29 @@ function windowsLeft(pipeline: Pick<Pipeline, "store">, job: BackfillJob): Map<n
     if (!done.has(chunk.index)) left.set(chunk.fromS, (left.get(chunk.fromS) ?? 0) + 1);
   }
   return left;
+}
+
+/** The jobs one after the other, each window's rollups kicked once all its chunks are written. */
+async function runJobs(
+  pipeline: Pipeline,
+  run: RunContext,
+  jobs: readonly BackfillJob[],
+  along: RollupsAlong,
+  finished: BackfillJob[],
+  progress: BackfillProgress | undefined,
+): Promise<void> {
+  for (const job of jobs) {
+    if (pipeline.isStopping) break;
+    const windows = windowsLeft(pipeline, job);
+    const kick: BackfillProgress = {
+      chunkDone: (result, chunk) => {
+        progress?.chunkDone(result, chunk);
+        // a window's rollups once all its value groups are written, not once per group
+        const left = (windows.get(chunk.fromS) ?? 1) - 1;
+        windows.set(chunk.fromS, left);
+        if (left === 0) along.kick(job.deviceId);
+      },
+    };
+    finished.push(await runBackfillJob(pipeline, run, job, kick));
+  }
 }

@@ -94,13 +94,19 @@ export async function readChunk(
   );
   return async () => {
     const tally = answered.value;
-    await tally.lastWrite;
-    // before the chunk is recorded done: a crash after it leaves the mark, and rollups follow
-    const written = tally.points() > 0;
-    if (parts.rollups && written && tally.oldestS !== undefined && tally.newestS !== undefined) {
+    // before the chunk is recorded done (a crash after it leaves the mark), and also when a
+    // later write failed: what was stored before it needs its rollups all the same
+    const markRollups = () => {
+      if (!parts.rollups || tally.points() === 0) return;
+      if (tally.oldestS === undefined || tally.newestS === undefined) return;
       if (chunk.values.some((id) => isCounter(parts.decoder, id))) {
         parts.rollups.mark(target.deviceId, target.resourceId, tally.oldestS, tally.newestS);
       }
+    };
+    try {
+      await tally.lastWrite;
+    } finally {
+      markRollups();
     }
     const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
     const newest = newestWritten(

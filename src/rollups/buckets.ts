@@ -1,7 +1,7 @@
 /**
- * The buckets rollups sum over, pure, times in epoch seconds: UTC hours, and days of a time zone
- * (an IANA name: `UTC`, `Europe/Berlin`), whose midnights Intl knows, DST included (a day of 23
- * or 25 hours; a midnight a zone skips starts its day at the first instant of that date).
+ * The days rollups sum over, pure, times in epoch seconds: days of a time zone (an IANA name:
+ * `UTC`, `Europe/Berlin`), whose midnights Intl knows, DST included (a day of 23 or 25 hours; a
+ * midnight a zone skips starts its day at the first instant of that date).
  */
 
 /** A bucket: [startS, endS). */
@@ -10,25 +10,13 @@ export interface Bucket {
   readonly endS: number;
 }
 
-const HOUR_S = 3600;
+/** An hour in seconds. */
+export const HOUR_S = 3600;
 
-/** The UTC hour holding `s`. */
-export function hourOf(s: number): Bucket {
-  const startS = Math.floor(s / HOUR_S) * HOUR_S;
-  return { startS, endS: startS + HOUR_S };
-}
+/** The start of the UTC hour holding `s`. */
+export const hourStart = (s: number): number => Math.floor(s / HOUR_S) * HOUR_S;
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-
-/** True when `zone` is a time zone Intl knows. */
-export function isTimeZone(zone: string): boolean {
-  try {
-    formatOf(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function formatOf(zone: string): Intl.DateTimeFormat {
   let format = formats.get(zone);
@@ -105,20 +93,6 @@ export function dayOf(zone: string, s: number): Bucket {
   const next = new Date(Date.UTC(w.year, w.month - 1, w.day + 1));
   const endS = startOfDate(zone, next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate());
   return { startS, endS };
-}
-
-/**
- * The buckets (`of`: hourOf, or dayOf a zone) that readings in [fromS, toS] change: those holding
- * them, and the one after the last (its start reading may be one of them).
- */
-export function bucketsTouched(of: (s: number) => Bucket, fromS: number, toS: number): Bucket[] {
-  const buckets: Bucket[] = [];
-  let bucket = of(fromS);
-  for (;;) {
-    buckets.push(bucket);
-    if (bucket.startS > toS) return buckets;
-    bucket = of(bucket.endS);
-  }
 }
 
 /** The local date of `s` in `zone`: `YYYY-MM-DD` (a day's start found before: without Intl). */

@@ -5,9 +5,11 @@
  * by reading, from the base stored before that hour).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
-import type { Bucket } from "./buckets.js";
+import { baseStatements, basesFrom } from "./bases.js";
+import { type Bucket, HOUR_S, hourStart } from "./buckets.js";
 import { addReading, counterKindOf } from "./counter-rule.js";
-import { HOUR_MEASUREMENT, rawStatement, readingsBySeries } from "./hour-increases.js";
+import { rawStatement, readingsBySeries } from "./readings.js";
+import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import {
   keyOf,
   ROLLUP_SERIES_TAGS,
@@ -19,11 +21,6 @@ import {
   type SeriesTags,
   targetWhere,
 } from "./series.js";
-
-/** The measurement of daily increases (tag `tz`: the time zone of the day). */
-export const DAY_MEASUREMENT = "rollup_day";
-
-const HOUR_S = 3600;
 
 /** One day's rollup of a series. */
 export interface DayPoint {
@@ -41,7 +38,7 @@ export interface DayPlan {
   points(results: readonly (readonly InfluxqlSeries[])[]): DayPoint[];
 }
 
-/** What a split hour's readings add before and after the split, per series. */
+/** What each reading of a split hour adds, per series. */
 type SplitAdds = Map<SeriesKey, { tags: SeriesTags; adds: { s: number; add: number }[] }>;
 
 /** The plan of `days` (consecutive) of `target` in `zone`. */
@@ -51,33 +48,27 @@ export function dayPlan(
   days: readonly Bucket[],
   home: RollupHome,
 ): DayPlan {
-  const hours = rollupSource(home, HOUR_MEASUREMENT);
-  const mine = targetWhere(target);
   const statements: string[] = [];
+  /** Per day start, the index of the statement summing its whole hours. */
   const sums = new Map<number, number>();
+  /** Per split hour, the index of its first statement (bases, then readings). */
   const splits = new Map<number, number>();
-  const push = (statement: string) => statements.push(statement) - 1;
   for (const day of days) {
     const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
-    const to = Math.floor(day.endS / HOUR_S) * HOUR_S;
+    const to = hourStart(day.endS);
     if (from < to) {
-      sums.set(
-        day.startS,
-        push(
-          `SELECT sum("increase") FROM ${hours} WHERE ${mine} AND time >= ${from}s AND time < ${to}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
-        ),
+      sums.set(day.startS, statements.length);
+      statements.push(
+        `SELECT sum("increase") FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
       );
     }
-    for (const edge of [day.startS, day.endS]) {
-      const hourS = Math.floor(edge / HOUR_S) * HOUR_S;
-      if (edge === hourS || splits.has(hourS)) continue;
-      splits.set(
-        hourS,
-        push(
-          `SELECT last("base") FROM ${hours} WHERE ${mine} AND time < ${hourS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
-        ),
+    for (const hourS of splitHours(day)) {
+      if (splits.has(hourS)) continue;
+      splits.set(hourS, statements.length);
+      statements.push(
+        ...baseStatements(target, hourS, home),
+        rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }),
       );
-      push(rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }));
     }
   }
   return {
@@ -87,54 +78,60 @@ export function dayPlan(
     points: (results) => {
       const split = new Map<number, SplitAdds>();
       for (const [hourS, i] of splits) {
-        split.set(hourS, splitAdds(target, results[i] ?? [], results[i + 1] ?? []));
+        split.set(hourS, splitAdds(target, results.slice(i, i + 2), results[i + 2] ?? []));
       }
-      return days.flatMap((day) => {
-        const total = new Map<SeriesKey, { series: SeriesTags; increase: number }>();
-        const add = (tags: SeriesTags, increase: number) => {
-          const key = keyOf(tags);
-          const known = total.get(key);
-          if (known === undefined) total.set(key, { series: tags, increase });
-          else known.increase += increase;
-        };
-        const at = sums.get(day.startS);
-        for (const s of at === undefined ? [] : (results[at] ?? [])) {
-          const sum = s.values[0]?.[1];
-          if (typeof sum === "number") add(rollupSeriesOf(s), sum);
-        }
-        for (const edge of [day.startS, day.endS]) {
-          const adds = split.get(Math.floor(edge / HOUR_S) * HOUR_S);
-          for (const { tags, adds: each } of adds?.values() ?? []) {
-            const mine = each.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
-            if (mine.length > 0)
-              add(
-                tags,
-                mine.reduce((n, a) => n + a.add, 0),
-              );
-          }
-        }
-        return [...total.values()].map((t) => ({ ...t, startS: day.startS }));
-      });
+      return days.flatMap((day) => dayPoints(day, results[sums.get(day.startS) ?? -1], split));
     },
   };
 }
 
-/** What each reading of a split hour adds, per series, from the base stored before the hour. */
+/** The hours a day's start or end splits (a zone whose days do not start on a UTC hour). */
+function splitHours(day: Bucket): number[] {
+  return [day.startS, day.endS].filter((edge) => edge % HOUR_S !== 0).map(hourStart);
+}
+
+/** A day's points: the sum of its whole hours, plus what its split hours' readings add on its side. */
+function dayPoints(
+  day: Bucket,
+  sums: readonly InfluxqlSeries[] | undefined,
+  split: ReadonlyMap<number, SplitAdds>,
+): DayPoint[] {
+  const total = new Map<SeriesKey, { series: SeriesTags; increase: number }>();
+  const add = (tags: SeriesTags, increase: number) => {
+    const key = keyOf(tags);
+    const known = total.get(key);
+    if (known === undefined) total.set(key, { series: tags, increase });
+    else known.increase += increase;
+  };
+  for (const s of sums ?? []) {
+    const sum = s.values[0]?.[1];
+    if (typeof sum === "number") add(rollupSeriesOf(s), sum);
+  }
+  for (const edge of [day.startS, day.endS]) {
+    for (const { tags, adds } of split.get(hourStart(edge))?.values() ?? []) {
+      const inDay = adds.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
+      if (inDay.length > 0)
+        add(
+          tags,
+          inDay.reduce((n, a) => n + a.add, 0),
+        );
+    }
+  }
+  return [...total.values()].map((t) => ({ ...t, startS: day.startS }));
+}
+
+/** What each reading of a split hour adds, per series, from its base before the hour. */
 function splitAdds(
   target: RollupTarget,
-  bases: readonly InfluxqlSeries[],
+  bases: readonly (readonly InfluxqlSeries[])[],
   raw: readonly InfluxqlSeries[],
 ): SplitAdds {
-  const before = new Map<SeriesKey, number>();
-  for (const s of bases) {
-    const base = s.values[0]?.[1];
-    if (typeof base === "number") before.set(keyOf(rollupSeriesOf(s)), base);
-  }
+  const before = basesFrom(target, bases);
   const out: SplitAdds = new Map();
   for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
     const kind = counterKindOf(tags.type);
     if (kind === undefined) continue;
-    let base = before.get(key);
+    let base = before.get(key)?.base;
     const adds = readings.map((r) => {
       const step = addReading(kind, base, r.value);
       base = step.base;

@@ -9,6 +9,8 @@
  * No statement ORs time ranges (InfluxQL answers such a WHERE with nothing): each is one range.
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
+import { baseStatements, basesFrom, rowByKey, type SeriesBase } from "./bases.js";
+import { HOUR_S } from "./buckets.js";
 import {
   type CounterKind,
   counterKindOf,
@@ -16,13 +18,13 @@ import {
   foldReadings,
   foldRising,
 } from "./counter-rule.js";
+import type { SeriesReadings } from "./readings.js";
+import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import {
   keyOf,
-  type Reading,
   ROLLUP_SERIES_TAGS,
   type RollupHome,
   type RollupTarget,
-  readingsOf,
   rollupSeriesOf,
   rollupSource,
   type SeriesKey,
@@ -30,11 +32,6 @@ import {
   selectionOf,
   targetWhere,
 } from "./series.js";
-
-/** The measurement of hourly increases (field `increase`, and `base`: the series' base at its end). */
-export const HOUR_MEASUREMENT = "rollup_hour";
-
-const HOUR_S = 3600;
 
 /** Consecutive UTC hours of a target recomputed together: [fromS, toS), whole hours. */
 export interface HourSpan {
@@ -79,7 +76,7 @@ interface HourFacts {
 /** What InfluxDB says of a span, before any single reading is read. */
 export interface SpanFacts {
   /** lookup: the base before the span, per series (stored, or the last raw reading). */
-  readonly before: Map<SeriesKey, { readonly tags: SeriesTags; readonly base: number }>;
+  readonly before: Map<SeriesKey, SeriesBase>;
   /** Per series, per hour start: the hour's figures. */
   readonly hours: Map<
     SeriesKey,
@@ -101,24 +98,16 @@ export function spanStatements(span: HourSpan, home: RollupHome): string[] {
   const { target, fromS, toS } = span;
   if (target.counters.length === 0) return [];
   const { from, where, tags } = selectionOf(target);
-  const hours = rollupSource(home, HOUR_MEASUREMENT);
-  const mine = targetWhere(target);
   const range = `time >= ${fromS}s AND time < ${toS}s`;
   const byHour = `GROUP BY time(1h), ${tags} fill(none)`;
-  const statements: string[] = [];
-  if (span.lookup) {
-    statements.push(
-      `SELECT last("base") FROM ${hours} WHERE ${mine} AND time < ${fromS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
-      `SELECT last("value") FROM ${from} WHERE ${where} AND time < ${fromS}s GROUP BY ${tags}`,
-    );
-  }
+  const statements = span.lookup ? baseStatements(target, fromS, home) : [];
   statements.push(
     `SELECT first("value"), last("value"), count("value") FROM ${from} WHERE ${where} AND ${range} ${byHour}`,
     `SELECT count("d"), count("u"), first("d") FROM (SELECT difference("value") AS "d", non_negative_difference("value") AS "u" FROM ${from} WHERE ${where} AND ${range} GROUP BY ${tags}) WHERE ${range} ${byHour}`,
   );
   if (span.stored) {
     statements.push(
-      `SELECT "increase", "base" FROM ${hours} WHERE ${mine} AND ${range} GROUP BY ${ROLLUP_SERIES_TAGS}`,
+      `SELECT "increase", "base" FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND ${range} GROUP BY ${ROLLUP_SERIES_TAGS}`,
     );
   }
   if (span.next) {
@@ -129,32 +118,45 @@ export function spanStatements(span: HourSpan, home: RollupHome): string[] {
   return statements;
 }
 
+/** Facts of nothing yet. */
+export const noFacts = (): SpanFacts => ({
+  before: new Map(),
+  hours: new Map(),
+  stored: new Map(),
+  next: new Map(),
+});
+
 /** The facts of `span` from the results of its spanStatements (in their order). */
 export function readSpan(
   span: HourSpan,
   results: readonly (readonly InfluxqlSeries[])[],
 ): SpanFacts {
   const { seriesOf } = selectionOf(span.target);
-  const at = { i: 0 };
-  const take = () => results[at.i++] ?? [];
-  const facts: SpanFacts = {
-    before: new Map(),
-    hours: new Map(),
-    stored: new Map(),
-    next: new Map(),
+  let at = 0;
+  const take = (n: number) => {
+    at += n;
+    return results.slice(at - n, at);
   };
+  const facts = noFacts();
   if (span.lookup) {
-    const stored = lastByKey(take(), rollupSeriesOf);
-    const raw = lastByKey(take(), seriesOf);
-    for (const key of new Set([...stored.keys(), ...raw.keys()])) {
-      const s = stored.get(key);
-      const r = raw.get(key);
-      // a stored base holds from its hour's end; a raw reading after that hour was never rolled
-      // up (rollups off when it was written): the series goes on from that reading
-      const base = s !== undefined && (r === undefined || r.s < s.s + HOUR_S) ? s : r;
-      if (base !== undefined) facts.before.set(key, { tags: base.tags, base: base.value });
-    }
+    for (const [key, b] of basesFrom(span.target, take(2))) facts.before.set(key, b);
   }
+  const [edges = [], steps = []] = take(2);
+  readHours(facts, edges, steps, seriesOf);
+  if (span.stored) readStored(facts, take(1)[0] ?? []);
+  if (span.next) {
+    for (const [key, r] of rowByKey(take(1)[0] ?? [], seriesOf)) facts.next.set(key, r.s);
+  }
+  return facts;
+}
+
+/** Each series' hours: the first, last and count of their readings (edges), then their steps. */
+function readHours(
+  facts: SpanFacts,
+  edges: readonly InfluxqlSeries[],
+  steps: readonly InfluxqlSeries[],
+  seriesOf: (s: InfluxqlSeries) => SeriesTags | undefined,
+): void {
   const hoursOf = (tags: SeriesTags) => {
     const key = keyOf(tags);
     let entry = facts.hours.get(key);
@@ -164,7 +166,7 @@ export function readSpan(
     }
     return entry.hours;
   };
-  for (const s of take()) {
+  for (const s of edges) {
     const tags = seriesOf(s);
     if (tags === undefined) continue;
     const hours = hoursOf(tags);
@@ -181,48 +183,31 @@ export function readSpan(
       });
     }
   }
-  for (const s of take()) {
+  for (const s of steps) {
     const tags = seriesOf(s);
     if (tags === undefined) continue;
     const hours = hoursOf(tags);
-    for (const [t, steps, rising, firstStep] of s.values) {
+    for (const [t, count, rising, firstStep] of s.values) {
       const hour = hours.get(num(t) ?? Number.NaN);
       if (hour === undefined) continue;
-      hour.steps = num(steps) ?? 0;
+      hour.steps = num(count) ?? 0;
       hour.rising = num(rising) ?? 0;
       hour.firstStep = num(firstStep);
     }
   }
-  if (span.stored) {
-    for (const s of take()) {
-      const points = new Map<number, { increase: number; base: number }>();
-      for (const [t, increase, base] of s.values) {
-        const [hourS, x, b] = [num(t), num(increase), num(base)];
-        if (hourS !== undefined && x !== undefined && b !== undefined)
-          points.set(hourS, { increase: x, base: b });
-      }
-      facts.stored.set(keyOf(rollupSeriesOf(s)), points);
-    }
-  }
-  if (span.next) for (const [key, r] of lastByKey(take(), seriesOf)) facts.next.set(key, r.s);
-  return facts;
 }
 
-/** Per series: the one (time, value) row of a `last()`/`first()` result. */
-function lastByKey(
-  found: readonly InfluxqlSeries[],
-  tagsOf: (s: InfluxqlSeries) => SeriesTags | undefined,
-): Map<SeriesKey, { readonly tags: SeriesTags; readonly s: number; readonly value: number }> {
-  const out = new Map<SeriesKey, { tags: SeriesTags; s: number; value: number }>();
-  for (const series of found) {
-    const tags = tagsOf(series);
-    const [row] = series.values;
-    const s = num(row?.[0]);
-    const value = num(row?.[1]);
-    if (tags !== undefined && s !== undefined && value !== undefined)
-      out.set(keyOf(tags), { tags, s, value });
+/** The hour points stored over the span, per series. */
+function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
+  for (const s of found) {
+    const points = new Map<number, { increase: number; base: number }>();
+    for (const [t, increase, base] of s.values) {
+      const [hourS, x, b] = [num(t), num(increase), num(base)];
+      if (hourS !== undefined && x !== undefined && b !== undefined)
+        points.set(hourS, { increase: x, base: b });
+    }
+    facts.stored.set(keyOf(rollupSeriesOf(s)), points);
   }
-  return out;
 }
 
 /** True when a reading of the hour falls below the one before it, inside the hour. */
@@ -249,42 +234,6 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
     else runs.push({ fromS: s, toS: s + HOUR_S });
   }
   return runs;
-}
-
-/** The statement that reads the target's readings over `run` one by one. */
-export function rawStatement(target: RollupTarget, run: { fromS: number; toS: number }): string {
-  const { from, where, tags } = selectionOf(target);
-  return `SELECT "value" FROM ${from} WHERE ${where} AND time >= ${run.fromS}s AND time < ${run.toS}s GROUP BY ${tags}`;
-}
-
-/** A series' readings, in time order. */
-export interface SeriesReadings {
-  readonly tags: SeriesTags;
-  readonly readings: Reading[];
-}
-
-/** Per series, the readings of rawStatement results. */
-export function readingsBySeries(
-  target: RollupTarget,
-  results: readonly (readonly InfluxqlSeries[])[],
-): Map<SeriesKey, SeriesReadings> {
-  const { seriesOf } = selectionOf(target);
-  const out = new Map<SeriesKey, SeriesReadings>();
-  for (const found of results) {
-    for (const s of found) {
-      const tags = seriesOf(s);
-      if (tags === undefined) continue;
-      const key = keyOf(tags);
-      let entry = out.get(key);
-      if (entry === undefined) {
-        entry = { tags, readings: [] };
-        out.set(key, entry);
-      }
-      entry.readings.push(...readingsOf(s));
-    }
-  }
-  for (const { readings } of out.values()) readings.sort((a, b) => a.s - b.s);
-  return out;
 }
 
 /**

@@ -3,6 +3,7 @@
  * the bases stored before it, and the hours after a range as long as they come out different from
  * what is stored. recompute.ts asks each lane for its next span and hands back what InfluxDB said.
  */
+import { HOUR_S, hourStart } from "./buckets.js";
 import type { HourPoint, HourSpan, SeriesState, SpanFacts } from "./hour-increases.js";
 import { keyOf, type RollupTarget, type SeriesKey } from "./series.js";
 
@@ -15,11 +16,8 @@ export interface RecomputeJob {
   readonly written?: boolean;
 }
 
-const HOUR_S = 3600;
 /** Hours of a target asked about in one span. */
 const SPAN_HOURS = 168;
-
-const hourStart = (s: number) => Math.floor(s / HOUR_S) * HOUR_S;
 
 /** Two increases that are the same but for the order of float additions. */
 const sameIncrease = (a: number, b: number) =>
@@ -85,8 +83,8 @@ export class Lane {
       return [...points];
     }
     // an extension: only its pending series are written (another's base may be stale here)
-    const mine = points.filter((p) => extension.pending.has(keyOf(p.series)));
-    for (const p of mine) {
+    const pendingPoints = points.filter((p) => extension.pending.has(keyOf(p.series)));
+    for (const p of pendingPoints) {
       const key = keyOf(p.series);
       const stored = facts.stored.get(key)?.get(p.startS);
       if (
@@ -99,7 +97,7 @@ export class Lane {
     this.extension = undefined;
     const hours = (span.toS - span.fromS) / HOUR_S;
     this.extendFor(extension.pending, facts, Math.min(SPAN_HOURS, hours * 8));
-    return mine;
+    return pendingPoints;
   }
 
   /**
@@ -147,17 +145,21 @@ export function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
       written: job.written ?? false,
     });
   }
-  return [...byTarget.values()].map(({ target, ranges }) => new Lane(target, merged(ranges)));
+  // an hour without a reading between two ranges costs nothing: they are read as one
+  return [...byTarget.values()].map(
+    ({ target, ranges }) => new Lane(target, merged(ranges, HOUR_S)),
+  );
 }
 
-/** Ranges sorted and merged where they overlap or touch. */
+/** Ranges sorted and merged where they overlap, touch, or lie at most `gapS` apart. */
 export function merged<T extends { fromS: number; toS: number; written?: boolean }>(
   ranges: readonly T[],
+  gapS = 0,
 ): T[] {
   const out: T[] = [];
   for (const r of [...ranges].sort((a, b) => a.fromS - b.fromS)) {
     const last = out.at(-1);
-    if (last !== undefined && r.fromS <= last.toS) {
+    if (last !== undefined && r.fromS <= last.toS + gapS) {
       last.toS = Math.max(last.toS, r.toS);
       if (r.written) last.written = true;
     } else out.push({ ...r });

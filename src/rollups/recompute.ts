@@ -12,19 +12,19 @@ import type { PointSink } from "../influx/point-sink.js";
 import { lineBatch } from "../transform/line-protocol.js";
 import { isoSeconds } from "../util/utc-time.js";
 import { type Bucket, dayOf } from "./buckets.js";
-import { DAY_MEASUREMENT, type DayPlan, dayPlan } from "./day-increases.js";
+import { type DayPlan, dayPlan } from "./day-increases.js";
 import {
   fallingRuns,
   foldSpan,
   type HourSpan,
-  rawStatement,
-  readingsBySeries,
+  noFacts,
   readSpan,
   type SpanFacts,
   spanStatements,
 } from "./hour-increases.js";
 import { type Lane, lanesOf, merged, type RecomputeJob } from "./lane.js";
-import { hourLine, rollupLine } from "./rollup-lines.js";
+import { rawStatement, readingsBySeries } from "./readings.js";
+import { DAY_MEASUREMENT, hourLine, rollupLine } from "./rollup-lines.js";
 import { type RollupHome, type RollupTarget, targetWhere } from "./series.js";
 
 export type { RecomputeJob } from "./lane.js";
@@ -38,6 +38,19 @@ export interface RecomputeParts {
   readonly zones: readonly string[];
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
+  /**
+   * Where the hours recomputed after a range are noted before they are written, and forgotten
+   * once their days are written too: a pass that fails or stops in between leaves them due (the
+   * next pass finds those hours already equal to what it computes, and would not reach their
+   * days otherwise).
+   */
+  readonly extensions?: ExtensionMarks;
+}
+
+/** Notes of hours written ahead of their days (rollup_marks rows of their own). */
+export interface ExtensionMarks {
+  mark(target: RollupTarget, fromS: number, toS: number): number;
+  forget(ids: readonly number[]): void;
 }
 
 /**
@@ -69,6 +82,7 @@ export async function recomputeAll(
   jobs: readonly RecomputeJob[],
 ): Promise<number> {
   const lanes = lanesOf(jobs);
+  const noted: number[] = [];
   let points = 0;
   for (;;) {
     const spans = lanes.flatMap((lane) => {
@@ -78,7 +92,7 @@ export async function recomputeAll(
         : [{ lane, span, statements: spanStatements(span, parts.home) }];
     });
     if (spans.length === 0) break;
-    points += await recomputeSpans(parts, spans);
+    points += await recomputeSpans(parts, spans, noted);
   }
   await checkWritten(parts, lanes);
   const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
@@ -89,6 +103,7 @@ export async function recomputeAll(
         rollupLine(DAY_MEASUREMENT, plan.target, x.series, plan.zone, x.increase, x.startS),
       ),
   );
+  parts.extensions?.forget(noted);
   return points;
 }
 
@@ -130,14 +145,18 @@ interface LaneSpan {
  * The hours of one span per lane: their facts (one request for many), the readings of the hours
  * with a fall inside (another), folded; the hour points written in one write. Returns them.
  */
-async function recomputeSpans(parts: RecomputeParts, spans: readonly LaneSpan[]): Promise<number> {
+async function recomputeSpans(
+  parts: RecomputeParts,
+  spans: readonly LaneSpan[],
+  noted: number[],
+): Promise<number> {
   const facts = new Map<LaneSpan, SpanFacts>();
   await eachRequest(parts, spans, (s, results) => {
     facts.set(s, readSpan(s.span, results));
   });
   const raw = spans.map((s) => ({
     s,
-    statements: fallingRuns(facts.get(s) ?? emptyFacts()).map((run) =>
+    statements: fallingRuns(facts.get(s) ?? noFacts()).map((run) =>
       rawStatement(s.span.target, run),
     ),
   }));
@@ -147,25 +166,21 @@ async function recomputeSpans(parts: RecomputeParts, spans: readonly LaneSpan[])
   });
   const lines: string[] = [];
   for (const s of spans) {
-    const f = facts.get(s) ?? emptyFacts();
+    const f = facts.get(s) ?? noFacts();
     const points = foldSpan(
       s.lane.states,
       f,
       readingsBySeries(s.span.target, readings.get(s) ?? []),
     );
-    for (const p of s.lane.afterSpan(s.span, f, points)) {
-      lines.push(hourLine(s.span.target, p));
+    const written = s.lane.afterSpan(s.span, f, points);
+    // hours after a range go out ahead of their days: noted first (see ExtensionMarks)
+    if (s.span.stored && written.length > 0 && parts.extensions) {
+      noted.push(parts.extensions.mark(s.span.target, s.span.fromS, s.span.toS - 1));
     }
+    for (const p of written) lines.push(hourLine(s.span.target, p));
   }
   return writeLines(parts, lines);
 }
-
-const emptyFacts = (): SpanFacts => ({
-  before: new Map(),
-  hours: new Map(),
-  stored: new Map(),
-  next: new Map(),
-});
 
 /** The days of each zone holding a lane's recomputed hours, as plans of consecutive days. */
 function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPlan[] {
@@ -253,6 +268,15 @@ async function queryThenWrite<T extends { readonly statements: readonly string[]
  * sink would hold them for its linger time); their count.
  */
 async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
-  if (lines.length > 0) await parts.sink.write(lineBatch(lines), { now: true });
-  return lines.length;
+  if (lines.length === 0) return 0;
+  const outcome = await parts.sink.write(lineBatch(lines), { now: true });
+  const [first] = outcome.rejected;
+  // a refused rollup is a rollup missing: the pass fails and its marks stay
+  if (first !== undefined) {
+    throw new Error(
+      `InfluxDB refused ${outcome.rejected.length} of ${lines.length} rollup points ` +
+        `(HTTP ${first.status}: ${first.error})`,
+    );
+  }
+  return outcome.written;
 }

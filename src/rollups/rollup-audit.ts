@@ -6,10 +6,11 @@
  */
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influx-query.js";
-import { type Bucket, dayOf } from "./buckets.js";
+import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
+import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
 import { addReading, counterKindOf } from "./counter-rule.js";
-import { DAY_MEASUREMENT } from "./day-increases.js";
-import { HOUR_MEASUREMENT, rawStatement, readingsBySeries } from "./hour-increases.js";
+import { rawStatement, readingsBySeries } from "./readings.js";
+import { DAY_MEASUREMENT, HOUR_MEASUREMENT } from "./rollup-lines.js";
 import {
   keyOf,
   ROLLUP_SERIES_TAGS,
@@ -24,7 +25,6 @@ import {
 
 /** Relative difference that still counts as equal (float sums in another order). */
 const TOLERANCE = 1e-9;
-const HOUR_S = 3600;
 
 /** A stored rollup that differs from the raw readings (or is missing, or extra). */
 export interface RollupMismatch {
@@ -73,8 +73,6 @@ export function sampleDays(fromS: number, toS: number, count: number): number[] 
 const equal = (a: number, b: number): boolean =>
   Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
 
-const hourStart = (s: number) => Math.floor(s / HOUR_S) * HOUR_S;
-
 /** A rollup's figures: its increase, and for an hour the base after it. */
 interface Figures {
   readonly increase: number;
@@ -120,10 +118,9 @@ export async function auditRollups(
   for (const zone of parts.zones) {
     const days = new Map(moments.map((s) => [dayOf(zone, s).startS, dayOf(zone, s)]));
     for (const day of days.values()) {
-      const [bases = [], raw = [], storedDays = [], storedHours = []] = await parts.query.query(
-        auditStatements(target, zone, day, parts.home),
-      );
-      const want = fromReadings(target, day, bases, raw);
+      const results = await parts.query.query(auditStatements(target, zone, day, parts.home));
+      const [raw = [], storedDays = [], storedHours = []] = results.slice(2);
+      const want = fromReadings(target, day, basesFrom(target, results.slice(0, 2)), raw);
       const dayPoints = storedPoints(storedDays);
       for (const key of new Set([...want.keys(), ...dayPoints.keys()])) {
         const series = want.get(key)?.series ?? dayPoints.get(key)?.series;
@@ -168,7 +165,7 @@ function auditStatements(
   const mine = targetWhere(target);
   const hours = rollupSource(home, HOUR_MEASUREMENT);
   return [
-    `SELECT last("base") FROM ${hours} WHERE ${mine} AND time < ${fromS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    ...baseStatements(target, fromS, home),
     rawStatement(target, { fromS, toS }),
     `SELECT "increase" FROM ${rollupSource(home, DAY_MEASUREMENT)} WHERE ${mine} AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
     `SELECT "increase", "base" FROM ${hours} WHERE ${mine} AND time >= ${fromS}s AND time < ${toS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
@@ -179,14 +176,9 @@ function auditStatements(
 function fromReadings(
   target: RollupTarget,
   day: Bucket,
-  bases: readonly InfluxqlSeries[],
+  before: ReadonlyMap<SeriesKey, SeriesBase>,
   raw: readonly InfluxqlSeries[],
 ): Map<SeriesKey, { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }> {
-  const before = new Map<SeriesKey, number>();
-  for (const s of bases) {
-    const base = s.values[0]?.[1];
-    if (typeof base === "number") before.set(keyOf(rollupSeriesOf(s)), base);
-  }
   const out = new Map<
     SeriesKey,
     { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }
@@ -194,7 +186,7 @@ function fromReadings(
   for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
     const kind = counterKindOf(tags.type);
     if (kind === undefined || readings.length === 0) continue;
-    let base = before.get(key);
+    let base = before.get(key)?.base;
     let dayIncrease: number | undefined;
     const hours = new Map<number, { increase: number; base: number }>();
     for (const r of readings) {

@@ -1,8 +1,13 @@
-/** The line protocol of rollup points. */
+/** The rollup points: their measurements and their line protocol. */
 import { escapeMeasurement, escapeTag } from "../transform/line-protocol.js";
 import { localDate } from "./buckets.js";
-import { HOUR_MEASUREMENT, type HourPoint } from "./hour-increases.js";
+import type { HourPoint } from "./hour-increases.js";
 import type { RollupTarget, SeriesTags } from "./series.js";
+
+/** The measurement of hourly increases (field `increase`, and `base`: the series' base at its end). */
+export const HOUR_MEASUREMENT = "rollup_hour";
+/** The measurement of daily increases (tag `tz`: the time zone of the day). */
+export const DAY_MEASUREMENT = "rollup_day";
 
 /**
  * The head of a series' hour lines (measurement and tags), made once per series and span: a

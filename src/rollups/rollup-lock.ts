@@ -51,7 +51,12 @@ export class RollupLock {
       }
       // leases are a contract between processes: always the real clock
       const heartbeat = setInterval(() => {
-        this.locks.renew(ROLLUP_LOCK, this.owner, TTL_MS, Date.now());
+        try {
+          this.locks.renew(ROLLUP_LOCK, this.owner, TTL_MS, Date.now());
+        } catch {
+          // the state database is closing or busy: the next renewal tries again, and a lease
+          // that runs out only lets another pass start after this one's last write
+        }
       }, TTL_MS / 3);
       heartbeat.unref();
       try {

@@ -14,13 +14,13 @@ import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
-import { type RecomputeJob, recomputeAll } from "./recompute.js";
+import { type RecomputeJob, type RecomputeParts, recomputeAll } from "./recompute.js";
 import type { RollupLock } from "./rollup-lock.js";
-import type { CounterSeries, RollupHome } from "./series.js";
+import type { CounterSeries, RollupHome, RollupTarget } from "./series.js";
 
 /** What writing rollups needs. */
 export interface RollupParts {
-  readonly marks: Pick<RollupStore, "pending" | "done">;
+  readonly marks: Pick<RollupStore, "pending" | "done" | "mark" | "forget">;
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
   readonly query: Pick<InfluxQuery, "query">;
@@ -57,10 +57,13 @@ const BATCHES_AT_ONCE = 2;
 
 /** A range of readings whose rollups are due; `written`: energy-etl wrote readings in it. */
 interface DueRange {
-  fromS: number;
-  toS: number;
-  written: boolean;
+  readonly fromS: number;
+  readonly toS: number;
+  readonly written: boolean;
 }
+
+/** The `request` of a mark of hours a pass wrote ahead of their days (recompute.ts). */
+const EXTENSION_MARK = "hours written ahead of their days";
 
 /** A device resource's due ranges, merged, and the last mark they cover. */
 interface Due {
@@ -123,8 +126,9 @@ async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promis
   if (items.length > 1) {
     try {
       return await recomputeItems(parts, items);
-    } catch {
+    } catch (error) {
       // one of them (or InfluxDB) failed: each is tried alone below
+      parts.logger.debug({ error: messageOf(error) }, "rollups of a batch failed: one at a time");
     }
   }
   const total: Tally = { resources: 0, points: 0, failed: 0 };
@@ -149,11 +153,39 @@ async function recomputeItems(
   items: readonly DueJobs[],
 ): Promise<RollupResult> {
   const points = await recomputeAll(
-    parts,
+    withExtensions(parts),
     items.flatMap((item) => item.jobs),
   );
   for (const { due } of items) parts.marks.done(due.deviceId, due.resourceId, due.upTo);
   return { resources: items.length, points, failed: 0 };
+}
+
+/** The parts of a recompute whose hours written ahead of their days are marked meanwhile. */
+function withExtensions(parts: RollupParts): RecomputeParts {
+  const extensions = {
+    mark: (t: RollupTarget, fromS: number, toS: number) =>
+      parts.marks.mark(t.deviceId, t.resourceId, fromS, toS, EXTENSION_MARK),
+    forget: (ids: readonly number[]) => parts.marks.forget(ids),
+  };
+  return { ...parts, extensions };
+}
+
+/**
+ * Recomputes [fromS, toS] of one target now (`audit --rollups --fix`) as a pass does: holding the
+ * rollups lock (waiting its turn), its hours written ahead of their days marked meanwhile.
+ * Returns the points written.
+ */
+export async function recomputeNow(
+  parts: RollupParts,
+  target: RollupTarget,
+  fromS: number,
+  toS: number,
+): Promise<number> {
+  const held = await parts.lock.hold(
+    () => recomputeAll(withExtensions(parts), [{ target, fromS, toS }]),
+    () => true,
+  );
+  return held.held ? held.value : 0;
 }
 
 /** Adds a result into a running total. */
@@ -164,7 +196,7 @@ function addInto(total: Tally, r: RollupResult): void {
   total.error ??= r.error;
 }
 
-/** Marks grouped by device resource, their ranges merged where they touch the same hours. */
+/** Marks grouped by device resource (recompute.ts merges their hours). */
 export function dueRanges(marks: readonly RollupMark[]): Due[] {
   const byResource = new Map<string, Due>();
   for (const mark of marks) {
@@ -176,19 +208,6 @@ export function dueRanges(marks: readonly RollupMark[]): Due[] {
     }
     due.ranges.push({ fromS: mark.fromS, toS: mark.toS, written: mark.written });
     due.upTo = Math.max(due.upTo, mark.id);
-  }
-  for (const due of byResource.values()) {
-    due.ranges.sort((a, b) => a.fromS - b.fromS);
-    const merged: DueRange[] = [];
-    for (const range of due.ranges) {
-      const last = merged.at(-1);
-      // ranges within the same or the next hour are read together
-      if (last && range.fromS <= last.toS + 2 * 3600) {
-        last.toS = Math.max(last.toS, range.toS);
-        last.written ||= range.written;
-      } else merged.push({ ...range });
-    }
-    due.ranges.splice(0, due.ranges.length, ...merged);
   }
   return [...byResource.values()];
 }
@@ -242,13 +261,25 @@ export class RollupsAlong {
   }
 
   private async drain(parts: RollupParts): Promise<void> {
-    while (this.kicked.size > 0 && !this.stopping()) {
-      const devices = [...this.kicked];
-      this.kicked.clear();
-      // another process's pass (heldBy) leaves them for the last pass
-      addInto(this.total, await runRollups({ ...parts, logger: this.run.logger }, devices));
+    try {
+      while (this.kicked.size > 0 && !this.stopping()) {
+        const devices = [...this.kicked];
+        this.kicked.clear();
+        // another process's pass (heldBy) leaves them for the last pass
+        addInto(this.total, await runRollups({ ...parts, logger: this.run.logger }, devices));
+      }
+    } catch (error) {
+      // nothing of a pass along the run may end the run (the state database busy, say): its
+      // marks stay for the last pass, which says whether they were written
+      this.run.logger.warn({ error: messageOf(error) }, "rollups along the run stopped");
+    } finally {
+      this.running = undefined;
     }
-    this.running = undefined;
+  }
+
+  /** Resolves once the pass in progress (if any) is over, whatever the run did meanwhile. */
+  async settled(): Promise<void> {
+    await this.running;
   }
 
   /**
@@ -269,7 +300,7 @@ export class RollupsAlong {
       const { pid, host, command } = result.heldBy;
       this.run.logger.info(
         { holder: { pid, host, command } },
-        "rollups left to the process that holds the rollups lock",
+        "rollups lock held by another process: these rollups stay due for the next pass",
       );
     }
     if (result.resources + result.failed > 0) {

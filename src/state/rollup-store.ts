@@ -57,6 +57,7 @@ export class RollupStore {
         .pluck(),
       all: db.prepare<[]>("SELECT * FROM rollup_marks ORDER BY id"),
       count: db.prepare<[]>("SELECT count(*) FROM rollup_marks").pluck(),
+      forget: db.prepare<[number]>("DELETE FROM rollup_marks WHERE id = ?"),
       remove: db.prepare<{ deviceId: string; resourceId: string; upTo: number }>(
         `DELETE FROM rollup_marks
          WHERE device_id = @deviceId AND resource_id = @resourceId AND id <= @upTo`,
@@ -65,21 +66,28 @@ export class RollupStore {
   }
 
   /**
-   * Marks [fromS, toS] of a device resource: its rollups are due. `request`: the `rollups`
-   * command's request that asks for it (none for a write of raw points).
+   * Marks [fromS, toS] of a device resource: its rollups are due; returns the mark's id.
+   * `request`: what asks for it besides a write of raw points (the `rollups` command's request,
+   * a pass's hours written ahead of their days).
    */
-  mark(deviceId: string, resourceId: string, fromS: number, toS: number, request?: string): void {
+  mark(deviceId: string, resourceId: string, fromS: number, toS: number, request?: string): number {
     requireText("deviceId", deviceId);
     requireText("resourceId", resourceId);
     requireInteger("fromS", fromS);
     requireInteger("toS", toS);
-    this.sql.mark.run({
+    const { lastInsertRowid } = this.sql.mark.run({
       deviceId,
       resourceId,
       fromS,
       toS: Math.max(fromS, toS),
       request: request ?? null,
     });
+    return Number(lastInsertRowid);
+  }
+
+  /** Forgets the marks of these ids. */
+  forget(ids: readonly number[]): void {
+    for (const id of ids) this.sql.forget.run(id);
   }
 
   /** Marks of a `rollups` command's request still waiting (an earlier run of it stopped). */

@@ -155,6 +155,15 @@ describe("rollups and audit --rollups from the command line", () => {
     expect(pendingMarks()).toBe(0);
   });
 
+  it("a request is its range by UTC day and its devices: `--from -365d` again later the same day continues it", () => {
+    const fromS = Date.parse("2026-03-27T10:15:00Z") / 1000;
+    const toS = Date.parse("2026-03-30T10:15:00Z") / 1000;
+    expect(rollupRequest(fromS + 3600, toS + 7200)).toBe(rollupRequest(fromS, toS));
+    expect(rollupRequest(fromS + 86_400, toS + 86_400)).not.toBe(rollupRequest(fromS, toS));
+    expect(rollupRequest(fromS, toS, ["b", "a"])).toBe(rollupRequest(fromS, toS, ["a", "b"]));
+    expect(rollupRequest(fromS, toS, ["a"])).not.toBe(rollupRequest(fromS, toS));
+  });
+
   it("audit --rollups finds a wrong daily rollup and --fix recomputes it from the raw readings", async () => {
     const [stored] = await db.series(
       `SELECT * FROM "rollup_day" WHERE "tz" = 'Europe/Berlin' AND "device_id" = 'hybrid-site-01' AND "measurement" = 'total_solar_energy' AND time >= '2026-03-29T00:00:00+01:00' LIMIT 1`,

@@ -47,7 +47,29 @@ describe("InfluxQuery: one result per statement, in order", () => {
       [{ statement_id: 0 }, { statement_id: 2 }, { statement_id: 1 }],
       "answered 3 results for 3 statements (out of order)",
     ],
-  ])("%s: fails, naming the counts", async (_what, results, message) => {
+    [
+      "a result cut short (partial)",
+      [{ statement_id: 0 }, { statement_id: 1, partial: true }, { statement_id: 2 }],
+      "InfluxDB cut its answer short",
+    ],
+    [
+      "a series cut short (partial)",
+      [
+        { statement_id: 0 },
+        {
+          statement_id: 1,
+          series: [{ name: "m", columns: ["time", "value"], values: [[1, 2]], partial: true }],
+        },
+        { statement_id: 2 },
+      ],
+      "InfluxDB cut its answer short",
+    ],
+    [
+      "rows that are not arrays",
+      [{ statement_id: 0, series: [{ name: "m", columns: ["time"], values: [1, 2] }] }],
+      "something else than InfluxQL results",
+    ],
+  ])("%s: fails, saying why", async (_what, results, message) => {
     const { url, server } = await answering(results);
     try {
       await expect(new InfluxQuery(target(url)).query(statements)).rejects.toThrow(message);

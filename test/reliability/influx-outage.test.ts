@@ -155,7 +155,10 @@ describe("InfluxDB stopped in the middle of a run", () => {
     expect(stopped.dataRequestsAtStop).toBeLessThan(planned);
     expect(failed.status).toBe("failed");
     expect(failed.devices[0]?.error).toMatch(/InfluxDB write failed after 1 attempts/);
-    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "failed", errors: 1 });
+    // the device, and the rollups of what it wrote before the outage (their marks stay)
+    expect(pipeline.store.runs.last("sync")).toMatchObject({ status: "failed", errors: 2 });
+    expect(failed.rollups?.failed).toBeGreaterThan(0);
+    expect(pipeline.store.rollups.count()).toBeGreaterThan(0);
     const watermarks = (sim.fleet.resourceIds(DEVICE) ?? []).map((r) => ({
       resourceId: r,
       watermark: pipeline.store.cursors.get(DEVICE, r)?.newestRecordS,
@@ -186,6 +189,8 @@ describe("InfluxDB stopped in the middle of a run", () => {
       "the sync after the outage",
     );
     expect(next).toMatchObject({ status: "ok", errors: 0 });
+    // and the rollups the outage left due
+    expect(pipeline.store.rollups.count()).toBe(0);
     for (const { resourceId } of watermarks) {
       expect(pipeline.store.cursors.get(DEVICE, resourceId)?.newestRecordS).toBe(TO_S);
     }

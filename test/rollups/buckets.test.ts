@@ -1,18 +1,8 @@
-/** The buckets of rollups (src/rollups/buckets.ts): UTC hours, and days of a time zone, DST included. */
-import { bucketsTouched, dayOf, hourOf, isTimeZone } from "../../src/rollups/buckets.js";
+/** The days of a time zone rollups sum over (src/rollups/buckets.ts), DST included. */
+import { dayOf } from "../../src/rollups/buckets.js";
 
 const s = (iso: string) => Date.parse(iso) / 1000;
 const iso = (t: number) => new Date(t * 1000).toISOString().replace(".000", "");
-
-describe("hourOf", () => {
-  it.each([
-    ["2026-06-15T12:00:00Z", "2026-06-15T12:00:00Z", "2026-06-15T13:00:00Z"],
-    ["2026-06-15T12:59:59Z", "2026-06-15T12:00:00Z", "2026-06-15T13:00:00Z"],
-    ["1969-12-31T23:30:00Z", "1969-12-31T23:00:00Z", "1970-01-01T00:00:00Z"],
-  ])("%s lies in [%s, %s)", (at, start, end) => {
-    expect(hourOf(s(at))).toEqual({ startS: s(start), endS: s(end) });
-  });
-});
 
 describe("dayOf", () => {
   it.each([
@@ -37,22 +27,5 @@ describe("dayOf", () => {
     const day = dayOf(zone, s(at));
     expect([iso(day.startS), iso(day.endS)]).toEqual([iso(s(start)), iso(s(end))]);
     expect((day.endS - day.startS) / 3600).toBe(hours);
-  });
-
-  it("knows which zones exist", () => {
-    expect(isTimeZone("Europe/Berlin")).toBe(true);
-    expect(isTimeZone("Mars/Olympus")).toBe(false);
-  });
-});
-
-describe("bucketsTouched", () => {
-  it("the buckets holding the readings, and the one after (whose start reading may be theirs)", () => {
-    const touched = bucketsTouched(hourOf, s("2026-06-15T10:20:00Z"), s("2026-06-15T12:00:00Z"));
-    expect(touched.map((b) => iso(b.startS))).toEqual([
-      "2026-06-15T10:00:00Z",
-      "2026-06-15T11:00:00Z",
-      "2026-06-15T12:00:00Z",
-      "2026-06-15T13:00:00Z",
-    ]);
   });
 });

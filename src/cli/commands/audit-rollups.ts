@@ -1,8 +1,7 @@
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { selectDevices } from "../../pipeline/select-devices.js";
-import { recomputeRollups } from "../../rollups/recompute.js";
 import { auditRollups, type RollupMismatch, sampleDays } from "../../rollups/rollup-audit.js";
-import { countersOf, type RollupParts } from "../../rollups/rollup-run.js";
+import { countersOf, type RollupParts, recomputeNow } from "../../rollups/rollup-run.js";
 import type { RollupTarget } from "../../rollups/series.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
@@ -111,8 +110,7 @@ async function fixDays(
   for (const m of unique(mismatches)) {
     const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
     if (target === undefined) continue;
-    // as any rollup pass: holding the rollups lock (rollup-lock.ts), waiting for its turn
-    await parts.lock.hold(() => recomputeRollups(parts, target, m.dayS, m.endS - 1), () => true);
+    await recomputeNow(parts, target, m.dayS, m.endS - 1);
     again.add(target);
     fixed += 1;
   }

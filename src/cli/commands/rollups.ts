@@ -19,9 +19,11 @@ type RollupOptions = z.infer<typeof optionsSchema>;
 
 const DAY_S = 86_400;
 
-/** A run of the command, as its marks remember it: its range and devices. */
+/** A run of the command, as its marks remember it: its range (by UTC day) and devices. */
 export function rollupRequest(fromS: number, toS: number, devices?: readonly string[]): string {
-  return JSON.stringify({ fromS, toS, devices: devices?.toSorted() ?? "all" });
+  // by UTC day: `--from -365d` (and the default `--to now`) again the same day is the same request
+  const [fromDay, toDay] = [Math.floor(fromS / DAY_S), Math.floor(toS / DAY_S)];
+  return JSON.stringify({ fromDay, toDay, devices: devices?.toSorted() ?? "all" });
 }
 
 /**

@@ -1,0 +1,70 @@
+/**
+ * Where each counter series stands before an instant: its `base` (counter-rule.ts), read from the
+ * last hour point stored before it, unless a raw reading came after that hour (history written
+ * with rollups off, never rolled up): then the series goes on from that reading. The one rule
+ * for every read of a base (a recompute's range, the hour a zone's midnight splits, the audit).
+ */
+import type { InfluxqlSeries } from "../influx/influx-query.js";
+import { HOUR_S } from "./buckets.js";
+import { HOUR_MEASUREMENT } from "./rollup-lines.js";
+import {
+  keyOf,
+  ROLLUP_SERIES_TAGS,
+  type RollupHome,
+  type RollupTarget,
+  rollupSeriesOf,
+  rollupSource,
+  type SeriesKey,
+  type SeriesTags,
+  selectionOf,
+  targetWhere,
+} from "./series.js";
+
+/** A series' base, and its tags. */
+export interface SeriesBase {
+  readonly tags: SeriesTags;
+  readonly base: number;
+}
+
+/** The two statements whose results basesFrom reads: the stored bases, the last raw readings. */
+export function baseStatements(target: RollupTarget, beforeS: number, home: RollupHome): string[] {
+  const { from, where, tags } = selectionOf(target);
+  return [
+    `SELECT last("base") FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND time < ${beforeS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    `SELECT last("value") FROM ${from} WHERE ${where} AND time < ${beforeS}s GROUP BY ${tags}`,
+  ];
+}
+
+/** Each series' base from the results of baseStatements (in their order). */
+export function basesFrom(
+  target: RollupTarget,
+  [stored = [], raw = []]: readonly (readonly InfluxqlSeries[])[],
+): Map<SeriesKey, SeriesBase> {
+  const hours = rowByKey(stored, rollupSeriesOf);
+  const readings = rowByKey(raw, selectionOf(target).seriesOf);
+  const out = new Map<SeriesKey, SeriesBase>();
+  for (const key of new Set([...hours.keys(), ...readings.keys()])) {
+    const h = hours.get(key);
+    const r = readings.get(key);
+    // a stored base holds from its hour's end
+    const at = h !== undefined && (r === undefined || r.s < h.s + HOUR_S) ? h : r;
+    if (at !== undefined) out.set(key, { tags: at.tags, base: at.value });
+  }
+  return out;
+}
+
+/** Per series: the one (time, value) row of a `last()` or `first()` result. */
+export function rowByKey(
+  found: readonly InfluxqlSeries[],
+  tagsOf: (s: InfluxqlSeries) => SeriesTags | undefined,
+): Map<SeriesKey, { readonly tags: SeriesTags; readonly s: number; readonly value: number }> {
+  const out = new Map<SeriesKey, { tags: SeriesTags; s: number; value: number }>();
+  for (const series of found) {
+    const tags = tagsOf(series);
+    const [row] = series.values;
+    const [s, value] = [row?.[0], row?.[1]];
+    if (tags !== undefined && typeof s === "number" && typeof value === "number")
+      out.set(keyOf(tags), { tags, s, value });
+  }
+  return out;
+}

@@ -1,0 +1,193 @@
+/**
+ * A target's way through its hours in a recompute (src/rollups/lane.ts), pure: what it asks
+ * InfluxDB about, span by span, and which points it writes, given what InfluxDB answers (facts
+ * built by hand here).
+ */
+import type { HourPoint, HourSpan, SpanFacts } from "../../src/rollups/hour-increases.js";
+import { lanesOf } from "../../src/rollups/lane.js";
+import type { RollupTarget, SeriesTags } from "../../src/rollups/series.js";
+
+const H = 3600;
+const T0 = Date.UTC(2026, 5, 1) / 1000;
+const target: RollupTarget = {
+  deviceId: "d",
+  resourceId: "r",
+  counters: [{ measurement: "e", unit: "kWh", type: "cumulative" }],
+};
+const A: SeriesTags = { measurement: "e", valuesId: "001", unit: "kWh", type: "cumulative" };
+const B: SeriesTags = { measurement: "e", valuesId: "002", unit: "kWh", type: "cumulative" };
+const key = (t: SeriesTags) => JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
+
+/** Facts of a span: each series' next reading after it, and the points stored over it. */
+function facts(
+  next: [SeriesTags, number][] = [],
+  stored: [SeriesTags, number, { increase: number; base: number }][] = [],
+  hours = 1,
+): SpanFacts {
+  const f: SpanFacts = { before: new Map(), hours: new Map(), stored: new Map(), next: new Map() };
+  for (const [t, s] of next) f.next.set(key(t), s);
+  for (const [t, s, point] of stored) {
+    const points = f.stored.get(key(t)) ?? new Map();
+    points.set(s, point);
+    f.stored.set(key(t), points);
+  }
+  if (hours > 0) f.hours.set(key(A), { tags: A, hours: new Map() });
+  return f;
+}
+
+const point = (series: SeriesTags, startS: number, increase: number, base: number): HourPoint => ({
+  series,
+  startS,
+  increase,
+  base,
+});
+
+/** The span's shape: where it starts and ends (in hours after T0) and what it asks. */
+const shape = (span: HourSpan | undefined) =>
+  span && {
+    from: (span.fromS - T0) / H,
+    to: (span.toS - T0) / H,
+    lookup: span.lookup,
+    next: span.next,
+    stored: span.stored,
+  };
+
+describe("Lane", () => {
+  it("a range alone, nothing after it: one span that looks its bases up; then through", () => {
+    const [lane] = lanesOf([{ target, fromS: T0 + 60, toS: T0 + 2 * H + 5, written: true }]);
+    if (lane === undefined) throw new Error("no lane");
+    const span = lane.nextSpan();
+    expect(shape(span)).toEqual({ from: 0, to: 3, lookup: true, next: true, stored: false });
+    if (span === undefined) throw new Error("no span");
+    const points = [point(A, T0, 1, 10)];
+    expect(lane.afterSpan(span, facts(), points)).toEqual(points);
+    expect(lane.nextSpan()).toBeUndefined();
+    expect(lane.hours).toEqual([{ fromS: T0, toS: T0 + 3 * H }]);
+  });
+
+  it("series that read on: the first hour of the next reading; a series whose hour equals the stored one is through, another goes on, only its points written", () => {
+    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    if (first === undefined) throw new Error("no span");
+    lane.afterSpan(
+      first,
+      facts([
+        [A, T0 + 5 * H + 120],
+        [B, T0 + 7 * H],
+      ]),
+      [],
+    );
+    const ext = lane.nextSpan();
+    expect(shape(ext)).toEqual({ from: 5, to: 6, lookup: false, next: true, stored: true });
+    if (ext === undefined) throw new Error("no span");
+    // A's hour 5 comes out as stored: A is through; B reads on at hour 7
+    const a5 = point(A, T0 + 5 * H, 2, 40);
+    const written = lane.afterSpan(
+      ext,
+      facts(
+        [
+          [A, T0 + 5 * H + 720],
+          [B, T0 + 7 * H],
+        ],
+        [[A, T0 + 5 * H, { increase: 2, base: 40 }]],
+      ),
+      [a5],
+    );
+    expect(written).toEqual([a5]);
+    const ext2 = lane.nextSpan();
+    // 8 hours from B's next reading
+    expect(shape(ext2)).toEqual({ from: 7, to: 15, lookup: false, next: true, stored: true });
+    if (ext2 === undefined) throw new Error("no span");
+    const b7 = point(B, T0 + 7 * H, 3, 70);
+    const a7 = point(A, T0 + 7 * H, 1, 41);
+    // only B (still pending) is written: A's base in memory may be stale past hour 5
+    expect(lane.afterSpan(ext2, facts([]), [a7, b7])).toEqual([b7]);
+    expect(lane.nextSpan()).toBeUndefined();
+  });
+
+  it("a series whose stored hour differs goes on until one equals it", () => {
+    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    if (first === undefined) throw new Error("no span");
+    lane.afterSpan(first, facts([[A, T0 + H]]), []);
+    const ext = lane.nextSpan();
+    if (ext === undefined) throw new Error("no span");
+    const a1 = point(A, T0 + H, 5, 50);
+    lane.afterSpan(ext, facts([[A, T0 + 2 * H]], [[A, T0 + H, { increase: 0, base: 50 }]]), [a1]);
+    expect(shape(lane.nextSpan())).toEqual({
+      from: 2,
+      to: 10,
+      lookup: false,
+      next: true,
+      stored: true,
+    });
+  });
+
+  it("the next range starts before the series' next reading: no extension, the range reads the bases", () => {
+    const [lane] = lanesOf([
+      { target, fromS: T0, toS: T0 + H - 1 },
+      { target, fromS: T0 + 4 * H, toS: T0 + 5 * H - 1 },
+    ]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    if (first === undefined) throw new Error("no span");
+    lane.afterSpan(first, facts([[A, T0 + 4 * H + 60]]), []);
+    expect(shape(lane.nextSpan())).toEqual({
+      from: 4,
+      to: 5,
+      lookup: true,
+      next: true,
+      stored: false,
+    });
+  });
+
+  it("an extension stops where the next range begins", () => {
+    const [lane] = lanesOf([
+      { target, fromS: T0, toS: T0 + H - 1 },
+      { target, fromS: T0 + 4 * H, toS: T0 + 5 * H - 1 },
+    ]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    if (first === undefined) throw new Error("no span");
+    lane.afterSpan(first, facts([[A, T0 + 2 * H]]), []);
+    const ext = lane.nextSpan();
+    if (ext === undefined) throw new Error("no span");
+    lane.afterSpan(ext, facts([[A, T0 + 3 * H]]), [point(A, T0 + 2 * H, 1, 1)]);
+    // 8 hours asked for, 1 left before the next range
+    expect(shape(lane.nextSpan())).toMatchObject({ from: 3, to: 4, stored: true });
+  });
+
+  it("a range energy-etl wrote that InfluxDB answers empty is noted as unread; one it did not write is not", () => {
+    const lanes = lanesOf([
+      { target, fromS: T0, toS: T0 + H - 1, written: true },
+      { target: { ...target, deviceId: "e" }, fromS: T0, toS: T0 + H - 1 },
+    ]);
+    for (const lane of lanes) {
+      const span = lane.nextSpan();
+      if (span === undefined) throw new Error("no span");
+      lane.afterSpan(span, facts([], [], 0), []);
+    }
+    expect(lanes.map((l) => l.unread)).toEqual([[{ fromS: T0, toS: T0 + H }], []]);
+  });
+
+  it("ranges an hour apart or less are read as one; a target without counters has no lane", () => {
+    const lanes = lanesOf([
+      { target, fromS: T0, toS: T0 + H - 1 },
+      { target, fromS: T0 + 2 * H, toS: T0 + 3 * H - 1 },
+      { target, fromS: T0 + 5 * H, toS: T0 + 6 * H - 1 },
+      { target: { ...target, deviceId: "none", counters: [] }, fromS: T0, toS: T0 + H },
+    ]);
+    expect(lanes).toHaveLength(1);
+    const spans = [];
+    for (let span = lanes[0]?.nextSpan(); span; span = lanes[0]?.nextSpan()) {
+      spans.push(shape(span));
+      lanes[0]?.afterSpan(span, facts(), []);
+    }
+    expect(spans.map((s) => [s?.from, s?.to])).toEqual([
+      [0, 3],
+      [5, 6],
+    ]);
+  });
+});
