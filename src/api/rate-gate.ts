@@ -165,6 +165,11 @@ export class RateGate {
     }
   }
 
+  /** Requests waiting for their slot now: while there are, the rate limit holds the fetching. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   /** The rate slots are currently spaced at, in requests per second. */
   get currentRatePerSecond(): number {
     return this.rate;

@@ -31,7 +31,12 @@ export async function runBackfillJobs(
     pipeline,
     "backfill",
     async (run) => {
-      const along = new RollupsAlong(pipeline.rollups, run, () => pipeline.isStopping);
+      const along = new RollupsAlong(
+        pipeline.rollups,
+        run,
+        () => pipeline.isStopping,
+        () => (pipeline.gate?.waiting ?? 0) > 0,
+      );
       try {
         await runJobs(pipeline, run, jobs, along, finished, progress);
       } finally {

@@ -27,7 +27,8 @@ const sameIncrease = (a: number, b: number) =>
  * One target's way through its hours: its changed ranges (whole hours, merged) one after the
  * other, each from the bases stored before it; after a range whose series read on, the hours
  * after it for those series until an hour recomputed equals the one stored (its base, and so
- * every later hour, is then as before) or the next range takes over.
+ * every later hour, is then as before), or has none stored (not rolled up yet: its own mark will
+ * recompute it from here), or the next range takes over.
  */
 export class Lane {
   /** Each series' base where the lane stands. */
@@ -87,12 +88,12 @@ export class Lane {
     for (const p of pendingPoints) {
       const key = keyOf(p.series);
       const stored = facts.stored.get(key)?.get(p.startS);
-      if (
-        stored !== undefined &&
-        stored.base === p.base &&
-        sameIncrease(stored.increase, p.increase)
-      )
-        extension.pending.delete(key);
+      // as stored: every later hour is too; none stored: not rolled up yet (written meanwhile, its
+      // own mark recomputes it, from the base written here)
+      const same =
+        stored === undefined ||
+        (stored.base === p.base && sameIncrease(stored.increase, p.increase));
+      if (same) extension.pending.delete(key);
     }
     this.extension = undefined;
     const hours = (span.toS - span.fromS) / HOUR_S;

@@ -247,17 +247,23 @@ export class RollupsAlong {
   private running: Promise<void> | undefined;
   private readonly total: Tally = { resources: 0, points: 0, failed: 0 };
 
+  /**
+   * @param rateBound whether the API's rate limit holds the fetching now (requests wait for their
+   * slot): only then does a pass run along it; otherwise the fetching keeps the cores busy and
+   * the devices wait for a later kick or the last pass
+   */
   constructor(
     private readonly parts: RollupParts | undefined,
     private readonly run: { readonly logger: Logger },
     private readonly stopping: () => boolean,
+    private readonly rateBound: () => boolean = () => true,
   ) {}
 
-  /** `deviceId` has rollups due: a pass for it soon (not waited for). */
+  /** `deviceId` has rollups due: a pass for it soon (not waited for), when the rate holds. */
   kick(deviceId: string): void {
     if (this.parts === undefined) return;
     this.kicked.add(deviceId);
-    this.running ??= this.drain(this.parts);
+    if (this.rateBound()) this.running ??= this.drain(this.parts);
   }
 
   private async drain(parts: RollupParts): Promise<void> {

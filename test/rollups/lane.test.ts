@@ -154,9 +154,25 @@ describe("Lane", () => {
     lane.afterSpan(first, facts([[A, T0 + 2 * H]]), []);
     const ext = lane.nextSpan();
     if (ext === undefined) throw new Error("no span");
-    lane.afterSpan(ext, facts([[A, T0 + 3 * H]]), [point(A, T0 + 2 * H, 1, 1)]);
+    // hour 2 comes out other than stored: A goes on
+    lane.afterSpan(ext, facts([[A, T0 + 3 * H]], [[A, T0 + 2 * H, { increase: 0, base: 1 }]]), [
+      point(A, T0 + 2 * H, 1, 1),
+    ]);
     // 8 hours asked for, 1 left before the next range
     expect(shape(lane.nextSpan())).toMatchObject({ from: 3, to: 4, stored: true });
+  });
+
+  it("an hour after a range with no point stored (written meanwhile, its own mark recomputes it): through", () => {
+    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    if (first === undefined) throw new Error("no span");
+    lane.afterSpan(first, facts([[A, T0 + H]]), []);
+    const ext = lane.nextSpan();
+    if (ext === undefined) throw new Error("no span");
+    const a1 = point(A, T0 + H, 5, 50);
+    expect(lane.afterSpan(ext, facts([[A, T0 + 2 * H]]), [a1])).toEqual([a1]);
+    expect(lane.nextSpan()).toBeUndefined();
   });
 
   it("a range energy-etl wrote that InfluxDB answers empty is noted as unread; one it did not write is not", () => {

@@ -8,7 +8,9 @@
 import { runCli } from "../../src/cli.js";
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { planBackfill, queueBackfill } from "../../src/pipeline/backfill-plan.js";
+import { runSync } from "../../src/pipeline/sync.js";
 import { ROLLUP_LOCK, RollupLock } from "../../src/rollups/rollup-lock.js";
+import { RollupsAlong } from "../../src/rollups/rollup-run.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { processOwner } from "../../src/state/owner.js";
 import { SERVICE_LOCK } from "../../src/state/service-lock.js";
@@ -103,10 +105,15 @@ describe("InfluxDB answering every query with well-formed nothing", () => {
 });
 
 describe("a backfill's rollups run along its fetching", () => {
-  it("the first pass starts as the first chunk is written, before the last one is; every mark is done at the end", async () => {
+  it("held by the API's rate limit, the first pass starts as the first window is written, before the last one is; every mark is done at the end", async () => {
     const db = await createTestInfluxDb("rollup_along");
+    // 10 requests a second: the requests wait for their slots, the fetching is rate-bound
     const { pipeline } = await openTestPipeline(
-      pipelineEnv(sim, db, tempStateDb(), { LOG_LEVEL: "warn", API_CONCURRENCY: "2" }),
+      pipelineEnv(sim, db, tempStateDb(), {
+        LOG_LEVEL: "warn",
+        API_CONCURRENCY: "2",
+        API_RATE_LIMIT: "10",
+      }),
       () => new Date(NOW_MS),
     );
     try {
@@ -139,6 +146,66 @@ describe("a backfill's rollups run along its fetching", () => {
       expect(result.rollups).toMatchObject({ failed: 0 });
       expect(result.rollups?.points).toBeGreaterThan(0);
       expect(pipeline.store.rollups.count()).toBe(0);
+    } finally {
+      await pipeline.close();
+    }
+  });
+});
+
+describe("rollups along a run that the rate limit does not hold", () => {
+  it("kicked devices wait for the last pass: the fetching has the cores", async () => {
+    const db = await createTestInfluxDb("rollup_unbound");
+    const { pipeline } = await openTestPipeline(
+      pipelineEnv(sim, db, tempStateDb(), { LOG_LEVEL: "warn" }),
+      () => new Date(NOW_MS),
+    );
+    try {
+      const sync = await runSync(pipeline);
+      expect(sync.rollups).toMatchObject({ failed: 0 });
+      const parts = pipeline.rollups;
+      if (parts === undefined) throw new Error("no rollups");
+      pipeline.store.rollups.mark(
+        "hybrid-site-01",
+        "all_data",
+        NOW_MS / 1000 - 7200,
+        NOW_MS / 1000,
+      );
+      let passes = 0;
+      const store = pipeline.store.rollups;
+      const counted = {
+        ...parts,
+        marks: {
+          pending: () => {
+            passes++;
+            return store.pending();
+          },
+          done: store.done.bind(store),
+          mark: store.mark.bind(store),
+          forget: store.forget.bind(store),
+        },
+      };
+      const run = { logger: pipeline.logger };
+      const along = new RollupsAlong(
+        counted,
+        run,
+        () => false,
+        () => false,
+      );
+      along.kick("hybrid-site-01");
+      await along.settled();
+      expect(passes).toBe(0);
+      const held = new RollupsAlong(
+        counted,
+        run,
+        () => false,
+        () => true,
+      );
+      held.kick("hybrid-site-01");
+      await held.settled();
+      expect(passes).toBe(1);
+      expect(pipeline.store.rollups.count()).toBe(0);
+      expect(await along.finish(["hybrid-site-01"])).toMatchObject({ failed: 0 });
+      expect(passes).toBe(2);
     } finally {
       await pipeline.close();
     }
