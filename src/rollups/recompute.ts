@@ -24,7 +24,7 @@ import {
 } from "./hour-increases.js";
 import { type Lane, lanesOf, merged, type RecomputeJob } from "./lane.js";
 import { rawStatement, readingsBySeries } from "./readings.js";
-import { DAY_MEASUREMENT, hourLine, rollupLine } from "./rollup-lines.js";
+import { dayLine, hourLine } from "./rollup-lines.js";
 import { type RollupHome, type RollupTarget, targetWhere } from "./series.js";
 
 export type { RecomputeJob } from "./lane.js";
@@ -99,9 +99,7 @@ export async function recomputeAll(
   points += await queryThenWrite(parts, days, (plan, results) =>
     plan
       .points(results)
-      .map((x) =>
-        rollupLine(DAY_MEASUREMENT, plan.target, x.series, plan.zone, x.increase, x.startS),
-      ),
+      .map((x) => dayLine(plan.target, x.series, plan.zone, x.increase, x.startS)),
   );
   parts.extensions?.forget(noted);
   return points;

@@ -19,40 +19,37 @@ const hourHeads = new WeakMap<SeriesTags, string>();
 export function hourLine(target: RollupTarget, p: HourPoint): string {
   let head = hourHeads.get(p.series);
   if (head === undefined) {
-    head = headOf(HOUR_MEASUREMENT, target, p.series, "", p.startS);
+    head = headOf(HOUR_MEASUREMENT, target, p.series, "");
     hourHeads.set(p.series, head);
   }
   return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
 }
 
-/** One rollup point: the increase of a series over the bucket starting at `startS`. */
-export function rollupLine(
-  measurement: string,
+/**
+ * A day point: the increase of a series over the day of `zone` starting at `startS`, with the
+ * day's local month and year as fields (month and year panels sum the days of their own): as tags
+ * they would make a series per month, and a year of days would read twelve times as many.
+ */
+export function dayLine(
   target: RollupTarget,
   t: SeriesTags,
   zone: string,
   increase: number,
   startS: number,
 ): string {
-  return `${headOf(measurement, target, t, zone, startS)} increase=${increase} ${startS}`;
+  const date = localDate(zone, startS);
+  return (
+    `${headOf(DAY_MEASUREMENT, target, t, zone)} increase=${increase},` +
+    `month="${date.slice(0, 7)}",year="${date.slice(0, 4)}" ${startS}`
+  );
 }
 
-/** A rollup line's measurement and tags (a day's: its zone, local month and year). */
-function headOf(
-  measurement: string,
-  target: RollupTarget,
-  t: SeriesTags,
-  zone: string,
-  startS: number,
-): string {
-  // a day carries its local month and year: month and year panels sum the days of their own
-  const date = zone === "" ? "" : localDate(zone, startS);
+/** A rollup line's measurement and tags (a day's: its zone too). */
+function headOf(measurement: string, target: RollupTarget, t: SeriesTags, zone: string): string {
   const tags =
     `,device_id=${escapeTag(target.deviceId)},measurement=${escapeTag(t.measurement)}` +
-    (zone === "" ? "" : `,month=${date.slice(0, 7)}`) +
     `,resource_id=${escapeTag(target.resourceId)},type=${escapeTag(t.type)}` +
     (zone === "" ? "" : `,tz=${escapeTag(zone)}`) +
-    `,unit=${escapeTag(t.unit)},values_id=${escapeTag(t.valuesId)}` +
-    (zone === "" ? "" : `,year=${date.slice(0, 4)}`);
+    `,unit=${escapeTag(t.unit)},values_id=${escapeTag(t.valuesId)}`;
   return `${escapeMeasurement(measurement)}${tags}`;
 }

@@ -170,14 +170,17 @@ describe("rollups and audit --rollups from the command line", () => {
     );
     const columns = stored?.columns ?? [];
     const row = stored?.values[0] ?? [];
+    // the same point, its increase changed: the same tags, the same month and year fields
+    const fields = ["time", "increase", "month", "year"];
     const tags = columns
       .map((c, i) => [c, row[i]] as const)
-      .filter(([c]) => c !== "time" && c !== "increase")
+      .filter(([c]) => !fields.includes(c))
       .map(([c, v]) => `${c}=${String(v).replaceAll(" ", "\\ ")}`)
       .join(",");
+    const field = (c: string) => JSON.stringify(row[columns.indexOf(c)]);
     const res = await fetch(`${db.rawUrl}/write?db=${db.bucket}&precision=s`, {
       method: "POST",
-      body: `rollup_day,${tags} increase=12345 ${Number(row[0])}`,
+      body: `rollup_day,${tags} increase=12345,month=${field("month")},year=${field("year")} ${Number(row[0])}`,
     });
     expect(res.status).toBe(204);
 
