@@ -4,7 +4,7 @@
 # service, or by hand against any InfluxDB 2.x (INFLUX_HOST, INFLUX_TOKEN = an all-access/operator
 # token, INFLUX_ORG, INFLUX_BUCKET; ROLLUP_BUCKET, default INFLUX_BUCKET/rollups; TOKEN_DIR where
 # the tokens are written).
-#   ROLLUP_BUCKET:        created when missing, infinite retention, shard groups of a year; InfluxDB
+#   ROLLUP_BUCKET:        created when missing, infinite retention, shard groups of ten years; InfluxDB
 #                         maps it to INFLUX_BUCKET's database, retention policy after the /
 #   TOKEN_DIR/energy-etl: read and write on INFLUX_BUCKET and ROLLUP_BUCKET (energy-etl's
 #                         INFLUX_TOKEN: the rollups and audit read with InfluxQL)
@@ -52,10 +52,10 @@ fi
 rollup_id="$1"
 # `influx bucket create` cannot give an infinite bucket a shard group duration (it sends 30 days
 # of retention with it: influxdata/influx-cli#524); `update` can. A bucket still at InfluxDB's
-# default for infinite retention (a week) gets a year; one set otherwise is kept.
+# default for infinite retention (a week) gets ten years; one set otherwise is kept.
 if [ "${3:-}" = infinite ] && [ "${4:-}" = 168h0m0s ]; then
-  influx bucket update --id "$rollup_id" --retention 0 --shard-group-duration 8760h > /dev/null
-  echo "influx-init: bucket $ROLLUP_BUCKET keeps data forever in shard groups of 8760h"
+  influx bucket update --id "$rollup_id" --retention 0 --shard-group-duration 87360h > /dev/null
+  echo "influx-init: bucket $ROLLUP_BUCKET keeps data forever in shard groups of 87360h (ten years)"
 fi
 
 # The ids of the authorizations with this description ("id" comes before "description").

@@ -22,8 +22,8 @@ const LATEST = listMigrations(MIGRATIONS_DIR).at(-1)?.version ?? 0;
 /** The commands doctor gives to make `database/policy` the rollups' home, written out here. */
 const homeCommands = (database: string, policy: string): string =>
   `InfluxDB 1.8: CREATE RETENTION POLICY "${policy}" ON "${database}" DURATION INF REPLICATION 1 ` +
-  `SHARD DURATION 52w; 2.x: influx bucket create --name ${database}/${policy} --retention 0, then ` +
-  "influx bucket update --id <its ID> --retention 0 --shard-group-duration 8760h; 3: influxdb3 " +
+  `SHARD DURATION 520w; 2.x: influx bucket create --name ${database}/${policy} --retention 0, then ` +
+  "influx bucket update --id <its ID> --retention 0 --shard-group-duration 87360h; 3: influxdb3 " +
   `create database ${database}/${policy}`;
 const CREDENTIALS_FIX =
   "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
@@ -268,10 +268,10 @@ describe("energy-etl doctor", () => {
       expect(rollupLines(lines)).toEqual([
         expect.stringMatching(/^ok {7}InfluxDB rollups write: token can write bucket /),
         "warning  InfluxDB rollups: retention policy daily keeps data for 3640 d in shard groups " +
-          "of 1 d: a year of daily energy reads 365 of them -> make them a year long (InfluxDB " +
-          `1.8: ALTER RETENTION POLICY "daily" ON "${db.bucket}" SHARD DURATION 52w; 2.x: influx ` +
-          "bucket update --id <its ID> --retention 3640d --shard-group-duration 8760h); shard " +
-          "groups made afterwards take it",
+          "of 1 d: a year of daily energy reads 365 of them -> make them a year long or more " +
+          `(InfluxDB 1.8: ALTER RETENTION POLICY "daily" ON "${db.bucket}" SHARD DURATION 52w; ` +
+          "2.x: influx bucket update --id <its ID> --retention 3640d --shard-group-duration " +
+          "8760h); shard groups made afterwards take it",
       ]);
       expect(code).toBe(0);
     });

@@ -151,8 +151,8 @@ case "$1 $2" in
   [ "$5 $6 $7" = "--org energy --retention" ] && [ "$8" = 0 ] || { echo "unexpected: $*" >&2; exit 2; }
   echo "r$(($(wc -l < "$B") + 0))|$4|infinite|168h0m0s" >> "$B" ;;
 "bucket update")
-  [ "$5 $6 $7 $8" = "--retention 0 --shard-group-duration 8760h" ] || { echo "unexpected: $*" >&2; exit 2; }
-  awk -F'|' -v OFS='|' -v id="$4" '$1 == id { $3 = "infinite"; $4 = "8760h0m0s" } { print }' "$B" > "$B.new"
+  [ "$5 $6 $7 $8" = "--retention 0 --shard-group-duration 87360h" ] || { echo "unexpected: $*" >&2; exit 2; }
+  awk -F'|' -v OFS='|' -v id="$4" '$1 == id { $3 = "infinite"; $4 = "87360h0m0s" } { print }' "$B" > "$B.new"
   mv "$B.new" "$B" ;;
 "auth list")
   echo "["
@@ -429,14 +429,14 @@ describe("docker-compose.yml", () => {
       // (`influx bucket create` cannot combine infinite retention with a shard group duration)
       expect(result.buckets).toEqual([
         "b0c4|energy|infinite|168h0m0s",
-        "r1|energy/rollups|infinite|8760h0m0s",
+        "r1|energy/rollups|infinite|87360h0m0s",
       ]);
       expect(result.commands.filter((c) => !c.startsWith("auth "))).toEqual([
         "bucket list --name energy --hide-headers",
         "bucket list --name energy/rollups --hide-headers",
         "bucket create --name energy/rollups --org energy --retention 0",
         "bucket list --name energy/rollups --hide-headers",
-        "bucket update --id r1 --retention 0 --shard-group-duration 8760h",
+        "bucket update --id r1 --retention 0 --shard-group-duration 87360h",
       ]);
       const again = await runInitScript(result.dir);
       expect(again.buckets).toEqual(result.buckets);

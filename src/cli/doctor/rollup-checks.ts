@@ -31,9 +31,9 @@ const YEAR_SHARDS_S = 364 * DAY_S;
 export function rollupHomeCommands(database: string, policy: string): string {
   return (
     `InfluxDB 1.8: CREATE RETENTION POLICY "${policy}" ON "${database}" DURATION INF ` +
-    "REPLICATION 1 SHARD DURATION 52w; " +
+    "REPLICATION 1 SHARD DURATION 520w; " +
     `2.x: influx bucket create --name ${database}/${policy} --retention 0, then influx bucket ` +
-    "update --id <its ID> --retention 0 --shard-group-duration 8760h; " +
+    "update --id <its ID> --retention 0 --shard-group-duration 87360h; " +
     `3: influxdb3 create database ${database}/${policy}`
   );
 }
@@ -92,12 +92,15 @@ async function shardCheck(
   const shards = `in shard groups of ${formatRetention(found.shardS)}`;
   if (found.shardS >= YEAR_SHARDS_S) return ok(ROLLUPS, `${kept} ${shards}`);
   const opened = Math.ceil((365 * DAY_S) / found.shardS);
+  // ten years when the rollups are kept forever; a year where the retention is finite (a shard
+  // group may not outlast it)
+  const [weeks, hours] = found.everyS === 0 ? ["520w", "87360h"] : ["52w", "8760h"];
   return warning(
     ROLLUPS,
     `${kept} ${shards}: a year of daily energy reads ${opened} of them`,
-    "make them a year long (InfluxDB 1.8: ALTER RETENTION POLICY " +
-      `"${policy}" ON "${database}" SHARD DURATION 52w; 2.x: influx bucket update --id <its ID> ` +
-      `--retention ${retentionArgument(found)} --shard-group-duration 8760h); shard groups ` +
+    "make them a year long or more (InfluxDB 1.8: ALTER RETENTION POLICY " +
+      `"${policy}" ON "${database}" SHARD DURATION ${weeks}; 2.x: influx bucket update --id <its ID> ` +
+      `--retention ${retentionArgument(found)} --shard-group-duration ${hours}); shard groups ` +
       "made afterwards take it",
   );
 }
