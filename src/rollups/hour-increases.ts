@@ -1,7 +1,7 @@
 /**
  * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series a few numbers
- * (the hour's first and last reading, how many it holds, how many of the steps between
- * consecutive readings fall) instead of every reading. An hour whose readings never fall after
+ * (the hour's first and last reading, how many of the steps between consecutive readings fall)
+ * instead of every reading. An hour whose readings never fall after
  * its first one is folded from its first and last reading (counter-rule.ts `foldRising`); only
  * an hour with a fall inside is read reading by reading. Each series carries its base from hour
  * to hour; a span that starts a range reads it from the hour stored before (the `base` field).
@@ -64,13 +64,12 @@ export interface HourPoint {
 
 /** What InfluxDB says of an hour of a series. */
 interface HourFacts {
-  first: number;
-  last: number;
-  readings: number;
-  /** Steps between consecutive readings of the span landing in this hour (at its readings). */
-  steps: number;
-  rising: number;
-  firstStep: number | undefined;
+  readonly first: number;
+  readonly last: number;
+  /** Steps down between consecutive readings of the span that land in this hour. */
+  falls: number;
+  /** A reading falls below the one before it inside the hour (not only its first reading). */
+  fallsInside: boolean;
 }
 
 /** What InfluxDB says of a span, before any single reading is read. */
@@ -102,8 +101,9 @@ export function spanStatements(span: HourSpan, home: RollupHome): string[] {
   const byHour = `GROUP BY time(1h), ${tags} fill(none)`;
   const statements = span.lookup ? baseStatements(target, fromS, home) : [];
   statements.push(
-    `SELECT first("value"), last("value"), count("value") FROM ${from} WHERE ${where} AND ${range} ${byHour}`,
-    `SELECT count("d"), count("u"), first("d") FROM (SELECT difference("value") AS "d", non_negative_difference("value") AS "u" FROM ${from} WHERE ${where} AND ${range} GROUP BY ${tags}) WHERE ${range} ${byHour}`,
+    `SELECT first("value"), last("value") FROM ${from} WHERE ${where} AND ${range} ${byHour}`,
+    // only hours with a step down answer: most hours of most counters have none
+    `SELECT count("d") FROM (SELECT difference("value") AS "d" FROM ${from} WHERE ${where} AND ${range} GROUP BY ${tags}) WHERE "d" < 0 AND ${range} ${byHour}`,
   );
   if (span.stored) {
     statements.push(
@@ -141,8 +141,8 @@ export function readSpan(
   if (span.lookup) {
     for (const [key, b] of basesFrom(span.target, take(2))) facts.before.set(key, b);
   }
-  const [edges = [], steps = []] = take(2);
-  readHours(facts, edges, steps, seriesOf);
+  const [edges = [], falls = []] = take(2);
+  readHours(facts, edges, falls, seriesOf);
   if (span.stored) readStored(facts, take(1)[0] ?? []);
   if (span.next) {
     for (const [key, r] of rowByKey(take(1)[0] ?? [], seriesOf)) facts.next.set(key, r.s);
@@ -150,11 +150,15 @@ export function readSpan(
   return facts;
 }
 
-/** Each series' hours: the first, last and count of their readings (edges), then their steps. */
+/**
+ * Each series' hours: their first and last reading (edges), how many steps down land in them
+ * (falls), and whether one lands inside the hour: the step into an hour's first reading, from
+ * the last reading of the hour before it in the span, is among its falls but is no fall inside.
+ */
 function readHours(
   facts: SpanFacts,
   edges: readonly InfluxqlSeries[],
-  steps: readonly InfluxqlSeries[],
+  falls: readonly InfluxqlSeries[],
   seriesOf: (s: InfluxqlSeries) => SeriesTags | undefined,
 ): void {
   const hoursOf = (tags: SeriesTags) => {
@@ -170,29 +174,29 @@ function readHours(
     const tags = seriesOf(s);
     if (tags === undefined) continue;
     const hours = hoursOf(tags);
-    for (const [t, first, last, count] of s.values) {
-      const [hourS, a, b, n] = [num(t), num(first), num(last), num(count)];
-      if (hourS === undefined || a === undefined || b === undefined || n === undefined) continue;
-      hours.set(hourS, {
-        first: a,
-        last: b,
-        readings: n,
-        steps: 0,
-        rising: 0,
-        firstStep: undefined,
-      });
+    for (const [t, first, last] of s.values) {
+      const [hourS, a, b] = [num(t), num(first), num(last)];
+      if (hourS === undefined || a === undefined || b === undefined) continue;
+      hours.set(hourS, { first: a, last: b, falls: 0, fallsInside: false });
     }
   }
-  for (const s of steps) {
+  for (const s of falls) {
     const tags = seriesOf(s);
     if (tags === undefined) continue;
     const hours = hoursOf(tags);
-    for (const [t, count, rising, firstStep] of s.values) {
+    for (const [t, count] of s.values) {
       const hour = hours.get(num(t) ?? Number.NaN);
+      if (hour !== undefined) hour.falls = num(count) ?? 0;
+    }
+  }
+  for (const { hours } of facts.hours.values()) {
+    let before: number | undefined;
+    for (const hourS of [...hours.keys()].sort((a, b) => a - b)) {
+      const hour = hours.get(hourS);
       if (hour === undefined) continue;
-      hour.steps = num(count) ?? 0;
-      hour.rising = num(rising) ?? 0;
-      hour.firstStep = num(firstStep);
+      const entryFalls = before !== undefined && hour.first < before;
+      hour.fallsInside = hour.falls - (entryFalls ? 1 : 0) > 0;
+      before = hour.last;
     }
   }
 }
@@ -210,14 +214,6 @@ function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
   }
 }
 
-/** True when a reading of the hour falls below the one before it, inside the hour. */
-function fallsInside(hour: HourFacts): boolean {
-  // the step into the hour's first reading is among its steps when the span holds a reading before
-  const entry = hour.steps === hour.readings;
-  const entryFalls = entry && hour.firstStep !== undefined && hour.firstStep < 0;
-  return hour.steps - hour.rising - (entryFalls ? 1 : 0) > 0;
-}
-
 /**
  * The hours of the span, as runs [fromS, toS) of consecutive hours, in which some series falls
  * inside an hour: those are read reading by reading (rawStatement).
@@ -225,7 +221,7 @@ function fallsInside(hour: HourFacts): boolean {
 export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] {
   const starts = new Set<number>();
   for (const { hours } of facts.hours.values()) {
-    for (const [hourS, hour] of hours) if (fallsInside(hour)) starts.add(hourS);
+    for (const [hourS, hour] of hours) if (hour.fallsInside) starts.add(hourS);
   }
   const runs: { fromS: number; toS: number }[] = [];
   for (const s of [...starts].sort((a, b) => a - b)) {
@@ -265,7 +261,7 @@ export function foldSpan(
       const hour = hours.get(startS);
       if (hour === undefined) continue;
       let folded: Folded;
-      if (fallsInside(hour)) {
+      if (hour.fallsInside) {
         const values: number[] = [];
         while (at < series.length && (series[at]?.s ?? 0) < startS + HOUR_S) {
           const r = series[at++];
