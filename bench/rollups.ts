@@ -36,7 +36,7 @@ function counterLines(device: string, scale: number, fromS: number, days: number
 /**
  * A year (`quick`: 30 days) of 10 devices' solar counter at 1 minute written to influxd, its
  * rollups computed, then the overview's "Energy per day ($tz)" query (solar, every device, UTC,
- * the whole range) against the raw-readings query it replaced: median of 5 each, alternating.
+ * the whole range) against the raw-readings query it replaced: median of 11 each, alternating.
  */
 export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Promise<Row> {
   const days = quick ? 30 : 365;
@@ -111,7 +111,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   const rollupMs: number[] = [];
   const rawMs: number[] = [];
   let totals = { rollups: 0, raw: 0 };
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < 11; round++) {
     const a = await timed(fromRollups);
     const b = await timed(fromRaw);
     rollupMs.push(a.ms);
@@ -126,7 +126,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   // the raw query has no value for the first day (no day before it)
   const agree = Math.abs(totals.rollups - totals.raw) / totals.raw;
   return {
-    bench: `A year of daily energy, 10 devices (${(points / 1e6).toFixed(1)} M raw points at 1 min): the overview's "Energy per day" query from the rollups vs from raw readings (median of 5; rollups built in ${buildS.toFixed(0)} s; totals differ by ${(agree * 100).toFixed(2)} %, the raw query's missing first day)`,
+    bench: `A year of daily energy, 10 devices (${(points / 1e6).toFixed(1)} M raw points at 1 min): the overview's "Energy per day" query from the rollups vs from raw readings (median of 11; rollups built in ${buildS.toFixed(0)} s; totals differ by ${(agree * 100).toFixed(2)} %, the raw query's missing first day)`,
     measured: `${r.toFixed(1)} ms (rollup_day)`,
     baseline: `${w.toFixed(0)} ms (non_negative_difference(last) per day)`,
     ratio: w / r,
@@ -168,8 +168,10 @@ export async function benchRollupWriteCost(influxd: TestInfluxd, quick: boolean)
   }
   const on = median(cpu.on);
   const off = median(cpu.off);
+  // alternating rounds: each round's own ratio too (a pair run side by side)
+  const paired = median(cpu.on.map((c, i) => c / (cpu.off[i] ?? c)));
   return {
-    bench: `Rollups' write cost: ${days}-day backfill of 3 devices at 1 min (${(points / 1e6).toFixed(2)} M points) with vs without rollups, energy-etl's CPU per M points (median of ${rounds}; influxd's CPU over the run ${median(influxCpu.on).toFixed(1)} vs ${median(influxCpu.off).toFixed(1)} s)`,
+    bench: `Rollups' write cost: ${days}-day backfill of 3 devices at 1 min (${(points / 1e6).toFixed(2)} M points) with vs without rollups, energy-etl's CPU per M points (median of ${rounds}, alternating; median of the rounds' own ratios ${paired.toFixed(2)}; influxd's CPU over the run ${median(influxCpu.on).toFixed(1)} vs ${median(influxCpu.off).toFixed(1)} s)`,
     measured: `${on.toFixed(2)} s/M with (${cpu.on.map((c) => c.toFixed(2)).join(" / ")})`,
     baseline: `${off.toFixed(2)} s/M with ROLLUPS=false (${cpu.off.map((c) => c.toFixed(2)).join(" / ")})`,
     ratio: on / off,
