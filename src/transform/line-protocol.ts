@@ -7,7 +7,7 @@
  * whatever precedes it. So in names and tag values line breaks and tabs become spaces and
  * backslashes become slashes; a measurement that would start with `#` (a comment line) gets a `_`
  * in front. {@link storedName} and {@link storedMeasurement} say what InfluxDB then holds.
- * String field values keep every character.
+ * String field values keep every character, line breaks too (see {@link lineEnds}).
  */
 
 /** The tag value InfluxDB stores for `text` (see the module comment). */
@@ -52,9 +52,56 @@ export function lineBatch(lines: readonly string[]): LineBatch {
   return { bytes: Buffer.from(lines.join("\n"), "utf8"), lines: lines.length };
 }
 
-/** The lines of a batch (for the rare cases that need them one by one). */
+/** The lines of a batch (for the rare cases that need them one by one), cut by {@link lineEnds}. */
 export function linesOf(batch: LineBatch): string[] {
-  return batch.lines === 0 ? [] : batch.bytes.toString("utf8").split("\n");
+  if (batch.lines === 0) return [];
+  const lines: string[] = [];
+  let start = 0;
+  for (const end of lineEnds(batch.bytes)) {
+    lines.push(batch.bytes.toString("utf8", start, end));
+    start = end + 1;
+  }
+  return lines;
+}
+
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const EQUALS = 0x3d;
+
+/**
+ * Where the lines of `bytes` end: the offset of each `\n` that ends a line, and the end of the
+ * bytes for the last one. A string field may hold a line break (`text="first⏎second"`: InfluxDB
+ * reads it back as the same text), so a line ends only at a `\n` outside a quoted field value;
+ * a backslash escapes the byte after it in names, tags and strings. The one rule by which every
+ * batch is cut (batching, narrowing, halving, file rotation, coalescing).
+ */
+export function lineEnds(bytes: Buffer): number[] {
+  const ends: number[] = [];
+  const n = bytes.length;
+  // 0: measurement and tags, 1: fields, 2: inside a string field, 3: timestamp
+  let part = 0;
+  let afterEquals = false;
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i];
+    if (part === 2) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) part = 1;
+      continue;
+    }
+    if (c === NEWLINE) {
+      ends.push(i);
+      part = 0;
+      afterEquals = false;
+    } else if (c === BACKSLASH) i++;
+    else if (part === 1 && c === QUOTE && afterEquals) part = 2;
+    else if (c === SPACE && part === 0) part = 1;
+    else if (c === SPACE && part === 1) part = 3;
+    afterEquals = part === 1 && c === EQUALS;
+  }
+  ends.push(n);
+  return ends;
 }
 
 /** A batch split into batches of at most `size` lines. */
