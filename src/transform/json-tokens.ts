@@ -4,6 +4,7 @@
  * returns the offset after the token, NEED_MORE when the bytes end before it does (and could
  * still go on validly), or AS_TEXT when it is not what the fast path reads.
  */
+import { isUtf8 } from "node:buffer";
 import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
 
@@ -40,13 +41,17 @@ export function literal(bytes: Buffer, i: number, limit: number, word: Buffer): 
 
 /**
  * A string whose text starts at `i`, without escapes or control characters (JSON.parse refuses
- * those; escapes are the reference path's): the offset after its closing quote.
+ * those; escapes are the reference path's) and in valid UTF-8 (the reference path decodes
+ * invalid bytes as U+FFFD, as JSON.parse of the decoded text does; copying them would not): the
+ * offset after its closing quote.
  */
 export function plainString(bytes: Buffer, i: number, limit: number): number {
+  let high = false;
   for (let j = i; j < limit; j++) {
     const c = bytes[j] ?? 0;
-    if (c === QUOTE) return j + 1;
+    if (c === QUOTE) return high && !isUtf8(bytes.subarray(i, j)) ? AS_TEXT : j + 1;
     if (c === BACKSLASH || c < 0x20) return AS_TEXT;
+    if (c >= 0x80) high = true;
   }
   return NEED_MORE;
 }
