@@ -5,6 +5,7 @@
  * whole in one pass (the fast path of the transform) or as text framed here.
  */
 
+import { GrowingBytes } from "../util/growing-bytes.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
 
 /**
@@ -54,6 +55,9 @@ enum State {
   Ended,
 }
 
+/** The carry's buffer is kept for the next element unless it grew beyond this. */
+const KEEP_CARRY_BYTES = 1 << 20;
+
 const { QUOTE, BACKSLASH, COMMA, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT } = JSON_BYTES;
 
 /** True for the four bytes JSON allows between tokens. */
@@ -63,13 +67,17 @@ export function isJsonSpace(c: number): boolean {
 
 /**
  * The framing of one JSON array read in byte pieces: `[`, elements separated by `,`, `]`, nothing
- * but spaces after it. The bytes of an element not read whole yet are kept (at most
- * `maxElementBytes`) until the next piece comes.
+ * but spaces after it. The bytes of an element not read whole yet are copied aside (at most
+ * `maxElementBytes`) until the piece that ends it comes; each piece is framed once, where the
+ * last one stopped (an element in many small pieces costs its size, not its size times pieces),
+ * and the element is read once, whole.
  */
 export class JsonArrayScanner {
   private state = State.BeforeArray;
-  /** Bytes of an unfinished element (from its start), carried to the next piece. */
-  private carry: Buffer | undefined;
+  /** The bytes of an unfinished element (from its start), kept until the piece that ends it. */
+  private readonly carry = new GrowingBytes(KEEP_CARRY_BYTES);
+  /** Where the carried element's framing stands (strings, escapes, nesting). */
+  private readonly framer = new ElementFramer();
   /** The carried element is framed generically (the reader gave it up). */
   private asText = false;
 
@@ -88,23 +96,19 @@ export class JsonArrayScanner {
    * (or carried on to the next piece), less when the reader paused: call again from there.
    */
   push(piece: Buffer, from = 0): number {
-    const carry = from === 0 ? this.carry : undefined;
-    if (carry) {
-      // the carried element ends somewhere in this piece: join only as much of it as it takes
-      // (copying every piece whole behind the carry cost more than reading it)
-      this.carry = undefined;
-      let take = Math.min(piece.length, carry.length + 4096);
-      for (;;) {
-        const joint = Buffer.concat([carry, piece.subarray(0, take)]);
-        const end = this.scan(joint, 0, true);
-        if (end !== NEED_MORE) {
-          from = end - carry.length;
-          break;
-        }
-        if (take === piece.length) return piece.length; // all of it is carried on
-        this.carry = undefined;
-        take = Math.min(piece.length, take * 2);
+    if (from === 0 && this.carry.length > 0) {
+      // only the new bytes are framed: is the carried element's end in this piece?
+      const end = this.framer.advance(piece, 0, piece.length);
+      if (end === NEED_MORE) {
+        this.carryOn(piece);
+        return piece.length;
       }
+      // whole now (with the `,` or `]` after it): read once, where it was kept
+      this.carryOn(piece.subarray(0, end + 1));
+      const done = this.scan(this.carry.view(), 0, true);
+      if (done === NEED_MORE) throw new JsonArrayError("an element the framing ended did not end");
+      this.carry.clear();
+      from = end;
     }
     return this.scan(piece, from, false);
   }
@@ -202,10 +206,19 @@ export class JsonArrayScanner {
     return end;
   }
 
+  /** The start of an element whose end is not in this piece: framed once, kept for the next. */
   private keep(rest: Buffer): void {
-    this.checkLength(rest.length);
-    // a copy: the piece it came in is not ours to keep
-    this.carry = Buffer.from(rest);
+    this.framer.reset();
+    if (this.framer.advance(rest, 0, rest.length) !== NEED_MORE) {
+      throw new JsonArrayError("an element the reader could not end was whole");
+    }
+    this.carryOn(rest);
+  }
+
+  /** Copies `bytes` after the carried ones. */
+  private carryOn(bytes: Buffer): void {
+    this.checkLength(this.carry.length + bytes.length);
+    this.carry.append(bytes);
   }
 
   private checkLength(bytes: number): void {
@@ -228,30 +241,76 @@ function notAnArray(c: number): JsonArrayError {
  * 0, strings and nesting tracked; NEED_MORE when it is not in the bytes yet.
  */
 function frameElement(bytes: Buffer, start: number, n: number): number {
-  let depth = 0;
-  for (let i = start; i < n; i++) {
-    const c = bytes[i];
-    if (c === QUOTE) {
-      i = stringEnd(bytes, i + 1, n);
-      if (i === NEED_MORE) return NEED_MORE;
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
-    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      if (depth === 0) {
-        if (c === CLOSE_OBJECT) throw new JsonArrayError("unbalanced }");
-        return i;
-      }
-      depth--;
-    } else if (c === COMMA && depth === 0) return i;
-  }
-  return NEED_MORE;
+  return new ElementFramer().advance(bytes, start, n);
 }
 
-/** The offset of the quote that closes a string whose text starts at `i`; NEED_MORE without it. */
-function stringEnd(bytes: Buffer, i: number, n: number): number {
-  for (let j = i; j < n; j++) {
-    const c = bytes[j];
-    if (c === QUOTE) return j;
-    if (c === BACKSLASH) j++;
+/**
+ * The framing of one element read piece by piece: where it stands (nesting depth, inside a
+ * string, after a backslash) is kept between pieces, so each byte is looked at once.
+ */
+class ElementFramer {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  reset(): void {
+    this.depth = 0;
+    this.inString = false;
+    this.escaped = false;
   }
-  return NEED_MORE;
+
+  /**
+   * Frames `bytes` from `from` to `n`: the offset of the `,` or `]` that ends the element at
+   * depth 0, or NEED_MORE (where it stands kept for the next bytes).
+   */
+  advance(bytes: Buffer, from: number, n: number): number {
+    for (let i = from; i < n; i++) {
+      if (this.inString) {
+        i = this.stringEnd(bytes, i, n);
+        if (i >= n) return NEED_MORE;
+        continue;
+      }
+      const c = bytes[i];
+      if (c === QUOTE) this.inString = true;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) this.depth++;
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        if (this.depth === 0) {
+          if (c === CLOSE_OBJECT) throw new JsonArrayError("unbalanced }");
+          return i;
+        }
+        this.depth--;
+      } else if (c === COMMA && this.depth === 0) return i;
+    }
+    return NEED_MORE;
+  }
+
+  /**
+   * Inside a string from `i`: the offset of its closing quote (the string is left), or `n` when
+   * it goes on past the bytes (whether their last backslash escapes the next byte is kept). The
+   * quote is found by the platform's search, so a long string costs little: a quote is the end
+   * unless an odd run of backslashes stands before it.
+   */
+  private stringEnd(bytes: Buffer, i: number, n: number): number {
+    let from = i;
+    if (this.escaped) {
+      // the byte after a backslash that ended the bytes before
+      this.escaped = false;
+      from++;
+    }
+    for (;;) {
+      let q = from < n ? bytes.indexOf(QUOTE, from) : -1;
+      if (q < 0 || q >= n) q = n;
+      let run = 0;
+      while (q - run - 1 >= from && bytes[q - run - 1] === BACKSLASH) run++;
+      if (q === n) {
+        this.escaped = run % 2 === 1;
+        return n;
+      }
+      if (run % 2 === 0) {
+        this.inString = false;
+        return q;
+      }
+      from = q + 1;
+    }
+  }
 }

@@ -187,9 +187,13 @@ async function writeAnswer(
       await write(batch);
   }
   transcoder.end();
-  // the end leaves one batch at most: the rest of the lines and what was set aside with them
-  const last = transcoder.nextBatch();
-  const lastWrite = last ? write(last) : Promise.resolve();
+  // the end may leave batches (small pieces it gathered): each written before the next is taken
+  // (a batch's bytes are the transcoder's), the last one left running
+  let lastWrite = Promise.resolve();
+  for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch()) {
+    if (!transcoder.finished) await write(batch);
+    else lastWrite = write(batch);
+  }
   // handled here so that it never counts as unhandled before the chunk's finish awaits it
   lastWrite.catch(() => undefined);
   const { records, newestS, oldestS, screen } = transcoder;

@@ -8,6 +8,7 @@
 import { type ElementReader, JsonArrayScanner } from "../api/json-array-scanner.js";
 import type { AnswerSource } from "../api/parse-answer.js";
 import { parseRecordTime } from "../api/time-format.js";
+import { GrowingBytes } from "../util/growing-bytes.js";
 import { LineBuffer, NO_BYTES } from "./line-buffer.js";
 import type { LineBatch } from "./line-protocol.js";
 import { decodeElement } from "./record-decoder.js";
@@ -52,6 +53,8 @@ export interface TranscodeOptions {
   readonly batchLines: number;
   /** Longest record (API_MAX_RECORD_BYTES). */
   readonly maxRecordBytes: number;
+  /** Pieces shorter than this are gathered before they are read; default 16 KiB. */
+  readonly gatherBytes?: number;
 }
 
 /** What reads and writes the records of one answer. */
@@ -71,10 +74,13 @@ interface RecordParts {
  */
 const DRIFT_CHECK_ROWS = 2000;
 
+/** Pieces shorter than this are gathered before they are read (see AnswerTranscoder.push). */
+const GATHER_BYTES = 16 * 1024;
+
 /**
  * Reads one answer (see the module comment): `push` a piece of its bytes and take the batches it
  * fills ({@link nextBatch}) until there is none, then the next piece; at the end `end` it and take
- * the last batch. A batch's bytes stay valid until the transcoder is called again, so one buffer
+ * the last batches, again until there is none. A batch's bytes stay valid until the transcoder is called again, so one buffer
  * serves every batch: write a batch before asking for the next. Counts what it kept and dropped;
  * throws a JsonArrayError when the body is not a JSON array and a SchemaDriftError when most of
  * its rows are invalid.
@@ -93,6 +99,7 @@ export class AnswerTranscoder implements ElementReader {
   fastRows = 0;
 
   private readonly scanner: JsonArrayScanner;
+  private readonly gatherBytes: number;
   /** What reads and writes records, made for the first one (most steady answers have none). */
   private parts: RecordParts | undefined;
   private readonly out = new LineBuffer();
@@ -101,6 +108,11 @@ export class AnswerTranscoder implements ElementReader {
   /** The piece being read, and how far. */
   private piece: Buffer | undefined;
   private offset = 0;
+  /** Small pieces gathered (see {@link push}). */
+  private readonly gathered: GrowingBytes;
+  /** {@link end} was called; {@link finish} ran. */
+  private ending = false;
+  private ended = false;
   /** Set aside and checked against the drift rule, to go with the next batch. */
   private released: SetAside[] = [];
   /** Set aside since the last drift check. */
@@ -118,6 +130,8 @@ export class AnswerTranscoder implements ElementReader {
   ) {
     this.screen = new AnswerScreen(request.fromS, request.toS);
     this.scanner = new JsonArrayScanner(this, options.maxRecordBytes);
+    this.gatherBytes = options.gatherBytes ?? GATHER_BYTES;
+    this.gathered = new GrowingBytes(2 * this.gatherBytes);
   }
 
   private get reading(): RecordParts {
@@ -133,22 +147,54 @@ export class AnswerTranscoder implements ElementReader {
     return this.parts;
   }
 
-  /** The next piece of the body, read by {@link nextBatch}. */
+  /**
+   * The next piece of the body, read by {@link nextBatch}. Pieces shorter than `gatherBytes` are
+   * gathered first (a socket may hand an answer over a few bytes at a time, and each piece read
+   * costs a round of calls): they are read once enough of them came, or at the end.
+   */
   push(bytes: Buffer): void {
-    this.piece = bytes;
-    this.offset = 0;
+    if (this.piece !== undefined) throw new Error("a piece pushed before the last one was read");
+    const gathered = this.gathered;
+    if (gathered.length === 0 && bytes.length >= this.gatherBytes) {
+      this.piece = bytes;
+      this.offset = 0;
+      return;
+    }
+    gathered.append(bytes);
+    if (gathered.length >= this.gatherBytes) this.release();
   }
 
-  /** The body ended: throws if it was cut off or drifted; the rest becomes the last batch. */
+  /**
+   * The body ended: what was gathered is read, then the rest becomes the last batches; take them
+   * with {@link nextBatch} until there is none. Throws (there) if it was cut off or drifted.
+   */
   end(): void {
+    if (this.gathered.length > 0) this.release();
+    this.ending = true;
+  }
+
+  /** True once the body was read to its end and every batch taken. */
+  get finished(): boolean {
+    return this.ended && this.piece === undefined && this.ready === undefined;
+  }
+
+  /** The last of the body read: the framing closed, the drift rule once more, the last batch cut. */
+  private finish(): void {
     this.scanner.end();
     this.checkDrift();
     if (this.out.pendingLines > 0 || this.released.length > 0) this.cut();
   }
 
+  /** What was gathered becomes the piece to read (gathering goes on in the same buffer once it is). */
+  private release(): void {
+    this.piece = this.gathered.view();
+    this.offset = 0;
+    this.gathered.clear();
+  }
+
   /**
    * Reads on until a batch is full and returns it; undefined once the piece is read (push the
-   * next one). After {@link end}, the last batch.
+   * next one). After {@link end}, the last batches.
    */
   nextBatch(): TranscodedBatch | undefined {
     for (;;) {
@@ -158,7 +204,12 @@ export class AnswerTranscoder implements ElementReader {
         return ready;
       }
       const piece = this.piece;
-      if (piece === undefined) return undefined;
+      if (piece === undefined) {
+        if (!this.ending || this.ended) return undefined;
+        this.ended = true;
+        this.finish();
+        continue;
+      }
       this.offset = this.scanner.push(piece, this.offset);
       if (this.offset >= piece.length && !this.ready) this.piece = undefined;
     }

@@ -108,6 +108,39 @@ describe("JsonArrayScanner", () => {
     expect(() => carried.push(Buffer.from(long.slice(0, 60)))).toThrow(/over 50 bytes/);
   });
 
+  it("an element in many pieces is read twice at most: when it starts and once whole (linear)", () => {
+    class CountingReader extends NumberReader {
+      calls = 0;
+      bytesSeen = 0;
+      override read(bytes: Buffer, start: number, limit: number): number {
+        this.calls++;
+        this.bytesSeen += limit - start;
+        return super.read(bytes, start, limit);
+      }
+    }
+    const digits = "7".repeat(10_000);
+    const reader = new CountingReader();
+    const text = `[${digits},"${digits}"]`;
+    const bytes = Array.from({ length: text.length }, () => 1);
+    expect(split(text, bytes, reader)).toEqual([`#${digits}`, `"${digits}"`]);
+    // the number: read when it starts (one byte known) and once whole; the string: given up at once
+    expect(reader.calls).toBe(3);
+    expect(reader.bytesSeen).toBeLessThan(10_010);
+  });
+
+  it("copies what it keeps of an unfinished element: a piece may be reused once pushed", () => {
+    const reader = new TextReader();
+    const scanner = new JsonArrayScanner(reader);
+    const piece = Buffer.alloc(4);
+    for (const text of ['[{"a', '":"b', 'c"},', "2]  "]) {
+      piece.write(text, "latin1");
+      scanner.push(piece);
+      piece.fill(0x78);
+    }
+    scanner.end();
+    expect(reader.texts).toEqual(['{"a":"bc"}', "2"]);
+  });
+
   it.each([
     ["{}", /a JSON value that is not an array/],
     ["<html>", /not JSON/],
