@@ -10,7 +10,14 @@ import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total 
 import { etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
 import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
-import { answerBytes, naivePath, ourPath, sampleRecords } from "./transform.js";
+import {
+  answerBytes,
+  bigRecordMs,
+  fuzzTranscoder,
+  naivePath,
+  ourPath,
+  sampleRecords,
+} from "./transform.js";
 
 const QUICK = process.argv.includes("--quick");
 /** `--only name[,name]`: run just these benchmarks (RESULTS.md only with `--write`). */
@@ -134,6 +141,45 @@ async function benchTransform(): Promise<void> {
     ratio: o / n,
     goal: ">= 3x and >= 1 M/s",
     met: o / n >= 3 && o >= 1e6,
+  });
+}
+
+/** A 1 MB record in 16-byte pieces vs in one piece: the record reader resumes where it stopped. */
+async function benchBigRecord(): Promise<void> {
+  const rounds = QUICK ? 3 : 7;
+  const one = bigRecordMs(2 ** 22, rounds);
+  const gathered = bigRecordMs(16, rounds);
+  rows.push({
+    bench: `A 1 MB record read by the AnswerTranscoder in 16-byte pieces (65,537 pieces) vs in one piece (median of ${rounds})`,
+    measured: `${gathered.toFixed(1)} ms`,
+    baseline: `${one.toFixed(1)} ms in one piece`,
+    ratio: gathered / one,
+    goal: "<= 2x",
+    met: gathered / one <= 2,
+  });
+  // without the gathering of small pieces: the record reader resumes 65,537 times
+  const each = bigRecordMs(16, rounds, 1);
+  rows.push({
+    bench: "The same, each 16-byte piece read as it comes (no gathering): the reader resumes where it stopped, so linear",
+    measured: `${each.toFixed(1)} ms`,
+    baseline: `${one.toFixed(1)} ms in one piece`,
+    ratio: each / one,
+    goal: "-",
+  });
+}
+
+/** The transcoder's differential fuzz, longer than the suite's fixed seeds: 0 differences. */
+async function benchFuzz(): Promise<void> {
+  const runs = QUICK ? 5_000 : 50_000;
+  const seed = Date.now() % 2 ** 31;
+  const { ms, failure } = fuzzTranscoder(runs, seed);
+  rows.push({
+    bench: `Differential fuzz of the AnswerTranscoder against its oracle (test/support/answer-oracle.ts): ${runs.toLocaleString("en")} answers, seed ${seed}${failure ? `; differs: ${failure.slice(0, 300)}` : ""}`,
+    measured: failure ? "a difference" : "0 differences",
+    baseline: `${(ms / 1000).toFixed(1)} s`,
+    ratio: failure ? 1 : 0,
+    goal: "0 differences",
+    met: failure === undefined,
   });
 }
 
@@ -366,6 +412,8 @@ async function main(): Promise<void> {
       ["requests", benchRequests],
       ["rate-bound", benchRateBound],
       ["transform", benchTransform],
+      ["big-record", benchBigRecord],
+      ["fuzz", benchFuzz],
       ["point-cost", async () => rows.push(...(await benchPointCost(influxd, QUICK)))],
       ["memory", async () => rows.push(...(await benchMemory(influxd, QUICK)))],
       ["simulator", benchSimulatorStart],

@@ -1,9 +1,19 @@
+import { isDeepStrictEqual } from "node:util";
 import { InfluxDB, Point } from "@influxdata/influxdb-client";
+import fc from "fast-check";
 import type { DataRecord } from "../src/api/schemas.js";
 import { createFleet } from "../src/simulator/model/fleet.js";
 import { AnswerTranscoder } from "../src/transform/answer-transcoder.js";
 import { valuesIdTag } from "../src/transform/record-encoder.js";
+import { SchemaDriftError } from "../src/transform/screen-answer.js";
 import { decodeValueId, ValueIdDecoder } from "../src/transform/value-id.js";
+import {
+  answerBytes as fuzzAnswerBytes,
+  fuzzCase,
+  requestFor,
+  transcodeAnswer,
+} from "../test/support/answer-fuzz.js";
+import { DRIFT, oracleAnswer } from "../test/support/answer-oracle.js";
 
 const SOURCE = { endpoint: "GET /data/hybrid-site-01/all_data", status: 200 };
 
@@ -119,4 +129,80 @@ export function naivePath(answers: readonly AnswerBytes[], expectedPoints: numbe
   }
   void api.dispose();
   return points;
+}
+
+/**
+ * A record of about 1 MB (a text value of 1 MB) read by the AnswerTranscoder in pieces of
+ * `pieceBytes` (the answer `[record]`): milliseconds, median of `rounds`. `gatherBytes` 1 reads
+ * every piece as it comes (no gathering of small pieces): the record reader resumes each time.
+ */
+export function bigRecordMs(pieceBytes: number, rounds: number, gatherBytes?: number): number {
+  const id = "e_00_00_06_000_note";
+  const record = { timestamp: "2026-01-01T00:00:00", values_id: 0, [id]: "x".repeat(1 << 20) };
+  const bytes = Buffer.from(JSON.stringify([record]));
+  // the pieces as a socket hands them over (their making is not the transcoder's time)
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += pieceBytes)
+    pieces.push(bytes.subarray(at, at + pieceBytes));
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    const transcoder = new AnswerTranscoder(
+      {
+        deviceId: "d",
+        resourceId: "all_data",
+        values: [id],
+        fromS: Date.UTC(2025, 11, 31) / 1000,
+        toS: Date.UTC(2026, 0, 2) / 1000,
+      },
+      {
+        source: SOURCE,
+        decoder: new ValueIdDecoder(),
+        batchLines: 5000,
+        maxRecordBytes: 2 ** 22,
+        ...(gatherBytes === undefined ? {} : { gatherBytes }),
+      },
+    );
+    let lines = 0;
+    for (const piece of pieces) {
+      transcoder.push(piece);
+      for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
+    }
+    transcoder.end();
+    for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
+    if (lines !== 1) throw new Error(`the big record made ${lines} lines`);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] ?? Number.NaN;
+}
+
+/** The differential fuzz of the transcoder (test/support/answer-fuzz.ts), longer than the suite's. */
+export function fuzzTranscoder(
+  runs: number,
+  seed: number,
+): { readonly ms: number; readonly failure?: string } {
+  const started = performance.now();
+  const details = fc.check(
+    fc.property(fuzzCase, (c) => {
+      const request = requestFor(c.values);
+      const body = fuzzAnswerBytes(c.elements, c.space);
+      const expected = oracleAnswer(c.elements, request, c.batchLines);
+      if (expected === DRIFT) {
+        try {
+          transcodeAnswer(body, request, c);
+        } catch (error) {
+          return error instanceof SchemaDriftError;
+        }
+        return false;
+      }
+      const { fastRows: _, ...got } = transcodeAnswer(body, request, c);
+      return isDeepStrictEqual(got, expected);
+    }),
+    { seed, numRuns: runs },
+  );
+  const ms = performance.now() - started;
+  return details.failed
+    ? { ms, failure: `seed ${seed}: ${fc.stringify(details.counterexample)}` }
+    : { ms };
 }
