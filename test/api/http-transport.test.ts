@@ -1,9 +1,10 @@
 /**
  * The API's HTTP transport on its own, against a node:http server on loopback: compressed answers
  * read as the API sent them, keep-alive connections reused only after a whole answer, the base
- * URL's path kept, and the head's timer naming what it waited for.
+ * URL's path kept, the head's timer naming what it waited for, and the body's idle timer counting
+ * from the last piece that came, not from the first.
  */
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import pino from "pino";
 import { ApiClock } from "../../src/api/api-clock.js";
@@ -17,6 +18,47 @@ const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
   deflate: deflateSync,
   br: brotliCompressSync,
 };
+
+/** The pieces of a trickled body, in order: read whole, the body is this JSON. */
+const PIECES = [
+  '[{"t":0},',
+  '{"t":1},',
+  '{"t":2},',
+  '{"t":3},',
+  '{"t":4},',
+  '{"t":5},',
+  '{"t":6},',
+  '{"t":7},',
+  '{"t":8},',
+  '{"t":9},',
+];
+const PIECES_END = '{"t":10}]';
+
+/**
+ * Answers at once with a chunked head and the first piece, then one more piece after each gap
+ * (ms, `_`-separated in the query), the last one ending the answer; stops when the client goes.
+ */
+function trickle(res: ServerResponse, gaps: readonly number[]): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.write(PIECES[0]);
+  let timer: NodeJS.Timeout | undefined;
+  res.once("close", () => clearTimeout(timer));
+  const next = (i: number): void => {
+    timer = setTimeout(
+      () => {
+        if (res.destroyed) return;
+        if (i === gaps.length) {
+          res.end(PIECES_END);
+          return;
+        }
+        res.write(PIECES[i] ?? "");
+        next(i + 1);
+      },
+      gaps[i - 1],
+    );
+  };
+  next(1);
+}
 
 describe("HttpTransport", () => {
   let base: string;
@@ -34,6 +76,11 @@ describe("HttpTransport", () => {
       }
       seen.push({ url: req.url ?? "", headers: req.headers, socket: id });
       if (hangHead) return; // no head: the transport's timer ends it
+      const gaps = /gaps=([\d_]+)/.exec(req.url ?? "")?.[1];
+      if (gaps !== undefined) {
+        trickle(res, gaps.split("_").map(Number));
+        return;
+      }
       if (req.url?.includes("empty-gzip")) {
         // an error answer that claims gzip and has no body (got read it as empty too)
         res.writeHead(401, { "content-encoding": "gzip", "content-length": 0 });
@@ -146,6 +193,44 @@ describe("HttpTransport", () => {
       message: "Timeout awaiting 'response' for 200ms",
     });
     exchange.close();
+  });
+
+  // API_TIMEOUT_MS 300 ms; the body's pieces 100 ms apart, ~1 s in all: more than three timeouts
+  it("a body that keeps coming within API_TIMEOUT_MS per piece is read whole, however long it takes", async () => {
+    const exchange = open(transport(300), {
+      searchParams: { gaps: "100_100_100_100_100_100_100_100_100_100" },
+    });
+    try {
+      const started = Date.now();
+      expect((await exchange.head).statusCode).toBe(200);
+      const read = await exchange.readBody(1 << 20);
+      const tookMs = Date.now() - started;
+      expect(read).toEqual({
+        text: '[{"t":0},{"t":1},{"t":2},{"t":3},{"t":4},{"t":5},{"t":6},{"t":7},{"t":8},{"t":9},{"t":10}]',
+        over: false,
+      });
+      // the pieces did come apart: the whole read lasted more than three API_TIMEOUT_MS
+      expect(tookMs).toBeGreaterThanOrEqual(950);
+    } finally {
+      exchange.close();
+    }
+  });
+
+  it("one gap in the body longer than API_TIMEOUT_MS: the read fails as the body's idle timeout", async () => {
+    const exchange = open(transport(300), { searchParams: { gaps: "100_100_700_100" } });
+    try {
+      expect((await exchange.head).statusCode).toBe(200);
+      const started = Date.now();
+      await expect(exchange.readBody(1 << 20)).rejects.toMatchObject({
+        name: "ApiError",
+        code: "timeout",
+        message: "GET /data timed out (ETIMEDOUT): no data for 300 ms",
+      });
+      // cut off in the long gap (after ~200 ms of pieces and 300 ms of silence), not before
+      expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    } finally {
+      exchange.close();
+    }
   });
 
   it("an abort ends the attempt at once with ERR_ABORTED", async () => {

@@ -134,6 +134,16 @@ describe("planSync: the cursor rules", () => {
       { kind: "fetch", lookback: true, window: { fromS: NOW - 2 * D + 1 - H, toS: NOW } },
     ],
     [
+      "exactly one failure on a silent resource: fetched after its wait, not only probed",
+      cursor({ newestRecordS: NOW - 2 * D, failures: 1, retryAtS: NOW }),
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 2 * D + 1 - H, toS: NOW } },
+    ],
+    [
+      "exactly one failure, silent and probed recently: fetched, not quiet",
+      cursor({ newestRecordS: NOW - 10 * D, failures: 1, retryAtS: NOW - 1, nextProbeS: NOW + H }),
+      { kind: "fetch", lookback: true, window: { fromS: NOW - 10 * D + 1 - H, toS: NOW } },
+    ],
+    [
       "windows parked as jobs are not read again: the window starts after them",
       cursor({ newestRecordS: NOW - 3 * H, parkedUntilS: NOW - H }),
       { kind: "fetch", lookback: true, window: { fromS: NOW - H + 1, toS: NOW } },
@@ -419,6 +429,33 @@ describe("afterPark and afterRepair: how a cursor moves besides a commit", () =>
       fetchedUntilS: NOW,
       newestRecordS: NOW - 1,
       nextProbeS: undefined,
+    });
+  });
+
+  // only a record newer than the cursor's ends the silence; one equal to it is no news
+  it.each<[string, number | undefined, number | undefined, number | undefined, number | undefined]>(
+    [
+      ["an older record: silence kept", NOW - H, NOW - 2 * H, NOW - H, NOW + H],
+      ["the same record again: silence kept", NOW - H, NOW - H, NOW - H, NOW + H],
+      ["a record one second newer: silence ended", NOW - H, NOW - H + 1, NOW - H + 1, undefined],
+      ["no record in the window: silence kept", NOW - H, undefined, NOW - H, NOW + H],
+      ["a first record, at 0: silence ended", undefined, 0, 0, undefined],
+    ],
+  )("commit on a silent cursor: %s", (_name, before, committed, newestAfter, probeAfter) => {
+    const silent = cursor({ newestRecordS: before, fetchedUntilS: NOW - 60, nextProbeS: NOW + H });
+    const commit = {
+      fetchedUntilS: NOW,
+      ...(committed === undefined ? {} : { newestRecordS: committed }),
+    };
+    expect(afterCommit(silent, commit)).toEqual({
+      fetchedUntilS: NOW,
+      newestRecordS: newestAfter,
+      nextProbeS: probeAfter,
+      parkedUntilS: undefined,
+      failures: 0,
+      retryAtS: undefined,
+      lastError: undefined,
+      lookedBackS: undefined,
     });
   });
 });
