@@ -160,7 +160,8 @@ async function benchBigRecord(): Promise<void> {
   // without the gathering of small pieces: the record reader resumes 65,537 times
   const each = bigRecordMs(16, rounds, 1);
   rows.push({
-    bench: "The same, each 16-byte piece read as it comes (no gathering): the reader resumes where it stopped, so linear",
+    bench:
+      "The same, each 16-byte piece read as it comes (no gathering): the reader resumes where it stopped, so linear",
     measured: `${each.toFixed(1)} ms`,
     baseline: `${one.toFixed(1)} ms in one piece`,
     ratio: each / one,
