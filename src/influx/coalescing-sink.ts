@@ -1,6 +1,12 @@
 import type { LineBatch } from "../transform/line-protocol.js";
 import { linesOf } from "../transform/line-protocol.js";
-import type { PointSink, RejectedLine, WriteOptions, WriteOutcome } from "./point-sink.js";
+import {
+  type PointSink,
+  type RejectedLine,
+  storedOf,
+  type WriteOptions,
+  type WriteOutcome,
+} from "./point-sink.js";
 
 /** A write waiting to go out with others. */
 interface Waiting {
@@ -112,5 +118,5 @@ function shareOf(outcome: WriteOutcome, batch: LineBatch, writes: number): Write
   }
   const own = new Set(linesOf(batch));
   const rejected: RejectedLine[] = outcome.rejected.filter((r) => own.has(r.line));
-  return { written: batch.lines - rejected.length, rejected };
+  return { written: storedOf(batch.lines, rejected), rejected };
 }

@@ -12,16 +12,21 @@ import { excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
 import { checkInflux } from "./influx-check.js";
-import type { PointSink, RejectedLine, WriteOutcome } from "./point-sink.js";
+import {
+  type BatchWork,
+  type NarrowingWrites,
+  narrowRefused,
+  type Refusal,
+  rejectAll,
+} from "./narrow-refused.js";
+import { type PointSink, type RejectedLine, storedOf, type WriteOutcome } from "./point-sink.js";
 import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
   type BucketTarget,
   bucketMissing,
-  everyPointDropped,
   type InfluxFailure,
   InfluxWriteError,
-  namedRefusals,
   readInfluxFailure,
   retryAfterOverCap,
   tokenRefused,
@@ -75,14 +80,9 @@ interface TransientFailure extends RetryableFailure {
   readonly retryAfter?: string;
 }
 
-/** One batch's bookkeeping while it is written and, if need be, narrowed down. */
-interface BatchWork {
+/** One batch's bookkeeping (see {@link BatchWork}) and the write it belongs to. */
+interface WriterWork extends BatchWork {
   readonly run: WriteRun;
-  /** HTTP requests sent for the batch so far (retries, 413 splits and narrowing included). */
-  requests: number;
-  /** True once a 400/422 made the writer narrow the batch down. */
-  narrowed: boolean;
-  readonly rejected: RejectedLine[];
 }
 
 /**
@@ -90,13 +90,14 @@ interface BatchWork {
  * transport of @influxdata/influxdb-client, in batches, with failures classified as Telegraf does,
  * except that one bad line never fails the others:
  * - 400/422 (unparsable line, point beyond the retention policy, field type conflict): the batch is
- *   narrowed down to the lines at fault, which come back as {@link RejectedLine}s while every
- *   other line is written. Lines the answer names (`unable to parse '<line>'`, 3.x `data`) are
- *   taken out at once and the rest is sent again; an answer saying every point was dropped rejects
- *   the whole batch; otherwise the batch is bisected (its halves written, recursively), which costs
- *   at most 2·log2(n)+1 requests for one bad line in n. Good lines of a partial write may be
- *   written twice (same series and timestamp: the point is overwritten, not doubled). One warning
- *   per narrowed batch says how many lines were refused and how many requests it took.
+ *   narrowed down to the lines at fault (narrow-refused.ts), which come back as
+ *   {@link RejectedLine}s while every other line is written. Lines the answer names (`unable to
+ *   parse '<line>'`, 3.x `data`) are taken out at once and the rest is sent again; a partial write
+ *   (`dropped=N`, the others stored) is narrowed by its count, within PARTIAL_NARROW_REQUESTS;
+ *   otherwise the batch is bisected (its halves written, recursively), which costs at most
+ *   2·log2(n)+1 requests for one bad line in n. Good lines may be written twice (same series and
+ *   timestamp: the point is overwritten, not doubled). One warning per narrowed batch says how
+ *   many lines were refused and how many requests it took.
  * - 413: the batch is halved until it fits; a single line still too large is a RejectedLine.
  * - 401/403/404 reject the write (fatal); 429/5xx/network are retried with backoff (never sooner
  *   than Retry-After), then reject it as `unavailable`; any other 4xx rejects it as `bad_data`.
@@ -189,24 +190,56 @@ export class InfluxWriter implements PointSink {
     const batches = all.lines <= size ? [all] : inBatches(all, size);
     for (const batch of batches) {
       if (batch.lines === 0) continue;
-      const work: BatchWork = { run, requests: 0, narrowed: false, rejected: [] };
+      const work: WriterWork = { run, requests: 0, narrowed: false, rejected: [] };
       await this.writeBatch(batch, work);
       if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.lines, work);
       for (const line of work.rejected) rejected.push(line);
     }
-    return { written: all.lines - rejected.length, rejected };
+    return { written: storedOf(all.lines, rejected), rejected };
   }
 
   /** One batch, retried when the failure is transient, halved on 413, narrowed on 400/422. */
-  private async writeBatch(batch: LineBatch, work: BatchWork): Promise<void> {
+  private async writeBatch(batch: LineBatch, work: WriterWork): Promise<void> {
+    const refusal = await this.sendRetried(batch, work);
+    if (refusal === undefined) return;
+    const lines = linesOf(batch);
+    if (refusal.status !== 413) {
+      await narrowRefused(lines, refusal, work, this.narrowing);
+      return;
+    }
+    if (lines.length === 1) {
+      rejectAll(lines, refusal.status, refusal.message, work);
+      return;
+    }
+    const half = Math.ceil(lines.length / 2);
+    this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
+    await this.writeBatch(lineBatch(lines.slice(0, half)), work);
+    await this.writeBatch(lineBatch(lines.slice(half)), work);
+  }
+
+  /** How narrowing writes: batches of lines, sent as any batch or once. */
+  private readonly narrowing: NarrowingWrites<WriterWork> = {
+    write: (lines, work) => this.writeBatch(lineBatch(lines), work),
+    send: (lines, work) => this.sendRetried(lineBatch(lines), work),
+  };
+
+  /**
+   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: the
+   * refusal, for the caller to split or narrow): transient failures are retried with backoff,
+   * final ones thrown.
+   */
+  private sendRetried(batch: LineBatch, work: WriterWork): Promise<Refusal | undefined> {
     const { run } = work;
-    await retrying<void, TransientFailure>(
+    return retrying<Refusal | undefined, TransientFailure>(
       async () => {
         work.requests++;
         const failure = await this.send(batch, run);
         if (!failure) return { ok: true, value: undefined };
-        const transient = await this.handle(batch, failure, work);
-        if (transient === undefined) return { ok: true, value: undefined };
+        const { status } = failure;
+        if (status === 400 || status === 413 || status === 422) {
+          return { ok: true, value: { ...failure, status } };
+        }
+        const transient = this.transient(failure, batch.lines);
         run.lastFailure = transient.what;
         return { ok: false, failure: transient };
       },
@@ -235,36 +268,15 @@ export class InfluxWriter implements PointSink {
   }
 
   /**
-   * What a refused or failed request means for its batch: 413 splits it, 400/422 narrow it down
-   * (both written here, undefined returned), 401/403/404 and other 4xx are final (thrown); what
-   * is left is transient, for the retry policy.
+   * A failed request that is neither stored nor refused line by line: 401/403/404 and other 4xx
+   * are final (thrown); what is left (429, 5xx, network) is transient, for the retry policy.
    */
-  private async handle(
-    batch: LineBatch,
-    failure: InfluxFailure,
-    work: BatchWork,
-  ): Promise<TransientFailure | undefined> {
+  private transient(failure: InfluxFailure, lines: number): TransientFailure {
     const { status } = failure;
-    if (status === 413) {
-      const lines = linesOf(batch);
-      if (lines.length === 1) {
-        this.rejectAll(lines, status, failure.message, work);
-        return undefined;
-      }
-      const half = Math.ceil(lines.length / 2);
-      this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
-      await this.writeBatch(lineBatch(lines.slice(0, half)), work);
-      await this.writeBatch(lineBatch(lines.slice(half)), work);
-      return undefined;
-    }
-    if (status === 400 || status === 422) {
-      await this.narrow(linesOf(batch), { ...failure, status }, work);
-      return undefined;
-    }
     if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
     if (bucketMissing(failure)) throw writeNotFound(this.options, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-      throw this.refused(failure.message, status, batch.lines);
+      throw this.refused(failure.message, status, lines);
     }
     return {
       retryable: true,
@@ -273,47 +285,6 @@ export class InfluxWriter implements PointSink {
       ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
       ...(failure.retryAfter === undefined ? {} : { retryAfter: failure.retryAfter }),
     };
-  }
-
-  /**
-   * A 400/422 for `lines`: finds the lines at fault and writes the others. A single line is
-   * refused for good; lines the answer names are taken out and the rest sent again; an answer
-   * that every point was dropped refuses them all; otherwise both halves are written in turn.
-   */
-  private async narrow(
-    lines: string[],
-    failure: InfluxFailure & { readonly status: number },
-    work: BatchWork,
-  ): Promise<void> {
-    const { status } = failure;
-    if (lines.length === 1) {
-      this.rejectAll(lines, status, failure.message, work);
-      return;
-    }
-    work.narrowed = true;
-    const named = namedRefusals(failure, new Set(lines));
-    if (named.size > 0) {
-      const rest: string[] = [];
-      for (const line of lines) {
-        const error = named.get(line);
-        if (error === undefined) rest.push(line);
-        else work.rejected.push({ line, status, error: excerpt(error) });
-      }
-      if (rest.length > 0) await this.writeBatch(lineBatch(rest), work);
-      return;
-    }
-    if (everyPointDropped(failure, lines.length)) {
-      this.rejectAll(lines, status, failure.message, work);
-      return;
-    }
-    const half = Math.ceil(lines.length / 2);
-    await this.writeBatch(lineBatch(lines.slice(0, half)), work);
-    await this.writeBatch(lineBatch(lines.slice(half)), work);
-  }
-
-  private rejectAll(lines: readonly string[], status: number, message: string, work: BatchWork) {
-    const error = excerpt(message);
-    for (const line of lines) work.rejected.push({ line, status, error });
   }
 
   /** One warning per batch that had refused lines (never one per line). */

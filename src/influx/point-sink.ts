@@ -1,19 +1,31 @@
 import type { LineBatch } from "../transform/line-protocol.js";
 
-/** A line InfluxDB refused for good (400/422 once narrowed down to that line alone). */
+/**
+ * A line InfluxDB refused for good (400/422 once narrowed down to that line alone), or one of a
+ * group of which a partial write dropped some without naming them (narrowing stopped there).
+ */
 export interface RejectedLine {
   readonly line: string;
   /** The HTTP status InfluxDB answered (400, 413 or 422). */
   readonly status: number;
   /** InfluxDB's message, on one line and cut to about 200 characters. */
   readonly error: string;
+  /** Of its group, the share InfluxDB dropped (the others were stored); absent: this line was. */
+  readonly droppedShare?: number;
 }
 
 /** What a write did: every line not in `rejected` is stored. */
 export interface WriteOutcome {
-  /** Lines stored (the lines written minus the rejected ones). */
+  /** Lines stored (see {@link storedOf}). */
   readonly written: number;
   readonly rejected: readonly RejectedLine[];
+}
+
+/** Of `lines` written, how many were stored: all but the rejected, of a mixed group its share. */
+export function storedOf(lines: number, rejected: readonly RejectedLine[]): number {
+  let dropped = 0;
+  for (const r of rejected) dropped += r.droppedShare ?? 1;
+  return lines - Math.round(dropped);
 }
 
 /** How a write goes out. */

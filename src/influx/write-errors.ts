@@ -149,16 +149,16 @@ export function namedRefusals(
 }
 
 /**
- * True when a partial-write answer says every point of a batch of `lines` lines was dropped
- * (InfluxDB 1.x/2.x `... dropped=N`, e.g. all beyond the retention policy): then every line is
- * refused and there is nothing to narrow down. Never for answers that report unparsable lines
- * (those are not counted in `dropped`).
+ * How many points a partial-write answer says were dropped (InfluxDB 1.x/2.x `... dropped=N`:
+ * beyond the retention policy, a field type conflict with stored data): the others of the batch
+ * were stored. Undefined when the answer gives no count, or reports unparsable lines (those are
+ * not counted in `dropped`, and nothing of their batch was stored).
  */
-export function everyPointDropped(failure: InfluxFailure, lines: number): boolean {
+export function droppedCount(failure: InfluxFailure): number | undefined {
   const { message } = failure;
-  if (/unable to parse/i.test(message)) return false;
+  if (/unable to parse/i.test(message)) return undefined;
   const dropped = /\bdropped=(\d+)/.exec(message);
-  return dropped !== null && Number(dropped[1]) === lines;
+  return dropped === null ? undefined : Number(dropped[1]);
 }
 
 /** 401/403: the token is wrong or may not write to the bucket. */

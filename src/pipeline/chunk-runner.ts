@@ -171,5 +171,11 @@ export class ChunkRunner {
         run.logger.warn(context, "bad rows, members or lines kept as dead letters");
       } else run.logger.debug(context, "known dead letters read again");
     }
+    if (result.resolvedDeadLetters > 0) {
+      run.logger.info(
+        { ...chunkContext(target, chunk), resolved: result.resolvedDeadLetters },
+        "refused lines kept as dead letters were written now: forgotten",
+      );
+    }
   }
 }

@@ -7,6 +7,7 @@ import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { RollupStore } from "../state/rollup-store.js";
 import type { DeadLetterKind } from "../state/types.js";
 import { AnswerTranscoder, type TranscodedBatch } from "../transform/answer-transcoder.js";
+import { type LineBatch, linesOf } from "../transform/line-protocol.js";
 import type { AnswerScreen, ScreenStats } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { isoSeconds } from "../util/utc-time.js";
@@ -29,6 +30,8 @@ export interface ChunkResult {
   readonly deadLetters: number;
   /** Of those, the ones seen for the first time. */
   readonly newDeadLetters: number;
+  /** Dead letters of refused lines that this chunk wrote after all (forgotten). */
+  readonly resolvedDeadLetters: number;
   readonly dropped: ScreenStats;
   /** Up to five names of members dropped because they were not requested. */
   readonly extraMemberNames: readonly string[];
@@ -45,7 +48,7 @@ export interface ChunkWriterParts {
   readonly batchLines: number;
   /** Where the ranges whose rollups are due are marked (absent: no rollups, a file sink). */
   readonly rollups?: Pick<RollupStore, "mark">;
-  readonly deadLetters: Pick<DeadLetterStore, "add">;
+  readonly deadLetters: Pick<DeadLetterStore, "add" | "lineLetters" | "remove">;
   readonly now: () => Date;
 }
 
@@ -121,6 +124,7 @@ export async function readChunk(
       serverTimeS,
       deadLetters: tally.letters.count,
       newDeadLetters: tally.letters.added,
+      resolvedDeadLetters: tally.letters.resolved,
       dropped: { ...tally.screen.stats },
       extraMemberNames: tally.screen.extraExamples,
       ...(tally.letters.firstError === undefined
@@ -180,6 +184,7 @@ async function writeAnswer(
     const outcome = await parts.sink.write(batch.lines);
     points += outcome.written;
     letters.lines(outcome.rejected);
+    letters.resolve(batch.lines, outcome.rejected);
   };
   for await (const piece of answer.bytes) {
     transcoder.push(piece);
@@ -200,10 +205,14 @@ async function writeAnswer(
   return { records, points: () => points, newestS, oldestS, screen, letters, lastWrite };
 }
 
-/** Stores a chunk's bad rows, bad members and refused lines as dead letters. */
+/**
+ * Stores a chunk's bad rows, bad members and refused lines as dead letters, and forgets the
+ * refused lines it writes after all (as `dead-letters --retry` does).
+ */
 class DeadLetterWriter {
   count = 0;
   added = 0;
+  resolved = 0;
   firstError: string | undefined;
 
   constructor(
@@ -214,6 +223,21 @@ class DeadLetterWriter {
 
   lines(rejected: readonly RejectedLine[]): void {
     for (const bad of rejected) this.add("line", bad.line, `HTTP ${bad.status}: ${bad.error}`);
+  }
+
+  /** The lines of `batch` that were stored: those kept as refused lines before are forgotten. */
+  resolve(batch: LineBatch, rejected: readonly RejectedLine[]): void {
+    const { deviceId, resourceId } = this.target;
+    const letters = this.parts.deadLetters.lineLetters(deviceId, resourceId);
+    if (letters.size === 0) return;
+    const refused = new Set(rejected.map((r) => r.line));
+    for (const line of linesOf(batch)) {
+      const id = letters.get(line);
+      if (id === undefined || refused.has(line)) continue;
+      this.parts.deadLetters.remove(id);
+      letters.delete(line);
+      this.resolved++;
+    }
   }
 
   add(

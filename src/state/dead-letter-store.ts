@@ -104,6 +104,16 @@ export class DeadLetterStore {
         "SELECT device_id, resource_id, COUNT(*) AS n FROM dead_letters GROUP BY device_id, resource_id",
       ),
       remove: db.prepare<[number]>("DELETE FROM dead_letters WHERE id = ?"),
+      hasLines: db
+        .prepare<[string, string]>(
+          `SELECT EXISTS (SELECT 1 FROM dead_letters
+             WHERE device_id = ? AND resource_id = ? AND kind = 'line' AND truncated = 0)`,
+        )
+        .pluck(),
+      lines: db.prepare<[string, string]>(
+        `SELECT id, payload FROM dead_letters
+         WHERE device_id = ? AND resource_id = ? AND kind = 'line' AND truncated = 0`,
+      ),
       retryFailed: db.prepare<{ id: number; error: string; now: string }>(
         `UPDATE dead_letters SET retries = retries + 1, error = @error, last_seen = @now
          WHERE id = @id`,
@@ -172,6 +182,26 @@ export class DeadLetterStore {
       .object({ device_id: z.string(), resource_id: z.string(), n: integer })
       .transform((r) => ({ deviceId: r.device_id, resourceId: r.resource_id, count: r.n }));
     return parseRows(row, this.sql.countByDevice.all(), "dead letter count");
+  }
+
+  /**
+   * The refused lines kept for a device resource, by their text (empty when there are none: one
+   * indexed lookup), so that a line written later can be forgotten.
+   */
+  lineLetters(deviceId: string, resourceId: string): Map<string, number> {
+    const letters = new Map<string, number>();
+    if (parseRow(integer, this.sql.hasLines.get(deviceId, resourceId), "exists") === 0) {
+      return letters;
+    }
+    const row = z.object({ id: integer, payload: z.string() });
+    for (const { id, payload } of parseRows(
+      row,
+      this.sql.lines.all(deviceId, resourceId),
+      "line",
+    )) {
+      letters.set(payload, id);
+    }
+    return letters;
   }
 
   /** Forgets a dead letter (it was written after all). */

@@ -101,6 +101,7 @@ describe("log lines", () => {
       serverTimeS: 0,
       deadLetters: 0,
       newDeadLetters: 0,
+      resolvedDeadLetters: 0,
       dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
       extraMemberNames: [],
     });

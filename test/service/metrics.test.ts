@@ -20,6 +20,7 @@ describe("EtlMetrics", () => {
       serverTimeS: 0,
       deadLetters: 0,
       newDeadLetters: 0,
+      resolvedDeadLetters: 0,
       extraMemberNames: ["x"],
     };
     metrics.chunkDone(0.1, {

@@ -1,0 +1,209 @@
+/**
+ * Narrowing down a batch InfluxDB refused (400/422) to the lines at fault, so that one bad line
+ * never fails the others: the rules of InfluxWriter (see its class comment), in one place.
+ */
+import { excerpt } from "../util/text.js";
+import type { RejectedLine } from "./point-sink.js";
+import type { InfluxFailure } from "./write-errors.js";
+import { droppedCount, namedRefusals } from "./write-errors.js";
+
+/**
+ * Requests a partial write that names no line may take to be narrowed down, per batch: a
+ * partial write (`dropped=N`) stored every other line, so only the count is sought, halving
+ * breadth-first (one request per group: the second half's count is the rest). One dropped line in
+ * n costs log2(n) requests (13 for 5,000); what is still mixed when they are spent is kept whole.
+ */
+export const PARTIAL_NARROW_REQUESTS = 64;
+
+/** A refusal of a batch as a whole: 400 or 422 (narrowed), 413 (split). */
+export interface Refusal extends InfluxFailure {
+  readonly status: number;
+}
+
+/** One batch's bookkeeping while it is written and, if need be, narrowed down. */
+export interface BatchWork {
+  /** HTTP requests sent for the batch so far (retries, 413 splits and narrowing included). */
+  requests: number;
+  /** True once a 400/422 made the writer narrow the batch down. */
+  narrowed: boolean;
+  readonly rejected: RejectedLine[];
+}
+
+/** How narrowing sends lines. */
+export interface NarrowingWrites<W extends BatchWork> {
+  /** Writes lines as a batch is written: retried, split on 413, narrowed on 400/422. */
+  write(lines: readonly string[], work: W): Promise<void>;
+  /** Sends lines once (transient failures retried): undefined when stored, else the refusal. */
+  send(lines: readonly string[], work: W): Promise<Refusal | undefined>;
+}
+
+/**
+ * A 400/422 for `lines`: finds the lines at fault and writes the others. A single line is
+ * refused for good; lines the answer names are taken out and the rest sent again; a partial
+ * write that dropped every line refuses them all, one that dropped some is narrowed down by its
+ * count ({@link PARTIAL_NARROW_REQUESTS}); otherwise both halves are written in turn (nothing of
+ * the batch was stored: every good line must be found).
+ */
+export async function narrowRefused<W extends BatchWork>(
+  lines: readonly string[],
+  failure: Refusal,
+  work: W,
+  writes: NarrowingWrites<W>,
+): Promise<void> {
+  const { status } = failure;
+  if (lines.length === 1) {
+    rejectAll(lines, status, failure.message, work);
+    return;
+  }
+  work.narrowed = true;
+  const named = namedRefusals(failure, new Set(lines));
+  if (named.size > 0) {
+    const rest: string[] = [];
+    for (const line of lines) {
+      const error = named.get(line);
+      if (error === undefined) rest.push(line);
+      else work.rejected.push({ line, status, error: excerpt(error) });
+    }
+    if (rest.length > 0) await writes.write(rest, work);
+    return;
+  }
+  const dropped = droppedCount(failure);
+  if (dropped === lines.length) rejectAll(lines, status, failure.message, work);
+  else if (dropped !== undefined && dropped > 0 && dropped < lines.length) {
+    await narrowPartial(lines, dropped, failure, work, writes);
+  } else {
+    const half = Math.ceil(lines.length / 2);
+    await writes.write(lines.slice(0, half), work);
+    await writes.write(lines.slice(half), work);
+  }
+}
+
+/** Lines and how many of them InfluxDB dropped (undefined: not known yet). */
+interface Group {
+  readonly lines: readonly string[];
+  readonly dropped: number | undefined;
+}
+
+/**
+ * A partial write that dropped `dropped` of `lines` without naming them: every other line is
+ * stored. The lines are first put in the order that gathers the likely dropped ones
+ * ({@link partialOrder}); then groups are halved breadth-first, and of each the first half is
+ * sent again (storing it again changes nothing): its answer's count gives the second half's. A
+ * group with none dropped is done, one with all dropped is refused; once the requests are spent,
+ * a group still mixed is refused whole, its error saying how many of it were stored all the same.
+ */
+async function narrowPartial<W extends BatchWork>(
+  lines: readonly string[],
+  dropped: number,
+  failure: Refusal,
+  work: W,
+  writes: NarrowingWrites<W>,
+): Promise<void> {
+  const { status } = failure;
+  const ordered = partialOrder(lines, failure.message);
+  const queue: Group[] = [{ lines: ordered.lines, dropped }];
+  let split = ordered.split;
+  let budget = PARTIAL_NARROW_REQUESTS;
+  const countOf = async (group: readonly string[]): Promise<number | undefined> => {
+    budget--;
+    const refusal = await writes.send(group, work);
+    if (refusal === undefined) return 0;
+    const count = refusal.status === 413 ? undefined : droppedCount(refusal);
+    if (count === undefined || namedRefusals(refusal, new Set(group)).size > 0) return undefined;
+    return count;
+  };
+  for (let group = queue.shift(); group; group = queue.shift()) {
+    let count = group.dropped;
+    if (count === undefined && budget > 0) count = await countOf(group.lines);
+    // an answer of another kind, or no requests left to ask: written as any batch is
+    if (count === undefined || count > group.lines.length) {
+      await writes.write(group.lines, work);
+      continue;
+    }
+    if (count === 0) continue;
+    if (count === group.lines.length) {
+      rejectAll(group.lines, status, failure.message, work);
+      continue;
+    }
+    if (budget === 0) {
+      rejectMixed(group.lines, count, failure, work);
+      continue;
+    }
+    const half = split ?? Math.ceil(group.lines.length / 2);
+    split = undefined;
+    const first = group.lines.slice(0, half);
+    const second = group.lines.slice(half);
+    const inFirst = await countOf(first);
+    if (inFirst === undefined || inFirst > first.length) {
+      await writes.write(first, work);
+      queue.push({ lines: second, dropped: undefined });
+      continue;
+    }
+    const inSecond = count - inFirst;
+    const known = inSecond >= 0 && inSecond <= second.length;
+    queue.push(
+      { lines: first, dropped: inFirst },
+      { lines: second, dropped: known ? inSecond : undefined },
+    );
+  }
+}
+
+/** A group still mixed when the requests are spent: kept whole, saying how many were stored. */
+function rejectMixed(lines: readonly string[], dropped: number, failure: Refusal, work: BatchWork) {
+  const error =
+    `${excerpt(failure.message)} (InfluxDB dropped ${dropped} of these ${lines.length} lines ` +
+    `without naming them; narrowing stops after ${PARTIAL_NARROW_REQUESTS} requests, so all are ` +
+    `kept here, though ${lines.length - dropped} of them were stored)`;
+  const droppedShare = dropped / lines.length;
+  for (const line of lines)
+    work.rejected.push({ line, status: failure.status, error, droppedShare });
+}
+
+/**
+ * The order in which a partial write's lines are halved, so that the dropped ones stand
+ * together: points beyond the retention policy are the oldest (by time: one boundary to find);
+ * a field type conflict names its measurement (its lines first, and the first halving between
+ * them and the others: `split`). Any other answer keeps the batch's order.
+ */
+export function partialOrder(
+  lines: readonly string[],
+  message: string,
+): { readonly lines: readonly string[]; readonly split?: number } {
+  if (/beyond retention policy/i.test(message)) {
+    const timed = lines.map((line) => ({
+      line,
+      time: Number(line.slice(line.lastIndexOf(" ") + 1)),
+    }));
+    return { lines: timed.sort((a, b) => a.time - b.time).map((t) => t.line) };
+  }
+  const named = /on measurement "([^"]*)"/.exec(message)?.[1];
+  if (named === undefined) return { lines };
+  const suspects: string[] = [];
+  const others: string[] = [];
+  for (const line of lines) (measurementOf(line) === named ? suspects : others).push(line);
+  if (suspects.length === 0 || others.length === 0) return { lines };
+  return { lines: [...suspects, ...others], split: suspects.length };
+}
+
+/** The measurement of a line as InfluxDB names it (escapes taken out). */
+function measurementOf(line: string): string {
+  let name = "";
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === "\\" && i + 1 < line.length) name += line[++i];
+    else if (c === "," || c === " ") break;
+    else name += c;
+  }
+  return name;
+}
+
+/** Every line refused, with the answer's message. */
+export function rejectAll(
+  lines: readonly string[],
+  status: number,
+  message: string,
+  work: BatchWork,
+): void {
+  const error = excerpt(message);
+  for (const line of lines) work.rejected.push({ line, status, error });
+}
