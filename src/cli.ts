@@ -4,11 +4,12 @@ import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
 import { loadedConfig } from "./cli/context.js";
-import { type CliIo, ExitStatus, processIo, UsageError, writeLine } from "./cli/io.js";
+import { type CliIo, ExitStatus, processIo, UsageError, writeLine, writeText } from "./cli/io.js";
 import { commandPath, createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
 import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
+import { NewerSchemaError } from "./state/migrator.js";
 import { messageOf } from "./util/errors.js";
 import { limitHeapGrowth } from "./util/heap-growth.js";
 
@@ -30,12 +31,17 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       return 130;
     }
     const [prefix, code] =
-      error instanceof ConfigError || error instanceof UsageError
+      // a state database of a newer version is STATE_DB naming the wrong file: a usage error
+      error instanceof ConfigError ||
+      error instanceof UsageError ||
+      error instanceof NewerSchemaError
         ? ["error", 2]
         : error instanceof ApiError
           ? [`API error (${error.code})`, 1]
           : ["failed", 1];
-    writeLine(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${messageOf(error)}`));
+    // a configuration error lists its problems a line each; any other message is one line
+    const write = error instanceof ConfigError ? writeText : writeLine;
+    write(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${messageOf(error)}`));
     if (error instanceof UsageError && error.pointAtHelp) {
       writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
     }

@@ -1,4 +1,5 @@
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+import { escapeControlsLeftByJson } from "./util/control-chars.js";
 
 /** Field paths whose values never reach a log line (pino redaction). */
 export const REDACTED_PATHS = [
@@ -31,77 +32,186 @@ export const REDACTED_PATHS = [
 /** What a secret is replaced by. */
 export const CENSOR = "[REDACTED]";
 
+/**
+ * Secrets shorter than this (in characters) are never looked for inside other text: a 1-character
+ * password would be found in every other word (`"a[REDACTED]":"energy-etl"`,
+ * `com[REDACTED]onent`), which both mangles the text and tells the secret. They are replaced only
+ * where they stand whole (see {@link registerSecret}); longer secrets wherever they appear.
+ */
+export const MIN_EMBEDDED_SECRET_CHARS = 8;
+
 /** Registered secret values; each stands for the forms of {@link secretForms}. */
 const secrets = new Set<string>();
-/** One RegExp of every form of every secret, longest first; rebuilt after the set changed. */
-let pattern: RegExp | undefined;
-let stale = false;
+/** The RegExps of every registered secret (see {@link secretPatterns}); undefined when stale. */
+let patterns: { embedded?: RegExp; whole?: RegExp } | undefined;
 
 const base64 = (s: string): string => Buffer.from(s).toString("base64");
 const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
+const isShort = (s: string): boolean => [...s].length < MIN_EMBEDDED_SECRET_CHARS;
 
 /**
- * The forms a secret travels in: clear, Base64 (Basic and one-time-password headers) and
- * Base64url, JSON-escaped up to three times (a JSON body quoted in an error message quoted in
- * a log line), and percent-encoded.
+ * `text` as it is, then JSON-escaped once, twice and three times: a JSON body quoted in an error
+ * message quoted in a log line.
+ */
+function escapeLevels(text: string): string[] {
+  const levels = [text];
+  for (let level = 1, escaped = text; level <= 3; level++) {
+    escaped = jsonEscaped(escaped);
+    levels.push(escaped);
+  }
+  return levels;
+}
+
+/** The secret in clear, as Base64 (Basic and one-time-password headers) and as Base64url. */
+const encodings = (value: string): string[] => [
+  value,
+  base64(value),
+  Buffer.from(value).toString("base64url"),
+];
+
+/** The secret percent-encoded, if it has a percent-encoding (a lone surrogate has none). */
+function percentEncoded(value: string): string[] {
+  try {
+    return [encodeURIComponent(value)];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The forms a secret travels in: clear, Base64 and Base64url, each JSON-escaped up to three
+ * times, and percent-encoded.
  */
 function secretForms(value: string): string[] {
-  const forms = new Set<string>();
-  for (const form of [value, base64(value), Buffer.from(value).toString("base64url")]) {
-    // a JSON body quoted in an error message quoted in a log line: three levels
-    for (let level = 0, escaped = form; level <= 3; level++, escaped = jsonEscaped(escaped)) {
-      forms.add(escaped);
-    }
-  }
-  try {
-    forms.add(encodeURIComponent(value));
-  } catch {
-    // a lone surrogate has no percent-encoding
-  }
-  return [...forms];
+  const forms = encodings(value).flatMap(escapeLevels);
+  return [...new Set([...forms, ...percentEncoded(value)])];
 }
 
 const regExpEscape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
-function secretPattern(): RegExp | undefined {
-  if (stale) {
-    const forms = new Set<string>();
-    for (const secret of secrets) for (const form of secretForms(secret)) forms.add(form);
-    // longest first: where several forms match at one place, the alternation takes the longest
-    const sorted = [...forms].sort((a, b) => b.length - a.length);
-    pattern = sorted.length === 0 ? undefined : new RegExp(sorted.map(regExpEscape).join("|"), "g");
-    stale = false;
+/** One alternation of `forms`, longest first: where several match at a place, the longest wins. */
+const alternation = (forms: Iterable<string>): string =>
+  `(?:${[...new Set(forms)]
+    .sort((a, b) => b.length - a.length)
+    .map(regExpEscape)
+    .join("|")})`;
+
+/** `word` in any case, as a RegExp source. */
+const anyCase = (word: string): string =>
+  [...word]
+    .map((c) =>
+      c.toLowerCase() === c.toUpperCase()
+        ? regExpEscape(c)
+        : `[${c.toLowerCase()}${c.toUpperCase()}]`,
+    )
+    .join("");
+
+/** Names a secret value follows: headers, fields, query parameters (`pw` in `new_pw` too). */
+const SECRET_NAMES = `(?:${[
+  ...["authorization", "api-key", "api_key", "apikey"],
+  ...["password", "passwd", "pw", "otp", "token", "secret"],
+]
+  .map(anyCase)
+  .join("|")})`;
+/** The scheme of an Authorization header, before its credential. */
+const SCHEME = `(?:${["Basic", "Bearer", "Token"].map(anyCase).join("|")})`;
+/** The logger's own fields, left alone: redacted, a well-known value would tell the secret. */
+const OWN_FIELDS = '(?<!"(?:level|time|app|pid|hostname)":)';
+
+/**
+ * Where short secrets (`forms`: the forms of each, `byLevel[n]`: those JSON-escaped n times)
+ * stand whole: a JSON string value (not a key; an Authorization scheme may come first) at each
+ * level of escaping; the value of a secret's name (`x-api-key: …`, `password=…`, `?otp=…`,
+ * `authorization: Bearer …`) up to a delimiter; a URL's password (`://user:…@`); the whole
+ * text.
+ * Each alternative captures what comes before the secret, the secret follows it: matched
+ * forwards (a lookbehind tried at every character of every log line cost six times as much).
+ */
+function wholeValuePattern(byLevel: readonly string[][], forms: readonly string[]): RegExp {
+  const quotes = escapeLevels('"');
+  const jsonValues = byLevel.map((levelForms, level) => {
+    const quote = regExpEscape(quotes[level] ?? '"');
+    const own = level === 0 ? OWN_FIELDS : "";
+    return `(${own}${quote}(?:${SCHEME} )?)${alternation(levelForms)}(?=${quote}(?!\\s*:))`;
+  });
+  const all = alternation(forms);
+  // optional quotes (JSON-escaped or not) around the separator; the value ends at a delimiter
+  const quote = `(?:\\\\*["'])?`;
+  const name = `${SECRET_NAMES}${quote}\\s*[:=]\\s*${quote}(?:${SCHEME}\\s+)?`;
+  const named = `(${name})${all}(?=$|[\\s"'&,;)}\\]\\\\#])`;
+  const urlPassword = `(://[^\\s/?#@:]*:)${all}(?=@)`;
+  const whole = `^()${all}$`;
+  return new RegExp([...jsonValues, named, urlPassword, whole].join("|"), "g");
+}
+
+/** What matched `wholeValuePattern` with the secret replaced: the captured context, then CENSOR. */
+function censorWhole(_match: string, ...groups: unknown[]): string {
+  // the one capture that took part (the others are undefined), before the offset and the input
+  const before = groups.find((group) => typeof group === "string");
+  return `${typeof before === "string" ? before : ""}${CENSOR}`;
+}
+
+/**
+ * The RegExps of the registered secrets, built again after the set changed: `embedded`, every
+ * form of every secret of {@link MIN_EMBEDDED_SECRET_CHARS} or more; `whole`, the short ones
+ * where they stand whole (see {@link wholeValuePattern}).
+ */
+function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
+  if (patterns !== undefined) return patterns;
+  const long = [...secrets].filter((s) => !isShort(s));
+  const short = [...secrets].filter(isShort);
+  const byLevel: string[][] = [[], [], [], []];
+  for (const secret of short) {
+    for (const encoded of encodings(secret)) {
+      for (const [level, form] of escapeLevels(encoded).entries()) byLevel[level]?.push(form);
+    }
   }
-  return pattern;
+  const shortForms = [...byLevel.flat(), ...short.flatMap(percentEncoded)];
+  patterns = {
+    embedded:
+      long.length === 0 ? undefined : new RegExp(alternation(long.flatMap(secretForms)), "g"),
+    whole: short.length === 0 ? undefined : wholeValuePattern(byLevel, shortForms),
+  };
+  return patterns;
 }
 
 /**
  * Registers a secret value (API key, password, OTP, token, a Basic credential `user:password`):
- * it is replaced by `[REDACTED]` wherever it would appear in a log line or a message passed
- * through {@link scrubSecrets}, whatever field carries it, however short it is, in clear,
- * JSON-escaped, percent-encoded, Base64 or Base64url. Register `user:password` as one value for
- * its Base64 (the Basic header) to be redacted: the Base64 of the whole is not made of the
- * Base64 of its parts.
+ * it is replaced by `[REDACTED]` in every log line and every message passed through
+ * {@link scrubSecrets}, in clear, JSON-escaped, percent-encoded, Base64 or Base64url. One of
+ * {@link MIN_EMBEDDED_SECRET_CHARS} characters or more wherever it appears; a shorter one only
+ * where it stands whole: a JSON string value equal to it (not a key, nor the logger's own
+ * `level`, `time`, `app`), the value after a header's or field's name (`authorization: Bearer …`,
+ * `x-api-key: …`, `password=…`), a URL's password (`://user:…@`), a text that is the secret
+ * alone. (Fields named as secrets are redacted whatever their value: {@link REDACTED_PATHS}.)
+ * Register `user:password` as one value for its Base64 (the Basic header) to be redacted: the
+ * Base64 of the whole is not made of the Base64 of its parts.
  */
 export function registerSecret(value: string | undefined): void {
   if (!value || secrets.has(value)) return;
   secrets.add(value);
-  stale = true;
+  patterns = undefined;
 }
 
 /** Forgets a secret that no longer matters (an expired access token): keeps scrubbing cheap. */
 export function forgetSecret(value: string): void {
-  if (secrets.delete(value)) stale = true;
+  if (secrets.delete(value)) patterns = undefined;
 }
 
 /**
- * `text` with every form of every registered secret replaced by `[REDACTED]`. Where forms
- * overlap (one holds another, or they share characters), the whole stretch they cover is
- * replaced. Runs on every log line: one pass of one RegExp when nothing matches.
+ * `text` with every registered secret replaced by `[REDACTED]` (see {@link registerSecret}).
+ * Where forms of long secrets overlap (one holds another, or they share characters), the whole
+ * stretch they cover is replaced. Runs on every log line: one pass of a RegExp or two when
+ * nothing matches.
  */
 export function scrubSecrets(text: string): string {
-  const re = secretPattern();
-  if (!re) return text;
+  const { embedded, whole } = secretPatterns();
+  const scrubbed = embedded === undefined ? text : scrubEmbedded(text, embedded);
+  return whole === undefined ? scrubbed : scrubbed.replace(whole, censorWhole);
+}
+
+/** `text` with each stretch that matches of `re` (a global RegExp) replaced, overlaps merged. */
+function scrubEmbedded(text: string, re: RegExp): string {
   re.lastIndex = 0;
   let match = re.exec(text);
   if (match === null) return text;
@@ -144,7 +254,8 @@ export function scrubText(text: string, maxChars: number): string {
 
 /**
  * The structured logger: JSON lines on stderr (stdout is for command output), secrets redacted by
- * field and by value.
+ * field and by value, no control character in a line (JSON escapes C0; DEL and C1 are escaped
+ * too).
  */
 export function createLogger(
   level: LevelWithSilent,
@@ -158,7 +269,7 @@ export function createLogger(
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: CENSOR },
       formatters: { level: (label) => ({ level: label }) },
-      hooks: { streamWrite: scrubSecrets },
+      hooks: { streamWrite: (line) => escapeControlsLeftByJson(scrubSecrets(line)) },
     },
     destination,
   );

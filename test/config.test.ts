@@ -202,7 +202,7 @@ describe("loadConfig", () => {
       "https://:url-pass-9d1@api.example.test:8443",
     ]) {
       const message = configError({ env: { [name]: url } });
-      expect(message.split("\n")).toHaveLength(2);
+      expect(message.split("\n")).toHaveLength(1);
       expect(message).toMatch(new RegExp(`${name} .*must not hold credentials`));
       expect(message).toMatch(where);
       expect(message).toContain(
@@ -219,12 +219,11 @@ describe("loadConfig", () => {
     ["http://", /http\(s\) URL/],
   ])("a URL %j gets one clear message", (url, hint) => {
     const message = configError({ env: { INFLUX_URL: url } });
-    const lines = message.split("\n");
-    expect(lines).toEqual(["invalid configuration:", expect.stringContaining("INFLUX_URL")]);
-    expect(lines[1]).toMatch(
-      /INFLUX_URL \(influx.url, from environment INFLUX_URL\): must be an http\(s\) URL/,
+    expect(message.split("\n")).toHaveLength(1);
+    expect(message).toMatch(
+      /^invalid configuration: INFLUX_URL \(influx.url, from environment INFLUX_URL\): must be an http\(s\) URL/,
     );
-    expect(lines[1]).toMatch(hint);
+    expect(message).toMatch(hint);
   });
 
   it("configSecrets returns every secret of the configuration", () => {

@@ -12,6 +12,7 @@ import {
 import { createLogger, registerSecret } from "../logger.js";
 import { DEFAULT_ENV_FILE, envFileOf, mergeEnv, readEnvFile } from "./env-file.js";
 import { type CliIo, UsageError } from "./io.js";
+import { nameOption } from "./options.js";
 import { Terminal } from "./terminal.js";
 
 /** What every command gets: the validated configuration and a logger. */
@@ -72,6 +73,13 @@ export function refuseSecretFlags(command: Command, flags: Readonly<Record<strin
   });
 }
 
+/** `--config FILE`, if given: not empty. */
+function configFileOf(given: unknown): string | undefined {
+  const parsed = nameOption("--config", "a JSON config file").optional().safeParse(given);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad --config");
+  return parsed.data;
+}
+
 /** The configuration each program's command loaded, for what runCli says after a failure. */
 const loadedByProgram = new WeakMap<Command, Config>();
 
@@ -95,7 +103,7 @@ export function createContext(
     const value = setting.flag ? opts[flagKey(setting.flag)] : undefined;
     if (typeof value === "string") flags[setting.env] = value;
   }
-  const file = typeof opts.config === "string" ? opts.config : undefined;
+  const file = configFileOf(opts.config);
   const envFile = envFileOf(command, io);
   const fromFile = readEnvFile(envFile, options.envFileMayBeMissing);
   const { config, origins } = resolveConfig({

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { z } from "zod";
+import { escapeControls } from "../util/control-chars.js";
 
 /** Where a command reads and writes; the real process in production, buffers in tests. */
 export interface CliIo {
@@ -22,9 +23,27 @@ export const processIo: CliIo = {
   },
 };
 
-/** Writes one line to a stream. */
+/**
+ * Writes one line to a stream, its control characters escaped as JSON escapes them (`\n`, `\r`,
+ * `\u001b`, …; see {@link escapeControls}), a line break too: what a device id, value id or error
+ * text from the API or the state DB holds can neither print a line of its own nor colour or move
+ * anything on a terminal. Text of several lines made for it (a table, fitted text, indented JSON)
+ * goes to {@link writeText}.
+ */
 export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
-  stream.write(`${line}\n`);
+  stream.write(`${escapeControls(line)}\n`);
+}
+
+/**
+ * Writes text whose line breaks (`\n`) and tabs are its own, every other control character escaped
+ * as {@link writeLine} escapes them: a table of `renderTable` (tab-separated values when piped),
+ * text of `fitText` (they escape the cells and text they are given), JSON.stringify's (which
+ * escapes them inside strings). Never text that quotes a value as it is (a device id holding `\n`
+ * would print a line of its own): such lines go to writeLine one by one.
+ */
+export function writeText(stream: NodeJS.WritableStream, text: string): void {
+  const lines = text.split("\n").map((line) => line.split("\t").map(escapeControls).join("\t"));
+  stream.write(`${lines.join("\n")}\n`);
 }
 
 /** A command-line usage error (exit code 2), e.g. a missing or malformed argument. */

@@ -1,4 +1,5 @@
 import Table from "cli-table3";
+import { escapeControls } from "../util/control-chars.js";
 
 /** Width of a terminal that does not say its own. */
 export const DEFAULT_COLUMNS = 80;
@@ -27,15 +28,19 @@ export interface TableStream {
  * Rows under a header as `stream` wants them: a compact table on a terminal (no line between
  * rows) that fits its width (`columns`, else {@link DEFAULT_COLUMNS}: see {@link TableColumn}
  * for how columns give way), tab-separated values otherwise (one line per row, every cell whole,
- * for cut, awk and spreadsheets).
+ * for cut, awk and spreadsheets). Either way the control characters of every cell are escaped as
+ * JSON escapes them (`\t`, `\n`, `\r`, `\u001b`, …): a cell is one line, never splits a row of
+ * tab-separated values, never colours the terminal. Write it with `writeText`.
  */
 export function renderTable(
   head: readonly (string | TableColumn)[],
   rows: readonly (readonly string[])[],
   stream: TableStream,
 ): string {
-  const columns = head.map((h) => (typeof h === "string" ? { head: h } : h));
-  const oneLine = rows.map((row) => row.map((text) => text.replace(/[\t\r\n]+/g, " ")));
+  const columns = head
+    .map((h) => (typeof h === "string" ? { head: h } : h))
+    .map((c) => ({ ...c, head: escapeControls(c.head) }));
+  const oneLine = rows.map((row) => row.map(escapeControls));
   if (stream.isTTY !== true) {
     return [columns.map((c) => c.head), ...oneLine].map((row) => row.join("\t")).join("\n");
   }
@@ -50,9 +55,14 @@ export function renderTable(
   return table.toString();
 }
 
-/** A line of text as `stream` wants it: wrapped at spaces to the width of a terminal, whole when piped. */
+/**
+ * A line of text as `stream` wants it: wrapped at spaces to the width of a terminal, whole when
+ * piped; its control characters escaped first (as {@link renderTable} escapes cells), so that its
+ * only line breaks are those of the wrapping. Write it with `writeText`.
+ */
 export function fitText(text: string, stream: TableStream): string {
-  return stream.isTTY === true ? wrap(text, stream.columns ?? DEFAULT_COLUMNS).join("\n") : text;
+  const line = escapeControls(text);
+  return stream.isTTY === true ? wrap(line, stream.columns ?? DEFAULT_COLUMNS).join("\n") : line;
 }
 
 /** Characters a table spends on borders and padding around `n` columns. */

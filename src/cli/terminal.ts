@@ -5,6 +5,7 @@ import type { SingleBar } from "cli-progress";
 import type { DestinationStream } from "pino";
 import type PinoPretty from "pino-pretty";
 import type { LOG_FORMATS } from "../config.js";
+import { escapeControls, escapeControlsLeftByJson } from "../util/control-chars.js";
 
 /** pino-pretty and cli-progress are loaded when a terminal needs them, not by every command. */
 const require = createRequire(import.meta.url);
@@ -47,7 +48,7 @@ export class Terminal implements DestinationStream {
 
   /** One log line (pino's destination): above the bar when one is drawn. */
   write(line: string): void {
-    const text = this.pretty ? this.pretty(line) : line;
+    const text = this.pretty ? this.pretty(forPretty(line)) : line;
     if (this.current === undefined) {
       this.stderr.write(text);
       return;
@@ -99,4 +100,41 @@ export class Terminal implements DestinationStream {
     this.current?.stop();
     this.current = undefined;
   }
+}
+
+/**
+ * A JSON log line as pino-pretty may print it: pino-pretty prints `msg` and an error's `stack` as
+ * they are and the rest as JSON, so their control characters are escaped here as JSON escapes
+ * them (see escapeControls; a stack keeps its own lines), and in every other string those that
+ * JSON.stringify leaves as they are (DEL, C1). A line that is not a JSON object is escaped whole.
+ */
+function forPretty(line: string): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return `${escapeControls(line.trimEnd())}\n`;
+  }
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+    return `${escapeControls(line.trimEnd())}\n`;
+  }
+  const escaped = Object.entries(entry).map(([key, value]) => [
+    key,
+    key === "msg" && typeof value === "string" ? escapeControls(value) : escapedStrings(value, key),
+  ]);
+  return `${JSON.stringify(Object.fromEntries(escaped))}\n`;
+}
+
+/** `value` with its strings escaped as {@link forPretty} says, at any depth. */
+function escapedStrings(value: unknown, key?: string): unknown {
+  if (typeof value === "string") {
+    return key === "stack"
+      ? value.split("\n").map(escapeControls).join("\n")
+      : escapeControlsLeftByJson(value);
+  }
+  if (Array.isArray(value)) return value.map((v) => escapedStrings(v));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapedStrings(v, k)]));
+  }
+  return value;
 }

@@ -1,13 +1,16 @@
 import { z } from "zod";
 import { subtractDuration } from "../util/iso-duration.js";
+import { type FutureRule, instantProblem, rangeProblem } from "../util/time-bounds.js";
 import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
+import { devicesOption } from "./options.js";
 
 /**
  * A CLI time option: an ISO date or date-time (UTC unless a zone is given), `now`, or a time
  * before now as a duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`: the grammar of
- * SYNC_START too ({@link parseTimeSpec}).
+ * SYNC_START too ({@link parseTimeSpec}). Not before 1970, and not after now by `future`
+ * (`--to`: up to a day ahead, which stops at now); see src/util/time-bounds.ts.
  */
-export function instantOption(flag: string) {
+export function instantOption(flag: string, future: FutureRule = "not-after-now") {
   return z.string().transform((text, ctx) => {
     const spec = parseTimeSpec(text);
     if (!spec) {
@@ -17,20 +20,38 @@ export function instantOption(flag: string) {
       });
       return z.NEVER;
     }
-    return spec.kind === "at" ? spec.at : subtractDuration(new Date(), spec.duration);
+    const now = new Date();
+    const at = spec.kind === "at" ? spec.at : subtractDuration(now, spec.duration);
+    const problem = instantProblem(flag, text, at, now, future);
+    if (problem === undefined) return at;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
   });
 }
 
-/** `--device`, `--from` and `--to` (default now) of a command over a range of days. */
+/** `--to`: up to a day after now is taken (and stops at now), default now. */
+export const toOption = () => instantOption("--to", "a-day-ahead");
+
+/** `--device`, `--from`, `--to` (default now) and `--yes` of a command over a range of days. */
 export const rangeOptions = {
-  device: z.array(z.string().min(1)).optional(),
+  device: devicesOption,
   from: instantOption("--from"),
-  to: instantOption("--to").default(() => new Date()),
+  to: toOption().default(() => new Date()),
+  yes: z.boolean().optional(),
 };
 
-/** A range's one rule: `--from` not after `--to`. */
-export function fromNotAfterTo<T extends { readonly from: Date; readonly to: Date }>(
-  options: z.ZodType<T>,
-) {
-  return options.refine((o) => o.from.getTime() <= o.to.getTime(), "--from must not be after --to");
+/**
+ * A range's rules: `--from` not after `--to`, and at most ten years between them unless `--yes`
+ * ({@link rangeProblem}).
+ */
+export function boundedRange<
+  T extends { readonly from: Date; readonly to: Date; readonly yes?: boolean | undefined },
+>(options: z.ZodType<T>) {
+  return options.superRefine((o, ctx) => {
+    const problem =
+      o.from.getTime() > o.to.getTime()
+        ? "--from must not be after --to"
+        : rangeProblem(o.from, o.to, o.yes === true);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ResolvedConfig } from "./load.js";
 import { type Config, configSchema, SETTINGS } from "./schema.js";
 import type { Setting } from "./setting.js";
-import { printValue, type SettingValue } from "./values.js";
+import { printValue, type SettingValue, TEXT_BRANCHES } from "./values.js";
 
 /** How {@link describeConfig} shows a secret that is set. */
 const MASK = "[set]";
@@ -48,9 +48,35 @@ export function describeSources({ config, origins }: ResolvedConfig): SettingSou
   });
 }
 
+/** What the JSON Schema generator shows an `override` of each schema. */
+type JsonSchemaNode = Parameters<NonNullable<z.core.ToJSONSchemaParams["override"]>>[0];
+
+/**
+ * A union's JSON Schema without the branches for the text of variables and flags
+ * ({@link TEXT_BRANCHES}): in a config file, 4 is a number and `"4"` is refused.
+ */
+function withoutTextBranches({ zodSchema, jsonSchema }: JsonSchemaNode): void {
+  if (!(zodSchema instanceof z.ZodUnion)) return;
+  const text: boolean[] = zodSchema.options.map((option: object) => TEXT_BRANCHES.has(option));
+  if (!text.includes(true)) return;
+  if (Array.isArray(jsonSchema.type)) {
+    const kept = jsonSchema.type.filter((type) => type !== "string");
+    jsonSchema.type = kept.length === 1 ? kept[0] : kept;
+  } else if (jsonSchema.anyOf) {
+    const kept = jsonSchema.anyOf.filter((_, i) => !text[i]);
+    delete jsonSchema.anyOf;
+    if (kept.length === 1) Object.assign(jsonSchema, kept[0]);
+    else jsonSchema.anyOf = kept;
+  }
+}
+
 /** JSON Schema of the config file (config/schema.json), with each setting's description. */
 export function configJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
+  const schema = z.toJSONSchema(configSchema, {
+    io: "input",
+    unrepresentable: "any",
+    override: withoutTextBranches,
+  });
   const properties = { $schema: { type: "string" }, ...(schema.properties ?? {}) };
   return { ...schema, title: "energy-etl configuration", properties };
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { errnoOf, messageOf } from "../util/errors.js";
+import { textProblem } from "../util/input-text.js";
+import { fileValueProblem, prototypeKey } from "./raw-values.js";
 import { type Config, configSchema, SETTINGS } from "./schema.js";
 import type { Setting } from "./setting.js";
 
@@ -53,6 +55,12 @@ function readConfigFile(file: string): RawConfig {
   } catch (error) {
     throw new ConfigError(`config file ${file}: not valid JSON (${messageOf(error)})`);
   }
+  const proto = prototypeKey(json);
+  if (proto !== undefined) {
+    throw new ConfigError(
+      `config file ${file}: "${proto}" is not a setting (a key that names an object's prototype)`,
+    );
+  }
   const shape = z.record(z.string(), z.unknown()).safeParse(json);
   if (!shape.success) throw new ConfigError(`config file ${file}: must be a JSON object`);
   const { $schema: _ignored, ...rest } = shape.data;
@@ -78,8 +86,16 @@ export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
   const raw: RawConfig = sources.file ? readConfigFile(sources.file) : {};
   const origin = new Map<string, string>();
   for (const [section, values] of Object.entries(raw)) {
-    for (const key of Object.keys(values))
-      origin.set(`${section}.${key}`, `config file ${sources.file}`);
+    for (const [key, value] of Object.entries(values)) {
+      const from = `config file ${sources.file}`;
+      origin.set(`${section}.${key}`, from);
+      const setting = SETTINGS.find((s) => s.name === `${section}.${key}`);
+      if (!setting) continue;
+      const problem =
+        fileValueProblem(setting, value) ??
+        (typeof value === "string" ? textProblem(value) : undefined);
+      if (problem) throw invalid([settingProblem(setting, from, problem)]);
+    }
   }
   const layers: [Values | undefined, (s: Setting) => string][] = [
     [sources.envFile?.values, () => `.env file ${sources.envFile?.name}`],
@@ -90,7 +106,16 @@ export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
     if (!layer) continue;
     for (const setting of SETTINGS) {
       const value = layer[setting.env];
-      if (value === undefined || value === "") continue;
+      if (value === undefined) continue;
+      // an empty variable is unset (compose passes every one); an empty flag was typed so
+      const problem =
+        value === ""
+          ? layer === sources.flags
+            ? "must not be empty (leave the flag out for the default)"
+            : undefined
+          : textProblem(value);
+      if (problem) throw invalid([settingProblem(setting, describe(setting), problem)]);
+      if (value === "") continue;
       const [section, key] = setting.path;
       raw[section] = { ...raw[section], [key]: value };
       origin.set(setting.name, describe(setting));
@@ -98,9 +123,23 @@ export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
   }
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return { config: parsed.data, origins: origin };
-  throw new ConfigError(
-    `invalid configuration:\n${parsed.error.issues.map((i) => `  - ${describeIssue(i, origin)}`).join("\n")}`,
+  throw invalid(parsed.error.issues.map((i) => describeIssue(i, origin)));
+}
+
+/**
+ * The error of an invalid configuration: one line when one thing is wrong, else a line per
+ * problem below a heading.
+ */
+function invalid(problems: readonly string[]): ConfigError {
+  if (problems.length === 1) return new ConfigError(`invalid configuration: ${problems[0]}`);
+  return new ConfigError(
+    `invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`,
   );
+}
+
+/** `SYNC_CRON (sync.cron, from environment SYNC_CRON): <problem>`. */
+function settingProblem(setting: Setting, from: string, problem: string): string {
+  return `${setting.env} (${setting.name}, from ${from}): ${problem}`;
 }
 
 function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string {
@@ -111,6 +150,5 @@ function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): st
   }
   const setting = SETTINGS.find((s) => s.name === name);
   if (!setting) return `${name || "(root)"}: ${issue.message}`;
-  const from = origin.get(name) ?? "default";
-  return `${setting.env} (${name}, from ${from}): ${issue.message}`;
+  return settingProblem(setting, origin.get(name) ?? "default", issue.message);
 }

@@ -1,13 +1,17 @@
 import { z } from "zod";
 import { type Setting, setting, settingsOf } from "./setting.js";
 import {
+  apiUser,
   bool,
+  boundedDuration,
   cronExpression,
   databaseAndPolicy,
+  headerSecret,
+  hostName,
   int,
-  isoDuration,
   optionalUrl,
   positiveNumber,
+  requiredName,
   rollupBucket,
   rollupBucketProblem,
   syncStart,
@@ -38,12 +42,12 @@ export const configSchema = z
             describe: "Base URL of the Energy Monitoring Data API",
           },
         ),
-        key: setting(z.string().default(""), {
+        key: setting(headerSecret.default(""), {
           env: "ENERGY_API_KEY",
           secret: true,
           describe: "API key (`x-api-key`)",
         }),
-        user: setting(z.string().default(""), {
+        user: setting(apiUser.default(""), {
           env: "ENERGY_API_USER",
           flag: "--api-user",
           describe: "API username",
@@ -73,7 +77,7 @@ export const configSchema = z
           env: "API_DEADLINE_MS",
           describe: "Deadline of one request with all its attempts, retries and waits, in ms",
         }),
-        retryAfterMax: setting(isoDuration.prefault("PT10M"), {
+        retryAfterMax: setting(boundedDuration("PT0S", "P1D").prefault("PT10M"), {
           env: "API_RETRY_AFTER_MAX",
           describe: "Longest Retry-After honoured; a longer one fails the request",
         }),
@@ -109,7 +113,7 @@ export const configSchema = z
           flag: "--influx-url",
           describe: "InfluxDB URL; empty: `OUTPUT_FILE` (or `--output`) must say where points go",
         }),
-        token: setting(z.string().default(""), {
+        token: setting(headerSecret.default(""), {
           env: "INFLUX_TOKEN",
           secret: true,
           describe: "InfluxDB API token",
@@ -119,7 +123,7 @@ export const configSchema = z
           flag: "--influx-org",
           describe: "InfluxDB organisation",
         }),
-        bucket: setting(z.string().min(1).default("energy"), {
+        bucket: setting(requiredName.default("energy"), {
           env: "INFLUX_BUCKET",
           flag: "--influx-bucket",
           describe: "InfluxDB bucket (on 1.8: `database` or `database/retention-policy`)",
@@ -136,7 +140,7 @@ export const configSchema = z
           env: "INFLUX_DEADLINE_MS",
           describe: "Deadline of one write with all its attempts, retries and waits, in ms",
         }),
-        retryAfterMax: setting(isoDuration.prefault("PT10M"), {
+        retryAfterMax: setting(boundedDuration("PT0S", "P1D").prefault("PT10M"), {
           env: "INFLUX_RETRY_AFTER_MAX",
           describe: "Longest Retry-After honoured; a longer one fails the write",
         }),
@@ -156,7 +160,7 @@ export const configSchema = z
       .prefault({}),
     state: z
       .object({
-        db: setting(z.string().min(1).default("./data/state.db"), {
+        db: setting(requiredName.default("./data/state.db"), {
           env: "STATE_DB",
           flag: "--state-db",
           describe: "SQLite state file",
@@ -166,7 +170,7 @@ export const configSchema = z
       .prefault({}),
     sync: z
       .object({
-        cron: setting(cronExpression.default("*/5 * * * *"), {
+        cron: setting(cronExpression.prefault("*/5 * * * *"), {
           env: "SYNC_CRON",
           flag: "--sync-cron",
           describe: "Schedule of incremental syncs (a cron expression)",
@@ -179,31 +183,31 @@ export const configSchema = z
             "(`2025-01-01T00:00:00Z`, UTC when no zone is given), `now`, or a time before now " +
             "(`P30D`, `-30d`, `-12h`, `-90m`)",
         }),
-        lookback: setting(isoDuration.prefault("PT1H"), {
+        lookback: setting(boundedDuration("PT0S", "P30D").prefault("PT1H"), {
           env: "SYNC_LOOKBACK",
           flag: "--sync-lookback",
           describe: "Re-read before the newest record, for corrections",
         }),
-        lookbackEvery: setting(isoDuration.prefault("PT1H"), {
+        lookbackEvery: setting(boundedDuration("PT0S", "P7D").prefault("PT1H"), {
           env: "SYNC_LOOKBACK_EVERY",
           describe:
             "How often a resource's lookback is re-read (ticks in between read from its newest " +
             "record on); `PT0S`: on every tick",
         }),
-        lateDataHorizon: setting(isoDuration.prefault("P30D"), {
+        lateDataHorizon: setting(boundedDuration("PT1H", "P1Y").prefault("P30D"), {
           env: "LATE_DATA_HORIZON",
           flag: "--late-data-horizon",
           describe: "How far back late data is still fetched; a sync never reads further back",
         }),
-        silentAfter: setting(isoDuration.prefault("PT6H"), {
+        silentAfter: setting(boundedDuration("PT1M", "P30D").prefault("PT6H"), {
           env: "SILENT_AFTER",
           describe: "A resource without a new record for this long is silent: probed, not fetched",
         }),
-        probeInterval: setting(isoDuration.prefault("PT1H"), {
+        probeInterval: setting(boundedDuration("PT1M", "P7D").prefault("PT1H"), {
           env: "SILENT_PROBE_INTERVAL",
           describe: "How often a silent resource is probed (1-2 requests)",
         }),
-        catalogRefresh: setting(isoDuration.prefault("PT1H"), {
+        catalogRefresh: setting(boundedDuration("PT1M", "P7D").prefault("PT1H"), {
           env: "CATALOG_REFRESH",
           flag: "--catalog-refresh",
           describe:
@@ -214,12 +218,12 @@ export const configSchema = z
       .prefault({}),
     failures: z
       .object({
-        backoff: setting(isoDuration.prefault("PT1M"), {
+        backoff: setting(boundedDuration("PT0S", "P1D").prefault("PT1M"), {
           env: "FAILURE_BACKOFF",
           describe:
             "Wait after a failed sync of a resource or attempt of a job; doubles per failure",
         }),
-        backoffMax: setting(isoDuration.prefault("PT30M"), {
+        backoffMax: setting(boundedDuration("PT0S", "P7D").prefault("PT30M"), {
           env: "FAILURE_BACKOFF_MAX",
           describe: "Longest wait after a failure",
         }),
@@ -254,7 +258,7 @@ export const configSchema = z
           flag: "--http-port",
           describe: "Port of `/healthz`, `/readyz` and `/metrics`",
         }),
-        host: setting(z.string().trim().min(1).default("127.0.0.1"), {
+        host: setting(hostName.default("127.0.0.1"), {
           env: "HTTP_HOST",
           flag: "--http-host",
           describe:
@@ -277,7 +281,7 @@ export const configSchema = z
           describe:
             "After SIGTERM/SIGINT: how long in-flight work may finish before it is aborted, in ms",
         }),
-        readyMaxLag: setting(isoDuration.prefault("PT1H"), {
+        readyMaxLag: setting(boundedDuration("PT1M", "P30D").prefault("PT1H"), {
           env: "READY_MAX_LAG",
           describe: "`/readyz` fails when a resource that is not silent lags more than this",
         }),

@@ -31,6 +31,27 @@ export type Setting = SettingMeta & {
 
 const settings = z.registry<SettingMeta>();
 
+/** The bounds of a value schema, as {@link withBounds} gave them. */
+const boundsOf = new WeakMap<z.ZodType, string>();
+
+/**
+ * `schema` with its bounds in words (`` `PT1M` to `P7D` ``): a setting made of it shows them
+ * after its meaning, in docs/configuration.md and config/schema.json.
+ */
+export function withBounds<S extends z.ZodType>(schema: S, bounds: string): S {
+  boundsOf.set(schema, bounds);
+  return schema;
+}
+
+/** The bounds of `schema` (under its default, if it has one), if it has any. */
+function boundsIn(schema: z.ZodType): string | undefined {
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodDefault || inner instanceof z.ZodPrefault) {
+    inner = inner.unwrap() as z.ZodType;
+  }
+  return boundsOf.get(inner);
+}
+
 /** `text` without Markdown: links as their text, code without backticks. */
 export function plainText(text: string): string {
   return text.replace(/\[([^\]]+)\]\([^)]*\)/g, "$1").replaceAll("`", "");
@@ -46,8 +67,11 @@ export function meaningOf(meta: SettingMeta): string {
  * goes into the JSON Schema; everything else is read back by {@link settingsOf}.
  */
 export function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
-  const described = schema.describe(plainText(meaningOf(meta)));
-  settings.add(described, meta);
+  const bounds = boundsIn(schema);
+  const bounded =
+    bounds === undefined ? meta : { ...meta, describe: `${meta.describe}; ${bounds}` };
+  const described = schema.describe(plainText(meaningOf(bounded)));
+  settings.add(described, bounded);
   return described;
 }
 

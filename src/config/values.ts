@@ -1,12 +1,16 @@
-import cron from "node-cron";
+import { isIP } from "node:net";
 import { z } from "zod";
 import {
+  durationMs,
   formatIsoDuration,
   type IsoDuration,
   parseIsoDuration,
   subtractDuration,
 } from "../util/iso-duration.js";
+import { EARLIEST, EARLIEST_TEXT, MAX_RANGE } from "../util/time-bounds.js";
 import { parseTimeSpec, TIME_SPEC_FORMS, type TimeSpec } from "../util/utc-time.js";
+import { CRON_EXAMPLE, cronProblem, normalizeCron } from "./cron.js";
+import { withBounds } from "./setting.js";
 import { canonicalTimeZone } from "./time-zones.js";
 
 /** Where a device without a watermark starts: a fixed instant, or a duration back from now. */
@@ -15,15 +19,29 @@ export type SyncStart = TimeSpec;
 /** What a setting holds once parsed. */
 export type SettingValue = string | number | boolean | IsoDuration | SyncStart;
 
+/**
+ * The branches of a union that take the text of a variable or flag (`"4"` for 4, `"yes"` for
+ * true): a config file's JSON has the value's own type, so config/schema.json leaves them out.
+ */
+export const TEXT_BRANCHES = new WeakSet<object>();
+
+/** `schema` as a branch for text only (see {@link TEXT_BRANCHES}). */
+function textOnly<S extends z.ZodType>(schema: S): S {
+  TEXT_BRANCHES.add(schema);
+  return schema;
+}
+
 /** A whole number in `min..max`, from JSON or from the text of a variable or flag. */
 export const int = (min: number, max: number) =>
   z
     .union([
       z.number(),
-      z
-        .string()
-        .trim()
-        .regex(/^-?\d+$/, "must be a whole number"),
+      textOnly(
+        z
+          .string()
+          .trim()
+          .regex(/^-?\d+$/, "must be a whole number"),
+      ),
     ])
     .transform(Number)
     .pipe(z.number().int("must be a whole number").min(min).max(max));
@@ -33,10 +51,12 @@ export const positiveNumber = (max: number) =>
   z
     .union([
       z.number(),
-      z
-        .string()
-        .trim()
-        .regex(/^\d+(\.\d+)?$/, "must be a positive number"),
+      textOnly(
+        z
+          .string()
+          .trim()
+          .regex(/^\d+(\.\d+)?$/, "must be a positive number"),
+      ),
     ])
     .transform(Number)
     .pipe(z.number().positive().max(max));
@@ -45,7 +65,7 @@ const TRUE_WORDS = ["true", "1", "yes"];
 const FALSE_WORDS = ["false", "0", "no"];
 
 /** true/false, also as the words true, 1, yes, false, 0, no (any case). */
-export const bool = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
+export const bool = z.union([z.boolean(), textOnly(z.string())]).transform((value, ctx) => {
   if (typeof value === "boolean") return value;
   const word = value.trim().toLowerCase();
   if (TRUE_WORDS.includes(word)) return true;
@@ -109,13 +129,54 @@ export const isoDuration = z.string().transform((s, ctx) => {
   return parsed;
 });
 
-/** SYNC_START: the grammar of `--from` ({@link parseTimeSpec}). */
-export const syncStart = z.string().transform((s, ctx): SyncStart => {
-  const spec = parseTimeSpec(s);
-  if (spec) return spec;
-  ctx.addIssue({ code: "custom", message: `must be ${TIME_SPEC_FORMS}` });
-  return z.NEVER;
-});
+/**
+ * An ISO 8601 duration from `min` to `max` (ISO texts; a month counts 30 days, a year 365), the
+ * bounds shown with the setting's meaning.
+ */
+export function boundedDuration(min: string, max: string) {
+  const [low, high] = [min, max].map((text) => {
+    const parsed = parseIsoDuration(text);
+    if (!parsed) throw new Error(`boundedDuration: ${text} is no ISO 8601 duration`);
+    return durationMs(parsed);
+  });
+  const schema = isoDuration.superRefine((duration, ctx) => {
+    const ms = durationMs(duration);
+    if (ms < (low ?? 0) || ms > (high ?? 0)) {
+      const given = formatIsoDuration(duration);
+      ctx.addIssue({ code: "custom", message: `must be from ${min} to ${max}, not ${given}` });
+    }
+  });
+  return withBounds(schema, `\`${min}\` to \`${max}\``);
+}
+
+/** What is wrong with a SYNC_START, or undefined: before 1970, after now, too long before now. */
+function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
+  if (spec.kind === "ago") {
+    if (durationMs(spec.duration) <= durationMs(MAX_RANGE)) return undefined;
+    const longest = formatIsoDuration(MAX_RANGE);
+    return `must be at most ${longest} before now, not ${formatIsoDuration(spec.duration)}`;
+  }
+  const at = spec.at.toISOString().replace(".000Z", "Z");
+  if (spec.at.getTime() < EARLIEST.getTime()) return `must not be before ${EARLIEST_TEXT} (${at})`;
+  if (spec.at.getTime() > now.getTime()) return `must not be in the future (${at})`;
+  return undefined;
+}
+
+/**
+ * SYNC_START: the grammar of `--from` ({@link parseTimeSpec}): an instant from 1970 to now (as
+ * `--from`), or a duration of at most ten years before now (the longest range without `--yes`).
+ */
+export const syncStart = withBounds(
+  z.string().transform((s, ctx): SyncStart => {
+    const spec = parseTimeSpec(s);
+    const problem = spec ? syncStartProblem(spec, new Date()) : `must be ${TIME_SPEC_FORMS}`;
+    if (spec && problem === undefined) return spec;
+    ctx.addIssue({ code: "custom", message: problem ?? "" });
+    return z.NEVER;
+  }),
+  `an instant from \`${EARLIEST_TEXT.slice(0, 10)}\` to now, or at most ` +
+    `\`${formatIsoDuration(MAX_RANGE)}\` before now`,
+);
 
 /**
  * A comma-separated list of time zones (`UTC,Europe/Berlin`), each by its canonical IANA name
@@ -178,11 +239,68 @@ export function databaseAndPolicy(bucket: string): { database: string; retention
   return retentionPolicy === undefined ? { database } : { database, retentionPolicy };
 }
 
-/** A cron expression node-cron runs. */
-export const cronExpression = z
+/** A cron expression of five fields node-cron runs ({@link cronProblem}), normalized. */
+export const cronExpression = withBounds(
+  z
+    .string()
+    .transform(normalizeCron)
+    .superRefine((s, ctx) => {
+      const problem = cronProblem(s);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  `five fields (minute hour day-of-month month day-of-week, no seconds): at most once a ` +
+    `minute, such as \`${CRON_EXAMPLE}\`, or \`@hourly\``,
+);
+
+/** A name (a path, an id): not empty, not only spaces. */
+export const requiredName = z
   .string()
-  .trim()
-  .refine((s) => cron.validate(s), "must be a cron expression such as */5 * * * *");
+  .min(1, "must not be empty")
+  .refine((s) => s.trim() !== "", "must not be empty");
+
+/** What is wrong with `text` as a host name or an IP address to listen on, or undefined. */
+export function hostProblem(text: string): string | undefined {
+  const form = "must be a host name or an IP address such as 127.0.0.1, 0.0.0.0 or ::1";
+  if (text.trim() === "") return "must not be empty";
+  if (isIP(text) !== 0) return undefined;
+  if (/^\[.*\]$/.test(text)) return `${form} (an IPv6 address without brackets)`;
+  const labels = text.replace(/\.$/, "").split(".");
+  const label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+  const ok = text.length <= 253 && labels.every((l) => label.test(l));
+  // all digits and dots is a broken IPv4 address (999.1.1.1), not a name
+  return ok && !/^[\d.]+$/.test(text) ? undefined : form;
+}
+
+/** HTTP_HOST: a host name or an IP address ({@link hostProblem}). */
+export const hostName = withBounds(
+  z
+    .string()
+    .trim()
+    .superRefine((s, ctx) => {
+      const problem = hostProblem(s);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  "a host name or an IP address",
+);
+
+/**
+ * A secret that goes into an HTTP header as it is (the API key, the InfluxDB token): only
+ * characters a header can carry, never repeated in the message.
+ */
+export const headerSecret = z.string().refine(
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: those are what it refuses
+  (s) => !/[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/.test(s),
+  "holds a character an HTTP header cannot carry (a line break, a control character or one " +
+    "beyond Latin-1); the value is not shown",
+);
+
+/** ENERGY_API_USER: no colon (Basic authentication puts one between user and password). */
+export const apiUser = z
+  .string()
+  .refine(
+    (s) => !s.includes(":"),
+    "must not hold a colon: Basic authentication separates the user from the password with it",
+  );
 
 /** The instant a device without a watermark starts syncing from. */
 export function resolveSyncStart(start: SyncStart, now: Date): Date {

@@ -7,6 +7,7 @@ import {
   MigrationError,
   migrate,
   migrationLabel,
+  NewerSchemaError,
   pendingMigrations,
 } from "./migrator.js";
 import { integer, parseRow } from "./rows.js";
@@ -82,6 +83,15 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
     return { db, appliedOnOpen: applied };
   } catch (error) {
     db.close();
+    if (error instanceof NewerSchemaError) {
+      throw new NewerSchemaError(
+        `state database ${path} (STATE_DB) has a newer schema than this energy-etl: it has ` +
+          `migration(s) ${error.unknown}, this one knows up to ${error.latest}; use the ` +
+          "energy-etl that wrote it (or a newer one), or point STATE_DB at another file",
+        error.unknown,
+        error.latest,
+      );
+    }
     throw isSqliteError(error) ? stateError(path, error) : error;
   }
 }

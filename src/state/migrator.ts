@@ -31,6 +31,22 @@ export class MigrationError extends Error {
   }
 }
 
+/**
+ * A database with a migration the migrations directory does not have: written by a newer
+ * energy-etl. A usage error of the command (exit 2): STATE_DB names a file of another version.
+ */
+export class NewerSchemaError extends MigrationError {
+  constructor(
+    message: string,
+    /** The migrations it has beyond the directory's (`099_future`), and the directory's last. */
+    readonly unknown: string,
+    readonly latest: string,
+  ) {
+    super(message);
+    this.name = "NewerSchemaError";
+  }
+}
+
 const FILE_NAME = /^(\d{3})_([A-Za-z0-9][A-Za-z0-9_-]*)\.sql$/;
 
 /** Files of a migrations directory that are not migrations: hidden files and READMEs. */
@@ -138,9 +154,12 @@ export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_D
   if (unknown.length > 0) {
     const names = unknown.map(([version, name]) => migrationLabel({ version, name })).join(", ");
     const latest = migrations.at(-1);
-    throw new MigrationError(
+    const last = latest ? latest.file : "none";
+    throw new NewerSchemaError(
       `the database has migration(s) ${names} that ${dirPath(dir)} does not have ` +
-        `(latest there: ${latest ? latest.file : "none"}); was it written by a newer energy-etl?`,
+        `(latest there: ${last}); was it written by a newer energy-etl?`,
+      names,
+      last,
     );
   }
   return migrations.filter((m) => !applied.has(m.version));

@@ -159,7 +159,7 @@ describe("errors that say what to do", () => {
     const { code, err } = await run(["backfill", "--all", "--from", "2999-01-01"]);
     expect(code).toBe(2);
     expect(err).toBe(
-      "energy-etl: error: --from is in the future (2999-01-01T00:00:00.000Z): there is no data after now\n" +
+      "energy-etl: error: --from 2999-01-01 is in the future: there is no data after now\n" +
         "(see energy-etl backfill --help)\n",
     );
   });

@@ -50,9 +50,9 @@ const ROWS = [
 ];
 
 describe("tables", () => {
-  it("are tab-separated values when piped: one line per row, tabs in cells made spaces", () => {
+  it("are tab-separated values when piped: one line per row, tabs in cells escaped", () => {
     expect(renderTable(HEAD, ROWS, { isTTY: false })).toBe(
-      "device\tpoints\nhybrid-site-01\t12\nsite A\t3",
+      "device\tpoints\nhybrid-site-01\t12\nsite\\tA\t3",
     );
   });
 
@@ -61,7 +61,7 @@ describe("tables", () => {
     // top border, header, header separator, two rows, bottom border
     expect(lines).toHaveLength(6);
     expect(lines[3]).toContain("hybrid-site-01");
-    expect(lines[4]).toContain("site A");
+    expect(lines[4]).toContain("site\\tA");
   });
 });
 

@@ -29,7 +29,7 @@ describe("the files derived from the configuration schema", () => {
     );
     expect(rows).toContain("| `ENERGY_API_KEY` | `api.key` | | | API key (`x-api-key`); secret |");
     expect(rows).toContain(
-      "| `SILENT_AFTER` | `sync.silentAfter` | | `PT6H` | A resource without a new record for this long is silent: probed, not fetched |",
+      "| `SILENT_AFTER` | `sync.silentAfter` | | `PT6H` | A resource without a new record for this long is silent: probed, not fetched; `PT1M` to `P30D` |",
     );
     expect(rows).toContain(
       "| `INFLUX_GZIP` | `influx.gzip` | | `false` | Gzip write requests: worth it over a slow link to InfluxDB Cloud, a CPU cost on a LAN |",

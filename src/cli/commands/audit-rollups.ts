@@ -5,7 +5,7 @@ import { countersOf, type RollupParts, recomputeNow } from "../../rollups/rollup
 import type { RollupTarget } from "../../rollups/series.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { ExitStatus, UsageError, writeLine } from "../io.js";
+import { ExitStatus, UsageError, writeText } from "../io.js";
 import { StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 
@@ -67,7 +67,7 @@ export async function runRollupAudit(
     })),
     ...(fix ? { fixedDays: fix.fixed, remaining: fix.remaining } : {}),
   };
-  if (opts.json) writeLine(context.io.stdout, JSON.stringify(summary, null, 2));
+  if (opts.json) writeText(context.io.stdout, JSON.stringify(summary, null, 2));
   else printReport(summary, context.io);
   if ((fix?.remaining ?? mismatches.length) > 0) {
     throw new ExitStatus(1, "rollups differ from the raw readings");
@@ -144,7 +144,7 @@ interface AuditSummary {
 function printReport(summary: AuditSummary, io: CommandContext["io"]): void {
   const { mismatches } = summary;
   if (mismatches.length > 0) {
-    writeLine(
+    writeText(
       io.stdout,
       renderTable(
         ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
@@ -175,7 +175,7 @@ function printReport(summary: AuditSummary, io: CommandContext["io"]): void {
         ? "run again with --fix to recompute those days"
         : undefined,
   ];
-  for (const line of lines) if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
+  for (const line of lines) if (line !== undefined) writeText(io.stdout, fitText(line, io.stdout));
 }
 
 /** One per device resource and day (a day's recompute rewrites every series and zone of it). */

@@ -6,21 +6,22 @@ import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeLine } from "../io.js";
+import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeText } from "../io.js";
+import { countOption } from "../options.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
-import { fromNotAfterTo, rangeOptions } from "../time-options.js";
+import { boundedRange, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { runRollupAudit } from "./audit-rollups.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 
-const optionsSchema = fromNotAfterTo(
+const optionsSchema = boundedRange(
   z.object({
     ...rangeOptions,
     fix: z.boolean().optional(),
     json: z.boolean().optional(),
     rollups: z.boolean().optional(),
-    sampleDays: z.coerce.number().int().min(1).default(7),
+    sampleDays: countOption("--sample-days", 1, 3660).prefault("7"),
   }),
 );
 
@@ -64,6 +65,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
     .requiredOption("--from <time>", "first day: ISO date or date-time (UTC)")
     .option("--to <time>", "last day: ISO date or date-time, or now (default now)")
+    .option("--yes", "go ahead with a range of more than 10 years")
     .option("--fix", "queue and run backfill jobs for exactly the days with holes")
     .option("--json", "print the result as JSON")
     .option(
@@ -107,7 +109,7 @@ async function runAudit(
       ? await fixHoles(pipeline, result.holes, context)
       : undefined;
   const { io } = context;
-  if (opts.json) writeLine(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+  if (opts.json) writeText(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
   else printAudit(io, result, fixed);
   if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
@@ -197,7 +199,7 @@ function auditJson(result: AuditResult, fixed: Fixed | undefined) {
 /** The audit as a table of the holes and summary lines, each fitted to a terminal's width. */
 function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
   if (result.holes.length > 0) {
-    writeLine(
+    writeText(
       io.stdout,
       renderTable(
         [
@@ -238,5 +240,5 @@ function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): v
         ? "run again with --fix to backfill exactly these days"
         : undefined,
   ];
-  for (const line of lines) if (line !== undefined) writeLine(io.stdout, fitText(line, io.stdout));
+  for (const line of lines) if (line !== undefined) writeText(io.stdout, fitText(line, io.stdout));
 }

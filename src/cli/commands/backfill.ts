@@ -8,35 +8,38 @@ import {
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
+import { rangeProblem } from "../../util/time-bounds.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, examples, parsedAction, writeLine } from "../io.js";
+import { type CliIo, examples, parsedAction, writeLine, writeText } from "../io.js";
+import { devicesOption, nameOption, outputOption } from "../options.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
-import { instantOption } from "../time-options.js";
+import { instantOption, toOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 import { rollupsNote } from "./rollups.js";
 
 const optionsSchema = z
   .object({
-    device: z.array(z.string().min(1)).optional(),
+    device: devicesOption,
     all: z.boolean().optional(),
     from: instantOption("--from").optional(),
-    to: instantOption("--to").optional(),
+    to: toOption().optional(),
+    yes: z.boolean().optional(),
     retryParked: z.boolean().optional(),
-    values: z
-      .string()
+    values: nameOption("--values", "value ids, comma-separated")
       .transform((s) =>
         s
           .split(",")
           .map((v) => v.trim())
           .filter((v) => v !== ""),
       )
+      .refine((ids) => ids.length > 0, "--values must name a value id")
       .optional(),
     dryRun: z.boolean().optional(),
     json: z.boolean().optional(),
-    output: z.string().optional(),
+    output: outputOption,
   })
   .refine(
     (o) => (o.device?.length ?? 0) > 0 || o.all === true || o.retryParked === true,
@@ -45,14 +48,14 @@ const optionsSchema = z
   .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
   .refine((o) => o.from !== undefined || o.retryParked === true, "give --from")
   .superRefine((o, ctx) => {
-    if (o.from === undefined || o.from.getTime() <= (o.to ?? new Date()).getTime()) return;
-    ctx.addIssue({
-      code: "custom",
-      message:
-        o.to === undefined
-          ? `--from is in the future (${o.from.toISOString()}): there is no data after now`
-          : "--from must not be after --to",
-    });
+    if (o.from === undefined) return;
+    // a --from after now is refused by instantOption; a --to up to a day ahead stops at now
+    const to = o.to ?? new Date();
+    const problem =
+      o.from.getTime() > to.getTime()
+        ? "--from must not be after --to"
+        : rangeProblem(o.from, to, o.yes === true);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
 type BackfillOptions = z.infer<typeof optionsSchema>;
@@ -69,6 +72,7 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
     .option("--all", "every device (of this shard)")
     .option("--from <time>", "start: ISO date or date-time, UTC unless a zone is given")
     .option("--to <time>", "end: ISO date or date-time, or now (default now)")
+    .option("--yes", "go ahead with a range of more than 10 years")
     .option("--values <ids>", "only these value ids, comma-separated")
     .option("--dry-run", "print the plan (requests, estimated time) without fetching data")
     .option("--json", "with --dry-run: print the plan as JSON")
@@ -198,7 +202,7 @@ function printPlan(
         chunksDone: p.continues.chunksDone,
       }),
     }));
-    writeLine(io.stdout, JSON.stringify(jobs, null, 2));
+    writeText(io.stdout, JSON.stringify(jobs, null, 2));
     return;
   }
   // the job column only when the plan continues an unfinished job
@@ -211,7 +215,7 @@ function printPlan(
     ...(resumes ? [jobColumn(p)] : []),
   ]);
   const header = ["device", "resource", "values", "requests", ...(resumes ? ["job"] : [])];
-  writeLine(io.stdout, renderTable(header, rows, io.stdout));
+  writeText(io.stdout, renderTable(header, rows, io.stdout));
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   const seconds = Math.ceil(total / ratePerSecond);
   writeLine(

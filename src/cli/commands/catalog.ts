@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { decodeValueId } from "../../transform/value-id.js";
 import { createApiClient, createContext } from "../context.js";
-import { type CliIo, writeLine } from "../io.js";
+import { type CliIo, writeLine, writeText } from "../io.js";
+import { nameArgument } from "../options.js";
 import { renderTable } from "../table.js";
 
 const DEFAULT_RESOURCE = "all_data";
@@ -15,10 +16,10 @@ function print(
   noun: string,
 ) {
   if (asJson) {
-    writeLine(io.stdout, JSON.stringify(body, null, 2));
+    writeText(io.stdout, JSON.stringify(body, null, 2));
     return;
   }
-  writeLine(io.stdout, renderTable(head, rows, io.stdout));
+  writeText(io.stdout, renderTable(head, rows, io.stdout));
   writeLine(io.stdout, `${rows.length} ${noun}${rows.length === 1 ? "" : "s"}`);
 }
 
@@ -49,7 +50,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
   listCommand(program, "resources", "list the resources of a device (GET /<device_id>/resources)")
     .argument("<device>", "device id (as listed by `devices`)")
     .action(async (device: string, opts: { json?: boolean }, command: Command) => {
-      const body = (await client(command).listResources(device)).value;
+      const id = nameArgument("the device id", device);
+      const body = (await client(command).listResources(id)).value;
       const rows = body.resource_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["resource_id"], rows, "resource");
     });
@@ -63,7 +65,11 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .argument("[resource]", "resource id", DEFAULT_RESOURCE)
     .action(
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
-        const body = (await client(command).listValues(device, resource)).value;
+        const [id, resourceId] = [
+          nameArgument("the device id", device),
+          nameArgument("the resource id", resource),
+        ];
+        const body = (await client(command).listValues(id, resourceId)).value;
         const head = ["value_id", "measurement", "unit", "type"];
         print(io, opts.json === true, body, head, body.values.map(valueRow), "value");
       },

@@ -10,13 +10,14 @@ import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
 import { isoSeconds } from "../../util/utc-time.js";
 import { createContext, requireStateFile } from "../context.js";
-import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
+import { type CliIo, examples, parsedAction, UsageError, writeLine, writeText } from "../io.js";
+import { countOption, nameOption } from "../options.js";
 import { fitText, renderTable, type TableStream } from "../table.js";
 
 const optionsSchema = z
   .object({
-    device: z.string().min(1).optional(),
-    limit: z.coerce.number().int().min(1).optional(),
+    device: nameOption("--device", "a device id").optional(),
+    limit: countOption("--limit", 1, 1_000_000).optional(),
     json: z.boolean().optional(),
     retry: z.boolean().optional(),
     clear: z.boolean().optional(),
@@ -99,8 +100,8 @@ function lettersTable(letters: readonly DeadLetter[], stream: TableStream): stri
   );
 }
 
-/** One dead letter whole, a field a line. */
-function letterText(l: DeadLetter): string {
+/** One dead letter whole, a field a line (each a line of writeLine, whatever it holds). */
+function letterLines(l: DeadLetter): string[] {
   const at = deadLetterTimeS(l);
   return [
     `dead letter ${l.id}: ${l.kind} of ${l.deviceId} / ${l.resourceId}`,
@@ -112,7 +113,7 @@ function letterText(l: DeadLetter): string {
     ...(l.truncated
       ? [`          (cut at ${MAX_DEAD_LETTER_CHARS} characters when kept: --retry skips it)`]
       : []),
-  ].join("\n");
+  ];
 }
 
 /** `dead-letters`: the rows, members and lines kept instead of freezing a device; retry or clear them. */
@@ -209,20 +210,20 @@ function listLetters(
   json: boolean,
 ): void {
   if (json) {
-    writeLine(io.stdout, JSON.stringify(letters, null, 2));
+    writeText(io.stdout, JSON.stringify(letters, null, 2));
     return;
   }
   if (letters.length === 0) {
     writeLine(io.stdout, "no dead letters");
     return;
   }
-  writeLine(io.stdout, lettersTable(letters, io.stdout));
+  writeText(io.stdout, lettersTable(letters, io.stdout));
   const total = store.deadLetters.count();
   const footer = [
     `${letters.length} of ${total} dead letters (--json for whole payloads, --retry to write them again)`,
     "one whole: energy-etl dead-letters show ID",
   ];
-  for (const line of footer) writeLine(io.stdout, fitText(line, io.stdout));
+  for (const line of footer) writeText(io.stdout, fitText(line, io.stdout));
 }
 
 /** `dead-letters show ID`: one dead letter whole, or as JSON. */
@@ -243,7 +244,8 @@ function showLetter(io: CliIo, rawId: string, command: Command): void {
     if (letter === undefined) {
       throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
     }
-    writeLine(io.stdout, json ? JSON.stringify(letter, null, 2) : letterText(letter));
+    if (json) writeText(io.stdout, JSON.stringify(letter, null, 2));
+    else for (const line of letterLines(letter)) writeLine(io.stdout, line);
   } finally {
     store.close();
   }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type DecodedValueId, decodeValueId } from "../../transform/value-id.js";
-import { type CliIo, writeLine } from "../io.js";
+import { type CliIo, writeLine, writeText } from "../io.js";
+import { nameArgument } from "../options.js";
 import { renderTable } from "../table.js";
 
 const HEAD = ["id", "measurement", "field", "unit", "type", "values id"] as const;
@@ -38,12 +39,12 @@ export function registerDecodeCommand(program: Command, io: CliIo): void {
         "Codes missing from the spec's tables give unknown_* tags, e.g. unit unknown_03_99.\n",
     )
     .action((ids: string[], opts: { json?: boolean }) => {
-      const decoded = ids.map(decodeValueId);
+      const decoded = ids.map((id) => decodeValueId(nameArgument("a value id", id)));
       if (opts.json) {
-        writeLine(io.stdout, JSON.stringify(decoded, null, 2));
+        writeText(io.stdout, JSON.stringify(decoded, null, 2));
         return;
       }
-      writeLine(io.stdout, renderTable(HEAD, decoded.map(rowOf), io.stdout));
+      writeText(io.stdout, renderTable(HEAD, decoded.map(rowOf), io.stdout));
       for (const d of decoded) {
         if (d.unknownCodes.length > 0) {
           writeLine(

@@ -7,7 +7,7 @@ import { demoChecks } from "../doctor/demo-checks.js";
 import { influxChecks, REACHABLE } from "../doctor/influx-checks.js";
 import { rollupChecks } from "../doctor/rollup-checks.js";
 import { diskCheck, stateChecks } from "../doctor/state-checks.js";
-import { type CliIo, ExitStatus, writeLine } from "../io.js";
+import { type CliIo, ExitStatus, writeLine, writeText } from "../io.js";
 
 /** Headroom of a group of checks over the bounds of its own requests. */
 const SLACK_MS = 2000;
@@ -37,7 +37,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     .action(async (opts: { json?: boolean }, command: Command) => {
       const results = (await runChecks(command, io)).map(scrubbed);
       if (opts.json) {
-        writeLine(io.stdout, JSON.stringify(results, null, 2));
+        writeText(io.stdout, JSON.stringify(results, null, 2));
       } else {
         for (const result of results) writeLine(io.stdout, formatCheck(result));
         const count = (status: CheckResult["status"]) =>

@@ -8,10 +8,10 @@ import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { StepProgress } from "../progress.js";
-import { fromNotAfterTo, rangeOptions } from "../time-options.js";
+import { boundedRange, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 
-const optionsSchema = fromNotAfterTo(
+const optionsSchema = boundedRange(
   z.object({ ...rangeOptions, dryRun: z.boolean().optional(), json: z.boolean().optional() }),
 );
 
@@ -54,6 +54,7 @@ export function registerRollupsCommand(program: Command, io: CliIo): void {
     .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
     .requiredOption("--from <time>", "start: date, date-time, or a duration back (P90D, -90d)")
     .option("--to <time>", "end (default: now)")
+    .option("--yes", "go ahead with a range of more than 10 years")
     .option("--dry-run", "say what would be recomputed, write nothing")
     .option("--json", "print the result as JSON")
     .addHelpText(
@@ -85,7 +86,8 @@ async function rollups(
   opts: RollupOptions,
 ): Promise<void> {
   const fromS = epochSeconds(opts.from);
-  const toS = epochSeconds(opts.to);
+  // a --to up to a day ahead (time-options.ts) stops at now: there are no readings after it
+  const toS = Math.min(epochSeconds(opts.to), epochSeconds(new Date()));
   const { deviceIds } = await selectDevices(pipeline, opts.device ?? "all", "stored");
   const targets = deviceIds.flatMap((deviceId) =>
     pipeline.store.catalog

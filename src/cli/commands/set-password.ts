@@ -2,12 +2,14 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
+import { textProblem } from "../../util/input-text.js";
 import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
 import { type CliIo, parsedAction, UsageError, writeLine } from "../io.js";
+import { nameOption } from "../options.js";
 import { askHidden } from "../prompt.js";
 
 const optionsSchema = z.object({
-  user: z.string().min(1).optional(),
+  user: nameOption("--user", "the API username").optional(),
 });
 
 /**
@@ -33,6 +35,8 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
           nonEmpty(context.env.ENERGY_API_OTP) ??
           (await ask(io, "One-time password: ", "ENERGY_API_OTP"));
         registerSecret(otp);
+        const otpProblem = textProblem(otp);
+        if (otpProblem) throw new UsageError(`ENERGY_API_OTP ${otpProblem}`);
         const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
         registerSecret(password);
         const client = createApiClient(context, { user, password });

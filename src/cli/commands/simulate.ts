@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import { z } from "zod";
+import { hostProblem } from "../../config/values.js";
 import {
   type DataFaultOptions,
   DEFAULT_EXTRA_MEMBERS,
@@ -52,7 +53,10 @@ const outageSpec = z.string().transform((spec, ctx): GatewayOutage => {
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65_535),
-  host: z.string().min(1),
+  host: z.string().superRefine((host, ctx) => {
+    const problem = hostProblem(host);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
   seed: z.coerce.number().int(),
   resolution: z.coerce.number().int().min(1).max(86_400),
   tokenTtl: z.coerce.number().int().min(1),

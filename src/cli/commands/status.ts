@@ -5,7 +5,7 @@ import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
-import { type CliIo, writeLine } from "../io.js";
+import { type CliIo, writeLine, writeText } from "../io.js";
 import { renderTable, type TableStream } from "../table.js";
 import { openStore } from "./dead-letters.js";
 
@@ -33,7 +33,7 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
       const store = openStore(config, logger);
       try {
         const status = readStatus(store, config, epochSeconds(new Date()));
-        if (opts.json) writeLine(io.stdout, JSON.stringify(status, null, 2));
+        if (opts.json) writeText(io.stdout, JSON.stringify(status, null, 2));
         else printStatus(io.stdout, status);
       } finally {
         store.close();
@@ -74,7 +74,7 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
 /** The status as tables and lines. */
 function printStatus(stdout: CliIo["stdout"], status: Status): void {
   const { cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
-  writeLine(
+  writeText(
     stdout,
     cursors.length === 0
       ? "no device synced yet (run energy-etl sync or energy-etl run)"
@@ -106,7 +106,7 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
       ? "dead letters: none"
       : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
   );
-  writeLine(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
+  writeText(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
 }
 
 /** Unfinished backfill jobs: their state, interval, progress and last error. */

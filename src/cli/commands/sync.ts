@@ -1,9 +1,13 @@
 import type { Command } from "commander";
+import { z } from "zod";
 import { runSync } from "../../pipeline/sync.js";
-import { type CliIo, writeLine } from "../io.js";
+import { type CliIo, parseOptions, writeLine } from "../io.js";
+import { devicesOption, outputOption } from "../options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 import { rollupsNote } from "./rollups.js";
+
+const optionsSchema = z.object({ device: devicesOption, output: outputOption });
 
 /** `sync`: one incremental cycle, then exit (non-zero when a device failed). */
 export function registerSyncCommand(program: Command, io: CliIo): void {
@@ -16,7 +20,8 @@ export function registerSyncCommand(program: Command, io: CliIo): void {
     .option("-d, --device <id...>", "only these devices")
     .option("-o, --output <file>", "write line protocol to FILE (- for stdout) instead of InfluxDB")
     .addHelpText("after", "\nExample:\n  energy-etl sync --device hybrid-site-01")
-    .action(async (opts: { device?: string[]; output?: string }, command: Command) => {
+    .action(async (rawOpts: unknown, command: Command) => {
+      const opts = parseOptions(optionsSchema, rawOpts);
       const result = await withPipeline(
         command,
         io,

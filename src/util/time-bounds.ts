@@ -1,0 +1,83 @@
+/**
+ * The bounds of every time a user gives (`--from`, `--to`, SYNC_START): none before 1970, none
+ * after now (a `--to` may run a day ahead: it stops at now), and a range of at most ten years
+ * unless the user says `--yes`. The API's specification names no horizon of its data (docs/api.md
+ * section 8 limits a request to 7 days, not the history), so these are energy-etl's own: 1970 is
+ * where epoch seconds start, and ten years of one device are already about 520 requests per group
+ * of 20 values.
+ */
+import { type IsoDuration, subtractDuration } from "./iso-duration.js";
+
+/** The earliest time energy-etl takes: 1970-01-01T00:00:00Z. */
+export const EARLIEST = new Date(0);
+/** The text of {@link EARLIEST} in messages. */
+export const EARLIEST_TEXT = "1970-01-01T00:00:00Z";
+
+/** The longest range without `--yes`, in years. */
+export const MAX_RANGE_YEARS = 10;
+/** {@link MAX_RANGE_YEARS} as a duration: also the longest SYNC_START before now. */
+export const MAX_RANGE: IsoDuration = {
+  years: MAX_RANGE_YEARS,
+  months: 0,
+  weeks: 0,
+  days: 0,
+  hours: 0,
+  minutes: 0,
+  seconds: 0,
+};
+
+/** How far after now a `--to` may be (it stops at now): one day. */
+export const TO_AHEAD_MS = 86_400_000;
+
+/** How a time is checked against now: never after it, or (a `--to`) at most a day after it. */
+export type FutureRule = "not-after-now" | "a-day-ahead";
+
+/** `2026-06-15T12:00:00Z`: an instant in messages, to the second. */
+function shown(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * What is wrong with `date`, the time `text` of `name` (a flag or a setting) resolved to, or
+ * undefined: before 1970, not a time at all (a duration so long it leaves the calendar), or after
+ * now (by `rule`). One line, naming `name`, what was given and the bound.
+ */
+export function instantProblem(
+  name: string,
+  text: string,
+  date: Date,
+  now: Date,
+  rule: FutureRule,
+): string | undefined {
+  const valid = Number.isFinite(date.getTime());
+  // a time before now (P100Y, -30d) says which instant it came to
+  const at = valid && !/^\d/.test(text.trim()) ? ` (${shown(date)})` : "";
+  const given = `${name} ${text.trim()}${at}`;
+  if (!valid || date.getTime() < EARLIEST.getTime()) {
+    return `${given} is before ${EARLIEST_TEXT}, the earliest time energy-etl takes`;
+  }
+  const ahead = date.getTime() - now.getTime();
+  if (rule === "not-after-now" && ahead > 0) {
+    return `${given} is in the future: there is no data after now`;
+  }
+  if (rule === "a-day-ahead" && ahead > TO_AHEAD_MS) {
+    return (
+      `${given} is more than a day after now: there is no data after now (a ${name} up to a ` +
+      "day ahead stops at now)"
+    );
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with the range `from`..`to` of a command, or undefined: longer than
+ * {@link MAX_RANGE_YEARS} calendar years without `yes`.
+ */
+export function rangeProblem(from: Date, to: Date, yes: boolean): string | undefined {
+  if (yes || from.getTime() >= subtractDuration(to, MAX_RANGE).getTime()) return undefined;
+  const years = (to.getTime() - from.getTime()) / (365.25 * 86_400_000);
+  return (
+    `--from ${shown(from)} to --to ${shown(to)} is ${years.toFixed(1)} years, more than ` +
+    `${MAX_RANGE_YEARS}: give a shorter range, or add --yes to go ahead`
+  );
+}
