@@ -14,3 +14,12 @@ export const DEFAULT_TOKEN_TTL_S = 43_200;
 
 /** Spec 2.3: meta value that every record carries and that must not be requested. */
 export const VALUES_ID = "values_id";
+
+/**
+ * Spec 4.4, `values`: one value id, or several separated by commas, with no spaces. A listed id
+ * holding a comma or white space (or none at all) cannot travel in that list: the API would cut
+ * it in two or refuse the request. Such ids are never requested.
+ */
+export function isRequestable(valueId: string): boolean {
+  return valueId !== "" && !/[,\s]/u.test(valueId);
+}

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
-import { VALUES_ID } from "../api/limits.js";
+import { isRequestable, VALUES_ID } from "../api/limits.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
@@ -134,13 +134,14 @@ export async function readDeviceCatalog(
     log.warn("the API no longer knows the device: it is not synced until listed again");
     return { resources: [], read: true, newValues: 0, known: false, requests: error.attempts ?? 1 };
   }
-  const resources = await Promise.all(
+  const listed = await Promise.all(
     resourceIds.map(async (resourceId) => {
       const answer = await ask(() => client.listValues(deviceId, resourceId));
       requests += answer.requests;
       return { resourceId, values: answer.value.values };
     }),
   );
+  const resources = requestableOnly(listed, log);
   const newValues = store.transaction(() => {
     const now = pipeline.now();
     store.catalog.recordResources(deviceId, resourceIds, now);
@@ -152,6 +153,32 @@ export async function readDeviceCatalog(
     return count;
   });
   return { resources, read: true, newValues, known: true, requests };
+}
+
+/**
+ * The value lists without the ids a `values=` list cannot carry (a comma, white space: spec 4.4),
+ * with one warning naming them, so they are neither stored nor planned.
+ */
+function requestableOnly(
+  listed: readonly { resourceId: string; values: readonly string[] }[],
+  log: Logger,
+): { resourceId: string; values: readonly string[] }[] {
+  const refused: { resource: string; value: string }[] = [];
+  const kept = listed.map(({ resourceId, values }) => ({
+    resourceId,
+    values: values.filter((value) => {
+      if (isRequestable(value)) return true;
+      refused.push({ resource: resourceId, value });
+      return false;
+    }),
+  }));
+  if (refused.length > 0) {
+    log.warn(
+      { refused },
+      "value ids the API lists but cannot take in a values= list (a comma or white space): never fetched",
+    );
+  }
+  return kept;
 }
 
 /**

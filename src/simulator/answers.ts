@@ -24,6 +24,7 @@ export function listingAnswer(
   endpoint: "devices" | "resources" | "values",
   segments: readonly string[],
   nowS: number,
+  extraValueIds: readonly string[] = [],
 ): Answer {
   if (endpoint === "devices") return json(200, { device_ids: fleet.deviceIds() });
   const [deviceId = "", resourceId = ""] = segments;
@@ -35,7 +36,11 @@ export function listingAnswer(
   if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
   const values = fleet.valueIds(deviceId, resourceId, nowS);
   if (!values) return fail(404, `unknown resource: ${resourceId}`);
-  return json(200, { device_id: deviceId, resource_id: resourceId, values });
+  return json(200, {
+    device_id: deviceId,
+    resource_id: resourceId,
+    values: [...values, ...extraValueIds],
+  });
 }
 
 /** What a data answer depends on besides the request. */

@@ -63,6 +63,11 @@ export interface SimulatorOptions {
   /** Cumulative counters that start again from zero at a time (FleetOptions.counterResets). */
   readonly counterResets?: readonly CounterReset[];
   /**
+   * Value ids every resource lists besides its own (default none), as a real catalog may: ids a
+   * `values=` list cannot carry, such as one holding a comma. They have no data.
+   */
+  readonly extraListedValueIds?: readonly string[];
+  /**
    * Counter readings that fall as real meters' do: dips, transient zeros, daily counters that
    * start above 0 (FleetOptions.counterFaults). Default: none.
    */

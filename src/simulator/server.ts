@@ -75,6 +75,8 @@ export class Simulator {
   /** Data faults; may be changed between requests. */
   dataFaults: DataFaultOptions;
   latencyMs: number;
+  /** Value ids every resource lists besides its own (SimulatorOptions.extraListedValueIds). */
+  readonly extraValueIds: readonly string[];
 
   private readonly log: RequestLog;
   private readonly auth: SimAuth;
@@ -108,6 +110,7 @@ export class Simulator {
     this.faults = options.faults ?? {};
     this.dataFaults = options.dataFaults ?? {};
     this.latencyMs = options.latencyMs ?? 0;
+    this.extraValueIds = options.extraListedValueIds ?? [];
     this.rateClock = options.rateClock ?? Date.now;
     this.cache = options.cacheResponses ? new Map() : undefined;
     this.requestFaults = new RequestFaults(seed);
@@ -254,7 +257,8 @@ export class Simulator {
     const auth = this.auth.checkBearer(req);
     if (auth) return auth;
     const nowS = Math.floor(this.now() / 1000);
-    if (endpoint !== "data") return listingAnswer(this.fleet, endpoint, segments, nowS);
+    if (endpoint !== "data")
+      return listingAnswer(this.fleet, endpoint, segments, nowS, this.extraValueIds);
     const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
     const cached = cache?.get(req.url ?? "");
     if (cached) return cached;
