@@ -131,50 +131,69 @@ export function naivePath(answers: readonly AnswerBytes[], expectedPoints: numbe
   return points;
 }
 
+/** How the big record arrives: its pieces' size, and the transcoder's gathering (undefined: default). */
+export interface BigRecordWay {
+  readonly pieceBytes: number;
+  readonly gatherBytes?: number;
+}
+
 /**
- * A record of about 1 MB (a text value of 1 MB) read by the AnswerTranscoder in pieces of
- * `pieceBytes` (the answer `[record]`): milliseconds, median of `rounds`. `gatherBytes` 1 reads
- * every piece as it comes (no gathering of small pieces): the record reader resumes each time.
+ * Median time (ms) the AnswerTranscoder takes for one answer holding a 1 MB record, for each way
+ * it may arrive. The ways take turns within each round (after a warm-up round), so the machine's
+ * drift touches them alike.
  */
-export function bigRecordMs(pieceBytes: number, rounds: number, gatherBytes?: number): number {
+export function bigRecordMs(ways: readonly BigRecordWay[], rounds: number): number[] {
   const id = "e_00_00_06_000_note";
   const record = { timestamp: "2026-01-01T00:00:00", values_id: 0, [id]: "x".repeat(1 << 20) };
   const bytes = Buffer.from(JSON.stringify([record]));
   // the pieces as a socket hands them over (their making is not the transcoder's time)
-  const pieces: Buffer[] = [];
-  for (let at = 0; at < bytes.length; at += pieceBytes)
-    pieces.push(bytes.subarray(at, at + pieceBytes));
-  const times: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const started = performance.now();
-    const transcoder = new AnswerTranscoder(
-      {
-        deviceId: "d",
-        resourceId: "all_data",
-        values: [id],
-        fromS: Date.UTC(2025, 11, 31) / 1000,
-        toS: Date.UTC(2026, 0, 2) / 1000,
-      },
-      {
-        source: SOURCE,
-        decoder: new ValueIdDecoder(),
-        batchLines: 5000,
-        maxRecordBytes: 2 ** 22,
-        ...(gatherBytes === undefined ? {} : { gatherBytes }),
-      },
-    );
-    let lines = 0;
-    for (const piece of pieces) {
-      transcoder.push(piece);
-      for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
-    }
-    transcoder.end();
-    for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
-    if (lines !== 1) throw new Error(`the big record made ${lines} lines`);
-    times.push(performance.now() - started);
+  const pieced = ways.map((way) => {
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at += way.pieceBytes)
+      pieces.push(bytes.subarray(at, at + way.pieceBytes));
+    return pieces;
+  });
+  const times: number[][] = ways.map(() => []);
+  for (let round = 0; round <= rounds; round++) {
+    ways.forEach((way, w) => {
+      const ms = readBigRecord(pieced[w] ?? [], id, way.gatherBytes);
+      if (round > 0) times[w]?.push(ms);
+    });
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] ?? Number.NaN;
+  return times.map((t) => {
+    t.sort((a, b) => a - b);
+    return t[Math.floor(t.length / 2)] ?? Number.NaN;
+  });
+}
+
+/** One read of the big record's pieces, in ms. */
+function readBigRecord(pieces: readonly Buffer[], id: string, gatherBytes?: number): number {
+  const started = performance.now();
+  const transcoder = new AnswerTranscoder(
+    {
+      deviceId: "d",
+      resourceId: "all_data",
+      values: [id],
+      fromS: Date.UTC(2025, 11, 31) / 1000,
+      toS: Date.UTC(2026, 0, 2) / 1000,
+    },
+    {
+      source: SOURCE,
+      decoder: new ValueIdDecoder(),
+      batchLines: 5000,
+      maxRecordBytes: 2 ** 22,
+      ...(gatherBytes === undefined ? {} : { gatherBytes }),
+    },
+  );
+  let lines = 0;
+  for (const piece of pieces) {
+    transcoder.push(piece);
+    for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
+  }
+  transcoder.end();
+  for (let b = transcoder.nextBatch(); b; b = transcoder.nextBatch()) lines += b.lines.lines;
+  if (lines !== 1) throw new Error(`the big record made ${lines} lines`);
+  return performance.now() - started;
 }
 
 /** The differential fuzz of the transcoder (test/support/answer-fuzz.ts), longer than the suite's. */
