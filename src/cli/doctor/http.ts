@@ -1,4 +1,5 @@
-import { requestFor } from "../../api/http-transport.js";
+import { request } from "node:http";
+import { request as requestTls } from "node:https";
 import { seconds } from "./check.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
@@ -31,9 +32,9 @@ export function under(base: string, path: string): string {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), sent as the API
- * client sends (`node:http`, no redirects, no retries); never throws for a transport failure,
- * which comes back as an {@link HttpProblem}.
+ * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), on plain
+ * `node:http(s)`; like the API client's transport (got), it follows no redirect and retries
+ * nothing. Never throws for a transport failure, which comes back as an {@link HttpProblem}.
  */
 export function httpRequest(
   url: string,
@@ -84,6 +85,11 @@ export function httpRequest(
       problem(error);
     }
   });
+}
+
+/** `node:https`'s request for an https URL, `node:http`'s otherwise. */
+function requestFor(url: URL): typeof request {
+  return url.protocol === "https:" ? requestTls : request;
 }
 
 /** No answer within the time given. */

@@ -1,14 +1,18 @@
 /**
- * The API's HTTP transport on its own, against a node:http server on loopback: compressed answers
- * read as the API sent them, keep-alive connections reused only after a whole answer, the base
- * URL's path kept, the head's timer naming what it waited for, and the body's idle timer counting
- * from the last piece that came, not from the first.
+ * The API's HTTP transport (got) on its own, against a node:http server on loopback: compressed
+ * answers read as the API sent them, a decompression bomb read up to the cap only, keep-alive
+ * connections reused only after a whole answer, the base URL's path kept, no redirect followed and
+ * no retry of got's own, the head's timer naming what it waited for, the wait for each piece of
+ * the body timed from the last piece that came, not from the first, and errors that carry nothing
+ * of the request (its token) but their code, name and message.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { inspect } from "node:util";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import pino from "pino";
 import { ApiClock } from "../../src/api/api-clock.js";
-import { HttpTransport } from "../../src/api/http-transport.js";
+import { HttpTransport } from "../../src/api/transport.js";
 import { closeHostileServers, hostileServer } from "./hostile-server.js";
 
 const BODY = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ timestamp: i, v: i * 1.5 })));
@@ -18,6 +22,10 @@ const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
   deflate: deflateSync,
   br: brotliCompressSync,
 };
+
+/** 64 MiB of spaces, gzipped to ~64 KiB: what a reader without a cap would hold whole. */
+const BOMB_BYTES = 64 * 1024 * 1024;
+const BOMB = gzipSync(Buffer.alloc(BOMB_BYTES, 0x20), { level: 9 });
 
 /** The pieces of a trickled body, in order: read whole, the body is this JSON. */
 const PIECES = [
@@ -60,7 +68,7 @@ function trickle(res: ServerResponse, gaps: readonly number[]): void {
   next(1);
 }
 
-describe("HttpTransport", () => {
+describe("HttpTransport (got)", () => {
   let base: string;
   const seen: { url: string; headers: IncomingMessage["headers"]; socket: number }[] = [];
   const sockets = new WeakMap<object, number>();
@@ -79,6 +87,29 @@ describe("HttpTransport", () => {
       const gaps = /gaps=([\d_]+)/.exec(req.url ?? "")?.[1];
       if (gaps !== undefined) {
         trickle(res, gaps.split("_").map(Number));
+        return;
+      }
+      if (req.url?.includes("redirect")) {
+        res.writeHead(302, { location: "/api/v1/elsewhere", "content-length": 0 });
+        res.end();
+        return;
+      }
+      if (req.url?.includes("bomb")) {
+        res.writeHead(200, { "content-encoding": "gzip", "content-length": BOMB.length });
+        res.end(BOMB);
+        return;
+      }
+      if (req.url?.includes("reset")) {
+        req.socket.destroy(); // no answer at all: got would retry this GET if its retries were on
+        return;
+      }
+      if (req.url?.includes("echo")) {
+        const chunks: Buffer[] = [];
+        req.on("data", (chunk: Buffer) => chunks.push(chunk));
+        req.on("end", () => {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ body: Buffer.concat(chunks).toString("utf8") }));
+        });
         return;
       }
       if (req.url?.includes("empty-gzip")) {
@@ -241,5 +272,83 @@ describe("HttpTransport", () => {
     controller.abort();
     await expect(exchange.head).rejects.toMatchObject({ code: "ERR_ABORTED" });
     exchange.close();
+  });
+  it("a decompression bomb is read up to the cap only; the next request is answered whole", async () => {
+    const t = transport();
+    const exchange = open(t, { searchParams: { case: "bomb" } });
+    try {
+      expect((await exchange.head).statusCode).toBe(200);
+      const read = await exchange.readBody(100_000);
+      expect(read.over).toBe(true);
+      expect(read.text).toBe(" ".repeat(100_000));
+    } finally {
+      exchange.close();
+    }
+    expect(await get(t, {})).toMatchObject({ head: { statusCode: 200 }, text: BODY });
+  });
+
+  it("a redirect is an answer like any other: not followed", async () => {
+    const { head, text } = await get(transport(), { case: "redirect" });
+    expect(head.statusCode).toBe(302);
+    expect(head.headers.location).toBe("/api/v1/elsewhere");
+    expect(text).toBe("");
+    expect(seen.map((s) => s.url)).toEqual(["/api/v1/data/dev%201/all?case=redirect"]);
+  });
+
+  it("got retries nothing itself: a dropped connection is one request and one error", async () => {
+    const exchange = open(transport(), { searchParams: { case: "reset" } });
+    await expect(exchange.head).rejects.toMatchObject({ code: "ECONNRESET" });
+    exchange.close();
+    expect(seen).toHaveLength(1);
+  });
+
+  it("a POST sends its JSON with its type and length", async () => {
+    const exchange = transport().open(
+      { method: "POST", path: "echo", headers: {}, json: { user: "u", pw: "p" } },
+      new AbortController().signal,
+      "POST /echo",
+    );
+    try {
+      expect((await exchange.head).statusCode).toBe(200);
+      expect(JSON.parse((await exchange.readBody(1 << 20)).text)).toEqual({
+        body: '{"user":"u","pw":"p"}',
+      });
+      expect(seen[0]?.headers).toMatchObject({
+        "content-type": "application/json",
+        "content-length": "21",
+      });
+    } finally {
+      exchange.close();
+    }
+  });
+
+  it("a failure carries its code, name and message only: never the request's headers", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const t = new HttpTransport({
+      baseUrl: `http://127.0.0.1:${port}/api/v1`,
+      timeoutMs: 5_000,
+      slowNoticeMs: 60_000,
+      logger: pino({ level: "silent" }),
+      clock: new ApiClock(),
+    });
+    const token = "tok-7d0c1b9e-never-in-an-error";
+    const exchange = t.open(
+      { method: "GET", path: "data", headers: { authorization: `Bearer ${token}` } },
+      new AbortController().signal,
+      "GET /data",
+    );
+    const error: unknown = await exchange.head.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    exchange.close();
+    expect(error).toMatchObject({ code: "ECONNREFUSED" });
+    expect(Object.keys(error as object).sort()).toEqual(["code", "name"]);
+    expect((error as Error).cause).toBeUndefined();
+    expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(token);
+    expect(JSON.stringify(error)).not.toContain(token);
   });
 });
