@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=100 --initial-old-space-size=48
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
@@ -11,7 +11,6 @@ import { ConfigError } from "./config.js";
 import { scrubSecrets } from "./logger.js";
 import { NewerSchemaError } from "./state/migrator.js";
 import { messageOf } from "./util/errors.js";
-import { limitHeapGrowth } from "./util/heap-growth.js";
 
 /** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -84,8 +83,6 @@ function invokedDirectly(): boolean {
   }
 }
 if (invokedDirectly()) {
-  // the heap bounded however node was started (no node flag needed; one given is kept)
-  limitHeapGrowth();
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // every command exits when its work is done: a socket a hung dependency keeps open (or a

@@ -101,7 +101,7 @@ describe("Retry-After is honoured up to API_RETRY_AFTER_MAX", () => {
     const api = client(server.url, {
       retryAfterMaxMs: 5_000,
       sleep: async (ms) => void sleeps.push(ms),
-      gate: { take: async () => undefined, pause: (ms) => void paused.push(ms), success: () => {} },
+      gate: { take: async () => undefined, pause: (ms) => void paused.push(ms) },
     });
     expect(await api.listDevices()).toMatchObject({ value: { device_ids: ["d"] }, requests: 2 });
     expect(sleeps).toEqual([3_000]);

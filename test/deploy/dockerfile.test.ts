@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { HealthServer } from "../../src/service/health-server.js";
-import { SEMI_SPACE_MB } from "../../src/util/heap-growth.js";
 
 /** One Dockerfile instruction, continuation lines joined. */
 interface Instruction {
@@ -150,17 +149,19 @@ describe("Dockerfile", () => {
     expect(env).toMatch(/\bSTATE_DB=\/data\/state\.db\b/);
     expect(env).toMatch(/\bNODE_ENV=production\b/);
     expect(env).toMatch(/\bHTTP_PORT=8080\b/);
-    // the young generation the CLI caps at run time, sized at start (a newer V8 refuses the cap)
-    expect(env).toMatch(new RegExp(`\\bNODE_OPTIONS=--max-semi-space-size=${SEMI_SPACE_MB}\\b`));
+    // node's flags are dist/cli.js's first line's, in the ENTRYPOINT: not a second set here
+    expect(env).not.toMatch(/\bNODE_OPTIONS=/);
     expect(args(runtime, "EXPOSE")).toEqual(["8080"]);
     // The volume is created from the image's /data, so its owner is the service's user.
     expect(args(runtime, "RUN").join(" ")).toMatch(/chown [^&]*energy[^&]* \/data\b/);
   });
 
-  it("starts the service as the CLI's first line does (plain node: memory is the code's), CMD run", () => {
+  it("starts the service as the CLI's first line does (node and the flags it takes at start), CMD run", () => {
     const shebang = readFileSync("src/cli.ts", "utf8").split("\n")[0] ?? "";
     const flags = shebang.split(/\s+/).filter((word) => word.startsWith("--"));
-    expect(shebang).toBe("#!/usr/bin/env node");
+    expect(shebang).toBe(
+      `#!/usr/bin/env ${flags.length > 0 ? "-S " : ""}${["node", ...flags].join(" ")}`,
+    );
     expect(execForm(args(runtime, "ENTRYPOINT").at(-1))).toEqual(["node", ...flags, "dist/cli.js"]);
     expect(execForm(args(runtime, "CMD").at(-1))).toEqual(["run"]);
   });
