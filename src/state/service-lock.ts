@@ -24,8 +24,15 @@ function inUseMessage(
   );
 }
 
-/** Takes the service lock on `store` for `owner`; else throws StateInUseError naming its holder. */
-export function acquireServiceLock(store: StateStore, owner: Owner): void {
-  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
+/**
+ * Takes the service lock on `store` for `owner` at `nowMs` (epoch ms); else throws
+ * StateInUseError naming its holder.
+ */
+export function acquireServiceLock(
+  store: Pick<StateStore, "locks" | "path">,
+  owner: Owner,
+  nowMs = Date.now(),
+): void {
+  const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, nowMs);
   if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
 }
