@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { InfluxDB, Point } from "@influxdata/influxdb-client";
 import fc from "fast-check";
-import type { DataRecord } from "../src/api/schemas.js";
+import type { DataRecord } from "../src/records/data-record.js";
 import { createFleet } from "../src/simulator/model/fleet.js";
 import { AnswerTranscoder } from "../src/transform/answer-transcoder.js";
 import { valuesIdTag } from "../src/transform/record-encoder.js";

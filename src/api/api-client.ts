@@ -10,17 +10,11 @@ import {
   type RequestGate,
 } from "./api-request.js";
 import { ApiAuth } from "./auth.js";
-import {
-  type ConsumeAnswer,
-  type DataLimits,
-  type DataQuery,
-  DEFAULT_DATA_LIMITS,
-  fetchData,
-} from "./data-stream.js";
+import { type DataLimits, type DataQuery, DEFAULT_DATA_LIMITS, fetchData } from "./data-stream.js";
 import { ApiEndpoints } from "./endpoints.js";
-import { HttpTransport, SLOW_NOTICE_MS } from "./http-transport.js";
 import type { DevicesResponse, ResourcesResponse, ValuesResponse } from "./schemas.js";
 import { renewalMarginMs } from "./token-provider.js";
+import { HttpTransport, SLOW_NOTICE_MS } from "./transport.js";
 
 /** What the client needs to reach and authenticate with the API. */
 export interface ApiClientOptions {
@@ -140,9 +134,9 @@ export class ApiClient {
     return this.endpoints.listValues(deviceId, resourceId, call);
   }
 
-  /** GET /data (spec 4.4), streamed to `consume` (see {@link fetchData}). */
-  data<T>(query: DataQuery, consume: ConsumeAnswer<T>, options?: CallOptions) {
-    return fetchData(this.requester, this.limits, query, consume, options);
+  /** GET /data (spec 4.4): the whole answer, retried here until it came whole (see {@link fetchData}). */
+  data(query: DataQuery, options?: CallOptions) {
+    return fetchData(this.requester, this.limits, query, options);
   }
 
   /** POST /set_password (spec 5.1); never sent twice. */

@@ -4,7 +4,6 @@ import { computeRetryDelay, type RetryPolicy } from "../retry/retry-policy.js";
 import { type Attempted, retrying } from "../retry/retrying.js";
 import type { ApiAuth, RequestAuth } from "./auth.js";
 import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
-import type { Exchange, HttpTransport, ResponseHead } from "./http-transport.js";
 import {
   abortedError,
   deadlineError,
@@ -12,6 +11,7 @@ import {
   retryAfterOverCap,
   tokenRefusedAgain,
 } from "./request-errors.js";
+import type { Exchange, HttpTransport, ResponseHead } from "./transport.js";
 
 /** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_DEADLINE_MS = 900_000;
@@ -78,12 +78,11 @@ export interface AttemptContext {
  */
 export type ReadAnswer<T> = (exchange: Exchange, context: AttemptContext) => Promise<T>;
 
-/** Paces requests: waits for a slot, pauses after a 429, recovers after successes. */
+/** Paces requests: waits for a slot, pauses after a 429. */
 export interface RequestGate {
   /** Resolves when a request may be sent; `priority`: before ordinary waiters. */
   take(options?: { readonly signal?: AbortSignal; readonly priority?: boolean }): Promise<void>;
   pause(ms: number): void;
-  success(): void;
 }
 
 /** One HTTP attempt, as {@link ApiTelemetry.attemptEnded} is told it. */
@@ -134,7 +133,7 @@ export interface ApiRequesterOptions {
  * then the access token (neither counted against the deadline). A 401 with a token renews it (at
  * most {@link MAX_TOKEN_RENEWALS_PER_REQUEST} times per request; not a retry). Failures are
  * retried as the retry policy decides (backoff, never sooner than Retry-After, Retry-After over
- * API_RETRY_AFTER_MAX final, never past the deadline). Rate feedback (success, pause after a 429)
+ * API_RETRY_AFTER_MAX final, never past the deadline). Rate feedback (the pause after a 429)
  * and the attempt's telemetry are taken here, where each result arrives.
  */
 export class ApiRequester {
@@ -244,7 +243,6 @@ export class ApiRequester {
       }
       const value = await read(exchange, { endpoint, head, deadline });
       code = undefined;
-      options.gate?.success();
       options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
       const answered = { value, requests: state.attempts, sentAtMs };
       return {
@@ -352,7 +350,7 @@ export class ApiRequester {
     }
     if (why.reason === "retry-after-over-cap") {
       const { retry, gate, random } = this.options;
-      // a 429 still says "too fast": halve the rate, but pause only for an ordinary backoff
+      // a 429 still says "too fast": pause, but only for an ordinary backoff
       if (failure.code === "rate_limited") {
         gate?.pause(computeRetryDelay(attempts, retry, undefined, random));
       }

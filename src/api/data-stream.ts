@@ -1,11 +1,10 @@
-import type { Answered, ApiRequester, AttemptContext, CallOptions } from "./api-request.js";
+import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
 import { encodeSegment } from "./endpoints.js";
 import { ApiError, classifyTransportError } from "./errors.js";
-import type { Exchange } from "./http-transport.js";
-import { JsonArrayError } from "./json-array-scanner.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import { type AnswerSource, invalidResponse } from "./parse-answer.js";
 import { formatQueryTime } from "./time-format.js";
+import type { Exchange } from "./transport.js";
 
 /** A GET /data request (spec 4.4): at most 20 values over at most 7 days (spec 8). */
 export interface DataQuery {
@@ -32,45 +31,29 @@ export const DEFAULT_DATA_LIMITS: DataLimits = {
   maxAnswerBytes: 512 * 1024 * 1024,
 };
 
-/** One whole answer to a GET /data request, read as it arrives. */
+/** One whole answer to a GET /data request: its body read to its end, as it arrived. */
 export interface DataAnswer {
-  /** The API's clock when it answered (its `Date` header), epoch ms; undefined without one. */
-  readonly serverTimeMs?: number;
   /** The request and its status, for messages. */
   readonly source: AnswerSource;
-  /** Longest element to accept (API_MAX_RECORD_BYTES): what a reader of `bytes` frames with. */
+  /** Longest element to accept (API_MAX_RECORD_BYTES): what a reader of `pieces` frames with. */
   readonly maxRecordBytes: number;
-  /**
-   * The body's bytes as they arrive (a JSON array of records, spec 2.4), up to
-   * API_MAX_ANSWER_BYTES; a failure of the transfer is thrown from here as an ApiError.
-   */
-  readonly bytes: AsyncIterable<Buffer>;
+  /** The body's pieces in order (a JSON array of records, spec 2.4), at most API_MAX_ANSWER_BYTES. */
+  readonly pieces: readonly Buffer[];
 }
 
-/** Reads one whole answer: what the caller makes of it (what it wrote, counted). */
-export type ConsumeAnswer<T> = (answer: DataAnswer) => Promise<T>;
-
 /**
- * GET /data/<device_id>/<resource_id> (spec 4.4), streamed: `consume` reads the body as it
- * arrives, while the download waits, so memory does not grow with the answer (see
- * answer-transcoder.ts and record-pages.ts for the two readers). Refuses queries over spec 8's
- * limits; an answer of more than `maxAnswerBytes` fails (not retried).
- *
- * `consume` reads one whole answer and returns what it made of it. When an answer fails midway
- * and is retried, `consume` is called again with the new answer from its start: it never sees an
- * attempt, only answers (its writes are idempotent: a point rewritten is the same point). A
- * {@link JsonArrayError} it throws says the body is not a JSON array of records: an
- * `invalid_response` (retried when the body looks cut off); any other error it throws itself ends
- * the request at once. Neither API_TIMEOUT_MS nor the deadline counts the time `consume` spends
- * between two pieces of the body.
+ * GET /data/<device_id>/<resource_id> (spec 4.4): the whole answer, read to its end inside the
+ * request, so that a failure midway (a reset, a stall, a body cut off before its closing `]`) is
+ * retried here and the caller only ever gets an answer that came whole. Refuses queries over
+ * spec 8's limits; an answer of more than `maxAnswerBytes` fails (not retried); a body that does
+ * not start as a JSON array fails for good.
  */
-export async function fetchData<T>(
+export async function fetchData(
   requester: ApiRequester,
   limits: DataLimits,
   query: DataQuery,
-  consume: ConsumeAnswer<T>,
   options: CallOptions = {},
-): Promise<Answered<T>> {
+): Promise<Answered<DataAnswer>> {
   const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
   assertWithinLimits(query, path);
   return requester.run(
@@ -85,36 +68,27 @@ export async function fetchData<T>(
         to: formatQueryTime(query.to),
       },
     },
-    (exchange, context) => {
+    async (exchange, context) => {
       const source: AnswerSource = { endpoint: context.endpoint, status: context.head.statusCode };
-      const answer: DataAnswer = {
-        serverTimeMs: context.head.serverTimeMs,
-        source,
-        maxRecordBytes: limits.maxRecordBytes,
-        bytes: readBytes(exchange, context, source, limits),
-      };
-      return consume(answer).catch((error: unknown) => {
-        throw error instanceof JsonArrayError ? answerFailure(error, source, limits) : error;
-      });
+      const pieces = await readWhole(exchange, source, limits);
+      checkEnds(pieces, source);
+      return { source, maxRecordBytes: limits.maxRecordBytes, pieces };
     },
     options,
   );
 }
 
-/** The bytes of one answer as they arrive; its failures thrown as ApiErrors. */
-async function* readBytes(
+/** The body's pieces, read to its end; its failures thrown as ApiErrors. */
+async function readWhole(
   exchange: Exchange,
-  context: AttemptContext,
   source: AnswerSource,
   limits: DataLimits,
-): AsyncGenerator<Buffer, void, undefined> {
-  const { idle } = exchange;
-  const { deadline } = context;
+): Promise<Buffer[]> {
+  const pieces: Buffer[] = [];
   let bytes = 0;
-  idle.arm();
   try {
-    for await (const buffer of exchange.body()) {
-      bytes += buffer.length;
+    for await (const piece of exchange.body()) {
+      bytes += piece.length;
       if (bytes > limits.maxAnswerBytes) {
         throw invalidResponse(
           `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
@@ -123,35 +97,60 @@ async function* readBytes(
           source,
         );
       }
-      // neither API_TIMEOUT_MS nor the deadline runs while the consumer holds a piece
-      idle.disarm();
-      deadline.suspend();
-      yield buffer;
-      deadline.resume();
-      idle.arm();
+      pieces.push(piece);
     }
   } catch (error) {
-    throw answerFailure(error, source, limits);
-  } finally {
-    idle.disarm();
+    // the stream broke midway (a reset, a stall of API_TIMEOUT_MS)
+    throw error instanceof ApiError ? error : classifyTransportError(source.endpoint, error);
   }
+  return pieces;
 }
 
-/** A failure while an answer was read, classified: a malformed body, or the transport's. */
-function answerFailure(error: unknown, source: AnswerSource, limits: DataLimits): ApiError {
-  if (error instanceof ApiError) return error;
-  // the stream broke midway (reset, idle timeout)
-  if (!(error instanceof JsonArrayError)) return classifyTransportError(source.endpoint, error);
-  const what = error.tooLong
-    ? `a record over ${limits.maxRecordBytes} bytes (API_MAX_RECORD_BYTES)`
-    : `a body that is not a JSON array of records (${error.message})`;
-  return new ApiError(`${source.endpoint} answered HTTP ${source.status} with ${what}`, {
+/**
+ * A JSON array starts with `[` and ends with `]` (JSON white space around them). A body that is
+ * another JSON value is final; one that is empty, not JSON (a gateway's page) or not closed
+ * (cut off) is retried. Whether its elements are records is the transformer's to say.
+ */
+function checkEnds(pieces: readonly Buffer[], source: AnswerSource): void {
+  const first = edgeByte(pieces, true);
+  const last = edgeByte(pieces, false);
+  if (first === OPEN && last === CLOSE) return;
+  const [why, retryable] =
+    first === -1
+      ? ["empty body", true]
+      : first === OPEN
+        ? ["the array is not closed", true]
+        : JSON_VALUE_START.includes(String.fromCharCode(first))
+          ? ["a JSON value that is not an array", false]
+          : ["not JSON", true];
+  const what = `a body that is not a JSON array of records (${why})`;
+  throw new ApiError(`${source.endpoint} answered HTTP ${source.status} with ${what}`, {
     code: "invalid_response",
     endpoint: source.endpoint,
     status: source.status,
-    retryable: error.truncated,
+    retryable,
   });
 }
+
+/** The first byte of a JSON value other than an array. */
+const JSON_VALUE_START = '{"tfn-0123456789';
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+
+/** The first (or last) byte of the pieces that is not JSON white space; -1 for none. */
+function edgeByte(pieces: readonly Buffer[], first: boolean): number {
+  for (let p = 0; p < pieces.length; p++) {
+    const piece = pieces[first ? p : pieces.length - 1 - p] ?? EMPTY;
+    for (let i = 0; i < piece.length; i++) {
+      const byte = piece[first ? i : piece.length - 1 - i] ?? SPACE;
+      if (byte !== SPACE && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return byte;
+    }
+  }
+  return -1;
+}
+
+const SPACE = 0x20;
+const EMPTY = Buffer.alloc(0);
 
 /** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
 function assertWithinLimits(query: DataQuery, path: string): void {

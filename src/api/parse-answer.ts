@@ -1,13 +1,15 @@
 import type { z } from "zod";
 import { registerSecret, scrubSecrets } from "../logger.js";
+import {
+  type AnswerSource,
+  answeredWith,
+  notJson,
+  unexpectedShape,
+} from "../records/answer-source.js";
 import { excerpt } from "../util/text.js";
 import { ApiError } from "./errors.js";
 
-/** Where a text of a 2xx answer came from, for messages. */
-export interface AnswerSource {
-  readonly endpoint: string;
-  readonly status: number;
-}
+export type { AnswerSource } from "../records/answer-source.js";
 
 /**
  * Parses and validates one JSON text of a 2xx answer (a whole body) with `schema`. Text that is
@@ -30,7 +32,7 @@ export function parseText(text: string, what: "body" | "record", source: AnswerS
   try {
     return text.trim() === "" ? undefined : JSON.parse(text);
   } catch {
-    return invalidResponse(`a ${what} that is not JSON: ${excerpt(text)}`, true, text, source);
+    return invalidResponse(notJson(what, text), true, text, source);
   }
 }
 
@@ -41,13 +43,7 @@ export function unexpected(
   text: string,
   source: AnswerSource,
 ): ApiError {
-  const where = issue ? `${issue.path.join(".") || `(${what})`}: ${issue.message}` : "invalid";
-  return invalidResponse(
-    `an unexpected ${what} (${where}); ${what} starts: ${excerpt(text)}`,
-    false,
-    text,
-    source,
-  );
+  return invalidResponse(unexpectedShape(issue, what, text), false, text, source);
 }
 
 /** A 2xx answer energy-etl cannot use, as an `invalid_response` error (secrets removed). */
@@ -55,9 +51,10 @@ export function invalidResponse(
   message: string,
   retryable: boolean,
   text: string,
-  { endpoint, status }: AnswerSource,
+  source: AnswerSource,
 ): ApiError {
-  return new ApiError(scrubSecrets(`${endpoint} answered HTTP ${status} with ${message}`), {
+  const { endpoint, status } = source;
+  return new ApiError(answeredWith(source, message), {
     code: "invalid_response",
     endpoint,
     status,

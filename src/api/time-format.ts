@@ -34,13 +34,3 @@ export function parseQueryTime(text: string): Date | undefined {
     date.getUTCSeconds() === s;
   return roundTrips ? date : undefined;
 }
-
-/** `YYYY-MM-DDTHH:MM:SS` in UTC, the shape of a record's timestamp (spec 2.4). */
-export function formatRecordTime(date: Date): string {
-  return date.toISOString().slice(0, 19);
-}
-
-/** Milliseconds since the epoch of a record timestamp `YYYY-MM-DDTHH:MM:SS` (UTC). */
-export function parseRecordTime(text: string): number {
-  return Date.parse(`${text}Z`);
-}

@@ -5,15 +5,17 @@
 import type { DataAnswer } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
-import type { DataRecord } from "../api/schemas.js";
-import { parseRecordTime } from "../api/time-format.js";
 import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { DataRecord } from "../records/data-record.js";
+import { parseRecordTime } from "../records/data-record.js";
 import type { DeadLetter } from "../state/types.js";
+import { JsonArrayError } from "../transform/json-array-scanner.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import { numericString } from "../transform/record-encoder.js";
 import { recordPages } from "../transform/record-pages.js";
 import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
+import { notRecords } from "./chunk-writer.js";
 import type { Pipeline } from "./pipeline.js";
 import { valueGroups } from "./plan-chunks.js";
 
@@ -139,16 +141,16 @@ export async function apiCounts(
             from: new Date(window.fromS * 1000),
             to: new Date(window.toS * 1000),
           };
-          const answered = await pipeline.client
-            .data(query, (answer) => countAnswer(answer, window, ids))
-            .catch((error: unknown) => {
-              requestsDone(error instanceof ApiError ? (error.attempts ?? 0) : 1);
-              throw error;
-            });
+          const answered = await pipeline.client.data(query).catch((error: unknown) => {
+            requestsDone(error instanceof ApiError ? (error.attempts ?? 0) : 1);
+            throw error;
+          });
           requestsDone(answered.requests);
-          for (const [key, n] of answered.value.counted)
-            counts.set(key, (counts.get(key) ?? 0) + n);
-          for (const timestamp of answered.value.after) newer.add(timestamp);
+          const counted = await countAnswer(answered.value, window, ids).catch((error: unknown) => {
+            throw error instanceof JsonArrayError ? notRecords(error, answered.value) : error;
+          });
+          for (const [key, n] of counted.counted) counts.set(key, (counts.get(key) ?? 0) + n);
+          for (const timestamp of counted.after) newer.add(timestamp);
         }),
       ),
     ),

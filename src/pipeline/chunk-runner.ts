@@ -1,10 +1,13 @@
 import PQueue from "p-queue";
+import type { ApiClient } from "../api/api-client.js";
 import {
   type ChunkResult,
   type ChunkTarget,
   type ChunkWriterParts,
   chunkContext,
-  readChunk,
+  dataQuery,
+  finishChunk,
+  writeAnswer,
 } from "./chunk-writer.js";
 import { DeviceSlots } from "./device-slots.js";
 import { cutByShutdown, isFatal } from "./errors.js";
@@ -24,6 +27,7 @@ export interface ChunkMetrics {
 
 /** What the runner works with. */
 export interface ChunkRunnerParts extends ChunkWriterParts {
+  readonly client: Pick<ApiClient, "data">;
   /** API_CONCURRENCY: requests in flight at once. */
   readonly concurrency: number;
   /** True once the pipeline stops: no chunk is started any more. */
@@ -43,7 +47,7 @@ export interface RunChunksOptions {
  * The one place chunks run, for syncs and backfills alike: one p-queue of fetch jobs
  * (API_CONCURRENCY at once; the client's rate gate spaces them to API_RATE_LIMIT), a device's
  * share of it at most API_CONCURRENCY - 1 slots (one slow device never holds every slot), each
- * chunk fetched and written ({@link readChunk}), counted in its run and in the metrics, its
+ * chunk fetched, written and counted ({@link runChunk}), in its run and in the metrics, its
  * failure logged once per cause. A chunk cut short by our own shutdown is no outcome at all: its
  * window is read again next time.
  */
@@ -85,13 +89,9 @@ export class ChunkRunner {
       if (outcome) settled.push(outcome);
       wake?.();
     };
+    const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
-      // the request in the queue; the chunk's last write finishes outside it
-      void this.forDevice(target.deviceId, async () => {
-        if (fatal || this.parts.isStopping() || options.stop?.()) return undefined;
-        return this.fetch(run, target, chunk, options);
-      }).then(async (finish) => {
-        const outcome = await finish?.();
+      void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
         if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
         settle(outcome);
       });
@@ -109,40 +109,39 @@ export class ChunkRunner {
   }
 
   /**
-   * One chunk's request (in the queue): resolves once its answer is read, with what finishes it
-   * (its last write, its counting); that finish resolves undefined when our own shutdown cut the
-   * chunk short.
+   * One chunk, stage by stage: (1) its answer, fetched whole and retried inside the API client;
+   * (2) transcoded and (3) written batch by batch, in the chunk's queue slot so that the writes
+   * pace the fetching, its last write finishing outside it; then counted. (4) Its commit is the
+   * caller's, in chunk order (the cursor or the job). Undefined when `stopped` kept it from
+   * starting or our own shutdown cut it short: its window is read again next time.
    */
-  private async fetch(
+  private async runChunk(
     run: RunContext,
     target: ChunkTarget,
     chunk: Chunk,
     options: RunChunksOptions,
-  ): Promise<() => Promise<ChunkOutcome | undefined>> {
+    stopped: () => boolean,
+  ): Promise<ChunkOutcome | undefined> {
     const startedMs = Date.now();
-    const failed = (error: unknown): ChunkOutcome | undefined => {
+    try {
+      const held = await this.forDevice(target.deviceId, async () => {
+        if (stopped()) return undefined;
+        const answered = await this.parts.client.data(dataQuery(target, chunk));
+        const written = await writeAnswer(this.parts, target, chunk, answered.value);
+        return { answered, written };
+      });
+      if (held === undefined) return undefined;
+      const result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
+      this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
+      run.countChunk(result);
+      this.logDropped(run, target, chunk, result);
+      return { chunk, result };
+    } catch (error) {
       if (cutByShutdown(error, this.parts.isStopping())) return undefined;
       this.parts.metrics?.chunkFailed(error);
       run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error);
       return { chunk, error };
-    };
-    let finish: () => Promise<ChunkResult>;
-    try {
-      finish = await readChunk(this.parts, target, chunk);
-    } catch (error) {
-      return async () => failed(error);
     }
-    return async () => {
-      try {
-        const result = await finish();
-        this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
-        run.countChunk(result);
-        this.logDropped(run, target, chunk, result);
-        return { chunk, result };
-      } catch (error) {
-        return failed(error);
-      }
-    };
   }
 
   /** What a chunk dropped and set aside, told once. */

@@ -1,18 +1,19 @@
-import type { ApiClient } from "../api/api-client.js";
-import type { DataAnswer } from "../api/data-stream.js";
-import type { PointSink, RejectedLine } from "../influx/point-sink.js";
-import { scrubSecrets } from "../logger.js";
+import type { Answered } from "../api/api-request.js";
+import type { DataAnswer, DataQuery } from "../api/data-stream.js";
+import { ApiError } from "../api/errors.js";
+import type { PointSink } from "../influx/point-sink.js";
 import { isCounter } from "../rollups/counters.js";
-import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { RollupStore } from "../state/rollup-store.js";
-import type { DeadLetterKind } from "../state/types.js";
 import { AnswerTranscoder, type TranscodedBatch } from "../transform/answer-transcoder.js";
-import { type LineBatch, linesOf } from "../transform/line-protocol.js";
+import { JsonArrayError } from "../transform/json-array-scanner.js";
 import type { AnswerScreen, ScreenStats } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { isoSeconds } from "../util/utc-time.js";
 import { newestWritten } from "./cursor.js";
+import { type ChunkTarget, type DeadLetterParts, DeadLetterWriter } from "./dead-letter-writer.js";
 import type { Chunk } from "./plan-chunks.js";
+
+export type { ChunkTarget } from "./dead-letter-writer.js";
 
 /** What one fetched and written chunk produced. */
 export interface ChunkResult {
@@ -39,23 +40,24 @@ export interface ChunkResult {
   readonly firstDeadLetterError?: string;
 }
 
-/** What writing a chunk needs. */
-export interface ChunkWriterParts {
-  readonly client: Pick<ApiClient, "data">;
+/** What writing a chunk's answer needs. */
+export interface ChunkWriterParts extends DeadLetterParts {
   readonly sink: Pick<PointSink, "write">;
   readonly decoder: ValueIdDecoder;
   /** Lines per write (INFLUX_BATCH_SIZE). */
   readonly batchLines: number;
   /** Where the ranges whose rollups are due are marked (absent: no rollups, a file sink). */
   readonly rollups?: Pick<RollupStore, "mark">;
-  readonly deadLetters: Pick<DeadLetterStore, "add" | "lineLetters" | "remove">;
-  readonly now: () => Date;
 }
 
-/** A device resource whose chunks are fetched. */
-export interface ChunkTarget {
-  readonly deviceId: string;
-  readonly resourceId: string;
+/** The GET /data request of a chunk (spec 4.4). */
+export function dataQuery(target: ChunkTarget, chunk: Chunk): DataQuery {
+  return {
+    ...target,
+    values: chunk.values,
+    from: new Date(chunk.fromS * 1000),
+    to: new Date(chunk.toS * 1000),
+  };
 }
 
 /** Log context of a chunk: device, resource, window and how many values. */
@@ -71,71 +73,59 @@ export function chunkContext(target: ChunkTarget, chunk: Chunk) {
 }
 
 /**
- * Fetches one chunk (one GET /data request) and writes what the answer holds: its records
- * screened (only what was asked for), encoded and written batch by batch; rows and members that
- * fail validation and lines InfluxDB refuses for good become dead letters. An answer retried
- * after a failure midway is written from its start again (points are idempotent), and only the
- * answer that came whole is counted. Resolves once the answer is read (the request is over), with
- * what finishes the chunk: its last write (started, not waited for, so that a request slot is not
- * held while a short write waits to go out with others), then its result. That finish resolves
- * once every line is stored or dead-lettered, so the caller may then record the chunk as done;
- * it (or this) rejects when the chunk must be fetched again.
+ * Stage 3's end: the chunk's last write settled (its rollup range marked even when it failed:
+ * what was stored before needs its rollups all the same), and what the chunk came to. Rejects
+ * when the chunk must be fetched again.
  */
-export async function readChunk(
-  parts: ChunkWriterParts,
+export async function finishChunk(
+  parts: Pick<ChunkWriterParts, "rollups" | "decoder" | "now">,
   target: ChunkTarget,
   chunk: Chunk,
-): Promise<() => Promise<ChunkResult>> {
-  const query = {
-    ...target,
-    values: chunk.values,
-    from: new Date(chunk.fromS * 1000),
-    to: new Date(chunk.toS * 1000),
-  };
-  const answered = await parts.client.data(query, (answer) =>
-    writeAnswer(parts, target, chunk, answer),
+  answered: Omit<Answered<unknown>, "value">,
+  written: WrittenAnswer,
+): Promise<ChunkResult> {
+  try {
+    await written.lastWrite;
+  } finally {
+    markRollups(parts, target, chunk, written);
+  }
+  const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
+  const newest = newestWritten(
+    written.newestS === undefined ? undefined : written.newestS * 1000,
+    serverTimeS,
   );
-  return async () => {
-    const tally = answered.value;
-    // before the chunk is recorded done (a crash after it leaves the mark), and also when a
-    // later write failed: what was stored before it needs its rollups all the same
-    const markRollups = () => {
-      if (!parts.rollups || tally.points() === 0) return;
-      if (tally.oldestS === undefined || tally.newestS === undefined) return;
-      if (chunk.values.some((id) => isCounter(parts.decoder, id))) {
-        parts.rollups.mark(target.deviceId, target.resourceId, tally.oldestS, tally.newestS);
-      }
-    };
-    try {
-      await tally.lastWrite;
-    } finally {
-      markRollups();
-    }
-    const serverTimeS = Math.floor((answered.serverTimeMs ?? parts.now().getTime()) / 1000);
-    const newest = newestWritten(
-      tally.newestS === undefined ? undefined : tally.newestS * 1000,
-      serverTimeS,
-    );
-    return {
-      records: tally.records,
-      points: tally.points(),
-      requests: answered.requests,
-      ...(newest === undefined ? {} : { newestRecordS: newest }),
-      serverTimeS,
-      deadLetters: tally.letters.count,
-      newDeadLetters: tally.letters.added,
-      resolvedDeadLetters: tally.letters.resolved,
-      dropped: { ...tally.screen.stats },
-      extraMemberNames: tally.screen.extraExamples,
-      ...(tally.letters.firstError === undefined
-        ? {}
-        : { firstDeadLetterError: tally.letters.firstError }),
-    };
+  const { letters } = written;
+  return {
+    records: written.records,
+    points: written.points(),
+    requests: answered.requests,
+    ...(newest === undefined ? {} : { newestRecordS: newest }),
+    serverTimeS,
+    deadLetters: letters.count,
+    newDeadLetters: letters.added,
+    resolvedDeadLetters: letters.resolved,
+    dropped: { ...written.screen.stats },
+    extraMemberNames: written.screen.extraExamples,
+    ...(letters.firstError === undefined ? {} : { firstDeadLetterError: letters.firstError }),
   };
 }
 
-/** What one answer came to. */
-interface AnswerTally {
+/** Marks the range a chunk stored of its counters, before it is recorded done (a crash keeps it). */
+function markRollups(
+  parts: Pick<ChunkWriterParts, "rollups" | "decoder">,
+  target: ChunkTarget,
+  chunk: Chunk,
+  written: WrittenAnswer,
+): void {
+  if (!parts.rollups || written.points() === 0) return;
+  if (written.oldestS === undefined || written.newestS === undefined) return;
+  if (chunk.values.some((id) => isCounter(parts.decoder, id))) {
+    parts.rollups.mark(target.deviceId, target.resourceId, written.oldestS, written.newestS);
+  }
+}
+
+/** What one answer came to once written (its last write may still be running). */
+export interface WrittenAnswer {
   readonly records: number;
   /** Lines stored (complete once `lastWrite` settled). */
   readonly points: () => number;
@@ -150,16 +140,17 @@ interface AnswerTally {
 }
 
 /**
- * Reads one whole answer: transcodes it to line protocol as its bytes arrive, and writes each
- * batch (and stores what was set aside with it) before reading on, so the writes pace the reads;
- * the last batch's write is left running (see {@link readChunk}).
+ * Stages 2 and 3 of a chunk: transcodes its whole answer to line protocol and writes each batch
+ * (and stores what was set aside with it) before transcoding on; the last batch's write is left
+ * running ({@link finishChunk} waits for it), so a short write may go out with others. A body
+ * that is not a JSON array of records is an `invalid_response`.
  */
-async function writeAnswer(
+export async function writeAnswer(
   parts: ChunkWriterParts,
   target: ChunkTarget,
   chunk: Chunk,
   answer: DataAnswer,
-): Promise<AnswerTally> {
+): Promise<WrittenAnswer> {
   const transcoder = new AnswerTranscoder(
     { ...target, values: chunk.values, fromS: chunk.fromS, toS: chunk.toS },
     {
@@ -186,18 +177,22 @@ async function writeAnswer(
     letters.lines(outcome.rejected);
     letters.resolve(batch.lines, outcome.rejected);
   };
-  for await (const piece of answer.bytes) {
-    transcoder.push(piece);
-    for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch())
-      await write(batch);
-  }
-  transcoder.end();
-  // the end may leave batches (small pieces it gathered): each written before the next is taken
-  // (a batch's bytes are the transcoder's), the last one left running
   let lastWrite = Promise.resolve();
-  for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch()) {
-    if (!transcoder.finished) await write(batch);
-    else lastWrite = write(batch);
+  try {
+    for (const piece of answer.pieces) {
+      transcoder.push(piece);
+      for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch())
+        await write(batch);
+    }
+    transcoder.end();
+    // the end may leave batches (small pieces it gathered): each written before the next is taken
+    // (a batch's bytes are the transcoder's), the last one left running
+    for (let batch = transcoder.nextBatch(); batch; batch = transcoder.nextBatch()) {
+      if (!transcoder.finished) await write(batch);
+      else lastWrite = write(batch);
+    }
+  } catch (error) {
+    throw error instanceof JsonArrayError ? notRecords(error, answer) : error;
   }
   // handled here so that it never counts as unhandled before the chunk's finish awaits it
   lastWrite.catch(() => undefined);
@@ -205,62 +200,16 @@ async function writeAnswer(
   return { records, points: () => points, newestS, oldestS, screen, letters, lastWrite };
 }
 
-/**
- * Stores a chunk's bad rows, bad members and refused lines as dead letters, and forgets the
- * refused lines it writes after all (as `dead-letters --retry` does).
- */
-class DeadLetterWriter {
-  count = 0;
-  added = 0;
-  resolved = 0;
-  firstError: string | undefined;
-
-  constructor(
-    private readonly parts: Pick<ChunkWriterParts, "deadLetters" | "now">,
-    private readonly target: ChunkTarget,
-    private readonly chunk: Chunk,
-  ) {}
-
-  lines(rejected: readonly RejectedLine[]): void {
-    for (const bad of rejected) this.add("line", bad.line, `HTTP ${bad.status}: ${bad.error}`);
-  }
-
-  /** The lines of `batch` that were stored: those kept as refused lines before are forgotten. */
-  resolve(batch: LineBatch, rejected: readonly RejectedLine[]): void {
-    const { deviceId, resourceId } = this.target;
-    const letters = this.parts.deadLetters.lineLetters(deviceId, resourceId);
-    if (letters.size === 0) return;
-    const refused = new Set(rejected.map((r) => r.line));
-    for (const line of linesOf(batch)) {
-      const id = letters.get(line);
-      if (id === undefined || refused.has(line)) continue;
-      this.parts.deadLetters.remove(id);
-      letters.delete(line);
-      this.resolved++;
-    }
-  }
-
-  add(
-    kind: DeadLetterKind,
-    payload: string,
-    error: string,
-    valueIds: readonly string[] = this.chunk.values,
-  ): void {
-    const message = scrubSecrets(error);
-    const isNew = this.parts.deadLetters.add(
-      {
-        kind,
-        ...this.target,
-        windowFromS: this.chunk.fromS,
-        windowToS: this.chunk.toS,
-        valueIds,
-        payload: scrubSecrets(payload),
-        error: message,
-      },
-      this.parts.now(),
-    );
-    this.count++;
-    if (isNew) this.added++;
-    this.firstError ??= message;
-  }
+/** An answer whose body is not a JSON array of records (or holds a record over its cap). */
+export function notRecords(error: JsonArrayError, answer: DataAnswer): ApiError {
+  const { source } = answer;
+  const what = error.tooLong
+    ? `a record over ${answer.maxRecordBytes} bytes (API_MAX_RECORD_BYTES)`
+    : `a body that is not a JSON array of records (${error.message})`;
+  return new ApiError(`${source.endpoint} answered HTTP ${source.status} with ${what}`, {
+    code: "invalid_response",
+    endpoint: source.endpoint,
+    status: source.status,
+    retryable: error.truncated,
+  });
 }

@@ -1,6 +1,6 @@
-import { dataRecordSchema } from "../api/schemas.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
+import { dataRecordSchema } from "../records/data-record.js";
 import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { DeadLetter } from "../state/types.js";
 import { lineBatch } from "../transform/line-protocol.js";

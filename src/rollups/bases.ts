@@ -7,42 +7,35 @@
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { HOUR_S } from "./buckets.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
-import {
-  keyOf,
-  ROLLUP_SERIES_TAGS,
-  type RollupHome,
-  type RollupTarget,
-  rollupSeriesOf,
-  rollupSource,
-  type SeriesKey,
-  type SeriesTags,
-  selectionOf,
-  targetWhere,
-} from "./series.js";
+import * as Series from "./series.js";
 
 /** A series' base, and its tags. */
 export interface SeriesBase {
-  readonly tags: SeriesTags;
+  readonly tags: Series.SeriesTags;
   readonly base: number;
 }
 
 /** The two statements whose results basesFrom reads: the stored bases, the last raw readings. */
-export function baseStatements(target: RollupTarget, beforeS: number, home: RollupHome): string[] {
-  const { from, where, tags } = selectionOf(target);
+export function baseStatements(
+  target: Series.RollupTarget,
+  beforeS: number,
+  home: Series.RollupHome,
+): string[] {
+  const { from, where, tags } = Series.selectionOf(target);
   return [
-    `SELECT last("base") FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND time < ${beforeS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    `SELECT last("base") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time < ${beforeS}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
     `SELECT last("value") FROM ${from} WHERE ${where} AND time < ${beforeS}s GROUP BY ${tags}`,
   ];
 }
 
 /** Each series' base from the results of baseStatements (in their order). */
 export function basesFrom(
-  target: RollupTarget,
+  target: Series.RollupTarget,
   [stored = [], raw = []]: readonly (readonly InfluxqlSeries[])[],
-): Map<SeriesKey, SeriesBase> {
-  const hours = rowByKey(stored, rollupSeriesOf);
-  const readings = rowByKey(raw, selectionOf(target).seriesOf);
-  const out = new Map<SeriesKey, SeriesBase>();
+): Map<Series.SeriesKey, SeriesBase> {
+  const hours = rowByKey(stored, Series.rollupSeriesOf);
+  const readings = rowByKey(raw, Series.selectionOf(target).seriesOf);
+  const out = new Map<Series.SeriesKey, SeriesBase>();
   for (const key of new Set([...hours.keys(), ...readings.keys()])) {
     const h = hours.get(key);
     const r = readings.get(key);
@@ -56,15 +49,18 @@ export function basesFrom(
 /** Per series: the one (time, value) row of a `last()` or `first()` result. */
 export function rowByKey(
   found: readonly InfluxqlSeries[],
-  tagsOf: (s: InfluxqlSeries) => SeriesTags | undefined,
-): Map<SeriesKey, { readonly tags: SeriesTags; readonly s: number; readonly value: number }> {
-  const out = new Map<SeriesKey, { tags: SeriesTags; s: number; value: number }>();
+  tagsOf: (s: InfluxqlSeries) => Series.SeriesTags | undefined,
+): Map<
+  Series.SeriesKey,
+  { readonly tags: Series.SeriesTags; readonly s: number; readonly value: number }
+> {
+  const out = new Map<Series.SeriesKey, { tags: Series.SeriesTags; s: number; value: number }>();
   for (const series of found) {
     const tags = tagsOf(series);
     const [row] = series.values;
     const [s, value] = [row?.[0], row?.[1]];
     if (tags !== undefined && typeof s === "number" && typeof value === "number")
-      out.set(keyOf(tags), { tags, s, value });
+      out.set(Series.keyOf(tags), { tags, s, value });
   }
   return out;
 }

@@ -10,28 +10,18 @@ import { type Bucket, HOUR_S, hourStart } from "./buckets.js";
 import { addReading, counterKindOf } from "./counter-rule.js";
 import { rawStatement, readingsBySeries } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
-import {
-  keyOf,
-  ROLLUP_SERIES_TAGS,
-  type RollupHome,
-  type RollupTarget,
-  rollupSeriesOf,
-  rollupSource,
-  type SeriesKey,
-  type SeriesTags,
-  targetWhere,
-} from "./series.js";
+import * as Series from "./series.js";
 
 /** One day's rollup of a series. */
 export interface DayPoint {
-  readonly series: SeriesTags;
+  readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
 }
 
 /** Some days of a target in a zone: the statements that read them, and how to sum their results. */
 export interface DayPlan {
-  readonly target: RollupTarget;
+  readonly target: Series.RollupTarget;
   readonly zone: string;
   readonly statements: readonly string[];
   /** The days' points from the statements' results (in their order). */
@@ -39,14 +29,17 @@ export interface DayPlan {
 }
 
 /** What each reading of a split hour adds, per series. */
-type SplitAdds = Map<SeriesKey, { tags: SeriesTags; adds: { s: number; add: number }[] }>;
+type SplitAdds = Map<
+  Series.SeriesKey,
+  { tags: Series.SeriesTags; adds: { s: number; add: number }[] }
+>;
 
 /** The plan of `days` (consecutive) of `target` in `zone`. */
 export function dayPlan(
-  target: RollupTarget,
+  target: Series.RollupTarget,
   zone: string,
   days: readonly Bucket[],
-  home: RollupHome,
+  home: Series.RollupHome,
 ): DayPlan {
   const statements: string[] = [];
   /** Per day start, the index of the statement summing its whole hours. */
@@ -59,7 +52,7 @@ export function dayPlan(
     if (from < to) {
       sums.set(day.startS, statements.length);
       statements.push(
-        `SELECT sum("increase") FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+        `SELECT sum("increase") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
       );
     }
     for (const hourS of splitHours(day)) {
@@ -96,16 +89,16 @@ function dayPoints(
   sums: readonly InfluxqlSeries[] | undefined,
   split: ReadonlyMap<number, SplitAdds>,
 ): DayPoint[] {
-  const total = new Map<SeriesKey, { series: SeriesTags; increase: number }>();
-  const add = (tags: SeriesTags, increase: number) => {
-    const key = keyOf(tags);
+  const total = new Map<Series.SeriesKey, { series: Series.SeriesTags; increase: number }>();
+  const add = (tags: Series.SeriesTags, increase: number) => {
+    const key = Series.keyOf(tags);
     const known = total.get(key);
     if (known === undefined) total.set(key, { series: tags, increase });
     else known.increase += increase;
   };
   for (const s of sums ?? []) {
     const sum = s.values[0]?.[1];
-    if (typeof sum === "number") add(rollupSeriesOf(s), sum);
+    if (typeof sum === "number") add(Series.rollupSeriesOf(s), sum);
   }
   for (const edge of [day.startS, day.endS]) {
     for (const { tags, adds } of split.get(hourStart(edge))?.values() ?? []) {
@@ -122,7 +115,7 @@ function dayPoints(
 
 /** What each reading of a split hour adds, per series, from its base before the hour. */
 function splitAdds(
-  target: RollupTarget,
+  target: Series.RollupTarget,
   bases: readonly (readonly InfluxqlSeries[])[],
   raw: readonly InfluxqlSeries[],
 ): SplitAdds {

@@ -20,22 +20,11 @@ import {
 } from "./counter-rule.js";
 import type { SeriesReadings } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
-import {
-  keyOf,
-  ROLLUP_SERIES_TAGS,
-  type RollupHome,
-  type RollupTarget,
-  rollupSeriesOf,
-  rollupSource,
-  type SeriesKey,
-  type SeriesTags,
-  selectionOf,
-  targetWhere,
-} from "./series.js";
+import * as Series from "./series.js";
 
 /** Consecutive UTC hours of a target recomputed together: [fromS, toS), whole hours. */
 export interface HourSpan {
-  readonly target: RollupTarget;
+  readonly target: Series.RollupTarget;
   readonly fromS: number;
   readonly toS: number;
   /** The span starts a range: each series' base before it is read from InfluxDB. */
@@ -48,14 +37,14 @@ export interface HourSpan {
 
 /** A series as a recompute carries it from hour to hour. */
 export interface SeriesState {
-  readonly tags: SeriesTags;
+  readonly tags: Series.SeriesTags;
   readonly kind: CounterKind;
   base: number | undefined;
 }
 
 /** One hour's rollup of a series. */
 export interface HourPoint {
-  readonly series: SeriesTags;
+  readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
   /** The base after the hour: the next hour's increase counts from it. */
@@ -75,28 +64,28 @@ interface HourFacts {
 /** What InfluxDB says of a span, before any single reading is read. */
 export interface SpanFacts {
   /** lookup: the base before the span, per series (stored, or the last raw reading). */
-  readonly before: Map<SeriesKey, SeriesBase>;
+  readonly before: Map<Series.SeriesKey, SeriesBase>;
   /** Per series, per hour start: the hour's figures. */
   readonly hours: Map<
-    SeriesKey,
-    { readonly tags: SeriesTags; readonly hours: Map<number, HourFacts> }
+    Series.SeriesKey,
+    { readonly tags: Series.SeriesTags; readonly hours: Map<number, HourFacts> }
   >;
   /** `stored`: per series, per hour start, the point stored before this recompute wrote. */
   readonly stored: Map<
-    SeriesKey,
+    Series.SeriesKey,
     Map<number, { readonly increase: number; readonly base: number }>
   >;
   /** `next`: per series, its first reading at or after the span's end (epoch s). */
-  readonly next: Map<SeriesKey, number>;
+  readonly next: Map<Series.SeriesKey, number>;
 }
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
 
 /** The statements that ask InfluxDB about `span` (readSpan reads their results, in order). */
-export function spanStatements(span: HourSpan, home: RollupHome): string[] {
+export function spanStatements(span: HourSpan, home: Series.RollupHome): string[] {
   const { target, fromS, toS } = span;
   if (target.counters.length === 0) return [];
-  const { from, where, tags } = selectionOf(target);
+  const { from, where, tags } = Series.selectionOf(target);
   const range = `time >= ${fromS}s AND time < ${toS}s`;
   const byHour = `GROUP BY time(1h), ${tags} fill(none)`;
   const statements = span.lookup ? baseStatements(target, fromS, home) : [];
@@ -107,7 +96,7 @@ export function spanStatements(span: HourSpan, home: RollupHome): string[] {
   );
   if (span.stored) {
     statements.push(
-      `SELECT "increase", "base" FROM ${rollupSource(home, HOUR_MEASUREMENT)} WHERE ${targetWhere(target)} AND ${range} GROUP BY ${ROLLUP_SERIES_TAGS}`,
+      `SELECT "increase", "base" FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND ${range} GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
     );
   }
   if (span.next) {
@@ -131,7 +120,7 @@ export function readSpan(
   span: HourSpan,
   results: readonly (readonly InfluxqlSeries[])[],
 ): SpanFacts {
-  const { seriesOf } = selectionOf(span.target);
+  const { seriesOf } = Series.selectionOf(span.target);
   let at = 0;
   const take = (n: number) => {
     at += n;
@@ -159,10 +148,10 @@ function readHours(
   facts: SpanFacts,
   edges: readonly InfluxqlSeries[],
   falls: readonly InfluxqlSeries[],
-  seriesOf: (s: InfluxqlSeries) => SeriesTags | undefined,
+  seriesOf: (s: InfluxqlSeries) => Series.SeriesTags | undefined,
 ): void {
-  const hoursOf = (tags: SeriesTags) => {
-    const key = keyOf(tags);
+  const hoursOf = (tags: Series.SeriesTags) => {
+    const key = Series.keyOf(tags);
     let entry = facts.hours.get(key);
     if (entry === undefined) {
       entry = { tags, hours: new Map() };
@@ -210,7 +199,7 @@ function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
       if (hourS !== undefined && x !== undefined && b !== undefined)
         points.set(hourS, { increase: x, base: b });
     }
-    facts.stored.set(keyOf(rollupSeriesOf(s)), points);
+    facts.stored.set(Series.keyOf(Series.rollupSeriesOf(s)), points);
   }
 }
 
@@ -238,9 +227,9 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
  * `readings`: the readings of the hours with a fall inside (rawStatement).
  */
 export function foldSpan(
-  states: Map<SeriesKey, SeriesState>,
+  states: Map<Series.SeriesKey, SeriesState>,
   facts: SpanFacts,
-  readings: ReadonlyMap<SeriesKey, SeriesReadings>,
+  readings: ReadonlyMap<Series.SeriesKey, SeriesReadings>,
 ): HourPoint[] {
   for (const [key, b] of facts.before) {
     const kind = counterKindOf(b.tags.type);

@@ -11,17 +11,7 @@ import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
 import { addReading, counterKindOf } from "./counter-rule.js";
 import { rawStatement, readingsBySeries } from "./readings.js";
 import { DAY_MEASUREMENT, HOUR_MEASUREMENT } from "./rollup-lines.js";
-import {
-  keyOf,
-  ROLLUP_SERIES_TAGS,
-  type RollupHome,
-  type RollupTarget,
-  rollupSeriesOf,
-  rollupSource,
-  type SeriesKey,
-  type SeriesTags,
-  targetWhere,
-} from "./series.js";
+import * as Series from "./series.js";
 
 /** Relative difference that still counts as equal (float sums in another order). */
 const TOLERANCE = 1e-9;
@@ -35,7 +25,7 @@ export interface RollupMismatch {
   /** The bucket's start (a day's local midnight, an hour's start) and end, epoch s. */
   readonly dayS: number;
   readonly endS: number;
-  readonly series: SeriesTags;
+  readonly series: Series.SeriesTags;
   /** From the raw readings; undefined: no readings, so there should be no rollup. */
   readonly expected: number | undefined;
   /** As stored; undefined: missing. */
@@ -53,7 +43,7 @@ export interface RollupAuditResult {
 export interface RollupAuditParts {
   readonly query: Pick<InfluxQuery, "query">;
   readonly zones: readonly string[];
-  readonly home: RollupHome;
+  readonly home: Series.RollupHome;
 }
 
 /** `count` days spread evenly over [fromS, toS] (each a moment inside the day: its UTC noon). */
@@ -85,7 +75,7 @@ interface Figures {
  */
 export async function auditRollups(
   parts: RollupAuditParts,
-  target: RollupTarget,
+  target: Series.RollupTarget,
   moments: readonly number[],
 ): Promise<RollupAuditResult> {
   const mismatches: RollupMismatch[] = [];
@@ -93,7 +83,7 @@ export async function auditRollups(
   let checked = 0;
   const compare = (
     bucket: { zone: string; startS: number; endS: number },
-    series: SeriesTags,
+    series: Series.SeriesTags,
     expected: Figures | undefined,
     stored: Figures | undefined,
   ) => {
@@ -155,33 +145,36 @@ export async function auditRollups(
  * hours holding it, its stored day points (of `zone`) and hour points.
  */
 function auditStatements(
-  target: RollupTarget,
+  target: Series.RollupTarget,
   zone: string,
   day: Bucket,
-  home: RollupHome,
+  home: Series.RollupHome,
 ): string[] {
   const fromS = hourStart(day.startS);
   const toS = hourStart(day.endS - 1) + HOUR_S;
-  const mine = targetWhere(target);
-  const hours = rollupSource(home, HOUR_MEASUREMENT);
+  const mine = Series.targetWhere(target);
+  const hours = Series.rollupSource(home, HOUR_MEASUREMENT);
   return [
     ...baseStatements(target, fromS, home),
     rawStatement(target, { fromS, toS }),
-    `SELECT "increase" FROM ${rollupSource(home, DAY_MEASUREMENT)} WHERE ${mine} AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
-    `SELECT "increase", "base" FROM ${hours} WHERE ${mine} AND time >= ${fromS}s AND time < ${toS}s GROUP BY ${ROLLUP_SERIES_TAGS}`,
+    `SELECT "increase" FROM ${Series.rollupSource(home, DAY_MEASUREMENT)} WHERE ${mine} AND "tz" = ${quoteLiteral(zone)} AND time >= ${day.startS}s AND time < ${day.endS}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
+    `SELECT "increase", "base" FROM ${hours} WHERE ${mine} AND time >= ${fromS}s AND time < ${toS}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
   ];
 }
 
 /** Per series: what its readings make, by the rule, of the day and of each hour holding them. */
 function fromReadings(
-  target: RollupTarget,
+  target: Series.RollupTarget,
   day: Bucket,
-  before: ReadonlyMap<SeriesKey, SeriesBase>,
+  before: ReadonlyMap<Series.SeriesKey, SeriesBase>,
   raw: readonly InfluxqlSeries[],
-): Map<SeriesKey, { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }> {
+): Map<
+  Series.SeriesKey,
+  { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
+> {
   const out = new Map<
-    SeriesKey,
-    { series: SeriesTags; day?: Figures; hours: Map<number, Figures> }
+    Series.SeriesKey,
+    { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
   >();
   for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
     const kind = counterKindOf(tags.type);
@@ -210,16 +203,19 @@ function fromReadings(
 /** Stored rollup points per series, per bucket start: the increase (and an hour's base). */
 function storedPoints(
   found: readonly InfluxqlSeries[],
-): Map<SeriesKey, { series: SeriesTags; points: Map<number, Figures> }> {
-  const out = new Map<SeriesKey, { series: SeriesTags; points: Map<number, Figures> }>();
+): Map<Series.SeriesKey, { series: Series.SeriesTags; points: Map<number, Figures> }> {
+  const out = new Map<
+    Series.SeriesKey,
+    { series: Series.SeriesTags; points: Map<number, Figures> }
+  >();
   for (const s of found) {
-    const series = rollupSeriesOf(s);
+    const series = Series.rollupSeriesOf(s);
     const points = new Map<number, Figures>();
     for (const [t, increase, base] of s.values) {
       if (typeof t !== "number" || typeof increase !== "number") continue;
       points.set(t, typeof base === "number" ? { increase, base } : { increase });
     }
-    out.set(keyOf(series), { series, points });
+    out.set(Series.keyOf(series), { series, points });
   }
   return out;
 }

@@ -4,8 +4,8 @@
  * faults.
  */
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "../api/limits.js";
-import type { DataRecord } from "../api/schemas.js";
 import { parseQueryTime } from "../api/time-format.js";
+import type { DataRecord } from "../records/data-record.js";
 import {
   type DataFaultOptions,
   dataFaultsActive,

@@ -6,7 +6,7 @@
  * values or which window were requested, so every answer that holds a row agrees about it.
  */
 import { VALUES_ID } from "../api/limits.js";
-import type { DataRecord, RecordMember } from "../api/schemas.js";
+import type { DataRecord, RecordMember } from "../records/data-record.js";
 import { META_VALUE_IDS } from "./model/catalog.js";
 import { hashString, subKey, unit2 } from "./model/rng.js";
 

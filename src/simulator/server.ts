@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DEFAULT_TOKEN_TTL_S } from "../api/limits.js";
-import type { RecordMember } from "../api/schemas.js";
+import type { RecordMember } from "../records/data-record.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../util/demo-defaults.js";
 import { sleep } from "../util/timers.js";
 import { dataAnswer, listingAnswer } from "./answers.js";

@@ -5,10 +5,11 @@
  * cases by the answer's one {@link AnswerScreen}; cut into batches of INFLUX_BATCH_SIZE lines with
  * what was set aside along the way.
  */
-import { type ElementReader, JsonArrayScanner } from "../api/json-array-scanner.js";
-import type { AnswerSource } from "../api/parse-answer.js";
-import { parseRecordTime } from "../api/time-format.js";
+
+import type { AnswerSource } from "../records/answer-source.js";
+import { parseRecordTime } from "../records/data-record.js";
 import { GrowingBytes } from "../util/growing-bytes.js";
+import { type ElementReader, JsonArrayScanner } from "./json-array-scanner.js";
 import { LineBuffer, NO_BYTES } from "./line-buffer.js";
 import type { LineBatch } from "./line-protocol.js";
 import { decodeElement } from "./record-decoder.js";

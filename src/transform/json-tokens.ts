@@ -5,8 +5,8 @@
  * still go on validly), or AS_TEXT when it is not what the fast path reads.
  */
 import { isUtf8 } from "node:buffer";
-import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
+import { AS_TEXT, isJsonSpace, NEED_MORE } from "./json-array-scanner.js";
 
 const { QUOTE, BACKSLASH, MINUS, DOT, ZERO, NINE, LOWER_E, UPPER_E, PLUS } = JSON_BYTES;
 

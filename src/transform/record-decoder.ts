@@ -5,10 +5,13 @@
  * with it.
  */
 
-import { ApiError } from "../api/errors.js";
-import { type AnswerSource, parseText, unexpected } from "../api/parse-answer.js";
-import { type DataRecord, dataRecordSchema } from "../api/schemas.js";
-import { scrubSecrets } from "../logger.js";
+import {
+  type AnswerSource,
+  answeredWith,
+  notJson,
+  unexpectedShape,
+} from "../records/answer-source.js";
+import { type DataRecord, dataRecordSchema } from "../records/data-record.js";
 import { excerpt } from "../util/text.js";
 import { type BadMember, badMemberMessage, keepRequested } from "./screen-answer.js";
 
@@ -36,8 +39,12 @@ export function decodeElement(
   extras: string[],
   source: AnswerSource,
 ): DecodedElement {
-  const json = parseText(text, "record", source);
-  if (json instanceof ApiError) return { invalid: json.message };
+  let json: unknown;
+  try {
+    json = text.trim() === "" ? undefined : JSON.parse(text);
+  } catch {
+    return { invalid: answeredWith(source, notJson("record", text)) };
+  }
   const bad: BadMember[] = [];
   if (keepRequested(json, requested, extras, bad)) {
     return {
@@ -52,11 +59,13 @@ export function decodeElement(
     };
   }
   const issue = dataRecordSchema.safeParse(json).error?.issues[0];
-  return { invalid: unexpected(issue, "record", text, source).message };
+  return { invalid: answeredWith(source, unexpectedShape(issue, "record", text)) };
 }
 
 /** Why a member of a record was set aside, in the words of an invalid record's error. */
 function badMemberError(member: BadMember, text: string, source: AnswerSource): string {
-  const message = `an invalid member (${badMemberMessage(member)}); record starts: ${excerpt(text)}`;
-  return scrubSecrets(`${source.endpoint} answered HTTP ${source.status} with ${message}`);
+  return answeredWith(
+    source,
+    `an invalid member (${badMemberMessage(member)}); record starts: ${excerpt(text)}`,
+  );
 }

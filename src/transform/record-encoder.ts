@@ -1,5 +1,5 @@
-import type { DataRecord, RecordMember } from "../api/schemas.js";
-import { parseRecordTime } from "../api/time-format.js";
+import type { DataRecord, RecordMember } from "../records/data-record.js";
+import { parseRecordTime } from "../records/data-record.js";
 import { escapeMeasurement, escapeTag, quoteString } from "./line-protocol.js";
 import type { ValueIdDecoder } from "./value-id.js";
 

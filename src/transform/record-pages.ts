@@ -2,10 +2,10 @@
  * A GET /data answer as pages of plain records (the reference path for every element): what
  * `audit` counts and what the tests inspect. Writing goes the fast way (answer-transcoder.ts).
  */
-import type { DataAnswer } from "../api/data-stream.js";
-import { AS_TEXT, type ElementReader, JsonArrayScanner } from "../api/json-array-scanner.js";
-import type { AnswerSource } from "../api/parse-answer.js";
-import type { DataRecord } from "../api/schemas.js";
+
+import type { AnswerSource } from "../records/answer-source.js";
+import type { DataRecord } from "../records/data-record.js";
+import { AS_TEXT, type ElementReader, JsonArrayScanner } from "./json-array-scanner.js";
 import { decodeElement, type SetAsideMember } from "./record-decoder.js";
 
 /** Records handed on at a time. */
@@ -43,19 +43,28 @@ export interface DataPage {
   readonly extraMemberNames: readonly string[];
 }
 
+/** A GET /data answer's body, whole: its pieces in order, and what reading it needs. */
+export interface AnswerBody {
+  readonly pieces: readonly Buffer[];
+  /** Longest element to accept (API_MAX_RECORD_BYTES). */
+  readonly maxRecordBytes: number;
+  /** The request and its status, for messages. */
+  readonly source: AnswerSource;
+}
+
 /**
- * The pages of one answer as its bytes arrive: each element read with JSON.parse and cut to the
+ * The pages of one answer: each element read with JSON.parse and cut to the
  * `requested` value ids; at most `pageSize` records a page. A body that is not a JSON array throws
- * a JsonArrayError (the API layer makes it an `invalid_response`).
+ * a JsonArrayError (its reader makes it an `invalid_response`).
  */
 export async function* recordPages(
-  answer: DataAnswer,
+  answer: AnswerBody,
   requested: readonly string[],
   pageSize = DATA_PAGE_RECORDS,
 ): AsyncGenerator<DataPage, void, undefined> {
   const pages = new PageBuilder(new Set(requested), answer.source);
   const scanner = new JsonArrayScanner(pages, answer.maxRecordBytes);
-  for await (const piece of answer.bytes) {
+  for (const piece of answer.pieces) {
     scanner.push(piece);
     while (pages.full(pageSize)) yield pages.next(pageSize);
   }

@@ -1,5 +1,5 @@
-import { AS_TEXT, isJsonSpace, NEED_MORE } from "../api/json-array-scanner.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
+import { AS_TEXT, isJsonSpace, NEED_MORE } from "./json-array-scanner.js";
 import {
   FALSE_BYTES,
   literal,

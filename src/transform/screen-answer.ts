@@ -10,12 +10,13 @@
  */
 import {
   type DataRecord,
+  formatRecordTime,
   isRealRecordTime,
   isRecordMember,
+  parseRecordTime,
   RECORD_MEMBER_MESSAGE,
   RECORD_TIMESTAMP_RE,
-} from "../api/schemas.js";
-import { formatRecordTime, parseRecordTime } from "../api/time-format.js";
+} from "../records/data-record.js";
 import { valuesIdTag } from "./record-encoder.js";
 
 /** A requested member that is not a {@link RecordMember}, as {@link keepRequested} set it aside. */

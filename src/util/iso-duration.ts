@@ -12,6 +12,17 @@ export interface IsoDuration {
   readonly seconds: number;
 }
 
+/** A duration of zero (`now` is no time before now); spread it for one of a few parts. */
+export const NO_TIME: IsoDuration = Object.freeze({
+  years: 0,
+  months: 0,
+  weeks: 0,
+  days: 0,
+  hours: 0,
+  minutes: 0,
+  seconds: 0,
+});
+
 const DURATION_RE =
   /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 

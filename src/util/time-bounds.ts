@@ -6,7 +6,7 @@
  * where epoch seconds start, and ten years of one device are already about 520 requests per group
  * of 20 values.
  */
-import { type IsoDuration, subtractDuration } from "./iso-duration.js";
+import { type IsoDuration, NO_TIME, subtractDuration } from "./iso-duration.js";
 
 /** The earliest time energy-etl takes: 1970-01-01T00:00:00Z. */
 export const EARLIEST = new Date(0);
@@ -16,15 +16,7 @@ export const EARLIEST_TEXT = "1970-01-01T00:00:00Z";
 /** The longest range without `--yes`, in years. */
 export const MAX_RANGE_YEARS = 10;
 /** {@link MAX_RANGE_YEARS} as a duration: also the longest SYNC_START before now. */
-export const MAX_RANGE: IsoDuration = {
-  years: MAX_RANGE_YEARS,
-  months: 0,
-  weeks: 0,
-  days: 0,
-  hours: 0,
-  minutes: 0,
-  seconds: 0,
-};
+export const MAX_RANGE: IsoDuration = { ...NO_TIME, years: MAX_RANGE_YEARS };
 
 /** How far after now a `--to` may be (it stops at now): one day. */
 export const TO_AHEAD_MS = 86_400_000;

@@ -1,4 +1,4 @@
-import { type IsoDuration, parseIsoDuration } from "./iso-duration.js";
+import { type IsoDuration, NO_TIME, parseIsoDuration } from "./iso-duration.js";
 
 const INSTANT_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -32,17 +32,6 @@ export type TimeSpec =
 /** What {@link parseTimeSpec} takes, for messages. */
 export const TIME_SPEC_FORMS =
   'an ISO date or date-time (UTC), "now", or a time before now (P30D, PT6H, -30d, -12h)';
-
-/** A duration of zero: `now` is no time before now. */
-const NO_TIME: IsoDuration = {
-  years: 0,
-  months: 0,
-  weeks: 0,
-  days: 0,
-  hours: 0,
-  minutes: 0,
-  seconds: 0,
-};
 
 /** `-30d`, `-12h`, `-90m`: a shorthand for P30D, PT12H, PT90M before now. */
 const SHORT_AGO = /^-(\d+)([dhm])$/i;

@@ -27,7 +27,7 @@ describe("ApiClient.abort() for shutdown", () => {
         if (path === "/create_token") return answerToken(res, "abort-test-token");
         // one record, then silence: the answer stays open
         res.writeHead(200, { "content-type": "application/json" });
-        res.write('[{"timestamp":"2026-06-15T11:00:00","v1":1},');
+        res.write('[{"timestamp":"2026-06-15T11:00:00","v1":1},', () => firstPage());
       },
       { gate },
     );
@@ -35,12 +35,8 @@ describe("ApiClient.abort() for shutdown", () => {
     const gotFirst = new Promise<void>((resolve) => {
       firstPage = resolve;
     });
-    const inFlight = client.data(QUERY, async (answer) => {
-      for await (const page of recordPages(answer, QUERY.values, 1)) {
-        if (page.records.length > 0) firstPage();
-      }
-    });
-    await withDeadline(gotFirst, 5_000, "the first page");
+    const inFlight = client.data(QUERY);
+    await withDeadline(gotFirst, 5_000, "the first record sent");
     gate.pause(1_000_000_000); // 11.6 days: the next request waits in the gate
     const waiting = client.listDevices();
     await new Promise((resolve) => setImmediate(resolve));
@@ -58,7 +54,7 @@ describe("ApiClient.abort() for shutdown", () => {
 
     await expect(client.listResources("dev")).rejects.toMatchObject({ code: "aborted" });
     await expect(client.accessToken()).rejects.toMatchObject({ code: "aborted" });
-    const later = client.data(QUERY, async () => undefined);
+    const later = client.data(QUERY);
     await expect(later).rejects.toMatchObject({ code: "aborted" });
     expect(paths).toEqual(["/create_token", "/data/dev/all_data"]);
   });

@@ -1,3 +1,4 @@
+import { jest } from "@jest/globals";
 import type { ApiClient, ApiClientOptions } from "../../src/api/api-client.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
@@ -14,6 +15,7 @@ import {
   hostileClient,
   rejection,
 } from "./hostile-server.js";
+import { VirtualTime } from "./virtual-time.js";
 
 const NOW = HOSTILE_NOW;
 
@@ -29,15 +31,17 @@ const clientOf = (handler: HostileHandler, options: Partial<ApiClientOptions> = 
     "deadline-test-token",
   );
 
-/** Pulls every page of GET /data; resolves with the records, or the error it ended with. */
+/**
+ * Fetches GET /data whole, then reads its pages; resolves with the records, or the error it ended
+ * with (no record of an answer that never came whole reaches the caller).
+ */
 async function pull(client: ApiClient, pageSize = 1): Promise<{ records: number; error: unknown }> {
   let records = 0;
   try {
-    await client.data(QUERY, async (answer) => {
-      for await (const page of recordPages(answer, QUERY.values, pageSize)) {
-        records += page.records.length;
-      }
-    });
+    const answered = await client.data(QUERY);
+    for await (const page of recordPages(answered.value, QUERY.values, pageSize)) {
+      records += page.records.length;
+    }
   } catch (error) {
     return { records, error };
   }
@@ -113,7 +117,8 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
     );
     const { records, error } = await withDeadline(pull(client), 10_000, "data");
     expectDeadline(error, "2.5");
-    expect(records).toBeGreaterThanOrEqual(1);
+    // the records that did arrive never reach the caller: only a whole answer does
+    expect(records).toBe(0);
   }, 15_000);
 
   it("an endless error body is read up to 64 KiB only; the request goes on to its retries", async () => {
@@ -152,33 +157,38 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
     expect(paths).toEqual(["/create_token", "/devices"]);
   });
 
-  it("does not count the wait for the rate gate nor the caller's time between pages", async () => {
+  it("does not count the wait for the rate gate; the caller reads the answer after the request", async () => {
     const clock = new ManualClock(NOW);
+    // a slot every 1000 s of virtual time (the gate's queue on fake timers), a 5 s deadline
+    const time = new VirtualTime(clock);
     const sim = await startTestSimulator({ now: clock.now });
     try {
-      // a slot every 1000 s of the clock (the gate's waits advance it), a 5 s deadline
-      const gate = new RateGate({
-        ratePerSecond: 0.001,
+      const gate = new RateGate({ ratePerSecond: 0.001, now: clock.now, sleep: time.sleep });
+      const { client } = clientFor(sim, {
         now: clock.now,
-        sleep: async (ms) => clock.advance(ms),
+        gate,
+        deadlineMs: 5_000,
+        telemetry: time.telemetry,
       });
-      const { client } = clientFor(sim, { now: clock.now, gate, deadlineMs: 5_000 });
       const query = {
         ...QUERY,
         deviceId: "hybrid-site-01",
         values: ["e_03_01_00_000_total_solar_power"],
       };
-      await answerRecords(client, query);
+      await time.run(answerRecords(client, query));
       let records = 0;
-      await client.data(query, async (answer) => {
-        for await (const page of recordPages(answer, query.values, 10)) {
-          records += page.records.length;
-          clock.advance(600_000); // ten minutes on each page
-        }
-      });
+      const answered = await time.run(client.data(query));
+      // the caller's time on the answer comes after the request ended: no deadline runs
+      for await (const page of recordPages(answered.value, query.values, 10)) {
+        records += page.records.length;
+        clock.advance(600_000); // ten minutes on each page
+      }
       expect(records).toBe(61);
       expect(clock.nowMs - NOW).toBeGreaterThan(7 * 600_000);
+      // the token, the first data request and the second: three slots 1000 s apart
+      expect(jest.now() - NOW).toBe(2_000_000);
     } finally {
+      time.dispose();
       await sim.close();
     }
   });

@@ -1,6 +1,6 @@
-import type { DataRecord } from "../../src/api/schemas.js";
 import { runCli } from "../../src/cli.js";
 import { runSync } from "../../src/pipeline/sync.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { DeadLetter, NewDeadLetter } from "../../src/state/types.js";

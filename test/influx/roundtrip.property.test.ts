@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import type { DataRecord, RecordMember } from "../../src/api/schemas.js";
-import { formatRecordTime } from "../../src/api/time-format.js";
+import type { DataRecord, RecordMember } from "../../src/records/data-record.js";
+import { formatRecordTime } from "../../src/records/data-record.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { RecordEncoder } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";

@@ -1,5 +1,5 @@
 import type { ApiClient } from "../../src/api/api-client.js";
-import type { DataRecord } from "../../src/api/schemas.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { RecordEncoder } from "../../src/transform/record-encoder.js";

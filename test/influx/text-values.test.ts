@@ -17,9 +17,9 @@
  */
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { DataRecord } from "../../src/api/schemas.js";
 import { CoalescingSink } from "../../src/influx/coalescing-sink.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { lineBatch, quoteString } from "../../src/transform/line-protocol.js";
 import { queueJob } from "../support/backfill-jobs.js";
 import { dropTestDb, recordS } from "../support/bad-data.js";

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { RecordMember } from "../../src/api/schemas.js";
 import { runCli } from "../../src/cli.js";
 import { type AuditHole, DAY_S, holeJobs } from "../../src/pipeline/audit.js";
 import { countChunks, planChunks, valueGroups } from "../../src/pipeline/plan-chunks.js";
+import type { RecordMember } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { numericString } from "../../src/transform/record-encoder.js";

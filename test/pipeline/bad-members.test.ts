@@ -4,9 +4,10 @@
  * influxd, the bad one is a dead letter of its own in the real SQLite state file (kind `member`,
  * the whole row kept for context), and a re-read of the same row adds no second letter.
  */
-import type { DataRecord } from "../../src/api/schemas.js";
+
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { POISON_TEXT, type Simulator } from "../../src/simulator/server.js";
 import { queueJob } from "../support/backfill-jobs.js";
 import { devicePoints, dropTestDb, findClock, recordS } from "../support/bad-data.js";

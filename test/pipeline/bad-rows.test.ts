@@ -1,7 +1,7 @@
-import type { DataRecord } from "../../src/api/schemas.js";
 import { formatQueryTime } from "../../src/api/time-format.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { META_VALUE_IDS } from "../../src/simulator/model/catalog.js";
 import { COMMISSIONED_AT_S } from "../../src/simulator/model/fleet.js";
 import { type DataFaultOptions, POISON_TEXT, type Simulator } from "../../src/simulator/server.js";

@@ -8,6 +8,7 @@ import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { linesOf } from "../../src/transform/line-protocol.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
@@ -88,32 +89,45 @@ describe("ChunkRunner: the one place chunks run", () => {
     expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
   });
 
-  it("an answer that failed midway is written again from its start and counted once", async () => {
+  it("an answer cut off midway is retried before anything is written: each point written once", async () => {
     const toS = NOW_MS / 1000;
-    // one value group over 7 days at 1-minute resolution: 10,081 records, five pages; the
-    // truncated answer carries half of them, so pages were written before it failed
+    // one value group over 7 days at 1-minute resolution: 10,081 records in 3 batches; the
+    // first answer is cut to half its body, the retry answers whole
     const [chunk] = planChunks(values.slice(0, 3), toS - 7 * DAY_S, toS);
     if (chunk === undefined) throw new Error("no chunk planned");
-    sim.faults = { malformedRate: 1, endpoints: ["data"] };
+    let draws = 0;
+    sim.faults = {
+      endpoints: ["data"],
+      // drawn once per request: the first answer is cut off, the next ones are whole
+      get malformedRate() {
+        return draws++ === 0 ? 1 : 0;
+      },
+    };
     const run = testRun(pipeline);
-    const written: number[] = [];
+    const written: string[] = [];
+    /** The data answers the simulator had sent when each write started. */
+    const answersAtWrite: number[] = [];
     const sink = pipeline.sink;
     const write = sink.write.bind(sink);
-    // the first answer's pages reach the sink, then the fault ends: the retry answers whole
+    const dataSent = () => sim.requests.filter((r) => r.endpoint === "data").length;
     sink.write = async (batch) => {
-      written.push(batch.lines);
-      sim.faults = {};
+      answersAtWrite.push(dataSent());
+      written.push(...linesOf(batch));
       return write(batch);
     };
     const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
     expect(more).toEqual([]);
+    sim.faults = {};
     if (outcome === undefined || "error" in outcome) throw new Error("the chunk failed");
     const expected = expectedPoints(DEVICE, RESOURCE, truth([chunk]));
     expect(sim.requests.filter((r) => r.endpoint === "data").map((r) => r.status)).toEqual([
       200, 200,
     ]);
-    // the first answer's pages were written, then the whole second answer: counted once
-    expect(written.reduce((n, k) => n + k, 0)).toBeGreaterThan(expected.length);
+    // no write before the second (whole) answer; each point's line written exactly once
+    expect(answersAtWrite.length).toBeGreaterThan(1);
+    expect(answersAtWrite.every((n) => n === 2)).toBe(true);
+    expect(written).toHaveLength(expected.length);
+    expect(new Set(written).size).toBe(expected.length);
     expect(outcome.result).toMatchObject({
       requests: 2,
       records: 10_081,

@@ -5,10 +5,11 @@
  * number of write requests; run again once the front drops nothing, it writes the same lines and
  * the dead letters are gone.
  */
-import type { DataRecord } from "../../src/api/schemas.js";
+
 import { PARTIAL_NARROW_REQUESTS } from "../../src/influx/narrow-refused.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { queueJob } from "../support/backfill-jobs.js";
 import { devicePoints, dropTestDb } from "../support/bad-data.js";
 import { expectedPoints, type StoredPoint, sortPoints } from "../support/expected-points.js";

@@ -34,14 +34,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { ApiError } from "../../src/api/errors.js";
-import { type DataRecord, RECORD_TIMESTAMP_RE } from "../../src/api/schemas.js";
-import { formatQueryTime, formatRecordTime } from "../../src/api/time-format.js";
+import { formatQueryTime } from "../../src/api/time-format.js";
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { PipelineMetrics } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
+import {
+  type DataRecord,
+  formatRecordTime,
+  RECORD_TIMESTAMP_RE,
+} from "../../src/records/data-record.js";
 import { createFleet, type SimulatedFleet } from "../../src/simulator/model/fleet.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js";
 // the storage rule of the values_id tag (1, "1" and "001" are one series), not the logic under test

@@ -9,9 +9,9 @@
  * too), every bad member and refused line is a dead letter, nothing else is stored.
  */
 import { spawn } from "node:child_process";
-import type { DataRecord } from "../../src/api/schemas.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { escapeMeasurement, escapeTag } from "../../src/transform/line-protocol.js";
 import { builtCli } from "../support/cli-child.js";

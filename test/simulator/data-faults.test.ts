@@ -1,5 +1,5 @@
 import got from "got";
-import type { DataRecord } from "../../src/api/schemas.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import {
   extraMembersFor,
   isVisibleAt,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { DataRecord } from "../../src/api/schemas.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { META_VALUE_IDS } from "../../src/simulator/model/catalog.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { rawPoints, type StoredPoint } from "./expected-points.js";

@@ -1,5 +1,5 @@
-import type { DataRecord, RecordMember } from "../../src/api/schemas.js";
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { DataRecord, RecordMember } from "../../src/records/data-record.js";
 import type { SimulatedFleet } from "../../src/simulator/model/fleet.js";
 import { storedMeasurement, storedName } from "../../src/transform/line-protocol.js";
 import { numericString, valuesIdTag } from "../../src/transform/record-encoder.js";

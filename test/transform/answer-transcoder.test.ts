@@ -6,7 +6,7 @@
  * they are cut, what goes with them), the same rows and members set aside, the same counts.
  */
 import fc from "fast-check";
-import { JsonArrayError } from "../../src/api/json-array-scanner.js";
+import { JsonArrayError } from "../../src/transform/json-array-scanner.js";
 import { DRIFT_MIN_ROWS, SchemaDriftError } from "../../src/transform/screen-answer.js";
 import {
   answerBytes,

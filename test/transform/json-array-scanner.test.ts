@@ -4,7 +4,7 @@ import {
   type ElementReader,
   JsonArrayScanner,
   NEED_MORE,
-} from "../../src/api/json-array-scanner.js";
+} from "../../src/transform/json-array-scanner.js";
 
 /** A reader that has every element framed by the scanner and keeps its text. */
 class TextReader implements ElementReader {

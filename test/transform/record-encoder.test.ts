@@ -1,4 +1,4 @@
-import type { DataRecord } from "../../src/api/schemas.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { RecordEncoder, valuesIdTag } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";
 

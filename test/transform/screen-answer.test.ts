@@ -1,4 +1,4 @@
-import type { DataRecord } from "../../src/api/schemas.js";
+import type { DataRecord } from "../../src/records/data-record.js";
 import { AnswerScreen } from "../../src/transform/screen-answer.js";
 
 const FROM = Date.UTC(2026, 5, 15, 0) / 1000;

@@ -5,7 +5,7 @@
  * function of the seed and of (device id, value id, timestamp, values_id), never of which values
  * or which window were requested, so every answer that holds a reading agrees about it.
  */
-import type { DataRecord, RecordMember } from "../../api/schemas.js";
+import type { DataRecord, RecordMember } from "../../records/data-record.js";
 import { max, min, roundTo } from "./num.js";
 import { hash2, hashString, subKey, unit2 } from "./rng.js";
 import { parseValueId } from "./values.js";

@@ -1,6 +1,6 @@
 /** One device of a fleet: its resources and value ids (including added ones) and its records. */
 
-import type { DataRecord, RecordMember } from "../../api/schemas.js";
+import type { DataRecord, RecordMember } from "../../records/data-record.js";
 import { ALL_DATA, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { genericValue } from "./generic.js";
 import type { DeviceHistory } from "./history.js";

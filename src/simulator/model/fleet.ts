@@ -4,7 +4,7 @@
  * Devices are built on first use and kept in a bounded cache, so a fleet of thousands costs
  * little until asked.
  */
-import type { DataRecord } from "../../api/schemas.js";
+import type { DataRecord } from "../../records/data-record.js";
 import { ALL_DATA } from "./catalog.js";
 import {
   applyCounterFaults,

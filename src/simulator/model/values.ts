@@ -1,5 +1,5 @@
 /** Value definitions: how a value id is computed from a simulated day, and value id parsing. */
-import type { RecordMember } from "../../api/schemas.js";
+import type { RecordMember } from "../../records/data-record.js";
 import { round3 } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
 

@@ -1,4 +1,4 @@
-import type { DataRecord } from "../../../src/api/schemas.js";
+import type { DataRecord } from "../../../src/records/data-record.js";
 import { createFleet } from "../../../src/simulator/model/fleet.js";
 import { clearHistories } from "../../../src/simulator/model/history.js";
 import { parseValueId } from "../../../src/simulator/model/values.js";

@@ -1,4 +1,4 @@
-import type { DataRecord } from "../../../src/api/schemas.js";
+import type { DataRecord } from "../../../src/records/data-record.js";
 import { COMMISSIONED_AT_S, type SimulatedFleet } from "../../../src/simulator/model/fleet.js";
 
 /** 00:00 UTC of day `day` after commissioning. */

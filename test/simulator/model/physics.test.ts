@@ -1,4 +1,4 @@
-import type { DataRecord } from "../../../src/api/schemas.js";
+import type { DataRecord } from "../../../src/records/data-record.js";
 import { createFleet } from "../../../src/simulator/model/fleet.js";
 import { dayStart, num, rowsOf, secondsOf } from "./helpers.js";
 
