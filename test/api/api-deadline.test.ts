@@ -4,6 +4,7 @@ import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { recordPages } from "../../src/transform/record-pages.js";
 import { answerRecords } from "../support/data-answers.js";
+import { useRealTime } from "../support/fake-time.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 import { withDeadline } from "../support/wait.js";
@@ -20,6 +21,8 @@ import { VirtualTime } from "./virtual-time.js";
 const NOW = HOSTILE_NOW;
 
 afterEach(closeHostileServers);
+// a test that failed before its VirtualTime's dispose leaves no fake timers to the next
+afterEach(useRealTime);
 
 const QUERY = HOSTILE_QUERY;
 

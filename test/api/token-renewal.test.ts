@@ -5,6 +5,7 @@ import { ApiError } from "../../src/api/errors.js";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { scrubSecrets } from "../../src/logger.js";
 import { answerRecords } from "../support/data-answers.js";
+import { useRealTime } from "../support/fake-time.js";
 import { captureLogger } from "../support/log-capture.js";
 import { clientFor, ManualClock, startTestSimulator } from "../support/simulator.js";
 import { withDeadline } from "../support/wait.js";
@@ -15,6 +16,8 @@ const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
 const HOUR_MS = 3_600_000;
 
 afterEach(closeHostileServers);
+// a test that failed before its VirtualTime's dispose leaves no fake timers to the next
+afterEach(useRealTime);
 
 /** A deterministic source of retry jitter. */
 function seededRandom(seed: number): () => number {
