@@ -1,5 +1,4 @@
 import { RateGate } from "../../src/api/rate-gate.js";
-import { recordPages } from "../../src/transform/record-pages.js";
 import { waitUntil, withDeadline } from "../support/wait.js";
 import {
   answerToken,
