@@ -83,6 +83,15 @@ function invokedDirectly(): boolean {
   }
 }
 if (invokedDirectly()) {
+  // a reader that closed its end (`energy-etl status | head -1`) wants no more: end quietly, as
+  // Unix tools do on SIGPIPE; a log line on a closed stderr is dropped
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+  process.stderr.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+  });
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // every command exits when its work is done: a socket a hung dependency keeps open (or a

@@ -44,7 +44,7 @@ export function renderTable(
   if (stream.isTTY !== true) {
     return [columns.map((c) => c.head), ...oneLine].map((row) => row.join("\t")).join("\n");
   }
-  const shown = fitColumns(columns, oneLine, stream.columns ?? DEFAULT_COLUMNS);
+  const shown = fitColumns(columns, oneLine, widthOf(stream));
   const table = new Table({
     head: shown.map(({ column, width }) => shape(column.head, column, width)),
     style: { head: [], border: [], compact: true },
@@ -62,7 +62,13 @@ export function renderTable(
  */
 export function fitText(text: string, stream: TableStream): string {
   const line = escapeControls(text);
-  return stream.isTTY === true ? wrap(line, stream.columns ?? DEFAULT_COLUMNS).join("\n") : line;
+  return stream.isTTY === true ? wrap(line, widthOf(stream)).join("\n") : line;
+}
+
+/** A terminal's width; one that says 0 (a pseudo-terminal under `script`) or nothing: 80. */
+export function widthOf(stream: TableStream): number {
+  const { columns } = stream;
+  return columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS;
 }
 
 /** Characters a table spends on borders and padding around `n` columns. */

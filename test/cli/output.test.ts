@@ -5,7 +5,7 @@
  */
 import { Writable } from "node:stream";
 import { BackfillProgressReporter, formatSeconds } from "../../src/cli/progress.js";
-import { renderTable } from "../../src/cli/table.js";
+import { fitText, renderTable } from "../../src/cli/table.js";
 import { Terminal } from "../../src/cli/terminal.js";
 import { createLogger } from "../../src/logger.js";
 import { waitUntil } from "../support/wait.js";
@@ -62,6 +62,20 @@ describe("tables", () => {
     expect(lines).toHaveLength(6);
     expect(lines[3]).toContain("hybrid-site-01");
     expect(lines[4]).toContain("site\\tA");
+  });
+});
+
+describe("a terminal that says it is 0 columns wide (a pseudo-terminal under script(1))", () => {
+  it("gets tables and text fitted to 80 columns, as one that says nothing", () => {
+    const head = ["device", "resource", "error"];
+    const rows = [["site-" + "x".repeat(30), "all_data", "y".repeat(200)]];
+    const zero = renderTable(head, rows, { isTTY: true, columns: 0 }).split("\n");
+    const none = renderTable(head, rows, { isTTY: true }).split("\n");
+    expect(zero).toEqual(none);
+    // fills 80 columns: the widest line is 80 wide, not squashed to a few characters a column
+    expect(Math.max(...zero.map((l) => l.length))).toBe(80);
+    expect(zero.join("\n")).toContain(`site-${"x".repeat(20)}`);
+    expect(fitText("z".repeat(200), { isTTY: true, columns: 0 }).split("\n")[0]).toHaveLength(80);
   });
 });
 
