@@ -83,7 +83,7 @@ export class HttpTransport {
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readonly now: () => number;
-  private lastSlowNoticeMs = Number.NEGATIVE_INFINITY;
+  private readonly lastSlowNoticeMs: { debug?: number; info?: number } = {};
 
   constructor(private readonly options: HttpTransportOptions) {
     this.now = options.now ?? Date.now;
@@ -117,9 +117,18 @@ export class HttpTransport {
     } catch (error) {
       return refusedExchange(plainError(error));
     }
-    const slow = setTimeout(() => this.noteSlow(endpoint), clampTimerMs(this.options.slowNoticeMs));
-    slow.unref();
-    const exchange = new GotExchange(stream, this.timeoutMs, endpoint, () => clearTimeout(slow));
+    // a slow first answer is no outage: said at debug, and at info once half of API_TIMEOUT_MS
+    // is gone (the attempt fails at the whole of it)
+    const { slowNoticeMs } = this.options;
+    const nearMs = Math.max(slowNoticeMs, this.timeoutMs / 2);
+    const timers = [
+      setTimeout(() => this.noteSlow(endpoint, slowNoticeMs, "debug"), clampTimerMs(slowNoticeMs)),
+      setTimeout(() => this.noteSlow(endpoint, nearMs, "info"), clampTimerMs(nearMs)),
+    ];
+    for (const timer of timers) timer.unref();
+    const exchange = new GotExchange(stream, this.timeoutMs, endpoint, () => {
+      for (const timer of timers) clearTimeout(timer);
+    });
     exchange.head.then(
       (head) => {
         if (head.serverTimeMs !== undefined) this.options.clock.observe(head.serverTimeMs);
@@ -129,14 +138,13 @@ export class HttpTransport {
     return exchange;
   }
 
-  /** One "still waiting" line, at most every minute (a slow API with many requests in flight). */
-  private noteSlow(endpoint: string): void {
+  /** One "still waiting" line per level, at most every minute (many requests may be in flight). */
+  private noteSlow(endpoint: string, waitedMs: number, level: "debug" | "info"): void {
     const now = this.now();
-    if (now - this.lastSlowNoticeMs < 60_000) return;
-    this.lastSlowNoticeMs = now;
-    const { baseUrl, slowNoticeMs } = this.options;
-    this.options.logger.info(
-      { endpoint, api: baseUrl, waitedMs: slowNoticeMs, timeoutMs: this.timeoutMs },
+    if (now - (this.lastSlowNoticeMs[level] ?? Number.NEGATIVE_INFINITY) < 60_000) return;
+    this.lastSlowNoticeMs[level] = now;
+    this.options.logger[level](
+      { endpoint, api: this.options.baseUrl, waitedMs, timeoutMs: this.timeoutMs },
       "waiting for the API: no answer yet (gives up after API_TIMEOUT_MS)",
     );
   }
