@@ -28,11 +28,14 @@ export class BackfillProgressReporter {
     private readonly terminal: Terminal,
   ) {
     this.done = alreadyDone;
+    // rate and ETA first, and the whole line within 80 columns at its widest (1000.0 req/s,
+    // ETA 23h59m, 99999/99999 chunks, 999.9M points)
     this.bar = terminal.bar(
-      "backfill {bar} {percentage}% | chunks {value}/{total} | {points} points | {requests} requests | {rate} req/s{etaText}",
+      "backfill {rate} req/s | ETA {etaText} {bar} {percentage}% {value}/{total} | {points} pts",
       total,
       alreadyDone,
       this.payload(),
+      { barsize: 14 },
     );
   }
 
@@ -75,12 +78,19 @@ export class BackfillProgressReporter {
     // no ETA before a chunk of this run is done: it would be a guess (0 s at 0 %)
     const known = s.etaSeconds !== null && this.requests > 0;
     return {
-      points: s.points,
-      requests: s.requests,
-      rate: s.requestsPerSecond,
-      etaText: known ? ` | ETA ${formatSeconds(s.etaSeconds ?? 0)}` : "",
+      points: compactCount(s.points),
+      rate: s.requestsPerSecond.toFixed(1),
+      etaText: known ? formatSeconds(s.etaSeconds ?? 0) : "-",
     };
   }
+}
+
+/** A count in at most 6 characters: `999`, `12.3k`, `4.56M`. */
+export function compactCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toPrecision(3)}k`;
+  if (n < 1_000_000_000) return `${(n / 1_000_000).toPrecision(3)}M`;
+  return `${(n / 1_000_000_000).toPrecision(3)}G`;
 }
 
 /** Where a backfill stood when it ended (see {@link BackfillProgressReporter.snapshot}). */

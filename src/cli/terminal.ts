@@ -59,7 +59,13 @@ export class Terminal implements DestinationStream {
   }
 
   /** A progress bar on the last line (one at a time); undefined when stderr is not a terminal. */
-  bar(format: string, total: number, start: number, payload: object = {}): SingleBar | undefined {
+  bar(
+    format: string,
+    total: number,
+    start: number,
+    payload: object = {},
+    options: { readonly barsize?: number } = {},
+  ): SingleBar | undefined {
     if (!this.isTTY) return undefined;
     this.current?.stop();
     // forceRedraw: a log line took the bar's line, so an unchanged bar is drawn again too
@@ -72,6 +78,7 @@ export class Terminal implements DestinationStream {
       // long log lines printed above the bar wrap as usual
       linewrap: true,
       format,
+      ...options,
     });
     this.current.start(total, start, payload);
     return this.current;

@@ -120,7 +120,7 @@ describe("log lines", () => {
       extraMemberNames: [],
     });
     // the bar's own timer draws the chunk done: a redraw between two log lines
-    await waitUntil(() => err.text().includes("chunks 1/4"), "the bar drawn with 1/4 chunks", {
+    await waitUntil(() => err.text().includes(" 1/4 | "), "the bar drawn with 1/4 chunks", {
       timeoutMs: 5_000,
       intervalMs: 10,
     });
@@ -143,7 +143,39 @@ describe("log lines", () => {
     progress.stop();
     const text = err.text();
     expect(text).toContain("backfill ");
-    expect(text).not.toContain("ETA");
+    expect(text).toContain("ETA -");
+    expect(text).not.toMatch(/ETA \d/);
+  });
+
+  it("the bar's line fits 80 columns at its widest, rate and ETA first", () => {
+    const err = screen(true);
+    const terminal = new Terminal(err.stream, "json");
+    const progress = new BackfillProgressReporter(
+      99_999,
+      0,
+      createLogger("info", terminal),
+      terminal,
+    );
+    const chunk = {
+      records: 1,
+      points: 999_000_000,
+      requests: 1,
+      serverTimeS: 0,
+      deadLetters: 0,
+      newDeadLetters: 0,
+      resolvedDeadLetters: 0,
+      dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
+      extraMemberNames: [],
+    };
+    for (let i = 0; i < 3; i++) progress.chunkDone(chunk);
+    progress.stop();
+    const bars = visibleLines(err.text()).filter((l) => l.startsWith("backfill "));
+    expect(bars.length).toBeGreaterThan(0);
+    for (const line of bars) {
+      expect(line.length).toBeLessThanOrEqual(80);
+      expect(line).toMatch(/^backfill [\d.]+ req\/s \| ETA \S+ /);
+    }
+    expect(bars.at(-1)).toMatch(/ 3\/99999 \| 3\.00G pts$/);
   });
 
   it("formats an ETA as people read it", () => {
