@@ -89,7 +89,10 @@ export class Leases<K extends string | number, H> {
   private readonly sql;
   private readonly acquireTx;
 
-  constructor(db: Database.Database, table: LeaseTable<H>) {
+  constructor(
+    db: Database.Database,
+    private readonly table: LeaseTable<H>,
+  ) {
     const { table: name, key, owner, until } = table;
     const where = `WHERE ${key} = @key AND ${owner} = @owner`;
     const extra = Object.keys(table.written ?? {});
@@ -140,6 +143,12 @@ export class Leases<K extends string | number, H> {
   /** Extends `owner`'s lease; false when it is no longer its (it expired and was taken). */
   renew(key: K, owner: Owner, ttlMs: number, nowMs: number): boolean {
     return this.sql.renew.run({ key, owner: owner.id, untilMs: nowMs + ttlMs }).changes === 1;
+  }
+
+  /** The lease on `key` and its holder as stored (it may have expired); undefined for none. */
+  peek(key: K): { readonly lease: Lease; readonly holder: H } | undefined {
+    const row = this.sql.get.get({ key });
+    return row === undefined ? undefined : this.table.read(row);
   }
 
   /** Gives the lease up (a no-op when it is not `owner`'s). */

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { Config } from "../../config.js";
 import { silentSince, syncRules } from "../../pipeline/cursor.js";
+import { LOCK_TTL_MS, SERVICE_LOCK } from "../../state/service-lock.js";
 import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
@@ -68,12 +69,31 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
     nextAttemptAt: iso(j.nextAttemptS),
     lastError: j.lastError,
   }));
-  return { cursors, lastRun, backfillJobs, deadLetters: store.deadLetters.count() };
+  return {
+    service: serviceHolder(store, nowS),
+    cursors,
+    lastRun,
+    backfillJobs,
+    deadLetters: store.deadLetters.count(),
+  };
+}
+
+/**
+ * The `run` that holds the state file (its service lock), with the age of its last heartbeat
+ * (it renews the lock every 10 s for 30 s); null when none holds it or its lease ran out.
+ */
+function serviceHolder(store: StateStore, nowS: number) {
+  const lock = store.locks.peek(SERVICE_LOCK);
+  if (lock === undefined) return null;
+  const heartbeatS = (lock.lease.untilMs - LOCK_TTL_MS) / 1000;
+  if (lock.lease.untilMs / 1000 <= nowS) return null;
+  const { pid, host, command, since } = lock.holder;
+  return { pid, host, command, since, heartbeatAgeS: Math.max(0, Math.round(nowS - heartbeatS)) };
 }
 
 /** The status as tables and lines. */
 function printStatus(stdout: CliIo["stdout"], status: Status): void {
-  const { cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
+  const { service, cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
   writeText(
     stdout,
     cursors.length === 0
@@ -107,6 +127,13 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
       : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
   );
   writeText(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
+  writeLine(
+    stdout,
+    service
+      ? `service: energy-etl ${service.command} holds the state (pid ${service.pid} on ` +
+          `${service.host}, since ${service.since}, heartbeat ${service.heartbeatAgeS} s ago)`
+      : "service: none running on this state file",
+  );
 }
 
 /** Unfinished backfill jobs: their state, interval, progress and last error. */
