@@ -8,6 +8,7 @@ import { BackfillProgressReporter, formatSeconds } from "../../src/cli/progress.
 import { fitText, renderTable } from "../../src/cli/table.js";
 import { Terminal } from "../../src/cli/terminal.js";
 import { createLogger } from "../../src/logger.js";
+import type { ChunkResult } from "../../src/pipeline/chunk-writer.js";
 import { waitUntil } from "../support/wait.js";
 
 /** A stream that keeps what is written, a terminal or not. */
@@ -24,6 +25,19 @@ function screen(isTTY: boolean) {
   );
   return { stream, text: () => text };
 }
+
+/** What a chunk of one request and ten points did. */
+const ONE_CHUNK: ChunkResult = {
+  records: 1,
+  points: 10,
+  requests: 1,
+  serverTimeS: 0,
+  deadLetters: 0,
+  newDeadLetters: 0,
+  resolvedDeadLetters: 0,
+  dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
+  extraMemberNames: [],
+};
 
 const ESC = "\u001b";
 /** A carriage return, a line clear, a move to a column. */
@@ -108,17 +122,7 @@ describe("log lines", () => {
     const logger = createLogger("info", terminal);
     const progress = new BackfillProgressReporter(4, 0, logger, terminal);
     logger.warn({ device: "d1" }, "slow answer");
-    progress.chunkDone({
-      records: 1,
-      points: 10,
-      requests: 1,
-      serverTimeS: 0,
-      deadLetters: 0,
-      newDeadLetters: 0,
-      resolvedDeadLetters: 0,
-      dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
-      extraMemberNames: [],
-    });
+    progress.chunkDone(ONE_CHUNK);
     // the bar's own timer draws the chunk done: a redraw between two log lines
     await waitUntil(() => err.text().includes(" 1/4 | "), "the bar drawn with 1/4 chunks", {
       timeoutMs: 5_000,
@@ -156,17 +160,7 @@ describe("log lines", () => {
       createLogger("info", terminal),
       terminal,
     );
-    const chunk = {
-      records: 1,
-      points: 999_000_000,
-      requests: 1,
-      serverTimeS: 0,
-      deadLetters: 0,
-      newDeadLetters: 0,
-      resolvedDeadLetters: 0,
-      dropped: { outOfWindow: 0, duplicates: 0, extraMembers: 0 },
-      extraMemberNames: [],
-    };
+    const chunk = { ...ONE_CHUNK, points: 999_000_000 };
     for (let i = 0; i < 3; i++) progress.chunkDone(chunk);
     progress.stop();
     const bars = visibleLines(err.text()).filter((l) => l.startsWith("backfill "));
