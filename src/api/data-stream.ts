@@ -1,3 +1,4 @@
+import { answeredWith } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
 import { encodeSegment } from "./endpoints.js";
 import { ApiError, classifyTransportError } from "./errors.js";
@@ -124,7 +125,7 @@ function checkEnds(pieces: readonly Buffer[], source: AnswerSource): void {
           ? ["a JSON value that is not an array", false]
           : ["not JSON", true];
   const what = `a body that is not a JSON array of records (${why})`;
-  throw new ApiError(`${source.endpoint} answered HTTP ${source.status} with ${what}`, {
+  throw new ApiError(answeredWith(source, what), {
     code: "invalid_response",
     endpoint: source.endpoint,
     status: source.status,

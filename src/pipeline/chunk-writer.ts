@@ -2,6 +2,7 @@ import type { Answered } from "../api/api-request.js";
 import type { DataAnswer, DataQuery } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import type { PointSink } from "../influx/point-sink.js";
+import { answeredWith } from "../records/answer-source.js";
 import { isCounter } from "../rollups/counters.js";
 import type { RollupStore } from "../state/rollup-store.js";
 import { AnswerTranscoder, type TranscodedBatch } from "../transform/answer-transcoder.js";
@@ -206,7 +207,7 @@ export function notRecords(error: JsonArrayError, answer: DataAnswer): ApiError 
   const what = error.tooLong
     ? `a record over ${answer.maxRecordBytes} bytes (API_MAX_RECORD_BYTES)`
     : `a body that is not a JSON array of records (${error.message})`;
-  return new ApiError(`${source.endpoint} answered HTTP ${source.status} with ${what}`, {
+  return new ApiError(answeredWith(source, what), {
     code: "invalid_response",
     endpoint: source.endpoint,
     status: source.status,

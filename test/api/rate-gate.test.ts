@@ -214,37 +214,27 @@ describe("RateGate (p-queue)", () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
-  it("a caller that comes just after the last one gave up is served at its slot", async () => {
-    const { gate, granted } = setup(1);
-    await gate.take();
-    const controller = new AbortController();
-    const leaving = gate.take({ signal: controller.signal });
-    await flush();
-    controller.abort();
-    const next = gate.take().then(() => granted.push(Date.now()));
-    await expect(leaving).rejects.toBeDefined();
-    await advance(999);
-    expect(granted).toEqual([]);
-    await advance(1);
-    expect(granted).toEqual([1000]);
-    await next;
-  });
-
-  it("a caller that comes just after the last one left a pause is served when the pause ends", async () => {
-    const { gate, granted } = setup(1);
-    gate.pause(1_000);
-    const controller = new AbortController();
-    const leaving = gate.take({ signal: controller.signal });
-    await flush();
-    controller.abort();
-    const next = gate.take().then(() => granted.push(Date.now()));
-    await expect(leaving).rejects.toBeDefined();
-    await advance(999);
-    expect(granted).toEqual([]);
-    await advance(1);
-    expect(granted).toEqual([1000]);
-    await next;
-  });
+  it.each([
+    ["gave up", "at its slot", (gate: RateGate) => gate.take()],
+    ["left a pause", "when the pause ends", async (gate: RateGate) => gate.pause(1_000)],
+  ])(
+    "a caller that comes just after the last one %s is served %s",
+    async (_what, _when, before) => {
+      const { gate, granted } = setup(1);
+      await before(gate);
+      const controller = new AbortController();
+      const leaving = gate.take({ signal: controller.signal });
+      await flush();
+      controller.abort();
+      const next = gate.take().then(() => granted.push(Date.now()));
+      await expect(leaving).rejects.toBeDefined();
+      await advance(999);
+      expect(granted).toEqual([]);
+      await advance(1);
+      expect(granted).toEqual([1000]);
+      await next;
+    },
+  );
 
   it.each([
     ["zero rate", 0],
