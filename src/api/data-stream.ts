@@ -2,6 +2,7 @@ import { answeredWith } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
 import { encodeSegment } from "./endpoints.js";
 import { ApiError, classifyTransportError } from "./errors.js";
+import { HeldBody } from "./held-body.js";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import { type AnswerSource, invalidResponse } from "./parse-answer.js";
 import { formatQueryTime } from "./time-format.js";
@@ -38,8 +39,8 @@ export interface DataAnswer {
   readonly source: AnswerSource;
   /** Longest element to accept (API_MAX_RECORD_BYTES): what a reader of `pieces` frames with. */
   readonly maxRecordBytes: number;
-  /** The body's pieces in order (a JSON array of records, spec 2.4), at most API_MAX_ANSWER_BYTES. */
-  readonly pieces: readonly Buffer[];
+  /** The body's bytes in order (a JSON array of records, spec 2.4), at most API_MAX_ANSWER_BYTES. */
+  readonly pieces: Iterable<Buffer>;
 }
 
 /**
@@ -71,26 +72,24 @@ export async function fetchData(
     },
     async (exchange, context) => {
       const source: AnswerSource = { endpoint: context.endpoint, status: context.head.statusCode };
-      const pieces = await readWhole(exchange, source, limits);
-      checkEnds(pieces, source);
-      return { source, maxRecordBytes: limits.maxRecordBytes, pieces };
+      const body = await readWhole(exchange, source, limits);
+      checkEnds(body, source);
+      return { source, maxRecordBytes: limits.maxRecordBytes, pieces: body };
     },
     options,
   );
 }
 
-/** The body's pieces, read to its end; its failures thrown as ApiErrors. */
+/** The body, read to its end; its failures thrown as ApiErrors. */
 async function readWhole(
   exchange: Exchange,
   source: AnswerSource,
   limits: DataLimits,
-): Promise<Buffer[]> {
-  const pieces: Buffer[] = [];
-  let bytes = 0;
+): Promise<HeldBody> {
+  const body = new HeldBody();
   try {
     for await (const piece of exchange.body()) {
-      bytes += piece.length;
-      if (bytes > limits.maxAnswerBytes) {
+      if (body.bytes + piece.length > limits.maxAnswerBytes) {
         throw invalidResponse(
           `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
           false,
@@ -98,13 +97,13 @@ async function readWhole(
           source,
         );
       }
-      pieces.push(piece);
+      body.push(piece);
     }
   } catch (error) {
     // the stream broke midway (a reset, a stall of API_TIMEOUT_MS)
     throw error instanceof ApiError ? error : classifyTransportError(source.endpoint, error);
   }
-  return pieces;
+  return body;
 }
 
 /**
@@ -112,9 +111,7 @@ async function readWhole(
  * another JSON value is final; one that is empty, not JSON (a gateway's page) or not closed
  * (cut off) is retried. Whether its elements are records is the transformer's to say.
  */
-function checkEnds(pieces: readonly Buffer[], source: AnswerSource): void {
-  const first = edgeByte(pieces, true);
-  const last = edgeByte(pieces, false);
+function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: AnswerSource): void {
   if (first === OPEN && last === CLOSE) return;
   const [why, retryable] =
     first === -1
@@ -137,21 +134,6 @@ function checkEnds(pieces: readonly Buffer[], source: AnswerSource): void {
 const JSON_VALUE_START = '{"tfn-0123456789';
 const OPEN = 0x5b;
 const CLOSE = 0x5d;
-
-/** The first (or last) byte of the pieces that is not JSON white space; -1 for none. */
-function edgeByte(pieces: readonly Buffer[], first: boolean): number {
-  for (let p = 0; p < pieces.length; p++) {
-    const piece = pieces[first ? p : pieces.length - 1 - p] ?? EMPTY;
-    for (let i = 0; i < piece.length; i++) {
-      const byte = piece[first ? i : piece.length - 1 - i] ?? SPACE;
-      if (byte !== SPACE && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) return byte;
-    }
-  }
-  return -1;
-}
-
-const SPACE = 0x20;
-const EMPTY = Buffer.alloc(0);
 
 /** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
 function assertWithinLimits(query: DataQuery, path: string): void {

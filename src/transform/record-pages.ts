@@ -45,7 +45,7 @@ export interface DataPage {
 
 /** A GET /data answer's body, whole: its pieces in order, and what reading it needs. */
 export interface AnswerBody {
-  readonly pieces: readonly Buffer[];
+  readonly pieces: Iterable<Buffer>;
   /** Longest element to accept (API_MAX_RECORD_BYTES). */
   readonly maxRecordBytes: number;
   /** The request and its status, for messages. */
