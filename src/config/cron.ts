@@ -1,10 +1,9 @@
 /**
- * SYNC_CRON's grammar, checked before node-cron gets it: five fields (minute hour day-of-month
- * month day-of-week), so at most once a minute (node-cron would take a sixth, seconds field in
- * front); each field a list of `*`, a value, or an ascending range, each with an optional step
- * within the field's span; names of months and week days; the nicknames `@hourly` and the like.
- * node-cron takes more (descending ranges that wrap, steps of any size, `L`, `W`, `#`) that a
- * schedule of syncs does not need and a typo should not reach.
+ * SYNC_CRON's grammar, checked before node-cron gets it: five fields, so at most once a minute;
+ * each a list of `*`, a value or an ascending range, each with an optional step within the
+ * field's span; month and week day names; nicknames such as `@hourly`. node-cron takes more
+ * (wrapping ranges, steps of any size, `L`, `W`, `#`) that syncs do not need and a typo should
+ * not reach.
  */
 import cron from "node-cron";
 
@@ -92,10 +91,7 @@ export function normalizeCron(expression: string): string {
   return expression.trim().split(/\s+/).join(" ");
 }
 
-/**
- * What is wrong with `expression` as SYNC_CRON, or undefined when it is a five-field cron
- * expression node-cron runs ({@link normalizeCron} of it). Never longer than one line.
- */
+/** What is wrong with `expression` as SYNC_CRON, in one line, or undefined. */
 export function cronProblem(expression: string): string | undefined {
   const trimmed = expression.trim();
   const resolved = NICKNAMES[trimmed.toLowerCase()] ?? trimmed;

@@ -31,35 +31,30 @@ function textOnly<S extends z.ZodType>(schema: S): S {
   return schema;
 }
 
-/** A whole number in `min..max`, from JSON or from the text of a variable or flag. */
+/** A number from JSON, or from the text of a variable or flag when it matches `form`. */
+const numberOrText = (form: RegExp, message: string) =>
+  z.union([z.number(), textOnly(z.string().trim().regex(form, message))]).transform(Number);
+
+/** A whole number in `min..max`, from JSON or text. */
 export const int = (min: number, max: number) =>
-  z
-    .union([
-      z.number(),
-      textOnly(
-        z
-          .string()
-          .trim()
-          .regex(/^-?\d+$/, "must be a whole number"),
-      ),
-    ])
-    .transform(Number)
-    .pipe(z.number().int("must be a whole number").min(min).max(max));
+  numberOrText(/^-?\d+$/, "must be a whole number").pipe(
+    z.number().int("must be a whole number").min(min).max(max),
+  );
 
 /** A number above 0 and at most `max`, from JSON or text. */
 export const positiveNumber = (max: number) =>
-  z
-    .union([
-      z.number(),
-      textOnly(
-        z
-          .string()
-          .trim()
-          .regex(/^\d+(\.\d+)?$/, "must be a positive number"),
-      ),
-    ])
-    .transform(Number)
-    .pipe(z.number().positive().max(max));
+  numberOrText(/^\d+(\.\d+)?$/, "must be a positive number").pipe(z.number().positive().max(max));
+
+/** `schema`, refusing a value that `problemOf` finds a problem with (the problem as message). */
+function checked<S extends z.ZodType<string>>(
+  schema: S,
+  problemOf: (value: string) => string | undefined,
+): S {
+  return schema.superRefine((value, ctx) => {
+    const problem = problemOf(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+}
 
 const TRUE_WORDS = ["true", "1", "yes"];
 const FALSE_WORDS = ["false", "0", "no"];
@@ -84,24 +79,16 @@ function parseUrl(text: string): URL | undefined {
 }
 
 /**
- * An http(s) URL, or "" (unset). One message per problem, never with the value itself (it may be
- * a secret set in the wrong variable). A URL with credentials (`https://user:pass@host`) is
- * refused, `credentials` saying where they belong: they would be printed and logged with the
- * URL, and a client would send them instead of its own Authorization header.
+ * An http(s) URL, or "" (unset). A URL with credentials is refused, `credentials` saying where
+ * they belong: they would be printed and logged with the URL, and a client would send them
+ * instead of its own Authorization header.
  */
 export const optionalUrl = (credentials: string) =>
-  z
-    .string()
-    .trim()
-    .superRefine((s, ctx) => {
-      if (s === "") return;
-      const problem = urlProblem(s, credentials);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    });
+  checked(z.string().trim(), (s) => (s === "" ? undefined : urlProblem(s, credentials)));
 
 /**
  * What is wrong with `text` as an http(s) URL without credentials, or undefined; never repeats
- * the value. `credentials` says where a user and password belong instead.
+ * the value (it may be a secret set in the wrong variable).
  */
 export function urlProblem(text: string, credentials: string): string | undefined {
   const url = /^https?:\/\/[^\s/]/i.test(text) ? parseUrl(text) : undefined;
@@ -129,10 +116,7 @@ export const isoDuration = z.string().transform((s, ctx) => {
   return parsed;
 });
 
-/**
- * An ISO 8601 duration from `min` to `max` (ISO texts; a month counts 30 days, a year 365), the
- * bounds shown with the setting's meaning.
- */
+/** An ISO 8601 duration from `min` to `max` (a month counts 30 days, a year 365). */
 export function boundedDuration(min: string, max: string) {
   const [low, high] = [min, max].map((text) => {
     const parsed = parseIsoDuration(text);
@@ -163,8 +147,8 @@ function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
 }
 
 /**
- * SYNC_START: the grammar of `--from` ({@link parseTimeSpec}): an instant from 1970 to now (as
- * `--from`), or a duration of at most ten years before now (the longest range without `--yes`).
+ * SYNC_START, in the grammar of `--from`: an instant from 1970 to now, or a duration of at most
+ * ten years before now (the longest range without `--yes`).
  */
 export const syncStart = withBounds(
   z.string().transform((s, ctx): SyncStart => {
@@ -180,9 +164,7 @@ export const syncStart = withBounds(
 
 /**
  * A comma-separated list of time zones (`UTC,Europe/Berlin`), each by its canonical IANA name
- * ({@link canonicalTimeZone}: any case, `utc` -> `UTC`); kept as text, in the order given, each
- * zone once (a repeat after canonicalisation is dropped). An unknown name or an alias is refused,
- * named.
+ * ({@link canonicalTimeZone}), kept as text in the order given, each zone once.
  */
 export const timeZoneList = z.string().transform((s, ctx) => {
   const zones: string[] = [];
@@ -225,13 +207,9 @@ export function rollupBucketProblem(bucket: string): string | undefined {
 }
 
 /** ROLLUP_BUCKET: "" (beside the raw points) or `database/retention-policy`. */
-export const rollupBucket = z
-  .string()
-  .trim()
-  .superRefine((s, ctx) => {
-    const problem = s === "" ? undefined : rollupBucketProblem(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+export const rollupBucket = checked(z.string().trim(), (s) =>
+  s === "" ? undefined : rollupBucketProblem(s),
+);
 
 /** A bucket's database and retention policy: `energy/rollups`, `energy` (no policy: the default). */
 export function databaseAndPolicy(bucket: string): { database: string; retentionPolicy?: string } {
@@ -241,13 +219,7 @@ export function databaseAndPolicy(bucket: string): { database: string; retention
 
 /** A cron expression of five fields node-cron runs ({@link cronProblem}), normalized. */
 export const cronExpression = withBounds(
-  z
-    .string()
-    .transform(normalizeCron)
-    .superRefine((s, ctx) => {
-      const problem = cronProblem(s);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  checked(z.string().transform(normalizeCron), cronProblem),
   `five fields (minute hour day-of-month month day-of-week, no seconds): at most once a ` +
     `minute, such as \`${CRON_EXAMPLE}\`, or \`@hourly\``,
 );
@@ -273,13 +245,7 @@ export function hostProblem(text: string): string | undefined {
 
 /** HTTP_HOST: a host name or an IP address ({@link hostProblem}). */
 export const hostName = withBounds(
-  z
-    .string()
-    .trim()
-    .superRefine((s, ctx) => {
-      const problem = hostProblem(s);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  checked(z.string().trim(), hostProblem),
   "a host name or an IP address",
 );
 
@@ -307,10 +273,7 @@ export function resolveSyncStart(start: SyncStart, now: Date): Date {
   return start.kind === "at" ? start.at : subtractDuration(now, start.duration);
 }
 
-/**
- * A parsed value as the config file writes it: durations as ISO text (`PT1H`), a start instant
- * as an ISO date-time, everything else as it is.
- */
+/** A parsed value as the config file writes it: durations and start instants as ISO text. */
 export function printValue(value: SettingValue): string | number | boolean {
   if (typeof value !== "object") return value;
   if (!("kind" in value)) return formatIsoDuration(value);
