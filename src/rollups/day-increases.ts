@@ -1,19 +1,17 @@
 /**
  * Daily increases of a zone from the hourly ones stored a moment before: a day is the sum of the
  * UTC hours inside it, plus, for a zone whose days do not start on a UTC hour (Asia/Kolkata), what
- * the readings of the hour split by its start or end add on its side of the split (read reading
- * by reading, from the base stored before that hour).
+ * the readings of an hour split by its start or end add on its side (from the base before it).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom } from "./bases.js";
 import { type Bucket, HOUR_S, hourStart } from "./buckets.js";
-import { addReading, counterKindOf } from "./counter-rule.js";
-import { rawStatement, readingsBySeries } from "./readings.js";
+import { type ReadingStep, rawStatement, readingSteps } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
 /** One day's rollup of a series. */
-export interface DayPoint {
+interface DayPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
@@ -29,9 +27,9 @@ export interface DayPlan {
 }
 
 /** What each reading of a split hour adds, per series. */
-type SplitAdds = Map<
+type SplitSteps = ReadonlyMap<
   Series.SeriesKey,
-  { tags: Series.SeriesTags; adds: { s: number; add: number }[] }
+  { readonly tags: Series.SeriesTags; readonly steps: ReadingStep[] }
 >;
 
 /** The plan of `days` (consecutive) of `target` in `zone`. */
@@ -42,9 +40,8 @@ export function dayPlan(
   home: Series.RollupHome,
 ): DayPlan {
   const statements: string[] = [];
-  /** Per day start, the index of the statement summing its whole hours. */
+  // the index of each day's statement summing its whole hours, of each split hour's first one
   const sums = new Map<number, number>();
-  /** Per split hour, the index of its first statement (bases, then readings). */
   const splits = new Map<number, number>();
   for (const day of days) {
     const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
@@ -69,9 +66,10 @@ export function dayPlan(
     zone,
     statements,
     points: (results) => {
-      const split = new Map<number, SplitAdds>();
+      const split = new Map<number, SplitSteps>();
       for (const [hourS, i] of splits) {
-        split.set(hourS, splitAdds(target, results.slice(i, i + 2), results[i + 2] ?? []));
+        const before = basesFrom(target, results.slice(i, i + 2));
+        split.set(hourS, readingSteps(target, before, results[i + 2] ?? []));
       }
       return days.flatMap((day) => dayPoints(day, results[sums.get(day.startS) ?? -1], split));
     },
@@ -87,7 +85,7 @@ function splitHours(day: Bucket): number[] {
 function dayPoints(
   day: Bucket,
   sums: readonly InfluxqlSeries[] | undefined,
-  split: ReadonlyMap<number, SplitAdds>,
+  split: ReadonlyMap<number, SplitSteps>,
 ): DayPoint[] {
   const total = new Map<Series.SeriesKey, { series: Series.SeriesTags; increase: number }>();
   const add = (tags: Series.SeriesTags, increase: number) => {
@@ -101,8 +99,8 @@ function dayPoints(
     if (typeof sum === "number") add(Series.rollupSeriesOf(s), sum);
   }
   for (const edge of [day.startS, day.endS]) {
-    for (const { tags, adds } of split.get(hourStart(edge))?.values() ?? []) {
-      const inDay = adds.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
+    for (const { tags, steps } of split.get(hourStart(edge))?.values() ?? []) {
+      const inDay = steps.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
       if (inDay.length > 0)
         add(
           tags,
@@ -111,26 +109,4 @@ function dayPoints(
     }
   }
   return [...total.values()].map((t) => ({ ...t, startS: day.startS }));
-}
-
-/** What each reading of a split hour adds, per series, from its base before the hour. */
-function splitAdds(
-  target: Series.RollupTarget,
-  bases: readonly (readonly InfluxqlSeries[])[],
-  raw: readonly InfluxqlSeries[],
-): SplitAdds {
-  const before = basesFrom(target, bases);
-  const out: SplitAdds = new Map();
-  for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
-    const kind = counterKindOf(tags.type);
-    if (kind === undefined) continue;
-    let base = before.get(key)?.base;
-    const adds = readings.map((r) => {
-      const step = addReading(kind, base, r.value);
-      base = step.base;
-      return { s: r.s, add: step.add };
-    });
-    out.set(key, { tags, adds });
-  }
-  return out;
 }

@@ -1,10 +1,9 @@
 /**
- * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series a few numbers
- * (the hour's first and last reading, how many of the steps between consecutive readings fall)
- * instead of every reading. An hour whose readings never fall after
- * its first one is folded from its first and last reading (counter-rule.ts `foldRising`); only
- * an hour with a fall inside is read reading by reading. Each series carries its base from hour
- * to hour; a span that starts a range reads it from the hour stored before (the `base` field).
+ * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series its first and
+ * last reading and how many steps between readings fall. An hour without a fall after its first
+ * reading is folded from those two (`foldRising`); only an hour with a fall inside is read
+ * reading by reading. Each series carries its base from hour to hour; a span that starts a range
+ * reads it from the hour stored before.
  *
  * No statement ORs time ranges (InfluxQL answers such a WHERE with nothing): each is one range.
  */
@@ -27,9 +26,9 @@ export interface HourSpan {
   readonly target: Series.RollupTarget;
   readonly fromS: number;
   readonly toS: number;
-  /** The span starts a range: each series' base before it is read from InfluxDB. */
+  /** The span starts a range: each series' base before it is read. */
   readonly lookup: boolean;
-  /** Each series' next reading at or after toS is read (the span ends a range). */
+  /** The span ends a range: each series' next reading at or after toS is read. */
   readonly next: boolean;
   /** The hour points stored over the span are read (before they are written again). */
   readonly stored: boolean;
@@ -47,7 +46,7 @@ export interface HourPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
-  /** The base after the hour: the next hour's increase counts from it. */
+  /** The base after the hour. */
   readonly base: number;
 }
 
@@ -57,25 +56,25 @@ interface HourFacts {
   readonly last: number;
   /** Steps down between consecutive readings of the span that land in this hour. */
   falls: number;
-  /** A reading falls below the one before it inside the hour (not only its first reading). */
+  /** A reading after the hour's first falls below the one before it. */
   fallsInside: boolean;
 }
 
 /** What InfluxDB says of a span, before any single reading is read. */
 export interface SpanFacts {
-  /** lookup: the base before the span, per series (stored, or the last raw reading). */
+  /** `lookup`: the base before the span, per series. */
   readonly before: Map<Series.SeriesKey, SeriesBase>;
-  /** Per series, per hour start: the hour's figures. */
+  /** Per series, per hour start: the hour's facts. */
   readonly hours: Map<
     Series.SeriesKey,
     { readonly tags: Series.SeriesTags; readonly hours: Map<number, HourFacts> }
   >;
-  /** `stored`: per series, per hour start, the point stored before this recompute wrote. */
+  /** `stored`: per series, per hour start, the point stored before this recompute. */
   readonly stored: Map<
     Series.SeriesKey,
     Map<number, { readonly increase: number; readonly base: number }>
   >;
-  /** `next`: per series, its first reading at or after the span's end (epoch s). */
+  /** `next`: per series, the time of its first reading at or after the span's end. */
   readonly next: Map<Series.SeriesKey, number>;
 }
 
@@ -140,9 +139,8 @@ export function readSpan(
 }
 
 /**
- * Each series' hours: their first and last reading (edges), how many steps down land in them
- * (falls), and whether one lands inside the hour: the step into an hour's first reading, from
- * the last reading of the hour before it in the span, is among its falls but is no fall inside.
+ * Each series' hours from their edges (first and last reading) and falls: the step into an hour's
+ * first reading, from the hour before it in the span, is among its falls but no fall inside.
  */
 function readHours(
   facts: SpanFacts,
@@ -150,7 +148,9 @@ function readHours(
   falls: readonly InfluxqlSeries[],
   seriesOf: (s: InfluxqlSeries) => Series.SeriesTags | undefined,
 ): void {
-  const hoursOf = (tags: Series.SeriesTags) => {
+  const hoursOf = (s: InfluxqlSeries) => {
+    const tags = seriesOf(s);
+    if (tags === undefined) return undefined;
     const key = Series.keyOf(tags);
     let entry = facts.hours.get(key);
     if (entry === undefined) {
@@ -160,9 +160,8 @@ function readHours(
     return entry.hours;
   };
   for (const s of edges) {
-    const tags = seriesOf(s);
-    if (tags === undefined) continue;
-    const hours = hoursOf(tags);
+    const hours = hoursOf(s);
+    if (hours === undefined) continue;
     for (const [t, first, last] of s.values) {
       const [hourS, a, b] = [num(t), num(first), num(last)];
       if (hourS === undefined || a === undefined || b === undefined) continue;
@@ -170,9 +169,8 @@ function readHours(
     }
   }
   for (const s of falls) {
-    const tags = seriesOf(s);
-    if (tags === undefined) continue;
-    const hours = hoursOf(tags);
+    const hours = hoursOf(s);
+    if (hours === undefined) continue;
     for (const [t, count] of s.values) {
       const hour = hours.get(num(t) ?? Number.NaN);
       if (hour !== undefined) hour.falls = num(count) ?? 0;
@@ -203,10 +201,7 @@ function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
   }
 }
 
-/**
- * The hours of the span, as runs [fromS, toS) of consecutive hours, in which some series falls
- * inside an hour: those are read reading by reading (rawStatement).
- */
+/** The hours in which some series falls inside, as runs [fromS, toS): read reading by reading. */
 export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] {
   const starts = new Set<number>();
   for (const { hours } of facts.hours.values()) {
@@ -223,8 +218,8 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
 
 /**
  * The span's hours folded, series by series, hour by hour, from each series' base in `states`
- * (set from facts.before first when the span looked it up), which is left at the span's end.
- * `readings`: the readings of the hours with a fall inside (rawStatement).
+ * (facts.before, when looked up), which is left at the span's end. `readings`: those of the
+ * hours with a fall inside.
  */
 export function foldSpan(
   states: Map<Series.SeriesKey, SeriesState>,

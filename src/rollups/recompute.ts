@@ -1,11 +1,8 @@
 /**
  * Recomputing device resources' rollups over the hours whose readings changed, from what InfluxDB
- * stores, never from a running sum: per target, its changed ranges hour by hour
- * (hour-increases.ts), each series carrying its base from hour to hour; then the hours after a
- * range as long as the base they start from changed (until an hour recomputed equals the one
- * stored); then every day of each zone holding those hours (day-increases.ts). The same range
- * recomputed writes the same points. Many targets' statements share InfluxQL requests and their
- * points share writes.
+ * stores, never from a running sum: each target's hours lane by lane (lane.ts,
+ * hour-increases.ts), then every day of each zone holding them (day-increases.ts). The same range
+ * recomputed writes the same points. Many targets' statements share requests and writes.
  */
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
@@ -39,30 +36,24 @@ export interface RecomputeParts {
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
   /**
-   * Where the hours recomputed after a range are noted before they are written, and forgotten
-   * once their days are written too: a pass that fails or stops in between leaves them due (the
-   * next pass finds those hours already equal to what it computes, and would not reach their
-   * days otherwise).
+   * Where the hours recomputed after a range are marked before they are written, and forgotten
+   * once their days are written too: a pass that stops in between leaves them due (the next would
+   * find those hours as stored and not reach their days).
    */
-  readonly extensions?: ExtensionMarks;
-}
-
-/** Notes of hours written ahead of their days (rollup_marks rows of their own). */
-export interface ExtensionMarks {
-  mark(target: RollupTarget, fromS: number, toS: number): number;
-  forget(ids: readonly number[]): void;
+  readonly extensions?: {
+    mark(target: RollupTarget, fromS: number, toS: number): number;
+    forget(ids: readonly number[]): void;
+  };
 }
 
 /**
- * The URL-encoded characters of statements sent in one InfluxQL request: spans of several device
- * resources share requests, and the query (in the URL) stays under the 8 KB that proxies commonly
- * allow. A span's statements are never split, so one with very many counters may go alone over it.
+ * The URL-encoded characters of statements sent in one InfluxQL request: the query (in the URL)
+ * stays under the 8 KB proxies commonly allow. A span's statements are never split, so one with
+ * very many counters may go alone over it.
  */
 const QUERY_CHARS_PER_REQUEST = 6_000;
 
-/**
- * Writes the rollups of `target` that readings in [fromS, toS] change. Returns the points written.
- */
+/** Writes the rollups of `target` that readings in [fromS, toS] change; the points written. */
 export function recomputeRollups(
   parts: RecomputeParts,
   target: RollupTarget,
@@ -72,11 +63,7 @@ export function recomputeRollups(
   return recomputeAll(parts, [{ target, fromS, toS }]);
 }
 
-/**
- * recomputeRollups for several device resources at once: their hours first, span by span (the
- * statements of many in one request, their points in one write), then their days, which sum
- * those hours.
- */
+/** recomputeRollups for several device resources: their hours span by span, then their days. */
 export async function recomputeAll(
   parts: RecomputeParts,
   jobs: readonly RecomputeJob[],
@@ -171,7 +158,7 @@ async function recomputeSpans(
       readingsBySeries(s.span.target, readings.get(s) ?? []),
     );
     const written = s.lane.afterSpan(s.span, f, points);
-    // hours after a range go out ahead of their days: noted first (see ExtensionMarks)
+    // hours after a range go out ahead of their days: marked first (see `extensions`)
     if (s.span.stored && written.length > 0 && parts.extensions) {
       noted.push(parts.extensions.mark(s.span.target, s.span.fromS, s.span.toS - 1));
     }
@@ -196,10 +183,7 @@ function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPl
   });
 }
 
-/**
- * The items' statements sent in as few requests as fit QUERY_CHARS_PER_REQUEST (an item's are
- * never split); each item's own results (in order) handed to `take`.
- */
+/** The items' statements sent in as few requests as fit; each item's results handed to `take`. */
 async function eachRequest<T extends { readonly statements: readonly string[] }>(
   parts: RecomputeParts,
   items: readonly T[],
@@ -241,10 +225,7 @@ function requests<T extends { readonly statements: readonly string[] }>(
   return groups;
 }
 
-/**
- * The items' statements in as few requests as fit; each request's items made into lines by
- * `linesOf`, and written together. Returns the points written.
- */
+/** {@link eachRequest}, each request's items made into lines and written together; the points. */
 async function queryThenWrite<T extends { readonly statements: readonly string[] }>(
   parts: RecomputeParts,
   items: readonly T[],
@@ -262,8 +243,8 @@ async function queryThenWrite<T extends { readonly statements: readonly string[]
 }
 
 /**
- * Lines written in one request, sent at once (the next step may read them back, and a coalescing
- * sink would hold them for its linger time); their count.
+ * Lines written in one request, at once (the next step may read them back; a coalescing sink
+ * would hold them); their count.
  */
 async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
   if (lines.length === 0) return 0;

@@ -9,10 +9,7 @@ export const HOUR_MEASUREMENT = "rollup_hour";
 /** The measurement of daily increases (tag `tz`: the time zone of the day). */
 export const DAY_MEASUREMENT = "rollup_day";
 
-/**
- * The head of a series' hour lines (measurement and tags), made once per series and span: a
- * backfill of hourly data writes about as many hour points as counter readings.
- */
+/** The head (measurement and tags) of a series' hour lines, made once per series and span. */
 const hourHeads = new WeakMap<SeriesTags, string>();
 
 /** An hour point's line: its increase and the base after it. */
@@ -26,9 +23,8 @@ export function hourLine(target: RollupTarget, p: HourPoint): string {
 }
 
 /**
- * A day point: the increase of a series over the day of `zone` starting at `startS`, with the
- * day's local month and year as fields (month and year panels sum the days of their own): as tags
- * they would make a series per month, and a year of days would read twelve times as many.
+ * A day point of a series in `zone`, with the day's local month and year as fields for month and
+ * year panels (as tags they would make a series per month).
  */
 export function dayLine(
   target: RollupTarget,

@@ -1,7 +1,7 @@
 /**
  * Writing the rollups that are due: every range marked since the last run (a chunk's raw points
- * written), merged per device resource, recomputed (recompute.ts) and then forgotten. A failure
- * leaves its marks for the next run; a crash, too.
+ * written), per device resource, recomputed (recompute.ts) and then forgotten. A failure or a
+ * crash leaves its marks for the next run.
  */
 import PQueue from "p-queue";
 import type { Logger } from "pino";
@@ -25,11 +25,8 @@ export interface RollupParts {
   readonly decoder: ValueIdDecoder;
   readonly query: Pick<InfluxQuery, "query">;
   readonly sink: Pick<PointSink, "write">;
-  /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
-  /** Where InfluxQL reads the rollup points (ROLLUP_BUCKET's retention policy). */
   readonly home: RollupHome;
-  /** One pass at a time per state database (rollup-lock.ts). */
   readonly lock: RollupLock;
   readonly logger: Logger;
 }
@@ -47,20 +44,10 @@ export interface RollupResult {
   readonly heldBy?: LockHolder;
 }
 
-/**
- * Device resources recomputed together: their InfluxQL statements share requests and their points
- * share writes (a steady tick's rollups: four requests per batch, not per device resource).
- */
+/** Device resources recomputed together: their statements share requests, their points writes. */
 const DEVICE_RESOURCES_PER_BATCH = 16;
 /** Batches recomputed at once (their queries keep influxd's cores busy). */
 const BATCHES_AT_ONCE = 2;
-
-/** A range of readings whose rollups are due; `written`: energy-etl wrote readings in it. */
-interface DueRange {
-  readonly fromS: number;
-  readonly toS: number;
-  readonly written: boolean;
-}
 
 /** The `request` of a mark of hours a pass wrote ahead of their days (recompute.ts). */
 const EXTENSION_MARK = "hours written ahead of their days";
@@ -69,15 +56,13 @@ const EXTENSION_MARK = "hours written ahead of their days";
 interface Due {
   readonly deviceId: string;
   readonly resourceId: string;
-  readonly ranges: DueRange[];
+  readonly ranges: Omit<RecomputeJob, "target">[];
   upTo: number;
 }
 
 /**
- * Writes the rollups due for `deviceIds` (all devices without it), in batches of device
- * resources, holding the rollups lock (see rollup-lock.ts; `wait` says whether to wait while
- * another process holds it). Each device resource's marks are forgotten once its rollups are
- * written.
+ * Writes the rollups due for `deviceIds` (all devices without it), holding the rollups lock
+ * (`wait`: whether to wait while another process holds it).
  */
 export async function runRollups(
   parts: RollupParts,
@@ -104,7 +89,6 @@ async function rollupPass(
   return total;
 }
 
-/** A running total of passes. */
 type Tally = { resources: number; points: number; failed: number; error?: string };
 
 /** A device resource due, with the recompute jobs of its ranges (its counters read once). */
@@ -171,9 +155,8 @@ function withExtensions(parts: RollupParts): RecomputeParts {
 }
 
 /**
- * Recomputes [fromS, toS] of one target now (`audit --rollups --fix`) as a pass does: holding the
- * rollups lock (waiting its turn), its hours written ahead of their days marked meanwhile.
- * Returns the points written.
+ * Recomputes [fromS, toS] of one target now (`audit --rollups --fix`) as a pass does, waiting its
+ * turn for the lock; the points written.
  */
 export async function recomputeNow(
   parts: RollupParts,
@@ -188,7 +171,6 @@ export async function recomputeNow(
   return held.held ? held.value : 0;
 }
 
-/** Adds a result into a running total. */
 function addInto(total: Tally, r: RollupResult): void {
   total.resources += r.resources;
   total.points += r.points;
@@ -237,21 +219,17 @@ export function countersOf(
 }
 
 /**
- * Rollup passes along a run (a backfill): each device is kicked as its chunks are written, and a
- * pass runs for the devices kicked meanwhile, one at a time, while the API's rate limit holds the
- * fetching; {@link finish} runs the last pass. Nothing when there are no rollups (`parts`
- * undefined) or once the run is stopping (the marks stay).
+ * Rollup passes along a run (a backfill): a device is kicked as its chunks are written, and while
+ * the API's rate limit holds the fetching a pass runs for the devices kicked meanwhile;
+ * {@link finish} runs the last pass. Nothing without rollups (`parts` undefined) or once the run
+ * is stopping (the marks stay).
  */
 export class RollupsAlong {
   private readonly kicked = new Set<string>();
   private running: Promise<void> | undefined;
   private readonly total: Tally = { resources: 0, points: 0, failed: 0 };
 
-  /**
-   * @param rateBound whether the API's rate limit holds the fetching now (requests wait for their
-   * slot): only then does a pass run along it; otherwise the fetching keeps the cores busy and
-   * the devices wait for a later kick or the last pass
-   */
+  /** @param rateBound whether the rate limit holds the fetching: only then does a pass run along */
   constructor(
     private readonly parts: RollupParts | undefined,
     private readonly run: { readonly logger: Logger },
@@ -275,8 +253,7 @@ export class RollupsAlong {
         addInto(this.total, await runRollups({ ...parts, logger: this.run.logger }, devices));
       }
     } catch (error) {
-      // nothing of a pass along the run may end the run (the state database busy, say): its
-      // marks stay for the last pass, which says whether they were written
+      // a pass along the run never ends the run: its marks stay for the last pass
       this.run.logger.warn({ error: messageOf(error) }, "rollups along the run stopped");
     } finally {
       this.running = undefined;
@@ -288,10 +265,7 @@ export class RollupsAlong {
     await this.running;
   }
 
-  /**
-   * The last pass, for `deviceIds`, once the passes along the run are through: what they all did,
-   * logged (undefined when there are no rollups or the run is stopping).
-   */
+  /** The last pass, for `deviceIds`: what all passes did, logged (undefined: none ran). */
   async finish(deviceIds: readonly string[]): Promise<RollupResult | undefined> {
     const parts = this.parts;
     await this.running;
@@ -317,10 +291,7 @@ export class RollupsAlong {
   }
 }
 
-/**
- * The rollups due for `deviceIds` at the end of a run (a sync's): {@link RollupsAlong} with only
- * its last pass.
- */
+/** The rollups due for `deviceIds` at the end of a run: {@link RollupsAlong}'s last pass. */
 export function rollupsAfterRun(
   parts: RollupParts | undefined,
   run: { readonly logger: Logger },

@@ -1,14 +1,12 @@
 /**
- * The counter series of a device resource as rollups read them back from InfluxDB: which
- * measurements, which points (device, resource: as the writer stored them) and how a result's
- * series maps to a counter; and where the rollup points themselves are.
+ * The counter series of a device resource as rollups read them back from InfluxDB (as the writer
+ * stored them), how a result's series maps to a counter, and where the rollup points are.
  */
 import { type InfluxqlSeries, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
 import { storedName } from "../transform/line-protocol.js";
 
 /** A counter of a device resource, as InfluxDB stores its raw points. */
 export interface CounterSeries {
-  /** The measurement (as stored). */
   readonly measurement: string;
   readonly unit: string;
   readonly type: string;
@@ -32,6 +30,7 @@ export interface SeriesTags {
 /** A series' key: measurement, values_id, unit, type. */
 export type SeriesKey = string;
 
+/** The key of a series. */
 export const keyOf = (t: SeriesTags): SeriesKey =>
   JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
 
@@ -73,8 +72,8 @@ export interface Selection {
 }
 
 /**
- * The InfluxQL condition that selects a device resource's points (raw or rollup): its ids as the
- * writer stored them (storedName), so an id with a backslash, a line break or a tab is found.
+ * The InfluxQL condition that selects a device resource's points (raw or rollup), by its ids as
+ * stored (storedName): an id with a backslash, a line break or a tab is found too.
  */
 export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId">): string {
   return (
@@ -83,15 +82,17 @@ export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId"
   );
 }
 
+/** A result series' tags, with the counter's `measurement`. */
+const tagsOf = (s: InfluxqlSeries, measurement: string): SeriesTags => ({
+  measurement,
+  valuesId: s.tags?.values_id ?? "",
+  unit: s.tags?.unit ?? "",
+  type: s.tags?.type ?? "",
+});
+
 /** The counter series a rollup result series (grouped by ROLLUP_SERIES_TAGS) belongs to. */
-export function rollupSeriesOf(s: InfluxqlSeries): SeriesTags {
-  return {
-    measurement: s.tags?.measurement ?? "",
-    valuesId: s.tags?.values_id ?? "",
-    unit: s.tags?.unit ?? "",
-    type: s.tags?.type ?? "",
-  };
-}
+export const rollupSeriesOf = (s: InfluxqlSeries): SeriesTags =>
+  tagsOf(s, s.tags?.measurement ?? "");
 
 /** How to select `target`'s counter points. */
 export function selectionOf(target: RollupTarget): Selection {
@@ -103,23 +104,8 @@ export function selectionOf(target: RollupTarget): Selection {
     where: targetWhere(target),
     tags: `"values_id", "unit", "type"`,
     seriesOf: (s) => {
-      const t: SeriesTags = {
-        measurement: s.name,
-        valuesId: s.tags?.values_id ?? "",
-        unit: s.tags?.unit ?? "",
-        type: s.tags?.type ?? "",
-      };
+      const t = tagsOf(s, s.name);
       return counters.has(JSON.stringify([t.measurement, t.unit, t.type])) ? t : undefined;
     },
   };
-}
-
-/** The numeric readings of a result series (time, value rows), in time order. */
-export function readingsOf(series: InfluxqlSeries): Reading[] {
-  const out: Reading[] = [];
-  for (const row of series.values) {
-    const [s, value] = row;
-    if (typeof s === "number" && typeof value === "number") out.push({ s, value });
-  }
-  return out.sort((a, b) => a.s - b.s);
 }
