@@ -1,9 +1,6 @@
 /**
- * SYNC_CRON's grammar, checked before node-cron gets it: five fields, so at most once a minute;
- * each a list of `*`, a value or an ascending range, each with an optional step within the
- * field's span; month and week day names; nicknames such as `@hourly`. node-cron takes more
- * (wrapping ranges, steps of any size, `L`, `W`, `#`) that syncs do not need and a typo should
- * not reach.
+ * SYNC_CRON's grammar, checked before node-cron gets it: five fields (at most once a minute), no
+ * wrapping ranges, oversized steps, `L`, `W` or `#` that node-cron takes but a typo should not reach.
  */
 import cron from "node-cron";
 
@@ -18,26 +15,17 @@ interface Field {
   readonly names?: readonly string[];
 }
 
+const MONTHS =
+  "january february march april may june july august september october november december";
+const WEEK_DAYS = "sunday monday tuesday wednesday thursday friday saturday";
+
 const FIELDS: readonly Field[] = [
   { name: "minute", min: 0, max: 59 },
   { name: "hour", min: 0, max: 23 },
   { name: "day-of-month", min: 1, max: 31 },
-  {
-    name: "month",
-    min: 1,
-    max: 12,
-    names:
-      "january february march april may june july august september october november december".split(
-        " ",
-      ),
-  },
+  { name: "month", min: 1, max: 12, names: MONTHS.split(" ") },
   // 0 and 7 are Sunday
-  {
-    name: "day-of-week",
-    min: 0,
-    max: 7,
-    names: "sunday monday tuesday wednesday thursday friday saturday".split(" "),
-  },
+  { name: "day-of-week", min: 0, max: 7, names: WEEK_DAYS.split(" ") },
 ];
 
 const NICKNAMES: Readonly<Record<string, string>> = {

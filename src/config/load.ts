@@ -70,9 +70,8 @@ function readConfigFile(file: string): RawConfig {
 }
 
 /**
- * Loads the configuration. Precedence: CLI flags > environment > env file > config file >
- * built-in defaults. Empty variables count as unset. Throws {@link ConfigError} naming the
- * setting and its source.
+ * Loads the configuration: flags over environment over env file over config file over defaults;
+ * an empty variable is unset. Throws {@link ConfigError} naming the setting and its source.
  */
 export function loadConfig(sources: ConfigSources = {}): Config {
   return resolveConfig(sources).config;

@@ -1,8 +1,4 @@
-/**
- * Checks of a config file's JSON before the schema reads it: no key that names an object's
- * prototype, no value of another JSON type than the setting's (`"4"` where a number belongs;
- * variables and flags are text, a file is not).
- */
+/** Checks of a config file's JSON before the schema reads it (variables and flags are text). */
 import { describeConfig } from "./describe.js";
 import { configSchema } from "./schema.js";
 import type { Setting } from "./setting.js";

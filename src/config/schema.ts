@@ -23,9 +23,8 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
 /**
- * The one schema of energy-etl's configuration, each setting declared with {@link setting}.
- * Everything else (SETTINGS, the flags, `config` output, config/default.json, config/schema.json,
- * the table in docs/configuration.md) is derived from it.
+ * The one schema of energy-etl's configuration: SETTINGS, the flags, `config` output and the
+ * files of CONFIG_ARTEFACTS are derived from it.
  */
 export const configSchema = z
   .object({

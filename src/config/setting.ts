@@ -74,10 +74,7 @@ export function section<T extends z.ZodRawShape>(shape: T) {
     .prefault({} as z.input<z.ZodObject<T, z.core.$strict>>);
 }
 
-/**
- * Every setting of a configuration schema's sections, in their order; a key not made with
- * {@link setting} is a programming error, thrown at once.
- */
+/** Every setting of a configuration schema's sections, in order, each made with {@link setting}. */
 export function settingsOf(sections: Readonly<Record<string, z.ZodType>>): Setting[] {
   return Object.entries(sections).flatMap(([section, schema]) => {
     const object = schema instanceof z.ZodPrefault ? schema.unwrap() : schema;

@@ -1,7 +1,4 @@
-/**
- * ROLLUP_TIME_ZONES by canonical name: each zone is written one way (its `tz` tag), whatever the
- * spelling given and whichever Node runs energy-etl.
- */
+/** ROLLUP_TIME_ZONES by canonical name: one `tz` tag per zone, whatever the spelling and Node. */
 
 /**
  * Zones that Node's ICU (CLDR ids never change) lists under a former IANA name, with their
@@ -55,9 +52,8 @@ function resolved(name: string): string | undefined {
 }
 
 /**
- * `name` (any case) as its IANA name (`europe/berlin` -> `Europe/Berlin`, `Asia/Calcutta` ->
- * `Asia/Kolkata`, `GMT` -> `UTC`); a zone Intl knows but does not list as Intl spells it
- * (`etc/gmt+5` -> `Etc/GMT+5`). Another alias (`CET`) is refused with the name to write instead.
+ * `name` (any case) as its IANA name (`Asia/Calcutta` -> `Asia/Kolkata`, `GMT` -> `UTC`), or, for
+ * another alias (`CET`) or an unknown name, the problem with it.
  */
 export function canonicalTimeZone(
   name: string,

@@ -19,10 +19,7 @@ export type SyncStart = TimeSpec;
 /** What a setting holds once parsed. */
 export type SettingValue = string | number | boolean | IsoDuration | SyncStart;
 
-/**
- * The branches of a union that take the text of a variable or flag (`"4"` for 4, `"yes"` for
- * true): a config file's JSON has the value's own type, so config/schema.json leaves them out.
- */
+/** The branches of a union for the text of a variable or flag, left out of config/schema.json. */
 export const TEXT_BRANCHES = new WeakSet<object>();
 
 /** `schema` as a branch for text only (see {@link TEXT_BRANCHES}). */
@@ -69,19 +66,9 @@ export const bool = z.union([z.boolean(), textOnly(z.string())]).transform((valu
   return false;
 });
 
-/** `text` as a URL when it parses, else undefined. */
-function parseUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * An http(s) URL, or "" (unset). A URL with credentials is refused, `credentials` saying where
- * they belong: they would be printed and logged with the URL, and a client would send them
- * instead of its own Authorization header.
+ * An http(s) URL, or "" (unset); credentials in it are refused (they would be logged with it),
+ * `credentials` saying where they belong.
  */
 export const optionalUrl = (credentials: string) =>
   checked(z.string().trim(), (s) => (s === "" ? undefined : urlProblem(s, credentials)));
@@ -91,7 +78,7 @@ export const optionalUrl = (credentials: string) =>
  * the value (it may be a secret set in the wrong variable).
  */
 export function urlProblem(text: string, credentials: string): string | undefined {
-  const url = /^https?:\/\/[^\s/]/i.test(text) ? parseUrl(text) : undefined;
+  const url = /^https?:\/\/[^\s/]/i.test(text) && URL.canParse(text) ? new URL(text) : undefined;
   if (!url) {
     const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(text)
       ? "http:// or https:// is missing in front"
@@ -146,10 +133,7 @@ function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
   return undefined;
 }
 
-/**
- * SYNC_START, in the grammar of `--from`: an instant from 1970 to now, or a duration of at most
- * ten years before now (the longest range without `--yes`).
- */
+/** SYNC_START, in the grammar of `--from`: an instant from 1970 to now, or at most 10 years ago. */
 export const syncStart = withBounds(
   z.string().transform((s, ctx): SyncStart => {
     const spec = parseTimeSpec(s);
@@ -162,15 +146,11 @@ export const syncStart = withBounds(
     `\`${formatIsoDuration(MAX_RANGE)}\` before now`,
 );
 
-/**
- * A comma-separated list of time zones (`UTC,Europe/Berlin`), each by its canonical IANA name
- * ({@link canonicalTimeZone}), kept as text in the order given, each zone once.
- */
+/** A comma-separated list of time zones, each once by its canonical name, kept as text. */
 export const timeZoneList = z.string().transform((s, ctx) => {
   const zones: string[] = [];
   let refused = false;
-  for (const name of s.split(",").map((z) => z.trim())) {
-    if (name === "") continue;
+  for (const name of timeZonesOf(s)) {
     const found = canonicalTimeZone(name);
     if ("problem" in found) {
       ctx.addIssue({ code: "custom", message: found.problem });
@@ -249,10 +229,7 @@ export const hostName = withBounds(
   "a host name or an IP address",
 );
 
-/**
- * A secret that goes into an HTTP header as it is (the API key, the InfluxDB token): only
- * characters a header can carry, never repeated in the message.
- */
+/** A secret that goes into an HTTP header as it is: only characters a header can carry. */
 export const headerSecret = z.string().refine(
   // biome-ignore lint/suspicious/noControlCharactersInRegex: those are what it refuses
   (s) => !/[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/.test(s),
