@@ -1,29 +1,14 @@
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
 import { escapeControlsLeftByJson } from "./util/control-chars.js";
 
+const SECRET_FIELDS = ["authorization", "Authorization", "password", "pw", "otp", "token"];
+
 /** Field paths whose values never reach a log line (pino redaction). */
-export const REDACTED_PATHS = [
-  "authorization",
-  "Authorization",
-  "password",
-  "pw",
-  "otp",
-  "token",
-  "apiKey",
+const REDACTED_PATHS = [
+  // each secret field at the top and one level down
+  ...[...SECRET_FIELDS, "apiKey", "x-api-key"].flatMap((field) => [field, `*.${field}`]),
   "api_key",
-  "x-api-key",
-  "*.authorization",
-  "*.Authorization",
-  "*.password",
-  "*.pw",
-  "*.otp",
-  "*.token",
-  "*.apiKey",
-  "*.x-api-key",
-  "headers.authorization",
-  "headers['x-api-key']",
-  "*.headers.authorization",
-  "*.headers['x-api-key']",
+  ...["headers", "*.headers"].flatMap((h) => [`${h}.authorization`, `${h}['x-api-key']`]),
   "influx.token",
   "api.key",
   "api.password",
@@ -46,7 +31,7 @@ const base64 = (s: string): string => Buffer.from(s).toString("base64");
 const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
 const isShort = (s: string): boolean => [...s].length < MIN_EMBEDDED_SECRET_CHARS;
 
-/** `text`, then JSON-escaped once, twice and three times (a JSON body quoted in a message quoted). */
+/** `text`, then JSON-escaped once, twice and three times (a JSON body quoted in a message). */
 function escapeLevels(text: string): string[] {
   const levels = [text];
   for (let level = 1, escaped = text; level <= 3; level++) {
@@ -110,11 +95,9 @@ const SCHEME = `(?:${["Basic", "Bearer", "Token"].map(anyCase).join("|")})`;
 const OWN_FIELDS = '(?<!"(?:level|time|app|pid|hostname)":)';
 
 /**
- * Where short secrets (`forms`; `byLevel[n]`: those JSON-escaped n times) stand whole: a JSON
- * string value (not a key) at each level of escaping; the value after a secret's name
- * (`password=…`, `authorization: Bearer …`); a URL's password (`://user:…@`); the whole text.
- * Each alternative captures what comes before the secret: matched forwards (a lookbehind tried at
- * every character of every log line cost six times as much).
+ * Where short secrets (`byLevel[n]`: JSON-escaped n times) stand whole: a JSON string value (not a
+ * key), the value after a secret's name (`password=…`), a URL's password, the whole text. Each
+ * alternative captures what comes before (a lookbehind at every character cost six times as much).
  */
 function wholeValuePattern(byLevel: readonly string[][], forms: readonly string[]): RegExp {
   const quotes = escapeLevels('"');
@@ -161,10 +144,9 @@ function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
 }
 
 /**
- * Registers a secret value: it is replaced by `[REDACTED]` in every log line and every message
- * passed through {@link scrubSecrets}, in any of its forms; a short one only where it stands whole
- * (see {@link wholeValuePattern}). Register a Basic credential `user:password` as one value: the
- * Base64 of the whole is not made of the Base64 of its parts.
+ * Registers a secret, replaced by `[REDACTED]` in any of its forms in log lines and by
+ * {@link scrubSecrets} (a short one only where it stands whole); a Basic credential
+ * `user:password` as one (the Base64 of the whole is not made of the Base64 of its parts).
  */
 export function registerSecret(value: string | undefined): void {
   if (!value || secrets.has(value)) return;
@@ -235,12 +217,11 @@ export function scrubText(text: string, maxChars: number): string {
 export function createLogger(
   level: LevelWithSilent,
   destination: DestinationStream = pino.destination({ fd: 2, sync: true }),
-  bindings: Record<string, unknown> = {},
 ): Logger {
   return pino(
     {
       level,
-      base: { app: "energy-etl", ...bindings },
+      base: { app: "energy-etl" },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: CENSOR },
       formatters: { level: (label) => ({ level: label }) },
