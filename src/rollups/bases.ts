@@ -1,7 +1,6 @@
 /**
- * Where each counter series stands before an instant: its `base`, from the last hour point stored
- * before it, unless a raw reading came after that hour (history written with rollups off): then
- * from that reading. The one rule for every read of a base.
+ * Where each counter series stands before an instant: the `base` of the last hour point stored
+ * before it, or a raw reading after that hour (history written with rollups off).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { HOUR_S } from "./buckets.js";

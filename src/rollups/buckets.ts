@@ -1,7 +1,6 @@
 /**
- * The days rollups sum over, times in epoch seconds: days of a time zone (`Europe/Berlin`), whose
- * midnights Intl knows, DST included (a midnight a zone skips starts its day at the first instant
- * of that date).
+ * The days of a time zone rollups sum over, in epoch seconds, DST included (a midnight a zone
+ * skips starts its day at the first instant of that date).
  */
 
 /** A bucket: [startS, endS). */
@@ -19,16 +18,15 @@ export const hourStart = (s: number): number => Math.floor(s / HOUR_S) * HOUR_S;
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function formatOf(zone: string): Intl.DateTimeFormat {
-  let format = formats.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat("en-US", {
+  const format =
+    formats.get(zone) ??
+    new Intl.DateTimeFormat("en-US", {
       timeZone: zone,
       year: "numeric",
       month: "numeric",
       day: "numeric",
     });
-    formats.set(zone, format);
-  }
+  formats.set(zone, format);
   return format;
 }
 
@@ -44,7 +42,7 @@ function wallDate(zone: string, s: number) {
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 const starts = new Map<string, number>();
-/** `YYYY-MM-DD` of each day start found, by `zone startS`: a rollup line asks for its day's date. */
+/** `YYYY-MM-DD` of each day start found, by `zone startS` (a day line asks for its date). */
 const dates = new Map<string, string>();
 
 /**

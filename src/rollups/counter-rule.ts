@@ -1,8 +1,7 @@
 /**
- * How much a counter's readings add, by the counter's type, pure: the one definition of an
- * increase, with its dips and resets (docs/schema.md, "Rollups"). A series carries one number
- * from reading to reading, its `base`: the reading the next one is measured from (the last
- * reading for type 05, the highest since the last reset for type 04).
+ * How much a counter's readings add: the one definition of an increase (docs/schema.md,
+ * "Rollups"). A series carries its `base` from reading to reading: the reading the next one is
+ * measured from (the last for type 05, the highest since the last reset for type 04).
  */
 
 /** Below this share of the highest reading, a cumulative counter's fall is a reset, not a dip. */
@@ -51,10 +50,7 @@ export function foldReadings(
   return { increase, base: at };
 }
 
-/**
- * What readings that never fall after their first add from `base`, from their first and last
- * alone: the first reading's step, then the rise from it to the last.
- */
+/** What readings that never fall after their first add from `base`, from their first and last. */
 export function foldRising(
   kind: CounterKind,
   base: number | undefined,

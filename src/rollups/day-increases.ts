@@ -11,18 +11,18 @@ import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
 /** One day's rollup of a series. */
-interface DayPoint {
+export interface DayPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
 }
 
-/** Some days of a target in a zone: the statements that read them, and how to sum their results. */
+/** A day of a target in a zone: the statements that read it, and how to sum their results. */
 export interface DayPlan {
   readonly target: Series.RollupTarget;
   readonly zone: string;
   readonly statements: readonly string[];
-  /** The days' points from the statements' results (in their order). */
+  /** The day's points from the statements' results (in their order). */
   points(results: readonly (readonly InfluxqlSeries[])[]): DayPoint[];
 }
 
@@ -32,34 +32,29 @@ type SplitSteps = ReadonlyMap<
   { readonly tags: Series.SeriesTags; readonly steps: ReadingStep[] }
 >;
 
-/** The plan of `days` (consecutive) of `target` in `zone`. */
+/** The plan of `day` of `target` in `zone`. */
 export function dayPlan(
   target: Series.RollupTarget,
   zone: string,
-  days: readonly Bucket[],
+  day: Bucket,
   home: Series.RollupHome,
 ): DayPlan {
   const statements: string[] = [];
-  // the index of each day's statement summing its whole hours, of each split hour's first one
-  const sums = new Map<number, number>();
+  const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
+  const to = hourStart(day.endS);
+  if (from < to) {
+    statements.push(
+      `SELECT sum("increase") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
+    );
+  }
+  // the index of each split hour's first statement (bases, then readings)
   const splits = new Map<number, number>();
-  for (const day of days) {
-    const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
-    const to = hourStart(day.endS);
-    if (from < to) {
-      sums.set(day.startS, statements.length);
-      statements.push(
-        `SELECT sum("increase") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
-      );
-    }
-    for (const hourS of splitHours(day)) {
-      if (splits.has(hourS)) continue;
-      splits.set(hourS, statements.length);
-      statements.push(
-        ...baseStatements(target, hourS, home),
-        rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }),
-      );
-    }
+  for (const hourS of splitHours(day)) {
+    splits.set(hourS, statements.length);
+    statements.push(
+      ...baseStatements(target, hourS, home),
+      rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }),
+    );
   }
   return {
     target,
@@ -71,7 +66,7 @@ export function dayPlan(
         const before = basesFrom(target, results.slice(i, i + 2));
         split.set(hourS, readingSteps(target, before, results[i + 2] ?? []));
       }
-      return days.flatMap((day) => dayPoints(day, results[sums.get(day.startS) ?? -1], split));
+      return dayPoints(day, from < to ? results[0] : undefined, split);
     },
   };
 }
@@ -81,7 +76,7 @@ function splitHours(day: Bucket): number[] {
   return [day.startS, day.endS].filter((edge) => edge % HOUR_S !== 0).map(hourStart);
 }
 
-/** A day's points: the sum of its whole hours, plus what its split hours' readings add on its side. */
+/** A day's points: the sum of its whole hours, plus what its split hours add on its side. */
 function dayPoints(
   day: Bucket,
   sums: readonly InfluxqlSeries[] | undefined,
@@ -101,11 +96,8 @@ function dayPoints(
   for (const edge of [day.startS, day.endS]) {
     for (const { tags, steps } of split.get(hourStart(edge))?.values() ?? []) {
       const inDay = steps.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
-      if (inDay.length > 0)
-        add(
-          tags,
-          inDay.reduce((n, a) => n + a.add, 0),
-        );
+      const added = inDay.reduce((n, a) => n + a.add, 0);
+      if (inDay.length > 0) add(tags, added);
     }
   }
   return [...total.values()].map((t) => ({ ...t, startS: day.startS }));

@@ -1,22 +1,12 @@
 /**
  * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series its first and
- * last reading and how many steps between readings fall. An hour without a fall after its first
- * reading is folded from those two (`foldRising`); only an hour with a fall inside is read
- * reading by reading. Each series carries its base from hour to hour; a span that starts a range
- * reads it from the hour stored before.
- *
- * No statement ORs time ranges (InfluxQL answers such a WHERE with nothing): each is one range.
+ * last reading and how many steps fall; only an hour with a fall inside is read reading by
+ * reading. No statement ORs time ranges (InfluxQL answers such a WHERE with nothing).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom, rowByKey, type SeriesBase } from "./bases.js";
 import { HOUR_S } from "./buckets.js";
-import {
-  type CounterKind,
-  counterKindOf,
-  type Folded,
-  foldReadings,
-  foldRising,
-} from "./counter-rule.js";
+import { counterKindOf, type Folded, foldReadings, foldRising } from "./counter-rule.js";
 import type { SeriesReadings } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
@@ -32,13 +22,6 @@ export interface HourSpan {
   readonly next: boolean;
   /** The hour points stored over the span are read (before they are written again). */
   readonly stored: boolean;
-}
-
-/** A series as a recompute carries it from hour to hour. */
-export interface SeriesState {
-  readonly tags: Series.SeriesTags;
-  readonly kind: CounterKind;
-  base: number | undefined;
 }
 
 /** One hour's rollup of a series. */
@@ -139,8 +122,8 @@ export function readSpan(
 }
 
 /**
- * Each series' hours from their edges (first and last reading) and falls: the step into an hour's
- * first reading, from the hour before it in the span, is among its falls but no fall inside.
+ * Each series' hours from their edges and falls: the step into an hour's first reading, from the
+ * hour before, is among its falls but no fall inside.
  */
 function readHours(
   facts: SpanFacts,
@@ -152,11 +135,8 @@ function readHours(
     const tags = seriesOf(s);
     if (tags === undefined) return undefined;
     const key = Series.keyOf(tags);
-    let entry = facts.hours.get(key);
-    if (entry === undefined) {
-      entry = { tags, hours: new Map() };
-      facts.hours.set(key, entry);
-    }
+    const entry = facts.hours.get(key) ?? { tags, hours: new Map() };
+    facts.hours.set(key, entry);
     return entry.hours;
   };
   for (const s of edges) {
@@ -178,9 +158,7 @@ function readHours(
   }
   for (const { hours } of facts.hours.values()) {
     let before: number | undefined;
-    for (const hourS of [...hours.keys()].sort((a, b) => a - b)) {
-      const hour = hours.get(hourS);
-      if (hour === undefined) continue;
+    for (const [, hour] of [...hours].sort(([a], [b]) => a - b)) {
       const entryFalls = before !== undefined && hour.first < before;
       hour.fallsInside = hour.falls - (entryFalls ? 1 : 0) > 0;
       before = hour.last;
@@ -217,33 +195,25 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
 }
 
 /**
- * The span's hours folded, series by series, hour by hour, from each series' base in `states`
- * (facts.before, when looked up), which is left at the span's end. `readings`: those of the
- * hours with a fall inside.
+ * The span's hours folded from each series' base in `bases` (or facts.before), left at the
+ * span's end; `readings`: those of the hours with a fall inside.
  */
 export function foldSpan(
-  states: Map<Series.SeriesKey, SeriesState>,
+  bases: Map<Series.SeriesKey, number | undefined>,
   facts: SpanFacts,
   readings: ReadonlyMap<Series.SeriesKey, SeriesReadings>,
 ): HourPoint[] {
   for (const [key, b] of facts.before) {
-    const kind = counterKindOf(b.tags.type);
-    if (kind !== undefined) states.set(key, { tags: b.tags, kind, base: b.base });
+    if (counterKindOf(b.tags.type) !== undefined) bases.set(key, b.base);
   }
   const points: HourPoint[] = [];
   for (const [key, { tags, hours }] of facts.hours) {
     const kind = counterKindOf(tags.type);
     if (kind === undefined) continue;
-    let state = states.get(key);
-    if (state === undefined) {
-      state = { tags, kind, base: undefined };
-      states.set(key, state);
-    }
+    let base = bases.get(key);
     const series = readings.get(key)?.readings ?? [];
     let at = 0;
-    for (const startS of [...hours.keys()].sort((a, b) => a - b)) {
-      const hour = hours.get(startS);
-      if (hour === undefined) continue;
+    for (const [startS, hour] of [...hours].sort(([a], [b]) => a - b)) {
       let folded: Folded;
       if (hour.fallsInside) {
         const values: number[] = [];
@@ -251,14 +221,15 @@ export function foldSpan(
           const r = series[at++];
           if (r !== undefined && r.s >= startS) values.push(r.value);
         }
-        folded = foldReadings(kind, state.base, values);
+        folded = foldReadings(kind, base, values);
       } else {
-        folded = foldRising(kind, state.base, hour.first, hour.last);
+        folded = foldRising(kind, base, hour.first, hour.last);
       }
-      state.base = folded.base;
+      base = folded.base;
       if (folded.base !== undefined)
         points.push({ series: tags, startS, increase: folded.increase, base: folded.base });
     }
+    bases.set(key, base);
   }
   return points;
 }

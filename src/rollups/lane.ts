@@ -1,6 +1,6 @@
 /** One target's way through its hours in a recompute (recompute.ts asks it span by span). */
 import { HOUR_S, hourStart } from "./buckets.js";
-import type { HourPoint, HourSpan, SeriesState, SpanFacts } from "./hour-increases.js";
+import type { HourPoint, HourSpan, SpanFacts } from "./hour-increases.js";
 import { keyOf, type RollupTarget, type SeriesKey } from "./series.js";
 
 /** A device resource's readings in [fromS, toS] changed: its rollups are recomputed. */
@@ -20,14 +20,13 @@ const sameIncrease = (a: number, b: number) =>
   Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
 
 /**
- * One target's way through its hours: its changed ranges one after the other, each from the bases
- * stored before it; after a range, the hours after it for its series that read on, until an hour
- * recomputed equals the one stored (every later hour is then as before), or has none stored (its
- * own mark will recompute it), or the next range takes over.
+ * One target's changed ranges one after the other, each from the bases stored before it; after a
+ * range, the hours after it until an hour recomputed equals the one stored (every later hour is
+ * then as before), has none stored, or the next range takes over.
  */
 export class Lane {
   /** Each series' base where the lane stands. */
-  readonly states = new Map<SeriesKey, SeriesState>();
+  readonly bases = new Map<SeriesKey, number | undefined>();
   /** The hours recomputed, [fromS, toS), in order. */
   readonly hours: { fromS: number; toS: number }[] = [];
   /** Ranges where energy-etl wrote readings and InfluxDB answered none of a counter. */
@@ -92,11 +91,7 @@ export class Lane {
     return pendingPoints;
   }
 
-  /**
-   * The next extension span for `pending` series, from the first of their next readings, `hours`
-   * long; none when none reads on or the next range starts there first (it reads the bases
-   * written here).
-   */
+  /** The next extension span for `pending` series, `hours` long, unless the next range takes over. */
   private extendFor(pending: Set<SeriesKey>, facts: SpanFacts, hours: number): void {
     let nextS: number | undefined;
     for (const key of [...pending]) {
@@ -126,11 +121,8 @@ export function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
   for (const job of jobs) {
     if (job.target.counters.length === 0) continue;
     const key = JSON.stringify([job.target.deviceId, job.target.resourceId]);
-    let entry = byTarget.get(key);
-    if (entry === undefined) {
-      entry = { target: job.target, ranges: [] };
-      byTarget.set(key, entry);
-    }
+    const entry = byTarget.get(key) ?? { target: job.target, ranges: [] };
+    byTarget.set(key, entry);
     entry.ranges.push({
       fromS: hourStart(job.fromS),
       toS: hourStart(job.toS) + HOUR_S,

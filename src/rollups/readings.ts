@@ -41,11 +41,8 @@ export function readingsBySeries(
       const tags = seriesOf(series);
       if (tags === undefined) continue;
       const key = keyOf(tags);
-      let entry = out.get(key);
-      if (entry === undefined) {
-        entry = { tags, readings: [] };
-        out.set(key, entry);
-      }
+      const entry = out.get(key) ?? { tags, readings: [] };
+      out.set(key, entry);
       for (const [s, value] of series.values) {
         if (typeof s === "number" && typeof value === "number") entry.readings.push({ s, value });
       }

@@ -1,8 +1,6 @@
 /**
- * Recomputing device resources' rollups over the hours whose readings changed, from what InfluxDB
- * stores, never from a running sum: each target's hours lane by lane (lane.ts,
- * hour-increases.ts), then every day of each zone holding them (day-increases.ts). The same range
- * recomputed writes the same points. Many targets' statements share requests and writes.
+ * Recomputing rollups over the hours whose readings changed, from what InfluxDB stores (never a
+ * running sum): the hours of each lane, then the days holding them. Idempotent.
  */
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
@@ -36,9 +34,8 @@ export interface RecomputeParts {
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
   /**
-   * Where the hours recomputed after a range are marked before they are written, and forgotten
-   * once their days are written too: a pass that stops in between leaves them due (the next would
-   * find those hours as stored and not reach their days).
+   * Marks of the hours recomputed after a range, until their days are written too: else a pass
+   * stopped in between would leave days that the next one, finding the hours as stored, misses.
    */
   readonly extensions?: {
     mark(target: RollupTarget, fromS: number, toS: number): number;
@@ -47,9 +44,8 @@ export interface RecomputeParts {
 }
 
 /**
- * The URL-encoded characters of statements sent in one InfluxQL request: the query (in the URL)
- * stays under the 8 KB proxies commonly allow. A span's statements are never split, so one with
- * very many counters may go alone over it.
+ * The URL-encoded characters of statements in one InfluxQL request: under the 8 KB of URL proxies
+ * commonly allow (a span with very many counters may go alone over it).
  */
 const QUERY_CHARS_PER_REQUEST = 6_000;
 
@@ -84,19 +80,16 @@ export async function recomputeAll(
   await checkWritten(parts, lanes);
   const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
   points += await queryThenWrite(parts, days, (plan, results) =>
-    plan
-      .points(results)
-      .map((x) => dayLine(plan.target, x.series, plan.zone, x.increase, x.startS)),
+    plan.points(results).map((p) => dayLine(plan.target, plan.zone, p)),
   );
   parts.extensions?.forget(noted);
   return points;
 }
 
 /**
- * A range where energy-etl wrote readings but InfluxDB answered none of its counters may be one
- * whose counters were all null (the other points are there), or InfluxDB answering a query with
- * nothing although it holds the points (a wrong database/retention-policy mapping, a front that
- * answers empty): the second throws, so that the marks stay (its days were not written).
+ * Where energy-etl wrote readings but InfluxDB answered none of a counter: fine when the counters
+ * were null (other points are there); throws (the marks stay) when InfluxDB answers nothing at all
+ * (a wrong database/retention-policy mapping).
  */
 async function checkWritten(parts: RecomputeParts, lanes: readonly Lane[]): Promise<void> {
   const checks = lanes.flatMap((lane) =>
@@ -126,10 +119,7 @@ interface LaneSpan {
   readonly statements: readonly string[];
 }
 
-/**
- * The hours of one span per lane: their facts (one request for many), the readings of the hours
- * with a fall inside (another), folded; the hour points written in one write. Returns them.
- */
+/** The hours of one span per lane: facts and readings read, folded and written; the points. */
 async function recomputeSpans(
   parts: RecomputeParts,
   spans: readonly LaneSpan[],
@@ -153,7 +143,7 @@ async function recomputeSpans(
   for (const s of spans) {
     const f = facts.get(s) ?? noFacts();
     const points = foldSpan(
-      s.lane.states,
+      s.lane.bases,
       f,
       readingsBySeries(s.span.target, readings.get(s) ?? []),
     );
@@ -167,7 +157,7 @@ async function recomputeSpans(
   return writeLines(parts, lines);
 }
 
-/** The days of each zone holding a lane's recomputed hours, as plans of consecutive days. */
+/** A plan per day of each zone holding a lane's recomputed hours, in order. */
 function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPlan[] {
   const spans = merged(lane.hours);
   return zones.flatMap((zone) => {
@@ -179,7 +169,7 @@ function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPl
     }
     const sorted = [...days.values()].sort((a, b) => a.startS - b.startS);
     // a plan per day keeps each request's statements small enough to pack
-    return sorted.map((day) => dayPlan(lane.target, zone, [day], home));
+    return sorted.map((day) => dayPlan(lane.target, zone, day, home));
   });
 }
 
@@ -242,10 +232,7 @@ async function queryThenWrite<T extends { readonly statements: readonly string[]
   return points;
 }
 
-/**
- * Lines written in one request, at once (the next step may read them back; a coalescing sink
- * would hold them); their count.
- */
+/** Lines written now, not coalesced (the next step may read them back); their count. */
 async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
   if (lines.length === 0) return 0;
   const outcome = await parts.sink.write(lineBatch(lines), { now: true });

@@ -1,14 +1,13 @@
 /**
- * Checking stored rollups against the raw readings: for sampled days, what the counter rule makes
- * of each counter's readings, read one by one (not the hourly path's figures), against the
- * `rollup_day` point of each zone and the `rollup_hour` points of the hours holding the day. A
- * missing, extra or different point is a mismatch.
+ * Checking stored rollups of sampled days against the counter rule applied to the raw readings,
+ * one by one (not the hourly path's figures): a missing, extra or different point is a mismatch.
  */
-import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
+import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influx-query.js";
 import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
 import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
 import { rawStatement, readingSteps } from "./readings.js";
+import type { RecomputeParts } from "./recompute.js";
 import { DAY_MEASUREMENT, HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
@@ -36,13 +35,6 @@ export interface RollupAuditResult {
   /** Rollup points compared (series × day × zone, and series × hour). */
   readonly checked: number;
   readonly mismatches: RollupMismatch[];
-}
-
-/** What the audit needs. */
-export interface RollupAuditParts {
-  readonly query: Pick<InfluxQuery, "query">;
-  readonly zones: readonly string[];
-  readonly home: Series.RollupHome;
 }
 
 /** `count` days spread evenly over [fromS, toS] (each a moment inside the day: its UTC noon). */
@@ -80,12 +72,9 @@ type PointsBySeries = Map<
   { series: Series.SeriesTags; points: Map<number, Figures> }
 >;
 
-/**
- * The rollups of `target` over the days holding `moments` in each zone of `parts`, compared with
- * the raw readings; each hour is checked once, whatever zones' days hold it.
- */
+/** The rollups of `target` over the days holding `moments` in each zone, each hour once. */
 export async function auditRollups(
-  parts: RollupAuditParts,
+  parts: Pick<RecomputeParts, "query" | "zones" | "home">,
   target: Series.RollupTarget,
   moments: readonly number[],
 ): Promise<RollupAuditResult> {
@@ -151,10 +140,7 @@ export async function auditRollups(
   return { checked, mismatches };
 }
 
-/**
- * The statements of one day: the bases stored before its first hour, the raw readings of the
- * hours holding it, its stored day points (of `zone`) and hour points.
- */
+/** The statements of one day: bases before it, raw readings, stored day and hour points. */
 function auditStatements(
   target: Series.RollupTarget,
   zone: string,

@@ -1,8 +1,7 @@
 /**
- * One rollup pass at a time per state database: two passes over the same device resource (a
- * `rollups` command beside `run`) could write a base the other has just made stale. Passes of
- * this process wait for each other; one of another process is waited for (`rollups`) or left to
- * run, the marks staying due (`run`, `sync`, `backfill`).
+ * One rollup pass at a time per state database: two passes over the same device resource could
+ * write a base the other has just made stale. Passes of this process queue; one of another
+ * process is waited for or left to run (the marks stay due).
  */
 import type { LockHolder, LockStore } from "../state/lock-store.js";
 import type { Owner } from "../state/owner.js";
@@ -30,8 +29,8 @@ export class RollupLock {
   ) {}
 
   /**
-   * Runs `work` holding the lock, after this process's earlier passes. While another process
-   * holds it: waits as long as `wait()` says true, else returns who holds it.
+   * Runs `work` holding the lock, after this process's earlier passes; while another process
+   * holds it, waits as long as `wait()` says true, else returns who holds it.
    */
   async hold<T>(work: () => Promise<T>, wait: () => boolean = () => false): Promise<Held<T>> {
     let release = () => {};

@@ -1,12 +1,9 @@
 /**
- * Writing the rollups that are due: every range marked since the last run (a chunk's raw points
- * written), per device resource, recomputed (recompute.ts) and then forgotten. A failure or a
- * crash leaves its marks for the next run.
+ * Writing the rollups that are due: the ranges marked as raw points were written, recomputed and
+ * then forgotten (a failure or a crash leaves them for the next run).
  */
 import PQueue from "p-queue";
 import type { Logger } from "pino";
-import type { InfluxQuery } from "../influx/influx-query.js";
-import type { PointSink } from "../influx/point-sink.js";
 import type { CatalogStore } from "../state/catalog-store.js";
 import type { LockHolder } from "../state/lock-store.js";
 import type { RollupMark, RollupStore } from "../state/rollup-store.js";
@@ -16,17 +13,13 @@ import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
 import { type RecomputeJob, type RecomputeParts, recomputeAll } from "./recompute.js";
 import type { RollupLock } from "./rollup-lock.js";
-import type { CounterSeries, RollupHome, RollupTarget } from "./series.js";
+import type { CounterSeries, RollupTarget } from "./series.js";
 
-/** What writing rollups needs. */
-export interface RollupParts {
+/** What writing rollups needs: what recomputing does, and where the marks and counters are. */
+export interface RollupParts extends Omit<RecomputeParts, "extensions"> {
   readonly marks: Pick<RollupStore, "pending" | "done" | "mark" | "forget">;
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
-  readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write">;
-  readonly zones: readonly string[];
-  readonly home: RollupHome;
   readonly lock: RollupLock;
   readonly logger: Logger;
 }
@@ -60,10 +53,7 @@ interface Due {
   upTo: number;
 }
 
-/**
- * Writes the rollups due for `deviceIds` (all devices without it), holding the rollups lock
- * (`wait`: whether to wait while another process holds it).
- */
+/** Writes the rollups due for `deviceIds` (default: all), holding the rollups lock. */
 export async function runRollups(
   parts: RollupParts,
   deviceIds?: readonly string[],
@@ -97,10 +87,7 @@ interface DueJobs {
   readonly jobs: readonly RecomputeJob[];
 }
 
-/**
- * Recomputes a batch and forgets its marks. When it fails, each of its device resources is tried
- * alone: one that keeps failing keeps its own marks without holding back the others.
- */
+/** Recomputes a batch and forgets its marks; when it fails, each device resource alone. */
 async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promise<RollupResult> {
   const items = batch.map((due): DueJobs => {
     const counters = countersOf(parts, due.deviceId, due.resourceId);
@@ -154,10 +141,7 @@ function withExtensions(parts: RollupParts): RecomputeParts {
   return { ...parts, extensions };
 }
 
-/**
- * Recomputes [fromS, toS] of one target now (`audit --rollups --fix`) as a pass does, waiting its
- * turn for the lock; the points written.
- */
+/** Recomputes [fromS, toS] of one target now, as a pass does (`audit --rollups --fix`). */
 export async function recomputeNow(
   parts: RollupParts,
   target: RollupTarget,
@@ -179,15 +163,13 @@ function addInto(total: Tally, r: RollupResult): void {
 }
 
 /** Marks grouped by device resource (recompute.ts merges their hours). */
-export function dueRanges(marks: readonly RollupMark[]): Due[] {
+function dueRanges(marks: readonly RollupMark[]): Due[] {
   const byResource = new Map<string, Due>();
   for (const mark of marks) {
-    const key = JSON.stringify([mark.deviceId, mark.resourceId]);
-    let due = byResource.get(key);
-    if (due === undefined) {
-      due = { deviceId: mark.deviceId, resourceId: mark.resourceId, ranges: [], upTo: mark.id };
-      byResource.set(key, due);
-    }
+    const { deviceId, resourceId } = mark;
+    const key = JSON.stringify([deviceId, resourceId]);
+    const due = byResource.get(key) ?? { deviceId, resourceId, ranges: [], upTo: mark.id };
+    byResource.set(key, due);
     due.ranges.push({ fromS: mark.fromS, toS: mark.toS, written: mark.written });
     due.upTo = Math.max(due.upTo, mark.id);
   }
@@ -200,8 +182,7 @@ export function countersOf(
   deviceId: string,
   resourceId: string,
 ): CounterSeries[] {
-  const seen = new Set<string>();
-  const counters: CounterSeries[] = [];
+  const counters = new Map<string, CounterSeries>();
   for (const id of parts.catalog.list(deviceId, resourceId)) {
     if (!isCounter(parts.decoder, id)) continue;
     const decoded = parts.decoder.decode(id);
@@ -210,19 +191,14 @@ export function countersOf(
       unit: storedName(decoded.unit),
       type: storedName(decoded.type),
     };
-    const key = JSON.stringify(series);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    counters.push(series);
+    counters.set(JSON.stringify(series), series);
   }
-  return counters;
+  return [...counters.values()];
 }
 
 /**
- * Rollup passes along a run (a backfill): a device is kicked as its chunks are written, and while
- * the API's rate limit holds the fetching a pass runs for the devices kicked meanwhile;
- * {@link finish} runs the last pass. Nothing without rollups (`parts` undefined) or once the run
- * is stopping (the marks stay).
+ * Rollup passes along a run (a backfill), for the devices kicked as their chunks are written;
+ * {@link finish} runs the last. Nothing without `parts` or once the run is stopping.
  */
 export class RollupsAlong {
   private readonly kicked = new Set<string>();
