@@ -1,29 +1,14 @@
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
 import { escapeControlsLeftByJson } from "./util/control-chars.js";
 
+const SECRET_FIELDS = ["authorization", "Authorization", "password", "pw", "otp", "token"];
+
 /** Field paths whose values never reach a log line (pino redaction). */
-export const REDACTED_PATHS = [
-  "authorization",
-  "Authorization",
-  "password",
-  "pw",
-  "otp",
-  "token",
-  "apiKey",
+const REDACTED_PATHS = [
+  // each secret field at the top and one level down
+  ...[...SECRET_FIELDS, "apiKey", "x-api-key"].flatMap((field) => [field, `*.${field}`]),
   "api_key",
-  "x-api-key",
-  "*.authorization",
-  "*.Authorization",
-  "*.password",
-  "*.pw",
-  "*.otp",
-  "*.token",
-  "*.apiKey",
-  "*.x-api-key",
-  "headers.authorization",
-  "headers['x-api-key']",
-  "*.headers.authorization",
-  "*.headers['x-api-key']",
+  ...["headers", "*.headers"].flatMap((h) => [`${h}.authorization`, `${h}['x-api-key']`]),
   "influx.token",
   "api.key",
   "api.password",
@@ -33,26 +18,20 @@ export const REDACTED_PATHS = [
 export const CENSOR = "[REDACTED]";
 
 /**
- * Secrets shorter than this (in characters) are never looked for inside other text: a 1-character
- * password would be found in every other word (`"a[REDACTED]":"energy-etl"`,
- * `com[REDACTED]onent`), which both mangles the text and tells the secret. They are replaced only
- * where they stand whole (see {@link registerSecret}); longer secrets wherever they appear.
+ * Secrets shorter than this (in characters) are replaced only where they stand whole: found in
+ * every other word (`com[REDACTED]onent`), they would both mangle the text and tell the secret.
  */
-export const MIN_EMBEDDED_SECRET_CHARS = 8;
+const MIN_EMBEDDED_SECRET_CHARS = 8;
 
-/** Registered secret values; each stands for the forms of {@link secretForms}. */
 const secrets = new Set<string>();
-/** The RegExps of every registered secret (see {@link secretPatterns}); undefined when stale. */
+/** The RegExps of every registered secret; undefined when stale. */
 let patterns: { embedded?: RegExp; whole?: RegExp } | undefined;
 
 const base64 = (s: string): string => Buffer.from(s).toString("base64");
 const jsonEscaped = (s: string): string => JSON.stringify(s).slice(1, -1);
 const isShort = (s: string): boolean => [...s].length < MIN_EMBEDDED_SECRET_CHARS;
 
-/**
- * `text` as it is, then JSON-escaped once, twice and three times: a JSON body quoted in an error
- * message quoted in a log line.
- */
+/** `text`, then JSON-escaped once, twice and three times (a JSON body quoted in a message). */
 function escapeLevels(text: string): string[] {
   const levels = [text];
   for (let level = 1, escaped = text; level <= 3; level++) {
@@ -78,10 +57,7 @@ function percentEncoded(value: string): string[] {
   }
 }
 
-/**
- * The forms a secret travels in: clear, Base64 and Base64url, each JSON-escaped up to three
- * times, and percent-encoded.
- */
+/** The forms a secret travels in: its encodings, each JSON-escaped, and percent-encoded. */
 function secretForms(value: string): string[] {
   const forms = encodings(value).flatMap(escapeLevels);
   return [...new Set([...forms, ...percentEncoded(value)])];
@@ -119,13 +95,9 @@ const SCHEME = `(?:${["Basic", "Bearer", "Token"].map(anyCase).join("|")})`;
 const OWN_FIELDS = '(?<!"(?:level|time|app|pid|hostname)":)';
 
 /**
- * Where short secrets (`forms`: the forms of each, `byLevel[n]`: those JSON-escaped n times)
- * stand whole: a JSON string value (not a key; an Authorization scheme may come first) at each
- * level of escaping; the value of a secret's name (`x-api-key: …`, `password=…`, `?otp=…`,
- * `authorization: Bearer …`) up to a delimiter; a URL's password (`://user:…@`); the whole
- * text.
- * Each alternative captures what comes before the secret, the secret follows it: matched
- * forwards (a lookbehind tried at every character of every log line cost six times as much).
+ * Where short secrets (`byLevel[n]`: JSON-escaped n times) stand whole: a JSON string value (not a
+ * key), the value after a secret's name (`password=…`), a URL's password, the whole text. Each
+ * alternative captures what comes before (a lookbehind at every character cost six times as much).
  */
 function wholeValuePattern(byLevel: readonly string[][], forms: readonly string[]): RegExp {
   const quotes = escapeLevels('"');
@@ -151,11 +123,7 @@ function censorWhole(_match: string, ...groups: unknown[]): string {
   return `${typeof before === "string" ? before : ""}${CENSOR}`;
 }
 
-/**
- * The RegExps of the registered secrets, built again after the set changed: `embedded`, every
- * form of every secret of {@link MIN_EMBEDDED_SECRET_CHARS} or more; `whole`, the short ones
- * where they stand whole (see {@link wholeValuePattern}).
- */
+/** The RegExps of the registered secrets: `embedded` for the long ones, `whole` the short ones. */
 function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
   if (patterns !== undefined) return patterns;
   const long = [...secrets].filter((s) => !isShort(s));
@@ -176,16 +144,9 @@ function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
 }
 
 /**
- * Registers a secret value (API key, password, OTP, token, a Basic credential `user:password`):
- * it is replaced by `[REDACTED]` in every log line and every message passed through
- * {@link scrubSecrets}, in clear, JSON-escaped, percent-encoded, Base64 or Base64url. One of
- * {@link MIN_EMBEDDED_SECRET_CHARS} characters or more wherever it appears; a shorter one only
- * where it stands whole: a JSON string value equal to it (not a key, nor the logger's own
- * `level`, `time`, `app`), the value after a header's or field's name (`authorization: Bearer …`,
- * `x-api-key: …`, `password=…`), a URL's password (`://user:…@`), a text that is the secret
- * alone. (Fields named as secrets are redacted whatever their value: {@link REDACTED_PATHS}.)
- * Register `user:password` as one value for its Base64 (the Basic header) to be redacted: the
- * Base64 of the whole is not made of the Base64 of its parts.
+ * Registers a secret, replaced by `[REDACTED]` in any of its forms in log lines and by
+ * {@link scrubSecrets} (a short one only where it stands whole); a Basic credential
+ * `user:password` as one (the Base64 of the whole is not made of the Base64 of its parts).
  */
 export function registerSecret(value: string | undefined): void {
   if (!value || secrets.has(value)) return;
@@ -199,10 +160,8 @@ export function forgetSecret(value: string): void {
 }
 
 /**
- * `text` with every registered secret replaced by `[REDACTED]` (see {@link registerSecret}).
- * Where forms of long secrets overlap (one holds another, or they share characters), the whole
- * stretch they cover is replaced. Runs on every log line: one pass of a RegExp or two when
- * nothing matches.
+ * `text` with every registered secret replaced by `[REDACTED]`; where secrets overlap, the whole
+ * stretch they cover. Runs on every log line: a RegExp or two when nothing matches.
  */
 export function scrubSecrets(text: string): string {
   const { embedded, whole } = secretPatterns();
@@ -237,9 +196,8 @@ function scrubEmbedded(text: string, re: RegExp): string {
 }
 
 /**
- * {@link scrubSecrets}, then cut to at most `maxChars` characters (the last one `…` when cut),
- * for text that is kept (errors stored in the state DB). Scrubbed before it is cut, so a
- * secret cut in half is redacted all the same.
+ * {@link scrubSecrets}, then cut to at most `maxChars` characters (the last one `…` when cut):
+ * scrubbed first, so a secret cut in half is redacted all the same.
  */
 export function scrubText(text: string, maxChars: number): string {
   const scrubbed = scrubSecrets(text);
@@ -254,18 +212,16 @@ export function scrubText(text: string, maxChars: number): string {
 
 /**
  * The structured logger: JSON lines on stderr (stdout is for command output), secrets redacted by
- * field and by value, no control character in a line (JSON escapes C0; DEL and C1 are escaped
- * too).
+ * field and by value, no control character in a line.
  */
 export function createLogger(
   level: LevelWithSilent,
   destination: DestinationStream = pino.destination({ fd: 2, sync: true }),
-  bindings: Record<string, unknown> = {},
 ): Logger {
   return pino(
     {
       level,
-      base: { app: "energy-etl", ...bindings },
+      base: { app: "energy-etl" },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: CENSOR },
       formatters: { level: (label) => ({ level: label }) },

@@ -2,11 +2,7 @@ import { durationMs } from "../util/iso-duration.js";
 import { ConfigError } from "./load.js";
 import { type Config, SETTINGS } from "./schema.js";
 
-/**
- * Every secret value of a configuration, for redaction: the API key, the API password, the
- * Basic credential `user:password` (as one value: its Base64 is the Authorization header) and
- * the InfluxDB token.
- */
+/** Every secret of a configuration, for redaction; the Basic credential `user:password` as one. */
 export function configSecrets(config: Config): string[] {
   const { key, user, password } = config.api;
   const credential = password === "" ? "" : `${user}:${password}`;

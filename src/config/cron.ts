@@ -1,10 +1,6 @@
 /**
- * SYNC_CRON's grammar, checked before node-cron gets it: five fields (minute hour day-of-month
- * month day-of-week), so at most once a minute (node-cron would take a sixth, seconds field in
- * front); each field a list of `*`, a value, or an ascending range, each with an optional step
- * within the field's span; names of months and week days; the nicknames `@hourly` and the like.
- * node-cron takes more (descending ranges that wrap, steps of any size, `L`, `W`, `#`) that a
- * schedule of syncs does not need and a typo should not reach.
+ * SYNC_CRON's grammar, checked before node-cron gets it: five fields (at most once a minute), no
+ * wrapping ranges, oversized steps, `L`, `W` or `#` that node-cron takes but a typo should not reach.
  */
 import cron from "node-cron";
 
@@ -19,26 +15,17 @@ interface Field {
   readonly names?: readonly string[];
 }
 
+const MONTHS =
+  "january february march april may june july august september october november december";
+const WEEK_DAYS = "sunday monday tuesday wednesday thursday friday saturday";
+
 const FIELDS: readonly Field[] = [
   { name: "minute", min: 0, max: 59 },
   { name: "hour", min: 0, max: 23 },
   { name: "day-of-month", min: 1, max: 31 },
-  {
-    name: "month",
-    min: 1,
-    max: 12,
-    names:
-      "january february march april may june july august september october november december".split(
-        " ",
-      ),
-  },
+  { name: "month", min: 1, max: 12, names: MONTHS.split(" ") },
   // 0 and 7 are Sunday
-  {
-    name: "day-of-week",
-    min: 0,
-    max: 7,
-    names: "sunday monday tuesday wednesday thursday friday saturday".split(" "),
-  },
+  { name: "day-of-week", min: 0, max: 7, names: WEEK_DAYS.split(" ") },
 ];
 
 const NICKNAMES: Readonly<Record<string, string>> = {
@@ -92,10 +79,7 @@ export function normalizeCron(expression: string): string {
   return expression.trim().split(/\s+/).join(" ");
 }
 
-/**
- * What is wrong with `expression` as SYNC_CRON, or undefined when it is a five-field cron
- * expression node-cron runs ({@link normalizeCron} of it). Never longer than one line.
- */
+/** What is wrong with `expression` as SYNC_CRON, in one line, or undefined. */
 export function cronProblem(expression: string): string | undefined {
   const trimmed = expression.trim();
   const resolved = NICKNAMES[trimmed.toLowerCase()] ?? trimmed;

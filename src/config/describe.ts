@@ -4,16 +4,13 @@ import { type Config, configSchema, SETTINGS } from "./schema.js";
 import type { Setting } from "./setting.js";
 import { printValue, type SettingValue, TEXT_BRANCHES } from "./values.js";
 
-/** How {@link describeConfig} shows a secret that is set. */
-const MASK = "[set]";
-
 /** A setting's value as the config file writes it; a secret that is set as `[set]`. */
 function shownValue(config: Config, setting: Setting): string | number | boolean {
   const sections: Readonly<Record<string, Readonly<Record<string, SettingValue>>>> = config;
   const [section, key] = setting.path;
   const value = sections[section]?.[key];
   if (value === undefined) throw new Error(`config setting ${setting.name}: no value`);
-  if (setting.secret) return value === "" ? "" : MASK;
+  if (setting.secret) return value === "" ? "" : "[set]";
   return printValue(value);
 }
 
@@ -35,7 +32,7 @@ export interface SettingSource {
   readonly from: string;
 }
 
-/** Every setting of {@link SETTINGS}, in its order, with its value and where it came from. */
+/** Every setting, in order, with its value and where it came from. */
 export function describeSources({ config, origins }: ResolvedConfig): SettingSource[] {
   return SETTINGS.map((setting) => {
     const value = shownValue(config, setting);
@@ -48,13 +45,9 @@ export function describeSources({ config, origins }: ResolvedConfig): SettingSou
   });
 }
 
-/** What the JSON Schema generator shows an `override` of each schema. */
 type JsonSchemaNode = Parameters<NonNullable<z.core.ToJSONSchemaParams["override"]>>[0];
 
-/**
- * A union's JSON Schema without the branches for the text of variables and flags
- * ({@link TEXT_BRANCHES}): in a config file, 4 is a number and `"4"` is refused.
- */
+/** A union's JSON Schema without its {@link TEXT_BRANCHES}: a config file's 4 is no `"4"`. */
 function withoutTextBranches({ zodSchema, jsonSchema }: JsonSchemaNode): void {
   if (!(zodSchema instanceof z.ZodUnion)) return;
   const text: boolean[] = zodSchema.options.map((option: object) => TEXT_BRANCHES.has(option));

@@ -31,10 +31,7 @@ export interface ConfigSources {
 /** A validated configuration and where each setting came from. */
 export interface ResolvedConfig {
   readonly config: Config;
-  /**
-   * The source of each setting not at its default, keyed by `section.key`: `flag --api-url`,
-   * `environment SYNC_CRON`, `.env file ./.env`, `config file FILE`.
-   */
+  /** By `section.key`, the source of each setting not at its default (`flag --api-url`). */
   readonly origins: ReadonlyMap<string, string>;
 }
 
@@ -73,9 +70,8 @@ function readConfigFile(file: string): RawConfig {
 }
 
 /**
- * Loads the configuration. Precedence: CLI flags > environment > env file > config file >
- * built-in defaults. Empty variables count as unset. Throws {@link ConfigError} naming the
- * setting and its source.
+ * Loads the configuration: flags over environment over env file over config file over defaults;
+ * an empty variable is unset. Throws {@link ConfigError} naming the setting and its source.
  */
 export function loadConfig(sources: ConfigSources = {}): Config {
   return resolveConfig(sources).config;
@@ -126,10 +122,7 @@ export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
   throw invalid(parsed.error.issues.map((i) => describeIssue(i, origin)));
 }
 
-/**
- * The error of an invalid configuration: one line when one thing is wrong, else a line per
- * problem below a heading.
- */
+/** The error of an invalid configuration: one line, or a line per problem below a heading. */
 function invalid(problems: readonly string[]): ConfigError {
   if (problems.length === 1) return new ConfigError(`invalid configuration: ${problems[0]}`);
   return new ConfigError(

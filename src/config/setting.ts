@@ -4,10 +4,7 @@ import { z } from "zod";
 export type SettingMeta = {
   /** Environment variable (also the key of flag values in `ConfigSources.flags`). */
   readonly env: string;
-  /**
-   * One line for docs/configuration.md and config/schema.json; may hold Markdown `code` and
-   * [links](page.md), which the JSON Schema gets as plain text.
-   */
+  /** One line for docs/configuration.md (Markdown) and config/schema.json (as plain text). */
   readonly describe: string;
 } & (
   | {
@@ -31,19 +28,15 @@ export type Setting = SettingMeta & {
 
 const settings = z.registry<SettingMeta>();
 
-/** The bounds of a value schema, as {@link withBounds} gave them. */
 const boundsOf = new WeakMap<z.ZodType, string>();
 
-/**
- * `schema` with its bounds in words (`` `PT1M` to `P7D` ``): a setting made of it shows them
- * after its meaning, in docs/configuration.md and config/schema.json.
- */
+/** `schema` with its bounds in words (`` `PT1M` to `P7D` ``), shown after a setting's meaning. */
 export function withBounds<S extends z.ZodType>(schema: S, bounds: string): S {
   boundsOf.set(schema, bounds);
   return schema;
 }
 
-/** The bounds of `schema` (under its default, if it has one), if it has any. */
+/** The bounds of `schema`, under its default if it has one. */
 function boundsIn(schema: z.ZodType): string | undefined {
   let inner: z.ZodType = schema;
   while (inner instanceof z.ZodDefault || inner instanceof z.ZodPrefault) {
@@ -57,15 +50,12 @@ export function plainText(text: string): string {
   return text.replace(/\[([^\]]+)\]\([^)]*\)/g, "$1").replaceAll("`", "");
 }
 
-/** What {@link SettingMeta.describe} says, with "; secret" for a secret. */
+/** The setting's description, with "; secret" for a secret. */
 export function meaningOf(meta: SettingMeta): string {
   return meta.secret ? `${meta.describe}; secret` : meta.describe;
 }
 
-/**
- * `schema` as the setting `meta` describes: the one place a setting is named. Its description
- * goes into the JSON Schema; everything else is read back by {@link settingsOf}.
- */
+/** `schema` as the setting `meta` describes: the one place a setting is named. */
 export function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
   const bounds = boundsIn(schema);
   const bounded =
@@ -75,11 +65,16 @@ export function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
   return described;
 }
 
-/**
- * Every setting of a configuration schema's sections, in their order. Each section is an object
- * schema (wrapped in a default or not) whose every key was made with {@link setting}; a key that
- * was not is a programming error, thrown at once.
- */
+/** A section of the config file: no key but its settings; left out, each setting at its default. */
+export function section<T extends z.ZodRawShape>(shape: T) {
+  // every setting has a default, so {} is a section's valid input (a test parses it)
+  return z
+    .object(shape)
+    .strict()
+    .prefault({} as z.input<z.ZodObject<T, z.core.$strict>>);
+}
+
+/** Every setting of a configuration schema's sections, in order, each made with {@link setting}. */
 export function settingsOf(sections: Readonly<Record<string, z.ZodType>>): Setting[] {
   return Object.entries(sections).flatMap(([section, schema]) => {
     const object = schema instanceof z.ZodPrefault ? schema.unwrap() : schema;

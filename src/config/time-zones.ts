@@ -1,13 +1,8 @@
-/**
- * ROLLUP_TIME_ZONES by canonical name: each zone is written one way (its `tz` tag), whatever the
- * spelling given and whichever Node runs energy-etl.
- */
+/** ROLLUP_TIME_ZONES by canonical name: one `tz` tag per zone, whatever the spelling and Node. */
 
 /**
- * Zones that Node's ICU (CLDR, whose ids never change) lists under a former IANA name, with their
- * current one: Node 20 lists Asia/Calcutta, not Asia/Kolkata, and resolves either to Asia/Calcutta;
- * a newer ICU may list the new names. Both spellings become the current IANA name, so the same
- * setting gives the same tag on any Node.
+ * Zones that Node's ICU (CLDR ids never change) lists under a former IANA name, with their
+ * current one (Node 20 lists Asia/Calcutta, a newer ICU Asia/Kolkata): both become the current.
  */
 export const RENAMED_ZONES: Readonly<Record<string, string>> = {
   "Africa/Asmera": "Africa/Asmara",
@@ -56,17 +51,13 @@ function resolved(name: string): string | undefined {
   }
 }
 
-/** A zone by its canonical name, or why `name` is not one. */
-export type CanonicalZone = { readonly zone: string } | { readonly problem: string };
-
 /**
- * `name` (any case) as its IANA name: a zone Intl lists, UTC, or a renamed zone's current name
- * (`utc` -> `UTC`, `europe/berlin` -> `Europe/Berlin`, `Asia/Calcutta` -> `Asia/Kolkata`). Names of
- * UTC (`Etc/UTC`, `GMT`, `Zulu`) are `UTC`; a zone Intl knows but does not list is taken as Intl
- * spells it (`etc/gmt+5` -> `Etc/GMT+5`). Any other alias (`US/Eastern`, `CET`) is refused with the
- * name to write instead, as is a name Intl does not know.
+ * `name` (any case) as its IANA name (`Asia/Calcutta` -> `Asia/Kolkata`, `GMT` -> `UTC`), or, for
+ * another alias (`CET`) or an unknown name, the problem with it.
  */
-export function canonicalTimeZone(name: string): CanonicalZone {
+export function canonicalTimeZone(
+  name: string,
+): { readonly zone: string } | { readonly problem: string } {
   canonical ??= canonicalNames();
   const lower = name.toLowerCase();
   const known = canonical.get(lower);

@@ -19,10 +19,7 @@ export type SyncStart = TimeSpec;
 /** What a setting holds once parsed. */
 export type SettingValue = string | number | boolean | IsoDuration | SyncStart;
 
-/**
- * The branches of a union that take the text of a variable or flag (`"4"` for 4, `"yes"` for
- * true): a config file's JSON has the value's own type, so config/schema.json leaves them out.
- */
+/** The branches of a union for the text of a variable or flag, left out of config/schema.json. */
 export const TEXT_BRANCHES = new WeakSet<object>();
 
 /** `schema` as a branch for text only (see {@link TEXT_BRANCHES}). */
@@ -31,35 +28,30 @@ function textOnly<S extends z.ZodType>(schema: S): S {
   return schema;
 }
 
-/** A whole number in `min..max`, from JSON or from the text of a variable or flag. */
+/** A number from JSON, or from the text of a variable or flag when it matches `form`. */
+const numberOrText = (form: RegExp, message: string) =>
+  z.union([z.number(), textOnly(z.string().trim().regex(form, message))]).transform(Number);
+
+/** A whole number in `min..max`, from JSON or text. */
 export const int = (min: number, max: number) =>
-  z
-    .union([
-      z.number(),
-      textOnly(
-        z
-          .string()
-          .trim()
-          .regex(/^-?\d+$/, "must be a whole number"),
-      ),
-    ])
-    .transform(Number)
-    .pipe(z.number().int("must be a whole number").min(min).max(max));
+  numberOrText(/^-?\d+$/, "must be a whole number").pipe(
+    z.number().int("must be a whole number").min(min).max(max),
+  );
 
 /** A number above 0 and at most `max`, from JSON or text. */
 export const positiveNumber = (max: number) =>
-  z
-    .union([
-      z.number(),
-      textOnly(
-        z
-          .string()
-          .trim()
-          .regex(/^\d+(\.\d+)?$/, "must be a positive number"),
-      ),
-    ])
-    .transform(Number)
-    .pipe(z.number().positive().max(max));
+  numberOrText(/^\d+(\.\d+)?$/, "must be a positive number").pipe(z.number().positive().max(max));
+
+/** `schema`, refusing a value that `problemOf` finds a problem with (the problem as message). */
+function checked<S extends z.ZodType<string>>(
+  schema: S,
+  problemOf: (value: string) => string | undefined,
+): S {
+  return schema.superRefine((value, ctx) => {
+    const problem = problemOf(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+}
 
 const TRUE_WORDS = ["true", "1", "yes"];
 const FALSE_WORDS = ["false", "0", "no"];
@@ -74,37 +66,19 @@ export const bool = z.union([z.boolean(), textOnly(z.string())]).transform((valu
   return false;
 });
 
-/** `text` as a URL when it parses, else undefined. */
-function parseUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * An http(s) URL, or "" (unset). One message per problem, never with the value itself (it may be
- * a secret set in the wrong variable). A URL with credentials (`https://user:pass@host`) is
- * refused, `credentials` saying where they belong: they would be printed and logged with the
- * URL, and a client would send them instead of its own Authorization header.
+ * An http(s) URL, or "" (unset); credentials in it are refused (they would be logged with it),
+ * `credentials` saying where they belong.
  */
 export const optionalUrl = (credentials: string) =>
-  z
-    .string()
-    .trim()
-    .superRefine((s, ctx) => {
-      if (s === "") return;
-      const problem = urlProblem(s, credentials);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    });
+  checked(z.string().trim(), (s) => (s === "" ? undefined : urlProblem(s, credentials)));
 
 /**
  * What is wrong with `text` as an http(s) URL without credentials, or undefined; never repeats
- * the value. `credentials` says where a user and password belong instead.
+ * the value (it may be a secret set in the wrong variable).
  */
 export function urlProblem(text: string, credentials: string): string | undefined {
-  const url = /^https?:\/\/[^\s/]/i.test(text) ? parseUrl(text) : undefined;
+  const url = /^https?:\/\/[^\s/]/i.test(text) && URL.canParse(text) ? new URL(text) : undefined;
   if (!url) {
     const hint = !/^[a-z][a-z\d+.-]*:\/\//i.test(text)
       ? "http:// or https:// is missing in front"
@@ -129,10 +103,7 @@ export const isoDuration = z.string().transform((s, ctx) => {
   return parsed;
 });
 
-/**
- * An ISO 8601 duration from `min` to `max` (ISO texts; a month counts 30 days, a year 365), the
- * bounds shown with the setting's meaning.
- */
+/** An ISO 8601 duration from `min` to `max` (a month counts 30 days, a year 365). */
 export function boundedDuration(min: string, max: string) {
   const [low, high] = [min, max].map((text) => {
     const parsed = parseIsoDuration(text);
@@ -162,10 +133,7 @@ function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
   return undefined;
 }
 
-/**
- * SYNC_START: the grammar of `--from` ({@link parseTimeSpec}): an instant from 1970 to now (as
- * `--from`), or a duration of at most ten years before now (the longest range without `--yes`).
- */
+/** SYNC_START, in the grammar of `--from`: an instant from 1970 to now, or at most 10 years ago. */
 export const syncStart = withBounds(
   z.string().transform((s, ctx): SyncStart => {
     const spec = parseTimeSpec(s);
@@ -178,17 +146,11 @@ export const syncStart = withBounds(
     `\`${formatIsoDuration(MAX_RANGE)}\` before now`,
 );
 
-/**
- * A comma-separated list of time zones (`UTC,Europe/Berlin`), each by its canonical IANA name
- * ({@link canonicalTimeZone}: any case, `utc` -> `UTC`); kept as text, in the order given, each
- * zone once (a repeat after canonicalisation is dropped). An unknown name or an alias is refused,
- * named.
- */
+/** A comma-separated list of time zones, each once by its canonical name, kept as text. */
 export const timeZoneList = z.string().transform((s, ctx) => {
   const zones: string[] = [];
   let refused = false;
-  for (const name of s.split(",").map((z) => z.trim())) {
-    if (name === "") continue;
+  for (const name of timeZonesOf(s)) {
     const found = canonicalTimeZone(name);
     if ("problem" in found) {
       ctx.addIssue({ code: "custom", message: found.problem });
@@ -225,13 +187,9 @@ export function rollupBucketProblem(bucket: string): string | undefined {
 }
 
 /** ROLLUP_BUCKET: "" (beside the raw points) or `database/retention-policy`. */
-export const rollupBucket = z
-  .string()
-  .trim()
-  .superRefine((s, ctx) => {
-    const problem = s === "" ? undefined : rollupBucketProblem(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+export const rollupBucket = checked(z.string().trim(), (s) =>
+  s === "" ? undefined : rollupBucketProblem(s),
+);
 
 /** A bucket's database and retention policy: `energy/rollups`, `energy` (no policy: the default). */
 export function databaseAndPolicy(bucket: string): { database: string; retentionPolicy?: string } {
@@ -241,13 +199,7 @@ export function databaseAndPolicy(bucket: string): { database: string; retention
 
 /** A cron expression of five fields node-cron runs ({@link cronProblem}), normalized. */
 export const cronExpression = withBounds(
-  z
-    .string()
-    .transform(normalizeCron)
-    .superRefine((s, ctx) => {
-      const problem = cronProblem(s);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  checked(z.string().transform(normalizeCron), cronProblem),
   `five fields (minute hour day-of-month month day-of-week, no seconds): at most once a ` +
     `minute, such as \`${CRON_EXAMPLE}\`, or \`@hourly\``,
 );
@@ -273,20 +225,11 @@ export function hostProblem(text: string): string | undefined {
 
 /** HTTP_HOST: a host name or an IP address ({@link hostProblem}). */
 export const hostName = withBounds(
-  z
-    .string()
-    .trim()
-    .superRefine((s, ctx) => {
-      const problem = hostProblem(s);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  checked(z.string().trim(), hostProblem),
   "a host name or an IP address",
 );
 
-/**
- * A secret that goes into an HTTP header as it is (the API key, the InfluxDB token): only
- * characters a header can carry, never repeated in the message.
- */
+/** A secret that goes into an HTTP header as it is: only characters a header can carry. */
 export const headerSecret = z.string().refine(
   // biome-ignore lint/suspicious/noControlCharactersInRegex: those are what it refuses
   (s) => !/[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/.test(s),
@@ -307,10 +250,7 @@ export function resolveSyncStart(start: SyncStart, now: Date): Date {
   return start.kind === "at" ? start.at : subtractDuration(now, start.duration);
 }
 
-/**
- * A parsed value as the config file writes it: durations as ISO text (`PT1H`), a start instant
- * as an ISO date-time, everything else as it is.
- */
+/** A parsed value as the config file writes it: durations and start instants as ISO text. */
 export function printValue(value: SettingValue): string | number | boolean {
   if (typeof value !== "object") return value;
   if (!("kind" in value)) return formatIsoDuration(value);

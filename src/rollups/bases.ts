@@ -1,8 +1,6 @@
 /**
- * Where each counter series stands before an instant: its `base` (counter-rule.ts), read from the
- * last hour point stored before it, unless a raw reading came after that hour (history written
- * with rollups off, never rolled up): then the series goes on from that reading. The one rule
- * for every read of a base (a recompute's range, the hour a zone's midnight splits, the audit).
+ * Where each counter series stands before an instant: the `base` of the last hour point stored
+ * before it, or a raw reading after that hour (history written with rollups off).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { HOUR_S } from "./buckets.js";
@@ -50,11 +48,8 @@ export function basesFrom(
 export function rowByKey(
   found: readonly InfluxqlSeries[],
   tagsOf: (s: InfluxqlSeries) => Series.SeriesTags | undefined,
-): Map<
-  Series.SeriesKey,
-  { readonly tags: Series.SeriesTags; readonly s: number; readonly value: number }
-> {
-  const out = new Map<Series.SeriesKey, { tags: Series.SeriesTags; s: number; value: number }>();
+): Map<Series.SeriesKey, Series.Reading & { readonly tags: Series.SeriesTags }> {
+  const out = new Map<Series.SeriesKey, Series.Reading & { tags: Series.SeriesTags }>();
   for (const series of found) {
     const tags = tagsOf(series);
     const [row] = series.values;

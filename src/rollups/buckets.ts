@@ -1,7 +1,6 @@
 /**
- * The days rollups sum over, pure, times in epoch seconds: days of a time zone (an IANA name:
- * `UTC`, `Europe/Berlin`), whose midnights Intl knows, DST included (a day of 23 or 25 hours; a
- * midnight a zone skips starts its day at the first instant of that date).
+ * The days of a time zone rollups sum over, in epoch seconds, DST included (a midnight a zone
+ * skips starts its day at the first instant of that date).
  */
 
 /** A bucket: [startS, endS). */
@@ -19,49 +18,36 @@ export const hourStart = (s: number): number => Math.floor(s / HOUR_S) * HOUR_S;
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function formatOf(zone: string): Intl.DateTimeFormat {
-  let format = formats.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat("en-US", {
+  const format =
+    formats.get(zone) ??
+    new Intl.DateTimeFormat("en-US", {
       timeZone: zone,
-      hourCycle: "h23",
       year: "numeric",
       month: "numeric",
       day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
     });
-    formats.set(zone, format);
-  }
+  formats.set(zone, format);
   return format;
 }
 
-/** The wall-clock date and time in `zone` at `s`. */
-function wallTime(zone: string, s: number) {
+/** The local date in `zone` at `s`. */
+function wallDate(zone: string, s: number) {
   const parts: Record<string, number> = {};
   for (const part of formatOf(zone).formatToParts(new Date(s * 1000))) {
     if (part.type !== "literal") parts[part.type] = Number(part.value);
   }
-  return {
-    year: parts.year ?? 1970,
-    month: parts.month ?? 1,
-    day: parts.day ?? 1,
-    hour: parts.hour ?? 0,
-    minute: parts.minute ?? 0,
-    second: parts.second ?? 0,
-  };
+  return { year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1 };
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 const starts = new Map<string, number>();
-/** `YYYY-MM-DD` of each day start found, by `zone startS`: a rollup line asks for its day's date. */
+/** `YYYY-MM-DD` of each day start found, by `zone startS` (a day line asks for its date). */
 const dates = new Map<string, string>();
 
 /**
- * The first instant of the local date year-month-day in `zone`: where the local date turns to it
- * (midnight, or the first instant after a change that skips midnight). A date only ever follows
- * the one before it, so a search over the two days around its UTC midnight finds it.
+ * The first instant of the local date year-month-day in `zone`, found by a binary search over the
+ * two days around its UTC midnight (a date only ever follows the one before it).
  */
 function startOfDate(zone: string, year: number, month: number, day: number): number {
   const key = `${zone} ${year}-${month}-${day}`;
@@ -69,7 +55,7 @@ function startOfDate(zone: string, year: number, month: number, day: number): nu
   if (known !== undefined) return known;
   const target = year * 10_000 + month * 100 + day;
   const dateAt = (s: number) => {
-    const w = wallTime(zone, s);
+    const w = wallDate(zone, s);
     return w.year * 10_000 + w.month * 100 + w.day;
   };
   const wall = Date.UTC(year, month - 1, day) / 1000;
@@ -88,7 +74,7 @@ function startOfDate(zone: string, year: number, month: number, day: number): nu
 
 /** The local day of `zone` holding `s`. */
 export function dayOf(zone: string, s: number): Bucket {
-  const w = wallTime(zone, s);
+  const w = wallDate(zone, s);
   const startS = startOfDate(zone, w.year, w.month, w.day);
   const next = new Date(Date.UTC(w.year, w.month - 1, w.day + 1));
   const endS = startOfDate(zone, next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate());
@@ -99,6 +85,6 @@ export function dayOf(zone: string, s: number): Bucket {
 export function localDate(zone: string, s: number): string {
   const known = dates.get(`${zone} ${s}`);
   if (known !== undefined) return known;
-  const w = wallTime(zone, s);
+  const w = wallDate(zone, s);
   return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}`;
 }

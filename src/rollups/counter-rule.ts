@@ -1,22 +1,11 @@
 /**
- * How much a counter's readings add, by the counter's type, pure. The one definition of an
- * increase (docs/schema.md, "Rollups"):
- *
- * - `cumulative_daily_reset` (type 05): a reading below the one before is a reset and counts from
- *   zero (adds itself); any other reading adds its rise over the one before.
- * - `cumulative` (type 04): `high` is the highest reading since the last reset. A reading at or
- *   above it adds its rise over it; one below it but at least {@link DIP_SHARE} of it is a dip
- *   (meters report a little less now and then): it adds nothing and `high` stays, so the climb
- *   back adds nothing either; one below that share is a reset: it adds itself and is the new
- *   `high`.
- * - A series' first reading adds nothing.
- *
- * The state a series carries from reading to reading is one number, its `base`: the reading the
- * next one is measured from (the last reading for type 05, `high` for type 04).
+ * How much a counter's readings add: the one definition of an increase (docs/schema.md,
+ * "Rollups"). A series carries its `base` from reading to reading: the reading the next one is
+ * measured from (the last for type 05, the highest since the last reset for type 04).
  */
 
 /** Below this share of the highest reading, a cumulative counter's fall is a reset, not a dip. */
-export const DIP_SHARE = 0.9;
+const DIP_SHARE = 0.9;
 
 /** How a counter's falls are read. */
 export type CounterKind = "cumulative" | "cumulative_daily_reset";
@@ -61,11 +50,7 @@ export function foldReadings(
   return { increase, base: at };
 }
 
-/**
- * What readings that never fall between their first and last add from `base`, from those two
- * alone (every reading after the first is at or above the one before it): the first reading's
- * step, then the rise from it to the last (above `high`, for a cumulative counter in a dip).
- */
+/** What readings that never fall after their first add from `base`, from their first and last. */
 export function foldRising(
   kind: CounterKind,
   base: number | undefined,

@@ -1,14 +1,12 @@
 /**
  * Daily increases of a zone from the hourly ones stored a moment before: a day is the sum of the
  * UTC hours inside it, plus, for a zone whose days do not start on a UTC hour (Asia/Kolkata), what
- * the readings of the hour split by its start or end add on its side of the split (read reading
- * by reading, from the base stored before that hour).
+ * the readings of an hour split by its start or end add on its side (from the base before it).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom } from "./bases.js";
 import { type Bucket, HOUR_S, hourStart } from "./buckets.js";
-import { addReading, counterKindOf } from "./counter-rule.js";
-import { rawStatement, readingsBySeries } from "./readings.js";
+import { type ReadingStep, rawStatement, readingSteps } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
@@ -19,61 +17,56 @@ export interface DayPoint {
   readonly increase: number;
 }
 
-/** Some days of a target in a zone: the statements that read them, and how to sum their results. */
+/** A day of a target in a zone: the statements that read it, and how to sum their results. */
 export interface DayPlan {
   readonly target: Series.RollupTarget;
   readonly zone: string;
   readonly statements: readonly string[];
-  /** The days' points from the statements' results (in their order). */
+  /** The day's points from the statements' results (in their order). */
   points(results: readonly (readonly InfluxqlSeries[])[]): DayPoint[];
 }
 
 /** What each reading of a split hour adds, per series. */
-type SplitAdds = Map<
+type SplitSteps = ReadonlyMap<
   Series.SeriesKey,
-  { tags: Series.SeriesTags; adds: { s: number; add: number }[] }
+  { readonly tags: Series.SeriesTags; readonly steps: ReadingStep[] }
 >;
 
-/** The plan of `days` (consecutive) of `target` in `zone`. */
+/** The plan of `day` of `target` in `zone`. */
 export function dayPlan(
   target: Series.RollupTarget,
   zone: string,
-  days: readonly Bucket[],
+  day: Bucket,
   home: Series.RollupHome,
 ): DayPlan {
   const statements: string[] = [];
-  /** Per day start, the index of the statement summing its whole hours. */
-  const sums = new Map<number, number>();
-  /** Per split hour, the index of its first statement (bases, then readings). */
+  const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
+  const to = hourStart(day.endS);
+  if (from < to) {
+    statements.push(
+      `SELECT sum("increase") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
+    );
+  }
+  // the index of each split hour's first statement (bases, then readings)
   const splits = new Map<number, number>();
-  for (const day of days) {
-    const from = Math.ceil(day.startS / HOUR_S) * HOUR_S;
-    const to = hourStart(day.endS);
-    if (from < to) {
-      sums.set(day.startS, statements.length);
-      statements.push(
-        `SELECT sum("increase") FROM ${Series.rollupSource(home, HOUR_MEASUREMENT)} WHERE ${Series.targetWhere(target)} AND time >= ${from}s AND time < ${to}s GROUP BY ${Series.ROLLUP_SERIES_TAGS}`,
-      );
-    }
-    for (const hourS of splitHours(day)) {
-      if (splits.has(hourS)) continue;
-      splits.set(hourS, statements.length);
-      statements.push(
-        ...baseStatements(target, hourS, home),
-        rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }),
-      );
-    }
+  for (const hourS of splitHours(day)) {
+    splits.set(hourS, statements.length);
+    statements.push(
+      ...baseStatements(target, hourS, home),
+      rawStatement(target, { fromS: hourS, toS: hourS + HOUR_S }),
+    );
   }
   return {
     target,
     zone,
     statements,
     points: (results) => {
-      const split = new Map<number, SplitAdds>();
+      const split = new Map<number, SplitSteps>();
       for (const [hourS, i] of splits) {
-        split.set(hourS, splitAdds(target, results.slice(i, i + 2), results[i + 2] ?? []));
+        const before = basesFrom(target, results.slice(i, i + 2));
+        split.set(hourS, readingSteps(target, before, results[i + 2] ?? []));
       }
-      return days.flatMap((day) => dayPoints(day, results[sums.get(day.startS) ?? -1], split));
+      return dayPoints(day, from < to ? results[0] : undefined, split);
     },
   };
 }
@@ -83,11 +76,11 @@ function splitHours(day: Bucket): number[] {
   return [day.startS, day.endS].filter((edge) => edge % HOUR_S !== 0).map(hourStart);
 }
 
-/** A day's points: the sum of its whole hours, plus what its split hours' readings add on its side. */
+/** A day's points: the sum of its whole hours, plus what its split hours add on its side. */
 function dayPoints(
   day: Bucket,
   sums: readonly InfluxqlSeries[] | undefined,
-  split: ReadonlyMap<number, SplitAdds>,
+  split: ReadonlyMap<number, SplitSteps>,
 ): DayPoint[] {
   const total = new Map<Series.SeriesKey, { series: Series.SeriesTags; increase: number }>();
   const add = (tags: Series.SeriesTags, increase: number) => {
@@ -101,36 +94,11 @@ function dayPoints(
     if (typeof sum === "number") add(Series.rollupSeriesOf(s), sum);
   }
   for (const edge of [day.startS, day.endS]) {
-    for (const { tags, adds } of split.get(hourStart(edge))?.values() ?? []) {
-      const inDay = adds.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
-      if (inDay.length > 0)
-        add(
-          tags,
-          inDay.reduce((n, a) => n + a.add, 0),
-        );
+    for (const { tags, steps } of split.get(hourStart(edge))?.values() ?? []) {
+      const inDay = steps.filter((a) => (edge === day.startS ? a.s >= edge : a.s < edge));
+      const added = inDay.reduce((n, a) => n + a.add, 0);
+      if (inDay.length > 0) add(tags, added);
     }
   }
   return [...total.values()].map((t) => ({ ...t, startS: day.startS }));
-}
-
-/** What each reading of a split hour adds, per series, from its base before the hour. */
-function splitAdds(
-  target: Series.RollupTarget,
-  bases: readonly (readonly InfluxqlSeries[])[],
-  raw: readonly InfluxqlSeries[],
-): SplitAdds {
-  const before = basesFrom(target, bases);
-  const out: SplitAdds = new Map();
-  for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
-    const kind = counterKindOf(tags.type);
-    if (kind === undefined) continue;
-    let base = before.get(key)?.base;
-    const adds = readings.map((r) => {
-      const step = addReading(kind, base, r.value);
-      base = step.base;
-      return { s: r.s, add: step.add };
-    });
-    out.set(key, { tags, adds });
-  }
-  return out;
 }

@@ -1,23 +1,12 @@
 /**
- * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series a few numbers
- * (the hour's first and last reading, how many of the steps between consecutive readings fall)
- * instead of every reading. An hour whose readings never fall after
- * its first one is folded from its first and last reading (counter-rule.ts `foldRising`); only
- * an hour with a fall inside is read reading by reading. Each series carries its base from hour
- * to hour; a span that starts a range reads it from the hour stored before (the `base` field).
- *
- * No statement ORs time ranges (InfluxQL answers such a WHERE with nothing): each is one range.
+ * Hourly increases with InfluxDB doing the reading: per UTC hour and counter series its first and
+ * last reading and how many steps fall; only an hour with a fall inside is read reading by
+ * reading. No statement ORs time ranges (InfluxQL answers such a WHERE with nothing).
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom, rowByKey, type SeriesBase } from "./bases.js";
 import { HOUR_S } from "./buckets.js";
-import {
-  type CounterKind,
-  counterKindOf,
-  type Folded,
-  foldReadings,
-  foldRising,
-} from "./counter-rule.js";
+import { counterKindOf, type Folded, foldReadings, foldRising } from "./counter-rule.js";
 import type { SeriesReadings } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
@@ -27,19 +16,12 @@ export interface HourSpan {
   readonly target: Series.RollupTarget;
   readonly fromS: number;
   readonly toS: number;
-  /** The span starts a range: each series' base before it is read from InfluxDB. */
+  /** The span starts a range: each series' base before it is read. */
   readonly lookup: boolean;
-  /** Each series' next reading at or after toS is read (the span ends a range). */
+  /** The span ends a range: each series' next reading at or after toS is read. */
   readonly next: boolean;
   /** The hour points stored over the span are read (before they are written again). */
   readonly stored: boolean;
-}
-
-/** A series as a recompute carries it from hour to hour. */
-export interface SeriesState {
-  readonly tags: Series.SeriesTags;
-  readonly kind: CounterKind;
-  base: number | undefined;
 }
 
 /** One hour's rollup of a series. */
@@ -47,7 +29,7 @@ export interface HourPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;
   readonly increase: number;
-  /** The base after the hour: the next hour's increase counts from it. */
+  /** The base after the hour. */
   readonly base: number;
 }
 
@@ -57,25 +39,25 @@ interface HourFacts {
   readonly last: number;
   /** Steps down between consecutive readings of the span that land in this hour. */
   falls: number;
-  /** A reading falls below the one before it inside the hour (not only its first reading). */
+  /** A reading after the hour's first falls below the one before it. */
   fallsInside: boolean;
 }
 
 /** What InfluxDB says of a span, before any single reading is read. */
 export interface SpanFacts {
-  /** lookup: the base before the span, per series (stored, or the last raw reading). */
+  /** `lookup`: the base before the span, per series. */
   readonly before: Map<Series.SeriesKey, SeriesBase>;
-  /** Per series, per hour start: the hour's figures. */
+  /** Per series, per hour start: the hour's facts. */
   readonly hours: Map<
     Series.SeriesKey,
     { readonly tags: Series.SeriesTags; readonly hours: Map<number, HourFacts> }
   >;
-  /** `stored`: per series, per hour start, the point stored before this recompute wrote. */
+  /** `stored`: per series, per hour start, the point stored before this recompute. */
   readonly stored: Map<
     Series.SeriesKey,
     Map<number, { readonly increase: number; readonly base: number }>
   >;
-  /** `next`: per series, its first reading at or after the span's end (epoch s). */
+  /** `next`: per series, the time of its first reading at or after the span's end. */
   readonly next: Map<Series.SeriesKey, number>;
 }
 
@@ -140,9 +122,8 @@ export function readSpan(
 }
 
 /**
- * Each series' hours: their first and last reading (edges), how many steps down land in them
- * (falls), and whether one lands inside the hour: the step into an hour's first reading, from
- * the last reading of the hour before it in the span, is among its falls but is no fall inside.
+ * Each series' hours from their edges and falls: the step into an hour's first reading, from the
+ * hour before, is among its falls but no fall inside.
  */
 function readHours(
   facts: SpanFacts,
@@ -150,19 +131,17 @@ function readHours(
   falls: readonly InfluxqlSeries[],
   seriesOf: (s: InfluxqlSeries) => Series.SeriesTags | undefined,
 ): void {
-  const hoursOf = (tags: Series.SeriesTags) => {
+  const hoursOf = (s: InfluxqlSeries) => {
+    const tags = seriesOf(s);
+    if (tags === undefined) return undefined;
     const key = Series.keyOf(tags);
-    let entry = facts.hours.get(key);
-    if (entry === undefined) {
-      entry = { tags, hours: new Map() };
-      facts.hours.set(key, entry);
-    }
+    const entry = facts.hours.get(key) ?? { tags, hours: new Map() };
+    facts.hours.set(key, entry);
     return entry.hours;
   };
   for (const s of edges) {
-    const tags = seriesOf(s);
-    if (tags === undefined) continue;
-    const hours = hoursOf(tags);
+    const hours = hoursOf(s);
+    if (hours === undefined) continue;
     for (const [t, first, last] of s.values) {
       const [hourS, a, b] = [num(t), num(first), num(last)];
       if (hourS === undefined || a === undefined || b === undefined) continue;
@@ -170,9 +149,8 @@ function readHours(
     }
   }
   for (const s of falls) {
-    const tags = seriesOf(s);
-    if (tags === undefined) continue;
-    const hours = hoursOf(tags);
+    const hours = hoursOf(s);
+    if (hours === undefined) continue;
     for (const [t, count] of s.values) {
       const hour = hours.get(num(t) ?? Number.NaN);
       if (hour !== undefined) hour.falls = num(count) ?? 0;
@@ -180,9 +158,7 @@ function readHours(
   }
   for (const { hours } of facts.hours.values()) {
     let before: number | undefined;
-    for (const hourS of [...hours.keys()].sort((a, b) => a - b)) {
-      const hour = hours.get(hourS);
-      if (hour === undefined) continue;
+    for (const [, hour] of [...hours].sort(([a], [b]) => a - b)) {
       const entryFalls = before !== undefined && hour.first < before;
       hour.fallsInside = hour.falls - (entryFalls ? 1 : 0) > 0;
       before = hour.last;
@@ -203,10 +179,7 @@ function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
   }
 }
 
-/**
- * The hours of the span, as runs [fromS, toS) of consecutive hours, in which some series falls
- * inside an hour: those are read reading by reading (rawStatement).
- */
+/** The hours in which some series falls inside, as runs [fromS, toS): read reading by reading. */
 export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] {
   const starts = new Set<number>();
   for (const { hours } of facts.hours.values()) {
@@ -222,33 +195,25 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
 }
 
 /**
- * The span's hours folded, series by series, hour by hour, from each series' base in `states`
- * (set from facts.before first when the span looked it up), which is left at the span's end.
- * `readings`: the readings of the hours with a fall inside (rawStatement).
+ * The span's hours folded from each series' base in `bases` (or facts.before), left at the
+ * span's end; `readings`: those of the hours with a fall inside.
  */
 export function foldSpan(
-  states: Map<Series.SeriesKey, SeriesState>,
+  bases: Map<Series.SeriesKey, number | undefined>,
   facts: SpanFacts,
   readings: ReadonlyMap<Series.SeriesKey, SeriesReadings>,
 ): HourPoint[] {
   for (const [key, b] of facts.before) {
-    const kind = counterKindOf(b.tags.type);
-    if (kind !== undefined) states.set(key, { tags: b.tags, kind, base: b.base });
+    if (counterKindOf(b.tags.type) !== undefined) bases.set(key, b.base);
   }
   const points: HourPoint[] = [];
   for (const [key, { tags, hours }] of facts.hours) {
     const kind = counterKindOf(tags.type);
     if (kind === undefined) continue;
-    let state = states.get(key);
-    if (state === undefined) {
-      state = { tags, kind, base: undefined };
-      states.set(key, state);
-    }
+    let base = bases.get(key);
     const series = readings.get(key)?.readings ?? [];
     let at = 0;
-    for (const startS of [...hours.keys()].sort((a, b) => a - b)) {
-      const hour = hours.get(startS);
-      if (hour === undefined) continue;
+    for (const [startS, hour] of [...hours].sort(([a], [b]) => a - b)) {
       let folded: Folded;
       if (hour.fallsInside) {
         const values: number[] = [];
@@ -256,14 +221,15 @@ export function foldSpan(
           const r = series[at++];
           if (r !== undefined && r.s >= startS) values.push(r.value);
         }
-        folded = foldReadings(kind, state.base, values);
+        folded = foldReadings(kind, base, values);
       } else {
-        folded = foldRising(kind, state.base, hour.first, hour.last);
+        folded = foldRising(kind, base, hour.first, hour.last);
       }
-      state.base = folded.base;
+      base = folded.base;
       if (folded.base !== undefined)
         points.push({ series: tags, startS, increase: folded.increase, base: folded.base });
     }
+    bases.set(key, base);
   }
   return points;
 }

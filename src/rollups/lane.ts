@@ -1,10 +1,6 @@
-/**
- * One target's way through its hours in a recompute: its changed ranges, span by span, each from
- * the bases stored before it, and the hours after a range as long as they come out different from
- * what is stored. recompute.ts asks each lane for its next span and hands back what InfluxDB said.
- */
+/** One target's way through its hours in a recompute (recompute.ts asks it span by span). */
 import { HOUR_S, hourStart } from "./buckets.js";
-import type { HourPoint, HourSpan, SeriesState, SpanFacts } from "./hour-increases.js";
+import type { HourPoint, HourSpan, SpanFacts } from "./hour-increases.js";
 import { keyOf, type RollupTarget, type SeriesKey } from "./series.js";
 
 /** A device resource's readings in [fromS, toS] changed: its rollups are recomputed. */
@@ -24,30 +20,25 @@ const sameIncrease = (a: number, b: number) =>
   Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
 
 /**
- * One target's way through its hours: its changed ranges (whole hours, merged) one after the
- * other, each from the bases stored before it; after a range whose series read on, the hours
- * after it for those series until an hour recomputed equals the one stored (its base, and so
- * every later hour, is then as before), or has none stored (not rolled up yet: its own mark will
- * recompute it from here), or the next range takes over.
+ * One target's changed ranges one after the other, each from the bases stored before it; after a
+ * range, the hours after it until an hour recomputed equals the one stored (every later hour is
+ * then as before), has none stored, or the next range takes over.
  */
 export class Lane {
   /** Each series' base where the lane stands. */
-  readonly states = new Map<SeriesKey, SeriesState>();
+  readonly bases = new Map<SeriesKey, number | undefined>();
   /** The hours recomputed, [fromS, toS), in order. */
   readonly hours: { fromS: number; toS: number }[] = [];
   /** Ranges where energy-etl wrote readings and InfluxDB answered none of a counter. */
   readonly unread: { fromS: number; toS: number }[] = [];
-  private readonly ranges: LaneRange[];
   private range: (LaneRange & { at: number; seen: boolean }) | undefined;
   /** After a range: the series whose later hours may have changed, and where they stand. */
   private extension: { pending: Set<SeriesKey>; fromS: number; toS: number } | undefined;
 
   constructor(
     readonly target: RollupTarget,
-    ranges: LaneRange[],
-  ) {
-    this.ranges = ranges;
-  }
+    private readonly ranges: LaneRange[],
+  ) {}
 
   /** The next span to recompute; undefined when the lane is through. */
   nextSpan(): HourSpan | undefined {
@@ -88,8 +79,7 @@ export class Lane {
     for (const p of pendingPoints) {
       const key = keyOf(p.series);
       const stored = facts.stored.get(key)?.get(p.startS);
-      // as stored: every later hour is too; none stored: not rolled up yet (written meanwhile, its
-      // own mark recomputes it, from the base written here)
+      // none stored: not rolled up yet (its own mark recomputes it, from the base written here)
       const same =
         stored === undefined ||
         (stored.base === p.base && sameIncrease(stored.increase, p.increase));
@@ -101,11 +91,7 @@ export class Lane {
     return pendingPoints;
   }
 
-  /**
-   * The next extension span for `pending` series, from the first of their next readings, `hours`
-   * long; none when none of them reads on, or when the next range starts there first (it reads
-   * the bases this lane wrote).
-   */
+  /** The next extension span for `pending` series, `hours` long, unless the next range takes over. */
   private extendFor(pending: Set<SeriesKey>, facts: SpanFacts, hours: number): void {
     let nextS: number | undefined;
     for (const key of [...pending]) {
@@ -135,11 +121,8 @@ export function lanesOf(jobs: readonly RecomputeJob[]): Lane[] {
   for (const job of jobs) {
     if (job.target.counters.length === 0) continue;
     const key = JSON.stringify([job.target.deviceId, job.target.resourceId]);
-    let entry = byTarget.get(key);
-    if (entry === undefined) {
-      entry = { target: job.target, ranges: [] };
-      byTarget.set(key, entry);
-    }
+    const entry = byTarget.get(key) ?? { target: job.target, ranges: [] };
+    byTarget.set(key, entry);
     entry.ranges.push({
       fromS: hourStart(job.fromS),
       toS: hourStart(job.toS) + HOUR_S,

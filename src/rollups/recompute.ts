@@ -1,11 +1,6 @@
 /**
- * Recomputing device resources' rollups over the hours whose readings changed, from what InfluxDB
- * stores, never from a running sum: per target, its changed ranges hour by hour
- * (hour-increases.ts), each series carrying its base from hour to hour; then the hours after a
- * range as long as the base they start from changed (until an hour recomputed equals the one
- * stored); then every day of each zone holding those hours (day-increases.ts). The same range
- * recomputed writes the same points. Many targets' statements share InfluxQL requests and their
- * points share writes.
+ * Recomputing rollups over the hours whose readings changed, from what InfluxDB stores (never a
+ * running sum): the hours of each lane, then the days holding them. Idempotent.
  */
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
@@ -39,30 +34,22 @@ export interface RecomputeParts {
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
   /**
-   * Where the hours recomputed after a range are noted before they are written, and forgotten
-   * once their days are written too: a pass that fails or stops in between leaves them due (the
-   * next pass finds those hours already equal to what it computes, and would not reach their
-   * days otherwise).
+   * Marks of the hours recomputed after a range, until their days are written too: else a pass
+   * stopped in between would leave days that the next one, finding the hours as stored, misses.
    */
-  readonly extensions?: ExtensionMarks;
-}
-
-/** Notes of hours written ahead of their days (rollup_marks rows of their own). */
-export interface ExtensionMarks {
-  mark(target: RollupTarget, fromS: number, toS: number): number;
-  forget(ids: readonly number[]): void;
+  readonly extensions?: {
+    mark(target: RollupTarget, fromS: number, toS: number): number;
+    forget(ids: readonly number[]): void;
+  };
 }
 
 /**
- * The URL-encoded characters of statements sent in one InfluxQL request: spans of several device
- * resources share requests, and the query (in the URL) stays under the 8 KB that proxies commonly
- * allow. A span's statements are never split, so one with very many counters may go alone over it.
+ * The URL-encoded characters of statements in one InfluxQL request: under the 8 KB of URL proxies
+ * commonly allow (a span with very many counters may go alone over it).
  */
 const QUERY_CHARS_PER_REQUEST = 6_000;
 
-/**
- * Writes the rollups of `target` that readings in [fromS, toS] change. Returns the points written.
- */
+/** Writes the rollups of `target` that readings in [fromS, toS] change; the points written. */
 export function recomputeRollups(
   parts: RecomputeParts,
   target: RollupTarget,
@@ -72,11 +59,7 @@ export function recomputeRollups(
   return recomputeAll(parts, [{ target, fromS, toS }]);
 }
 
-/**
- * recomputeRollups for several device resources at once: their hours first, span by span (the
- * statements of many in one request, their points in one write), then their days, which sum
- * those hours.
- */
+/** recomputeRollups for several device resources: their hours span by span, then their days. */
 export async function recomputeAll(
   parts: RecomputeParts,
   jobs: readonly RecomputeJob[],
@@ -97,19 +80,16 @@ export async function recomputeAll(
   await checkWritten(parts, lanes);
   const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
   points += await queryThenWrite(parts, days, (plan, results) =>
-    plan
-      .points(results)
-      .map((x) => dayLine(plan.target, x.series, plan.zone, x.increase, x.startS)),
+    plan.points(results).map((p) => dayLine(plan.target, plan.zone, p)),
   );
   parts.extensions?.forget(noted);
   return points;
 }
 
 /**
- * A range where energy-etl wrote readings but InfluxDB answered none of its counters may be one
- * whose counters were all null (the other points are there), or InfluxDB answering a query with
- * nothing although it holds the points (a wrong database/retention-policy mapping, a front that
- * answers empty): the second throws, so that the marks stay (its days were not written).
+ * Where energy-etl wrote readings but InfluxDB answered none of a counter: fine when the counters
+ * were null (other points are there); throws (the marks stay) when InfluxDB answers nothing at all
+ * (a wrong database/retention-policy mapping).
  */
 async function checkWritten(parts: RecomputeParts, lanes: readonly Lane[]): Promise<void> {
   const checks = lanes.flatMap((lane) =>
@@ -139,10 +119,7 @@ interface LaneSpan {
   readonly statements: readonly string[];
 }
 
-/**
- * The hours of one span per lane: their facts (one request for many), the readings of the hours
- * with a fall inside (another), folded; the hour points written in one write. Returns them.
- */
+/** The hours of one span per lane: facts and readings read, folded and written; the points. */
 async function recomputeSpans(
   parts: RecomputeParts,
   spans: readonly LaneSpan[],
@@ -166,12 +143,12 @@ async function recomputeSpans(
   for (const s of spans) {
     const f = facts.get(s) ?? noFacts();
     const points = foldSpan(
-      s.lane.states,
+      s.lane.bases,
       f,
       readingsBySeries(s.span.target, readings.get(s) ?? []),
     );
     const written = s.lane.afterSpan(s.span, f, points);
-    // hours after a range go out ahead of their days: noted first (see ExtensionMarks)
+    // hours after a range go out ahead of their days: marked first (see `extensions`)
     if (s.span.stored && written.length > 0 && parts.extensions) {
       noted.push(parts.extensions.mark(s.span.target, s.span.fromS, s.span.toS - 1));
     }
@@ -180,7 +157,7 @@ async function recomputeSpans(
   return writeLines(parts, lines);
 }
 
-/** The days of each zone holding a lane's recomputed hours, as plans of consecutive days. */
+/** A plan per day of each zone holding a lane's recomputed hours, in order. */
 function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPlan[] {
   const spans = merged(lane.hours);
   return zones.flatMap((zone) => {
@@ -192,14 +169,11 @@ function dayPlans(lane: Lane, zones: readonly string[], home: RollupHome): DayPl
     }
     const sorted = [...days.values()].sort((a, b) => a.startS - b.startS);
     // a plan per day keeps each request's statements small enough to pack
-    return sorted.map((day) => dayPlan(lane.target, zone, [day], home));
+    return sorted.map((day) => dayPlan(lane.target, zone, day, home));
   });
 }
 
-/**
- * The items' statements sent in as few requests as fit QUERY_CHARS_PER_REQUEST (an item's are
- * never split); each item's own results (in order) handed to `take`.
- */
+/** The items' statements sent in as few requests as fit; each item's results handed to `take`. */
 async function eachRequest<T extends { readonly statements: readonly string[] }>(
   parts: RecomputeParts,
   items: readonly T[],
@@ -241,10 +215,7 @@ function requests<T extends { readonly statements: readonly string[] }>(
   return groups;
 }
 
-/**
- * The items' statements in as few requests as fit; each request's items made into lines by
- * `linesOf`, and written together. Returns the points written.
- */
+/** {@link eachRequest}, each request's items made into lines and written together; the points. */
 async function queryThenWrite<T extends { readonly statements: readonly string[] }>(
   parts: RecomputeParts,
   items: readonly T[],
@@ -261,10 +232,7 @@ async function queryThenWrite<T extends { readonly statements: readonly string[]
   return points;
 }
 
-/**
- * Lines written in one request, sent at once (the next step may read them back, and a coalescing
- * sink would hold them for its linger time); their count.
- */
+/** Lines written now, not coalesced (the next step may read them back); their count. */
 async function writeLines(parts: RecomputeParts, lines: readonly string[]): Promise<number> {
   if (lines.length === 0) return 0;
   const outcome = await parts.sink.write(lineBatch(lines), { now: true });

@@ -1,15 +1,13 @@
 /**
- * Checking stored rollups against the raw readings: for sampled days, what the counter rule makes
- * of each counter's raw readings, read one by one (not the hourly path's figures), against the
- * `rollup_day` point of each zone and the `rollup_hour` points (increase and base) of the hours
- * holding the day. A missing, extra or different point is a mismatch.
+ * Checking stored rollups of sampled days against the counter rule applied to the raw readings,
+ * one by one (not the hourly path's figures): a missing, extra or different point is a mismatch.
  */
-import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
+import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influx-query.js";
 import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
 import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
-import { addReading, counterKindOf } from "./counter-rule.js";
-import { rawStatement, readingsBySeries } from "./readings.js";
+import { rawStatement, readingSteps } from "./readings.js";
+import type { RecomputeParts } from "./recompute.js";
 import { DAY_MEASUREMENT, HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
@@ -39,13 +37,6 @@ export interface RollupAuditResult {
   readonly mismatches: RollupMismatch[];
 }
 
-/** What the audit needs. */
-export interface RollupAuditParts {
-  readonly query: Pick<InfluxQuery, "query">;
-  readonly zones: readonly string[];
-  readonly home: Series.RollupHome;
-}
-
 /** `count` days spread evenly over [fromS, toS] (each a moment inside the day: its UTC noon). */
 export function sampleDays(fromS: number, toS: number, count: number): number[] {
   const DAY_S = 86_400;
@@ -69,12 +60,21 @@ interface Figures {
   readonly base?: number;
 }
 
-/**
- * The rollups of `target` over the days holding `moments` in each zone of `parts`, compared with
- * the raw readings; each hour is checked once, whatever zones' days hold it.
- */
+/** Per series, what its readings make of a day and of each hour holding them. */
+type Expected = Map<
+  Series.SeriesKey,
+  { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
+>;
+
+/** Per series, its figures per bucket start. */
+type PointsBySeries = Map<
+  Series.SeriesKey,
+  { series: Series.SeriesTags; points: Map<number, Figures> }
+>;
+
+/** The rollups of `target` over the days holding `moments` in each zone, each hour once. */
 export async function auditRollups(
-  parts: RollupAuditParts,
+  parts: Pick<RecomputeParts, "query" | "zones" | "home">,
   target: Series.RollupTarget,
   moments: readonly number[],
 ): Promise<RollupAuditResult> {
@@ -140,10 +140,7 @@ export async function auditRollups(
   return { checked, mismatches };
 }
 
-/**
- * The statements of one day: the bases stored before its first hour, the raw readings of the
- * hours holding it, its stored day points (of `zone`) and hour points.
- */
+/** The statements of one day: bases before it, raw readings, stored day and hour points. */
 function auditStatements(
   target: Series.RollupTarget,
   zone: string,
@@ -168,28 +165,18 @@ function fromReadings(
   day: Bucket,
   before: ReadonlyMap<Series.SeriesKey, SeriesBase>,
   raw: readonly InfluxqlSeries[],
-): Map<
-  Series.SeriesKey,
-  { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
-> {
-  const out = new Map<
-    Series.SeriesKey,
-    { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
-  >();
-  for (const [key, { tags, readings }] of readingsBySeries(target, [raw])) {
-    const kind = counterKindOf(tags.type);
-    if (kind === undefined || readings.length === 0) continue;
-    let base = before.get(key)?.base;
+): Expected {
+  const out: Expected = new Map();
+  for (const [key, { tags, steps }] of readingSteps(target, before, raw)) {
+    if (steps.length === 0) continue;
     let dayIncrease: number | undefined;
     const hours = new Map<number, { increase: number; base: number }>();
-    for (const r of readings) {
-      const step = addReading(kind, base, r.value);
-      base = step.base;
-      const hour = hours.get(hourStart(r.s)) ?? { increase: 0, base: step.base };
+    for (const step of steps) {
+      const hour = hours.get(hourStart(step.s)) ?? { increase: 0, base: step.base };
       hour.increase += step.add;
       hour.base = step.base;
-      hours.set(hourStart(r.s), hour);
-      if (r.s >= day.startS && r.s < day.endS) dayIncrease = (dayIncrease ?? 0) + step.add;
+      hours.set(hourStart(step.s), hour);
+      if (step.s >= day.startS && step.s < day.endS) dayIncrease = (dayIncrease ?? 0) + step.add;
     }
     out.set(key, {
       series: tags,
@@ -201,13 +188,8 @@ function fromReadings(
 }
 
 /** Stored rollup points per series, per bucket start: the increase (and an hour's base). */
-function storedPoints(
-  found: readonly InfluxqlSeries[],
-): Map<Series.SeriesKey, { series: Series.SeriesTags; points: Map<number, Figures> }> {
-  const out = new Map<
-    Series.SeriesKey,
-    { series: Series.SeriesTags; points: Map<number, Figures> }
-  >();
+function storedPoints(found: readonly InfluxqlSeries[]): PointsBySeries {
+  const out: PointsBySeries = new Map();
   for (const s of found) {
     const series = Series.rollupSeriesOf(s);
     const points = new Map<number, Figures>();

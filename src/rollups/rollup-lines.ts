@@ -1,46 +1,31 @@
 /** The rollup points: their measurements and their line protocol. */
 import { escapeMeasurement, escapeTag } from "../transform/line-protocol.js";
 import { localDate } from "./buckets.js";
+import type { DayPoint } from "./day-increases.js";
 import type { HourPoint } from "./hour-increases.js";
 import type { RollupTarget, SeriesTags } from "./series.js";
 
-/** The measurement of hourly increases (field `increase`, and `base`: the series' base at its end). */
+/** The measurement of hourly increases (fields `increase` and `base`, the base at its end). */
 export const HOUR_MEASUREMENT = "rollup_hour";
 /** The measurement of daily increases (tag `tz`: the time zone of the day). */
 export const DAY_MEASUREMENT = "rollup_day";
 
-/**
- * The head of a series' hour lines (measurement and tags), made once per series and span: a
- * backfill of hourly data writes about as many hour points as counter readings.
- */
+/** The head (measurement and tags) of a series' hour lines, made once per series and span. */
 const hourHeads = new WeakMap<SeriesTags, string>();
 
 /** An hour point's line: its increase and the base after it. */
 export function hourLine(target: RollupTarget, p: HourPoint): string {
-  let head = hourHeads.get(p.series);
-  if (head === undefined) {
-    head = headOf(HOUR_MEASUREMENT, target, p.series, "");
-    hourHeads.set(p.series, head);
-  }
+  const head = hourHeads.get(p.series) ?? headOf(HOUR_MEASUREMENT, target, p.series, "");
+  hourHeads.set(p.series, head);
   return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
 }
 
-/**
- * A day point: the increase of a series over the day of `zone` starting at `startS`, with the
- * day's local month and year as fields (month and year panels sum the days of their own): as tags
- * they would make a series per month, and a year of days would read twelve times as many.
- */
-export function dayLine(
-  target: RollupTarget,
-  t: SeriesTags,
-  zone: string,
-  increase: number,
-  startS: number,
-): string {
-  const date = localDate(zone, startS);
+/** A day point, with its local month and year as fields (as tags: a series per month). */
+export function dayLine(target: RollupTarget, zone: string, p: DayPoint): string {
+  const date = localDate(zone, p.startS);
   return (
-    `${headOf(DAY_MEASUREMENT, target, t, zone)} increase=${increase},` +
-    `month="${date.slice(0, 7)}",year="${date.slice(0, 4)}" ${startS}`
+    `${headOf(DAY_MEASUREMENT, target, p.series, zone)} increase=${p.increase},` +
+    `month="${date.slice(0, 7)}",year="${date.slice(0, 4)}" ${p.startS}`
   );
 }
 

@@ -1,9 +1,7 @@
 /**
- * One rollup pass at a time per state database: a pass recomputes hours from the bases stored
- * before them, so two passes over the same device resource (a `rollups` command beside `run`, a
- * backfill's passes beside a sync's) could write a base the other has just made stale. Passes of
- * this process wait for each other; a pass of another process is either waited for (`rollups`)
- * or left to run, the marks staying due for the next pass (`run`, `sync`, `backfill`).
+ * One rollup pass at a time per state database: two passes over the same device resource could
+ * write a base the other has just made stale. Passes of this process queue; one of another
+ * process is waited for or left to run (the marks stay due).
  */
 import type { LockHolder, LockStore } from "../state/lock-store.js";
 import type { Owner } from "../state/owner.js";
@@ -17,7 +15,7 @@ const TTL_MS = 30_000;
 const POLL_MS = 500;
 
 /** What holding the lock gave: the work's value, or who holds it (the work was not run). */
-export type Held<T> =
+type Held<T> =
   | { readonly held: true; readonly value: T }
   | { readonly held: false; readonly holder: LockHolder };
 
@@ -31,9 +29,8 @@ export class RollupLock {
   ) {}
 
   /**
-   * Runs `work` holding the lock, after this process's earlier passes. While another process
-   * holds it: waits as long as `wait()` says true (asking again every half second), else returns
-   * who holds it without running `work`.
+   * Runs `work` holding the lock, after this process's earlier passes; while another process
+   * holds it, waits as long as `wait()` says true, else returns who holds it.
    */
   async hold<T>(work: () => Promise<T>, wait: () => boolean = () => false): Promise<Held<T>> {
     let release = () => {};
@@ -54,8 +51,7 @@ export class RollupLock {
         try {
           this.locks.renew(ROLLUP_LOCK, this.owner, TTL_MS, Date.now());
         } catch {
-          // the state database is closing or busy: the next renewal tries again, and a lease
-          // that runs out only lets another pass start after this one's last write
+          // the state database is closing or busy: the next renewal tries again
         }
       }, TTL_MS / 3);
       heartbeat.unref();

@@ -1,12 +1,9 @@
 /**
- * Writing the rollups that are due: every range marked since the last run (a chunk's raw points
- * written), merged per device resource, recomputed (recompute.ts) and then forgotten. A failure
- * leaves its marks for the next run; a crash, too.
+ * Writing the rollups that are due: the ranges marked as raw points were written, recomputed and
+ * then forgotten (a failure or a crash leaves them for the next run).
  */
 import PQueue from "p-queue";
 import type { Logger } from "pino";
-import type { InfluxQuery } from "../influx/influx-query.js";
-import type { PointSink } from "../influx/point-sink.js";
 import type { CatalogStore } from "../state/catalog-store.js";
 import type { LockHolder } from "../state/lock-store.js";
 import type { RollupMark, RollupStore } from "../state/rollup-store.js";
@@ -16,20 +13,13 @@ import { messageOf } from "../util/errors.js";
 import { isCounter } from "./counters.js";
 import { type RecomputeJob, type RecomputeParts, recomputeAll } from "./recompute.js";
 import type { RollupLock } from "./rollup-lock.js";
-import type { CounterSeries, RollupHome, RollupTarget } from "./series.js";
+import type { CounterSeries, RollupTarget } from "./series.js";
 
-/** What writing rollups needs. */
-export interface RollupParts {
+/** What writing rollups needs: what recomputing does, and where the marks and counters are. */
+export interface RollupParts extends Omit<RecomputeParts, "extensions"> {
   readonly marks: Pick<RollupStore, "pending" | "done" | "mark" | "forget">;
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
-  readonly query: Pick<InfluxQuery, "query">;
-  readonly sink: Pick<PointSink, "write">;
-  /** ROLLUP_TIME_ZONES. */
-  readonly zones: readonly string[];
-  /** Where InfluxQL reads the rollup points (ROLLUP_BUCKET's retention policy). */
-  readonly home: RollupHome;
-  /** One pass at a time per state database (rollup-lock.ts). */
   readonly lock: RollupLock;
   readonly logger: Logger;
 }
@@ -47,20 +37,10 @@ export interface RollupResult {
   readonly heldBy?: LockHolder;
 }
 
-/**
- * Device resources recomputed together: their InfluxQL statements share requests and their points
- * share writes (a steady tick's rollups: four requests per batch, not per device resource).
- */
+/** Device resources recomputed together: their statements share requests, their points writes. */
 const DEVICE_RESOURCES_PER_BATCH = 16;
 /** Batches recomputed at once (their queries keep influxd's cores busy). */
 const BATCHES_AT_ONCE = 2;
-
-/** A range of readings whose rollups are due; `written`: energy-etl wrote readings in it. */
-interface DueRange {
-  readonly fromS: number;
-  readonly toS: number;
-  readonly written: boolean;
-}
 
 /** The `request` of a mark of hours a pass wrote ahead of their days (recompute.ts). */
 const EXTENSION_MARK = "hours written ahead of their days";
@@ -69,16 +49,11 @@ const EXTENSION_MARK = "hours written ahead of their days";
 interface Due {
   readonly deviceId: string;
   readonly resourceId: string;
-  readonly ranges: DueRange[];
+  readonly ranges: Omit<RecomputeJob, "target">[];
   upTo: number;
 }
 
-/**
- * Writes the rollups due for `deviceIds` (all devices without it), in batches of device
- * resources, holding the rollups lock (see rollup-lock.ts; `wait` says whether to wait while
- * another process holds it). Each device resource's marks are forgotten once its rollups are
- * written.
- */
+/** Writes the rollups due for `deviceIds` (default: all), holding the rollups lock. */
 export async function runRollups(
   parts: RollupParts,
   deviceIds?: readonly string[],
@@ -104,7 +79,6 @@ async function rollupPass(
   return total;
 }
 
-/** A running total of passes. */
 type Tally = { resources: number; points: number; failed: number; error?: string };
 
 /** A device resource due, with the recompute jobs of its ranges (its counters read once). */
@@ -113,10 +87,7 @@ interface DueJobs {
   readonly jobs: readonly RecomputeJob[];
 }
 
-/**
- * Recomputes a batch and forgets its marks. When it fails, each of its device resources is tried
- * alone: one that keeps failing keeps its own marks without holding back the others.
- */
+/** Recomputes a batch and forgets its marks; when it fails, each device resource alone. */
 async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promise<RollupResult> {
   const items = batch.map((due): DueJobs => {
     const counters = countersOf(parts, due.deviceId, due.resourceId);
@@ -170,11 +141,7 @@ function withExtensions(parts: RollupParts): RecomputeParts {
   return { ...parts, extensions };
 }
 
-/**
- * Recomputes [fromS, toS] of one target now (`audit --rollups --fix`) as a pass does: holding the
- * rollups lock (waiting its turn), its hours written ahead of their days marked meanwhile.
- * Returns the points written.
- */
+/** Recomputes [fromS, toS] of one target now, as a pass does (`audit --rollups --fix`). */
 export async function recomputeNow(
   parts: RollupParts,
   target: RollupTarget,
@@ -188,7 +155,6 @@ export async function recomputeNow(
   return held.held ? held.value : 0;
 }
 
-/** Adds a result into a running total. */
 function addInto(total: Tally, r: RollupResult): void {
   total.resources += r.resources;
   total.points += r.points;
@@ -197,15 +163,13 @@ function addInto(total: Tally, r: RollupResult): void {
 }
 
 /** Marks grouped by device resource (recompute.ts merges their hours). */
-export function dueRanges(marks: readonly RollupMark[]): Due[] {
+function dueRanges(marks: readonly RollupMark[]): Due[] {
   const byResource = new Map<string, Due>();
   for (const mark of marks) {
-    const key = JSON.stringify([mark.deviceId, mark.resourceId]);
-    let due = byResource.get(key);
-    if (due === undefined) {
-      due = { deviceId: mark.deviceId, resourceId: mark.resourceId, ranges: [], upTo: mark.id };
-      byResource.set(key, due);
-    }
+    const { deviceId, resourceId } = mark;
+    const key = JSON.stringify([deviceId, resourceId]);
+    const due = byResource.get(key) ?? { deviceId, resourceId, ranges: [], upTo: mark.id };
+    byResource.set(key, due);
     due.ranges.push({ fromS: mark.fromS, toS: mark.toS, written: mark.written });
     due.upTo = Math.max(due.upTo, mark.id);
   }
@@ -218,8 +182,7 @@ export function countersOf(
   deviceId: string,
   resourceId: string,
 ): CounterSeries[] {
-  const seen = new Set<string>();
-  const counters: CounterSeries[] = [];
+  const counters = new Map<string, CounterSeries>();
   for (const id of parts.catalog.list(deviceId, resourceId)) {
     if (!isCounter(parts.decoder, id)) continue;
     const decoded = parts.decoder.decode(id);
@@ -228,30 +191,21 @@ export function countersOf(
       unit: storedName(decoded.unit),
       type: storedName(decoded.type),
     };
-    const key = JSON.stringify(series);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    counters.push(series);
+    counters.set(JSON.stringify(series), series);
   }
-  return counters;
+  return [...counters.values()];
 }
 
 /**
- * Rollup passes along a run (a backfill): each device is kicked as its chunks are written, and a
- * pass runs for the devices kicked meanwhile, one at a time, while the API's rate limit holds the
- * fetching; {@link finish} runs the last pass. Nothing when there are no rollups (`parts`
- * undefined) or once the run is stopping (the marks stay).
+ * Rollup passes along a run (a backfill), for the devices kicked as their chunks are written;
+ * {@link finish} runs the last. Nothing without `parts` or once the run is stopping.
  */
 export class RollupsAlong {
   private readonly kicked = new Set<string>();
   private running: Promise<void> | undefined;
   private readonly total: Tally = { resources: 0, points: 0, failed: 0 };
 
-  /**
-   * @param rateBound whether the API's rate limit holds the fetching now (requests wait for their
-   * slot): only then does a pass run along it; otherwise the fetching keeps the cores busy and
-   * the devices wait for a later kick or the last pass
-   */
+  /** @param rateBound whether the rate limit holds the fetching: only then does a pass run along */
   constructor(
     private readonly parts: RollupParts | undefined,
     private readonly run: { readonly logger: Logger },
@@ -275,8 +229,7 @@ export class RollupsAlong {
         addInto(this.total, await runRollups({ ...parts, logger: this.run.logger }, devices));
       }
     } catch (error) {
-      // nothing of a pass along the run may end the run (the state database busy, say): its
-      // marks stay for the last pass, which says whether they were written
+      // a pass along the run never ends the run: its marks stay for the last pass
       this.run.logger.warn({ error: messageOf(error) }, "rollups along the run stopped");
     } finally {
       this.running = undefined;
@@ -288,10 +241,7 @@ export class RollupsAlong {
     await this.running;
   }
 
-  /**
-   * The last pass, for `deviceIds`, once the passes along the run are through: what they all did,
-   * logged (undefined when there are no rollups or the run is stopping).
-   */
+  /** The last pass, for `deviceIds`: what all passes did, logged (undefined: none ran). */
   async finish(deviceIds: readonly string[]): Promise<RollupResult | undefined> {
     const parts = this.parts;
     await this.running;
@@ -317,10 +267,7 @@ export class RollupsAlong {
   }
 }
 
-/**
- * The rollups due for `deviceIds` at the end of a run (a sync's): {@link RollupsAlong} with only
- * its last pass.
- */
+/** The rollups due for `deviceIds` at the end of a run: {@link RollupsAlong}'s last pass. */
 export function rollupsAfterRun(
   parts: RollupParts | undefined,
   run: { readonly logger: Logger },

@@ -1,14 +1,9 @@
-/**
- * The counter series of a device resource as rollups read them back from InfluxDB: which
- * measurements, which points (device, resource: as the writer stored them) and how a result's
- * series maps to a counter; and where the rollup points themselves are.
- */
+/** The counter series of a device resource as rollups read them back, and where rollups are. */
 import { type InfluxqlSeries, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
 import { storedName } from "../transform/line-protocol.js";
 
 /** A counter of a device resource, as InfluxDB stores its raw points. */
 export interface CounterSeries {
-  /** The measurement (as stored). */
   readonly measurement: string;
   readonly unit: string;
   readonly type: string;
@@ -22,16 +17,14 @@ export interface RollupTarget {
 }
 
 /** A counter series of a device resource: its tags besides device and resource. */
-export interface SeriesTags {
-  readonly measurement: string;
+export interface SeriesTags extends CounterSeries {
   readonly valuesId: string;
-  readonly unit: string;
-  readonly type: string;
 }
 
 /** A series' key: measurement, values_id, unit, type. */
 export type SeriesKey = string;
 
+/** The key of a series. */
 export const keyOf = (t: SeriesTags): SeriesKey =>
   JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
 
@@ -41,10 +34,7 @@ export interface Reading {
   readonly value: number;
 }
 
-/**
- * Where the rollup points are: the retention policy InfluxQL reads them from (ROLLUP_BUCKET's, on
- * the raw points' database); none: the database's default one, beside the raw points.
- */
+/** The retention policy InfluxQL reads rollup points from (none: the raw points' default). */
 export interface RollupHome {
   readonly retentionPolicy?: string;
 }
@@ -60,22 +50,7 @@ export function rollupSource(home: RollupHome, measurement: string): string {
 /** The tags a rollup point's series is grouped by besides device and resource. */
 export const ROLLUP_SERIES_TAGS = `"measurement", "values_id", "unit", "type"`;
 
-/** The InfluxQL pieces that select a target's raw counter points. */
-export interface Selection {
-  /** `FROM` list: the counters' measurements. */
-  readonly from: string;
-  /** The device resource's points. */
-  readonly where: string;
-  /** One result series per counter series (the tags besides device and resource). */
-  readonly tags: string;
-  /** The counter series a result series is; undefined for a series of another type or unit. */
-  seriesOf(s: InfluxqlSeries): SeriesTags | undefined;
-}
-
-/**
- * The InfluxQL condition that selects a device resource's points (raw or rollup): its ids as the
- * writer stored them (storedName), so an id with a backslash, a line break or a tab is found.
- */
+/** The InfluxQL condition that selects a device resource's points, by its ids as stored. */
 export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId">): string {
   return (
     `"device_id" = ${quoteLiteral(storedName(target.deviceId))} AND ` +
@@ -83,18 +58,23 @@ export function targetWhere(target: Pick<RollupTarget, "deviceId" | "resourceId"
   );
 }
 
-/** The counter series a rollup result series (grouped by ROLLUP_SERIES_TAGS) belongs to. */
-export function rollupSeriesOf(s: InfluxqlSeries): SeriesTags {
-  return {
-    measurement: s.tags?.measurement ?? "",
-    valuesId: s.tags?.values_id ?? "",
-    unit: s.tags?.unit ?? "",
-    type: s.tags?.type ?? "",
-  };
-}
+/** A result series' tags, with the counter's `measurement`. */
+const tagsOf = (s: InfluxqlSeries, measurement: string): SeriesTags => ({
+  measurement,
+  valuesId: s.tags?.values_id ?? "",
+  unit: s.tags?.unit ?? "",
+  type: s.tags?.type ?? "",
+});
 
-/** How to select `target`'s counter points. */
-export function selectionOf(target: RollupTarget): Selection {
+/** The counter series a rollup result series (grouped by ROLLUP_SERIES_TAGS) belongs to. */
+export const rollupSeriesOf = (s: InfluxqlSeries): SeriesTags =>
+  tagsOf(s, s.tags?.measurement ?? "");
+
+/**
+ * The InfluxQL pieces that select `target`'s raw counter points: grouped by `tags`, a result
+ * series per counter series; `seriesOf` a result series' counter (undefined: another type or unit).
+ */
+export function selectionOf(target: RollupTarget) {
   const counters = new Set(
     target.counters.map((c) => JSON.stringify([c.measurement, c.unit, c.type])),
   );
@@ -102,24 +82,9 @@ export function selectionOf(target: RollupTarget): Selection {
     from: [...new Set(target.counters.map((c) => quoteIdentifier(c.measurement)))].join(","),
     where: targetWhere(target),
     tags: `"values_id", "unit", "type"`,
-    seriesOf: (s) => {
-      const t: SeriesTags = {
-        measurement: s.name,
-        valuesId: s.tags?.values_id ?? "",
-        unit: s.tags?.unit ?? "",
-        type: s.tags?.type ?? "",
-      };
+    seriesOf: (s: InfluxqlSeries): SeriesTags | undefined => {
+      const t = tagsOf(s, s.name);
       return counters.has(JSON.stringify([t.measurement, t.unit, t.type])) ? t : undefined;
     },
   };
-}
-
-/** The numeric readings of a result series (time, value rows), in time order. */
-export function readingsOf(series: InfluxqlSeries): Reading[] {
-  const out: Reading[] = [];
-  for (const row of series.values) {
-    const [s, value] = row;
-    if (typeof s === "number" && typeof value === "number") out.push({ s, value });
-  }
-  return out.sort((a, b) => a.s - b.s);
 }

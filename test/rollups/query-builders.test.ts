@@ -139,7 +139,7 @@ describe("rollup queries over readings in disjoint ranges", () => {
       return { startS, endS: startS + DAY_S };
     });
     for (const day of days) {
-      const plan = dayPlan(target, "Asia/Kolkata", [day], {});
+      const plan = dayPlan(target, "Asia/Kolkata", day, {});
       const results = await query.query(plan.statements);
       // no hour points stored: a day's sum is only what its split hours' readings add
       const split = [day.startS, day.endS].map((edge) => Math.floor(edge / HOUR_S) * HOUR_S);
