@@ -3,12 +3,11 @@ import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
 import { encodeSegment } from "./endpoints.js";
 import { ApiError, classifyTransportError } from "./errors.js";
 import { HeldBody } from "./held-body.js";
-import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
 import { type AnswerSource, invalidResponse } from "./parse-answer.js";
 import { formatQueryTime } from "./time-format.js";
 import type { Exchange } from "./transport.js";
 
-/** A GET /data request (spec 4.4): at most 20 values over at most 7 days (spec 8). */
+/** A GET /data request (spec 4.4), within spec 8's limits as the planner cut it. */
 export interface DataQuery {
   readonly deviceId: string;
   readonly resourceId: string;
@@ -46,9 +45,8 @@ export interface DataAnswer {
 /**
  * GET /data/<device_id>/<resource_id> (spec 4.4): the whole answer, read to its end inside the
  * request, so that a failure midway (a reset, a stall, a body cut off before its closing `]`) is
- * retried here and the caller only ever gets an answer that came whole. Refuses queries over
- * spec 8's limits; an answer of more than `maxAnswerBytes` fails (not retried); a body that does
- * not start as a JSON array fails for good.
+ * retried here and the caller only ever gets an answer that came whole. An answer of more than
+ * `maxAnswerBytes` fails (not retried); a body that does not start as a JSON array fails for good.
  */
 export async function fetchData(
   requester: ApiRequester,
@@ -57,7 +55,6 @@ export async function fetchData(
   options: CallOptions = {},
 ): Promise<Answered<DataAnswer>> {
   const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
-  assertWithinLimits(query, path);
   return requester.run(
     {
       method: "GET",
@@ -134,27 +131,3 @@ function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: Answe
 const JSON_VALUE_START = '{"tfn-0123456789';
 const OPEN = 0x5b;
 const CLOSE = 0x5d;
-
-/** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
-function assertWithinLimits(query: DataQuery, path: string): void {
-  const endpoint = `GET /${path}`;
-  const refuse = (why: string): never => {
-    throw new ApiError(`refusing to send ${endpoint}: ${why}`, {
-      code: "request_over_limit",
-      endpoint,
-      retryable: false,
-    });
-  };
-  if (query.values.length === 0) refuse("no values requested");
-  if (query.values.length > MAX_VALUES_PER_REQUEST) {
-    refuse(`${query.values.length} values requested, the API allows ${MAX_VALUES_PER_REQUEST}`);
-  }
-  if (query.values.includes(VALUES_ID)) refuse(`${VALUES_ID} must not be requested (spec 4.4)`);
-  const fromS = Math.floor(query.from.getTime() / 1000);
-  const toS = Math.floor(query.to.getTime() / 1000);
-  if (Number.isNaN(fromS) || Number.isNaN(toS)) refuse("from/to is not a valid date");
-  if (toS < fromS) refuse("to is before from");
-  if ((toS - fromS) * 1000 > MAX_WINDOW_MS) {
-    refuse(`the window is ${((toS - fromS) / 86400).toFixed(2)} days, the API allows 7`);
-  }
-}

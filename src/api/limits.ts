@@ -1,6 +1,6 @@
 /**
- * Limits of the Energy Monitoring Data API (spec section 8).
- * Every request the client sends stays within them; the simulator enforces them.
+ * Limits of the Energy Monitoring Data API (spec section 8). Their one owner on the client side is
+ * the planner (pipeline/plan-chunks.ts): nothing re-checks them. The simulator enforces them.
  */
 
 /** Spec 8: maximum number of value ids in the `values` parameter of GET /data. */
