@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { z } from "zod";
 import { DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from "../retry/retry-policy.js";
 import { ApiClock } from "./api-clock.js";
 import {
@@ -8,21 +9,29 @@ import {
   type CallOptions,
   DEFAULT_DEADLINE_MS,
   type RequestGate,
+  type RequestSpec,
 } from "./api-request.js";
-import { ApiAuth } from "./auth.js";
+import { type AccessToken, ApiAuth, type ApiCredentials, renewalMarginMs } from "./auth.js";
 import { type DataLimits, type DataQuery, DEFAULT_DATA_LIMITS, fetchData } from "./data-stream.js";
-import { ApiEndpoints } from "./endpoints.js";
-import type { DevicesResponse, ResourcesResponse, ValuesResponse } from "./schemas.js";
-import { renewalMarginMs } from "./token-provider.js";
+import { ApiError } from "./errors.js";
+import { invalidResponse, parseJson, registerSecretMembers } from "./parse-answer.js";
+import { encodeSegment } from "./path-segment.js";
+import {
+  type DevicesResponse,
+  devicesResponseSchema,
+  type ResourcesResponse,
+  resourcesResponseSchema,
+  setPasswordResponseSchema,
+  tokenResponseSchema,
+  type ValuesResponse,
+  valuesResponseSchema,
+} from "./schemas.js";
 import { HttpTransport, SLOW_NOTICE_MS } from "./transport.js";
 
 /** What the client needs to reach and authenticate with the API. */
-export interface ApiClientOptions {
+export interface ApiClientOptions extends ApiCredentials {
   /** Base address of the API (spec: {base_url}). */
   readonly baseUrl: string;
-  readonly apiKey: string;
-  readonly user: string;
-  readonly password: string;
   /**
    * Timeout of one HTTP attempt's waits (API_TIMEOUT_MS): connecting, the answer's head, and each
    * next part of its body.
@@ -57,16 +66,15 @@ export interface ApiClientOptions {
 }
 
 /**
- * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5. Composes
- * the transport (HTTP), the auth (credentials and the access token), the requester (the one
- * retry level, pacing, deadlines), the JSON endpoints and the data stream. Every result carries
- * how many requests it took and the API's clock; {@link clock} keeps the latest.
+ * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, each one
+ * request through the requester (its retries, pacing and deadline; the transport, the auth and the
+ * data stream composed here), its whole body read and validated. Every result carries how many
+ * requests it took and the API's clock; {@link clock} keeps the latest.
  */
 export class ApiClient {
   /** Now as the API sees it (every answer's `Date`). */
   readonly clock: ApiClock;
   private readonly requester: ApiRequester;
-  private readonly endpoints: ApiEndpoints;
   private readonly auth: ApiAuth;
   private readonly limits: DataLimits;
 
@@ -99,7 +107,6 @@ export class ApiClient {
       random: options.random,
       sleep: options.sleep,
     });
-    this.endpoints = new ApiEndpoints(this.requester, this.limits.maxAnswerBytes);
   }
 
   /**
@@ -116,22 +123,24 @@ export class ApiClient {
   }
 
   /** GET /devices (spec 4.1). */
-  listDevices(call?: CallOptions): Promise<Answered<DevicesResponse>> {
-    return this.endpoints.listDevices(call);
+  async listDevices(call?: CallOptions): Promise<Answered<DevicesResponse>> {
+    return this.get("devices", "/devices", devicesResponseSchema, call);
   }
 
   /** GET /<device_id>/resources (spec 4.2). */
-  listResources(deviceId: string, call?: CallOptions): Promise<Answered<ResourcesResponse>> {
-    return this.endpoints.listResources(deviceId, call);
+  async listResources(deviceId: string, call?: CallOptions): Promise<Answered<ResourcesResponse>> {
+    const path = `${encodeSegment(deviceId)}/resources`;
+    return this.get(path, "/{device}/resources", resourcesResponseSchema, call);
   }
 
   /** GET /<device_id>/<resource_id>/values (spec 4.3). */
-  listValues(
+  async listValues(
     deviceId: string,
     resourceId: string,
     call?: CallOptions,
   ): Promise<Answered<ValuesResponse>> {
-    return this.endpoints.listValues(deviceId, resourceId, call);
+    const path = `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`;
+    return this.get(path, "/{device}/{resource}/values", valuesResponseSchema, call);
   }
 
   /** GET /data (spec 4.4): the whole answer, retried here until it came whole (see {@link fetchData}). */
@@ -139,9 +148,24 @@ export class ApiClient {
     return fetchData(this.requester, this.limits, query, options);
   }
 
-  /** POST /set_password (spec 5.1); never sent twice. */
-  setPassword(user: string, otp: string, password: string, call?: CallOptions): Promise<void> {
-    return this.endpoints.setPassword(user, otp, password, call);
+  /**
+   * POST /set_password (spec 5.1): sets `password` for `user` with a one-time password. Never
+   * sent twice: only a failure before anything reached the server is retried.
+   */
+  async setPassword(user: string, otp: string, password: string, call?: CallOptions) {
+    const authorization = `Bearer ${Buffer.from(otp).toString("base64")}`;
+    await this.json(
+      {
+        method: "POST",
+        path: "set_password",
+        route: "/set_password",
+        auth: { authorization },
+        json: { user, pw: password },
+        sendOnce: true,
+      },
+      setPasswordResponseSchema,
+      call,
+    );
   }
 
   /** A valid access token, obtained or renewed as needed (proves the credentials work). */
@@ -150,14 +174,66 @@ export class ApiClient {
     return this.auth.token();
   }
 
-  /** POST /create_token; the token's renewal time counts from when its attempt was sent. */
-  private async createToken(slotHeld: boolean) {
-    const answer = await this.endpoints.createToken(this.auth.basicAuthorization, slotHeld);
+  /**
+   * POST /create_token (spec 5.2) with the Basic credential, ahead of other requests at the rate
+   * gate; `slotHeld`: the request that needs the token gave up its slot for it. The token is
+   * registered as a secret before the answer is validated, and its renewal time counts from when
+   * its attempt was sent.
+   */
+  private async createToken(slotHeld: boolean): Promise<AccessToken> {
+    const answer = await this.json(
+      {
+        method: "POST",
+        path: "create_token",
+        route: "/create_token",
+        auth: { authorization: this.auth.basicAuthorization },
+        priority: true,
+        slotHeld,
+      },
+      tokenResponseSchema,
+      {},
+      ["token"],
+    );
     const { token, expires_in: expiresInS } = answer.value;
     this.auth.remember(token);
     return {
       token,
       renewAtMs: answer.sentAtMs + expiresInS * 1000 - renewalMarginMs(expiresInS),
     };
+  }
+
+  /** A GET with the access token, its answer validated with `schema`. */
+  private get<S extends z.ZodType>(path: string, route: string, schema: S, call?: CallOptions) {
+    return this.json({ method: "GET", path, route, auth: "bearer" }, schema, call);
+  }
+
+  /**
+   * One JSON request: its whole body read (up to API_MAX_ANSWER_BYTES) and validated with
+   * `schema`. `secretMembers` of the answer are registered as secrets before it is validated, so
+   * that no message about a malformed answer can quote them.
+   */
+  private json<S extends z.ZodType>(
+    spec: RequestSpec,
+    schema: S,
+    call: CallOptions = {},
+    secretMembers?: readonly string[],
+  ): Promise<Answered<z.infer<S>>> {
+    const { maxAnswerBytes } = this.limits;
+    return this.requester.run(
+      spec,
+      async (exchange, { endpoint, head }) => {
+        const source = { endpoint, status: head.statusCode };
+        const body = await exchange.readBody(maxAnswerBytes);
+        if (body.over) {
+          const why = `more than ${maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES)`;
+          throw invalidResponse(why, false, "", source);
+        }
+        if (secretMembers) registerSecretMembers(body.text, secretMembers);
+        const parsed = parseJson(body.text, schema, source);
+        if (parsed instanceof ApiError) throw parsed;
+        return parsed;
+      },
+      call,
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { answeredWith } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
-import { encodeSegment } from "./endpoints.js";
+import { encodeSegment } from "./path-segment.js";
 import { ApiError, classifyTransportError } from "./errors.js";
 import { HeldBody } from "./held-body.js";
 import { type AnswerSource, invalidResponse } from "./parse-answer.js";

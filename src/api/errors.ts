@@ -1,3 +1,7 @@
+import { scrubSecrets } from "../logger.js";
+import { parseRetryAfter } from "../retry/retry-policy.js";
+import { excerpt } from "../util/text.js";
+
 /**
  * Errors of the API client, classified once at the HTTP boundary (spec section 7 leaves the error
  * statuses and bodies undocumented, so classification rests on the status alone).
@@ -32,78 +36,43 @@ export type ApiErrorDetails = Pick<
 
 /** Every failure of the API client is an ApiError with a stable `code`. */
 export class ApiError extends Error {
-  readonly code: ApiErrorCode;
+  declare readonly code: ApiErrorCode;
   /** `GET /data/{device}/{resource}`-style name of the endpoint. */
-  readonly endpoint: string;
-  readonly status?: number;
-  readonly retryable: boolean;
+  declare readonly endpoint: string;
+  declare readonly status?: number;
+  declare readonly retryable: boolean;
   /** How long the server asked us to wait (Retry-After), when it did. */
-  readonly retryAfterMs?: number;
+  declare readonly retryAfterMs?: number;
   /** The Retry-After header as received, when there was one (for messages). */
-  readonly retryAfterHeader?: string;
+  declare readonly retryAfterHeader?: string;
   /** A short excerpt of the response body, secrets removed. */
-  readonly bodyExcerpt?: string;
+  declare readonly bodyExcerpt?: string;
   /** How many attempts were made before this error was final. */
-  readonly attempts?: number;
+  declare readonly attempts?: number;
   /**
    * True when the request surely never reached the server (connection refused, host name not
    * resolved): safe to retry even a request that must not arrive twice (POST /set_password).
    */
-  readonly neverSent?: boolean;
+  declare readonly neverSent?: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message);
     this.name = "ApiError";
-    this.code = details.code;
-    this.endpoint = details.endpoint;
-    this.status = details.status;
-    this.retryable = details.retryable;
-    this.retryAfterMs = details.retryAfterMs;
-    this.retryAfterHeader = details.retryAfterHeader;
-    this.bodyExcerpt = details.bodyExcerpt;
-    this.attempts = details.attempts;
-    this.neverSent = details.neverSent;
+    Object.assign(this, details);
   }
 
   /** The same error, marked with the number of attempts it took. */
   withAttempts(attempts: number): ApiError {
-    return this.copy(this.message, { attempts });
+    return this.withMessage(this.message, { attempts });
   }
 
-  /**
-   * The same error with another message, and optionally other details (a retryable error made
-   * final, with a message saying why).
-   */
+  /** The same error with another message and details (a retryable error made final, saying why). */
   withMessage(message: string, details: Partial<ApiErrorDetails> = {}): ApiError {
-    return this.copy(message, details);
-  }
-
-  private copy(message: string, details: Partial<ApiErrorDetails>): ApiError {
-    const copy = new ApiError(message, { ...this.details(), ...details });
+    const copy = new ApiError(message, { ...this, ...details });
     copy.stack = this.stack;
     return copy;
   }
-
-  private details(): ApiErrorDetails {
-    const { code, endpoint, status, retryable, retryAfterMs } = this;
-    const { retryAfterHeader, bodyExcerpt, attempts, neverSent } = this;
-    return {
-      code,
-      endpoint,
-      status,
-      retryable,
-      retryAfterMs,
-      retryAfterHeader,
-      bodyExcerpt,
-      attempts,
-      neverSent,
-    };
-  }
 }
-
-import { scrubSecrets } from "../logger.js";
-import { parseRetryAfter } from "../retry/retry-policy.js";
-import { excerpt } from "../util/text.js";
 
 /** The message a JSON or text error body carries, if it carries one. */
 function bodyMessage(body: string): string {
@@ -135,46 +104,28 @@ export function classifyStatus(
   const body = scrubSecrets(rawBody);
   const detail = body.trim() === "" ? "" : `: ${bodyMessage(body)}`;
   const bodyExcerpt = body.trim() === "" ? undefined : excerpt(body);
-  const base = { endpoint, status, bodyExcerpt };
-  const retryAfter = {
+  const [code, what, retryable] = statusKind(status);
+  const retryAfter = retryable && {
     retryAfterMs: parseRetryAfter(retryAfterHeader, nowMs),
     retryAfterHeader: retryAfterHeader?.trim() || undefined,
   };
-  if (status === 401 || status === 403) {
-    return new ApiError(`${endpoint} refused the credentials (HTTP ${status})${detail}`, {
-      ...base,
-      code: "auth_failed",
-      retryable: false,
-    });
-  }
-  if (status === 429) {
-    return new ApiError(`${endpoint} is rate limited (HTTP 429)${detail}`, {
-      ...base,
-      code: "rate_limited",
-      retryable: true,
-      ...retryAfter,
-    });
-  }
-  if (status >= 500) {
-    return new ApiError(`${endpoint} failed on the server (HTTP ${status})${detail}`, {
-      ...base,
-      code: "server_error",
-      retryable: true,
-      ...retryAfter,
-    });
-  }
-  if (status === 404) {
-    return new ApiError(`${endpoint} not found (HTTP 404)${detail}`, {
-      ...base,
-      code: "not_found",
-      retryable: false,
-    });
-  }
-  return new ApiError(`${endpoint} rejected the request (HTTP ${status})${detail}`, {
-    ...base,
-    code: "request_rejected",
-    retryable: false,
+  return new ApiError(`${endpoint} ${what} (HTTP ${status})${detail}`, {
+    code,
+    endpoint,
+    status,
+    retryable,
+    bodyExcerpt,
+    ...retryAfter,
   });
+}
+
+/** A status's code, what it says of the endpoint, and whether it is worth a retry (429, 5xx). */
+function statusKind(status: number): [ApiErrorCode, string, boolean] {
+  if (status === 401 || status === 403) return ["auth_failed", "refused the credentials", false];
+  if (status === 429) return ["rate_limited", "is rate limited", true];
+  if (status >= 500) return ["server_error", "failed on the server", true];
+  if (status === 404) return ["not_found", "not found", false];
+  return ["request_rejected", "rejected the request", false];
 }
 
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
