@@ -17,10 +17,9 @@ import type { Exchange, HttpTransport, ResponseHead } from "./transport.js";
 export const DEFAULT_DEADLINE_MS = 900_000;
 
 /**
- * Renewals of the access token one request makes after 401 answers (one per refused token)
- * before it fails with auth_failed. A token can expire again while a request waits for a retry,
- * so one renewal is not enough; an API that refuses every fresh token is not helped by more.
- * Renewals do not count as retries.
+ * Renewals of the access token one request makes after 401 answers before it fails (not counted
+ * as retries): a token can expire again while a request waits, so one is not enough; an API that
+ * refuses every fresh token is not helped by more.
  */
 export const MAX_TOKEN_RENEWALS_PER_REQUEST = 3;
 
@@ -41,14 +40,11 @@ export interface RequestSpec {
   readonly priority?: boolean;
   /** The first attempt uses a rate-gate slot its caller already holds. */
   readonly slotHeld?: boolean;
-  /**
-   * Must not reach the server twice (POST /set_password uses up the one-time password): only a
-   * failure before anything was sent (connection refused, name not resolved) is retried.
-   */
+  /** Must not reach the server twice (POST /set_password): retried only when nothing was sent. */
   readonly sendOnce?: boolean;
 }
 
-/** A request's result, with what its caller needs to know of how it was obtained. */
+/** A request's result, and how it was obtained. */
 export interface Answered<T> {
   readonly value: T;
   /** HTTP attempts the request took (retries included). */
@@ -64,17 +60,13 @@ export interface AttemptContext {
   /** `GET /data/dev/res`: the request in messages. */
   readonly endpoint: string;
   readonly head: ResponseHead;
-  /**
-   * The request's budget: suspended while the caller holds a piece of the answer, so the time it
-   * spends on it does not count.
-   */
+  /** The request's budget (suspended while the caller holds a piece of the answer). */
   readonly deadline: Deadline;
 }
 
 /**
- * Reads a 2xx answer into the request's value. Throws an ApiError when the answer is not what was
- * asked for (the attempt failed: retried when it is retryable); any other error is the caller's
- * own and ends the request at once.
+ * Reads a 2xx answer into the request's value. An ApiError it throws fails the attempt (retried
+ * when retryable); any other error is the caller's own and ends the request at once.
  */
 export type ReadAnswer<T> = (exchange: Exchange, context: AttemptContext) => Promise<T>;
 
@@ -112,29 +104,25 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What the requester works with. */
+/** What the requester works with (see ApiClientOptions). */
 export interface ApiRequesterOptions {
   readonly transport: HttpTransport;
   readonly auth: ApiAuth;
   readonly retry: RetryPolicy;
-  /** API_DEADLINE_MS: every attempt, backoff and Retry-After wait of one request. */
   readonly deadlineMs: number;
   readonly gate?: RequestGate;
   readonly telemetry?: ApiTelemetry;
   readonly logger: Logger;
   readonly now: () => number;
   readonly random?: () => number;
-  /** Replaces the backoff's timer (tests' virtual time). */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
  * The one level at which API requests are retried. Before each attempt: the rate gate's slot,
- * then the access token (neither counted against the deadline). A 401 with a token renews it (at
- * most {@link MAX_TOKEN_RENEWALS_PER_REQUEST} times per request; not a retry). Failures are
- * retried as the retry policy decides (backoff, never sooner than Retry-After, Retry-After over
- * API_RETRY_AFTER_MAX final, never past the deadline). Rate feedback (the pause after a 429)
- * and the attempt's telemetry are taken here, where each result arrives.
+ * then the access token (neither counted against the deadline). A 401 with a token renews it (not
+ * a retry). Failures are retried as the retry policy decides. The pause after a 429 and the
+ * attempt's telemetry are taken here, where each result arrives.
  */
 export class ApiRequester {
   private readonly shutdown = new AbortController();
@@ -176,8 +164,10 @@ export class ApiRequester {
       return await retrying<Answered<T>, ApiError>(
         async () => {
           const outcome = await this.attempt(spec, endpoint, read, deadline, state);
-          if (!outcome.ok && "failure" in outcome) state.lastFailure = outcome.failure;
-          return outcome;
+          if (outcome.ok || !("failure" in outcome)) return outcome;
+          // a request that must not arrive twice is retried only when it surely never arrived
+          state.lastFailure = spec.sendOnce ? notSentTwice(outcome.failure) : outcome.failure;
+          return { ok: false, failure: state.lastFailure };
         },
         {
           policy: options.retry,
@@ -219,17 +209,8 @@ export class ApiRequester {
     let status: number | undefined;
     let code: string | undefined = "abandoned";
     deadline.resume();
-    const exchange = options.transport.open(
-      {
-        method: spec.method,
-        path: spec.path,
-        headers: options.auth.headersFor(spec.auth, token),
-        searchParams: spec.searchParams,
-        json: spec.json,
-      },
-      deadline.signal,
-      endpoint,
-    );
+    const headers = options.auth.headersFor(spec.auth, token);
+    const exchange = options.transport.open({ ...spec, headers }, deadline.signal, endpoint);
     try {
       const head = await exchange.head;
       status = head.statusCode;
@@ -239,30 +220,24 @@ export class ApiRequester {
         const retryAfter = head.headers["retry-after"];
         const failure = classifyStatus(endpoint, status, text, retryAfter, options.now());
         code = failure.code;
-        return this.failed(this.sendOnce(spec, failure), token, endpoint, state);
+        return this.failed(failure, token, endpoint, state);
       }
       const value = await read(exchange, { endpoint, head, deadline });
       code = undefined;
       options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
-      const answered = { value, requests: state.attempts, sentAtMs };
-      return {
-        ok: true,
-        value:
-          head.serverTimeMs === undefined
-            ? answered
-            : { ...answered, serverTimeMs: head.serverTimeMs },
-      };
+      const { serverTimeMs } = head;
+      return { ok: true, value: { value, requests: state.attempts, sentAtMs, serverTimeMs } };
     } catch (error) {
       if (deadline.signal.aborted) throw deadline.signal.reason;
       if (error instanceof ApiError) {
         code = error.code;
-        return { ok: false, failure: this.sendOnce(spec, error) };
+        return { ok: false, failure: error };
       }
       // after the head, what is not an ApiError is the caller's own (its body errors are ApiErrors)
       if (status !== undefined) throw error;
       const failure = classifyTransportError(endpoint, error);
       code = failure.code;
-      return { ok: false, failure: this.sendOnce(spec, failure) };
+      return { ok: false, failure };
     } finally {
       deadline.suspend();
       exchange.close();
@@ -295,16 +270,10 @@ export class ApiRequester {
     return { ok: false, again: true };
   }
 
-  /** A request that must not arrive twice is retried only when it surely never arrived. */
-  private sendOnce(spec: RequestSpec, failure: ApiError): ApiError {
-    return spec.sendOnce ? notSentTwice(failure) : failure;
-  }
-
   /**
-   * The access token, read once the request holds its slot, just before sending: the current
-   * one if it is valid for a while yet; else a renewal (single flight). A renewal this request
-   * starts uses its slot, and the request then takes the next slot (ahead of the queue), so a
-   * renewal never adds a burst of requests.
+   * The access token, read once the request holds its slot: the current one, else a renewal. A
+   * renewal this request starts uses its slot, and the request then takes the next slot (ahead of
+   * the queue), so a renewal never adds a burst of requests.
    */
   private async tokenAfterSlot(deadline: Deadline): Promise<string> {
     const { auth, gate } = this.options;

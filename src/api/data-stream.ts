@@ -1,9 +1,8 @@
-import { answeredWith } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
-import { encodeSegment } from "./path-segment.js";
 import { ApiError, classifyTransportError } from "./errors.js";
 import { HeldBody } from "./held-body.js";
 import { type AnswerSource, invalidResponse } from "./parse-answer.js";
+import { encodeSegment } from "./path-segment.js";
 import { formatQueryTime } from "./time-format.js";
 import type { Exchange } from "./transport.js";
 
@@ -32,13 +31,12 @@ export const DEFAULT_DATA_LIMITS: DataLimits = {
   maxAnswerBytes: 512 * 1024 * 1024,
 };
 
-/** One whole answer to a GET /data request: its body read to its end, as it arrived. */
+/** One whole answer to a GET /data request, as transform/record-pages.ts's AnswerBody reads it. */
 export interface DataAnswer {
-  /** The request and its status, for messages. */
   readonly source: AnswerSource;
-  /** Longest element to accept (API_MAX_RECORD_BYTES): what a reader of `pieces` frames with. */
+  /** Longest element to accept (API_MAX_RECORD_BYTES). */
   readonly maxRecordBytes: number;
-  /** The body's bytes in order (a JSON array of records, spec 2.4), at most API_MAX_ANSWER_BYTES. */
+  /** The body's bytes in order (a JSON array of records, spec 2.4). */
   readonly pieces: Iterable<Buffer>;
 }
 
@@ -118,13 +116,12 @@ function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: Answe
         : JSON_VALUE_START.includes(String.fromCharCode(first))
           ? ["a JSON value that is not an array", false]
           : ["not JSON", true];
-  const what = `a body that is not a JSON array of records (${why})`;
-  throw new ApiError(answeredWith(source, what), {
-    code: "invalid_response",
-    endpoint: source.endpoint,
-    status: source.status,
+  throw invalidResponse(
+    `a body that is not a JSON array of records (${why})`,
     retryable,
-  });
+    "",
+    source,
+  );
 }
 
 /** The first byte of a JSON value other than an array. */
