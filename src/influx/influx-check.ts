@@ -18,7 +18,7 @@ export interface InfluxTarget extends BucketTarget {
   readonly url: string;
   readonly token: string;
   readonly org: string;
-  /** Bound of the whole check (connect, answer, body). */
+  /** Timeout of one request: the check's as a whole, a write's wait for each part of its answer. */
   readonly timeoutMs: number;
 }
 

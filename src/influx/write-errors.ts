@@ -60,36 +60,35 @@ export interface InfluxFailure {
   readonly version?: string;
 }
 
+/** `value[key]` when `value` is an object, else undefined. */
+function memberOf(value: unknown, key: string): unknown {
+  return value !== null && typeof value === "object"
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
 /** Reads what a thrown error of @influxdata/influxdb-client says, without trusting its type. */
 export function readInfluxFailure(error: unknown): InfluxFailure {
-  const get = (key: string): unknown =>
-    error && typeof error === "object" ? (error as Record<string, unknown>)[key] : undefined;
-  const status = typeof get("statusCode") === "number" ? (get("statusCode") as number) : undefined;
+  const get = (key: string): unknown => memberOf(error, key);
+  const statusCode = get("statusCode");
+  const status = typeof statusCode === "number" ? statusCode : undefined;
   const json = get("json");
-  const fromJson = (key: string): unknown =>
-    json && typeof json === "object" ? (json as Record<string, unknown>)[key] : undefined;
-  const jsonText = [fromJson("message"), fromJson("error")].find((m) => typeof m === "string");
-  const jsonMessage = typeof jsonText === "string" ? jsonText : undefined;
-  const body = typeof get("body") === "string" ? (get("body") as string) : undefined;
-  const code = typeof get("code") === "string" ? (get("code") as string) : undefined;
+  const jsonMessage = stringOf(memberOf(json, "message")) ?? stringOf(memberOf(json, "error"));
+  const body = stringOf(get("body"));
+  const code = stringOf(get("code"));
   const text = jsonMessage ?? (body ? excerpt(body) : undefined) ?? String(get("message") ?? error);
-  const headers = get("headers");
-  const header = (name: string): string | undefined => {
-    const value =
-      headers && typeof headers === "object"
-        ? (headers as Record<string, unknown>)[name]
-        : undefined;
-    return typeof value === "string" ? value : undefined;
-  };
-  const retryAfter = header("retry-after");
-  const retryAfterMs = parseRetryAfter(retryAfter, Date.now());
-  const version = header("x-influxdb-version");
+  const retryAfter = stringOf(memberOf(get("headers"), "retry-after"));
+  const version = stringOf(memberOf(get("headers"), "x-influxdb-version"));
   return {
     status,
     message: code && status === undefined ? `${code}: ${text}` : text,
-    retryAfterMs,
+    retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
     retryAfter,
-    lineErrors: lineErrorsOf(fromJson("data")),
+    lineErrors: lineErrorsOf(memberOf(json, "data")),
     ...(version === undefined ? {} : { version }),
   };
 }
@@ -99,11 +98,9 @@ function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
   if (!Array.isArray(data)) return undefined;
   const errors: NamedLineError[] = [];
   for (const item of data as unknown[]) {
-    if (!item || typeof item !== "object") continue;
-    const { original_line: line, error_message: error } = item as Record<string, unknown>;
-    if (typeof line === "string") {
-      errors.push({ line, error: typeof error === "string" ? error : "rejected" });
-    }
+    const line = memberOf(item, "original_line");
+    const error = stringOf(memberOf(item, "error_message")) ?? "rejected";
+    if (typeof line === "string") errors.push({ line, error });
   }
   return errors.length > 0 ? errors : undefined;
 }
@@ -238,11 +235,7 @@ export function writeRefused(message: string, status: number, lines: number): In
 
 /** InfluxDB asked for a longer wait than INFLUX_RETRY_AFTER_MAX: the write fails now. */
 export function retryAfterOverCap(
-  failure: {
-    readonly status?: number;
-    readonly retryAfterMs?: number;
-    readonly retryAfter?: string;
-  },
+  failure: Pick<InfluxFailure, "status" | "retryAfterMs" | "retryAfter">,
   capMs: number,
   lines: number,
 ): InfluxWriteError {

@@ -1,10 +1,3 @@
-/**
- * Frames a JSON array that arrives in byte pieces into its elements, so that a large `GET /data`
- * body is read element by element without ever being one string. It tracks strings, escapes and
- * nesting; it does not validate the elements: an {@link ElementReader} reads each one, either
- * whole in one pass (the fast path of the transform) or as text framed here.
- */
-
 import { GrowingBytes } from "../util/growing-bytes.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
 
@@ -66,11 +59,11 @@ export function isJsonSpace(c: number): boolean {
 }
 
 /**
- * The framing of one JSON array read in byte pieces: `[`, elements separated by `,`, `]`, nothing
- * but spaces after it. The bytes of an element not read whole yet are copied aside (at most
- * `maxElementBytes`) until the piece that ends it comes; each piece is framed once, where the
- * last one stopped (an element in many small pieces costs its size, not its size times pieces),
- * and the element is read once, whole.
+ * Frames a JSON array that arrives in byte pieces into its elements (`[`, elements separated by
+ * `,`, `]`), so that a large GET /data body is never one string; an {@link ElementReader} reads
+ * each element, whole in one pass (the fast path) or as text framed here. The bytes of an element
+ * not read whole yet are copied aside (at most `maxElementBytes`) until the piece that ends it
+ * comes; each piece is framed once, where the last one stopped.
  */
 export class JsonArrayScanner {
   private state = State.BeforeArray;
@@ -195,7 +188,7 @@ export class JsonArrayScanner {
         // more text follows the value: the element is that whole text (not valid JSON)
       }
     }
-    const end = frameElement(bytes, start, n);
+    const end = new ElementFramer().advance(bytes, start, n);
     if (end === NEED_MORE) {
       this.asText = true;
       return NEED_MORE;
@@ -234,14 +227,6 @@ function notAnArray(c: number): JsonArrayError {
   // pass, so it is worth a retry
   const json = /[{"\-0-9tfn]/.test(String.fromCharCode(c));
   return new JsonArrayError(json ? "a JSON value that is not an array" : "not JSON", !json);
-}
-
-/**
- * The end of the element starting at `start`: the offset of the `,` or `]` that ends it at depth
- * 0, strings and nesting tracked; NEED_MORE when it is not in the bytes yet.
- */
-function frameElement(bytes: Buffer, start: number, n: number): number {
-  return new ElementFramer().advance(bytes, start, n);
 }
 
 /**
