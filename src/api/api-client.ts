@@ -1,14 +1,12 @@
-import type { Logger } from "pino";
 import type { z } from "zod";
 import { DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from "../retry/retry-policy.js";
 import { ApiClock } from "./api-clock.js";
 import {
   type Answered,
   ApiRequester,
-  type ApiTelemetry,
+  type ApiRequesterOptions,
   type CallOptions,
   DEFAULT_DEADLINE_MS,
-  type RequestGate,
   type RequestSpec,
 } from "./api-request.js";
 import { type AccessToken, ApiAuth, type ApiCredentials, renewalMarginMs } from "./auth.js";
@@ -28,21 +26,19 @@ import {
 } from "./schemas.js";
 import { HttpTransport, SLOW_NOTICE_MS } from "./transport.js";
 
-/** What the client needs to reach and authenticate with the API. */
-export interface ApiClientOptions extends ApiCredentials {
+/** What the client needs to reach and authenticate with the API, and how it paces and retries. */
+export interface ApiClientOptions
+  extends ApiCredentials,
+    Pick<ApiRequesterOptions, "logger" | "gate" | "telemetry" | "random" | "sleep"> {
   /** Base address of the API (spec: {base_url}). */
   readonly baseUrl: string;
-  /**
-   * Timeout of one HTTP attempt's waits (API_TIMEOUT_MS): connecting, the answer's head, and each
-   * next part of its body.
-   */
+  /** API_TIMEOUT_MS: each wait of an attempt (connecting, the head, each part of the body). */
   readonly timeoutMs: number;
   /** After this long without an answer's head, say what is waited for (default 2 s). */
   readonly slowNoticeMs?: number;
   /**
-   * Deadline of one request as a whole (API_DEADLINE_MS, default 15 min): every attempt, backoff
-   * and Retry-After wait; not the rate gate, the token, nor the caller's time on a page. When it
-   * passes, the attempt in flight is aborted and the request fails with code `timeout`.
+   * API_DEADLINE_MS (default 15 min): one request as a whole, every attempt, backoff and
+   * Retry-After wait (not the rate gate, the token, nor the caller's time on a page).
    */
   readonly deadlineMs?: number;
   /** Longest Retry-After honoured (API_RETRY_AFTER_MAX, default 10 min). */
@@ -50,19 +46,10 @@ export interface ApiClientOptions extends ApiCredentials {
   readonly retry: Omit<RetryPolicy, "retryAfterMaxMs">;
   /** Size caps of GET /data answers (defaults {@link DEFAULT_DATA_LIMITS}). */
   readonly dataLimits?: DataLimits;
-  readonly logger: Logger;
-  /** Paces every HTTP attempt (the pipeline's rate limit); told about 429s and successes. */
-  readonly gate?: RequestGate;
-  /** Where attempts and retries are counted (the service's metrics). */
-  readonly telemetry?: ApiTelemetry;
   /** Now as the API sees it, told every answer's `Date` (default: one of its own). */
   readonly clock?: ApiClock;
   /** Clock in epoch ms (default Date.now). */
   readonly now?: () => number;
-  /** Random source of the retry jitter (default Math.random). */
-  readonly random?: () => number;
-  /** Waits between retries (default a timer, ended on abort); tests count delays with it. */
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**

@@ -110,11 +110,15 @@ export interface ApiRequesterOptions {
   readonly auth: ApiAuth;
   readonly retry: RetryPolicy;
   readonly deadlineMs: number;
+  /** Paces every HTTP attempt (the pipeline's rate limit); paused after a 429. */
   readonly gate?: RequestGate;
+  /** Where attempts and retries are counted (the service's metrics). */
   readonly telemetry?: ApiTelemetry;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Random source of the retry jitter (default Math.random). */
   readonly random?: () => number;
+  /** Waits between retries (default a timer, ended on abort); tests count delays with it. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 

@@ -10,18 +10,17 @@ import { abortedError, InfluxWriteError } from "./write-errors.js";
 /** How a {@link LineProtocolFileSink} rotates its file (never stdout). */
 export interface LineProtocolFileOptions {
   /**
-   * Before a write would take the file past this many bytes, the file is rotated (FILE -> FILE.1
-   * -> FILE.2 …) and a new one started. Lines are never split across files: a single line longer
-   * than this gets a file of its own. Default: never rotate.
+   * Before a write would take the file past this many bytes, it is rotated (FILE -> FILE.1 …):
+   * lines are never split across files (default: never rotate).
    */
   readonly maxBytes?: number;
-  /** Rotated copies kept: FILE.1 (newest) … FILE.keep (oldest, then dropped); 0 keeps none. Default 3. */
+  /** Rotated copies kept, FILE.1 the newest; 0 keeps none. Default 3. */
   readonly keep?: number;
   /** Where `-` writes (default process.stdout). */
   readonly stdout?: Writable;
 }
 
-export const DEFAULT_ROTATED_FILES_KEPT = 3;
+const DEFAULT_ROTATED_FILES_KEPT = 3;
 
 /**
  * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
@@ -52,9 +51,7 @@ export class LineProtocolFileSink implements PointSink {
     if (path === "-") {
       this.file = undefined;
       this.target = "stdout (line protocol)";
-      this.stdout.on("error", (error: Error) => {
-        this.failure ??= this.writeError(error);
-      });
+      this.stdout.on("error", (error: Error) => void this.fail(error));
     } else {
       this.file = resolve(path);
       ensureDirectory(dirname(this.file));
@@ -183,30 +180,19 @@ export class LineProtocolFileSink implements PointSink {
     }
     for (let i = this.keep - 1; i >= 1; i--) {
       await rename(`${file}.${i}`, `${file}.${i + 1}`).catch((error: unknown) => {
-        if (!isMissing(error)) throw error;
+        if (errnoOf(error) !== "ENOENT") throw error;
       });
     }
     await rename(file, `${file}.1`);
   }
 
+  /** The sink's first failure (disk full, a closed pipe…): every later write fails with it. */
   private fail(error: unknown): InfluxWriteError {
     if (error instanceof InfluxWriteError) return error;
-    this.failure ??= this.writeError(error);
+    const message = `cannot write ${this.target}: ${messageOf(error)}`;
+    this.failure ??= new InfluxWriteError(message, "unavailable", undefined, true);
     return this.failure;
-  }
-
-  private writeError(error: unknown): InfluxWriteError {
-    return new InfluxWriteError(
-      `cannot write ${this.target}: ${messageOf(error)}`,
-      "unavailable",
-      undefined,
-      true,
-    );
   }
 }
 
 const NEWLINE = Buffer.from("\n");
-
-function isMissing(error: unknown): boolean {
-  return errnoOf(error) === "ENOENT";
-}
