@@ -11,7 +11,7 @@ import {
   retryAfterOverCap,
   tokenRefusedAgain,
 } from "./request-errors.js";
-import type { Exchange, HttpTransport, ResponseHead } from "./transport.js";
+import type { Exchange, HttpTransport, Outgoing, ResponseHead } from "./transport.js";
 
 /** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_DEADLINE_MS = 900_000;
@@ -26,16 +26,11 @@ export const MAX_TOKEN_RENEWALS_PER_REQUEST = 3;
 /** Most of an error body read (64 KiB); the rest is not read at all. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
-/** One request to the API: what is sent, and how it is paced and retried. */
-export interface RequestSpec {
-  readonly method: "GET" | "POST";
+/** One request to the API: what is sent (but the headers), how it is paced and retried. */
+export interface RequestSpec extends Omit<Outgoing, "headers"> {
   /** Path with placeholders, for metrics and logs (`/data/{device}/{resource}`). */
   readonly route: string;
-  /** Path under the base URL, ids already encoded. */
-  readonly path: string;
   readonly auth: RequestAuth;
-  readonly searchParams?: Readonly<Record<string, string>>;
-  readonly json?: unknown;
   /** Served before ordinary requests by the rate gate (POST /create_token). */
   readonly priority?: boolean;
   /** The first attempt uses a rate-gate slot its caller already holds. */
@@ -55,20 +50,15 @@ export interface Answered<T> {
   readonly sentAtMs: number;
 }
 
-/** What reading an answer gets beside its exchange. */
-export interface AttemptContext {
-  /** `GET /data/dev/res`: the request in messages. */
-  readonly endpoint: string;
-  readonly head: ResponseHead;
-  /** The request's budget (suspended while the caller holds a piece of the answer). */
-  readonly deadline: Deadline;
-}
-
 /**
  * Reads a 2xx answer into the request's value. An ApiError it throws fails the attempt (retried
  * when retryable); any other error is the caller's own and ends the request at once.
  */
-export type ReadAnswer<T> = (exchange: Exchange, context: AttemptContext) => Promise<T>;
+export type ReadAnswer<T> = (
+  exchange: Exchange,
+  /** `endpoint`: the request in messages (`GET /data/dev/res`). */
+  context: { readonly endpoint: string; readonly head: ResponseHead },
+) => Promise<T>;
 
 /** Paces requests: waits for a slot, pauses after a 429. */
 export interface RequestGate {
@@ -226,7 +216,7 @@ export class ApiRequester {
         code = failure.code;
         return this.failed(failure, token, endpoint, state);
       }
-      const value = await read(exchange, { endpoint, head, deadline });
+      const value = await read(exchange, { endpoint, head });
       code = undefined;
       options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
       const { serverTimeMs } = head;

@@ -95,7 +95,7 @@ export class ApiAuth {
     return { token: this.renewal.then((t) => t.token), started };
   }
 
-  /** Drops a token the server refused, so that the next request renews it (unless renewed since). */
+  /** Drops a token the server refused (unless renewed since), so the next request renews it. */
   refused(token: string): void {
     if (this.current?.token === token) this.current = undefined;
   }

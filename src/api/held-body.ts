@@ -52,21 +52,14 @@ export class HeldBody implements Iterable<Buffer> {
   }
 
   private noteEdges(piece: Buffer): void {
-    for (let i = piece.length - 1; i >= 0; i--) {
-      const byte = piece[i] ?? SPACE;
-      if (isWhiteSpace(byte)) continue;
-      this.lastByte = byte;
-      if (this.firstByte === -1) {
-        for (let j = 0; j <= i; j++) {
-          const first = piece[j] ?? SPACE;
-          if (!isWhiteSpace(first)) {
-            this.firstByte = first;
-            break;
-          }
-        }
-      }
-      return;
-    }
+    let last = piece.length - 1;
+    while (last >= 0 && isWhiteSpace(piece[last] ?? SPACE)) last--;
+    if (last < 0) return;
+    this.lastByte = piece[last] ?? SPACE;
+    if (this.firstByte !== -1) return;
+    let first = 0;
+    while (isWhiteSpace(piece[first] ?? SPACE)) first++;
+    this.firstByte = piece[first] ?? SPACE;
   }
 }
 

@@ -228,7 +228,6 @@ class GotExchange implements Exchange {
     if (!this.stream.readableEnded) this.stream.destroy();
   }
 
-  /** Ends the attempt with `error`. */
   private fail(error: Error): void {
     this.failure ??= error;
     this.stream.destroy(error);

@@ -8,11 +8,7 @@ export function valuesIdTag(member: RecordMember | boolean | undefined): string 
   if (member === null || member === undefined) return "none";
   const text = String(member).trim();
   if (text === "") return "none";
-  if (/^\d+$/.test(text)) return text.length >= 3 ? text : text.padStart(3, "0");
-  if (typeof member === "number" && Number.isInteger(member) && member >= 0) {
-    return String(member).padStart(3, "0");
-  }
-  return text;
+  return /^\d+$/.test(text) ? text.padStart(3, "0") : text;
 }
 
 const NUMERIC_RE = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;

@@ -37,13 +37,10 @@ const MAX_MEMBERS = 256;
 
 /**
  * The fast path of reading a GET /data answer: one record's bytes read in one pass, without
- * JSON.parse and without an object per record or a string per member. It reads what a record
- * usually is (an object of the requested value ids, `timestamp` and `values_id`, whose values are
- * numbers, strings without escapes, booleans or null) and gives up on anything else (AS_TEXT), so
- * that the reference path (JSON.parse, keepRequested) reads it instead: a member not requested, a
- * duplicate key, an escape, a nested value, a number out of range, a timestamp that is not a real
- * `YYYY-MM-DDTHH:MM:SS`, a syntax error. What it reads, it reads as the reference path would; the
- * property tests hold both to that.
+ * JSON.parse, an object per record or a string per member. It reads what a record usually is
+ * (the requested value ids, `timestamp` and `values_id`; numbers, strings without escapes,
+ * booleans or null) and gives up on anything else (AS_TEXT) for the reference path. What it
+ * reads, it reads as the reference path would; the property tests hold both to that.
  */
 export class RecordScanner {
   private readonly keys: readonly Buffer[];
