@@ -38,10 +38,7 @@ import {
 export interface InfluxWriterOptions extends InfluxTarget {
   /** Lines per HTTP request (default 5000). */
   readonly batchSize: number;
-  /**
-   * Deadline of one {@link InfluxWriter.write} as a whole: every request (413 splits and narrowing
-   * included), backoff and Retry-After wait (INFLUX_DEADLINE_MS, default 300 000 ms).
-   */
+  /** INFLUX_DEADLINE_MS: one write() as a whole, every request (splits, narrowing) and wait. */
   readonly deadlineMs?: number;
   /** Longest Retry-After honoured; a longer one fails the write at once (default 10 min). */
   readonly retryAfterMaxMs?: number;
@@ -53,7 +50,7 @@ export interface InfluxWriterOptions extends InfluxTarget {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** Default of {@link InfluxWriterOptions.deadlineMs} (INFLUX_DEADLINE_MS): 15 minutes, above the Retry-After cap. */
+/** Default of INFLUX_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_INFLUX_DEADLINE_MS = 900_000;
 
 /** Bodies larger than this are gzipped when `gzip` is on (smaller ones gain nothing). */
@@ -100,6 +97,7 @@ export class InfluxWriter implements PointSink {
   private readonly policy: RetryPolicy;
   private readonly pending = new Set<Promise<WriteOutcome>>();
   private readonly bodies = new RequestBodies();
+  private readonly writePath: string;
   /** Aborted by abort(), with its InfluxWriteError: every write and check follows it. */
   private readonly shutdown = new AbortController();
 
@@ -116,6 +114,8 @@ export class InfluxWriter implements PointSink {
       retryAfterMaxMs: options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS,
     };
     this.target = `InfluxDB ${options.url} bucket ${options.bucket}`;
+    const { org, bucket } = options;
+    this.writePath = `/api/v2/write?${new URLSearchParams({ org, bucket, precision: "s" })}`;
     routeClientLogs(options.logger);
   }
 
@@ -153,10 +153,7 @@ export class InfluxWriter implements PointSink {
     if (!this.shutdown.signal.aborted) this.shutdown.abort(abortedError(reason));
   }
 
-  /**
-   * The start-up check again (one request: reachable, token accepted, bucket present), bounded by
-   * `timeoutMs`, ended by `signal` or {@link abort}.
-   */
+  /** The start-up check again (see checkInflux), ended by `signal` or {@link abort} too. */
   async check(signal?: AbortSignal): Promise<void> {
     const shutdown = this.shutdown.signal;
     if (shutdown.aborted) throw shutdown.reason;
@@ -273,8 +270,8 @@ export class InfluxWriter implements PointSink {
       retryable: true,
       status,
       what: status === undefined ? failure.message : `HTTP ${status}: ${failure.message}`,
-      ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
-      ...(failure.retryAfter === undefined ? {} : { retryAfter: failure.retryAfter }),
+      retryAfterMs: failure.retryAfterMs,
+      retryAfter: failure.retryAfter,
     };
   }
 
@@ -313,15 +310,10 @@ export class InfluxWriter implements PointSink {
     // a signal per request: the transport adds an abort listener per request and never removes
     // it, so the write's own signal would collect one listener (and its body) per retry
     const request = linkedSignal([signal]);
-    const query = new URLSearchParams({
-      org: this.options.org,
-      bucket: this.options.bucket,
-      precision: "s",
-    });
     // a batch's bytes go out as they are, never decoded into a string and encoded again
     const body = this.bodies.body(batch.bytes);
     try {
-      const answer = this.influx.transport.iterate(`/api/v2/write?${query}`, body, {
+      const answer = this.influx.transport.iterate(this.writePath, body, {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,

@@ -2,11 +2,9 @@ import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
- * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). 400, 422
- * and 413 are not among them: InfluxWriter narrows those down to the lines at fault and reports
- * them as RejectedLine, writing the others. `unavailable` also ends a write that outlasted
- * INFLUX_DEADLINE_MS, one InfluxDB asked to wait longer than INFLUX_RETRY_AFTER_MAX, and (fatal)
- * every write after abort().
+ * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does); 400,
+ * 422 and 413 are narrowed down to RejectedLines instead. `unavailable` also ends a write past its
+ * deadline or its Retry-After cap, and (fatal) every write after abort().
  */
 export type InfluxWriteErrorCode =
   | "auth_failed" // 401, 403: fatal, fix the token
@@ -108,10 +106,9 @@ function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
 const UNABLE_TO_PARSE = /unable to parse '/gi;
 
 /**
- * The lines of a batch that a 400/422 answer names as refused, each with its own reason: InfluxDB
- * 1.x/2.x quote every unparsable line (`unable to parse '<line>': <reason>`), 3.x lists them in
- * `data`. Only exact lines of the batch count; an empty map means the answer names none (then the
- * batch must be narrowed down by bisection).
+ * The lines of a batch that a 400/422 answer names as refused, each with its reason: InfluxDB
+ * 1.x/2.x quote each (`unable to parse '<line>': <reason>`), 3.x lists them in `data`. Only exact
+ * lines of the batch count; an empty map: the answer names none.
  */
 export function namedRefusals(
   failure: InfluxFailure,
@@ -134,11 +131,9 @@ export function namedRefusals(
     ) {
       const line = message.slice(start, q);
       if (!batch.has(line)) continue;
-      const reason = (message.slice(q + 3, end).split("\n")[0] ?? "").replace(
-        /\s*dropped=\d+\s*$/,
-        "",
-      );
-      if (!named.has(line)) named.set(line, `unable to parse '${line}': ${reason.trim()}`);
+      const reason = message.slice(q + 3, end).split("\n")[0] ?? "";
+      const why = reason.replace(/\s*dropped=\d+\s*$/, "").trim();
+      if (!named.has(line)) named.set(line, `unable to parse '${line}': ${why}`);
       break;
     }
   });
@@ -146,10 +141,9 @@ export function namedRefusals(
 }
 
 /**
- * How many points a partial-write answer says were dropped (InfluxDB 1.x/2.x `... dropped=N`:
- * beyond the retention policy, a field type conflict with stored data): the others of the batch
- * were stored. Undefined when the answer gives no count, or reports unparsable lines (those are
- * not counted in `dropped`, and nothing of their batch was stored).
+ * How many points a partial write dropped (1.x/2.x `... dropped=N`: beyond the retention policy,
+ * a field type conflict), the others stored. Undefined without a count, or with unparsable lines
+ * (not counted in `dropped`, and nothing of their batch was stored).
  */
 export function droppedCount(failure: InfluxFailure): number | undefined {
   const { message } = failure;
