@@ -54,9 +54,8 @@ export interface ApiClientOptions
 
 /**
  * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, each one
- * request through the requester (its retries, pacing and deadline; the transport, the auth and the
- * data stream composed here), its whole body read and validated. Every result carries how many
- * requests it took and the API's clock; {@link clock} keeps the latest.
+ * request through the requester (retries, pacing, deadline), its whole body read and validated.
+ * Every result carries how many requests it took and the API's clock.
  */
 export class ApiClient {
   /** Now as the API sees it (every answer's `Date`). */
@@ -96,10 +95,7 @@ export class ApiClient {
     });
   }
 
-  /**
-   * Ends every request of this client at once, with code `aborted` (for shutdown); every later
-   * call fails at once the same way. `reason` goes into the messages (the first one stays).
-   */
+  /** Shutdown: ends every request now and later with code `aborted` (the first `reason` stays). */
   abort(reason = "the API client was shut down"): void {
     this.requester.abort(reason);
   }
@@ -130,7 +126,7 @@ export class ApiClient {
     return this.get(path, "/{device}/{resource}/values", valuesResponseSchema, call);
   }
 
-  /** GET /data (spec 4.4): the whole answer, retried here until it came whole (see {@link fetchData}). */
+  /** GET /data (spec 4.4): the whole answer, retried until it came whole ({@link fetchData}). */
   data(query: DataQuery, options?: CallOptions) {
     return fetchData(this.requester, this.limits, query, options);
   }
@@ -162,10 +158,8 @@ export class ApiClient {
   }
 
   /**
-   * POST /create_token (spec 5.2) with the Basic credential, ahead of other requests at the rate
-   * gate; `slotHeld`: the request that needs the token gave up its slot for it. The token is
-   * registered as a secret before the answer is validated, and its renewal time counts from when
-   * its attempt was sent.
+   * POST /create_token (spec 5.2), ahead of other requests at the rate gate (`slotHeld`: on the
+   * slot of the request that needs it); the renewal time counts from when its attempt was sent.
    */
   private async createToken(slotHeld: boolean): Promise<AccessToken> {
     const answer = await this.json(
@@ -195,9 +189,8 @@ export class ApiClient {
   }
 
   /**
-   * One JSON request: its whole body read (up to API_MAX_ANSWER_BYTES) and validated with
-   * `schema`. `secretMembers` of the answer are registered as secrets before it is validated, so
-   * that no message about a malformed answer can quote them.
+   * One JSON request, its whole body read and validated with `schema`; `secretMembers` registered
+   * as secrets first, so that no message about a malformed answer can quote them.
    */
   private json<S extends z.ZodType>(
     spec: RequestSpec,

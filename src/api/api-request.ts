@@ -3,14 +3,16 @@ import { Deadline } from "../retry/deadline.js";
 import { computeRetryDelay, type RetryPolicy } from "../retry/retry-policy.js";
 import { type Attempted, retrying } from "../retry/retrying.js";
 import type { ApiAuth, RequestAuth } from "./auth.js";
-import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
 import {
+  ApiError,
   abortedError,
+  classifyStatus,
+  classifyTransportError,
   deadlineError,
   notSentTwice,
   retryAfterOverCap,
   tokenRefusedAgain,
-} from "./request-errors.js";
+} from "./errors.js";
 import type { Exchange, HttpTransport, Outgoing, ResponseHead } from "./transport.js";
 
 /** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
@@ -319,7 +321,7 @@ export class ApiRequester {
       }
       return retryAfterOverCap(endpoint, failure, retry.retryAfterMaxMs, attempts);
     }
-    return failure.withAttempts(attempts);
+    return failure.withMessage(failure.message, { attempts });
   }
 
   /** The error of a request ended from outside: the deadline passed, or it was aborted. */

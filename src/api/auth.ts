@@ -32,10 +32,9 @@ export function renewalMarginMs(expiresInS: number): number {
 const KEPT_TOKEN_SECRETS = 8;
 
 /**
- * The API's authentication (spec 5): the credentials, registered as secrets the moment they are
- * known (the password, the API key, and the Basic credential `user:password`, with their Base64
- * forms), the headers of each kind of request, and the one access token kept in memory: renewed
- * before it expires or after a refusal, single flight; each new token registered as a secret and
+ * The API's authentication (spec 5): the credentials, registered as secrets at once (with their
+ * Base64 forms), the headers of each kind of request, and the one access token kept in memory:
+ * renewed before it expires or after a refusal, single flight; each registered as a secret and
  * the one {@link KEPT_TOKEN_SECRETS} renewals back forgotten.
  */
 export class ApiAuth {

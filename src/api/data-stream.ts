@@ -1,7 +1,8 @@
+import type { AnswerSource } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
 import { ApiError, classifyTransportError } from "./errors.js";
 import { HeldBody } from "./held-body.js";
-import { type AnswerSource, invalidResponse } from "./parse-answer.js";
+import { invalidResponse } from "./parse-answer.js";
 import { encodeSegment } from "./path-segment.js";
 import { formatQueryTime } from "./time-format.js";
 import type { Exchange } from "./transport.js";
@@ -42,9 +43,8 @@ export interface DataAnswer {
 
 /**
  * GET /data/<device_id>/<resource_id> (spec 4.4): the whole answer, read to its end inside the
- * request, so that a failure midway (a reset, a stall, a body cut off before its closing `]`) is
- * retried here and the caller only ever gets an answer that came whole. An answer of more than
- * `maxAnswerBytes` fails (not retried); a body that does not start as a JSON array fails for good.
+ * request, so that a failure midway (a reset, a stall, a body cut off) is retried here and the
+ * caller only gets answers that came whole. An answer over `maxAnswerBytes` fails for good.
  */
 export async function fetchData(
   requester: ApiRequester,
@@ -102,9 +102,8 @@ async function readWhole(
 }
 
 /**
- * A JSON array starts with `[` and ends with `]` (JSON white space around them). A body that is
- * another JSON value is final; one that is empty, not JSON (a gateway's page) or not closed
- * (cut off) is retried. Whether its elements are records is the transformer's to say.
+ * A JSON array starts with `[` and ends with `]`. A body that is another JSON value is final; one
+ * that is empty, not JSON (a gateway's page) or not closed (cut off) is retried.
  */
 function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: AnswerSource): void {
   if (first === OPEN && last === CLOSE) return;

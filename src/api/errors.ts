@@ -1,5 +1,5 @@
 import { scrubSecrets } from "../logger.js";
-import { parseRetryAfter } from "../retry/retry-policy.js";
+import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
@@ -59,11 +59,6 @@ export class ApiError extends Error {
     super(message);
     this.name = "ApiError";
     Object.assign(this, details);
-  }
-
-  /** The same error, marked with the number of attempts it took. */
-  withAttempts(attempts: number): ApiError {
-    return this.withMessage(this.message, { attempts });
   }
 
   /** The same error with another message and details (a retryable error made final, saying why). */
@@ -162,4 +157,72 @@ export function classifyTransportError(endpoint: string, error: unknown): ApiErr
     retryable: true,
     neverSent: NEVER_SENT_CODES.has(code) || undefined,
   });
+}
+
+/** A request ended by a shutdown or its caller's signal. */
+export function abortedError(endpoint: string, reason: string, attempts: number): ApiError {
+  return new ApiError(`${endpoint} aborted: ${reason}`, {
+    code: "aborted",
+    endpoint,
+    retryable: false,
+    attempts,
+  });
+}
+
+/** A request without a complete answer within API_DEADLINE_MS; `retry`: the wait it gave up on. */
+export function deadlineError(
+  endpoint: string,
+  budgetMs: number,
+  attempts: number,
+  lastFailure: ApiError | undefined,
+  retry?: { readonly waitMs: number },
+): ApiError {
+  const tried = `${attempts} attempt${attempts === 1 ? "" : "s"}`;
+  const asked =
+    lastFailure?.retryAfterHeader === undefined
+      ? ""
+      : ` (Retry-After: ${lastFailure.retryAfterHeader})`;
+  const why =
+    retry === undefined
+      ? ""
+      : `: the next retry would wait ${formatWait(retry.waitMs)}${asked}, past the deadline`;
+  const last = lastFailure ? `; the last failure: ${lastFailure.message}` : "";
+  const budget = Math.round(budgetMs / 100) / 10;
+  return new ApiError(
+    `${endpoint} got no complete answer within API_DEADLINE_MS (${budget} s) after ${tried}${why}${last}`,
+    { code: "timeout", endpoint, retryable: false, attempts, status: lastFailure?.status },
+  );
+}
+
+/** A 429 or 5xx asking for a longer wait than API_RETRY_AFTER_MAX: final. */
+export function retryAfterOverCap(
+  endpoint: string,
+  failure: ApiError,
+  capMs: number,
+  attempts: number,
+): ApiError {
+  return failure.withMessage(
+    `${endpoint} answered HTTP ${failure.status} asking to wait ` +
+      `${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ${failure.retryAfterHeader}), ` +
+      `longer than API_RETRY_AFTER_MAX (${formatWait(capMs)}): not retried. ${failure.message}`,
+    { retryable: false, attempts },
+  );
+}
+
+/** A request that must not arrive twice, failed after it may have arrived: final. */
+export function notSentTwice(failure: ApiError): ApiError {
+  if (failure.neverSent || !failure.retryable) return failure;
+  return failure.withMessage(
+    `${failure.message} (not retried: the request may have reached the server, and it must not arrive twice)`,
+    { retryable: false },
+  );
+}
+
+/** A 401 for every fresh token: the renewals are spent. */
+export function tokenRefusedAgain(endpoint: string, failure: ApiError, renewals: number): ApiError {
+  return failure.withMessage(
+    `${endpoint} refused the access token (HTTP 401) even after renewing it ${renewals} times ` +
+      `(POST /create_token gave new tokens, each was refused): ${failure.message}`,
+    { retryable: false },
+  );
 }

@@ -6,11 +6,10 @@ const RAW_BYTES = 4 * 1024 * 1024;
 const BLOCK_BYTES = 1024 * 1024;
 
 /**
- * The body of an answer held until it has come whole (GET /data, spec 4.4): its first 4 MiB as
- * they came, the rest deflated (level 1) in blocks of 1 MiB. A week of one-minute records is
- * 8-40 MB of JSON that deflates 30-fold at about 1 GB/s and inflates faster, so API_CONCURRENCY
- * whole answers cost a few MB each, not up to 40. Iterating yields the body's bytes in
- * order (each deflated block inflated as it is reached), as often as it is iterated.
+ * The body of an answer held until it has come whole (GET /data): its first 4 MiB as they came,
+ * the rest deflated (level 1) in 1 MiB blocks. A week of one-minute records is 8-40 MB of JSON
+ * that deflates 30-fold at about 1 GB/s, so API_CONCURRENCY whole answers cost a few MB each.
+ * Iterating yields the body's bytes in order, as often as it is iterated.
  */
 export class HeldBody implements Iterable<Buffer> {
   /** Bytes of the body so far. */

@@ -9,8 +9,6 @@ import {
 import { excerpt } from "../util/text.js";
 import { ApiError } from "./errors.js";
 
-export type { AnswerSource } from "../records/answer-source.js";
-
 /**
  * Parses and validates one JSON text of a 2xx answer (a whole body) with `schema`. Text that is
  * not JSON may be a cut-off transfer, so that error is retryable; JSON of another shape is final.

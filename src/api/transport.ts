@@ -268,10 +268,8 @@ class TransportError extends Error {
 }
 
 /**
- * A failure as a plain error: its code, its name when it is a timeout, its message. got's errors
- * carry the request's options (headers with the token among them), its cause and the response:
- * none of that goes further. The messages stay what node:http said (got's own words for an
- * abort and for an answer cut off are given as node:http's).
+ * A failure as a plain error (its code, its name when it is a timeout, its message): got's errors
+ * carry the request's options, headers with the token among them, which go no further.
  */
 function plainError(error: unknown): Error {
   if (error instanceof TransportError) return error;

@@ -57,11 +57,7 @@ export async function openRollupSink(
   return openInfluxSink(config.influx, logger, { bucket, bucketSetting: "ROLLUP_BUCKET" });
 }
 
-/**
- * InfluxDB at INFLUX_URL, bucket `target`, after the start-up check (one request: reachable,
- * token accepted, bucket present), written with INFLUX_DEADLINE_MS and INFLUX_RETRY_AFTER_MAX,
- * short writes coalesced.
- */
+/** InfluxDB at INFLUX_URL, bucket `target`, after the start-up check; short writes coalesced. */
 async function openInfluxSink(
   influx: Config["influx"],
   logger: Logger,

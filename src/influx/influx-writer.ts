@@ -205,9 +205,8 @@ export class InfluxWriter implements PointSink {
   };
 
   /**
-   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: the
-   * refusal, for the caller to split or narrow): transient failures are retried with backoff,
-   * final ones thrown.
+   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: for the
+   * caller to split or narrow); transient failures retried with backoff, final ones thrown.
    */
   private sendRetried(batch: LineBatch, work: WriterWork): Promise<Refusal | undefined> {
     const { run } = work;

@@ -23,9 +23,8 @@ export interface LineProtocolFileOptions {
 const DEFAULT_ROTATED_FILES_KEPT = 3;
 
 /**
- * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
- * `influx write --precision s --file FILE`. Used with OUTPUT_FILE (rotated by size), `--output`,
- * by the demo and by dry runs. Writes are appended in the order they were called.
+ * Writes line protocol to a file (appending, in the order of the calls) or to stdout (`-`),
+ * loadable with `influx write --precision s --file FILE`: OUTPUT_FILE, `--output`, the demo.
  */
 export class LineProtocolFileSink implements PointSink {
   readonly target: string;
@@ -59,10 +58,7 @@ export class LineProtocolFileSink implements PointSink {
     }
   }
 
-  /**
-   * Resolves once the lines are handed to the operating system (they survive a killed process);
-   * a file takes every line, so none is ever rejected.
-   */
+  /** Resolves once the lines are handed to the operating system; none is ever rejected. */
   async write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.failure) throw this.failure;
     if (batch.lines === 0) return { written: 0, rejected: [] };

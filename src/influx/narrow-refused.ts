@@ -71,12 +71,6 @@ export async function narrowRefused<W extends BatchWork>(
   }
 }
 
-/** Lines and how many of them InfluxDB dropped (undefined: not known yet). */
-interface Group {
-  readonly lines: readonly string[];
-  readonly dropped: number | undefined;
-}
-
 /**
  * A partial write that dropped `dropped` of `lines` without naming them (every other line is
  * stored): the lines in {@link partialOrder}, groups are halved breadth-first, and the first half
@@ -92,7 +86,10 @@ async function narrowPartial<W extends BatchWork>(
 ): Promise<void> {
   const { status } = failure;
   const ordered = partialOrder(lines, failure.message);
-  const queue: Group[] = [{ lines: ordered.lines, dropped }];
+  // groups of lines, and how many of them InfluxDB dropped (undefined: not known yet)
+  const queue: { lines: readonly string[]; dropped?: number }[] = [
+    { lines: ordered.lines, dropped },
+  ];
   let split = ordered.split;
   let budget = PARTIAL_NARROW_REQUESTS;
   const countOf = async (group: readonly string[]): Promise<number | undefined> => {

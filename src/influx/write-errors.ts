@@ -200,11 +200,7 @@ export function bucketMissing(failure: InfluxFailure): boolean {
   );
 }
 
-/**
- * The bucket is missing ({@link bucketMissing}): InfluxDB 1.x before 1.8 (by its version header)
- * has no /api/v2/write at all; otherwise the bucket (or 1.8 database or retention policy) does not
- * exist. Both fatal (`bucket_not_found`).
- */
+/** The bucket is missing, or (InfluxDB 1.x before 1.8, by its version) /api/v2/write: fatal. */
 export function writeNotFound(target: BucketTarget, failure: InfluxFailure): InfluxWriteError {
   const said = `HTTP ${failure.status ?? 404}: ${excerpt(failure.message)}`;
   const setting = target.bucketSetting ?? "INFLUX_BUCKET";

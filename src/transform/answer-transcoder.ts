@@ -71,11 +71,10 @@ const GATHER_BYTES = 16 * 1024;
 /**
  * One GET /data answer from its bytes to line protocol in one pass: each record read by the fast
  * path (record-scanner.ts) straight into the line buffer, or else by the reference path
- * (JSON.parse, keepRequested, RecordEncoder), both screened by the answer's one AnswerScreen.
- * `push` a piece and take the batches it fills ({@link nextBatch}) until there is none; at the end
- * `end` it and take the last ones. A batch's bytes stay valid until the transcoder is called
- * again (one buffer serves every batch). Throws a JsonArrayError when the body is not a JSON array
- * and a SchemaDriftError when most of its rows are invalid.
+ * (JSON.parse, RecordEncoder), both screened by the answer's one AnswerScreen. `push` a piece and
+ * take the batches ({@link nextBatch}) until there is none; at the end `end` it and take the last
+ * ones. A batch's bytes stay valid until the next call. Throws a JsonArrayError or (most rows
+ * invalid) a SchemaDriftError.
  */
 export class AnswerTranscoder implements ElementReader {
   readonly screen: AnswerScreen;
@@ -139,8 +138,7 @@ export class AnswerTranscoder implements ElementReader {
 
   /**
    * The next piece of the body, read by {@link nextBatch}. Pieces shorter than `gatherBytes` are
-   * gathered first (a socket may hand an answer over a few bytes at a time, and each piece read
-   * costs a round of calls): they are read once enough of them came, or at the end.
+   * gathered first (a socket may hand over a few bytes at a time, and each piece read costs calls).
    */
   push(bytes: Buffer): void {
     if (this.piece !== undefined) throw new Error("a piece pushed before the last one was read");
@@ -154,10 +152,7 @@ export class AnswerTranscoder implements ElementReader {
     if (gathered.length >= this.gatherBytes) this.release();
   }
 
-  /**
-   * The body ended: what was gathered is read, then the rest becomes the last batches; take them
-   * with {@link nextBatch} until there is none. Throws (there) if it was cut off or drifted.
-   */
+  /** The body ended: take the last batches with {@link nextBatch} (which throws if cut off). */
   end(): void {
     if (this.gathered.length > 0) this.release();
     this.ending = true;

@@ -24,9 +24,8 @@ export const AS_TEXT = -2;
 /** Reads the elements a {@link JsonArrayScanner} finds. */
 export interface ElementReader {
   /**
-   * Reads the element that starts at `start` (its first byte, not a space) of `bytes`, whose known
-   * bytes end at `limit`, without taking it yet: returns the offset just after it, NEED_MORE when
-   * its end lies beyond `limit`, or AS_TEXT to have it framed here and handed to {@link text}.
+   * Reads the element that starts at `start` of `bytes` (known up to `limit`) without taking it:
+   * the offset just after it, NEED_MORE, or AS_TEXT to have it framed here for {@link text}.
    */
   read(bytes: Buffer, start: number, limit: number): number;
   /** The element {@link read} just read, confirmed whole (a `,` or `]` follows it): take it. */
@@ -84,9 +83,8 @@ export class JsonArrayScanner {
   ) {}
 
   /**
-   * Reads a piece of the body from `from` (a new piece from 0): the reader is called for every
-   * element it completes. Returns where it stopped: the piece's length once all of it is read
-   * (or carried on to the next piece), less when the reader paused: call again from there.
+   * Reads a piece of the body from `from` (a new piece from 0), the reader called for every
+   * element it completes: returns where it stopped (less than its length when the reader paused).
    */
   push(piece: Buffer, from = 0): number {
     if (from === 0 && this.carry.length > 0) {
@@ -270,9 +268,8 @@ class ElementFramer {
   }
 
   /**
-   * Inside a string from `i`: the offset of its closing quote (the string is left), or `n` when
-   * it goes on past the bytes (whether their last backslash escapes the next byte is kept). The
-   * quote is found by the platform's search, so a long string costs little: a quote is the end
+   * Inside a string from `i`: the offset of its closing quote, or `n` when it goes on past the
+   * bytes. Quotes are found by the platform's search (a long string costs little): one is the end
    * unless an odd run of backslashes stands before it.
    */
   private stringEnd(bytes: Buffer, i: number, n: number): number {

@@ -1,8 +1,6 @@
 /**
- * JSON tokens read straight from bytes, for the fast path of reading an answer
- * (record-scanner.ts): spaces, keys, literals, plain strings, numbers and record timestamps. Each
- * returns the offset after the token, NEED_MORE when the bytes end before it does (and could
- * still go on validly), or AS_TEXT when it is not what the fast path reads.
+ * JSON tokens read straight from bytes for the fast path (record-scanner.ts): each returns the
+ * offset after the token, NEED_MORE when the bytes end first, or AS_TEXT when it is not read here.
  */
 import { isUtf8 } from "node:buffer";
 import { JSON_BYTES } from "../util/json-bytes.js";

@@ -57,9 +57,8 @@ export class RecordLines {
   }
 
   /**
-   * True when every member of the scanned record has a series of its own, as almost always:
-   * members sharing a line (alarm_index and alarm_name, two readouts of one name) are merged by
-   * the reference path.
+   * True when every member of the scanned record has a series of its own, as almost always (those
+   * sharing a line, alarm_index and alarm_name, are merged by the reference path).
    */
   fits(scanned: RecordScanner): boolean {
     const serial = ++this.serial;

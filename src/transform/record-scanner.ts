@@ -73,9 +73,8 @@ export class RecordScanner {
   }
 
   /**
-   * Reads the record starting at `start` (its `{`) of `bytes`, whose known bytes end at `limit`:
-   * the offset after its `}`, NEED_MORE when that lies beyond `limit`, or AS_TEXT when the record
-   * is one for the reference path.
+   * Reads the record starting at `start` (its `{`) of `bytes`, known up to `limit`: the offset
+   * after its `}`, NEED_MORE, or AS_TEXT when the record is one for the reference path.
    */
   read(bytes: Buffer, start: number, limit: number): number {
     if (bytes[start] !== OPEN_OBJECT) return AS_TEXT;
@@ -189,9 +188,8 @@ export class RecordScanner {
   }
 
   /**
-   * A JSON number at `i`. Its bytes are its field value when they are the shortest form of the
-   * number (what `String(Number(text))` gives back); otherwise that text is kept. A number out of
-   * a double's range is left to the reference path (a bad member).
+   * A JSON number at `i`: its bytes are its field value when they are its shortest form, else
+   * `String(Number(text))` is kept; one out of a double's range is the reference path's.
    */
   private readNumber(m: number, bytes: Buffer, i: number, limit: number): number {
     const end = numberEnd(bytes, i, limit);

@@ -23,10 +23,9 @@ export interface BadMember {
 
 /**
  * Cuts a parsed element of a GET /data answer to what was asked for, in place: members not
- * requested are removed unjudged (names appended to `extras`); requested members of a wrong type
- * are removed and appended to `bad`. True when it is a record (an object with a real timestamp and
- * a valid `values_id` or none); when false, dataRecordSchema on the cut object says why. One pass,
- * no allocation for a good record: the reference path's hot path.
+ * requested are removed unjudged (names appended to `extras`), requested ones of a wrong type
+ * moved to `bad`. True when it is a record (a real timestamp, a valid `values_id` or none); when
+ * false, dataRecordSchema on it says why. One pass, no allocation for a good record.
  */
 export function keepRequested(
   value: unknown,

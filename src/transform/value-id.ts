@@ -15,10 +15,7 @@ export interface DecodedValueId {
   readonly id: string;
   /** How it is read: coded (`e_PP_UU_TT_VVV_name`), a meta or alarm id, or anything else. */
   readonly kind: "coded" | "values_id" | "protocol_id" | "alarm" | "uncoded";
-  /**
-   * InfluxDB measurement: the name part of a coded id; "alarm" for alarm_index/alarm_name; the id
-   * itself otherwise; "" for values_id (never a point, it becomes a tag).
-   */
+  /** Measurement: a coded id's name, "alarm" for the alarm ids, "" for values_id, else the id. */
   readonly measurement: string;
   /**
    * Tag `unit`: prefix symbol + unit symbol ("kWh" for 03+07, "k" for 03+00), "none" when both are
@@ -26,10 +23,7 @@ export interface DecodedValueId {
    * is not in the spec's tables (a half-known symbol such as "k?" would mislead in a tag).
    */
   readonly unit: string;
-  /**
-   * Tag `type`: the type name; "unknown_42" for an unknown type code; "alarm" for the alarm ids;
-   * "meta" for protocol_id and values_id; "unknown" for other uncoded ids.
-   */
+  /** Tag `type`: the type's name ("unknown_42" if not in the table), "alarm", "meta", "unknown". */
   readonly type: string;
   /** The field of the alarm ids; for others numbers go to field "value", strings to "text". */
   readonly field?: "alarm_index" | "alarm_name";
@@ -89,8 +83,7 @@ function uncoded(
 
 /**
  * Decodes one value id (spec 2.3): pure, uncached, never throws, logs nothing. Ids that are not
- * exactly `e_PP_UU_TT_VVV_name` (two-digit codes, three-digit values id, non-empty name) and not one
- * of values_id, protocol_id, alarm_index, alarm_name are "uncoded".
+ * exactly `e_PP_UU_TT_VVV_name` nor a meta or alarm id are "uncoded".
  */
 export function decodeValueId(id: string): DecodedValueId {
   if (id === "values_id") return uncoded(id, "values_id", "", "meta");
@@ -110,8 +103,9 @@ export function decodeValueId(id: string): DecodedValueId {
  * of value ids.
  */
 export class ValueIdDecoder {
+  /** Number of distinct ids seen with unknown codes. */
+  unknownCodeIds = 0;
   private readonly cache = new Map<string, DecodedValueId>();
-  private unknownIds = 0;
 
   constructor(private readonly logger?: Logger) {}
 
@@ -122,17 +116,12 @@ export class ValueIdDecoder {
     const decoded = decodeValueId(id);
     this.cache.set(id, decoded);
     if (decoded.unknownCodes.length > 0) {
-      this.unknownIds += 1;
+      this.unknownCodeIds += 1;
       this.logger?.warn(
         { valueId: id, unknownCodes: decoded.unknownCodes, unit: decoded.unit, type: decoded.type },
         "value id has codes that are not in the spec's tables; written with unknown_* tags",
       );
     }
     return decoded;
-  }
-
-  /** Number of distinct ids seen with unknown codes. */
-  get unknownCodeIds(): number {
-    return this.unknownIds;
   }
 }
