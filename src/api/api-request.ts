@@ -19,9 +19,8 @@ import type { Exchange, HttpTransport, Outgoing, ResponseHead } from "./transpor
 export const DEFAULT_DEADLINE_MS = 900_000;
 
 /**
- * Renewals of the access token one request makes after 401 answers before it fails (not counted
- * as retries): a token can expire again while a request waits, so one is not enough; an API that
- * refuses every fresh token is not helped by more.
+ * Renewals of the access token one request makes after 401 answers (not retries): a token can
+ * expire again while a request waits; an API that refuses every fresh token is not helped by more.
  */
 export const MAX_TOKEN_RENEWALS_PER_REQUEST = 3;
 
@@ -116,9 +115,8 @@ export interface ApiRequesterOptions {
 
 /**
  * The one level at which API requests are retried. Before each attempt: the rate gate's slot,
- * then the access token (neither counted against the deadline). A 401 with a token renews it (not
- * a retry). Failures are retried as the retry policy decides. The pause after a 429 and the
- * attempt's telemetry are taken here, where each result arrives.
+ * then the access token (neither counted against the deadline); a 401 renews the token. The pause
+ * after a 429 and the attempt's telemetry are taken here, where each result arrives.
  */
 export class ApiRequester {
   private readonly shutdown = new AbortController();
@@ -155,11 +153,13 @@ export class ApiRequester {
       this.shutdown.signal,
       call.signal,
     ]);
-    const state: RequestState = { attempts: 0, renewals: 0, slotHeld: spec.slotHeld === true };
+    const route = `${spec.method} ${spec.route}`;
+    const slotHeld = spec.slotHeld === true;
+    const state: RequestState = { endpoint, route, deadline, attempts: 0, renewals: 0, slotHeld };
     try {
       return await retrying<Answered<T>, ApiError>(
         async () => {
-          const outcome = await this.attempt(spec, endpoint, read, deadline, state);
+          const outcome = await this.attempt(spec, read, state);
           if (outcome.ok || !("failure" in outcome)) return outcome;
           // a request that must not arrive twice is retried only when it surely never arrived
           state.lastFailure = spec.sendOnce ? notSentTwice(outcome.failure) : outcome.failure;
@@ -170,12 +170,13 @@ export class ApiRequester {
           deadline,
           random: options.random,
           sleep: options.sleep,
-          giveUp: (failure, why) => this.finalError(endpoint, failure, why, state, deadline),
-          beforeRetry: (failure, delayMs, retry) => this.beforeRetry(spec, failure, delayMs, retry),
+          giveUp: (failure, why) => this.finalError(failure, why, state),
+          beforeRetry: (failure, delayMs, retry) =>
+            this.beforeRetry(state, failure, delayMs, retry),
         },
       );
     } catch (error) {
-      throw deadline.signal.aborted ? this.endedError(endpoint, deadline, state) : error;
+      throw deadline.signal.aborted ? this.endedError(state) : error;
     } finally {
       deadline.finish();
     }
@@ -184,12 +185,11 @@ export class ApiRequester {
   /** One attempt: slot, token, send, read; its failure classified. */
   private async attempt<T>(
     spec: RequestSpec,
-    endpoint: string,
     read: ReadAnswer<T>,
-    deadline: Deadline,
     state: RequestState,
   ): Promise<Attempted<Answered<T>, ApiError>> {
     const { options } = this;
+    const { endpoint, route, deadline } = state;
     if (deadline.signal.aborted) throw deadline.signal.reason;
     if (!state.slotHeld && options.gate) {
       await deadline.waitFor(
@@ -199,7 +199,6 @@ export class ApiRequester {
     state.slotHeld = false;
     const token = spec.auth === "bearer" ? await this.tokenAfterSlot(deadline) : undefined;
     state.attempts++;
-    const route = `${spec.method} ${spec.route}`;
     const sentAtMs = options.now();
     options.telemetry?.attemptSent(route);
     let status: number | undefined;
@@ -216,7 +215,7 @@ export class ApiRequester {
         const retryAfter = head.headers["retry-after"];
         const failure = classifyStatus(endpoint, status, text, retryAfter, options.now());
         code = failure.code;
-        return this.failed(failure, token, endpoint, state);
+        return this.failed(failure, token, state);
       }
       const value = await read(exchange, { endpoint, head });
       code = undefined;
@@ -250,9 +249,9 @@ export class ApiRequester {
   private failed<T>(
     failure: ApiError,
     token: string | undefined,
-    endpoint: string,
     state: RequestState,
   ): Attempted<Answered<T>, ApiError> {
+    const { endpoint } = state;
     if (token === undefined || failure.status !== 401) return { ok: false, failure };
     this.options.auth.refused(token);
     if (state.renewals >= MAX_TOKEN_RENEWALS_PER_REQUEST) {
@@ -284,34 +283,27 @@ export class ApiRequester {
   }
 
   /** Before a backoff: the gate paused after a 429, one warning per kind a minute, telemetry. */
-  private beforeRetry(spec: RequestSpec, failure: ApiError, delayMs: number, retry: number): void {
-    const endpoint = `${spec.method} /${spec.path}`;
-    if (failure.code === "rate_limited") this.options.gate?.pause(delayMs);
-    const level = this.repeated(failure.code, failure.status) ? "debug" : "warn";
+  private beforeRetry(state: RequestState, failure: ApiError, delayMs: number, retry: number) {
+    const { code, status } = failure;
+    if (code === "rate_limited") this.options.gate?.pause(delayMs);
+    const level = this.repeated(code, status) ? "debug" : "warn";
     this.options.logger[level](
-      { endpoint, code: failure.code, status: failure.status, attempt: retry, delayMs },
+      { endpoint: state.endpoint, code, status, attempt: retry, delayMs },
       "request failed, retrying",
     );
-    this.options.telemetry?.retried({
-      route: `${spec.method} ${spec.route}`,
-      code: failure.code,
-      delayMs,
-    });
+    this.options.telemetry?.retried({ route: state.route, code, delayMs });
   }
 
   /** The error of a request the policy gave up on. */
   private finalError(
-    endpoint: string,
     failure: ApiError,
     why: { readonly reason: string; readonly delayMs?: number },
     state: RequestState,
-    deadline: Deadline,
   ): ApiError {
-    const { attempts } = state;
+    const { endpoint, attempts } = state;
     if (why.reason === "past-deadline") {
-      return deadlineError(endpoint, deadline.budgetMs, state.attempts, failure, {
-        waitMs: why.delayMs ?? 0,
-      });
+      const waitMs = why.delayMs ?? 0;
+      return deadlineError(endpoint, state.deadline.budgetMs, attempts, failure, { waitMs });
     }
     if (why.reason === "retry-after-over-cap") {
       const { retry, gate, random } = this.options;
@@ -325,10 +317,10 @@ export class ApiRequester {
   }
 
   /** The error of a request ended from outside: the deadline passed, or it was aborted. */
-  private endedError(endpoint: string, deadline: Deadline, state: RequestState): ApiError {
+  private endedError({ endpoint, deadline, attempts, lastFailure }: RequestState): ApiError {
     const cause = deadline.endCause;
-    if (cause?.kind === "aborted") return abortedError(endpoint, cause.reason, state.attempts);
-    return deadlineError(endpoint, deadline.budgetMs, state.attempts, state.lastFailure);
+    if (cause?.kind === "aborted") return abortedError(endpoint, cause.reason, attempts);
+    return deadlineError(endpoint, deadline.budgetMs, attempts, lastFailure);
   }
 
   /** True when a retry of this kind (code, status) was reported within the last minute. */
@@ -342,8 +334,11 @@ export class ApiRequester {
   }
 }
 
-/** A request's bookkeeping across its attempts. */
+/** A request's bookkeeping across its attempts (`endpoint` in messages, `route` in metrics). */
 interface RequestState {
+  readonly endpoint: string;
+  readonly route: string;
+  readonly deadline: Deadline;
   attempts: number;
   renewals: number;
   slotHeld: boolean;

@@ -12,9 +12,8 @@ export interface DataQuery {
   readonly deviceId: string;
   readonly resourceId: string;
   readonly values: readonly string[];
-  /** Start of the interval (inclusive, second precision). */
+  /** The interval, both ends inclusive (second precision). */
   readonly from: Date;
-  /** End of the interval (inclusive, second precision). */
   readonly to: Date;
 }
 
@@ -85,12 +84,8 @@ async function readWhole(
   try {
     for await (const piece of exchange.body()) {
       if (body.bytes + piece.length > limits.maxAnswerBytes) {
-        throw invalidResponse(
-          `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
-          false,
-          "",
-          source,
-        );
+        const why = `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES)`;
+        throw invalidResponse(`${why}; ask for shorter windows or raise it`, false, "", source);
       }
       body.push(piece);
     }

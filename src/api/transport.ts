@@ -58,11 +58,10 @@ const COMMON_HEADERS = {
 };
 
 /**
- * The API's HTTP transport: one got stream per attempt. got times each phase until the head
- * (API_TIMEOUT_MS each), decompresses, keeps connections alive and ends on the attempt's signal;
- * its retries and redirects are off (the one retry loop is api-request.ts; a 3xx is an answer like
- * any other). Each wait for a piece of the body is timed here (got's `read` timeout would bound the
- * whole body), and got's errors are made plain (never its options and their headers).
+ * The API's HTTP transport: one got stream per attempt, each phase until the head timed by got,
+ * its retries and redirects off (the one retry loop is api-request.ts; a 3xx is an answer like any
+ * other). Each wait for a piece of the body is timed here (got's `read` timeout would bound the
+ * whole body), and got's errors are made plain.
  */
 export class HttpTransport {
   private readonly client: Got;

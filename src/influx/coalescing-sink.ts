@@ -21,10 +21,9 @@ export const COALESCE_MS = 20;
 const NEWLINE = Buffer.from("\n");
 
 /**
- * Writes that arrive close together go out as one request (a steady tick's chunks bring a few
- * hundred lines each; a request per chunk cost more than the lines): sent once they fill a batch
- * or {@link COALESCE_MS} after the first came, each resolving with its own outcome. Full batches
- * go at once, alone.
+ * Writes that arrive close together go out as one request (a request per steady tick's chunk cost
+ * more than its lines): once they fill a batch or {@link COALESCE_MS} after the first came, each
+ * resolving with its own outcome. Full batches go at once, alone.
  */
 export class CoalescingSink implements PointSink {
   readonly target: string;

@@ -163,14 +163,14 @@ export class AnswerTranscoder implements ElementReader {
     return this.ended && this.piece === undefined && this.ready === undefined;
   }
 
-  /** The last of the body read: the framing closed, the drift rule once more, the last batch cut. */
+  /** The body read to its end: the framing closed, the drift rule once more, the last batch cut. */
   private finish(): void {
     this.scanner.end();
     this.checkDrift();
     if (this.out.pendingLines > 0 || this.released.length > 0) this.cut();
   }
 
-  /** What was gathered becomes the piece to read (gathering goes on in the same buffer once it is). */
+  /** What was gathered becomes the piece to read (its buffer gathers again once it is read). */
   private release(): void {
     this.piece = this.gathered.view();
     this.offset = 0;

@@ -105,9 +105,8 @@ export class JsonArrayScanner {
   }
 
   /**
-   * Reads `bytes` from `from`; returns where it stopped (see {@link push}). With `firstOnly`,
-   * stops after the first element and returns where it ended, or NEED_MORE (keeping the
-   * unfinished element) when the bytes end first.
+   * Reads `bytes` from `from`; returns where it stopped. With `firstOnly`, stops after the first
+   * element: where it ended, or NEED_MORE (the unfinished element kept) when the bytes end first.
    */
   private scan(bytes: Buffer, from: number, firstOnly: boolean): number {
     const n = bytes.length;

@@ -74,13 +74,11 @@ export function badMemberMessage(member: BadMember): string {
   return `${member.valueId}: ${RECORD_MEMBER_MESSAGE}; got ${got}`;
 }
 
-/** What screening dropped from one answer. */
+/** What screening dropped from one answer: rows, and members not requested. */
 export interface ScreenStats {
-  /** Rows whose timestamp lies outside the requested window. */
   outOfWindow: number;
   /** Rows repeating a (timestamp, values_id) already seen in the answer (the first one is kept). */
   duplicates: number;
-  /** Members that were not requested, removed from their rows. */
   extraMembers: number;
 }
 
@@ -89,10 +87,9 @@ const MAX_EXAMPLES = 5;
 const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 
 /**
- * Keeps only what was asked for of one GET /data answer: rows inside the requested window and the
- * first row of each (timestamp, values_id tag); invalid rows outside the window are dropped like
- * valid ones. Counts everything dropped (the members cut by keepRequested too), so that it is told
- * in one place. One screen per answer, shared by the fast and the reference path.
+ * Keeps only what was asked for of one GET /data answer: rows inside the requested window (invalid
+ * ones too) and the first row of each (timestamp, values_id tag), counting all it drops. One screen
+ * per answer, shared by the fast and the reference path.
  */
 export class AnswerScreen {
   readonly stats: ScreenStats = { outOfWindow: 0, duplicates: 0, extraMembers: 0 };

@@ -18,9 +18,8 @@ export interface DecodedValueId {
   /** Measurement: a coded id's name, "alarm" for the alarm ids, "" for values_id, else the id. */
   readonly measurement: string;
   /**
-   * Tag `unit`: prefix symbol + unit symbol ("kWh" for 03+07, "k" for 03+00), "none" when both are
-   * none or for ids that are not coded; `unknown_<prefix>_<unit>` (both raw codes) when either code
-   * is not in the spec's tables (a half-known symbol such as "k?" would mislead in a tag).
+   * Tag `unit`: prefix + unit symbol ("kWh" for 03+07), "none" when both are none or the id is not
+   * coded; `unknown_<prefix>_<unit>` when either code is unknown (a symbol "k?" would mislead).
    */
   readonly unit: string;
   /** Tag `type`: the type's name ("unknown_42" if not in the table), "alarm", "meta", "unknown". */
@@ -98,9 +97,8 @@ export function decodeValueId(id: string): DecodedValueId {
 }
 
 /**
- * Decodes ids and caches the result per id (the same frozen object every time); logs an id with
- * unknown codes once (warn) and counts such ids. Unbounded: an installation has a small, fixed set
- * of value ids.
+ * Decodes ids, cached per id (unbounded: an installation has a small, fixed set); logs an id with
+ * unknown codes once (warn) and counts such ids.
  */
 export class ValueIdDecoder {
   /** Number of distinct ids seen with unknown codes. */
