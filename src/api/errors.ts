@@ -20,19 +20,8 @@ export type ApiErrorCode =
   | "request_over_limit" // raised by nothing: the planner owns spec 8's limits; callers match it
   | "aborted"; // ended by ApiClient.abort() (shutdown) or the caller's AbortSignal
 
-/** What an {@link ApiError} carries besides its message. */
-export type ApiErrorDetails = Pick<
-  ApiError,
-  | "code"
-  | "endpoint"
-  | "status"
-  | "retryable"
-  | "retryAfterMs"
-  | "retryAfterHeader"
-  | "bodyExcerpt"
-  | "attempts"
-  | "neverSent"
->;
+/** What an {@link ApiError} carries besides its message: its own fields. */
+export type ApiErrorDetails = Omit<ApiError, keyof Error | "withMessage">;
 
 /** Every failure of the API client is an ApiError with a stable `code`. */
 export class ApiError extends Error {

@@ -38,7 +38,7 @@ export class LineProtocolFileSink implements PointSink {
   private handle: FileHandle | undefined;
   /** Bytes in the open file (its size when opened plus what this sink appended). */
   private size = 0;
-  /** The last write queued: writes (and rotations) run one after the other. */
+  /** The last write queued. */
   private queue: Promise<void> = Promise.resolve();
   /** The first failure (disk full, a closed pipe…): every later write rejects with it. */
   private failure: InfluxWriteError | undefined;
@@ -62,7 +62,13 @@ export class LineProtocolFileSink implements PointSink {
   async write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.failure) throw this.failure;
     if (batch.lines === 0) return { written: 0, rejected: [] };
-    await this.enqueue(() => (this.file === undefined ? this.toStdout(batch) : this.append(batch)));
+    // writes (and rotations) run one after the other
+    const run = this.queue.then(() => {
+      if (this.failure) throw this.failure;
+      return this.file === undefined ? this.toStdout(batch) : this.append(batch);
+    });
+    this.queue = run.catch(() => undefined);
+    await run;
     return { written: batch.lines, rejected: [] };
   }
 
@@ -81,15 +87,6 @@ export class LineProtocolFileSink implements PointSink {
     const handle = this.handle;
     this.handle = undefined;
     await handle?.close().catch(() => undefined);
-  }
-
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(() => {
-      if (this.failure) throw this.failure;
-      return task();
-    });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   private toStdout(batch: LineBatch): Promise<void> {
