@@ -1,39 +1,44 @@
-import type { Logger } from "pino";
+import type { z } from "zod";
 import { DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from "../retry/retry-policy.js";
 import { ApiClock } from "./api-clock.js";
 import {
   type Answered,
   ApiRequester,
-  type ApiTelemetry,
+  type ApiRequesterOptions,
   type CallOptions,
   DEFAULT_DEADLINE_MS,
-  type RequestGate,
+  type RequestSpec,
 } from "./api-request.js";
-import { ApiAuth } from "./auth.js";
+import { type AccessToken, ApiAuth, type ApiCredentials, renewalMarginMs } from "./auth.js";
 import { type DataLimits, type DataQuery, DEFAULT_DATA_LIMITS, fetchData } from "./data-stream.js";
-import { ApiEndpoints } from "./endpoints.js";
-import type { DevicesResponse, ResourcesResponse, ValuesResponse } from "./schemas.js";
-import { renewalMarginMs } from "./token-provider.js";
+import { ApiError } from "./errors.js";
+import { invalidResponse, parseJson, registerSecretMembers } from "./parse-answer.js";
+import { encodeSegment } from "./path-segment.js";
+import {
+  type DevicesResponse,
+  devicesResponseSchema,
+  type ResourcesResponse,
+  resourcesResponseSchema,
+  setPasswordResponseSchema,
+  tokenResponseSchema,
+  type ValuesResponse,
+  valuesResponseSchema,
+} from "./schemas.js";
 import { HttpTransport, SLOW_NOTICE_MS } from "./transport.js";
 
-/** What the client needs to reach and authenticate with the API. */
-export interface ApiClientOptions {
+/** What the client needs to reach and authenticate with the API, and how it paces and retries. */
+export interface ApiClientOptions
+  extends ApiCredentials,
+    Pick<ApiRequesterOptions, "logger" | "gate" | "telemetry" | "random" | "sleep"> {
   /** Base address of the API (spec: {base_url}). */
   readonly baseUrl: string;
-  readonly apiKey: string;
-  readonly user: string;
-  readonly password: string;
-  /**
-   * Timeout of one HTTP attempt's waits (API_TIMEOUT_MS): connecting, the answer's head, and each
-   * next part of its body.
-   */
+  /** API_TIMEOUT_MS: each wait of an attempt (connecting, the head, each part of the body). */
   readonly timeoutMs: number;
   /** After this long without an answer's head, say what is waited for (default 2 s). */
   readonly slowNoticeMs?: number;
   /**
-   * Deadline of one request as a whole (API_DEADLINE_MS, default 15 min): every attempt, backoff
-   * and Retry-After wait; not the rate gate, the token, nor the caller's time on a page. When it
-   * passes, the attempt in flight is aborted and the request fails with code `timeout`.
+   * API_DEADLINE_MS (default 15 min): one request as a whole, every attempt, backoff and
+   * Retry-After wait (not the rate gate, the token, nor the caller's time on a page).
    */
   readonly deadlineMs?: number;
   /** Longest Retry-After honoured (API_RETRY_AFTER_MAX, default 10 min). */
@@ -41,32 +46,21 @@ export interface ApiClientOptions {
   readonly retry: Omit<RetryPolicy, "retryAfterMaxMs">;
   /** Size caps of GET /data answers (defaults {@link DEFAULT_DATA_LIMITS}). */
   readonly dataLimits?: DataLimits;
-  readonly logger: Logger;
-  /** Paces every HTTP attempt (the pipeline's rate limit); told about 429s and successes. */
-  readonly gate?: RequestGate;
-  /** Where attempts and retries are counted (the service's metrics). */
-  readonly telemetry?: ApiTelemetry;
   /** Now as the API sees it, told every answer's `Date` (default: one of its own). */
   readonly clock?: ApiClock;
   /** Clock in epoch ms (default Date.now). */
   readonly now?: () => number;
-  /** Random source of the retry jitter (default Math.random). */
-  readonly random?: () => number;
-  /** Waits between retries (default a timer, ended on abort); tests count delays with it. */
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
- * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5. Composes
- * the transport (HTTP), the auth (credentials and the access token), the requester (the one
- * retry level, pacing, deadlines), the JSON endpoints and the data stream. Every result carries
- * how many requests it took and the API's clock; {@link clock} keeps the latest.
+ * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, each one
+ * request through the requester (retries, pacing, deadline), its whole body read and validated.
+ * Every result carries how many requests it took and the API's clock.
  */
 export class ApiClient {
   /** Now as the API sees it (every answer's `Date`). */
   readonly clock: ApiClock;
   private readonly requester: ApiRequester;
-  private readonly endpoints: ApiEndpoints;
   private readonly auth: ApiAuth;
   private readonly limits: DataLimits;
 
@@ -99,13 +93,9 @@ export class ApiClient {
       random: options.random,
       sleep: options.sleep,
     });
-    this.endpoints = new ApiEndpoints(this.requester, this.limits.maxAnswerBytes);
   }
 
-  /**
-   * Ends every request of this client at once, with code `aborted` (for shutdown); every later
-   * call fails at once the same way. `reason` goes into the messages (the first one stays).
-   */
+  /** Shutdown: ends every request now and later with code `aborted` (the first `reason` stays). */
   abort(reason = "the API client was shut down"): void {
     this.requester.abort(reason);
   }
@@ -116,32 +106,49 @@ export class ApiClient {
   }
 
   /** GET /devices (spec 4.1). */
-  listDevices(call?: CallOptions): Promise<Answered<DevicesResponse>> {
-    return this.endpoints.listDevices(call);
+  async listDevices(call?: CallOptions): Promise<Answered<DevicesResponse>> {
+    return this.get("devices", "/devices", devicesResponseSchema, call);
   }
 
   /** GET /<device_id>/resources (spec 4.2). */
-  listResources(deviceId: string, call?: CallOptions): Promise<Answered<ResourcesResponse>> {
-    return this.endpoints.listResources(deviceId, call);
+  async listResources(deviceId: string, call?: CallOptions): Promise<Answered<ResourcesResponse>> {
+    const path = `${encodeSegment(deviceId)}/resources`;
+    return this.get(path, "/{device}/resources", resourcesResponseSchema, call);
   }
 
   /** GET /<device_id>/<resource_id>/values (spec 4.3). */
-  listValues(
+  async listValues(
     deviceId: string,
     resourceId: string,
     call?: CallOptions,
   ): Promise<Answered<ValuesResponse>> {
-    return this.endpoints.listValues(deviceId, resourceId, call);
+    const path = `${encodeSegment(deviceId)}/${encodeSegment(resourceId)}/values`;
+    return this.get(path, "/{device}/{resource}/values", valuesResponseSchema, call);
   }
 
-  /** GET /data (spec 4.4): the whole answer, retried here until it came whole (see {@link fetchData}). */
+  /** GET /data (spec 4.4): the whole answer, retried until it came whole ({@link fetchData}). */
   data(query: DataQuery, options?: CallOptions) {
     return fetchData(this.requester, this.limits, query, options);
   }
 
-  /** POST /set_password (spec 5.1); never sent twice. */
-  setPassword(user: string, otp: string, password: string, call?: CallOptions): Promise<void> {
-    return this.endpoints.setPassword(user, otp, password, call);
+  /**
+   * POST /set_password (spec 5.1): sets `password` for `user` with a one-time password. Never
+   * sent twice: only a failure before anything reached the server is retried.
+   */
+  async setPassword(user: string, otp: string, password: string, call?: CallOptions) {
+    const authorization = `Bearer ${Buffer.from(otp).toString("base64")}`;
+    await this.json(
+      {
+        method: "POST",
+        path: "set_password",
+        route: "/set_password",
+        auth: { authorization },
+        json: { user, pw: password },
+        sendOnce: true,
+      },
+      setPasswordResponseSchema,
+      call,
+    );
   }
 
   /** A valid access token, obtained or renewed as needed (proves the credentials work). */
@@ -150,14 +157,63 @@ export class ApiClient {
     return this.auth.token();
   }
 
-  /** POST /create_token; the token's renewal time counts from when its attempt was sent. */
-  private async createToken(slotHeld: boolean) {
-    const answer = await this.endpoints.createToken(this.auth.basicAuthorization, slotHeld);
+  /**
+   * POST /create_token (spec 5.2), ahead of other requests at the rate gate (`slotHeld`: on the
+   * slot of the request that needs it); the renewal time counts from when its attempt was sent.
+   */
+  private async createToken(slotHeld: boolean): Promise<AccessToken> {
+    const answer = await this.json(
+      {
+        method: "POST",
+        path: "create_token",
+        route: "/create_token",
+        auth: { authorization: this.auth.basicAuthorization },
+        priority: true,
+        slotHeld,
+      },
+      tokenResponseSchema,
+      {},
+      ["token"],
+    );
     const { token, expires_in: expiresInS } = answer.value;
     this.auth.remember(token);
     return {
       token,
       renewAtMs: answer.sentAtMs + expiresInS * 1000 - renewalMarginMs(expiresInS),
     };
+  }
+
+  /** A GET with the access token, its answer validated with `schema`. */
+  private get<S extends z.ZodType>(path: string, route: string, schema: S, call?: CallOptions) {
+    return this.json({ method: "GET", path, route, auth: "bearer" }, schema, call);
+  }
+
+  /**
+   * One JSON request, its whole body read and validated with `schema`; `secretMembers` registered
+   * as secrets first, so that no message about a malformed answer can quote them.
+   */
+  private json<S extends z.ZodType>(
+    spec: RequestSpec,
+    schema: S,
+    call: CallOptions = {},
+    secretMembers?: readonly string[],
+  ): Promise<Answered<z.infer<S>>> {
+    const { maxAnswerBytes } = this.limits;
+    return this.requester.run(
+      spec,
+      async (exchange, { endpoint, head }) => {
+        const source = { endpoint, status: head.statusCode };
+        const body = await exchange.readBody(maxAnswerBytes);
+        if (body.over) {
+          const why = `more than ${maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES)`;
+          throw invalidResponse(why, false, "", source);
+        }
+        if (secretMembers) registerSecretMembers(body.text, secretMembers);
+        const parsed = parseJson(body.text, schema, source);
+        if (parsed instanceof ApiError) throw parsed;
+        return parsed;
+      },
+      call,
+    );
   }
 }

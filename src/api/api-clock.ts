@@ -1,7 +1,6 @@
 /**
- * Now as the API sees it. Every answer's `Date` header is noted where it arrives (the transport);
- * a run reads {@link ApiClock.now} when it plans, so a local clock running ahead never makes it
- * read or report the future, also between answers.
+ * Now as the API sees it, from every answer's `Date` header (noted by the transport): a run that
+ * plans with it never reads or reports the future when the local clock runs ahead.
  */
 export class ApiClock {
   /** The API's clock at its latest answer, and the local clock then (epoch ms). */
@@ -16,9 +15,8 @@ export class ApiClock {
   }
 
   /**
-   * The local clock, or the API's clock when that is behind (its latest `Date` header plus the
-   * local time passed since). A local clock that jumps ahead between answers is seen at the next
-   * answer; one that went back since the last answer makes that answer no measure any more.
+   * The local clock, or the API's clock when that is behind (its latest `Date` plus the local time
+   * passed since); a local clock that went back since the last answer makes it no measure.
    */
   now(): Date {
     const local = this.local();

@@ -3,52 +3,44 @@ import { Deadline } from "../retry/deadline.js";
 import { computeRetryDelay, type RetryPolicy } from "../retry/retry-policy.js";
 import { type Attempted, retrying } from "../retry/retrying.js";
 import type { ApiAuth, RequestAuth } from "./auth.js";
-import { ApiError, classifyStatus, classifyTransportError } from "./errors.js";
 import {
+  ApiError,
   abortedError,
+  classifyStatus,
+  classifyTransportError,
   deadlineError,
   notSentTwice,
   retryAfterOverCap,
   tokenRefusedAgain,
-} from "./request-errors.js";
-import type { Exchange, HttpTransport, ResponseHead } from "./transport.js";
+} from "./errors.js";
+import type { Exchange, HttpTransport, Outgoing, ResponseHead } from "./transport.js";
 
 /** Default of API_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_DEADLINE_MS = 900_000;
 
 /**
- * Renewals of the access token one request makes after 401 answers (one per refused token)
- * before it fails with auth_failed. A token can expire again while a request waits for a retry,
- * so one renewal is not enough; an API that refuses every fresh token is not helped by more.
- * Renewals do not count as retries.
+ * Renewals of the access token one request makes after 401 answers (not retries): a token can
+ * expire again while a request waits; an API that refuses every fresh token is not helped by more.
  */
 export const MAX_TOKEN_RENEWALS_PER_REQUEST = 3;
 
 /** Most of an error body read (64 KiB); the rest is not read at all. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
-/** One request to the API: what is sent, and how it is paced and retried. */
-export interface RequestSpec {
-  readonly method: "GET" | "POST";
+/** One request to the API: what is sent (but the headers), how it is paced and retried. */
+export interface RequestSpec extends Omit<Outgoing, "headers"> {
   /** Path with placeholders, for metrics and logs (`/data/{device}/{resource}`). */
   readonly route: string;
-  /** Path under the base URL, ids already encoded. */
-  readonly path: string;
   readonly auth: RequestAuth;
-  readonly searchParams?: Readonly<Record<string, string>>;
-  readonly json?: unknown;
   /** Served before ordinary requests by the rate gate (POST /create_token). */
   readonly priority?: boolean;
   /** The first attempt uses a rate-gate slot its caller already holds. */
   readonly slotHeld?: boolean;
-  /**
-   * Must not reach the server twice (POST /set_password uses up the one-time password): only a
-   * failure before anything was sent (connection refused, name not resolved) is retried.
-   */
+  /** Must not reach the server twice (POST /set_password): retried only when nothing was sent. */
   readonly sendOnce?: boolean;
 }
 
-/** A request's result, with what its caller needs to know of how it was obtained. */
+/** A request's result, and how it was obtained. */
 export interface Answered<T> {
   readonly value: T;
   /** HTTP attempts the request took (retries included). */
@@ -59,24 +51,15 @@ export interface Answered<T> {
   readonly sentAtMs: number;
 }
 
-/** What reading an answer gets beside its exchange. */
-export interface AttemptContext {
-  /** `GET /data/dev/res`: the request in messages. */
-  readonly endpoint: string;
-  readonly head: ResponseHead;
-  /**
-   * The request's budget: suspended while the caller holds a piece of the answer, so the time it
-   * spends on it does not count.
-   */
-  readonly deadline: Deadline;
-}
-
 /**
- * Reads a 2xx answer into the request's value. Throws an ApiError when the answer is not what was
- * asked for (the attempt failed: retried when it is retryable); any other error is the caller's
- * own and ends the request at once.
+ * Reads a 2xx answer into the request's value. An ApiError it throws fails the attempt (retried
+ * when retryable); any other error is the caller's own and ends the request at once.
  */
-export type ReadAnswer<T> = (exchange: Exchange, context: AttemptContext) => Promise<T>;
+export type ReadAnswer<T> = (
+  exchange: Exchange,
+  /** `endpoint`: the request in messages (`GET /data/dev/res`). */
+  context: { readonly endpoint: string; readonly head: ResponseHead },
+) => Promise<T>;
 
 /** Paces requests: waits for a slot, pauses after a 429. */
 export interface RequestGate {
@@ -112,29 +95,28 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What the requester works with. */
+/** What the requester works with (see ApiClientOptions). */
 export interface ApiRequesterOptions {
   readonly transport: HttpTransport;
   readonly auth: ApiAuth;
   readonly retry: RetryPolicy;
-  /** API_DEADLINE_MS: every attempt, backoff and Retry-After wait of one request. */
   readonly deadlineMs: number;
+  /** Paces every HTTP attempt (the pipeline's rate limit); paused after a 429. */
   readonly gate?: RequestGate;
+  /** Where attempts and retries are counted (the service's metrics). */
   readonly telemetry?: ApiTelemetry;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Random source of the retry jitter (default Math.random). */
   readonly random?: () => number;
-  /** Replaces the backoff's timer (tests' virtual time). */
+  /** Waits between retries (default a timer, ended on abort); tests count delays with it. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
  * The one level at which API requests are retried. Before each attempt: the rate gate's slot,
- * then the access token (neither counted against the deadline). A 401 with a token renews it (at
- * most {@link MAX_TOKEN_RENEWALS_PER_REQUEST} times per request; not a retry). Failures are
- * retried as the retry policy decides (backoff, never sooner than Retry-After, Retry-After over
- * API_RETRY_AFTER_MAX final, never past the deadline). Rate feedback (the pause after a 429)
- * and the attempt's telemetry are taken here, where each result arrives.
+ * then the access token (neither counted against the deadline); a 401 renews the token. The pause
+ * after a 429 and the attempt's telemetry are taken here, where each result arrives.
  */
 export class ApiRequester {
   private readonly shutdown = new AbortController();
@@ -171,25 +153,30 @@ export class ApiRequester {
       this.shutdown.signal,
       call.signal,
     ]);
-    const state: RequestState = { attempts: 0, renewals: 0, slotHeld: spec.slotHeld === true };
+    const route = `${spec.method} ${spec.route}`;
+    const slotHeld = spec.slotHeld === true;
+    const state: RequestState = { endpoint, route, deadline, attempts: 0, renewals: 0, slotHeld };
     try {
       return await retrying<Answered<T>, ApiError>(
         async () => {
-          const outcome = await this.attempt(spec, endpoint, read, deadline, state);
-          if (!outcome.ok && "failure" in outcome) state.lastFailure = outcome.failure;
-          return outcome;
+          const outcome = await this.attempt(spec, read, state);
+          if (outcome.ok || !("failure" in outcome)) return outcome;
+          // a request that must not arrive twice is retried only when it surely never arrived
+          state.lastFailure = spec.sendOnce ? notSentTwice(outcome.failure) : outcome.failure;
+          return { ok: false, failure: state.lastFailure };
         },
         {
           policy: options.retry,
           deadline,
           random: options.random,
           sleep: options.sleep,
-          giveUp: (failure, why) => this.finalError(endpoint, failure, why, state, deadline),
-          beforeRetry: (failure, delayMs, retry) => this.beforeRetry(spec, failure, delayMs, retry),
+          giveUp: (failure, why) => this.finalError(failure, why, state),
+          beforeRetry: (failure, delayMs, retry) =>
+            this.beforeRetry(state, failure, delayMs, retry),
         },
       );
     } catch (error) {
-      throw deadline.signal.aborted ? this.endedError(endpoint, deadline, state) : error;
+      throw deadline.signal.aborted ? this.endedError(state) : error;
     } finally {
       deadline.finish();
     }
@@ -198,12 +185,11 @@ export class ApiRequester {
   /** One attempt: slot, token, send, read; its failure classified. */
   private async attempt<T>(
     spec: RequestSpec,
-    endpoint: string,
     read: ReadAnswer<T>,
-    deadline: Deadline,
     state: RequestState,
   ): Promise<Attempted<Answered<T>, ApiError>> {
     const { options } = this;
+    const { endpoint, route, deadline } = state;
     if (deadline.signal.aborted) throw deadline.signal.reason;
     if (!state.slotHeld && options.gate) {
       await deadline.waitFor(
@@ -213,23 +199,13 @@ export class ApiRequester {
     state.slotHeld = false;
     const token = spec.auth === "bearer" ? await this.tokenAfterSlot(deadline) : undefined;
     state.attempts++;
-    const route = `${spec.method} ${spec.route}`;
     const sentAtMs = options.now();
     options.telemetry?.attemptSent(route);
     let status: number | undefined;
     let code: string | undefined = "abandoned";
     deadline.resume();
-    const exchange = options.transport.open(
-      {
-        method: spec.method,
-        path: spec.path,
-        headers: options.auth.headersFor(spec.auth, token),
-        searchParams: spec.searchParams,
-        json: spec.json,
-      },
-      deadline.signal,
-      endpoint,
-    );
+    const headers = options.auth.headersFor(spec.auth, token);
+    const exchange = options.transport.open({ ...spec, headers }, deadline.signal, endpoint);
     try {
       const head = await exchange.head;
       status = head.statusCode;
@@ -239,30 +215,24 @@ export class ApiRequester {
         const retryAfter = head.headers["retry-after"];
         const failure = classifyStatus(endpoint, status, text, retryAfter, options.now());
         code = failure.code;
-        return this.failed(this.sendOnce(spec, failure), token, endpoint, state);
+        return this.failed(failure, token, state);
       }
-      const value = await read(exchange, { endpoint, head, deadline });
+      const value = await read(exchange, { endpoint, head });
       code = undefined;
       options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
-      const answered = { value, requests: state.attempts, sentAtMs };
-      return {
-        ok: true,
-        value:
-          head.serverTimeMs === undefined
-            ? answered
-            : { ...answered, serverTimeMs: head.serverTimeMs },
-      };
+      const { serverTimeMs } = head;
+      return { ok: true, value: { value, requests: state.attempts, sentAtMs, serverTimeMs } };
     } catch (error) {
       if (deadline.signal.aborted) throw deadline.signal.reason;
       if (error instanceof ApiError) {
         code = error.code;
-        return { ok: false, failure: this.sendOnce(spec, error) };
+        return { ok: false, failure: error };
       }
       // after the head, what is not an ApiError is the caller's own (its body errors are ApiErrors)
       if (status !== undefined) throw error;
       const failure = classifyTransportError(endpoint, error);
       code = failure.code;
-      return { ok: false, failure: this.sendOnce(spec, failure) };
+      return { ok: false, failure };
     } finally {
       deadline.suspend();
       exchange.close();
@@ -279,9 +249,9 @@ export class ApiRequester {
   private failed<T>(
     failure: ApiError,
     token: string | undefined,
-    endpoint: string,
     state: RequestState,
   ): Attempted<Answered<T>, ApiError> {
+    const { endpoint } = state;
     if (token === undefined || failure.status !== 401) return { ok: false, failure };
     this.options.auth.refused(token);
     if (state.renewals >= MAX_TOKEN_RENEWALS_PER_REQUEST) {
@@ -295,16 +265,10 @@ export class ApiRequester {
     return { ok: false, again: true };
   }
 
-  /** A request that must not arrive twice is retried only when it surely never arrived. */
-  private sendOnce(spec: RequestSpec, failure: ApiError): ApiError {
-    return spec.sendOnce ? notSentTwice(failure) : failure;
-  }
-
   /**
-   * The access token, read once the request holds its slot, just before sending: the current
-   * one if it is valid for a while yet; else a renewal (single flight). A renewal this request
-   * starts uses its slot, and the request then takes the next slot (ahead of the queue), so a
-   * renewal never adds a burst of requests.
+   * The access token, read once the request holds its slot: the current one, else a renewal. A
+   * renewal this request starts uses its slot, and the request then takes the next slot (ahead of
+   * the queue), so a renewal never adds a burst of requests.
    */
   private async tokenAfterSlot(deadline: Deadline): Promise<string> {
     const { auth, gate } = this.options;
@@ -319,34 +283,27 @@ export class ApiRequester {
   }
 
   /** Before a backoff: the gate paused after a 429, one warning per kind a minute, telemetry. */
-  private beforeRetry(spec: RequestSpec, failure: ApiError, delayMs: number, retry: number): void {
-    const endpoint = `${spec.method} /${spec.path}`;
-    if (failure.code === "rate_limited") this.options.gate?.pause(delayMs);
-    const level = this.repeated(failure.code, failure.status) ? "debug" : "warn";
+  private beforeRetry(state: RequestState, failure: ApiError, delayMs: number, retry: number) {
+    const { code, status } = failure;
+    if (code === "rate_limited") this.options.gate?.pause(delayMs);
+    const level = this.repeated(code, status) ? "debug" : "warn";
     this.options.logger[level](
-      { endpoint, code: failure.code, status: failure.status, attempt: retry, delayMs },
+      { endpoint: state.endpoint, code, status, attempt: retry, delayMs },
       "request failed, retrying",
     );
-    this.options.telemetry?.retried({
-      route: `${spec.method} ${spec.route}`,
-      code: failure.code,
-      delayMs,
-    });
+    this.options.telemetry?.retried({ route: state.route, code, delayMs });
   }
 
   /** The error of a request the policy gave up on. */
   private finalError(
-    endpoint: string,
     failure: ApiError,
     why: { readonly reason: string; readonly delayMs?: number },
     state: RequestState,
-    deadline: Deadline,
   ): ApiError {
-    const { attempts } = state;
+    const { endpoint, attempts } = state;
     if (why.reason === "past-deadline") {
-      return deadlineError(endpoint, deadline.budgetMs, state.attempts, failure, {
-        waitMs: why.delayMs ?? 0,
-      });
+      const waitMs = why.delayMs ?? 0;
+      return deadlineError(endpoint, state.deadline.budgetMs, attempts, failure, { waitMs });
     }
     if (why.reason === "retry-after-over-cap") {
       const { retry, gate, random } = this.options;
@@ -356,14 +313,14 @@ export class ApiRequester {
       }
       return retryAfterOverCap(endpoint, failure, retry.retryAfterMaxMs, attempts);
     }
-    return failure.withAttempts(attempts);
+    return failure.withMessage(failure.message, { attempts });
   }
 
   /** The error of a request ended from outside: the deadline passed, or it was aborted. */
-  private endedError(endpoint: string, deadline: Deadline, state: RequestState): ApiError {
+  private endedError({ endpoint, deadline, attempts, lastFailure }: RequestState): ApiError {
     const cause = deadline.endCause;
-    if (cause?.kind === "aborted") return abortedError(endpoint, cause.reason, state.attempts);
-    return deadlineError(endpoint, deadline.budgetMs, state.attempts, state.lastFailure);
+    if (cause?.kind === "aborted") return abortedError(endpoint, cause.reason, attempts);
+    return deadlineError(endpoint, deadline.budgetMs, attempts, lastFailure);
   }
 
   /** True when a retry of this kind (code, status) was reported within the last minute. */
@@ -377,8 +334,11 @@ export class ApiRequester {
   }
 }
 
-/** A request's bookkeeping across its attempts. */
+/** A request's bookkeeping across its attempts (`endpoint` in messages, `route` in metrics). */
 interface RequestState {
+  readonly endpoint: string;
+  readonly route: string;
+  readonly deadline: Deadline;
   attempts: number;
   renewals: number;
   slotHeld: boolean;

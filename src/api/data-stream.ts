@@ -1,21 +1,19 @@
-import { answeredWith } from "../records/answer-source.js";
+import type { AnswerSource } from "../records/answer-source.js";
 import type { Answered, ApiRequester, CallOptions } from "./api-request.js";
-import { encodeSegment } from "./endpoints.js";
 import { ApiError, classifyTransportError } from "./errors.js";
 import { HeldBody } from "./held-body.js";
-import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "./limits.js";
-import { type AnswerSource, invalidResponse } from "./parse-answer.js";
+import { invalidResponse } from "./parse-answer.js";
+import { encodeSegment } from "./path-segment.js";
 import { formatQueryTime } from "./time-format.js";
 import type { Exchange } from "./transport.js";
 
-/** A GET /data request (spec 4.4): at most 20 values over at most 7 days (spec 8). */
+/** A GET /data request (spec 4.4), within spec 8's limits as the planner cut it. */
 export interface DataQuery {
   readonly deviceId: string;
   readonly resourceId: string;
   readonly values: readonly string[];
-  /** Start of the interval (inclusive, second precision). */
+  /** The interval, both ends inclusive (second precision). */
   readonly from: Date;
-  /** End of the interval (inclusive, second precision). */
   readonly to: Date;
 }
 
@@ -33,22 +31,19 @@ export const DEFAULT_DATA_LIMITS: DataLimits = {
   maxAnswerBytes: 512 * 1024 * 1024,
 };
 
-/** One whole answer to a GET /data request: its body read to its end, as it arrived. */
+/** One whole answer to a GET /data request, as transform/record-pages.ts's AnswerBody reads it. */
 export interface DataAnswer {
-  /** The request and its status, for messages. */
   readonly source: AnswerSource;
-  /** Longest element to accept (API_MAX_RECORD_BYTES): what a reader of `pieces` frames with. */
+  /** Longest element to accept (API_MAX_RECORD_BYTES). */
   readonly maxRecordBytes: number;
-  /** The body's bytes in order (a JSON array of records, spec 2.4), at most API_MAX_ANSWER_BYTES. */
+  /** The body's bytes in order (a JSON array of records, spec 2.4). */
   readonly pieces: Iterable<Buffer>;
 }
 
 /**
  * GET /data/<device_id>/<resource_id> (spec 4.4): the whole answer, read to its end inside the
- * request, so that a failure midway (a reset, a stall, a body cut off before its closing `]`) is
- * retried here and the caller only ever gets an answer that came whole. Refuses queries over
- * spec 8's limits; an answer of more than `maxAnswerBytes` fails (not retried); a body that does
- * not start as a JSON array fails for good.
+ * request, so that a failure midway (a reset, a stall, a body cut off) is retried here and the
+ * caller only gets answers that came whole. An answer over `maxAnswerBytes` fails for good.
  */
 export async function fetchData(
   requester: ApiRequester,
@@ -57,7 +52,6 @@ export async function fetchData(
   options: CallOptions = {},
 ): Promise<Answered<DataAnswer>> {
   const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
-  assertWithinLimits(query, path);
   return requester.run(
     {
       method: "GET",
@@ -90,12 +84,8 @@ async function readWhole(
   try {
     for await (const piece of exchange.body()) {
       if (body.bytes + piece.length > limits.maxAnswerBytes) {
-        throw invalidResponse(
-          `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES); ask for shorter windows or raise it`,
-          false,
-          "",
-          source,
-        );
+        const why = `more than ${limits.maxAnswerBytes} bytes (API_MAX_ANSWER_BYTES)`;
+        throw invalidResponse(`${why}; ask for shorter windows or raise it`, false, "", source);
       }
       body.push(piece);
     }
@@ -107,9 +97,8 @@ async function readWhole(
 }
 
 /**
- * A JSON array starts with `[` and ends with `]` (JSON white space around them). A body that is
- * another JSON value is final; one that is empty, not JSON (a gateway's page) or not closed
- * (cut off) is retried. Whether its elements are records is the transformer's to say.
+ * A JSON array starts with `[` and ends with `]`. A body that is another JSON value is final; one
+ * that is empty, not JSON (a gateway's page) or not closed (cut off) is retried.
  */
 function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: AnswerSource): void {
   if (first === OPEN && last === CLOSE) return;
@@ -121,40 +110,15 @@ function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: Answe
         : JSON_VALUE_START.includes(String.fromCharCode(first))
           ? ["a JSON value that is not an array", false]
           : ["not JSON", true];
-  const what = `a body that is not a JSON array of records (${why})`;
-  throw new ApiError(answeredWith(source, what), {
-    code: "invalid_response",
-    endpoint: source.endpoint,
-    status: source.status,
+  throw invalidResponse(
+    `a body that is not a JSON array of records (${why})`,
     retryable,
-  });
+    "",
+    source,
+  );
 }
 
 /** The first byte of a JSON value other than an array. */
 const JSON_VALUE_START = '{"tfn-0123456789';
 const OPEN = 0x5b;
 const CLOSE = 0x5d;
-
-/** Refuses a data query that the API would reject (spec 8): a programming error upstream. */
-function assertWithinLimits(query: DataQuery, path: string): void {
-  const endpoint = `GET /${path}`;
-  const refuse = (why: string): never => {
-    throw new ApiError(`refusing to send ${endpoint}: ${why}`, {
-      code: "request_over_limit",
-      endpoint,
-      retryable: false,
-    });
-  };
-  if (query.values.length === 0) refuse("no values requested");
-  if (query.values.length > MAX_VALUES_PER_REQUEST) {
-    refuse(`${query.values.length} values requested, the API allows ${MAX_VALUES_PER_REQUEST}`);
-  }
-  if (query.values.includes(VALUES_ID)) refuse(`${VALUES_ID} must not be requested (spec 4.4)`);
-  const fromS = Math.floor(query.from.getTime() / 1000);
-  const toS = Math.floor(query.to.getTime() / 1000);
-  if (Number.isNaN(fromS) || Number.isNaN(toS)) refuse("from/to is not a valid date");
-  if (toS < fromS) refuse("to is before from");
-  if ((toS - fromS) * 1000 > MAX_WINDOW_MS) {
-    refuse(`the window is ${((toS - fromS) / 86400).toFixed(2)} days, the API allows 7`);
-  }
-}

@@ -1,3 +1,7 @@
+import { scrubSecrets } from "../logger.js";
+import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
+import { excerpt } from "../util/text.js";
+
 /**
  * Errors of the API client, classified once at the HTTP boundary (spec section 7 leaves the error
  * statuses and bodies undocumented, so classification rests on the status alone).
@@ -13,97 +17,46 @@ export type ApiErrorCode =
   | "not_found" // 404: unknown device, resource or value
   | "request_rejected" // any other 4xx
   | "invalid_response" // 2xx whose body is not the documented shape
-  | "request_over_limit" // refused before sending: over spec 8's limits
+  | "request_over_limit" // raised by nothing: the planner owns spec 8's limits; callers match it
   | "aborted"; // ended by ApiClient.abort() (shutdown) or the caller's AbortSignal
 
-/** What an {@link ApiError} carries besides its message. */
-export type ApiErrorDetails = Pick<
-  ApiError,
-  | "code"
-  | "endpoint"
-  | "status"
-  | "retryable"
-  | "retryAfterMs"
-  | "retryAfterHeader"
-  | "bodyExcerpt"
-  | "attempts"
-  | "neverSent"
->;
+/** What an {@link ApiError} carries besides its message: its own fields. */
+export type ApiErrorDetails = Omit<ApiError, keyof Error | "withMessage">;
 
 /** Every failure of the API client is an ApiError with a stable `code`. */
 export class ApiError extends Error {
-  readonly code: ApiErrorCode;
+  declare readonly code: ApiErrorCode;
   /** `GET /data/{device}/{resource}`-style name of the endpoint. */
-  readonly endpoint: string;
-  readonly status?: number;
-  readonly retryable: boolean;
+  declare readonly endpoint: string;
+  declare readonly status?: number;
+  declare readonly retryable: boolean;
   /** How long the server asked us to wait (Retry-After), when it did. */
-  readonly retryAfterMs?: number;
+  declare readonly retryAfterMs?: number;
   /** The Retry-After header as received, when there was one (for messages). */
-  readonly retryAfterHeader?: string;
+  declare readonly retryAfterHeader?: string;
   /** A short excerpt of the response body, secrets removed. */
-  readonly bodyExcerpt?: string;
+  declare readonly bodyExcerpt?: string;
   /** How many attempts were made before this error was final. */
-  readonly attempts?: number;
+  declare readonly attempts?: number;
   /**
    * True when the request surely never reached the server (connection refused, host name not
    * resolved): safe to retry even a request that must not arrive twice (POST /set_password).
    */
-  readonly neverSent?: boolean;
+  declare readonly neverSent?: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message);
     this.name = "ApiError";
-    this.code = details.code;
-    this.endpoint = details.endpoint;
-    this.status = details.status;
-    this.retryable = details.retryable;
-    this.retryAfterMs = details.retryAfterMs;
-    this.retryAfterHeader = details.retryAfterHeader;
-    this.bodyExcerpt = details.bodyExcerpt;
-    this.attempts = details.attempts;
-    this.neverSent = details.neverSent;
+    Object.assign(this, details);
   }
 
-  /** The same error, marked with the number of attempts it took. */
-  withAttempts(attempts: number): ApiError {
-    return this.copy(this.message, { attempts });
-  }
-
-  /**
-   * The same error with another message, and optionally other details (a retryable error made
-   * final, with a message saying why).
-   */
+  /** The same error with another message and details (a retryable error made final, saying why). */
   withMessage(message: string, details: Partial<ApiErrorDetails> = {}): ApiError {
-    return this.copy(message, details);
-  }
-
-  private copy(message: string, details: Partial<ApiErrorDetails>): ApiError {
-    const copy = new ApiError(message, { ...this.details(), ...details });
+    const copy = new ApiError(message, { ...this, ...details });
     copy.stack = this.stack;
     return copy;
   }
-
-  private details(): ApiErrorDetails {
-    const { code, endpoint, status, retryable, retryAfterMs } = this;
-    const { retryAfterHeader, bodyExcerpt, attempts, neverSent } = this;
-    return {
-      code,
-      endpoint,
-      status,
-      retryable,
-      retryAfterMs,
-      retryAfterHeader,
-      bodyExcerpt,
-      attempts,
-      neverSent,
-    };
-  }
 }
-
-import { scrubSecrets } from "../logger.js";
-import { parseRetryAfter } from "../retry/retry-policy.js";
-import { excerpt } from "../util/text.js";
 
 /** The message a JSON or text error body carries, if it carries one. */
 function bodyMessage(body: string): string {
@@ -135,46 +88,28 @@ export function classifyStatus(
   const body = scrubSecrets(rawBody);
   const detail = body.trim() === "" ? "" : `: ${bodyMessage(body)}`;
   const bodyExcerpt = body.trim() === "" ? undefined : excerpt(body);
-  const base = { endpoint, status, bodyExcerpt };
-  const retryAfter = {
+  const [code, what, retryable] = statusKind(status);
+  const retryAfter = retryable && {
     retryAfterMs: parseRetryAfter(retryAfterHeader, nowMs),
     retryAfterHeader: retryAfterHeader?.trim() || undefined,
   };
-  if (status === 401 || status === 403) {
-    return new ApiError(`${endpoint} refused the credentials (HTTP ${status})${detail}`, {
-      ...base,
-      code: "auth_failed",
-      retryable: false,
-    });
-  }
-  if (status === 429) {
-    return new ApiError(`${endpoint} is rate limited (HTTP 429)${detail}`, {
-      ...base,
-      code: "rate_limited",
-      retryable: true,
-      ...retryAfter,
-    });
-  }
-  if (status >= 500) {
-    return new ApiError(`${endpoint} failed on the server (HTTP ${status})${detail}`, {
-      ...base,
-      code: "server_error",
-      retryable: true,
-      ...retryAfter,
-    });
-  }
-  if (status === 404) {
-    return new ApiError(`${endpoint} not found (HTTP 404)${detail}`, {
-      ...base,
-      code: "not_found",
-      retryable: false,
-    });
-  }
-  return new ApiError(`${endpoint} rejected the request (HTTP ${status})${detail}`, {
-    ...base,
-    code: "request_rejected",
-    retryable: false,
+  return new ApiError(`${endpoint} ${what} (HTTP ${status})${detail}`, {
+    code,
+    endpoint,
+    status,
+    retryable,
+    bodyExcerpt,
+    ...retryAfter,
   });
+}
+
+/** A status's code, what it says of the endpoint, and whether it is worth a retry (429, 5xx). */
+function statusKind(status: number): [ApiErrorCode, string, boolean] {
+  if (status === 401 || status === 403) return ["auth_failed", "refused the credentials", false];
+  if (status === 429) return ["rate_limited", "is rate limited", true];
+  if (status >= 500) return ["server_error", "failed on the server", true];
+  if (status === 404) return ["not_found", "not found", false];
+  return ["request_rejected", "rejected the request", false];
 }
 
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "ESOCKETTIMEDOUT"]);
@@ -211,4 +146,72 @@ export function classifyTransportError(endpoint: string, error: unknown): ApiErr
     retryable: true,
     neverSent: NEVER_SENT_CODES.has(code) || undefined,
   });
+}
+
+/** A request ended by a shutdown or its caller's signal. */
+export function abortedError(endpoint: string, reason: string, attempts: number): ApiError {
+  return new ApiError(`${endpoint} aborted: ${reason}`, {
+    code: "aborted",
+    endpoint,
+    retryable: false,
+    attempts,
+  });
+}
+
+/** A request without a complete answer within API_DEADLINE_MS; `retry`: the wait it gave up on. */
+export function deadlineError(
+  endpoint: string,
+  budgetMs: number,
+  attempts: number,
+  lastFailure: ApiError | undefined,
+  retry?: { readonly waitMs: number },
+): ApiError {
+  const tried = `${attempts} attempt${attempts === 1 ? "" : "s"}`;
+  const asked =
+    lastFailure?.retryAfterHeader === undefined
+      ? ""
+      : ` (Retry-After: ${lastFailure.retryAfterHeader})`;
+  const why =
+    retry === undefined
+      ? ""
+      : `: the next retry would wait ${formatWait(retry.waitMs)}${asked}, past the deadline`;
+  const last = lastFailure ? `; the last failure: ${lastFailure.message}` : "";
+  const budget = Math.round(budgetMs / 100) / 10;
+  return new ApiError(
+    `${endpoint} got no complete answer within API_DEADLINE_MS (${budget} s) after ${tried}${why}${last}`,
+    { code: "timeout", endpoint, retryable: false, attempts, status: lastFailure?.status },
+  );
+}
+
+/** A 429 or 5xx asking for a longer wait than API_RETRY_AFTER_MAX: final. */
+export function retryAfterOverCap(
+  endpoint: string,
+  failure: ApiError,
+  capMs: number,
+  attempts: number,
+): ApiError {
+  return failure.withMessage(
+    `${endpoint} answered HTTP ${failure.status} asking to wait ` +
+      `${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ${failure.retryAfterHeader}), ` +
+      `longer than API_RETRY_AFTER_MAX (${formatWait(capMs)}): not retried. ${failure.message}`,
+    { retryable: false, attempts },
+  );
+}
+
+/** A request that must not arrive twice, failed after it may have arrived: final. */
+export function notSentTwice(failure: ApiError): ApiError {
+  if (failure.neverSent || !failure.retryable) return failure;
+  return failure.withMessage(
+    `${failure.message} (not retried: the request may have reached the server, and it must not arrive twice)`,
+    { retryable: false },
+  );
+}
+
+/** A 401 for every fresh token: the renewals are spent. */
+export function tokenRefusedAgain(endpoint: string, failure: ApiError, renewals: number): ApiError {
+  return failure.withMessage(
+    `${endpoint} refused the access token (HTTP 401) even after renewing it ${renewals} times ` +
+      `(POST /create_token gave new tokens, each was refused): ${failure.message}`,
+    { retryable: false },
+  );
 }

@@ -9,11 +9,10 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 const BLOCK_BYTES = 120 * 1024;
 
 /**
- * The body of an answer held until it has come whole (GET /data, spec 4.4): its first 120 KiB as
- * they came (a sync's answer is smaller), the rest deflated (level 1) in blocks of 120 KiB. A week
- * of one-minute records is 8-40 MB of JSON, so API_CONCURRENCY whole answers cost about a MB each,
- * not up to 40. Iterating yields the body's bytes in order (each block inflated as it is
- * reached), as often as it is iterated.
+ * The body of an answer held until it has come whole (GET /data): its first 120 KiB as they came
+ * (a sync's answer is smaller), the rest deflated (level 1) in blocks of 120 KiB. A week of
+ * one-minute records is 8-40 MB of JSON, so API_CONCURRENCY whole answers cost about a MB each.
+ * Iterating yields the body's bytes in order, as often as it is iterated.
  */
 export class HeldBody implements Iterable<Buffer> {
   /** Bytes of the body so far. */
@@ -55,21 +54,14 @@ export class HeldBody implements Iterable<Buffer> {
   }
 
   private noteEdges(piece: Buffer): void {
-    for (let i = piece.length - 1; i >= 0; i--) {
-      const byte = piece[i] ?? SPACE;
-      if (isWhiteSpace(byte)) continue;
-      this.lastByte = byte;
-      if (this.firstByte === -1) {
-        for (let j = 0; j <= i; j++) {
-          const first = piece[j] ?? SPACE;
-          if (!isWhiteSpace(first)) {
-            this.firstByte = first;
-            break;
-          }
-        }
-      }
-      return;
-    }
+    let last = piece.length - 1;
+    while (last >= 0 && isWhiteSpace(piece[last] ?? SPACE)) last--;
+    if (last < 0) return;
+    this.lastByte = piece[last] ?? SPACE;
+    if (this.firstByte !== -1) return;
+    let first = 0;
+    while (isWhiteSpace(piece[first] ?? SPACE)) first++;
+    this.firstByte = piece[first] ?? SPACE;
   }
 }
 

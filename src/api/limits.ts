@@ -1,6 +1,6 @@
 /**
- * Limits of the Energy Monitoring Data API (spec section 8).
- * Every request the client sends stays within them; the simulator enforces them.
+ * Limits of the Energy Monitoring Data API (spec section 8). Their one owner on the client side is
+ * the planner (pipeline/plan-chunks.ts): nothing re-checks them. The simulator enforces them.
  */
 
 /** Spec 8: maximum number of value ids in the `values` parameter of GET /data. */
@@ -16,9 +16,8 @@ export const DEFAULT_TOKEN_TTL_S = 43_200;
 export const VALUES_ID = "values_id";
 
 /**
- * Spec 4.4, `values`: one value id, or several separated by commas, with no spaces. A listed id
- * holding a comma or white space (or none at all) cannot travel in that list: the API would cut
- * it in two or refuse the request. Such ids are never requested.
+ * Spec 4.4, `values`: ids separated by commas, no spaces. An id holding a comma or white space (or
+ * none at all) cannot travel in that list (the API would cut it or refuse it): never requested.
  */
 export function isRequestable(valueId: string): boolean {
   return valueId !== "" && !/[,\s]/u.test(valueId);

@@ -9,35 +9,26 @@ export interface RateGateOptions {
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/**
- * API_RATE_LIMIT as a p-queue of no-op tasks, one per request: a sliding window (`strict`) of
- * 1/rate (above 50/s, rate/50 per 20 ms: a timer has 1 ms steps), priority first, paused after
- * a 429 until its Retry-After ends. No adaptive slow-down: docs/design.md, "Two queues" and on.
- */
+/** API_RATE_LIMIT as a p-queue of no-op tasks: a sliding window of 1/rate (docs/design.md). */
 export class RateGate implements RequestGate {
   private readonly queue: PQueue;
   private readonly now: () => number;
   private pausedUntil = Number.NEGATIVE_INFINITY;
-  /** The wait for a pause's end, aborted once nobody waits (no timer held for nobody). */
   private waking: AbortController | undefined;
-
   constructor(private readonly options: RateGateOptions) {
     const rate = options.ratePerSecond;
     if (!(Number.isFinite(rate) && rate > 0)) throw new RangeError(`bad rate: ${rate}`);
-    const intervalCap = Math.ceil(rate / 50);
+    const intervalCap = Math.ceil(rate / 50); // a timer has 1 ms steps: above 50/s, 20 ms windows
     const interval = Math.min(MAX_TIMER_MS, (intervalCap * 1000) / rate);
     this.queue = new PQueue({ intervalCap, interval, strict: true });
-    this.queue.on("empty", () => this.waking?.abort());
+    this.queue.on("add", () => void this.wake());
+    this.queue.on("empty", () => this.waking?.abort()); // nobody waits: no timer held for nobody
     this.now = options.now ?? Date.now;
   }
   /** Resolves at the caller's slot; rejects with the signal's reason if it aborts first. */
-  take(options: { readonly signal?: AbortSignal; readonly priority?: boolean } = {}) {
-    const priority = options.priority ? 1 : 0;
-    const slot = this.queue.add(() => undefined, { signal: options.signal, priority });
-    void this.wake();
-    return slot;
-  }
-  /** After a 429: no slot for `ms` from now (a longer pause under way is kept). */
+  readonly take: RequestGate["take"] = ({ signal, priority } = {}) =>
+    this.queue.add(() => undefined, { signal, priority: priority ? 1 : 0 });
+  /** After a 429: no slot for `ms` from now (a longer pause is kept); no adaptive slow-down. */
   pause(ms: number): void {
     if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`bad pause: ${ms} ms`);
     this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
@@ -57,16 +48,13 @@ export class RateGate implements RequestGate {
     if (!this.queue.isPaused || !this.queue.size || this.waking?.signal.aborted === false) return;
     const waking = new AbortController();
     this.waking = waking;
-    const { signal } = waking;
-    const wait = this.options.sleep ?? ((ms: number) => sleep(ms, { signal }));
+    const wait = this.options.sleep ?? ((ms: number) => sleep(ms, { signal: waking.signal }));
     try {
-      while (this.now() < this.pausedUntil && !signal.aborted) {
-        await wait(this.pausedUntil - this.now(), signal);
+      while (this.now() < this.pausedUntil && !waking.signal.aborted) {
+        await wait(this.pausedUntil - this.now(), waking.signal);
       }
-    } catch {
-      // a failed timer ends the pause: nobody is left waiting for ever
-    }
-    if (!signal.aborted) this.queue.start();
+    } catch {} // a failed timer ends the pause: nobody is left waiting for ever
+    if (!waking.signal.aborted) this.queue.start();
     waking.abort();
   }
 }

@@ -28,7 +28,6 @@ export const tokenResponseSchema = z.object({
   token: z.string().min(1),
   expires_in: z.number().int().positive(),
 });
-export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 
 /** POST /set_password (spec 5.1): the response is not documented, so anything is accepted. */
 export const setPasswordResponseSchema = z.unknown();

@@ -28,33 +28,22 @@ export interface ResponseHead {
 export interface Exchange {
   /** The answer's head; rejects with the transport error. */
   readonly head: Promise<ResponseHead>;
-  /**
-   * The body's bytes as they arrive (decompressed), once the head came; read it once. Each wait
-   * for the next piece is bounded by API_TIMEOUT_MS; a failure of the connection is thrown as it
-   * happened.
-   */
+  /** The body's bytes as they arrive (decompressed), once; each wait bounded by API_TIMEOUT_MS. */
   body(): AsyncIterable<Buffer>;
-  /**
-   * Reads the body up to `maxBytes` (decompressed); stops there (`over`). A failure of the
-   * stream is thrown classified (an ApiError).
-   */
+  /** Reads the body up to `maxBytes` (`over` when there was more); failures thrown as ApiErrors. */
   readBody(maxBytes: number): Promise<{ readonly text: string; readonly over: boolean }>;
   /** Ends the exchange (a complete answer leaves its connection to the next request). */
   close(): void;
 }
 
-/** Options of {@link HttpTransport}. */
+/** Options of {@link HttpTransport} (see ApiClientOptions). */
 export interface HttpTransportOptions {
-  /** Base address of the API (spec: {base_url}). */
   readonly baseUrl: string;
-  /** API_TIMEOUT_MS: each phase until the answer's head, and each wait for a piece of its body. */
   readonly timeoutMs: number;
-  /** After this long without a head, one info line says what is waited for (at most a minute apart). */
   readonly slowNoticeMs: number;
   readonly logger: Logger;
   /** Told every answer's `Date` header. */
   readonly clock: ApiClock;
-  /** Clock in epoch ms (default Date.now). */
   readonly now?: () => number;
 }
 
@@ -69,14 +58,10 @@ const COMMON_HEADERS = {
 };
 
 /**
- * The API's HTTP transport: one got stream per attempt. got times each phase until the answer's
- * head (lookup, connect, TLS, send, response: API_TIMEOUT_MS each), decompresses the body, sends
- * on the platform's keep-alive agents and ends at once on the attempt's signal; its retries and
- * redirects are off (the one retry loop is api-request.ts; a 3xx is an answer like any other) and
- * it throws for no status. Around it: each wait for a piece of the body is timed here (got's own
- * `read` timeout bounds the whole body), the body is read up to a size, and got's errors are
- * turned into plain ones (code, name, message: never got's options and their headers). Knows
- * nothing of retries, tokens or endpoints.
+ * The API's HTTP transport: one got stream per attempt, each phase until the head timed by got,
+ * its retries and redirects off (the one retry loop is api-request.ts; a 3xx is an answer like any
+ * other). Each wait for a piece of the body is timed here (got's `read` timeout would bound the
+ * whole body), and got's errors are made plain.
  */
 export class HttpTransport {
   private readonly client: Got;
@@ -112,7 +97,7 @@ export class HttpTransport {
     let stream: Request;
     try {
       stream = post
-        ? this.client.stream.post(url, { headers, body: jsonBody(out.json), signal })
+        ? this.client.stream.post(url, { headers, body: JSON.stringify(out.json) ?? "", signal })
         : this.client.stream(url, { headers, signal });
     } catch (error) {
       return refusedExchange(plainError(error));
@@ -163,29 +148,26 @@ class GotExchange implements Exchange {
     private readonly endpoint: string,
     private readonly settled: () => void,
   ) {
+    /** True for the first of the head's outcomes. */
+    const settle = (): boolean => {
+      if (this.headSettled) return false;
+      this.headSettled = true;
+      settled();
+      return true;
+    };
     this.head = new Promise<ResponseHead>((resolve, reject) => {
       stream.once("response", (response: Response) => {
-        this.headSettled = true;
-        settled();
-        resolve({
-          statusCode: response.statusCode,
-          headers: response.headers,
-          serverTimeMs: parseDateHeader(response.headers.date),
-        });
+        if (!settle()) return;
+        const { statusCode, headers } = response;
+        resolve({ statusCode, headers, serverTimeMs: parseDateHeader(headers.date) });
       });
       // `on`: an error after the head must not go unheard (the body's reader throws it)
       stream.on("error", (error: unknown) => {
         this.failure ??= plainError(error);
-        if (this.headSettled) return;
-        this.headSettled = true;
-        settled();
-        reject(this.failure);
+        if (settle()) reject(this.failure);
       });
       stream.once("close", () => {
-        if (this.headSettled) return;
-        this.headSettled = true;
-        settled();
-        reject(this.failure ?? closedError());
+        if (settle()) reject(this.failure ?? closedError());
       });
     });
     this.head.catch(() => undefined);
@@ -245,16 +227,10 @@ class GotExchange implements Exchange {
     if (!this.stream.readableEnded) this.stream.destroy();
   }
 
-  /** Ends the attempt with `error`. */
   private fail(error: Error): void {
     this.failure ??= error;
     this.stream.destroy(error);
   }
-}
-
-/** A POST's body: its JSON, or nothing. */
-function jsonBody(json: unknown): string {
-  return json === undefined ? "" : JSON.stringify(json);
 }
 
 /** `?key=value&…`, each percent-encoded (no URLSearchParams object per request). */
@@ -291,10 +267,8 @@ class TransportError extends Error {
 }
 
 /**
- * A failure as a plain error: its code, its name when it is a timeout, its message. got's errors
- * carry the request's options (headers with the token among them), its cause and the response:
- * none of that goes further. The messages stay what node:http said (got's own words for an
- * abort and for an answer cut off are given as node:http's).
+ * A failure as a plain error (its code, its name when it is a timeout, its message): got's errors
+ * carry the request's options, headers with the token among them, which go no further.
  */
 function plainError(error: unknown): Error {
   if (error instanceof TransportError) return error;
@@ -302,8 +276,9 @@ function plainError(error: unknown): Error {
     error !== null && typeof error === "object" ? Reflect.get(error, key) : undefined;
   const code = typeof field("code") === "string" ? String(field("code")) : "UNKNOWN";
   const message = typeof field("message") === "string" ? String(field("message")) : String(error);
-  if (code === "ERR_ABORTED") return new TransportError("aborted", code);
-  if (message === "The server aborted pending request") return new TransportError("aborted", code);
+  if (code === "ERR_ABORTED" || message === "The server aborted pending request") {
+    return new TransportError("aborted", code);
+  }
   const timedOut = field("name") === "TimeoutError";
   return new TransportError(message, code, timedOut ? "TimeoutError" : "TransportError");
 }

@@ -21,12 +21,9 @@ export const COALESCE_MS = 20;
 const NEWLINE = Buffer.from("\n");
 
 /**
- * Writes that arrive close together go out as one request: a steady tick's chunks each bring a
- * few hundred lines, and one InfluxDB request per chunk cost more (HTTP, socket writes) than the
- * lines themselves. A write is sent with the others waiting once they fill a batch
- * (INFLUX_BATCH_SIZE lines) or {@link COALESCE_MS} after it came; each resolves with its own
- * outcome (its lines written, those of its lines the target refused) or rejects with the
- * request's error. Full batches (a backfill's) go at once, alone.
+ * Writes that arrive close together go out as one request (a request per steady tick's chunk cost
+ * more than its lines): once they fill a batch or {@link COALESCE_MS} after the first came, each
+ * resolving with its own outcome. Full batches go at once, alone.
  */
 export class CoalescingSink implements PointSink {
   readonly target: string;

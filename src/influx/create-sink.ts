@@ -9,18 +9,15 @@ import type { PointSink } from "./point-sink.js";
 import type { BucketTarget } from "./write-errors.js";
 
 /** Why a command that writes points refuses to start when it has nowhere to write them. */
-export const NOWHERE_TO_WRITE =
+const NOWHERE_TO_WRITE =
   "nowhere to write the points: set INFLUX_URL (with INFLUX_TOKEN, INFLUX_ORG, INFLUX_BUCKET), " +
   "or OUTPUT_FILE for line protocol in a file (rotated at OUTPUT_FILE_MAX_BYTES); sync and " +
   "backfill also take --output FILE";
 
 /**
  * Decides where points go, at once, and returns what opens that sink: `output` (`--output`; `-`
- * for stdout; never rotated); else OUTPUT_FILE (rotated past OUTPUT_FILE_MAX_BYTES,
- * OUTPUT_FILE_KEEP copies kept); else InfluxDB at INFLUX_URL, checked when opened (one request:
- * reachable, token accepted, bucket present), written with INFLUX_DEADLINE_MS and
- * INFLUX_RETRY_AFTER_MAX. With none of them it throws a {@link ConfigError}
- * ({@link NOWHERE_TO_WRITE}): call it before anything else moves (the state database).
+ * for stdout; never rotated); else OUTPUT_FILE (rotated); else InfluxDB at INFLUX_URL. With none
+ * of them it throws a {@link ConfigError}: call it before anything else moves (the state database).
  */
 export function pointSinkOpener(
   config: Config,
@@ -47,10 +44,9 @@ export function pointSinkOpener(
 }
 
 /**
- * The rollups' own sink when ROLLUP_BUCKET gives them a bucket (a retention policy of INFLUX_BUCKET's
- * database) and they are written (ROLLUPS, points to InfluxDB): the same kind of sink as the raw
- * points', on that bucket, checked when opened. Undefined otherwise: the rollups go with the raw
- * points.
+ * The rollups' own sink when ROLLUP_BUCKET gives them a bucket and they are written (ROLLUPS,
+ * points to InfluxDB): the raw points' kind of sink on that bucket. Undefined otherwise: the
+ * rollups go with the raw points.
  */
 export async function openRollupSink(
   config: Config,
@@ -61,11 +57,7 @@ export async function openRollupSink(
   return openInfluxSink(config.influx, logger, { bucket, bucketSetting: "ROLLUP_BUCKET" });
 }
 
-/**
- * InfluxDB at INFLUX_URL, bucket `target`, after the start-up check (one request: reachable,
- * token accepted, bucket present), written with INFLUX_DEADLINE_MS and INFLUX_RETRY_AFTER_MAX,
- * short writes coalesced.
- */
+/** InfluxDB at INFLUX_URL, bucket `target`, after the start-up check; short writes coalesced. */
 async function openInfluxSink(
   influx: Config["influx"],
   logger: Logger,
@@ -75,7 +67,6 @@ async function openInfluxSink(
   const writer = new InfluxWriter({
     ...influx,
     ...target,
-    deadlineMs: influx.deadlineMs,
     retryAfterMaxMs: durationMs(influx.retryAfterMax),
     retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
     logger,

@@ -18,25 +18,24 @@ export interface InfluxTarget extends BucketTarget {
   readonly url: string;
   readonly token: string;
   readonly org: string;
-  /** Bound of the whole check (connect, answer, body). */
+  /** Timeout of one request: the check's as a whole, a write's wait for each part of its answer. */
   readonly timeoutMs: number;
 }
 
 /**
  * Start-up and readiness check in ONE request: a write of zero lines to `/api/v2/write`, which
- * InfluxDB 1.8, 2.x and 3.x answer 204 after checking the token and the bucket, so its answer
- * tells reachability, token and bucket at once (and 1.x before 1.8, which has no such endpoint,
- * answers 404 with its version: that is what the error then says). Bounded by `timeoutMs` as a whole; `signal` ends it
- * at once. Each failure is an InfluxWriteError with a one-line message that says what to fix.
+ * InfluxDB 1.8, 2.x and 3.x answer 204 after checking the token and the bucket (1.x before 1.8
+ * answers 404 with its version). Bounded by `timeoutMs` as a whole; `signal` ends it at once.
+ * Each failure is an InfluxWriteError with a one-line message that says what to fix.
  */
 export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw checkAborted(signal);
   const influx = new InfluxDB({ url: target.url, token: target.token, timeout: target.timeoutMs });
-  const timedOut = new InfluxWriteError(
-    `InfluxDB at ${target.url} is not reachable (no answer within ${formatSeconds(target.timeoutMs)} s): ` +
-      "check INFLUX_URL and that InfluxDB is running",
-    "unavailable",
-  );
+  const unreachable = (why: string) =>
+    new InfluxWriteError(
+      `InfluxDB at ${target.url} is not reachable (${why}): check INFLUX_URL and that InfluxDB is running`,
+      "unavailable",
+    );
   const timeout = AbortSignal.timeout(clampTimerMs(target.timeoutMs));
   // the caller's signal may be long-lived (the writer's shutdown): linked until the check ends
   const ended = linkedSignal([timeout, signal]);
@@ -49,18 +48,12 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     });
   } catch (error) {
     if (signal?.aborted) throw checkAborted(signal);
-    if (timeout.aborted) throw timedOut;
+    if (timeout.aborted) throw unreachable(`no answer within ${formatSeconds(target.timeoutMs)} s`);
     const failure = readInfluxFailure(error);
     const { status } = failure;
     if (status === 401 || status === 403) throw tokenRefused(status, target.bucket);
     if (bucketMissing(failure)) throw writeNotFound(target, failure);
-    if (status === undefined) {
-      throw new InfluxWriteError(
-        `InfluxDB at ${target.url} is not reachable (${excerpt(failure.message)}): ` +
-          "check INFLUX_URL and that InfluxDB is running",
-        "unavailable",
-      );
-    }
+    if (status === undefined) throw unreachable(excerpt(failure.message));
     throw new InfluxWriteError(
       `InfluxDB at ${target.url} failed the write check (HTTP ${status}: ${excerpt(failure.message)})`,
       "unavailable",

@@ -1,27 +1,16 @@
 import { InfluxDB } from "@influxdata/influxdb-client";
 import { z } from "zod";
 import { excerpt } from "../util/text.js";
+import type { InfluxTarget } from "./influx-check.js";
 import { readInfluxFailure } from "./write-errors.js";
 
-/** A query InfluxDB refused or answered in another shape (`auth`: the token may not read). */
+/** A query InfluxDB refused or answered in another shape. */
 export class InfluxQueryError extends Error {
-  constructor(
-    message: string,
-    readonly auth = false,
-  ) {
-    super(message);
-    this.name = "InfluxQueryError";
-  }
+  override readonly name = "InfluxQueryError";
 }
 
-/** Where InfluxQL queries go (the writer's settings). */
-export interface InfluxQueryTarget {
-  readonly url: string;
-  readonly token: string;
-  /** Bucket (2.x/3.x: the database name of its v1 mapping) or `database[/retention-policy]`. */
-  readonly bucket: string;
-  readonly timeoutMs: number;
-}
+/** Where InfluxQL queries go (the writer's settings; on 2.x/3.x the bucket's v1 database). */
+export type InfluxQueryTarget = Omit<InfluxTarget, "org" | "bucketSetting">;
 
 const seriesSchema = z.object({
   name: z.string(),
@@ -86,13 +75,12 @@ export class InfluxQuery {
     try {
       answer = await this.influx.transport.request(`/query?${params}`, "", { method: "GET" });
     } catch (error) {
-      const failure = readInfluxFailure(error);
+      const { status, message } = readInfluxFailure(error);
+      const auth =
+        status === 401 || status === 403 ? ": the token needs read access to the bucket" : "";
+      const http = status ? `HTTP ${status}: ` : "";
       throw new InfluxQueryError(
-        `InfluxDB at ${this.target.url} refused the query (${failure.status ? `HTTP ${failure.status}: ` : ""}${failure.message})` +
-          (failure.status === 401 || failure.status === 403
-            ? ": the token needs read access to the bucket"
-            : ""),
-        failure.status === 401 || failure.status === 403,
+        `InfluxDB at ${this.target.url} refused the query (${http}${message})${auth}`,
       );
     }
     const parsed = resultSchema.safeParse(answer);

@@ -11,7 +11,7 @@ import { inBatches, type LineBatch, lineBatch, linesOf } from "../transform/line
 import { excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
-import { checkInflux } from "./influx-check.js";
+import { checkInflux, type InfluxTarget } from "./influx-check.js";
 import {
   type BatchWork,
   type NarrowingWrites,
@@ -23,7 +23,6 @@ import { type PointSink, type RejectedLine, storedOf, type WriteOutcome } from "
 import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
-  type BucketTarget,
   bucketMissing,
   type InfluxFailure,
   InfluxWriteError,
@@ -36,18 +35,10 @@ import {
 } from "./write-errors.js";
 
 /** Where and how to write. */
-export interface InfluxWriterOptions extends BucketTarget {
-  readonly url: string;
-  readonly token: string;
-  readonly org: string;
+export interface InfluxWriterOptions extends InfluxTarget {
   /** Lines per HTTP request (default 5000). */
   readonly batchSize: number;
-  /** Timeout of one HTTP request: the wait for an answer and for each next part of it. */
-  readonly timeoutMs: number;
-  /**
-   * Deadline of one {@link InfluxWriter.write} as a whole: every request (413 splits and narrowing
-   * included), backoff and Retry-After wait (INFLUX_DEADLINE_MS, default 300 000 ms).
-   */
+  /** INFLUX_DEADLINE_MS: one write() as a whole, every request (splits, narrowing) and wait. */
   readonly deadlineMs?: number;
   /** Longest Retry-After honoured; a longer one fails the write at once (default 10 min). */
   readonly retryAfterMaxMs?: number;
@@ -59,7 +50,7 @@ export interface InfluxWriterOptions extends BucketTarget {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** Default of {@link InfluxWriterOptions.deadlineMs} (INFLUX_DEADLINE_MS): 15 minutes, above the Retry-After cap. */
+/** Default of INFLUX_DEADLINE_MS: 15 minutes, above the Retry-After cap. */
 export const DEFAULT_INFLUX_DEADLINE_MS = 900_000;
 
 /** Bodies larger than this are gzipped when `gzip` is on (smaller ones gain nothing). */
@@ -89,22 +80,14 @@ interface WriterWork extends BatchWork {
  * Writes line protocol to InfluxDB (`POST /api/v2/write`: InfluxDB 2.x, 3.x and 1.8+) through the
  * transport of @influxdata/influxdb-client, in batches, with failures classified as Telegraf does,
  * except that one bad line never fails the others:
- * - 400/422 (unparsable line, point beyond the retention policy, field type conflict): the batch is
- *   narrowed down to the lines at fault (narrow-refused.ts), which come back as
- *   {@link RejectedLine}s while every other line is written. Lines the answer names (`unable to
- *   parse '<line>'`, 3.x `data`) are taken out at once and the rest is sent again; a partial write
- *   (`dropped=N`, the others stored) is narrowed by its count, within PARTIAL_NARROW_REQUESTS;
- *   otherwise the batch is bisected (its halves written, recursively), which costs at most
- *   2·log2(n)+1 requests for one bad line in n. Good lines may be written twice (same series and
- *   timestamp: the point is overwritten, not doubled). One warning per narrowed batch says how
- *   many lines were refused and how many requests it took.
+ * - 400/422: the batch is narrowed down to the lines at fault (narrow-refused.ts), which come back
+ *   as {@link RejectedLine}s while every other line is written (good lines may be written twice:
+ *   the point is overwritten, not doubled); one warning per narrowed batch.
  * - 413: the batch is halved until it fits; a single line still too large is a RejectedLine.
  * - 401/403/404 reject the write (fatal); 429/5xx/network are retried with backoff (never sooner
  *   than Retry-After), then reject it as `unavailable`; any other 4xx rejects it as `bad_data`.
- *
- * Time is bounded: one write() as a whole (requests, backoff, Retry-After waits) ends by
- * `deadlineMs`, its request in flight aborted; a Retry-After beyond `retryAfterMaxMs` (or beyond
- * the deadline) fails the write at once. {@link abort} ends every request in flight at once.
+ * One write() as a whole ends by `deadlineMs`; a Retry-After beyond `retryAfterMaxMs` fails it at
+ * once; {@link abort} ends every request in flight at once.
  */
 export class InfluxWriter implements PointSink {
   readonly target: string;
@@ -114,6 +97,7 @@ export class InfluxWriter implements PointSink {
   private readonly policy: RetryPolicy;
   private readonly pending = new Set<Promise<WriteOutcome>>();
   private readonly bodies = new RequestBodies();
+  private readonly writePath: string;
   /** Aborted by abort(), with its InfluxWriteError: every write and check follows it. */
   private readonly shutdown = new AbortController();
 
@@ -130,6 +114,8 @@ export class InfluxWriter implements PointSink {
       retryAfterMaxMs: options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS,
     };
     this.target = `InfluxDB ${options.url} bucket ${options.bucket}`;
+    const { org, bucket } = options;
+    this.writePath = `/api/v2/write?${new URLSearchParams({ org, bucket, precision: "s" })}`;
     routeClientLogs(options.logger);
   }
 
@@ -145,9 +131,7 @@ export class InfluxWriter implements PointSink {
       })
       .finally(() => deadline.finish());
     this.pending.add(done);
-    const forget = (): void => {
-      this.pending.delete(done);
-    };
+    const forget = () => this.pending.delete(done);
     done.then(forget, forget);
     return done;
   }
@@ -169,10 +153,7 @@ export class InfluxWriter implements PointSink {
     if (!this.shutdown.signal.aborted) this.shutdown.abort(abortedError(reason));
   }
 
-  /**
-   * The start-up check again (one request: reachable, token accepted, bucket present), bounded by
-   * `timeoutMs`, ended by `signal` or {@link abort}.
-   */
+  /** The start-up check again (see checkInflux), ended by `signal` or {@link abort} too. */
   async check(signal?: AbortSignal): Promise<void> {
     const shutdown = this.shutdown.signal;
     if (shutdown.aborted) throw shutdown.reason;
@@ -224,9 +205,8 @@ export class InfluxWriter implements PointSink {
   };
 
   /**
-   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: the
-   * refusal, for the caller to split or narrow): transient failures are retried with backoff,
-   * final ones thrown.
+   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: for the
+   * caller to split or narrow); transient failures retried with backoff, final ones thrown.
    */
   private sendRetried(batch: LineBatch, work: WriterWork): Promise<Refusal | undefined> {
     const { run } = work;
@@ -246,10 +226,13 @@ export class InfluxWriter implements PointSink {
       {
         policy: this.policy,
         deadline: run.deadline,
-        sleep: this.options.sleep && ((ms) => this.sleepFor(ms)),
+        sleep: this.options.sleep,
         giveUp: (failure, why, retries) => {
           if (why.reason === "retry-after-over-cap") {
-            return this.retryAfterTooLong(failure, batch.lines);
+            const error = retryAfterOverCap(failure, this.policy.retryAfterMaxMs, batch.lines);
+            const { status, retryAfterMs } = failure;
+            this.log.warn({ status, retryAfterMs, lines: batch.lines }, error.message);
+            return error;
           }
           if (why.reason === "past-deadline") return this.deadlinePassed(run);
           return new InfluxWriteError(
@@ -276,14 +259,18 @@ export class InfluxWriter implements PointSink {
     if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
     if (bucketMissing(failure)) throw writeNotFound(this.options, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-      throw this.refused(failure.message, status, lines);
+      this.log.error(
+        { status, lines, error: failure.message },
+        "InfluxDB refused the write request",
+      );
+      throw writeRefused(failure.message, status, lines);
     }
     return {
       retryable: true,
       status,
       what: status === undefined ? failure.message : `HTTP ${status}: ${failure.message}`,
-      ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
-      ...(failure.retryAfter === undefined ? {} : { retryAfter: failure.retryAfter }),
+      retryAfterMs: failure.retryAfterMs,
+      retryAfter: failure.retryAfter,
     };
   }
 
@@ -305,25 +292,8 @@ export class InfluxWriter implements PointSink {
     );
   }
 
-  private refused(message: string, status: number, lines: number): InfluxWriteError {
-    this.log.error({ status, lines, error: message }, "InfluxDB refused the write request");
-    return writeRefused(message, status, lines);
-  }
-
-  private retryAfterTooLong(failure: TransientFailure, lines: number): InfluxWriteError {
-    const error = retryAfterOverCap(failure, this.policy.retryAfterMaxMs, lines);
-    const retryAfterMs = failure.retryAfterMs;
-    this.log.warn({ status: failure.status, retryAfterMs, lines }, error.message);
-    return error;
-  }
-
   private deadlinePassed(run: WriteRun): InfluxWriteError {
     return writeDeadlinePassed(this.deadlineMs, run.lastFailure);
-  }
-
-  /** The injected backoff wait (tests count delays with it). */
-  private sleepFor(ms: number): Promise<void> {
-    return this.options.sleep?.(ms) ?? Promise.resolve();
   }
 
   /** The error of a write ended from outside: abort() (its own error), or the deadline. */
@@ -339,15 +309,10 @@ export class InfluxWriter implements PointSink {
     // a signal per request: the transport adds an abort listener per request and never removes
     // it, so the write's own signal would collect one listener (and its body) per retry
     const request = linkedSignal([signal]);
-    const query = new URLSearchParams({
-      org: this.options.org,
-      bucket: this.options.bucket,
-      precision: "s",
-    });
     // a batch's bytes go out as they are, never decoded into a string and encoded again
     const body = this.bodies.body(batch.bytes);
     try {
-      const answer = this.influx.transport.iterate(`/api/v2/write?${query}`, body, {
+      const answer = this.influx.transport.iterate(this.writePath, body, {
         method: "POST",
         headers: { "content-type": "text/plain; charset=utf-8" },
         gzipThreshold: this.options.gzip ? GZIP_THRESHOLD_BYTES : undefined,

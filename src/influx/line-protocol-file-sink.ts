@@ -10,23 +10,21 @@ import { abortedError, InfluxWriteError } from "./write-errors.js";
 /** How a {@link LineProtocolFileSink} rotates its file (never stdout). */
 export interface LineProtocolFileOptions {
   /**
-   * Before a write would take the file past this many bytes, the file is rotated (FILE -> FILE.1
-   * -> FILE.2 …) and a new one started. Lines are never split across files: a single line longer
-   * than this gets a file of its own. Default: never rotate.
+   * Before a write would take the file past this many bytes, it is rotated (FILE -> FILE.1 …):
+   * lines are never split across files (default: never rotate).
    */
   readonly maxBytes?: number;
-  /** Rotated copies kept: FILE.1 (newest) … FILE.keep (oldest, then dropped); 0 keeps none. Default 3. */
+  /** Rotated copies kept, FILE.1 the newest; 0 keeps none. Default 3. */
   readonly keep?: number;
   /** Where `-` writes (default process.stdout). */
   readonly stdout?: Writable;
 }
 
-export const DEFAULT_ROTATED_FILES_KEPT = 3;
+const DEFAULT_ROTATED_FILES_KEPT = 3;
 
 /**
- * Writes line protocol to a file (appending) or to stdout (`-`), loadable with
- * `influx write --precision s --file FILE`. Used with OUTPUT_FILE (rotated by size), `--output`,
- * by the demo and by dry runs. Writes are appended in the order they were called.
+ * Writes line protocol to a file (appending, in the order of the calls) or to stdout (`-`),
+ * loadable with `influx write --precision s --file FILE`: OUTPUT_FILE, `--output`, the demo.
  */
 export class LineProtocolFileSink implements PointSink {
   readonly target: string;
@@ -40,7 +38,7 @@ export class LineProtocolFileSink implements PointSink {
   private handle: FileHandle | undefined;
   /** Bytes in the open file (its size when opened plus what this sink appended). */
   private size = 0;
-  /** The last write queued: writes (and rotations) run one after the other. */
+  /** The last write queued. */
   private queue: Promise<void> = Promise.resolve();
   /** The first failure (disk full, a closed pipe…): every later write rejects with it. */
   private failure: InfluxWriteError | undefined;
@@ -52,9 +50,7 @@ export class LineProtocolFileSink implements PointSink {
     if (path === "-") {
       this.file = undefined;
       this.target = "stdout (line protocol)";
-      this.stdout.on("error", (error: Error) => {
-        this.failure ??= this.writeError(error);
-      });
+      this.stdout.on("error", (error: Error) => void this.fail(error));
     } else {
       this.file = resolve(path);
       ensureDirectory(dirname(this.file));
@@ -62,14 +58,17 @@ export class LineProtocolFileSink implements PointSink {
     }
   }
 
-  /**
-   * Resolves once the lines are handed to the operating system (they survive a killed process);
-   * a file takes every line, so none is ever rejected.
-   */
+  /** Resolves once the lines are handed to the operating system; none is ever rejected. */
   async write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.failure) throw this.failure;
     if (batch.lines === 0) return { written: 0, rejected: [] };
-    await this.enqueue(() => (this.file === undefined ? this.toStdout(batch) : this.append(batch)));
+    // writes (and rotations) run one after the other
+    const run = this.queue.then(() => {
+      if (this.failure) throw this.failure;
+      return this.file === undefined ? this.toStdout(batch) : this.append(batch);
+    });
+    this.queue = run.catch(() => undefined);
+    await run;
     return { written: batch.lines, rejected: [] };
   }
 
@@ -88,15 +87,6 @@ export class LineProtocolFileSink implements PointSink {
     const handle = this.handle;
     this.handle = undefined;
     await handle?.close().catch(() => undefined);
-  }
-
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(() => {
-      if (this.failure) throw this.failure;
-      return task();
-    });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   private toStdout(batch: LineBatch): Promise<void> {
@@ -183,30 +173,19 @@ export class LineProtocolFileSink implements PointSink {
     }
     for (let i = this.keep - 1; i >= 1; i--) {
       await rename(`${file}.${i}`, `${file}.${i + 1}`).catch((error: unknown) => {
-        if (!isMissing(error)) throw error;
+        if (errnoOf(error) !== "ENOENT") throw error;
       });
     }
     await rename(file, `${file}.1`);
   }
 
+  /** The sink's first failure (disk full, a closed pipe…): every later write fails with it. */
   private fail(error: unknown): InfluxWriteError {
     if (error instanceof InfluxWriteError) return error;
-    this.failure ??= this.writeError(error);
+    const message = `cannot write ${this.target}: ${messageOf(error)}`;
+    this.failure ??= new InfluxWriteError(message, "unavailable", undefined, true);
     return this.failure;
-  }
-
-  private writeError(error: unknown): InfluxWriteError {
-    return new InfluxWriteError(
-      `cannot write ${this.target}: ${messageOf(error)}`,
-      "unavailable",
-      undefined,
-      true,
-    );
   }
 }
 
 const NEWLINE = Buffer.from("\n");
-
-function isMissing(error: unknown): boolean {
-  return errnoOf(error) === "ENOENT";
-}

@@ -1,17 +1,11 @@
-/**
- * Narrowing down a batch InfluxDB refused (400/422) to the lines at fault, so that one bad line
- * never fails the others: the rules of InfluxWriter (see its class comment), in one place.
- */
 import { excerpt } from "../util/text.js";
 import type { RejectedLine } from "./point-sink.js";
 import type { InfluxFailure } from "./write-errors.js";
 import { droppedCount, namedRefusals } from "./write-errors.js";
 
 /**
- * Requests a partial write that names no line may take to be narrowed down, per batch: a
- * partial write (`dropped=N`) stored every other line, so only the count is sought, halving
- * breadth-first (one request per group: the second half's count is the rest). One dropped line in
- * n costs log2(n) requests (13 for 5,000); what is still mixed when they are spent is kept whole.
+ * Requests a partial write (`dropped=N`, every other line stored) may take to be narrowed down by
+ * its count, per batch: one dropped line in n costs log2(n) requests (13 for 5,000).
  */
 export const PARTIAL_NARROW_REQUESTS = 64;
 
@@ -38,11 +32,10 @@ export interface NarrowingWrites<W extends BatchWork> {
 }
 
 /**
- * A 400/422 for `lines`: finds the lines at fault and writes the others. A single line is
- * refused for good; lines the answer names are taken out and the rest sent again; a partial
- * write that dropped every line refuses them all, one that dropped some is narrowed down by its
- * count ({@link PARTIAL_NARROW_REQUESTS}); otherwise both halves are written in turn (nothing of
- * the batch was stored: every good line must be found).
+ * A 400/422 for `lines`: finds the lines at fault (so that one bad line never fails the others)
+ * and writes the others. A single line is refused for good; lines the answer names are taken out
+ * and the rest sent again; a partial write is narrowed down by its count; otherwise both halves
+ * are written in turn (nothing of the batch was stored: every good line must be found).
  */
 export async function narrowRefused<W extends BatchWork>(
   lines: readonly string[],
@@ -78,19 +71,11 @@ export async function narrowRefused<W extends BatchWork>(
   }
 }
 
-/** Lines and how many of them InfluxDB dropped (undefined: not known yet). */
-interface Group {
-  readonly lines: readonly string[];
-  readonly dropped: number | undefined;
-}
-
 /**
- * A partial write that dropped `dropped` of `lines` without naming them: every other line is
- * stored. The lines are first put in the order that gathers the likely dropped ones
- * ({@link partialOrder}); then groups are halved breadth-first, and of each the first half is
- * sent again (storing it again changes nothing): its answer's count gives the second half's. A
- * group with none dropped is done, one with all dropped is refused; once the requests are spent,
- * a group still mixed is refused whole, its error saying how many of it were stored all the same.
+ * A partial write that dropped `dropped` of `lines` without naming them (every other line is
+ * stored): the lines in {@link partialOrder}, groups are halved breadth-first, and the first half
+ * of each sent again (storing it again changes nothing): its count gives the second half's. Once
+ * the requests are spent, a group still mixed is refused whole, saying how many were stored.
  */
 async function narrowPartial<W extends BatchWork>(
   lines: readonly string[],
@@ -101,7 +86,10 @@ async function narrowPartial<W extends BatchWork>(
 ): Promise<void> {
   const { status } = failure;
   const ordered = partialOrder(lines, failure.message);
-  const queue: Group[] = [{ lines: ordered.lines, dropped }];
+  // groups of lines, and how many of them InfluxDB dropped (undefined: not known yet)
+  const queue: { lines: readonly string[]; dropped?: number }[] = [
+    { lines: ordered.lines, dropped },
+  ];
   let split = ordered.split;
   let budget = PARTIAL_NARROW_REQUESTS;
   const countOf = async (group: readonly string[]): Promise<number | undefined> => {
@@ -160,12 +148,11 @@ function rejectMixed(lines: readonly string[], dropped: number, failure: Refusal
 }
 
 /**
- * The order in which a partial write's lines are halved, so that the dropped ones stand
- * together: points beyond the retention policy are the oldest (by time: one boundary to find);
- * a field type conflict names its measurement (its lines first, and the first halving between
- * them and the others: `split`). Any other answer keeps the batch's order.
+ * The order in which a partial write's lines are halved, so that the dropped ones stand together:
+ * points beyond the retention policy by time (the oldest); a field type conflict's measurement
+ * first, and the first halving between its lines and the others (`split`).
  */
-export function partialOrder(
+function partialOrder(
   lines: readonly string[],
   message: string,
 ): { readonly lines: readonly string[]; readonly split?: number } {

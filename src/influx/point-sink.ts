@@ -1,14 +1,11 @@
 import type { LineBatch } from "../transform/line-protocol.js";
 
-/**
- * A line InfluxDB refused for good (400/422 once narrowed down to that line alone), or one of a
- * group of which a partial write dropped some without naming them (narrowing stopped there).
- */
+/** A line InfluxDB refused for good, or one of a group a partial write dropped some of unnamed. */
 export interface RejectedLine {
   readonly line: string;
   /** The HTTP status InfluxDB answered (400, 413 or 422). */
   readonly status: number;
-  /** InfluxDB's message, on one line and cut to about 200 characters. */
+  /** InfluxDB's message, as an excerpt. */
   readonly error: string;
   /** Of its group, the share InfluxDB dropped (the others were stored); absent: this line was. */
   readonly droppedShare?: number;
@@ -30,42 +27,26 @@ export function storedOf(lines: number, rejected: readonly RejectedLine[]): numb
 
 /** How a write goes out. */
 export interface WriteOptions {
-  /**
-   * Send it now, with whatever waits to go out: a caller that reads the lines back next (the
-   * rollups) must not wait for a coalescing sink's linger. Sinks that never hold a write ignore it.
-   */
+  /** Send it now, with whatever waits (for a caller that reads the lines back next: rollups). */
   readonly now?: boolean;
 }
 
-/**
- * Where points go: InfluxDB ({@link InfluxWriter}) or a line-protocol file
- * ({@link LineProtocolFileSink}). Lines are InfluxDB line protocol with second precision.
- */
+/** Where points go: InfluxDB or a line-protocol file; lines with second precision. */
 export interface PointSink {
   /** Where the points go, for logs and summaries (never contains a secret). */
   readonly target: string;
   /**
-   * Writes a batch of lines. Resolves once every line is either stored or refused for good: lines the target
-   * refuses on their own (unparsable, beyond the retention policy, a field type conflict, too
-   * large) come back in `rejected` and must not be retried; one bad line never fails the others.
-   * Rejects with an InfluxWriteError when the write failed for reasons that are not about
-   * particular lines (token, bucket, target unavailable after retries); then none of the lines is
-   * reported written, and writing them again later is safe.
+   * Writes a batch. Resolves once every line is stored or refused for good (those in `rejected`:
+   * never retried; one bad line never fails the others). Rejects with an InfluxWriteError when the
+   * write failed as a whole (token, bucket, target unavailable): then writing it again is safe.
    */
   write(batch: LineBatch, options?: WriteOptions): Promise<WriteOutcome>;
   /** Resolves once every write started before it has settled: the commit point. */
   flush(): Promise<void>;
   /** Waits for the writes in progress (each bounded in time), then releases the target. */
   close(): Promise<void>;
-  /**
-   * Shutdown: ends requests in flight at once; pending and later writes reject with an
-   * InfluxWriteError `aborted: <reason>` (code `unavailable`, fatal). `close()` after it resolves
-   * promptly. Safe to call more than once.
-   */
+  /** Shutdown: ends requests in flight; pending and later writes reject (`aborted: <reason>`). */
   abort?(reason?: string): void;
-  /**
-   * Readiness: rejects with a one-line reason when the target cannot take writes now. Bounded in
-   * time; `signal` ends it at once.
-   */
+  /** Readiness: rejects with a one-line reason when the target cannot take writes now. */
   check?(signal?: AbortSignal): Promise<void>;
 }

@@ -5,13 +5,10 @@
 const MAX_REUSED_BYTES = 64 * 2 ** 20;
 
 /**
- * The bodies of write requests, handed to influxdb-client's transport without its copy. The
- * transport sends `Buffer.from(body, "utf-8")`: of a Buffer that is a copy, new memory the size of
- * the batch for every request (~120 bytes a point), which V8 counts against the old generation
- * until its next mark-compact, so that a backfill's writes alone started a full collection every
- * few batches. Of an ArrayBuffer it is a view of the whole buffer. So a body is copied into an
- * ArrayBuffer resized in place to its exact length, and that buffer is used again once its request
- * was answered.
+ * The bodies of write requests, handed to influxdb-client's transport without its copy: it sends
+ * `Buffer.from(body, "utf-8")`, of a Buffer a copy (new old-generation memory per request: a
+ * backfill started a full collection every few batches), of an ArrayBuffer a view. So a body is
+ * copied into an ArrayBuffer resized to its length, used again once its request was answered.
  */
 export class RequestBodies {
   private readonly free: ArrayBuffer[] = [];

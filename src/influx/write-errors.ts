@@ -2,11 +2,9 @@ import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
- * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does). 400, 422
- * and 413 are not among them: InfluxWriter narrows those down to the lines at fault and reports
- * them as RejectedLine, writing the others. `unavailable` also ends a write that outlasted
- * INFLUX_DEADLINE_MS, one InfluxDB asked to wait longer than INFLUX_RETRY_AFTER_MAX, and (fatal)
- * every write after abort().
+ * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does); 400,
+ * 422 and 413 are narrowed down to RejectedLines instead. `unavailable` also ends a write past its
+ * deadline or its Retry-After cap, and (fatal) every write after abort().
  */
 export type InfluxWriteErrorCode =
   | "auth_failed" // 401, 403: fatal, fix the token
@@ -60,36 +58,35 @@ export interface InfluxFailure {
   readonly version?: string;
 }
 
+/** `value[key]` when `value` is an object, else undefined. */
+function memberOf(value: unknown, key: string): unknown {
+  return value !== null && typeof value === "object"
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
 /** Reads what a thrown error of @influxdata/influxdb-client says, without trusting its type. */
 export function readInfluxFailure(error: unknown): InfluxFailure {
-  const get = (key: string): unknown =>
-    error && typeof error === "object" ? (error as Record<string, unknown>)[key] : undefined;
-  const status = typeof get("statusCode") === "number" ? (get("statusCode") as number) : undefined;
+  const get = (key: string): unknown => memberOf(error, key);
+  const statusCode = get("statusCode");
+  const status = typeof statusCode === "number" ? statusCode : undefined;
   const json = get("json");
-  const fromJson = (key: string): unknown =>
-    json && typeof json === "object" ? (json as Record<string, unknown>)[key] : undefined;
-  const jsonText = [fromJson("message"), fromJson("error")].find((m) => typeof m === "string");
-  const jsonMessage = typeof jsonText === "string" ? jsonText : undefined;
-  const body = typeof get("body") === "string" ? (get("body") as string) : undefined;
-  const code = typeof get("code") === "string" ? (get("code") as string) : undefined;
+  const jsonMessage = stringOf(memberOf(json, "message")) ?? stringOf(memberOf(json, "error"));
+  const body = stringOf(get("body"));
+  const code = stringOf(get("code"));
   const text = jsonMessage ?? (body ? excerpt(body) : undefined) ?? String(get("message") ?? error);
-  const headers = get("headers");
-  const header = (name: string): string | undefined => {
-    const value =
-      headers && typeof headers === "object"
-        ? (headers as Record<string, unknown>)[name]
-        : undefined;
-    return typeof value === "string" ? value : undefined;
-  };
-  const retryAfter = header("retry-after");
-  const retryAfterMs = parseRetryAfter(retryAfter, Date.now());
-  const version = header("x-influxdb-version");
+  const retryAfter = stringOf(memberOf(get("headers"), "retry-after"));
+  const version = stringOf(memberOf(get("headers"), "x-influxdb-version"));
   return {
     status,
     message: code && status === undefined ? `${code}: ${text}` : text,
-    retryAfterMs,
+    retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
     retryAfter,
-    lineErrors: lineErrorsOf(fromJson("data")),
+    lineErrors: lineErrorsOf(memberOf(json, "data")),
     ...(version === undefined ? {} : { version }),
   };
 }
@@ -99,11 +96,9 @@ function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
   if (!Array.isArray(data)) return undefined;
   const errors: NamedLineError[] = [];
   for (const item of data as unknown[]) {
-    if (!item || typeof item !== "object") continue;
-    const { original_line: line, error_message: error } = item as Record<string, unknown>;
-    if (typeof line === "string") {
-      errors.push({ line, error: typeof error === "string" ? error : "rejected" });
-    }
+    const line = memberOf(item, "original_line");
+    const error = stringOf(memberOf(item, "error_message")) ?? "rejected";
+    if (typeof line === "string") errors.push({ line, error });
   }
   return errors.length > 0 ? errors : undefined;
 }
@@ -111,10 +106,9 @@ function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
 const UNABLE_TO_PARSE = /unable to parse '/gi;
 
 /**
- * The lines of a batch that a 400/422 answer names as refused, each with its own reason: InfluxDB
- * 1.x/2.x quote every unparsable line (`unable to parse '<line>': <reason>`), 3.x lists them in
- * `data`. Only exact lines of the batch count; an empty map means the answer names none (then the
- * batch must be narrowed down by bisection).
+ * The lines of a batch that a 400/422 answer names as refused, each with its reason: InfluxDB
+ * 1.x/2.x quote each (`unable to parse '<line>': <reason>`), 3.x lists them in `data`. Only exact
+ * lines of the batch count; an empty map: the answer names none.
  */
 export function namedRefusals(
   failure: InfluxFailure,
@@ -137,11 +131,9 @@ export function namedRefusals(
     ) {
       const line = message.slice(start, q);
       if (!batch.has(line)) continue;
-      const reason = (message.slice(q + 3, end).split("\n")[0] ?? "").replace(
-        /\s*dropped=\d+\s*$/,
-        "",
-      );
-      if (!named.has(line)) named.set(line, `unable to parse '${line}': ${reason.trim()}`);
+      const reason = message.slice(q + 3, end).split("\n")[0] ?? "";
+      const why = reason.replace(/\s*dropped=\d+\s*$/, "").trim();
+      if (!named.has(line)) named.set(line, `unable to parse '${line}': ${why}`);
       break;
     }
   });
@@ -149,10 +141,9 @@ export function namedRefusals(
 }
 
 /**
- * How many points a partial-write answer says were dropped (InfluxDB 1.x/2.x `... dropped=N`:
- * beyond the retention policy, a field type conflict with stored data): the others of the batch
- * were stored. Undefined when the answer gives no count, or reports unparsable lines (those are
- * not counted in `dropped`, and nothing of their batch was stored).
+ * How many points a partial write dropped (1.x/2.x `... dropped=N`: beyond the retention policy,
+ * a field type conflict), the others stored. Undefined without a count, or with unparsable lines
+ * (not counted in `dropped`, and nothing of their batch was stored).
  */
 export function droppedCount(failure: InfluxFailure): number | undefined {
   const { message } = failure;
@@ -209,11 +200,7 @@ export function bucketMissing(failure: InfluxFailure): boolean {
   );
 }
 
-/**
- * The bucket is missing ({@link bucketMissing}): InfluxDB 1.x before 1.8 (by its version header)
- * has no /api/v2/write at all; otherwise the bucket (or 1.8 database or retention policy) does not
- * exist. Both fatal (`bucket_not_found`).
- */
+/** The bucket is missing, or (InfluxDB 1.x before 1.8, by its version) /api/v2/write: fatal. */
 export function writeNotFound(target: BucketTarget, failure: InfluxFailure): InfluxWriteError {
   const said = `HTTP ${failure.status ?? 404}: ${excerpt(failure.message)}`;
   const setting = target.bucketSetting ?? "INFLUX_BUCKET";
@@ -238,11 +225,7 @@ export function writeRefused(message: string, status: number, lines: number): In
 
 /** InfluxDB asked for a longer wait than INFLUX_RETRY_AFTER_MAX: the write fails now. */
 export function retryAfterOverCap(
-  failure: {
-    readonly status?: number;
-    readonly retryAfterMs?: number;
-    readonly retryAfter?: string;
-  },
+  failure: Pick<InfluxFailure, "status" | "retryAfterMs" | "retryAfter">,
   capMs: number,
   lines: number,
 ): InfluxWriteError {

@@ -1,11 +1,3 @@
-/**
- * One GET /data answer from its bytes to line protocol in one pass: each record read by the fast
- * path (record-scanner.ts) straight into the line buffer, or, when it is anything but a plain
- * record, by the reference path (JSON.parse, keepRequested, RecordEncoder); screened in both
- * cases by the answer's one {@link AnswerScreen}; cut into batches of INFLUX_BATCH_SIZE lines with
- * what was set aside along the way.
- */
-
 import type { AnswerSource } from "../records/answer-source.js";
 import { parseRecordTime } from "../records/data-record.js";
 import { GrowingBytes } from "../util/growing-bytes.js";
@@ -35,13 +27,11 @@ export interface TranscodedBatch {
   readonly setAside: readonly SetAside[];
 }
 
-/** The request an answer is for. */
+/** The request an answer is for: value ids, and the window (inclusive, epoch seconds). */
 export interface AnswerRequest {
   readonly deviceId: string;
   readonly resourceId: string;
-  /** The requested value ids. */
   readonly values: readonly string[];
-  /** The requested window (inclusive, epoch seconds). */
   readonly fromS: number;
   readonly toS: number;
 }
@@ -58,14 +48,14 @@ export interface TranscodeOptions {
   readonly gatherBytes?: number;
 }
 
-/** What reads and writes the records of one answer. */
+/**
+ * What reads and writes the records of one answer: the fast path's reader and writer, the
+ * reference path's encoder (whose plans RecordLines uses too).
+ */
 interface RecordParts {
-  /** The fast path's reader. */
   readonly scanned: RecordScanner;
-  /** The reference path's encoder (and RecordLines' plans). */
   readonly encoder: RecordEncoder;
   readonly requested: ReadonlySet<string>;
-  /** The fast path's writer. */
   readonly lines: RecordLines;
 }
 
@@ -79,22 +69,20 @@ const DRIFT_CHECK_ROWS = 2000;
 const GATHER_BYTES = 16 * 1024;
 
 /**
- * Reads one answer (see the module comment): `push` a piece of its bytes and take the batches it
- * fills ({@link nextBatch}) until there is none, then the next piece; at the end `end` it and take
- * the last batches, again until there is none. A batch's bytes stay valid until the transcoder is called again, so one buffer
- * serves every batch: write a batch before asking for the next. Counts what it kept and dropped;
- * throws a JsonArrayError when the body is not a JSON array and a SchemaDriftError when most of
- * its rows are invalid.
+ * One GET /data answer from its bytes to line protocol in one pass: each record read by the fast
+ * path (record-scanner.ts) straight into the line buffer, or else by the reference path
+ * (JSON.parse, RecordEncoder), both screened by the answer's one AnswerScreen. `push` a piece and
+ * take the batches ({@link nextBatch}) until there is none; at the end `end` it and take the last
+ * ones. A batch's bytes stay valid until the next call. Throws a JsonArrayError or (most rows
+ * invalid) a SchemaDriftError.
  */
 export class AnswerTranscoder implements ElementReader {
   readonly screen: AnswerScreen;
-  /** Records kept and encoded. */
+  /** Records kept and encoded, and their lines. */
   records = 0;
-  /** Lines encoded. */
   points = 0;
-  /** The newest record time kept (epoch s); undefined while none. */
+  /** The newest and oldest record time kept (epoch s); undefined while none. */
   newestS: number | undefined;
-  /** The oldest record time kept (epoch s); undefined while none. */
   oldestS: number | undefined;
   /** Rows the fast path read (the others went through JSON.parse). */
   fastRows = 0;
@@ -150,8 +138,7 @@ export class AnswerTranscoder implements ElementReader {
 
   /**
    * The next piece of the body, read by {@link nextBatch}. Pieces shorter than `gatherBytes` are
-   * gathered first (a socket may hand an answer over a few bytes at a time, and each piece read
-   * costs a round of calls): they are read once enough of them came, or at the end.
+   * gathered first (a socket may hand over a few bytes at a time, and each piece read costs calls).
    */
   push(bytes: Buffer): void {
     if (this.piece !== undefined) throw new Error("a piece pushed before the last one was read");
@@ -165,10 +152,7 @@ export class AnswerTranscoder implements ElementReader {
     if (gathered.length >= this.gatherBytes) this.release();
   }
 
-  /**
-   * The body ended: what was gathered is read, then the rest becomes the last batches; take them
-   * with {@link nextBatch} until there is none. Throws (there) if it was cut off or drifted.
-   */
+  /** The body ended: take the last batches with {@link nextBatch} (which throws if cut off). */
   end(): void {
     if (this.gathered.length > 0) this.release();
     this.ending = true;
@@ -179,14 +163,14 @@ export class AnswerTranscoder implements ElementReader {
     return this.ended && this.piece === undefined && this.ready === undefined;
   }
 
-  /** The last of the body read: the framing closed, the drift rule once more, the last batch cut. */
+  /** The body read to its end: the framing closed, the drift rule once more, the last batch cut. */
   private finish(): void {
     this.scanner.end();
     this.checkDrift();
     if (this.out.pendingLines > 0 || this.released.length > 0) this.cut();
   }
 
-  /** What was gathered becomes the piece to read (gathering goes on in the same buffer once it is). */
+  /** What was gathered becomes the piece to read (its buffer gathers again once it is read). */
   private release(): void {
     this.piece = this.gathered.view();
     this.offset = 0;

@@ -1,10 +1,3 @@
-/**
- * Frames a JSON array that arrives in byte pieces into its elements, so that a large `GET /data`
- * body is read element by element without ever being one string. It tracks strings, escapes and
- * nesting; it does not validate the elements: an {@link ElementReader} reads each one, either
- * whole in one pass (the fast path of the transform) or as text framed here.
- */
-
 import { GrowingBytes } from "../util/growing-bytes.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
 
@@ -31,9 +24,8 @@ export const AS_TEXT = -2;
 /** Reads the elements a {@link JsonArrayScanner} finds. */
 export interface ElementReader {
   /**
-   * Reads the element that starts at `start` (its first byte, not a space) of `bytes`, whose known
-   * bytes end at `limit`, without taking it yet: returns the offset just after it, NEED_MORE when
-   * its end lies beyond `limit`, or AS_TEXT to have it framed here and handed to {@link text}.
+   * Reads the element that starts at `start` of `bytes` (known up to `limit`) without taking it:
+   * the offset just after it, NEED_MORE, or AS_TEXT to have it framed here for {@link text}.
    */
   read(bytes: Buffer, start: number, limit: number): number;
   /** The element {@link read} just read, confirmed whole (a `,` or `]` follows it): take it. */
@@ -66,11 +58,11 @@ export function isJsonSpace(c: number): boolean {
 }
 
 /**
- * The framing of one JSON array read in byte pieces: `[`, elements separated by `,`, `]`, nothing
- * but spaces after it. The bytes of an element not read whole yet are copied aside (at most
- * `maxElementBytes`) until the piece that ends it comes; each piece is framed once, where the
- * last one stopped (an element in many small pieces costs its size, not its size times pieces),
- * and the element is read once, whole.
+ * Frames a JSON array that arrives in byte pieces into its elements (`[`, elements separated by
+ * `,`, `]`), so that a large GET /data body is never one string; an {@link ElementReader} reads
+ * each element, whole in one pass (the fast path) or as text framed here. The bytes of an element
+ * not read whole yet are copied aside (at most `maxElementBytes`) until the piece that ends it
+ * comes; each piece is framed once, where the last one stopped.
  */
 export class JsonArrayScanner {
   private state = State.BeforeArray;
@@ -91,9 +83,8 @@ export class JsonArrayScanner {
   ) {}
 
   /**
-   * Reads a piece of the body from `from` (a new piece from 0): the reader is called for every
-   * element it completes. Returns where it stopped: the piece's length once all of it is read
-   * (or carried on to the next piece), less when the reader paused: call again from there.
+   * Reads a piece of the body from `from` (a new piece from 0), the reader called for every
+   * element it completes: returns where it stopped (less than its length when the reader paused).
    */
   push(piece: Buffer, from = 0): number {
     if (from === 0 && this.carry.length > 0) {
@@ -114,9 +105,8 @@ export class JsonArrayScanner {
   }
 
   /**
-   * Reads `bytes` from `from`; returns where it stopped (see {@link push}). With `firstOnly`,
-   * stops after the first element and returns where it ended, or NEED_MORE (keeping the
-   * unfinished element) when the bytes end first.
+   * Reads `bytes` from `from`; returns where it stopped. With `firstOnly`, stops after the first
+   * element: where it ended, or NEED_MORE (the unfinished element kept) when the bytes end first.
    */
   private scan(bytes: Buffer, from: number, firstOnly: boolean): number {
     const n = bytes.length;
@@ -195,7 +185,7 @@ export class JsonArrayScanner {
         // more text follows the value: the element is that whole text (not valid JSON)
       }
     }
-    const end = frameElement(bytes, start, n);
+    const end = new ElementFramer().advance(bytes, start, n);
     if (end === NEED_MORE) {
       this.asText = true;
       return NEED_MORE;
@@ -234,14 +224,6 @@ function notAnArray(c: number): JsonArrayError {
   // pass, so it is worth a retry
   const json = /[{"\-0-9tfn]/.test(String.fromCharCode(c));
   return new JsonArrayError(json ? "a JSON value that is not an array" : "not JSON", !json);
-}
-
-/**
- * The end of the element starting at `start`: the offset of the `,` or `]` that ends it at depth
- * 0, strings and nesting tracked; NEED_MORE when it is not in the bytes yet.
- */
-function frameElement(bytes: Buffer, start: number, n: number): number {
-  return new ElementFramer().advance(bytes, start, n);
 }
 
 /**
@@ -285,9 +267,8 @@ class ElementFramer {
   }
 
   /**
-   * Inside a string from `i`: the offset of its closing quote (the string is left), or `n` when
-   * it goes on past the bytes (whether their last backslash escapes the next byte is kept). The
-   * quote is found by the platform's search, so a long string costs little: a quote is the end
+   * Inside a string from `i`: the offset of its closing quote, or `n` when it goes on past the
+   * bytes. Quotes are found by the platform's search (a long string costs little): one is the end
    * unless an odd run of backslashes stands before it.
    */
   private stringEnd(bytes: Buffer, i: number, n: number): number {

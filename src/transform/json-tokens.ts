@@ -1,8 +1,6 @@
 /**
- * JSON tokens read straight from bytes, for the fast path of reading an answer
- * (record-scanner.ts): spaces, keys, literals, plain strings, numbers and record timestamps. Each
- * returns the offset after the token, NEED_MORE when the bytes end before it does (and could
- * still go on validly), or AS_TEXT when it is not what the fast path reads.
+ * JSON tokens read straight from bytes for the fast path (record-scanner.ts): each returns the
+ * offset after the token, NEED_MORE when the bytes end first, or AS_TEXT when it is not read here.
  */
 import { isUtf8 } from "node:buffer";
 import { JSON_BYTES } from "../util/json-bytes.js";
@@ -40,10 +38,9 @@ export function literal(bytes: Buffer, i: number, limit: number, word: Buffer): 
 }
 
 /**
- * A string whose text starts at `i`, without escapes or control characters (JSON.parse refuses
- * those; escapes are the reference path's) and in valid UTF-8 (the reference path decodes
- * invalid bytes as U+FFFD, as JSON.parse of the decoded text does; copying them would not): the
- * offset after its closing quote.
+ * A string whose text starts at `i`, without escapes or control characters and in valid UTF-8
+ * (the reference path decodes invalid bytes as U+FFFD; copying them would not): the offset after
+ * its closing quote.
  */
 export function plainString(bytes: Buffer, i: number, limit: number): number {
   let high = false;
@@ -57,12 +54,10 @@ export function plainString(bytes: Buffer, i: number, limit: number): number {
 }
 
 /**
- * Whether the last number {@link numberEnd} read is what JavaScript writes for its value
- * (`String(Number(text))`): no exponent, no fraction ending in 0, not `-0`, at most 15
- * significant digits (any such decimal comes back from a double unchanged) and no smaller than
- * 1e-6 (below that JavaScript writes an exponent). A conservative test: a number it refuses is
- * converted instead, which gives the same text. Read once, right after the call (one pass over
- * a number's bytes judges both its syntax and its form).
+ * Whether the last number {@link numberEnd} read is what `String(Number(text))` writes: no
+ * exponent, no fraction ending in 0, not `-0`, at most 15 significant digits and no smaller than
+ * 1e-6. Conservative (a number it refuses is converted, to the same text); read right after the
+ * call, so that one pass judges both a number's syntax and its form.
  */
 export let numberIsShortest = false;
 
@@ -119,9 +114,8 @@ function digitsEnd(bytes: Buffer, j: number, limit: number): number {
 }
 
 /**
- * Epoch seconds of `YYYY-MM-DDTHH:MM:SS` at `i` when it names a real second of the proleptic
- * Gregorian calendar (what isRealRecordTime accepts: not 30 February, not 24:00, not :60);
- * undefined otherwise. Arithmetic on the digits, no Date and no string.
+ * Epoch seconds of `YYYY-MM-DDTHH:MM:SS` at `i` when it names a real second (as isRealRecordTime:
+ * not 30 February, not 24:00, not :60); undefined otherwise. No Date and no string.
  */
 export function timestampSeconds(bytes: Uint8Array, i: number): number | undefined {
   for (let k = 0; k < 19; k++) {

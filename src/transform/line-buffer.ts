@@ -3,23 +3,18 @@ import type { LineBatch } from "./line-protocol.js";
 const NEWLINE = 0x0a;
 /** No bytes: what a buffer holds before its first line (and an answer before its first record). */
 export const NO_BYTES = Buffer.alloc(0);
-/** The size of a buffer's first bytes. */
+/** A buffer's first size, and the size it takes once it outgrows that. */
 const FIRST_BYTES = 4 * 1024;
-/** The size a buffer that outgrew its first 4 KB takes (what every buffer started with before). */
 const GROWN_BYTES = 64 * 1024;
 
 /**
  * Line protocol assembled as UTF-8 bytes in one reused buffer and handed out in
- * {@link LineBatch}es: no string per line, no array of lines to join, and no new buffer per batch
- * (the hot path of the encoder). Bytes copied in from an answer are UTF-8 as the API sent them,
- * and go out as they are. A batch's bytes are the buffer's own: they stay valid until the next
- * line is started or the next batch taken.
+ * {@link LineBatch}es: no string per line and no new buffer per batch (the encoder's hot path). A
+ * batch's bytes stay valid until the next line is started or the next batch taken.
  */
 export class LineBuffer {
-  // none until the first line (a steady tick's answer usually has none), then small: a steady
-  // tick's answer holds a few lines, and each answer has a buffer of its own (64 KB each was a
-  // quarter of a GB of short-lived external memory per 1,000-device tick, which V8 answers with
-  // mark-compacts); one that grows goes to GROWN_BYTES at once
+  // none until the first line, then small: a steady tick's answer holds a few lines, and 64 KB for
+  // each was a quarter of a GB of short-lived memory per 1,000-device tick (V8 mark-compacts)
   private bytes = NO_BYTES;
   private length = 0;
   /** Lines in the buffer (those handed out last included until released). */
@@ -100,8 +95,7 @@ export class LineBuffer {
   private reserve(more: number): void {
     const need = this.length + more;
     if (need <= this.bytes.length) return;
-    // a backfill's buffer grows to its batch size: from 64 KB, not from 4 KB through every size
-    // between (those small steps, freed at once, left a backfill's peak RSS 15 MB higher)
+    // a backfill's buffer grows from 64 KB, not through every size from 4 KB (peak RSS +15 MB)
     let size = this.bytes.length === 0 ? FIRST_BYTES : Math.max(this.bytes.length * 2, GROWN_BYTES);
     while (size < need) size *= 2;
     const bigger = Buffer.allocUnsafe(size);

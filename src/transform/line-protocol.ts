@@ -1,21 +1,19 @@
 /**
- * InfluxDB line protocol escaping
- * (https://docs.influxdata.com/influxdb/v2/reference/syntax/line-protocol/).
- *
- * Measurement names and tag values cannot hold every string: a line break ends a line, and
- * InfluxDB reads a backslash before a space, comma or equals sign (or at the end) as an escape,
- * whatever precedes it. So in names and tag values line breaks and tabs become spaces and
- * backslashes become slashes; a measurement that would start with `#` (a comment line) gets a `_`
- * in front. {@link storedName} and {@link storedMeasurement} say what InfluxDB then holds.
- * String field values keep every character, line breaks too (see {@link lineEnds}).
+ * InfluxDB line protocol (docs.influxdata.com/influxdb/v2/reference/syntax/line-protocol/).
+ * Names and tag values cannot hold every string (a line break ends a line; InfluxDB reads a
+ * backslash before a space, comma or `=` as an escape whatever precedes it), so in them line breaks
+ * and tabs become spaces and backslashes slashes. String field values keep every character.
  */
 
-/** The tag value InfluxDB stores for `text` (see the module comment). */
+/** The tag value InfluxDB stores for `text`. */
 export function storedName(text: string): string {
   return text.replace(/[\n\r\t]/g, " ").replace(/\\/g, "/");
 }
 
-/** The measurement InfluxDB stores for `name`: as {@link storedName}; `_` for an empty name. */
+/**
+ * The measurement InfluxDB stores for `name`: as {@link storedName}, `_` for an empty name or in
+ * front of a `#` (a comment line).
+ */
 export function storedMeasurement(name: string): string {
   const safe = storedName(name);
   if (safe === "") return "_";
@@ -37,11 +35,7 @@ export function quoteString(value: string): string {
   return `"${value.replace(/[\\"]/g, "\\$&")}"`;
 }
 
-/**
- * Lines of line protocol ready to write, as the UTF-8 bytes that go out: joined by `\n` (no
- * newline after the last), and how many. One buffer per batch rather than a string per line: the
- * encoder assembles it, the sinks send it as it is.
- */
+/** Lines of line protocol as the UTF-8 bytes that go out, joined by `\n`, and how many. */
 export interface LineBatch {
   readonly bytes: Buffer;
   readonly lines: number;
@@ -71,11 +65,9 @@ const BACKSLASH = 0x5c;
 const EQUALS = 0x3d;
 
 /**
- * Where the lines of `bytes` end: the offset of each `\n` that ends a line, and the end of the
- * bytes for the last one. A string field may hold a line break (`text="first⏎second"`: InfluxDB
- * reads it back as the same text), so a line ends only at a `\n` outside a quoted field value;
- * a backslash escapes the byte after it in names, tags and strings. The one rule by which every
- * batch is cut (batching, narrowing, halving, file rotation, coalescing).
+ * Where the lines of `bytes` end: each `\n` that ends a line, and the end of the bytes. A string
+ * field may hold a line break, so a line ends only at a `\n` outside a quoted field value; a
+ * backslash escapes the byte after it. The one rule by which every batch is cut.
  */
 export function lineEnds(bytes: Buffer): number[] {
   const ends: number[] = [];

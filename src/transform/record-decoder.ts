@@ -1,10 +1,3 @@
-/**
- * The reference path of reading a GET /data answer: one element's text parsed with JSON.parse and
- * cut to what was asked for ({@link keepRequested}). The fast path (record-scanner.ts) hands it
- * every element it does not read itself; the records view (record-pages.ts) reads every element
- * with it.
- */
-
 import {
   type AnswerSource,
   answeredWith,
@@ -29,9 +22,10 @@ export type DecodedElement =
 const NONE: readonly SetAsideMember[] = Object.freeze([]);
 
 /**
- * One element of a GET /data answer, cut to what was requested (see {@link keepRequested}): the
- * record and its members that were not valid, or what is wrong with it. Names of members not
- * requested are appended to `extras`.
+ * The reference path of reading a GET /data answer (every element the fast path leaves, every
+ * element of record-pages.ts): one element parsed with JSON.parse and cut to what was requested
+ * ({@link keepRequested}): the record and its members that were not valid, or what is wrong with
+ * it. Names of members not requested are appended to `extras`.
  */
 export function decodeElement(
   text: string,
@@ -52,20 +46,12 @@ export function decodeElement(
       badMembers:
         bad.length === 0
           ? NONE
-          : bad.map((member) => ({
-              valueId: member.valueId,
-              error: badMemberError(member, text, source),
-            })),
+          : bad.map((member) => {
+              const what = `an invalid member (${badMemberMessage(member)}); record starts: `;
+              return { valueId: member.valueId, error: answeredWith(source, what + excerpt(text)) };
+            }),
     };
   }
   const issue = dataRecordSchema.safeParse(json).error?.issues[0];
   return { invalid: answeredWith(source, unexpectedShape(issue, "record", text)) };
-}
-
-/** Why a member of a record was set aside, in the words of an invalid record's error. */
-function badMemberError(member: BadMember, text: string, source: AnswerSource): string {
-  return answeredWith(
-    source,
-    `an invalid member (${badMemberMessage(member)}); record starts: ${excerpt(text)}`,
-  );
 }

@@ -8,11 +8,7 @@ export function valuesIdTag(member: RecordMember | boolean | undefined): string 
   if (member === null || member === undefined) return "none";
   const text = String(member).trim();
   if (text === "") return "none";
-  if (/^\d+$/.test(text)) return text.length >= 3 ? text : text.padStart(3, "0");
-  if (typeof member === "number" && Number.isInteger(member) && member >= 0) {
-    return String(member).padStart(3, "0");
-  }
-  return text;
+  return /^\d+$/.test(text) ? text.padStart(3, "0") : text;
 }
 
 const NUMERIC_RE = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
@@ -42,10 +38,9 @@ export interface EncodeStats {
 }
 
 /**
- * Turns API records of one device and resource into line protocol (the schema is in the README):
- * every non-null member becomes a field; members of one record with the same measurement and tags
- * share one line; numbers are floats in `value`, strings in `text`, alarms in `alarm_index` and
- * `alarm_name`; time is the record's timestamp in seconds. Replays give identical lines.
+ * Turns API records of one device and resource into line protocol (schema in the README): each
+ * non-null member a field, those with the same measurement and tags on one line; numbers in
+ * `value`, strings in `text`, alarms in `alarm_index`/`alarm_name`; replays give identical lines.
  */
 export class RecordEncoder {
   private readonly plans = new Map<string, IdPlan>();

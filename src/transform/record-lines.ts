@@ -1,8 +1,3 @@
-/**
- * The lines of a record the fast path read (record-scanner.ts), written byte by byte into a
- * {@link LineBuffer}: what RecordEncoder writes for the same record, without a string per line.
- * The names, tags and fields come from RecordEncoder's own plan of each value id.
- */
 import type { LineBuffer } from "./line-buffer.js";
 import { escapeTag } from "./line-protocol.js";
 import { numericString, type RecordEncoder, valuesIdTag } from "./record-encoder.js";
@@ -35,7 +30,10 @@ const ZERO = Buffer.from("0");
 const QUOTED_TRUE = Buffer.from('"true"');
 const QUOTED_FALSE = Buffer.from('"false"');
 
-/** Writes the records the fast path read of one answer (one device resource, one value list). */
+/**
+ * Writes the records the fast path read of one answer byte by byte into a {@link LineBuffer}: the
+ * lines RecordEncoder writes for them (from its own plan of each value id), without a string each.
+ */
 export class RecordLines {
   private readonly plans: (BytePlan | undefined)[] = [];
   private readonly series = new Map<string, number>();
@@ -59,9 +57,8 @@ export class RecordLines {
   }
 
   /**
-   * True when every member of the scanned record has a series of its own, as almost always:
-   * members sharing a line (alarm_index and alarm_name, two readouts of one name) are merged by
-   * the reference path.
+   * True when every member of the scanned record has a series of its own, as almost always (those
+   * sharing a line, alarm_index and alarm_name, are merged by the reference path).
    */
   fits(scanned: RecordScanner): boolean {
     const serial = ++this.serial;
@@ -167,13 +164,8 @@ export class RecordLines {
       out.set(plan.field, o);
       o += plan.field.length;
       if (kind === ValueKind.True || kind === ValueKind.False) {
-        const word = plan.alarmName
-          ? kind === ValueKind.True
-            ? QUOTED_TRUE
-            : QUOTED_FALSE
-          : kind === ValueKind.True
-            ? ONE
-            : ZERO;
+        const truth = kind === ValueKind.True;
+        const word = plan.alarmName ? (truth ? QUOTED_TRUE : QUOTED_FALSE) : truth ? ONE : ZERO;
         out.set(word, o);
         o += word.length;
       } else if (kind === ValueKind.String) {

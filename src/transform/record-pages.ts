@@ -1,8 +1,3 @@
-/**
- * A GET /data answer as pages of plain records (the reference path for every element): what
- * `audit` counts and what the tests inspect. Writing goes the fast way (answer-transcoder.ts).
- */
-
 import type { AnswerSource } from "../records/answer-source.js";
 import type { DataRecord } from "../records/data-record.js";
 import { AS_TEXT, type ElementReader, JsonArrayScanner } from "./json-array-scanner.js";
@@ -53,9 +48,9 @@ export interface AnswerBody {
 }
 
 /**
- * The pages of one answer: each element read with JSON.parse and cut to the
- * `requested` value ids; at most `pageSize` records a page. A body that is not a JSON array throws
- * a JsonArrayError (its reader makes it an `invalid_response`).
+ * A GET /data answer as pages of at most `pageSize` plain records, each element read by the
+ * reference path: what `audit` counts and the tests inspect (writing goes answer-transcoder.ts's
+ * fast way). A body that is not a JSON array throws a JsonArrayError.
  */
 export async function* recordPages(
   answer: AnswerBody,

@@ -37,13 +37,10 @@ const MAX_MEMBERS = 256;
 
 /**
  * The fast path of reading a GET /data answer: one record's bytes read in one pass, without
- * JSON.parse and without an object per record or a string per member. It reads what a record
- * usually is (an object of the requested value ids, `timestamp` and `values_id`, whose values are
- * numbers, strings without escapes, booleans or null) and gives up on anything else (AS_TEXT), so
- * that the reference path (JSON.parse, keepRequested) reads it instead: a member not requested, a
- * duplicate key, an escape, a nested value, a number out of range, a timestamp that is not a real
- * `YYYY-MM-DDTHH:MM:SS`, a syntax error. What it reads, it reads as the reference path would; the
- * property tests hold both to that.
+ * JSON.parse, an object per record or a string per member. It reads what a record usually is
+ * (the requested value ids, `timestamp` and `values_id`; numbers, strings without escapes,
+ * booleans or null) and gives up on anything else (AS_TEXT) for the reference path. What it
+ * reads, it reads as the reference path would; the property tests hold both to that.
  */
 export class RecordScanner {
   private readonly keys: readonly Buffer[];
@@ -76,9 +73,8 @@ export class RecordScanner {
   }
 
   /**
-   * Reads the record starting at `start` (its `{`) of `bytes`, whose known bytes end at `limit`:
-   * the offset after its `}`, NEED_MORE when that lies beyond `limit`, or AS_TEXT when the record
-   * is one for the reference path.
+   * Reads the record starting at `start` (its `{`) of `bytes`, known up to `limit`: the offset
+   * after its `}`, NEED_MORE, or AS_TEXT when the record is one for the reference path.
    */
   read(bytes: Buffer, start: number, limit: number): number {
     if (bytes[start] !== OPEN_OBJECT) return AS_TEXT;
@@ -192,9 +188,8 @@ export class RecordScanner {
   }
 
   /**
-   * A JSON number at `i`. Its bytes are its field value when they are the shortest form of the
-   * number (what `String(Number(text))` gives back); otherwise that text is kept. A number out of
-   * a double's range is left to the reference path (a bad member).
+   * A JSON number at `i`: its bytes are its field value when they are its shortest form, else
+   * `String(Number(text))` is kept; one out of a double's range is the reference path's.
    */
   private readNumber(m: number, bytes: Buffer, i: number, limit: number): number {
     const end = numberEnd(bytes, i, limit);

@@ -1,12 +1,7 @@
 /**
- * What is kept of a GET /data answer, in one place (README "What is dropped"): the members of a
- * row cut to those requested (the others removed, counted, not judged), its requested members of
- * a wrong type set aside one by one, rows outside the requested window and repeated rows dropped,
- * invalid rows kept as dead letters unless they lie outside the window, and an answer made mostly
- * of invalid rows failed as a change of the API's format. Pure: the reference path of reading an
- * answer calls {@link keepRequested} per element (the fast path reads only rows it would keep
- * whole), both share the answer's {@link AnswerScreen}; what is set aside is stored by the
- * pipeline.
+ * What is kept of a GET /data answer, in one place (README "What is dropped"): members cut to
+ * those requested, bad members set aside, rows outside the window and repeated rows dropped,
+ * invalid rows set aside, and an answer of mostly invalid rows failed as a change of format.
  */
 import {
   type DataRecord,
@@ -27,14 +22,10 @@ export interface BadMember {
 }
 
 /**
- * Checks a parsed element of a GET /data answer against what was asked for, in place: members
- * that were not requested are removed whatever their value (they are not ours to judge) and their
- * names appended to `extras`. It is a record when it is an object with a real timestamp and a
- * `values_id` that is a member (or none); nothing of it can be written otherwise (false, and the
- * element is left as it is but for the cut). A record's requested members that are not of the
- * allowed types are removed from it and appended to `bad`, so that its good members can be
- * written. The hot path of the boundary: one pass, no copy, no allocation for a good record.
- * When it refuses, {@link dataRecordSchema} on the same (cut) object says why.
+ * Cuts a parsed element of a GET /data answer to what was asked for, in place: members not
+ * requested are removed unjudged (names appended to `extras`), requested ones of a wrong type
+ * moved to `bad`. True when it is a record (a real timestamp, a valid `values_id` or none); when
+ * false, dataRecordSchema on it says why. One pass, no allocation for a good record.
  */
 export function keepRequested(
   value: unknown,
@@ -83,13 +74,11 @@ export function badMemberMessage(member: BadMember): string {
   return `${member.valueId}: ${RECORD_MEMBER_MESSAGE}; got ${got}`;
 }
 
-/** What screening dropped from one answer. */
+/** What screening dropped from one answer: rows, and members not requested. */
 export interface ScreenStats {
-  /** Rows whose timestamp lies outside the requested window. */
   outOfWindow: number;
   /** Rows repeating a (timestamp, values_id) already seen in the answer (the first one is kept). */
   duplicates: number;
-  /** Members that were not requested, removed from their rows. */
   extraMembers: number;
 }
 
@@ -98,12 +87,9 @@ const MAX_EXAMPLES = 5;
 const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 
 /**
- * Keeps only what was asked for of one GET /data answer: rows inside the requested window and the
- * first row of each (timestamp, values_id tag); invalid rows outside the window are dropped like
- * valid ones, the others set aside; bad members of a dropped row go with it. The client has
- * already cut each row to the requested value ids; those removed members are counted here, so that
- * everything dropped from an answer is counted, and told, in one place. One screen per answer,
- * shared by the fast path of the transcoder and the reference path of the records.
+ * Keeps only what was asked for of one GET /data answer: rows inside the requested window (invalid
+ * ones too) and the first row of each (timestamp, values_id tag), counting all it drops. One screen
+ * per answer, shared by the fast and the reference path.
  */
 export class AnswerScreen {
   readonly stats: ScreenStats = { outOfWindow: 0, duplicates: 0, extraMembers: 0 };
@@ -190,20 +176,13 @@ export class AnswerScreen {
     }
   }
 
-  /** True when a `YYYY-MM-DDTHH:MM:SS` timestamp lies in the requested window. */
-  inWindow(timestamp: string): boolean {
-    // timestamps are fixed-width YYYY-MM-DDTHH:MM:SS, so text order is time order
+  /** True when a `YYYY-MM-DDTHH:MM:SS` timestamp (text order is time order) is in the window. */
+  private inWindow(timestamp: string): boolean {
     this.window ??= {
       from: formatRecordTime(new Date(this.fromS * 1000)),
       to: formatRecordTime(new Date(this.toS * 1000)),
     };
     return timestamp >= this.window.from && timestamp <= this.window.to;
-  }
-
-  /** True when anything was dropped. */
-  get dropped(): boolean {
-    const s = this.stats;
-    return s.outOfWindow + s.duplicates + s.extraMembers > 0;
   }
 }
 

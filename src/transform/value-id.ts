@@ -1,9 +1,6 @@
 import type { Logger } from "pino";
 import { UNIT_PREFIXES, UNITS, VALUE_TYPES } from "./units.js";
 
-/** How a value id is read: coded (`e_PP_UU_TT_VVV_name`), one of the meta/alarm ids, or anything else. */
-export type ValueIdKind = "coded" | "values_id" | "protocol_id" | "alarm" | "uncoded";
-
 /** The raw segments of a coded value id (spec 2.3, "Structure of a value id"). */
 export interface ValueIdCodes {
   readonly prefix: string;
@@ -16,33 +13,22 @@ export interface ValueIdCodes {
 /** What one value id becomes in InfluxDB. */
 export interface DecodedValueId {
   readonly id: string;
-  readonly kind: ValueIdKind;
-  /**
-   * InfluxDB measurement: the name part of a coded id; "alarm" for alarm_index/alarm_name; the id
-   * itself otherwise; "" for values_id (never a point, it becomes a tag).
-   */
+  /** How it is read: coded (`e_PP_UU_TT_VVV_name`), a meta or alarm id, or anything else. */
+  readonly kind: "coded" | "values_id" | "protocol_id" | "alarm" | "uncoded";
+  /** Measurement: a coded id's name, "alarm" for the alarm ids, "" for values_id, else the id. */
   readonly measurement: string;
   /**
-   * Tag `unit`: prefix symbol + unit symbol ("kWh" for 03+07, "mA" for 01+03, "%" for 00+05, "k"
-   * for 03+00), "none" when both are none or for ids that are not coded. When the prefix or the
-   * unit code is not in the spec's tables: `unknown_<prefix>_<unit>` with both raw codes, e.g.
-   * "unknown_03_99" (a half-known symbol such as "k?" would be misleading in a tag).
+   * Tag `unit`: prefix + unit symbol ("kWh" for 03+07), "none" when both are none or the id is not
+   * coded; `unknown_<prefix>_<unit>` when either code is unknown (a symbol "k?" would mislead).
    */
   readonly unit: string;
-  /**
-   * Tag `type`: the type name; "unknown_42" for an unknown type code; "alarm" for
-   * alarm_index/alarm_name; "meta" for protocol_id and values_id; "unknown" for other uncoded ids.
-   */
+  /** Tag `type`: the type's name ("unknown_42" if not in the table), "alarm", "meta", "unknown". */
   readonly type: string;
-  /**
-   * The fixed field name for this id, when it does not depend on the member's runtime type:
-   * "alarm_index" / "alarm_name" for the alarm ids; undefined otherwise (then numbers go to field
-   * "value", strings to field "text").
-   */
+  /** The field of the alarm ids; for others numbers go to field "value", strings to "text". */
   readonly field?: "alarm_index" | "alarm_name";
   /** Present for coded ids: the raw segments. */
   readonly codes?: ValueIdCodes;
-  /** Codes that are not in the spec's tables, e.g. ["unit 99", "type 42"]; empty when all are known. */
+  /** Codes that are not in the spec's tables, e.g. ["unit 99", "type 42"]. */
   readonly unknownCodes: readonly string[];
 }
 
@@ -50,10 +36,6 @@ export interface DecodedValueId {
 const CODED = /^e_([0-9]{2})_([0-9]{2})_([0-9]{2})_([0-9]{3})_([\s\S]+)$/;
 
 const NO_UNKNOWN: readonly string[] = Object.freeze([]);
-
-function freeze(decoded: DecodedValueId): DecodedValueId {
-  return Object.freeze(decoded);
-}
 
 function decodeCoded(id: string, codes: ValueIdCodes): DecodedValueId {
   const prefixSymbol = UNIT_PREFIXES.get(codes.prefix);
@@ -63,14 +45,11 @@ function decodeCoded(id: string, codes: ValueIdCodes): DecodedValueId {
   if (prefixSymbol === undefined) unknown.push(`prefix ${codes.prefix}`);
   if (unitSymbol === undefined) unknown.push(`unit ${codes.unit}`);
   if (typeName === undefined) unknown.push(`type ${codes.type}`);
-
-  let unit: string;
-  if (prefixSymbol === undefined || unitSymbol === undefined) {
-    unit = `unknown_${codes.prefix}_${codes.unit}`;
-  } else {
-    unit = `${prefixSymbol}${unitSymbol}` || "none";
-  }
-  return freeze({
+  const unit =
+    prefixSymbol === undefined || unitSymbol === undefined
+      ? `unknown_${codes.prefix}_${codes.unit}`
+      : `${prefixSymbol}${unitSymbol}` || "none";
+  return Object.freeze({
     id,
     kind: "coded",
     measurement: codes.name,
@@ -81,96 +60,66 @@ function decodeCoded(id: string, codes: ValueIdCodes): DecodedValueId {
   });
 }
 
-/**
- * Decodes one value id (spec 2.3): pure, uncached, never throws, logs nothing. Ids that are not
- * exactly `e_PP_UU_TT_VVV_name` (two-digit codes, three-digit values id, non-empty name) and not one
- * of values_id, protocol_id, alarm_index, alarm_name are "uncoded".
- */
-export function decodeValueId(id: string): DecodedValueId {
-  switch (id) {
-    case "values_id":
-      return freeze({
-        id,
-        kind: "values_id",
-        measurement: "",
-        unit: "none",
-        type: "meta",
-        unknownCodes: NO_UNKNOWN,
-      });
-    case "protocol_id":
-      return freeze({
-        id,
-        kind: "protocol_id",
-        measurement: "protocol_id",
-        unit: "none",
-        type: "meta",
-        unknownCodes: NO_UNKNOWN,
-      });
-    case "alarm_index":
-    case "alarm_name":
-      return freeze({
-        id,
-        kind: "alarm",
-        measurement: "alarm",
-        unit: "none",
-        type: "alarm",
-        field: id,
-        unknownCodes: NO_UNKNOWN,
-      });
-  }
-  const match = CODED.exec(id);
-  const [, prefix, unit, type, valuesId, name] = match ?? [];
-  if (
-    prefix !== undefined &&
-    unit !== undefined &&
-    type !== undefined &&
-    valuesId !== undefined &&
-    name !== undefined
-  ) {
-    return decodeCoded(id, { prefix, unit, type, valuesId, name });
-  }
-  return freeze({
+/** An id that is not coded (unit "none"), its members in the order `decode --json` prints. */
+function uncoded(
+  id: string,
+  kind: DecodedValueId["kind"],
+  measurement: string,
+  type: string,
+  field?: DecodedValueId["field"],
+): DecodedValueId {
+  const fixed = field === undefined ? {} : { field };
+  return Object.freeze({
     id,
-    kind: "uncoded",
-    measurement: id,
+    kind,
+    measurement,
     unit: "none",
-    type: "unknown",
+    type,
+    ...fixed,
     unknownCodes: NO_UNKNOWN,
   });
 }
 
 /**
- * Decodes ids and caches the result per id (the same frozen object every time); logs an id with
- * unknown codes once (warn, with the id and the unknown codes) and counts such ids. The cache is
- * unbounded: an installation has a small, fixed set of value ids.
+ * Decodes one value id (spec 2.3): pure, uncached, never throws, logs nothing. Ids that are not
+ * exactly `e_PP_UU_TT_VVV_name` nor a meta or alarm id are "uncoded".
+ */
+export function decodeValueId(id: string): DecodedValueId {
+  if (id === "values_id") return uncoded(id, "values_id", "", "meta");
+  if (id === "protocol_id") return uncoded(id, "protocol_id", id, "meta");
+  if (id === "alarm_index" || id === "alarm_name")
+    return uncoded(id, "alarm", "alarm", "alarm", id);
+  const match = CODED.exec(id);
+  if (match === null) return uncoded(id, "uncoded", id, "unknown");
+  // every group takes part in a match: the defaults never apply
+  const [, prefix = "", unit = "", type = "", valuesId = "", name = ""] = match;
+  return decodeCoded(id, { prefix, unit, type, valuesId, name });
+}
+
+/**
+ * Decodes ids, cached per id (unbounded: an installation has a small, fixed set); logs an id with
+ * unknown codes once (warn) and counts such ids.
  */
 export class ValueIdDecoder {
-  readonly #cache = new Map<string, DecodedValueId>();
-  readonly #logger: Logger | undefined;
-  #unknownCodeIds = 0;
+  /** Number of distinct ids seen with unknown codes. */
+  unknownCodeIds = 0;
+  private readonly cache = new Map<string, DecodedValueId>();
 
-  constructor(logger?: Logger) {
-    this.#logger = logger;
-  }
+  constructor(private readonly logger?: Logger) {}
 
   /** The decoded id, from the cache after the first call. Never throws. */
   decode(id: string): DecodedValueId {
-    const cached = this.#cache.get(id);
+    const cached = this.cache.get(id);
     if (cached) return cached;
     const decoded = decodeValueId(id);
-    this.#cache.set(id, decoded);
+    this.cache.set(id, decoded);
     if (decoded.unknownCodes.length > 0) {
-      this.#unknownCodeIds += 1;
-      this.#logger?.warn(
+      this.unknownCodeIds += 1;
+      this.logger?.warn(
         { valueId: id, unknownCodes: decoded.unknownCodes, unit: decoded.unit, type: decoded.type },
         "value id has codes that are not in the spec's tables; written with unknown_* tags",
       );
     }
     return decoded;
-  }
-
-  /** Number of distinct ids seen with unknown codes. */
-  get unknownCodeIds(): number {
-    return this.#unknownCodeIds;
   }
 }

@@ -128,6 +128,26 @@ describe("planChunks", () => {
     expect(planChunks(values, from, to)).toEqual([]);
   });
 
+  // the client does not re-check spec 8's limits: what it used to refuse is never planned
+  it.each<[string, string[], number, number]>([
+    ["21 values", ids(21), FROM, FROM + HOUR],
+    ["7 days and 1 second", ids(1), FROM, FROM + WEEK + 1],
+    ["exactly 20 values over exactly 7 days", ids(20), FROM, FROM + WEEK],
+    ["to before from", ids(1), FROM, FROM - 1],
+    ["no values", [], FROM, FROM + HOUR],
+    ["values_id", [VALUES_ID, "v"], FROM, FROM + HOUR],
+  ])("plans %s as requests within both limits", (_name, values, from, to) => {
+    const chunks = planChunks(values, from, to);
+    for (const chunk of chunks) {
+      expect(chunk.values.length).toBeGreaterThan(0);
+      expect(chunk.values.length).toBeLessThanOrEqual(MAX_VALUES_PER_REQUEST);
+      expect(chunk.values).not.toContain(VALUES_ID);
+      expect(chunk.toS).toBeGreaterThanOrEqual(chunk.fromS);
+      expect((chunk.toS - chunk.fromS) * 1000).toBeLessThanOrEqual(MAX_WINDOW_MS);
+    }
+    expectValidPlan(chunks, values, from, to);
+  });
+
   it.each([
     [0.5, 10],
     [0, Number.NaN],
