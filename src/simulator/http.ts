@@ -22,14 +22,8 @@ export const fail = (status: number, error: string): Answer => json(status, { er
 /** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString();
 
-/** A request's path segments (percent-decoded; none when one does not decode) and query. */
-export interface Target {
-  readonly segments: string[];
-  readonly query: Record<string, string>;
-}
-
-/** The path segments and query of a request URL. */
-export function parseTarget(url: string): Target {
+/** A request URL's path segments (percent-decoded; none when one does not decode) and query. */
+export function parseTarget(url: string): { segments: string[]; query: Record<string, string> } {
   const q = url.indexOf("?");
   const rawPath = q < 0 ? url : url.slice(0, q);
   const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));

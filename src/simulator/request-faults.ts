@@ -17,6 +17,13 @@ export function faultsApplyTo(faults: FaultOptions, endpoint: Endpoint): boolean
   return endpoints === undefined || endpoints.includes(endpoint);
 }
 
+/** The server errors, by the count of server errors so far modulo 3. */
+const SERVER_ERRORS = [
+  fail(500, "internal server error"),
+  { status: 503, body: "Service Unavailable", headers: { "content-type": "text/plain" } },
+  { status: 502, body: "" },
+] as const satisfies readonly Answer[];
+
 /** The fault draws, server-error bodies and rate-limit window of one simulator. */
 export class RequestFaults {
   private readonly random: () => number;
@@ -50,18 +57,7 @@ export class RequestFaults {
   /** A server error: 500 with a JSON body, 503 with text and 502 empty, in turn. */
   serverError(): Answer {
     this.faultCounter++;
-    switch (this.faultCounter % 3) {
-      case 0:
-        return fail(500, "internal server error");
-      case 1:
-        return {
-          status: 503,
-          body: "Service Unavailable",
-          headers: { "content-type": "text/plain" },
-        };
-      default:
-        return { status: 502, body: "" };
-    }
+    return SERVER_ERRORS[this.faultCounter % 3] ?? SERVER_ERRORS[0];
   }
 
   /**
