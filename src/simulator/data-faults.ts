@@ -47,38 +47,31 @@ export const DEFAULT_EXTRA_MEMBERS = 3;
 
 const META = new Set(META_VALUE_IDS);
 
-/** The per-row fault channels; each draws independently. */
-export type RowChannel = "poison" | "extra-members" | "duplicate";
-
-const RATE_OF: Record<RowChannel, (faults: DataFaultOptions) => number | undefined> = {
-  poison: (faults) => faults.poisonRate,
-  "extra-members": (faults) => faults.extraMemberRate,
-  duplicate: (faults) => faults.duplicateRate,
-};
+/** The per-row fault channels (each draws independently) and the option of each one's rate. */
+const RATE_OF = {
+  poison: "poisonRate",
+  "extra-members": "extraMemberRate",
+  duplicate: "duplicateRate",
+} as const;
 
 /** True when some data fault can change an answer; false: answers are exactly the plain records. */
 export function dataFaultsActive(faults: DataFaultOptions): boolean {
-  return (
-    (faults.outages?.length ?? 0) > 0 ||
-    (faults.poisonRate ?? 0) > 0 ||
-    (faults.extraMemberRate ?? 0) > 0 ||
-    (faults.outOfWindowRate ?? 0) > 0 ||
-    (faults.duplicateRate ?? 0) > 0
-  );
+  const { poisonRate, extraMemberRate, outOfWindowRate, duplicateRate } = faults;
+  const rates = [poisonRate, extraMemberRate, outOfWindowRate, duplicateRate];
+  return (faults.outages?.length ?? 0) > 0 || rates.some((rate) => (rate ?? 0) > 0);
 }
 
 /**
- * A chooser for one channel and device: true for the rows (timestamp, values_id) that the
- * channel picks at its rate under `faults`. Consecutive rows of one timestamp share the
- * timestamp's hash. Undefined when the channel's rate is not above 0.
+ * A chooser for one channel and device: true for the rows (timestamp, values_id) the channel
+ * picks at its rate (consecutive rows of one timestamp share its hash); undefined at rate 0.
  */
 function rowChooser(
   seed: number,
   faults: DataFaultOptions,
-  channel: RowChannel,
+  channel: keyof typeof RATE_OF,
   deviceId: string,
 ): ((timestamp: string, valuesId: RecordMember | undefined) => boolean) | undefined {
-  const rate = RATE_OF[channel](faults);
+  const rate = faults[RATE_OF[channel]];
   if (rate === undefined || !(rate > 0)) return undefined;
   const deviceKey = subKey(subKey(subKey(seed, "data-faults"), channel), deviceId);
   let lastTimestamp: string | undefined;
@@ -93,14 +86,11 @@ function rowChooser(
   };
 }
 
-/**
- * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) has the `channel` fault
- * under `faults`: sent poisoned, with unrequested members, or twice.
- */
+/** True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) has the `channel` fault. */
 export function rowHasFault(
   seed: number,
   faults: DataFaultOptions,
-  channel: RowChannel,
+  channel: keyof typeof RATE_OF,
   row: {
     readonly deviceId: string;
     readonly timestamp: string;
@@ -110,21 +100,11 @@ export function rowHasFault(
   return rowChooser(seed, faults, channel, row.deviceId)?.(row.timestamp, row.valuesId) ?? false;
 }
 
-/** The parameters of a data request that pick its out-of-window rows, as sent. */
-export interface DataRequestKey {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  /** The `values` parameter as sent (comma-joined, request order). */
-  readonly values: string;
-  readonly from: string;
-  readonly to: string;
-}
-
-/** True when the data answer to `request` carries the two out-of-window rows under `faults`. */
+/** True when the data answer to `request` (parameters as sent) carries the out-of-window rows. */
 export function hasOutOfWindowRowsFor(
   seed: number,
   faults: DataFaultOptions,
-  request: DataRequestKey,
+  request: { deviceId: string; resourceId: string; values: string; from: string; to: string },
 ): boolean {
   const rate = faults.outOfWindowRate;
   if (rate === undefined || !(rate > 0)) return false;
@@ -133,10 +113,7 @@ export function hasOutOfWindowRowsFor(
   return unit2(subKey(seed, "data-faults/out-of-window"), hashString(text)) < rate;
 }
 
-/**
- * True when a record of `deviceId` at `tS` (epoch s) is visible at `nowS` (epoch s) despite the
- * outages: hidden while nowS < visibleAtS (default toS) if fromS <= tS < max(toS, visibleAtS).
- */
+/** True when a record at `tS` is visible at `nowS` (epoch s) despite the device's outages. */
 export function isVisibleAt(
   outages: readonly GatewayOutage[] | undefined,
   deviceId: string,
@@ -153,11 +130,6 @@ export function isVisibleAt(
   return true;
 }
 
-/** Epoch seconds of a record's `YYYY-MM-DDTHH:MM:SS` (UTC). */
-export function recordSecond(timestamp: string): number {
-  return Date.parse(`${timestamp}Z`) / 1000;
-}
-
 /** The records visible at `nowS` under the outages of `deviceId` (all of them when it has none). */
 export function visibleRecords(
   outages: readonly GatewayOutage[] | undefined,
@@ -167,7 +139,9 @@ export function visibleRecords(
 ): DataRecord[] {
   const own = (outages ?? []).filter((o) => o.deviceId === deviceId);
   if (own.length === 0) return records;
-  return records.filter((r) => isVisibleAt(own, deviceId, recordSecond(r.timestamp), nowS));
+  return records.filter((r) =>
+    isVisibleAt(own, deviceId, Date.parse(`${r.timestamp}Z`) / 1000, nowS),
+  );
 }
 
 /** An unrequested member and its value. */
