@@ -11,17 +11,6 @@ import type { CounterValueDef } from "./values.js";
 /** Spacing in days of the kept states and counter sums of a device's history. */
 export const ANCHOR_DAYS = 32;
 
-/** Sum of a counter's increments over samples 0..upTo-1 of a day, in sample order. */
-export function sumIncrements(
-  def: CounterValueDef,
-  frame: DayFrame,
-  upTo: number = frame.count,
-): number {
-  let sum = 0;
-  for (let i = 0; i < upTo; i++) sum += def.increment(frame, i);
-  return sum;
-}
-
 /** The running sums of one counter: exact prefix sums (day 0 added first) at some days. */
 interface CounterSums {
   /** anchors[k]: sum of the increments of the days before day k * ANCHOR_DAYS (anchors[0] = 0). */
@@ -79,12 +68,7 @@ export class CounterLedger {
   record(frame: DayFrame, defs: readonly CounterValueDef[]): void {
     const day = frame.day;
     for (const def of defs) {
-      const days = this.totalsOf(def.id, day);
-      let total = days[day] ?? Number.NaN;
-      if (Number.isNaN(total)) {
-        total = sumIncrements(def, frame);
-        days[day] = total;
-      }
+      const total = this.totalOn(def, frame);
       const sums = this.sums.of(def.id);
       if (sums.day === day) {
         advance(sums, day + 1, sums.sum + total);
@@ -97,15 +81,8 @@ export class CounterLedger {
   dayTotal(def: CounterValueDef, day: number): number {
     if (day < 0) return 0;
     const known = this.totalsOf(def.id, day)[day] ?? Number.NaN;
-    if (!Number.isNaN(known)) return known;
-    const frame = this.frameOf(day);
-    const days = this.totalsOf(def.id, day);
-    let total = days[day] ?? Number.NaN;
-    if (Number.isNaN(total)) {
-      total = sumIncrements(def, frame);
-      days[day] = total;
-    }
-    return total;
+    // frameOf may simulate the day, and so record the total of a tracked counter
+    return Number.isNaN(known) ? this.totalOn(def, this.frameOf(day)) : known;
   }
 
   /** Sum of the counter's increments over all days before `day`. */
@@ -128,6 +105,17 @@ export class CounterLedger {
     }
     if (day > sums.day) advance(sums, day, sum);
     return sum;
+  }
+
+  /** The counter's total over `frame`'s day: stored, else summed in sample order and stored. */
+  private totalOn(def: CounterValueDef, frame: DayFrame): number {
+    const days = this.totalsOf(def.id, frame.day);
+    const known = days[frame.day] ?? Number.NaN;
+    if (!Number.isNaN(known)) return known;
+    let total = 0;
+    for (let i = 0; i < frame.count; i++) total += def.increment(frame, i);
+    days[frame.day] = total;
+    return total;
   }
 
   /** The totals array of a counter, long enough to hold `day` (NaN where unknown). */

@@ -147,7 +147,7 @@ export class SimulatedDevice {
       for (let c = 0; c < counters.length; c++) {
         const def = counters[c];
         if (def === undefined) continue;
-        let sum = def.daily ? 0 : def.base + this.history.sumBefore(def, day);
+        let sum = def.daily ? 0 : def.base + this.history.ledger.sumBefore(def, day);
         for (let k = 0; k < i0; k++) sum += def.increment(frame, k);
         sums[c] = sum;
       }
@@ -182,7 +182,7 @@ export class SimulatedDevice {
       throw new Error(`${this.id}: ${valueId} is not a counter value`);
     }
     if (dayStartS % DAY_S !== 0) throw new RangeError(`dayStartS ${dayStartS} is not 00:00 UTC`);
-    return this.history.dayTotal(def, dayIndexOf(dayStartS));
+    return this.history.ledger.dayTotal(def, dayIndexOf(dayStartS));
   }
 
   /** Gives `valueId` a generic generator unless it has one; its counters are tracked by the history. */

@@ -336,9 +336,8 @@ export class SimulatedFleet {
     }
     const generated = this.generated(deviceId);
     if (generated === undefined) return undefined;
-    const history = historyOf(this.seed, deviceId, generated.kind, this.resolutionS, {
-      frameSamples: GENERATED_FRAME_SAMPLES,
-    });
+    const frames = GENERATED_FRAME_SAMPLES;
+    const history = historyOf(this.seed, deviceId, generated.kind, this.resolutionS, frames);
     const device = new SimulatedDevice(deviceId, history, spec ?? generatedResources(generated));
     const scheduled = this.seededValues().get(deviceId);
     if (scheduled !== undefined) {
