@@ -51,7 +51,6 @@ export interface ResourceDef {
 
 /** The static definition of one device. */
 export interface DeviceCatalog {
-  readonly kind: DeviceKind;
   readonly profile: SiteProfile;
   /** Computable values (every listed id except values_id). */
   readonly defs: readonly ValueDef[];
@@ -130,5 +129,5 @@ export function buildCatalog(kind: DeviceKind, deviceKey: number): DeviceCatalog
     const battery = defs.filter((d) => d.readout === 2).map((d) => d.id);
     resources.push({ id: "battery_bank", valueIds: [...META_VALUE_IDS, ...battery] });
   }
-  return { kind, profile, defs, resources };
+  return { profile, defs, resources };
 }

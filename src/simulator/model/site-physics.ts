@@ -217,9 +217,8 @@ function dispatch(
     genset = clamp(net, 0, gen.ratedKw);
   }
   const rest = net - battery - genset;
-  const canExport = gridUp && profile.grid?.exportAllowed === true;
   if (rest > 0 && !gridUp) load -= rest;
-  else if (rest < 0 && !canExport) solar += rest;
+  else if (rest < 0 && !gridUp) solar += rest;
   return { solar, load, battery, genset };
 }
 
