@@ -150,18 +150,16 @@ export interface ExtraMember {
   readonly value: number;
 }
 
-/**
- * The `count` unrequested members a chosen row carries, in order: "etl_run" (1),
- * "e_03_01_00_000_spoofed_power" (99999.9), then "extra_1" (1), "extra_2" (2), ... Names in
- * `taken` (the row's own members) are skipped, so there are always `count` new members.
- */
+/** The unrequested members a chosen row carries first, then "extra_1" (1), "extra_2" (2), …. */
+const FIRST_EXTRA_MEMBERS: readonly ExtraMember[] = [
+  { name: "etl_run", value: 1 },
+  { name: "e_03_01_00_000_spoofed_power", value: 99_999.9 },
+];
+
+/** The `count` unrequested members of a row; names in `taken` (the row's own) are skipped. */
 export function extraMembersFor(count: number, taken: ReadonlySet<string>): ExtraMember[] {
   const out: ExtraMember[] = [];
-  const fixed: readonly ExtraMember[] = [
-    { name: "etl_run", value: 1 },
-    { name: "e_03_01_00_000_spoofed_power", value: 99_999.9 },
-  ];
-  for (const member of fixed) {
+  for (const member of FIRST_EXTRA_MEMBERS) {
     if (out.length < count && !taken.has(member.name)) out.push(member);
   }
   for (let k = 1; out.length < count; k++) {
@@ -206,23 +204,18 @@ function rowText(row: DataRecord, poisonKey: string | undefined, bump: boolean):
   return `${text}}`;
 }
 
-/** What {@link renderFaultedRecords} needs. */
-export interface FaultedAnswer {
-  readonly seed: number;
-  readonly faults: DataFaultOptions;
-  readonly deviceId: string;
-  /** The visible records, as the fleet produced them. */
-  readonly records: readonly DataRecord[];
-  /** Rows appended after the records as they are (the out-of-window rows), or none. */
-  readonly appended: readonly DataRecord[];
-}
-
 /**
  * The body of a data answer with the row faults: poisoned members spliced in as 1e400,
  * unrequested members appended to chosen rows, chosen rows followed by their +1 copy, then the
- * appended rows. With no row fault it equals JSON.stringify([...records, ...appended]).
+ * `appended` rows (out of window) as they are. With no row fault: JSON.stringify of them all.
  */
-export function renderFaultedRecords(answer: FaultedAnswer): string {
+export function renderFaultedRecords(answer: {
+  readonly seed: number;
+  readonly faults: DataFaultOptions;
+  readonly deviceId: string;
+  readonly records: readonly DataRecord[];
+  readonly appended: readonly DataRecord[];
+}): string {
   const { seed, faults, deviceId, records, appended } = answer;
   const poisoned = rowChooser(seed, faults, "poison", deviceId);
   const extra = rowChooser(seed, faults, "extra-members", deviceId);

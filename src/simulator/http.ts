@@ -54,6 +54,15 @@ export function routeOf(method: string, segments: readonly string[]): Endpoint {
   return "unknown";
 }
 
+/** The value of a JSON text; undefined when it is not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The whole request body as UTF-8. */
 export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];

@@ -4,7 +4,7 @@
  * Which request gets a fault is drawn from the seed, in request order.
  */
 import type { IncomingMessage } from "node:http";
-import { type Answer, fail, httpDate, json } from "./http.js";
+import { type Answer, fail, httpDate, json, jsonOrUndefined } from "./http.js";
 import { subKey, unit2 } from "./model/rng.js";
 import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
 
@@ -98,12 +98,7 @@ export function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer 
   if (answer.body === "") return answer;
   const headers = { ...req.headers };
   if (answer.headers?.["content-type"] === "application/json") {
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.body);
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOrUndefined(answer.body);
     if (body !== null && typeof body === "object" && !Array.isArray(body)) {
       return { ...answer, body: JSON.stringify({ ...body, request_headers: headers }) };
     }

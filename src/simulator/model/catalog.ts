@@ -3,11 +3,10 @@
  * (the values every device lists here, each kind's own readouts in readouts/).
  */
 
-import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { alarmName } from "./alarms.js";
 import { max, roundTo } from "./num.js";
 import { type DeviceKind, type SiteProfile, siteProfile } from "./profiles.js";
-import { auditValues, DAYS_REMAINING_ID } from "./readouts/audit-box.js";
+import { auditValues } from "./readouts/audit-box.js";
 import { at, dtH, type ReadoutContext } from "./readouts/context.js";
 import {
   batterySoc,
@@ -21,9 +20,6 @@ import { pumpValues } from "./readouts/pump.js";
 import { subKey, unit2 } from "./rng.js";
 import type { DayFrame } from "./site-physics.js";
 import { counter, sampled, type ValueDef } from "./values.js";
-
-/** COMMON_VALUE_IDS: the value ids spec 2.3 lists for every device; DAYS_REMAINING_ID: the Audit Box's credit. */
-export { COMMON_VALUE_IDS, DAYS_REMAINING_ID };
 
 /** Resource holding every value of a device. */
 export const ALL_DATA = "all_data";

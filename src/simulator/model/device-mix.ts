@@ -3,13 +3,8 @@
  * resources of each, derived from (seed, index) alone, so any device can be described without
  * building the others.
  */
-import {
-  ALL_DATA,
-  buildCatalog,
-  COMMON_VALUE_IDS,
-  META_VALUE_IDS,
-  type ResourceDef,
-} from "./catalog.js";
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
+import { ALL_DATA, buildCatalog, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { extraSensorId, FIRST_BOARD, SENSOR_TEMPLATES } from "./extra-sensors.js";
 import { floor, max } from "./num.js";
 import type { DeviceKind } from "./profiles.js";

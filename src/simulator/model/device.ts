@@ -173,7 +173,7 @@ export class SimulatedDevice {
     if (valueId === VALUES_ID || this.defs.has(valueId)) return;
     const def = genericValue(this.history.deviceKey, valueId);
     this.defs.set(valueId, def);
-    if (def.kind === "counter") this.history.track([def]);
+    if (def.kind === "counter") this.history.track(def);
   }
 
   private plan(resourceId: string, valueIds: readonly string[]): Readout[] {

@@ -28,15 +28,12 @@ import { type CatalogOption, specResources } from "./spec-catalog.js";
 import { COMMISSIONED_AT_S, DAY_S } from "./time.js";
 import { DEFAULT_NEW_VALUE_SHARE, type ScheduledValue, seededSchedule } from "./value-schedule.js";
 
-export { COMMON_VALUE_IDS, DAYS_REMAINING_ID } from "./catalog.js";
+export { COMMON_VALUE_IDS } from "../../api/common-values.js";
 export type { CounterFaultOptions } from "./counter-faults.js";
+export { DAYS_REMAINING_ID } from "./readouts/audit-box.js";
 export { type CatalogOption, SPEC_EXTRA_VALUES, specExtraIds } from "./spec-catalog.js";
 export { COMMISSIONED_AT_S } from "./time.js";
-export {
-  DEFAULT_NEW_VALUE_SHARE,
-  NEW_VALUE_SPREAD_S,
-  type ScheduledValue,
-} from "./value-schedule.js";
+export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./value-schedule.js";
 
 /** Options of a fleet. */
 export interface FleetOptions {

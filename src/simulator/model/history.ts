@@ -79,16 +79,11 @@ export class DeviceHistory {
     this.ledger = new CounterLedger((day) => this.frame(day), this.anchors.sums);
   }
 
-  /**
-   * Counters whose day totals are taken while days are simulated (those of the catalog are);
-   * totals of other counters are computed when asked.
-   */
-  track(defs: readonly CounterValueDef[]): void {
-    for (const def of defs) {
-      if (this.trackedIds.has(def.id)) continue;
-      this.trackedIds.add(def.id);
-      this.tracked.push(def);
-    }
+  /** Takes the counter's day totals while days are simulated, as those of the catalog are. */
+  track(def: CounterValueDef): void {
+    if (this.trackedIds.has(def.id)) return;
+    this.trackedIds.add(def.id);
+    this.tracked.push(def);
   }
 
   /** The simulated day `day` (0 = commissioning day). */

@@ -2,10 +2,7 @@
  * Seeded, stateless noise: murmur3-style integer hashing and smooth value noise.
  * Every output is a pure function of its integer inputs; nothing here keeps state.
  */
-
-// Module-level aliases: global lookups (Math) are slow inside vm contexts such as Jest's.
-const imul = Math.imul;
-const floor = Math.floor;
+import { floor, imul } from "./num.js";
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;

@@ -7,7 +7,7 @@ import { abs, clamp, exp, floor, min, round3 } from "./num.js";
 import type { BatterySpec, SiteProfile } from "./profiles.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
-import { dayCloudiness, skyAndAir, sunWindow, type WeatherKeys, weatherKeys } from "./weather.js";
+import { dayCloudiness, skyAndAir, sunWindow, weatherKeys } from "./weather.js";
 
 /** State carried from the end of one day into the next. */
 export interface SiteState {
@@ -45,15 +45,10 @@ export interface DayFrame {
 }
 
 /** Noise keys of a site's physics channels. */
-export interface SiteKeys {
-  readonly weather: WeatherKeys;
-  readonly load: number;
-  readonly spike: number;
-  readonly outage: number;
-}
+export type SiteKeys = ReturnType<typeof siteKeys>;
 
 /** Derives the physics keys of a site from its device key. */
-export function siteKeys(deviceKey: number): SiteKeys {
+export function siteKeys(deviceKey: number) {
   return {
     weather: weatherKeys(deviceKey),
     load: subKey(deviceKey, "load"),
@@ -67,14 +62,12 @@ export function initialSiteState(profile: SiteProfile): SiteState {
   return { soc: profile.battery?.initialSoc ?? 0, gensetOn: false };
 }
 
-/** A grid outage of one day, hours UTC [startH, endH). */
-export interface Outage {
-  readonly startH: number;
-  readonly endH: number;
-}
-
-/** The grid outage of `day`, if any (at most one per day). */
-export function dayOutage(profile: SiteProfile, keys: SiteKeys, day: number): Outage | undefined {
+/** The grid outage of `day` in UTC hours [startH, endH), if any (at most one per day). */
+function dayOutage(
+  profile: SiteProfile,
+  keys: SiteKeys,
+  day: number,
+): { startH: number; endH: number } | undefined {
   const p = profile.grid?.outageProbability ?? 0;
   if (p <= 0 || unit2(keys.outage, day) >= p) return undefined;
   const startH = 6 + 16 * unit3(keys.outage, day, 1);

@@ -3,7 +3,8 @@
  * device, plus a few coded ids with seeded unit, type and readout codes and names the spec does not
  * know (as a real installation's own sensors). The physics behind the spec's values is the kind's.
  */
-import { ALL_DATA, COMMON_VALUE_IDS, type ResourceDef } from "./catalog.js";
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
+import { ALL_DATA, type ResourceDef } from "./catalog.js";
 import { floor } from "./num.js";
 import { hashString, subKey, unit2 } from "./rng.js";
 

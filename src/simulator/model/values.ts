@@ -72,18 +72,11 @@ export function sampled(id: string, sample: SampleFn): SampledValueDef {
   return { kind: "sample", id, readout: readoutOf(id), sample };
 }
 
-/** Options of a counter value. */
-export interface CounterOptions {
-  readonly daily?: boolean;
-  readonly base?: number;
-  readonly output?: CounterOutput;
-}
-
-/** A counter value; by default reported rounded to 3 decimals. */
+/** A counter value; by default cumulative from 0 and reported rounded to 3 decimals. */
 export function counter(
   id: string,
   increment: IncrementFn,
-  options: CounterOptions = {},
+  options: { daily?: boolean; base?: number; output?: CounterOutput } = {},
 ): CounterValueDef {
   return {
     kind: "counter",
