@@ -1,7 +1,6 @@
 /**
- * The simulator's answers to authorised reads (spec 4): the device, resource and value listings
- * as of the clock, and data answers with the spec's parameter checks (spec 8 limits) and the data
- * faults.
+ * The simulator's answers to authorised reads (spec 4): the listings as of the clock, and data
+ * answers with the spec's parameter checks (spec 8 limits) and the data faults.
  */
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "../api/limits.js";
 import { parseQueryTime } from "../api/time-format.js";

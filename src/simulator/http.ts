@@ -42,9 +42,8 @@ export function parseTarget(url: string): { segments: string[]; query: Record<st
 export function routeOf(method: string, segments: readonly string[]): Endpoint {
   const [first, second, third] = segments;
   if (method === "POST") {
-    if (segments.length === 1 && first === "set_password") return "set_password";
-    if (segments.length === 1 && first === "create_token") return "create_token";
-    return "unknown";
+    const auth = first === "set_password" || first === "create_token";
+    return segments.length === 1 && auth ? first : "unknown";
   }
   if (method !== "GET") return "unknown";
   if (segments.length === 1 && first === "devices") return "devices";

@@ -1,11 +1,10 @@
 /**
  * Faults of the transport (test knobs, spec 8 limits): dropped connections, server errors,
- * truncated bodies, delays, error answers that echo the request's headers, and the rate limit.
- * Which request gets a fault is drawn from the seed, in request order.
+ * truncated bodies, delays, echoed headers, the rate limit; drawn from the seed in request order.
  */
 import type { IncomingMessage } from "node:http";
 import { type Answer, fail, httpDate, json, jsonOrUndefined } from "./http.js";
-import { subKey, unit2 } from "./model/rng.js";
+import { pickByShare, subKey, unit2 } from "./model/rng.js";
 import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
 
 /** A fault drawn for one request. */
@@ -40,18 +39,12 @@ export class RequestFaults {
   /** The fault of the next request to `endpoint` (one draw when the faults apply to it). */
   draw(faults: FaultOptions, endpoint: Endpoint): RequestFault | undefined {
     if (!faultsApplyTo(faults, endpoint)) return undefined;
-    const r = this.random();
-    let edge = 0;
-    for (const [kind, rate] of [
+    return pickByShare<RequestFault>(this.random(), [
       ["drop", faults.dropRate],
       ["error", faults.errorRate],
       ["malformed", faults.malformedRate],
       ["delay", faults.delayRate ?? (faults.delayMs ? 1 : 0)],
-    ] as const) {
-      edge += rate ?? 0;
-      if (r < edge) return kind;
-    }
-    return undefined;
+    ]);
   }
 
   /** A server error: 500 with a JSON body, 503 with text and 502 empty, in turn. */
@@ -60,11 +53,7 @@ export class RequestFaults {
     return SERVER_ERRORS[this.faultCounter % 3] ?? SERVER_ERRORS[0];
   }
 
-  /**
-   * The 429 answer when the request at `rateMs` (the rate clock) is past the limit of its
-   * one-second window; else undefined. An HTTP-date Retry-After is on the simulator's clock
-   * (`nowMs`, that of the Date header).
-   */
+  /** The 429 answer when the request at `rateMs` (the rate clock) is past its second's limit. */
   rateLimited(
     limit: RateLimitOptions | undefined,
     rateMs: number,

@@ -1,9 +1,6 @@
 /**
  * The simulator's entry point: the `Simulator` (an HTTP server answering as the Energy Monitoring
- * Data API) and everything the commands and tests import. The pieces: http.ts (answers, routing),
- * auth.ts (API key, passwords, tokens), answers.ts (listings and data), request-faults.ts
- * (transport faults, rate limit), data-faults.ts (faults of real installations) and model/ (the
- * fleet and its seeded data).
+ * Data API) and everything the commands and tests import (docs/simulator.md lists the pieces).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -43,9 +40,8 @@ export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./model/fleet.js";
 export type { Endpoint, FaultOptions, LoggedRequest, SimulatorOptions } from "./options.js";
 
 /**
- * A faithful simulator of the Energy Monitoring Data API over real HTTP: auth (spec 5), the
- * endpoints of spec 4, the limits of spec 8, deterministic data, and knobs for tests. Every
- * answer carries a `Date` header from the injected clock.
+ * The Energy Monitoring Data API over real HTTP (auth, endpoints and limits of specs 4, 5 and 8),
+ * deterministic, with knobs for tests; every `Date` header is from the injected clock.
  */
 export class Simulator {
   /** Seed of the data, the faults and the data faults. */
@@ -157,9 +153,8 @@ export class Simulator {
   }
 
   /**
-   * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) is sent poisoned,
-   * whatever values and window are requested (in its first requested non-meta member with a
-   * value, else its first non-meta member; a row of meta members only is sent unchanged).
+   * True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) is sent poisoned whatever is
+   * requested (unless only meta members are: then it is sent unchanged).
    */
   isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
     return rowHasFault(this.seed, this.dataFaults, "poison", { deviceId, timestamp, valuesId });

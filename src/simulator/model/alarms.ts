@@ -31,9 +31,9 @@ const SCHEDULED: Record<DeviceKind, readonly number[]> = {
 /** Code of the alarm raised while the grid is down. */
 export const GRID_FAILURE_CODE = 104;
 
-/** Name of an alarm code. */
-export function alarmName(code: number): string {
-  return NAMES.get(code) ?? `Alarm ${code}`;
+/** Name of an alarm code; null for 0 (no alarm). */
+export function alarmName(code: number): string | null {
+  return code === 0 ? null : (NAMES.get(code) ?? `Alarm ${code}`);
 }
 
 /**

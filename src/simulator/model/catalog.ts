@@ -64,14 +64,8 @@ function commonValues(ctx: ReadoutContext): ValueDef[] {
   const protocolId = PROTOCOL_IDS[ctx.kind];
   return [
     sampled("protocol_id", () => protocolId),
-    sampled("alarm_index", (f, i) => {
-      const code = at(f.alarm, i);
-      return code === 0 ? null : code;
-    }),
-    sampled("alarm_name", (f, i) => {
-      const code = at(f.alarm, i);
-      return code === 0 ? null : alarmName(code);
-    }),
+    sampled("alarm_index", (f, i) => at(f.alarm, i) || null),
+    sampled("alarm_name", (f, i) => alarmName(at(f.alarm, i))),
     counter("e_03_07_04_000_total_solar_energy", solarKwh),
     counter("e_03_07_04_000_total_load_energy", (f, i) => at(f.load, i) * dtH(f)),
     counter("e_03_07_04_000_total_battery_energy", (f, i) => max(0, at(f.battery, i)) * dtH(f)),

@@ -44,9 +44,8 @@ const JITTER = 0.001;
 /** Throws a RangeError for a rate outside [0, 1], rates over 1 in all, or a bad dailyOffsetMax. */
 export function checkCounterFaults(faults: CounterFaultOptions | undefined): void {
   if (faults === undefined) return;
-  const rates = { shallowDipRate: 0, deepDipRate: 0, zeroRate: 0 };
   let sum = 0;
-  for (const name of Object.keys(rates) as (keyof typeof rates)[]) {
+  for (const name of ["shallowDipRate", "deepDipRate", "zeroRate"] as const) {
     const rate = faults[name] ?? 0;
     if (!(rate >= 0 && rate <= 1)) throw new RangeError(`${name} must be from 0 to 1, got ${rate}`);
     sum += rate;
@@ -61,12 +60,8 @@ export function checkCounterFaults(faults: CounterFaultOptions | undefined): voi
 /** True when some counter fault can change a reading. */
 export function counterFaultsActive(faults: CounterFaultOptions | undefined): boolean {
   if (faults === undefined || faults.deviceIds?.length === 0) return false;
-  return (
-    (faults.shallowDipRate ?? 0) > 0 ||
-    (faults.deepDipRate ?? 0) > 0 ||
-    (faults.zeroRate ?? 0) > 0 ||
-    (faults.dailyOffsetMax ?? 0) > 0
-  );
+  const { shallowDipRate, deepDipRate, zeroRate, dailyOffsetMax } = faults;
+  return [shallowDipRate, deepDipRate, zeroRate, dailyOffsetMax].some((x) => (x ?? 0) > 0);
 }
 
 /** 4 or 5 for a coded counter id (`e_PP_UU_04_…`, `e_PP_UU_05_…`), else undefined. */
@@ -92,12 +87,8 @@ export function fallFor(
     const span = SHALLOW_DEPTH.to - SHALLOW_DEPTH.from;
     return { kind: "shallow-dip", depth: over < 0 ? 0 : SHALLOW_DEPTH.from + span * over };
   }
-  if (kindDraw < deep) {
-    return {
-      kind: "deep-dip",
-      depth: DEEP_DEPTH.from + (DEEP_DEPTH.to - DEEP_DEPTH.from) * depthDraw,
-    };
-  }
+  const deepSpan = DEEP_DEPTH.to - DEEP_DEPTH.from;
+  if (kindDraw < deep) return { kind: "deep-dip", depth: DEEP_DEPTH.from + deepSpan * depthDraw };
   if (kindDraw < deep + (faults.zeroRate ?? 0)) return { kind: "zero" };
   return undefined;
 }

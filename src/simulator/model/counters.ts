@@ -1,8 +1,7 @@
 /**
- * Energy integration of counter values: per-day totals cached while a device is built, and the
- * running sums since commissioning kept in a small store that outlives the device (anchors every
- * ANCHOR_DAYS days and the furthest day reached), so a device rebuilt later resumes from there.
- * Every sum is the same sequence of additions from day 0 whatever the path: the same bytes.
+ * Energy integration of counter values: per-day totals, and running sums since commissioning in a
+ * store that outlives the device, so a device rebuilt later resumes from there. Every sum is the
+ * same sequence of additions from day 0 whatever the path: the same bytes.
  */
 import { floor, min } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
@@ -50,11 +49,7 @@ function anchorAt(sums: CounterSums, day: number, sum: number): void {
   if (day % ANCHOR_DAYS === 0 && sums.anchors.length === day / ANCHOR_DAYS) sums.anchors.push(sum);
 }
 
-/**
- * Per-day totals of counters (a cache of the device while it is built) and their running sums
- * since commissioning (day 0) from a CounterSumStore. A missing day is computed from the frame
- * that `frameOf` supplies.
- */
+/** Per-day totals of counters (a missing day from the frame `frameOf` gives) and their running sums. */
 export class CounterLedger {
   /** Per counter id, totals by day; NaN: not computed. */
   private readonly totals = new Map<string, number[]>();
@@ -65,7 +60,7 @@ export class CounterLedger {
   ) {}
 
   /** Stores the totals of `frame`'s day for the counters that lack it; advances their sums. */
-  record(frame: DayFrame, defs: readonly CounterValueDef[]): void {
+  record(frame: DayFrame, defs: Iterable<CounterValueDef>): void {
     const day = frame.day;
     for (const def of defs) {
       const total = this.totalOn(def, frame);

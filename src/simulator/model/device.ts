@@ -180,10 +180,8 @@ export class SimulatedDevice {
     const listed = this.resources.get(resourceId);
     if (listed === undefined) throw new Error(`${this.id}: unknown resource ${resourceId}`);
     const byReadout = new Map<number, ValueDef[]>();
-    const seen = new Set<string>();
-    for (const id of valueIds) {
-      if (id === VALUES_ID || seen.has(id)) continue;
-      seen.add(id);
+    for (const id of new Set(valueIds)) {
+      if (id === VALUES_ID) continue;
       const def = this.defs.get(id);
       if (def === undefined || !listed.includes(id)) {
         throw new Error(`${this.id}/${resourceId}: unknown value ${id}`);

@@ -45,17 +45,13 @@ export const FIRST_BOARD = 6;
 /** Readout of the sensors that appear later (value-schedule.ts); above every board in use. */
 export const NEW_SENSOR_BOARD = 9;
 
-function board3(readout: number): string {
-  return String(readout).padStart(3, "0");
-}
-
 /** The value id of template `template` (index, wrapping) on readout `board`. */
 export function sensorId(template: number, board: number): string {
   const t = SENSOR_TEMPLATES[template % SENSOR_TEMPLATES.length] ?? {
     codes: "00_00_00",
     name: "x",
   };
-  return `e_${t.codes}_${board3(board)}_${t.name}`;
+  return `e_${t.codes}_${String(board).padStart(3, "0")}_${t.name}`;
 }
 
 /** The k-th extra sensor (k = 0, 1, …) of a device whose templates start at `offset`. */

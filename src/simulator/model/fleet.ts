@@ -1,8 +1,6 @@
 /**
- * The simulated fleet of the Energy Monitoring Data API: devices, resources, value ids and
- * data records, deterministic from a seed. Pure data, no I/O and no clock (times are passed in).
- * Devices are built on first use and kept in a bounded cache, so a fleet of thousands costs
- * little until asked.
+ * The simulated fleet: devices, resources, value ids and data records, deterministic from a seed;
+ * no I/O, no clock. Devices are built on first use and kept in a bounded cache.
  */
 import type { DataRecord } from "../../records/data-record.js";
 import { ALL_DATA } from "./catalog.js";
@@ -262,15 +260,9 @@ export class SimulatedFleet {
 
   /** The seeded new values by device id, computed once. */
   private seededValues(): ReadonlyMap<string, ScheduledValue> {
+    const { seed, deviceCount, newValueShare, newValuesFromS } = this;
     this.seeded ??= new Map(
-      seededSchedule({
-        seed: this.seed,
-        first: DEFAULT_DEVICES.length + 1,
-        last: this.deviceCount,
-        share: this.newValueShare,
-        fromS: this.newValuesFromS,
-        deviceAt: (index) => generatedDevice(this.seed, index, this.width),
-      }).map((s) => [s.deviceId, s]),
+      seededSchedule(seed, deviceCount, newValueShare, newValuesFromS).map((s) => [s.deviceId, s]),
     );
     return this.seeded;
   }

@@ -1,13 +1,9 @@
 /**
- * The simulated history of one device: battery state chained day by day from commissioning,
- * recent day frames (least recently used dropped) and per-day counter totals.
- * Histories are pure functions of (seed, device id, kind, resolution), so fleets built with
- * the same seed share them through a small module-level cache. What a history learnt of the
- * chain (the state at 00:00 every ANCHOR_DAYS days and at the furthest day simulated, the
- * counters' running sums) is kept in a larger cache of small anchors, so a history built again
- * for the same device resumes near the day asked instead of at commissioning: same bytes.
+ * The simulated history of one device: state chained day by day from commissioning, recent day
+ * frames and counter totals. A pure function of (seed, device id, kind, resolution), so fleets
+ * share histories through a small cache, and what a history learnt of the chain (its anchors) in
+ * a larger one: a history built again resumes near the day asked, with the same bytes.
  */
-
 import { applyAlarms } from "./alarms.js";
 import { buildCatalog, type DeviceCatalog } from "./catalog.js";
 import { ANCHOR_DAYS, CounterLedger, CounterSumStore } from "./counters.js";
@@ -46,8 +42,8 @@ export class DeviceHistory {
   readonly catalog: DeviceCatalog;
   private readonly keys: SiteKeys;
   private readonly alarmKey: number;
-  private readonly tracked: CounterValueDef[];
-  private readonly trackedIds: Set<string>;
+  /** Counters whose day totals are taken while days are simulated, by id. */
+  private readonly tracked = new Map<string, CounterValueDef>();
   /** State at 00:00 of the days this history knows. */
   private readonly starts = new Map<number, SiteState>();
   private readonly frames: LruCache<number, DayFrame>;
@@ -73,17 +69,14 @@ export class DeviceHistory {
     };
     this.keys = siteKeys(deviceKey);
     this.alarmKey = subKey(deviceKey, "alarms");
-    this.tracked = this.catalog.defs.filter((d) => d.kind === "counter");
-    this.trackedIds = new Set(this.tracked.map((d) => d.id));
+    for (const def of this.catalog.defs) if (def.kind === "counter") this.track(def);
     this.frames = new LruCache(max(2, floor(frameSamples / max(1, DAY_S / resolutionS))));
     this.ledger = new CounterLedger((day) => this.frame(day), this.anchors.sums);
   }
 
   /** Takes the counter's day totals while days are simulated, as those of the catalog are. */
   track(def: CounterValueDef): void {
-    if (this.trackedIds.has(def.id)) return;
-    this.trackedIds.add(def.id);
-    this.tracked.push(def);
+    if (!this.tracked.has(def.id)) this.tracked.set(def.id, def);
   }
 
   /** The simulated day `day` (0 = commissioning day). */
@@ -134,7 +127,7 @@ export class DeviceHistory {
       a.lastState = start;
     }
     this.frames.set(day, frame);
-    this.ledger.record(frame, this.tracked);
+    this.ledger.record(frame, this.tracked.values());
     return frame;
   }
 }

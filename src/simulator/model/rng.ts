@@ -54,6 +54,19 @@ export function unit3(key: number, a: number, b: number): number {
   return hash3(key, a, b) / TWO_POW_32;
 }
 
+/** The first choice whose running total of shares passes the uniform draw `u`; none past all. */
+export function pickByShare<T>(
+  u: number,
+  shares: readonly (readonly [T, number | undefined])[],
+): T | undefined {
+  let edge = 0;
+  for (const [choice, share] of shares) {
+    edge += share ?? 0;
+    if (u < edge) return choice;
+  }
+  return undefined;
+}
+
 /** A key for a named channel under a parent key (device, value). */
 export function subKey(parent: number, name: string): number {
   return hash2(parent, hashString(name));

@@ -1,7 +1,6 @@
 /**
- * The "spec" catalog option: a device that lists only the value ids spec 2.3 documents for every
- * device, plus a few coded ids with seeded unit, type and readout codes and names the spec does not
- * know (as a real installation's own sensors). The physics behind the spec's values is the kind's.
+ * The "spec" catalog option: a device lists only the value ids spec 2.3 documents for every device
+ * and a few seeded coded ids the spec does not know (as a real installation's own sensors).
  */
 import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { ALL_DATA, type ResourceDef } from "./catalog.js";
