@@ -91,13 +91,9 @@ export function rowHasFault(
   seed: number,
   faults: DataFaultOptions,
   channel: keyof typeof RATE_OF,
-  row: {
-    readonly deviceId: string;
-    readonly timestamp: string;
-    readonly valuesId: RecordMember | undefined;
-  },
+  [deviceId, timestamp, valuesId]: readonly [string, string, RecordMember | undefined],
 ): boolean {
-  return rowChooser(seed, faults, channel, row.deviceId)?.(row.timestamp, row.valuesId) ?? false;
+  return rowChooser(seed, faults, channel, deviceId)?.(timestamp, valuesId) ?? false;
 }
 
 /** True when the data answer to `request` (parameters as sent) carries the out-of-window rows. */
@@ -120,14 +116,11 @@ export function isVisibleAt(
   tS: number,
   nowS: number,
 ): boolean {
-  for (const outage of outages ?? []) {
-    if (outage.deviceId !== deviceId) continue;
-    const visibleAtS = outage.visibleAtS ?? outage.toS;
-    if (nowS < visibleAtS && tS >= outage.fromS && tS < Math.max(outage.toS, visibleAtS)) {
-      return false;
-    }
-  }
-  return true;
+  return (outages ?? []).every((o) => {
+    const visibleAtS = o.visibleAtS ?? o.toS;
+    const hidden = nowS < visibleAtS && tS >= o.fromS && tS < Math.max(o.toS, visibleAtS);
+    return o.deviceId !== deviceId || !hidden;
+  });
 }
 
 /** The records visible at `nowS` under the outages of `deviceId` (all of them when it has none). */

@@ -72,14 +72,10 @@ export class Simulator {
     this.seed = seed;
     this.now = options.now ?? Date.now;
     this.fleet = createFleet({
+      ...options,
       seed,
       resolutionS: options.resolutionS ?? 60,
-      devices: options.devices,
-      newValueShare: options.newValueShare,
       newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
-      catalog: options.catalog,
-      counterResets: options.counterResets,
-      counterFaults: options.counterFaults,
     });
     this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
@@ -157,7 +153,7 @@ export class Simulator {
    * requested (unless only meta members are: then it is sent unchanged).
    */
   isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "poison", { deviceId, timestamp, valuesId });
+    return rowHasFault(this.seed, this.dataFaults, "poison", [deviceId, timestamp, valuesId]);
   }
 
   /** True when the row (device, timestamp, values_id) carries unrequested members. */
@@ -166,13 +162,13 @@ export class Simulator {
     timestamp: string,
     valuesId: RecordMember | undefined,
   ): boolean {
-    const row = { deviceId, timestamp, valuesId };
+    const row = [deviceId, timestamp, valuesId] as const;
     return rowHasFault(this.seed, this.dataFaults, "extra-members", row);
   }
 
   /** True when the row (device, timestamp, values_id) is followed by a copy with numbers + 1. */
   isDuplicated(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "duplicate", { deviceId, timestamp, valuesId });
+    return rowHasFault(this.seed, this.dataFaults, "duplicate", [deviceId, timestamp, valuesId]);
   }
 
   /** True when a record of the device at `tS` is visible at `nowS` (epoch s) despite the outages. */

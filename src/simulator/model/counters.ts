@@ -11,7 +11,7 @@ import type { CounterValueDef } from "./values.js";
 export const ANCHOR_DAYS = 32;
 
 /** The running sums of one counter: exact prefix sums (day 0 added first) at some days. */
-interface CounterSums {
+export interface CounterSums {
   /** anchors[k]: sum of the increments of the days before day k * ANCHOR_DAYS (anchors[0] = 0). */
   readonly anchors: number[];
   /** The furthest day whose prefix sum is known, and that sum (sum of the days before it). */
@@ -31,18 +31,7 @@ function advance(sums: CounterSums, day: number, sum: number): void {
 }
 
 /** The running sums of a device's counters, by value id (one id has one generator per device). */
-export class CounterSumStore {
-  private readonly byId = new Map<string, CounterSums>();
-
-  of(id: string): CounterSums {
-    let sums = this.byId.get(id);
-    if (sums === undefined) {
-      sums = { anchors: [0], day: 0, sum: 0, prevDay: 0, prevSum: 0 };
-      this.byId.set(id, sums);
-    }
-    return sums;
-  }
-}
+export type CounterSumStore = Map<string, CounterSums>;
 
 /** Stores `sum` as the sum before `day` when `day` is the next anchor day. */
 function anchorAt(sums: CounterSums, day: number, sum: number): void {
@@ -64,7 +53,7 @@ export class CounterLedger {
     const day = frame.day;
     for (const def of defs) {
       const total = this.totalOn(def, frame);
-      const sums = this.sums.of(def.id);
+      const sums = this.sumsOf(def.id);
       if (sums.day === day) {
         advance(sums, day + 1, sums.sum + total);
         anchorAt(sums, sums.day, sums.sum);
@@ -83,7 +72,7 @@ export class CounterLedger {
   /** Sum of the counter's increments over all days before `day`. */
   sumBefore(def: CounterValueDef, day: number): number {
     if (day <= 0) return 0;
-    const sums = this.sums.of(def.id);
+    const sums = this.sumsOf(def.id);
     if (sums.day === day) return sums.sum;
     if (sums.prevDay === day) return sums.prevSum;
     const k = min(floor(day / ANCHOR_DAYS), sums.anchors.length - 1);
@@ -100,6 +89,15 @@ export class CounterLedger {
     }
     if (day > sums.day) advance(sums, day, sum);
     return sum;
+  }
+
+  private sumsOf(id: string): CounterSums {
+    let sums = this.sums.get(id);
+    if (sums === undefined) {
+      sums = { anchors: [0], day: 0, sum: 0, prevDay: 0, prevSum: 0 };
+      this.sums.set(id, sums);
+    }
+    return sums;
   }
 
   /** The counter's total over `frame`'s day: stored, else summed in sample order and stored. */

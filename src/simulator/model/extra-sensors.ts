@@ -4,15 +4,8 @@
  */
 import { floor } from "./num.js";
 
-/** An extra sensor: `e_<prefix>_<unit>_<type>_<board>_<name>`. */
-interface SensorTemplate {
-  /** `<prefix>_<unit>_<type>`, two digits each. */
-  readonly codes: string;
-  readonly name: string;
-}
-
-/** Realistic sensors of an extension board (spec 2.3 unit and type codes). */
-export const SENSOR_TEMPLATES: readonly SensorTemplate[] = [
+/** Realistic sensors of an extension board: `e_<codes>_<board>_<name>`, codes as in spec 2.3. */
+export const SENSOR_TEMPLATES: readonly { readonly codes: string; readonly name: string }[] = [
   { codes: "00_04_00", name: "cabinet_temperature" },
   { codes: "00_05_00", name: "cabinet_humidity" },
   { codes: "00_02_00", name: "aux_voltage" },

@@ -6,7 +6,7 @@
  */
 import { applyAlarms } from "./alarms.js";
 import { buildCatalog, type DeviceCatalog } from "./catalog.js";
-import { ANCHOR_DAYS, CounterLedger, CounterSumStore } from "./counters.js";
+import { ANCHOR_DAYS, CounterLedger, type CounterSumStore } from "./counters.js";
 import { LruCache } from "./lru.js";
 import { floor, max, min } from "./num.js";
 import type { DeviceKind } from "./profiles.js";
@@ -65,7 +65,7 @@ export class DeviceHistory {
       states: [initial],
       lastDay: 0,
       lastState: initial,
-      sums: new CounterSumStore(),
+      sums: new Map(),
     };
     this.keys = siteKeys(deviceKey);
     this.alarmKey = subKey(deviceKey, "alarms");

@@ -16,8 +16,3 @@ export function roundTo(x: number, decimals: number): number {
   const f = 10 ** decimals;
   return round(x * f) / f + 0;
 }
-
-/** Rounds to 3 decimal places, never returning -0. */
-export function round3(x: number): number {
-  return round(x * 1000) / 1000 + 0;
-}

@@ -3,7 +3,7 @@
  * Sign convention (kW): load = solar + battery + genset + other; battery > 0 discharges,
  * other > 0 imports from the grid and other < 0 exports.
  */
-import { abs, clamp, exp, floor, min, round3 } from "./num.js";
+import { abs, clamp, exp, floor, min, roundTo } from "./num.js";
 import type { BatterySpec, SiteProfile } from "./profiles.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
@@ -221,13 +221,13 @@ function dispatch(
  */
 function roundedFlows(flows: Flows, gridUp: boolean): Flows {
   const { solar, load, battery, genset } = flows;
-  let solarR = round3(solar);
-  let batteryR = round3(battery);
-  let gensetR = round3(genset);
-  const loadR = gridUp ? round3(load) : round3(solarR + batteryR + gensetR);
+  let solarR = roundTo(solar, 3);
+  let batteryR = roundTo(battery, 3);
+  let gensetR = roundTo(genset, 3);
+  const loadR = gridUp ? roundTo(load, 3) : roundTo(solarR + batteryR + gensetR, 3);
   if (gridUp && abs(load - solar - battery - genset) < 1e-9) {
-    if (battery !== 0) batteryR = round3(loadR - solarR - gensetR);
-    else if (genset !== 0) gensetR = round3(loadR - solarR);
+    if (battery !== 0) batteryR = roundTo(loadR - solarR - gensetR, 3);
+    else if (genset !== 0) gensetR = roundTo(loadR - solarR, 3);
     else solarR = loadR;
   }
   return { solar: solarR, load: loadR, battery: batteryR, genset: gensetR };
@@ -278,7 +278,7 @@ export function simulateDay(
     frame.load[i] = r.load;
     frame.battery[i] = r.battery;
     frame.genset[i] = r.genset;
-    frame.other[i] = gridUp ? round3(r.load - r.solar - r.battery - r.genset) : 0;
+    frame.other[i] = gridUp ? roundTo(r.load - r.solar - r.battery - r.genset, 3) : 0;
     frame.irradiance[i] = irr;
     frame.ambient[i] = amb;
     frame.gridUp[i] = gridUp ? 1 : 0;

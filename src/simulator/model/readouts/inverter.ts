@@ -1,5 +1,5 @@
 /** Inverter readout 001: three-phase on the hybrid site, single-phase on the grid-tied one. */
-import { round3, roundTo, sqrt } from "../num.js";
+import { roundTo, sqrt } from "../num.js";
 import { subKey, unit2, wobble } from "../rng.js";
 import type { DayFrame } from "../site-physics.js";
 import { counter, sampled, type ValueDef } from "../values.js";
@@ -15,9 +15,9 @@ function inverterSignals(ctx: ReadoutContext, phases: 1 | 3) {
   const phaseKw = (f: DayFrame, i: number, t: number, phase: number): number => {
     const s = at(f.solar, i);
     if (phases === 1) return s;
-    const l1 = round3((s / 3) * (1 + 0.03 * wobble(share1, t, 1800)));
-    const l2 = round3((s / 3) * (1 + 0.03 * wobble(share2, t, 1800)));
-    return phase === 1 ? l1 : phase === 2 ? l2 : round3(s - l1 - l2);
+    const l1 = roundTo((s / 3) * (1 + 0.03 * wobble(share1, t, 1800)), 3);
+    const l2 = roundTo((s / 3) * (1 + 0.03 * wobble(share2, t, 1800)), 3);
+    return phase === 1 ? l1 : phase === 2 ? l2 : roundTo(s - l1 - l2, 3);
   };
   const voltKeys = [1, 2, 3].map((n) => subKey(ctx.deviceKey, `inverter.voltage.L${n}`));
   const phaseV = (f: DayFrame, i: number, t: number, phase: number): number => {
@@ -28,12 +28,12 @@ function inverterSignals(ctx: ReadoutContext, phases: 1 | 3) {
   const reactiveKey = ctx.key("e_03_15_00_001_AC_reactivepower");
   const reactive = (f: DayFrame, i: number, t: number): number => {
     const s = at(f.solar, i);
-    return s === 0 ? 0 : round3(s * (0.09 + 0.04 * wobble(reactiveKey, t, 1800)));
+    return s === 0 ? 0 : roundTo(s * (0.09 + 0.04 * wobble(reactiveKey, t, 1800)), 3);
   };
   const apparent = (f: DayFrame, i: number, t: number): number => {
     const s = at(f.solar, i);
     const q = reactive(f, i, t);
-    return round3(sqrt(s * s + q * q));
+    return roundTo(sqrt(s * s + q * q), 3);
   };
   return { phaseKw, phaseV, reactive, apparent };
 }
