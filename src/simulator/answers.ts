@@ -49,10 +49,7 @@ interface DataSource {
   readonly dataFaults: DataFaultOptions;
 }
 
-/**
- * The `values`, `from` and `to` parameters checked against the listed ids: the requested ids (in
- * first occurrence order) and the window, else the error answer.
- */
+/** The query checked against the listed ids: its ids (first occurrence order), window, or error. */
 function checkDataQuery(
   known: readonly string[],
   query: Record<string, string>,

@@ -1,7 +1,4 @@
-/**
- * The simulator's auth (spec 5): the API key, one-time passwords that set a password, access
- * tokens handed out for a password, and their expiry by the simulator's clock.
- */
+/** The simulator's auth (spec 5): API key, one-time passwords, access tokens and their expiry. */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";

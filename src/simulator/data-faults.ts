@@ -61,10 +61,7 @@ export function dataFaultsActive(faults: DataFaultOptions): boolean {
   return (faults.outages?.length ?? 0) > 0 || rates.some((rate) => (rate ?? 0) > 0);
 }
 
-/**
- * A chooser for one channel and device: true for the rows (timestamp, values_id) the channel
- * picks at its rate (consecutive rows of one timestamp share its hash); undefined at rate 0.
- */
+/** True for the rows (timestamp, values_id) of a device the channel picks; undefined at rate 0. */
 function rowChooser(
   seed: number,
   faults: DataFaultOptions,

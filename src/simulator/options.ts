@@ -1,7 +1,7 @@
 /** The simulator's public types: its options, its test knobs and its request log. */
 import type { SimUser } from "../util/demo-defaults.js";
 import type { DataFaultOptions } from "./data-faults.js";
-import type { CatalogOption, CounterFaultOptions, CounterReset } from "./model/fleet.js";
+import type { FleetOptions } from "./model/fleet.js";
 
 /** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
 export type Endpoint =
@@ -40,26 +40,14 @@ export interface RateLimitOptions {
   readonly retryAfterStyle?: "seconds" | "http-date";
 }
 
-/** Options of a simulator; every one has a default. */
-export interface SimulatorOptions {
+/** Options of a simulator; every one has a default (those of its fleet as in FleetOptions). */
+export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "newValuesFromS">> {
   /** Seed of the data and of the faults (default 1). */
   readonly seed?: number;
-  /** Spacing of the records in seconds (default 60). */
-  readonly resolutionS?: number;
-  /** Devices served (default 4, the default devices); past 4, generated ones (FleetOptions.devices). */
-  readonly devices?: number;
-  /** Share of generated devices that get a new value id later (default 0.02; 0: none). */
-  readonly newValueShare?: number;
-  /** Those new values appear within 7 days after this (epoch s; default: the clock at creation). */
+  /** New values appear within 7 days after this (epoch s; default: the clock at creation). */
   readonly newValuesFromS?: number;
-  /** "spec": devices list only the spec's value ids plus a few coded ones (FleetOptions.catalog). */
-  readonly catalog?: CatalogOption;
-  /** Cumulative counters that start again from zero at a time (FleetOptions.counterResets). */
-  readonly counterResets?: readonly CounterReset[];
   /** Value ids (without data) every resource lists besides its own, such as one holding a comma. */
   readonly extraListedValueIds?: readonly string[];
-  /** Counter readings that fall as real meters' do (FleetOptions.counterFaults). Default: none. */
-  readonly counterFaults?: CounterFaultOptions;
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;

@@ -1,7 +1,4 @@
-/**
- * Faults of the transport (test knobs, spec 8 limits): dropped connections, server errors,
- * truncated bodies, delays, echoed headers, the rate limit; drawn from the seed in request order.
- */
+/** Transport faults (test knobs), drawn in request order from the seed, and the rate limit. */
 import type { IncomingMessage } from "node:http";
 import { type Answer, fail, httpDate, json, jsonOrUndefined } from "./http.js";
 import { pickByShare, subKey, unit2 } from "./model/rng.js";

@@ -71,12 +71,8 @@ export class Simulator {
     const seed = options.seed ?? 1;
     this.seed = seed;
     this.now = options.now ?? Date.now;
-    this.fleet = createFleet({
-      ...options,
-      seed,
-      resolutionS: options.resolutionS ?? 60,
-      newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
-    });
+    const newValuesFromS = options.newValuesFromS ?? Math.floor(this.now() / 1000);
+    this.fleet = createFleet({ ...options, seed, newValuesFromS });
     this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
     this.auth = new SimAuth(this.apiKey, options.users ?? DEFAULT_SIM_USERS, this.now);

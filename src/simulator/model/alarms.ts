@@ -36,10 +36,7 @@ export function alarmName(code: number): string | null {
   return code === 0 ? null : (NAMES.get(code) ?? `Alarm ${code}`);
 }
 
-/**
- * Fills `frame.alarm`: 0-3 short alarms (3-30 min) per day at seeded times,
- * and the grid failure alarm while a grid-connected site is cut off (it takes precedence).
- */
+/** Fills `frame.alarm`: 0-3 seeded short alarms (3-30 min) a day, grid failure over them. */
 export function applyAlarms(
   frame: DayFrame,
   key: number,

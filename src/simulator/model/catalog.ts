@@ -1,8 +1,4 @@
-/**
- * Device definitions: the value ids of each device kind, their readouts and how each is computed
- * (the values every device lists here, each kind's own readouts in readouts/).
- */
-
+/** Device definitions: the values every kind lists, and each kind's own (from readouts/). */
 import { alarmName } from "./alarms.js";
 import { max, roundTo } from "./num.js";
 import { type DeviceKind, type SiteProfile, siteProfile } from "./profiles.js";

@@ -1,7 +1,4 @@
-/**
- * The generated devices of a large fleet (`site-00005`, …): kind, value count and resources of
- * each, from (seed, index) alone, so any device can be described without building the others.
- */
+/** The generated devices (`site-00005`, …): kind, value count and resources from (seed, index). */
 import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { ALL_DATA, buildCatalog, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { extraSensorId, FIRST_BOARD, SENSOR_TEMPLATES } from "./extra-sensors.js";

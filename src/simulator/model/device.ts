@@ -69,10 +69,7 @@ export class SimulatedDevice {
     return ids.filter((id) => listedAt(this.valueFromS.get(id), atS));
   }
 
-  /**
-   * Lists `valueId` in `resourceId` (created with the meta values if missing) and in `all_data`,
-   * from `fromS` on (undefined: at once); a new id gets a generic generator.
-   */
+  /** Lists `valueId` in `resourceId` (made if missing) and all_data, from `fromS` (or at once). */
   addValue(resourceId: string, valueId: string, fromS?: number): void {
     if (valueId === VALUES_ID) return;
     this.define(valueId);

@@ -1,7 +1,4 @@
-/**
- * Sensors beyond a kind's catalog, for generated devices: coded value ids with valid unit and type
- * codes on extra readouts (sensor boards). Their data come from the generic generators (generic.ts).
- */
+/** Sensors beyond a kind's catalog for generated devices: coded ids on extra readouts (boards). */
 import { floor } from "./num.js";
 
 /** Realistic sensors of an extension board: `e_<codes>_<board>_<name>`, codes as in spec 2.3. */

@@ -135,10 +135,7 @@ export class DeviceHistory {
 const histories = new LruCache<string, DeviceHistory>(16);
 const anchorsByKey = new LruCache<string, HistoryAnchors>(CACHED_ANCHORS);
 
-/**
- * The (shared) history of device `deviceId` of `kind` in a fleet with `seed`; `frameSamples`:
- * samples of day frames kept (a shared history keeps those of its first user).
- */
+/** The (shared) history of a device; `frameSamples`: day-frame samples kept (its first user's). */
 export function historyOf(
   seed: number,
   deviceId: string,

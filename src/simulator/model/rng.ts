@@ -1,7 +1,4 @@
-/**
- * Seeded, stateless noise: murmur3-style integer hashing and smooth value noise.
- * Every output is a pure function of its integer inputs; nothing here keeps state.
- */
+/** Seeded, stateless noise: murmur3-style integer hashing and smooth value noise. */
 import { floor, imul } from "./num.js";
 
 const C1 = 0xcc9e2d51;
@@ -72,10 +69,7 @@ export function subKey(parent: number, name: string): number {
   return hash2(parent, hashString(name));
 }
 
-/**
- * Smooth value noise in [0, 1]: uniform values at knots every `periodS` seconds,
- * joined with a smoothstep, so neighbouring samples change gradually.
- */
+/** Smooth value noise in [0, 1]: uniform knots every `periodS` seconds joined by a smoothstep. */
 export function smoothNoise(key: number, t: number, periodS: number): number {
   const x = t / periodS;
   const knot = floor(x);

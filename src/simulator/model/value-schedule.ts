@@ -1,7 +1,4 @@
-/**
- * Value lists that change now and then: a seeded share of the generated devices gets a new value
- * id within NEW_VALUE_SPREAD_S after a reference time, from (seed, index) alone.
- */
+/** Value lists that change: a seeded share of generated devices gets a new value id later. */
 import { ALL_DATA } from "./catalog.js";
 import { FIRST_GENERATED, generatedDevice, idWidth } from "./device-mix.js";
 import { NEW_SENSOR_BOARD, SENSOR_TEMPLATES, sensorId } from "./extra-sensors.js";
