@@ -38,7 +38,7 @@ function anchorAt(sums: CounterSums, day: number, sum: number): void {
   if (day % ANCHOR_DAYS === 0 && sums.anchors.length === day / ANCHOR_DAYS) sums.anchors.push(sum);
 }
 
-/** Per-day totals of counters (a missing day from the frame `frameOf` gives) and their running sums. */
+/** Per-day counter totals (a missing day from the frame `frameOf` gives) and running sums. */
 export class CounterLedger {
   /** Per counter id, totals by day; NaN: not computed. */
   private readonly totals = new Map<string, number[]>();

@@ -73,12 +73,12 @@ export const DEFAULT_DEVICES: readonly { readonly id: string; readonly kind: Dev
 
 /**
  * Devices kept built at most (the least recently used is rebuilt when asked again): with up to
- * GENERATED_FRAMES samples each (0.8 MB at 60 s), near 100 MB however many a client walks.
+ * GENERATED_FRAME_SAMPLES samples each (0.8 MB at 60 s), near 100 MB however many a client walks.
  */
 export const BUILT_DEVICE_LIMIT = 128;
 
 /** Day-frame samples a generated device keeps: the 8 UTC days of a 7-day window at 60 s. */
-const GENERATED_FRAMES = 8 * 1440;
+const GENERATED_FRAME_SAMPLES = 8 * 1440;
 
 /** A value listing made after the fleet was created, replayed when its device is rebuilt. */
 interface ValueChange {
@@ -295,7 +295,7 @@ export class SimulatedFleet {
     }
     const generated = this.generated(deviceId);
     if (generated === undefined) return undefined;
-    const history = historyOf(seed, deviceId, generated.kind, resolutionS, GENERATED_FRAMES);
+    const history = historyOf(seed, deviceId, generated.kind, resolutionS, GENERATED_FRAME_SAMPLES);
     const device = new SimulatedDevice(deviceId, history, spec ?? generatedResources(generated));
     const scheduled = this.seededValues().get(deviceId);
     if (scheduled !== undefined) {
