@@ -1,7 +1,6 @@
 /**
- * The simulator's answers to authorised reads (spec 4): the device, resource and value listings
- * as of the clock, and data answers with the spec's parameter checks (spec 8 limits) and the data
- * faults.
+ * The simulator's answers to authorised reads (spec 4): the listings as of the clock, and data
+ * answers with the spec's parameter checks (spec 8 limits) and the data faults.
  */
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "../api/limits.js";
 import { parseQueryTime } from "../api/time-format.js";
@@ -24,7 +23,7 @@ export function listingAnswer(
   endpoint: "devices" | "resources" | "values",
   segments: readonly string[],
   nowS: number,
-  extraValueIds: readonly string[] = [],
+  extraValueIds: readonly string[],
 ): Answer {
   if (endpoint === "devices") return json(200, { device_ids: fleet.deviceIds() });
   const [deviceId = "", resourceId = ""] = segments;
@@ -43,28 +42,18 @@ export function listingAnswer(
   });
 }
 
-/** What a data answer depends on besides the request. */
-export interface DataSource {
+/** What a data answer depends on besides the request and the clock. */
+interface DataSource {
   readonly fleet: SimulatedFleet;
   readonly seed: number;
   readonly dataFaults: DataFaultOptions;
-  /** The simulator's clock (epoch ms) at the request. */
-  readonly nowMs: number;
 }
 
-/** The checked parameters of a data request. */
-interface DataQuery {
-  /** The requested value ids, first occurrence order. */
-  readonly ids: string[];
-  readonly fromS: number;
-  readonly toS: number;
-}
-
-/** The `values`, `from` and `to` parameters checked against the listed ids, else the error answer. */
+/** The query checked against the listed ids: its ids (first occurrence order), window, or error. */
 function checkDataQuery(
   known: readonly string[],
   query: Record<string, string>,
-): DataQuery | Answer {
+): { ids: string[]; fromS: number; toS: number } | Answer {
   const { values, from, to } = query;
   if (!values) return fail(400, "missing parameter: values");
   if (/\s/.test(values)) return fail(400, "values must be separated by commas without spaces");
@@ -88,14 +77,15 @@ function checkDataQuery(
   return { ids, fromS: fromDate.getTime() / 1000, toS: toDate.getTime() / 1000 };
 }
 
-/** GET /data/{device}/{resource}: the records of the window up to the clock, with the data faults. */
+/** GET /data/{device}/{resource}: the window's records up to `nowMs`, with the data faults. */
 export function dataAnswer(
   source: DataSource,
+  nowMs: number,
   deviceId: string,
   resourceId: string,
   query: Record<string, string>,
 ): Answer {
-  const { fleet, seed, nowMs } = source;
+  const { fleet, seed } = source;
   const nowS = Math.floor(nowMs / 1000);
   if (!fleet.hasDevice(deviceId)) return fail(404, `unknown device: ${deviceId}`);
   const known = fleet.valueIds(deviceId, resourceId, nowS);
@@ -131,14 +121,8 @@ function outOfWindowRows(
   resourceId: string,
   ids: string[],
 ): DataRecord[] {
-  const res = fleet.resolutionS;
-  const [row] = fleet.records(
-    deviceId,
-    resourceId,
-    ids,
-    COMMISSIONED_AT_S,
-    COMMISSIONED_AT_S + res,
-  );
+  const end = COMMISSIONED_AT_S + fleet.resolutionS;
+  const [row] = fleet.records(deviceId, resourceId, ids, COMMISSIONED_AT_S, end);
   if (row === undefined) return [];
   return [
     { ...row, timestamp: FAR_FUTURE_TIMESTAMP },

@@ -1,12 +1,9 @@
-/**
- * The simulator's auth (spec 5): the API key, one-time passwords that set a password, access
- * tokens handed out for a password, and their expiry by the simulator's clock.
- */
+/** The simulator's auth (spec 5): API key, one-time passwords, access tokens and their expiry. */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import type { SimUser } from "../util/demo-defaults.js";
-import { type Answer, fail, json } from "./http.js";
+import { type Answer, fail, json, jsonOrUndefined } from "./http.js";
 
 const setPasswordBody = z.object({ user: z.string().min(1), pw: z.string().min(1) });
 
@@ -67,13 +64,7 @@ export class SimAuth {
     if (keyProblem) return keyProblem;
     const otp = decodedAuth(req, "Bearer");
     if (otp === undefined) return fail(401, "missing one-time password");
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(body);
-    } catch {
-      return fail(400, "body must be JSON {user, pw}");
-    }
-    const parsed = setPasswordBody.safeParse(parsedBody);
+    const parsed = setPasswordBody.safeParse(jsonOrUndefined(body));
     if (!parsed.success) return fail(400, "body must be JSON {user, pw}");
     const account = this.users.get(parsed.data.user);
     if (!account?.otp || account.otp !== otp) return fail(401, "invalid one-time password");

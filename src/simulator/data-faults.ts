@@ -47,38 +47,28 @@ export const DEFAULT_EXTRA_MEMBERS = 3;
 
 const META = new Set(META_VALUE_IDS);
 
-/** The per-row fault channels; each draws independently. */
-export type RowChannel = "poison" | "extra-members" | "duplicate";
-
-const RATE_OF: Record<RowChannel, (faults: DataFaultOptions) => number | undefined> = {
-  poison: (faults) => faults.poisonRate,
-  "extra-members": (faults) => faults.extraMemberRate,
-  duplicate: (faults) => faults.duplicateRate,
-};
+/** The per-row fault channels (each draws independently) and the option of each one's rate. */
+const RATE_OF = {
+  poison: "poisonRate",
+  "extra-members": "extraMemberRate",
+  duplicate: "duplicateRate",
+} as const;
 
 /** True when some data fault can change an answer; false: answers are exactly the plain records. */
 export function dataFaultsActive(faults: DataFaultOptions): boolean {
-  return (
-    (faults.outages?.length ?? 0) > 0 ||
-    (faults.poisonRate ?? 0) > 0 ||
-    (faults.extraMemberRate ?? 0) > 0 ||
-    (faults.outOfWindowRate ?? 0) > 0 ||
-    (faults.duplicateRate ?? 0) > 0
-  );
+  const { poisonRate, extraMemberRate, outOfWindowRate, duplicateRate } = faults;
+  const rates = [poisonRate, extraMemberRate, outOfWindowRate, duplicateRate];
+  return (faults.outages?.length ?? 0) > 0 || rates.some((rate) => (rate ?? 0) > 0);
 }
 
-/**
- * A chooser for one channel and device: true for the rows (timestamp, values_id) that the
- * channel picks at its rate under `faults`. Consecutive rows of one timestamp share the
- * timestamp's hash. Undefined when the channel's rate is not above 0.
- */
+/** True for the rows (timestamp, values_id) of a device the channel picks; undefined at rate 0. */
 function rowChooser(
   seed: number,
   faults: DataFaultOptions,
-  channel: RowChannel,
+  channel: keyof typeof RATE_OF,
   deviceId: string,
 ): ((timestamp: string, valuesId: RecordMember | undefined) => boolean) | undefined {
-  const rate = RATE_OF[channel](faults);
+  const rate = faults[RATE_OF[channel]];
   if (rate === undefined || !(rate > 0)) return undefined;
   const deviceKey = subKey(subKey(subKey(seed, "data-faults"), channel), deviceId);
   let lastTimestamp: string | undefined;
@@ -93,38 +83,21 @@ function rowChooser(
   };
 }
 
-/**
- * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) has the `channel` fault
- * under `faults`: sent poisoned, with unrequested members, or twice.
- */
+/** True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) has the `channel` fault. */
 export function rowHasFault(
   seed: number,
   faults: DataFaultOptions,
-  channel: RowChannel,
-  row: {
-    readonly deviceId: string;
-    readonly timestamp: string;
-    readonly valuesId: RecordMember | undefined;
-  },
+  channel: keyof typeof RATE_OF,
+  [deviceId, timestamp, valuesId]: readonly [string, string, RecordMember | undefined],
 ): boolean {
-  return rowChooser(seed, faults, channel, row.deviceId)?.(row.timestamp, row.valuesId) ?? false;
+  return rowChooser(seed, faults, channel, deviceId)?.(timestamp, valuesId) ?? false;
 }
 
-/** The parameters of a data request that pick its out-of-window rows, as sent. */
-export interface DataRequestKey {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  /** The `values` parameter as sent (comma-joined, request order). */
-  readonly values: string;
-  readonly from: string;
-  readonly to: string;
-}
-
-/** True when the data answer to `request` carries the two out-of-window rows under `faults`. */
+/** True when the data answer to `request` (parameters as sent) carries the out-of-window rows. */
 export function hasOutOfWindowRowsFor(
   seed: number,
   faults: DataFaultOptions,
-  request: DataRequestKey,
+  request: { deviceId: string; resourceId: string; values: string; from: string; to: string },
 ): boolean {
   const rate = faults.outOfWindowRate;
   if (rate === undefined || !(rate > 0)) return false;
@@ -133,29 +106,18 @@ export function hasOutOfWindowRowsFor(
   return unit2(subKey(seed, "data-faults/out-of-window"), hashString(text)) < rate;
 }
 
-/**
- * True when a record of `deviceId` at `tS` (epoch s) is visible at `nowS` (epoch s) despite the
- * outages: hidden while nowS < visibleAtS (default toS) if fromS <= tS < max(toS, visibleAtS).
- */
+/** True when a record at `tS` is visible at `nowS` (epoch s) despite the device's outages. */
 export function isVisibleAt(
   outages: readonly GatewayOutage[] | undefined,
   deviceId: string,
   tS: number,
   nowS: number,
 ): boolean {
-  for (const outage of outages ?? []) {
-    if (outage.deviceId !== deviceId) continue;
-    const visibleAtS = outage.visibleAtS ?? outage.toS;
-    if (nowS < visibleAtS && tS >= outage.fromS && tS < Math.max(outage.toS, visibleAtS)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Epoch seconds of a record's `YYYY-MM-DDTHH:MM:SS` (UTC). */
-export function recordSecond(timestamp: string): number {
-  return Date.parse(`${timestamp}Z`) / 1000;
+  return (outages ?? []).every((o) => {
+    const visibleAtS = o.visibleAtS ?? o.toS;
+    const hidden = nowS < visibleAtS && tS >= o.fromS && tS < Math.max(o.toS, visibleAtS);
+    return o.deviceId !== deviceId || !hidden;
+  });
 }
 
 /** The records visible at `nowS` under the outages of `deviceId` (all of them when it has none). */
@@ -167,7 +129,9 @@ export function visibleRecords(
 ): DataRecord[] {
   const own = (outages ?? []).filter((o) => o.deviceId === deviceId);
   if (own.length === 0) return records;
-  return records.filter((r) => isVisibleAt(own, deviceId, recordSecond(r.timestamp), nowS));
+  return records.filter((r) =>
+    isVisibleAt(own, deviceId, Date.parse(`${r.timestamp}Z`) / 1000, nowS),
+  );
 }
 
 /** An unrequested member and its value. */
@@ -176,18 +140,16 @@ export interface ExtraMember {
   readonly value: number;
 }
 
-/**
- * The `count` unrequested members a chosen row carries, in order: "etl_run" (1),
- * "e_03_01_00_000_spoofed_power" (99999.9), then "extra_1" (1), "extra_2" (2), ... Names in
- * `taken` (the row's own members) are skipped, so there are always `count` new members.
- */
+/** The unrequested members a chosen row carries first, then "extra_1" (1), "extra_2" (2), …. */
+const FIRST_EXTRA_MEMBERS: readonly ExtraMember[] = [
+  { name: "etl_run", value: 1 },
+  { name: "e_03_01_00_000_spoofed_power", value: 99_999.9 },
+];
+
+/** The `count` unrequested members of a row; names in `taken` (the row's own) are skipped. */
 export function extraMembersFor(count: number, taken: ReadonlySet<string>): ExtraMember[] {
   const out: ExtraMember[] = [];
-  const fixed: readonly ExtraMember[] = [
-    { name: "etl_run", value: 1 },
-    { name: "e_03_01_00_000_spoofed_power", value: 99_999.9 },
-  ];
-  for (const member of fixed) {
+  for (const member of FIRST_EXTRA_MEMBERS) {
     if (out.length < count && !taken.has(member.name)) out.push(member);
   }
   for (let k = 1; out.length < count; k++) {
@@ -232,23 +194,18 @@ function rowText(row: DataRecord, poisonKey: string | undefined, bump: boolean):
   return `${text}}`;
 }
 
-/** What {@link renderFaultedRecords} needs. */
-export interface FaultedAnswer {
-  readonly seed: number;
-  readonly faults: DataFaultOptions;
-  readonly deviceId: string;
-  /** The visible records, as the fleet produced them. */
-  readonly records: readonly DataRecord[];
-  /** Rows appended after the records as they are (the out-of-window rows), or none. */
-  readonly appended: readonly DataRecord[];
-}
-
 /**
  * The body of a data answer with the row faults: poisoned members spliced in as 1e400,
  * unrequested members appended to chosen rows, chosen rows followed by their +1 copy, then the
- * appended rows. With no row fault it equals JSON.stringify([...records, ...appended]).
+ * `appended` rows (out of window) as they are. With no row fault: JSON.stringify of them all.
  */
-export function renderFaultedRecords(answer: FaultedAnswer): string {
+export function renderFaultedRecords(answer: {
+  readonly seed: number;
+  readonly faults: DataFaultOptions;
+  readonly deviceId: string;
+  readonly records: readonly DataRecord[];
+  readonly appended: readonly DataRecord[];
+}): string {
   const { seed, faults, deviceId, records, appended } = answer;
   const poisoned = rowChooser(seed, faults, "poison", deviceId);
   const extra = rowChooser(seed, faults, "extra-members", deviceId);

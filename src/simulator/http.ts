@@ -22,14 +22,8 @@ export const fail = (status: number, error: string): Answer => json(status, { er
 /** An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of epoch ms. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString();
 
-/** A request's path segments (percent-decoded; none when one does not decode) and query. */
-export interface Target {
-  readonly segments: string[];
-  readonly query: Record<string, string>;
-}
-
-/** The path segments and query of a request URL. */
-export function parseTarget(url: string): Target {
+/** A request URL's path segments (percent-decoded; none when one does not decode) and query. */
+export function parseTarget(url: string): { segments: string[]; query: Record<string, string> } {
   const q = url.indexOf("?");
   const rawPath = q < 0 ? url : url.slice(0, q);
   const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));
@@ -48,9 +42,8 @@ export function parseTarget(url: string): Target {
 export function routeOf(method: string, segments: readonly string[]): Endpoint {
   const [first, second, third] = segments;
   if (method === "POST") {
-    if (segments.length === 1 && first === "set_password") return "set_password";
-    if (segments.length === 1 && first === "create_token") return "create_token";
-    return "unknown";
+    const auth = first === "set_password" || first === "create_token";
+    return segments.length === 1 && auth ? first : "unknown";
   }
   if (method !== "GET") return "unknown";
   if (segments.length === 1 && first === "devices") return "devices";
@@ -58,6 +51,15 @@ export function routeOf(method: string, segments: readonly string[]): Endpoint {
   if (segments.length === 2 && second === "resources") return "resources";
   if (segments.length === 3 && third === "values") return "values";
   return "unknown";
+}
+
+/** The value of a JSON text; undefined when it is not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The whole request body as UTF-8. */

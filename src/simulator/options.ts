@@ -1,9 +1,7 @@
 /** The simulator's public types: its options, its test knobs and its request log. */
 import type { SimUser } from "../util/demo-defaults.js";
 import type { DataFaultOptions } from "./data-faults.js";
-import type { CatalogOption, CounterFaultOptions, CounterReset } from "./model/fleet.js";
-
-export type { SimUser };
+import type { FleetOptions } from "./model/fleet.js";
 
 /** Endpoints of the API (spec sections 4 and 5), as the request log names them. */
 export type Endpoint =
@@ -27,9 +25,8 @@ export interface FaultOptions {
   readonly delayRate?: number;
   readonly delayMs?: number;
   /**
-   * Error answers (4xx, 429, 5xx) echo the request's headers, as hostile real upstreams do: a
-   * JSON body gets `request_headers` (`authorization`, `x-api-key`, … as received), a text body
-   * a `request headers:` list; an empty body stays empty. Default false.
+   * Error answers echo the request's headers (`authorization`, `x-api-key`, …) as hostile real
+   * upstreams do: as `request_headers` in a JSON body, as a list in a text one. Default false.
    */
   readonly echoHeaders?: boolean;
   /** Endpoints the faults apply to (default: all). */
@@ -43,35 +40,14 @@ export interface RateLimitOptions {
   readonly retryAfterStyle?: "seconds" | "http-date";
 }
 
-/** Options of a simulator; every one has a default. */
-export interface SimulatorOptions {
+/** Options of a simulator; every one has a default (those of its fleet as in FleetOptions). */
+export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "newValuesFromS">> {
   /** Seed of the data and of the faults (default 1). */
   readonly seed?: number;
-  /** Spacing of the records in seconds (default 60). */
-  readonly resolutionS?: number;
-  /** Devices served (default 4, the default devices); past 4, generated ones (FleetOptions.devices). */
-  readonly devices?: number;
-  /** Share of generated devices that get a new value id later (default 0.02; 0: none). */
-  readonly newValueShare?: number;
-  /**
-   * Reference time of those new values (epoch s): they appear within 7 days after it, by the
-   * simulator's clock. Default: the clock when the simulator is created.
-   */
+  /** New values appear within 7 days after this (epoch s; default: the clock at creation). */
   readonly newValuesFromS?: number;
-  /** "spec": devices list only the spec's value ids plus a few coded ones (FleetOptions.catalog). */
-  readonly catalog?: CatalogOption;
-  /** Cumulative counters that start again from zero at a time (FleetOptions.counterResets). */
-  readonly counterResets?: readonly CounterReset[];
-  /**
-   * Value ids every resource lists besides its own (default none), as a real catalog may: ids a
-   * `values=` list cannot carry, such as one holding a comma. They have no data.
-   */
+  /** Value ids (without data) every resource lists besides its own, such as one holding a comma. */
   readonly extraListedValueIds?: readonly string[];
-  /**
-   * Counter readings that fall as real meters' do: dips, transient zeros, daily counters that
-   * start above 0 (FleetOptions.counterFaults). Default: none.
-   */
-  readonly counterFaults?: CounterFaultOptions;
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;
@@ -84,16 +60,11 @@ export interface SimulatorOptions {
   readonly dataFaults?: DataFaultOptions;
   /** Latency added to every answer in ms (default 0). */
   readonly latencyMs?: number;
-  /**
-   * Clock in epoch ms (default Date.now): nothing after it is served; tokens expire by it; every
-   * answer's `Date` header shows it; outages end by it.
-   */
+  /** Clock in epoch ms (default Date.now): of the data served, token expiry, outages and `Date`. */
   readonly now?: () => number;
   /**
-   * Keeps every data answer and serves it again for the same URL (benchmarks: after a warm-up the
-   * simulator costs no CPU, as a remote API would not on this machine). Default false. Answers
-   * are neither kept nor served from the cache while a data fault is active. Counter faults do
-   * not bar it: they are fixed at creation and part of `fleet.records`, so an answer never changes.
+   * Keeps every data answer and serves it again for the same URL, so that benchmarks do not time
+   * the simulator (default false). Not while a data fault is active (counter faults are fixed).
    */
   readonly cacheResponses?: boolean;
   /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */

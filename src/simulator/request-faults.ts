@@ -1,11 +1,7 @@
-/**
- * Faults of the transport (test knobs, spec 8 limits): dropped connections, server errors,
- * truncated bodies, delays, error answers that echo the request's headers, and the rate limit.
- * Which request gets a fault is drawn from the seed, in request order.
- */
+/** Transport faults (test knobs), drawn in request order from the seed, and the rate limit. */
 import type { IncomingMessage } from "node:http";
-import { type Answer, fail, httpDate, json } from "./http.js";
-import { subKey, unit2 } from "./model/rng.js";
+import { type Answer, fail, httpDate, json, jsonOrUndefined } from "./http.js";
+import { pickByShare, subKey, unit2 } from "./model/rng.js";
 import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
 
 /** A fault drawn for one request. */
@@ -16,6 +12,13 @@ export function faultsApplyTo(faults: FaultOptions, endpoint: Endpoint): boolean
   const { endpoints } = faults;
   return endpoints === undefined || endpoints.includes(endpoint);
 }
+
+/** The server errors, by the count of server errors so far modulo 3. */
+const SERVER_ERRORS = [
+  fail(500, "internal server error"),
+  { status: 503, body: "Service Unavailable", headers: { "content-type": "text/plain" } },
+  { status: 502, body: "" },
+] as const satisfies readonly Answer[];
 
 /** The fault draws, server-error bodies and rate-limit window of one simulator. */
 export class RequestFaults {
@@ -33,42 +36,21 @@ export class RequestFaults {
   /** The fault of the next request to `endpoint` (one draw when the faults apply to it). */
   draw(faults: FaultOptions, endpoint: Endpoint): RequestFault | undefined {
     if (!faultsApplyTo(faults, endpoint)) return undefined;
-    const r = this.random();
-    let edge = 0;
-    for (const [kind, rate] of [
+    return pickByShare<RequestFault>(this.random(), [
       ["drop", faults.dropRate],
       ["error", faults.errorRate],
       ["malformed", faults.malformedRate],
       ["delay", faults.delayRate ?? (faults.delayMs ? 1 : 0)],
-    ] as const) {
-      edge += rate ?? 0;
-      if (r < edge) return kind;
-    }
-    return undefined;
+    ]);
   }
 
   /** A server error: 500 with a JSON body, 503 with text and 502 empty, in turn. */
   serverError(): Answer {
     this.faultCounter++;
-    switch (this.faultCounter % 3) {
-      case 0:
-        return fail(500, "internal server error");
-      case 1:
-        return {
-          status: 503,
-          body: "Service Unavailable",
-          headers: { "content-type": "text/plain" },
-        };
-      default:
-        return { status: 502, body: "" };
-    }
+    return SERVER_ERRORS[this.faultCounter % 3] ?? SERVER_ERRORS[0];
   }
 
-  /**
-   * The 429 answer when the request at `rateMs` (the rate clock) is past the limit of its
-   * one-second window; else undefined. An HTTP-date Retry-After is on the simulator's clock
-   * (`nowMs`, that of the Date header).
-   */
+  /** The 429 answer when the request at `rateMs` (the rate clock) is past its second's limit. */
   rateLimited(
     limit: RateLimitOptions | undefined,
     rateMs: number,
@@ -102,12 +84,7 @@ export function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer 
   if (answer.body === "") return answer;
   const headers = { ...req.headers };
   if (answer.headers?.["content-type"] === "application/json") {
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.body);
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOrUndefined(answer.body);
     if (body !== null && typeof body === "object" && !Array.isArray(body)) {
       return { ...answer, body: JSON.stringify({ ...body, request_headers: headers }) };
     }

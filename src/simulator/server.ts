@@ -1,9 +1,6 @@
 /**
  * The simulator's entry point: the `Simulator` (an HTTP server answering as the Energy Monitoring
- * Data API) and everything the commands and tests import. The pieces: http.ts (answers, routing),
- * auth.ts (API key, passwords, tokens), answers.ts (listings and data), request-faults.ts
- * (transport faults, rate limit), data-faults.ts (faults of real installations), request-log.ts,
- * and model/ (the fleet and its seeded data).
+ * Data API) and everything the commands and tests import (docs/simulator.md lists the pieces).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,55 +27,38 @@ import type {
   SimulatorOptions,
 } from "./options.js";
 import { faultsApplyTo, RequestFaults, truncated, withEchoedHeaders } from "./request-faults.js";
-import { RequestLog } from "./request-log.js";
 
 export { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../util/demo-defaults.js";
-export type { DataFaultOptions, DataRequestKey, GatewayOutage } from "./data-faults.js";
+export type { DataFaultOptions, GatewayOutage } from "./data-faults.js";
 export {
   DEFAULT_EXTRA_MEMBERS,
   FAR_FUTURE_TIMESTAMP,
   POISON_TEXT,
   YEAR_ZERO_TIMESTAMP,
 } from "./data-faults.js";
-export {
-  BUILT_DEVICE_LIMIT,
-  type CounterFaultOptions,
-  DEFAULT_NEW_VALUE_SHARE,
-  NEW_VALUE_SPREAD_S,
-  type ScheduledValue,
-} from "./model/fleet.js";
-export type {
-  Endpoint,
-  FaultOptions,
-  LoggedRequest,
-  RateLimitOptions,
-  SimUser,
-  SimulatorOptions,
-} from "./options.js";
+export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./model/fleet.js";
+export type { Endpoint, FaultOptions, LoggedRequest, SimulatorOptions } from "./options.js";
 
 /**
- * A faithful simulator of the Energy Monitoring Data API over real HTTP: auth (spec 5), the
- * endpoints of spec 4, the limits of spec 8, deterministic data, and knobs for tests (token TTL,
- * rate limit, faults, data faults, a request log). Every answer carries a `Date` header from the
- * injected clock.
+ * The Energy Monitoring Data API over real HTTP (auth, endpoints and limits of specs 4, 5 and 8),
+ * deterministic, with knobs for tests; every `Date` header is from the injected clock.
  */
 export class Simulator {
   /** Seed of the data, the faults and the data faults. */
   readonly seed: number;
   readonly fleet: SimulatedFleet;
   readonly apiKey: string;
-  /** Every request answered, oldest first. */
-  readonly requests: LoggedRequest[];
+  /** Every request answered, oldest first (at most `maxLoggedRequests`). */
+  readonly requests: LoggedRequest[] = [];
   tokenTtlS: number;
   rateLimit: RateLimitOptions | undefined;
   faults: FaultOptions;
   /** Data faults; may be changed between requests. */
   dataFaults: DataFaultOptions;
   latencyMs: number;
-  /** Value ids every resource lists besides its own (SimulatorOptions.extraListedValueIds). */
-  readonly extraValueIds: readonly string[];
 
-  private readonly log: RequestLog;
+  private readonly extraValueIds: readonly string[];
+  private readonly maxLoggedRequests: number;
   private readonly auth: SimAuth;
   private readonly requestFaults: RequestFaults;
   private readonly now: () => number;
@@ -91,18 +71,9 @@ export class Simulator {
     const seed = options.seed ?? 1;
     this.seed = seed;
     this.now = options.now ?? Date.now;
-    this.fleet = createFleet({
-      seed,
-      resolutionS: options.resolutionS ?? 60,
-      devices: options.devices,
-      newValueShare: options.newValueShare,
-      newValuesFromS: options.newValuesFromS ?? Math.floor(this.now() / 1000),
-      catalog: options.catalog,
-      counterResets: options.counterResets,
-      counterFaults: options.counterFaults,
-    });
-    this.log = new RequestLog(options.maxLoggedRequests ?? Number.POSITIVE_INFINITY);
-    this.requests = this.log.entries;
+    const newValuesFromS = options.newValuesFromS ?? Math.floor(this.now() / 1000);
+    this.fleet = createFleet({ ...options, seed, newValuesFromS });
+    this.maxLoggedRequests = options.maxLoggedRequests ?? Number.POSITIVE_INFINITY;
     this.apiKey = options.apiKey ?? DEFAULT_SIM_API_KEY;
     this.auth = new SimAuth(this.apiKey, options.users ?? DEFAULT_SIM_USERS, this.now);
     this.tokenTtlS = options.tokenTtlS ?? DEFAULT_TOKEN_TTL_S;
@@ -149,14 +120,18 @@ export class Simulator {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** Requests answered for an endpoint (all endpoints when omitted), optionally with a status. */
+  /** Requests logged for an endpoint (all endpoints when omitted), optionally with a status. */
   count(endpoint?: Endpoint, status?: number): number {
-    return this.log.count(endpoint, status);
+    return this.requests.filter(
+      (r) =>
+        (endpoint === undefined || r.endpoint === endpoint) &&
+        (status === undefined || r.status === status),
+    ).length;
   }
 
   /** Forgets the request log. */
   resetLog(): void {
-    this.log.reset();
+    this.requests.length = 0;
   }
 
   /** Every access token handed out so far, oldest first (expired and revoked ones too). */
@@ -170,13 +145,11 @@ export class Simulator {
   }
 
   /**
-   * True when the row (device, `YYYY-MM-DDTHH:MM:SS` timestamp, values_id) is sent poisoned under
-   * the current data faults, whatever values and window are requested. The poisoned member is the
-   * row's first requested non-meta member with a value (else its first non-meta member); a row
-   * with only meta members requested has none and is sent unchanged.
+   * True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) is sent poisoned whatever is
+   * requested (unless only meta members are: then it is sent unchanged).
    */
   isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "poison", { deviceId, timestamp, valuesId });
+    return rowHasFault(this.seed, this.dataFaults, "poison", [deviceId, timestamp, valuesId]);
   }
 
   /** True when the row (device, timestamp, values_id) carries unrequested members. */
@@ -185,13 +158,13 @@ export class Simulator {
     timestamp: string,
     valuesId: RecordMember | undefined,
   ): boolean {
-    const row = { deviceId, timestamp, valuesId };
+    const row = [deviceId, timestamp, valuesId] as const;
     return rowHasFault(this.seed, this.dataFaults, "extra-members", row);
   }
 
   /** True when the row (device, timestamp, values_id) is followed by a copy with numbers + 1. */
   isDuplicated(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "duplicate", { deviceId, timestamp, valuesId });
+    return rowHasFault(this.seed, this.dataFaults, "duplicate", [deviceId, timestamp, valuesId]);
   }
 
   /** True when a record of the device at `tS` is visible at `nowS` (epoch s) despite the outages. */
@@ -199,10 +172,7 @@ export class Simulator {
     return isVisibleAt(this.dataFaults.outages, deviceId, tS, nowS);
   }
 
-  /**
-   * True when a 200 data answer to the request (device, resource, and the `values`, `from` and
-   * `to` parameters as sent) ends with the two out-of-window rows.
-   */
+  /** True when a 200 data answer to the request (as sent) ends with the out-of-window rows. */
   hasOutOfWindowRows(
     deviceId: string,
     resourceId: string,
@@ -217,8 +187,11 @@ export class Simulator {
     const { segments, query } = parseTarget(req.url ?? "/");
     const endpoint = routeOf(req.method ?? "GET", segments);
     const body = await readBody(req);
-    const log = (status: number): void =>
-      this.log.add({ method: req.method ?? "", endpoint, segments, query, status, atMs });
+    const log = (status: number): void => {
+      this.requests.push({ method: req.method ?? "", endpoint, segments, query, status, atMs });
+      const excess = this.requests.length - this.maxLoggedRequests;
+      if (excess > 0) this.requests.splice(0, excess);
+    };
 
     if (this.latencyMs > 0) await sleep(this.latencyMs);
     const fault = this.requestFaults.draw(this.faults, endpoint);
@@ -262,13 +235,7 @@ export class Simulator {
     const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
     const cached = cache?.get(req.url ?? "");
     if (cached) return cached;
-    const source = {
-      fleet: this.fleet,
-      seed: this.seed,
-      dataFaults: this.dataFaults,
-      nowMs: this.now(),
-    };
-    const answer = dataAnswer(source, segments[1] ?? "", segments[2] ?? "", query);
+    const answer = dataAnswer(this, this.now(), segments[1] ?? "", segments[2] ?? "", query);
     if (answer.status === 200) cache?.set(req.url ?? "", answer);
     return answer;
   }

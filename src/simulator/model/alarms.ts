@@ -31,15 +31,12 @@ const SCHEDULED: Record<DeviceKind, readonly number[]> = {
 /** Code of the alarm raised while the grid is down. */
 export const GRID_FAILURE_CODE = 104;
 
-/** Name of an alarm code. */
-export function alarmName(code: number): string {
-  return NAMES.get(code) ?? `Alarm ${code}`;
+/** Name of an alarm code; null for 0 (no alarm). */
+export function alarmName(code: number): string | null {
+  return code === 0 ? null : (NAMES.get(code) ?? `Alarm ${code}`);
 }
 
-/**
- * Fills `frame.alarm`: 0-3 short alarms (3-30 min) per day at seeded times,
- * and the grid failure alarm while a grid-connected site is cut off (it takes precedence).
- */
+/** Fills `frame.alarm`: 0-3 seeded short alarms (3-30 min) a day, grid failure over them. */
 export function applyAlarms(
   frame: DayFrame,
   key: number,

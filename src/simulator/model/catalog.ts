@@ -1,13 +1,8 @@
-/**
- * Device definitions: the value ids of each device kind, their readouts and how each is computed
- * (the values every device lists here, each kind's own readouts in readouts/).
- */
-
-import { COMMON_VALUE_IDS } from "../../api/common-values.js";
+/** Device definitions: the values every kind lists, and each kind's own (from readouts/). */
 import { alarmName } from "./alarms.js";
 import { max, roundTo } from "./num.js";
 import { type DeviceKind, type SiteProfile, siteProfile } from "./profiles.js";
-import { auditValues, DAYS_REMAINING_ID } from "./readouts/audit-box.js";
+import { auditValues } from "./readouts/audit-box.js";
 import { at, dtH, type ReadoutContext } from "./readouts/context.js";
 import {
   batterySoc,
@@ -21,9 +16,6 @@ import { pumpValues } from "./readouts/pump.js";
 import { subKey, unit2 } from "./rng.js";
 import type { DayFrame } from "./site-physics.js";
 import { counter, sampled, type ValueDef } from "./values.js";
-
-/** COMMON_VALUE_IDS: the value ids spec 2.3 lists for every device; DAYS_REMAINING_ID: the Audit Box's credit. */
-export { COMMON_VALUE_IDS, DAYS_REMAINING_ID };
 
 /** Resource holding every value of a device. */
 export const ALL_DATA = "all_data";
@@ -51,7 +43,6 @@ export interface ResourceDef {
 
 /** The static definition of one device. */
 export interface DeviceCatalog {
-  readonly kind: DeviceKind;
   readonly profile: SiteProfile;
   /** Computable values (every listed id except values_id). */
   readonly defs: readonly ValueDef[];
@@ -69,14 +60,8 @@ function commonValues(ctx: ReadoutContext): ValueDef[] {
   const protocolId = PROTOCOL_IDS[ctx.kind];
   return [
     sampled("protocol_id", () => protocolId),
-    sampled("alarm_index", (f, i) => {
-      const code = at(f.alarm, i);
-      return code === 0 ? null : code;
-    }),
-    sampled("alarm_name", (f, i) => {
-      const code = at(f.alarm, i);
-      return code === 0 ? null : alarmName(code);
-    }),
+    sampled("alarm_index", (f, i) => at(f.alarm, i) || null),
+    sampled("alarm_name", (f, i) => alarmName(at(f.alarm, i))),
     counter("e_03_07_04_000_total_solar_energy", solarKwh),
     counter("e_03_07_04_000_total_load_energy", (f, i) => at(f.load, i) * dtH(f)),
     counter("e_03_07_04_000_total_battery_energy", (f, i) => max(0, at(f.battery, i)) * dtH(f)),
@@ -130,5 +115,5 @@ export function buildCatalog(kind: DeviceKind, deviceKey: number): DeviceCatalog
     const battery = defs.filter((d) => d.readout === 2).map((d) => d.id);
     resources.push({ id: "battery_bank", valueIds: [...META_VALUE_IDS, ...battery] });
   }
-  return { kind, profile, defs, resources };
+  return { profile, defs, resources };
 }

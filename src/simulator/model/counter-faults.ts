@@ -5,7 +5,7 @@
  * function of the seed and of (device id, value id, timestamp, values_id), never of which values
  * or which window were requested, so every answer that holds a reading agrees about it.
  */
-import type { DataRecord, RecordMember } from "../../records/data-record.js";
+import type { DataRecord } from "../../records/data-record.js";
 import { max, min, roundTo } from "./num.js";
 import { hash2, hashString, subKey, unit2 } from "./rng.js";
 import { parseValueId } from "./values.js";
@@ -44,9 +44,8 @@ const JITTER = 0.001;
 /** Throws a RangeError for a rate outside [0, 1], rates over 1 in all, or a bad dailyOffsetMax. */
 export function checkCounterFaults(faults: CounterFaultOptions | undefined): void {
   if (faults === undefined) return;
-  const rates = { shallowDipRate: 0, deepDipRate: 0, zeroRate: 0 };
   let sum = 0;
-  for (const name of Object.keys(rates) as (keyof typeof rates)[]) {
+  for (const name of ["shallowDipRate", "deepDipRate", "zeroRate"] as const) {
     const rate = faults[name] ?? 0;
     if (!(rate >= 0 && rate <= 1)) throw new RangeError(`${name} must be from 0 to 1, got ${rate}`);
     sum += rate;
@@ -61,12 +60,8 @@ export function checkCounterFaults(faults: CounterFaultOptions | undefined): voi
 /** True when some counter fault can change a reading. */
 export function counterFaultsActive(faults: CounterFaultOptions | undefined): boolean {
   if (faults === undefined || faults.deviceIds?.length === 0) return false;
-  return (
-    (faults.shallowDipRate ?? 0) > 0 ||
-    (faults.deepDipRate ?? 0) > 0 ||
-    (faults.zeroRate ?? 0) > 0 ||
-    (faults.dailyOffsetMax ?? 0) > 0
-  );
+  const { shallowDipRate, deepDipRate, zeroRate, dailyOffsetMax } = faults;
+  return [shallowDipRate, deepDipRate, zeroRate, dailyOffsetMax].some((x) => (x ?? 0) > 0);
 }
 
 /** 4 or 5 for a coded counter id (`e_PP_UU_04_…`, `e_PP_UU_05_…`), else undefined. */
@@ -92,12 +87,8 @@ export function fallFor(
     const span = SHALLOW_DEPTH.to - SHALLOW_DEPTH.from;
     return { kind: "shallow-dip", depth: over < 0 ? 0 : SHALLOW_DEPTH.from + span * over };
   }
-  if (kindDraw < deep) {
-    return {
-      kind: "deep-dip",
-      depth: DEEP_DEPTH.from + (DEEP_DEPTH.to - DEEP_DEPTH.from) * depthDraw,
-    };
-  }
+  const deepSpan = DEEP_DEPTH.to - DEEP_DEPTH.from;
+  if (kindDraw < deep) return { kind: "deep-dip", depth: DEEP_DEPTH.from + deepSpan * depthDraw };
   if (kindDraw < deep + (faults.zeroRate ?? 0)) return { kind: "zero" };
   return undefined;
 }
@@ -129,64 +120,11 @@ export function dailyOffsetFor(largest: number, draw: number): number {
   return max(JITTER, roundTo(largest * (0.5 + 0.5 * draw), 3));
 }
 
-/** The key of a counter of a device, under which all its draws are made. */
-function counterKey(seed: number, deviceId: string, valueId: string): number {
-  return subKey(subKey(subKey(seed, "counter-faults"), deviceId), valueId);
-}
-
-/** One reading of a counter: where it is and what it says. */
-export interface CounterReading {
-  readonly deviceId: string;
-  readonly valueId: string;
-  /** The record's `YYYY-MM-DDTHH:MM:SS`. */
-  readonly timestamp: string;
-  readonly valuesId: RecordMember | undefined;
-}
-
-/** The reading's fall under `faults` (undefined: none); a pure function of the seed and the reading's place. */
-export function counterFallOf(
-  seed: number,
-  faults: CounterFaultOptions,
-  reading: CounterReading,
-): CounterFall | undefined {
-  const { deviceId, valueId, timestamp, valuesId } = reading;
-  const readout = valuesId === undefined ? "" : JSON.stringify(valuesId);
-  const key = hash2(subKey(counterKey(seed, deviceId, valueId), timestamp), hashString(readout));
-  return fallFor(faults, unit2(key, 1), unit2(key, 2));
-}
-
-/** The offset of the reading's UTC day (type 05 counters; 0 for others or when off). */
-export function dailyOffsetOf(
-  seed: number,
-  faults: CounterFaultOptions,
-  reading: CounterReading,
-): number {
-  const largest = faults.dailyOffsetMax ?? 0;
-  if (!(largest > 0) || counterTypeOf(reading.valueId) !== 5) return 0;
-  const day = `day ${reading.timestamp.slice(0, 10)}`;
-  const key = subKey(counterKey(seed, reading.deviceId, reading.valueId), day);
-  return dailyOffsetFor(largest, unit2(key, 0));
-}
-
 /**
- * The reported value of a counter's numeric reading `value` (its truth): the day's offset added
- * (type 05), then the fall. Only for devices of `deviceIds` and counter values; others as is.
+ * Applies the counter faults to the numeric counter members of a device's records, in place: the
+ * day's offset added (type 05), then the fall. Every draw is keyed on the seed, the device, the
+ * value id and the reading's timestamp (or day) and values_id.
  */
-export function faultedCounterReading(
-  seed: number,
-  faults: CounterFaultOptions,
-  reading: CounterReading,
-  value: number,
-): number {
-  if (faults.deviceIds !== undefined && !faults.deviceIds.includes(reading.deviceId)) return value;
-  if (counterTypeOf(reading.valueId) === undefined) return value;
-  const offset = dailyOffsetOf(seed, faults, reading);
-  const shifted = offset > 0 ? roundTo(value + offset, decimalsOf(value)) : value;
-  const fall = counterFallOf(seed, faults, reading);
-  return fall === undefined ? shifted : fallenReading(shifted, fall);
-}
-
-/** Applies the counter faults to the numeric counter members of a device's records, in place. */
 export function applyCounterFaults(
   records: DataRecord[],
   scope: { readonly seed: number; readonly faults: CounterFaultOptions; readonly deviceId: string },
@@ -194,19 +132,24 @@ export function applyCounterFaults(
 ): void {
   const { seed, faults, deviceId } = scope;
   if (faults.deviceIds !== undefined && !faults.deviceIds.includes(deviceId)) return;
+  const largest = faults.dailyOffsetMax ?? 0;
+  const deviceKey = subKey(subKey(seed, "counter-faults"), deviceId);
   const counters = [...new Set(valueIds)].filter((id) => counterTypeOf(id) !== undefined);
-  if (counters.length === 0) return;
   for (const record of records) {
+    const { timestamp, values_id: valuesId } = record;
+    const readout = hashString(valuesId === undefined ? "" : JSON.stringify(valuesId));
     for (const valueId of counters) {
       const value = record[valueId];
       if (typeof value !== "number") continue;
-      const reading = {
-        deviceId,
-        valueId,
-        timestamp: record.timestamp,
-        valuesId: record.values_id,
-      };
-      record[valueId] = faultedCounterReading(seed, faults, reading, value);
+      const key = subKey(deviceKey, valueId);
+      const offset =
+        largest > 0 && counterTypeOf(valueId) === 5
+          ? dailyOffsetFor(largest, unit2(subKey(key, `day ${timestamp.slice(0, 10)}`), 0))
+          : 0;
+      const shifted = offset > 0 ? roundTo(value + offset, decimalsOf(value)) : value;
+      const fallKey = hash2(subKey(key, timestamp), readout);
+      const fall = fallFor(faults, unit2(fallKey, 1), unit2(fallKey, 2));
+      record[valueId] = fall === undefined ? shifted : fallenReading(shifted, fall);
     }
   }
 }

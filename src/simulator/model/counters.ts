@@ -1,8 +1,7 @@
 /**
- * Energy integration of counter values: per-day totals cached while a device is built, and the
- * running sums since commissioning kept in a small store that outlives the device (anchors every
- * ANCHOR_DAYS days and the furthest day reached), so a device rebuilt later resumes from there.
- * Every sum is the same sequence of additions from day 0 whatever the path: the same bytes.
+ * Energy integration of counter values: per-day totals, and running sums since commissioning in a
+ * store that outlives the device, so a device rebuilt later resumes from there. Every sum is the
+ * same sequence of additions from day 0 whatever the path: the same bytes.
  */
 import { floor, min } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
@@ -11,19 +10,8 @@ import type { CounterValueDef } from "./values.js";
 /** Spacing in days of the kept states and counter sums of a device's history. */
 export const ANCHOR_DAYS = 32;
 
-/** Sum of a counter's increments over samples 0..upTo-1 of a day, in sample order. */
-export function sumIncrements(
-  def: CounterValueDef,
-  frame: DayFrame,
-  upTo: number = frame.count,
-): number {
-  let sum = 0;
-  for (let i = 0; i < upTo; i++) sum += def.increment(frame, i);
-  return sum;
-}
-
 /** The running sums of one counter: exact prefix sums (day 0 added first) at some days. */
-interface CounterSums {
+export interface CounterSums {
   /** anchors[k]: sum of the increments of the days before day k * ANCHOR_DAYS (anchors[0] = 0). */
   readonly anchors: number[];
   /** The furthest day whose prefix sum is known, and that sum (sum of the days before it). */
@@ -43,29 +31,14 @@ function advance(sums: CounterSums, day: number, sum: number): void {
 }
 
 /** The running sums of a device's counters, by value id (one id has one generator per device). */
-export class CounterSumStore {
-  private readonly byId = new Map<string, CounterSums>();
-
-  of(id: string): CounterSums {
-    let sums = this.byId.get(id);
-    if (sums === undefined) {
-      sums = { anchors: [0], day: 0, sum: 0, prevDay: 0, prevSum: 0 };
-      this.byId.set(id, sums);
-    }
-    return sums;
-  }
-}
+export type CounterSumStore = Map<string, CounterSums>;
 
 /** Stores `sum` as the sum before `day` when `day` is the next anchor day. */
 function anchorAt(sums: CounterSums, day: number, sum: number): void {
   if (day % ANCHOR_DAYS === 0 && sums.anchors.length === day / ANCHOR_DAYS) sums.anchors.push(sum);
 }
 
-/**
- * Per-day totals of counters (a cache of the device while it is built) and their running sums
- * since commissioning (day 0) from a CounterSumStore. A missing day is computed from the frame
- * that `frameOf` supplies.
- */
+/** Per-day counter totals (a missing day from the frame `frameOf` gives) and running sums. */
 export class CounterLedger {
   /** Per counter id, totals by day; NaN: not computed. */
   private readonly totals = new Map<string, number[]>();
@@ -76,16 +49,11 @@ export class CounterLedger {
   ) {}
 
   /** Stores the totals of `frame`'s day for the counters that lack it; advances their sums. */
-  record(frame: DayFrame, defs: readonly CounterValueDef[]): void {
+  record(frame: DayFrame, defs: Iterable<CounterValueDef>): void {
     const day = frame.day;
     for (const def of defs) {
-      const days = this.totalsOf(def.id, day);
-      let total = days[day] ?? Number.NaN;
-      if (Number.isNaN(total)) {
-        total = sumIncrements(def, frame);
-        days[day] = total;
-      }
-      const sums = this.sums.of(def.id);
+      const total = this.totalOn(def, frame);
+      const sums = this.sumsOf(def.id);
       if (sums.day === day) {
         advance(sums, day + 1, sums.sum + total);
         anchorAt(sums, sums.day, sums.sum);
@@ -97,21 +65,14 @@ export class CounterLedger {
   dayTotal(def: CounterValueDef, day: number): number {
     if (day < 0) return 0;
     const known = this.totalsOf(def.id, day)[day] ?? Number.NaN;
-    if (!Number.isNaN(known)) return known;
-    const frame = this.frameOf(day);
-    const days = this.totalsOf(def.id, day);
-    let total = days[day] ?? Number.NaN;
-    if (Number.isNaN(total)) {
-      total = sumIncrements(def, frame);
-      days[day] = total;
-    }
-    return total;
+    // frameOf may simulate the day, and so record the total of a tracked counter
+    return Number.isNaN(known) ? this.totalOn(def, this.frameOf(day)) : known;
   }
 
   /** Sum of the counter's increments over all days before `day`. */
   sumBefore(def: CounterValueDef, day: number): number {
     if (day <= 0) return 0;
-    const sums = this.sums.of(def.id);
+    const sums = this.sumsOf(def.id);
     if (sums.day === day) return sums.sum;
     if (sums.prevDay === day) return sums.prevSum;
     const k = min(floor(day / ANCHOR_DAYS), sums.anchors.length - 1);
@@ -128,6 +89,26 @@ export class CounterLedger {
     }
     if (day > sums.day) advance(sums, day, sum);
     return sum;
+  }
+
+  private sumsOf(id: string): CounterSums {
+    let sums = this.sums.get(id);
+    if (sums === undefined) {
+      sums = { anchors: [0], day: 0, sum: 0, prevDay: 0, prevSum: 0 };
+      this.sums.set(id, sums);
+    }
+    return sums;
+  }
+
+  /** The counter's total over `frame`'s day: stored, else summed in sample order and stored. */
+  private totalOn(def: CounterValueDef, frame: DayFrame): number {
+    const days = this.totalsOf(def.id, frame.day);
+    const known = days[frame.day] ?? Number.NaN;
+    if (!Number.isNaN(known)) return known;
+    let total = 0;
+    for (let i = 0; i < frame.count; i++) total += def.increment(frame, i);
+    days[frame.day] = total;
+    return total;
   }
 
   /** The totals array of a counter, long enough to hold `day` (NaN where unknown). */

@@ -1,19 +1,10 @@
-/**
- * The generated devices of a large fleet (`site-00005`, `site-00006`, …): kind, value count and
- * resources of each, derived from (seed, index) alone, so any device can be described without
- * building the others.
- */
-import {
-  ALL_DATA,
-  buildCatalog,
-  COMMON_VALUE_IDS,
-  META_VALUE_IDS,
-  type ResourceDef,
-} from "./catalog.js";
+/** The generated devices (`site-00005`, …): kind, value count and resources from (seed, index). */
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
+import { ALL_DATA, buildCatalog, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { extraSensorId, FIRST_BOARD, SENSOR_TEMPLATES } from "./extra-sensors.js";
 import { floor, max } from "./num.js";
 import type { DeviceKind } from "./profiles.js";
-import { hash2, hashString, subKey, unit2 } from "./rng.js";
+import { hash2, hashString, pickByShare, subKey, unit2 } from "./rng.js";
 import { readoutOf } from "./values.js";
 
 /** Listed values per generated device (values_id not counted): at least the common ones. */
@@ -47,6 +38,9 @@ export interface GeneratedDevice {
   readonly key: number;
 }
 
+/** Index of the first generated device: the 4 default devices come first. */
+export const FIRST_GENERATED = 5;
+
 /** Digits of the generated ids of a fleet of `devices`: 5, or more for 100 000 devices. */
 export function idWidth(devices: number): number {
   return max(5, String(devices).length);
@@ -63,7 +57,7 @@ export function generatedIndex(id: string, width: number, devices: number): numb
   const digits = id.slice(5);
   if (!/^\d+$/.test(digits)) return undefined;
   const index = Number(digits);
-  return index > 4 && index <= devices ? index : undefined;
+  return index >= FIRST_GENERATED && index <= devices ? index : undefined;
 }
 
 const catalogIds = new Map<DeviceKind, readonly string[]>();
@@ -78,19 +72,10 @@ function kindValueIds(kind: DeviceKind): readonly string[] {
   return ids;
 }
 
-function kindOfDraw(u: number): DeviceKind {
-  let edge = 0;
-  for (const [kind, share] of KIND_MIX) {
-    edge += share;
-    if (u < edge) return kind;
-  }
-  return "gridtied";
-}
-
 /** The generated device number `index` (> 4) of a fleet with `seed`; cheap, builds nothing. */
 export function generatedDevice(seed: number, index: number, width: number): GeneratedDevice {
   const key = hash2(subKey(hashString(String(seed)), "device-mix"), index);
-  const kind = kindOfDraw(unit2(key, 0));
+  const kind = pickByShare(unit2(key, 0), KIND_MIX) ?? "gridtied";
   const valueCount = MIN_VALUES + floor(unit2(key, 1) * (MAX_VALUES - MIN_VALUES + 1));
   const hasSensors = valueCount > kindValueIds(kind).length;
   const secondResource =

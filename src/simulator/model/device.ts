@@ -1,11 +1,10 @@
 /** One device of a fleet: its resources and value ids (including added ones) and its records. */
-
+import { VALUES_ID } from "../../api/limits.js";
 import type { DataRecord, RecordMember } from "../../records/data-record.js";
 import { ALL_DATA, META_VALUE_IDS, type ResourceDef } from "./catalog.js";
 import { genericValue } from "./generic.js";
 import type { DeviceHistory } from "./history.js";
 import { ceil, floor, max, min } from "./num.js";
-import type { DeviceKind } from "./profiles.js";
 import {
   COMMISSIONED_AT_S,
   ceilToMultiple,
@@ -17,23 +16,15 @@ import {
 } from "./time.js";
 import type { CounterValueDef, ValueDef } from "./values.js";
 
-const VALUES_ID = "values_id";
-
-interface Column {
-  readonly def: ValueDef;
-  /** Index into the window's counter sums, -1 for sampled values. */
-  readonly counter: number;
-}
-
+/** The requested values of a readout; `counter`: index into the window's counter sums, else -1. */
 interface Readout {
   readonly readout: number;
-  readonly columns: readonly Column[];
+  readonly columns: readonly { readonly def: ValueDef; readonly counter: number }[];
 }
 
 /**
- * A plain object with fast (non-dictionary) properties, whatever the number of keys:
- * rows spread from it stay fast to build and to serialise (keyed stores of many new
- * keys would turn each row into a slow dictionary object).
+ * A plain object with fast (non-dictionary) properties whatever the number of keys: rows spread
+ * from it stay fast to build and serialise (storing many new keys would make them dictionaries).
  */
 function fastObject(members: readonly [string, RecordMember][]): Record<string, RecordMember> {
   return JSON.parse(JSON.stringify(Object.fromEntries(members)));
@@ -46,25 +37,18 @@ function listedAt(fromS: number | undefined, atS: number | undefined): boolean {
 
 /** A device of the fleet; every value is a pure function of seed, id, value id, time and resolution. */
 export class SimulatedDevice {
-  readonly kind: DeviceKind;
-  readonly resolutionS: number;
   private readonly defs = new Map<string, ValueDef>();
   private readonly resources = new Map<string, string[]>();
   /** Value ids and resources listed only from a time on (epoch s). */
   private readonly valueFromS = new Map<string, number>();
   private readonly resourceFromS = new Map<string, number>();
 
-  /**
-   * `resources`: what the device lists (all_data first; default: its kind's catalog); ids outside
-   * the catalog get generic generators from their unit and type codes.
-   */
+  /** `resources`: what it lists (all_data first); ids not in the catalog get generic values. */
   constructor(
     readonly id: string,
     private readonly history: DeviceHistory,
     resources: readonly ResourceDef[] = history.catalog.resources,
   ) {
-    this.kind = history.kind;
-    this.resolutionS = history.resolutionS;
     for (const def of history.catalog.defs) this.defs.set(def.id, def);
     for (const r of resources) {
       this.resources.set(r.id, [...r.valueIds]);
@@ -85,11 +69,7 @@ export class SimulatedDevice {
     return ids.filter((id) => listedAt(this.valueFromS.get(id), atS));
   }
 
-  /**
-   * Lists `valueId` in `resourceId` (created with the meta values if missing) and in
-   * `all_data`, from `fromS` on (undefined: at once); a new id gets a generic generator from its
-   * unit and type codes.
-   */
+  /** Lists `valueId` in `resourceId` (made if missing) and all_data, from `fromS` (or at once). */
   addValue(resourceId: string, valueId: string, fromS?: number): void {
     if (valueId === VALUES_ID) return;
     this.define(valueId);
@@ -119,7 +99,7 @@ export class SimulatedDevice {
     toS: number,
   ): DataRecord[] {
     const readouts = this.plan(resourceId, valueIds);
-    const res = this.resolutionS;
+    const res = this.history.resolutionS;
     const first = ceilToMultiple(max(fromS, COMMISSIONED_AT_S), res);
     const last = floorToMultiple(toS, res);
     const out: DataRecord[] = [];
@@ -147,7 +127,7 @@ export class SimulatedDevice {
       for (let c = 0; c < counters.length; c++) {
         const def = counters[c];
         if (def === undefined) continue;
-        let sum = def.daily ? 0 : def.base + this.history.sumBefore(def, day);
+        let sum = def.daily ? 0 : def.base + this.history.ledger.sumBefore(def, day);
         for (let k = 0; k < i0; k++) sum += def.increment(frame, k);
         sums[c] = sum;
       }
@@ -182,7 +162,7 @@ export class SimulatedDevice {
       throw new Error(`${this.id}: ${valueId} is not a counter value`);
     }
     if (dayStartS % DAY_S !== 0) throw new RangeError(`dayStartS ${dayStartS} is not 00:00 UTC`);
-    return this.history.dayTotal(def, dayIndexOf(dayStartS));
+    return this.history.ledger.dayTotal(def, dayIndexOf(dayStartS));
   }
 
   /** Gives `valueId` a generic generator unless it has one; its counters are tracked by the history. */
@@ -190,17 +170,15 @@ export class SimulatedDevice {
     if (valueId === VALUES_ID || this.defs.has(valueId)) return;
     const def = genericValue(this.history.deviceKey, valueId);
     this.defs.set(valueId, def);
-    if (def.kind === "counter") this.history.track([def]);
+    if (def.kind === "counter") this.history.track(def);
   }
 
   private plan(resourceId: string, valueIds: readonly string[]): Readout[] {
     const listed = this.resources.get(resourceId);
     if (listed === undefined) throw new Error(`${this.id}: unknown resource ${resourceId}`);
     const byReadout = new Map<number, ValueDef[]>();
-    const seen = new Set<string>();
-    for (const id of valueIds) {
-      if (id === VALUES_ID || seen.has(id)) continue;
-      seen.add(id);
+    for (const id of new Set(valueIds)) {
+      if (id === VALUES_ID) continue;
       const def = this.defs.get(id);
       if (def === undefined || !listed.includes(id)) {
         throw new Error(`${this.id}/${resourceId}: unknown value ${id}`);

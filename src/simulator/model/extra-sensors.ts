@@ -1,18 +1,8 @@
-/**
- * Sensors beyond a kind's catalog, for generated devices: coded value ids with valid unit and type
- * codes on extra readouts (sensor boards). Their data come from the generic generators (generic.ts).
- */
+/** Sensors beyond a kind's catalog for generated devices: coded ids on extra readouts (boards). */
 import { floor } from "./num.js";
 
-/** An extra sensor: `e_<prefix>_<unit>_<type>_<board>_<name>`. */
-interface SensorTemplate {
-  /** `<prefix>_<unit>_<type>`, two digits each. */
-  readonly codes: string;
-  readonly name: string;
-}
-
-/** Realistic sensors of an extension board (spec 2.3 unit and type codes). */
-export const SENSOR_TEMPLATES: readonly SensorTemplate[] = [
+/** Realistic sensors of an extension board: `e_<codes>_<board>_<name>`, codes as in spec 2.3. */
+export const SENSOR_TEMPLATES: readonly { readonly codes: string; readonly name: string }[] = [
   { codes: "00_04_00", name: "cabinet_temperature" },
   { codes: "00_05_00", name: "cabinet_humidity" },
   { codes: "00_02_00", name: "aux_voltage" },
@@ -45,17 +35,13 @@ export const FIRST_BOARD = 6;
 /** Readout of the sensors that appear later (value-schedule.ts); above every board in use. */
 export const NEW_SENSOR_BOARD = 9;
 
-function board3(readout: number): string {
-  return String(readout).padStart(3, "0");
-}
-
 /** The value id of template `template` (index, wrapping) on readout `board`. */
 export function sensorId(template: number, board: number): string {
   const t = SENSOR_TEMPLATES[template % SENSOR_TEMPLATES.length] ?? {
     codes: "00_00_00",
     name: "x",
   };
-  return `e_${t.codes}_${board3(board)}_${t.name}`;
+  return `e_${t.codes}_${String(board).padStart(3, "0")}_${t.name}`;
 }
 
 /** The k-th extra sensor (k = 0, 1, …) of a device whose templates start at `offset`. */

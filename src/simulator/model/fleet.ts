@@ -1,8 +1,6 @@
 /**
- * The simulated fleet of the Energy Monitoring Data API: devices, resources, value ids and
- * data records, deterministic from a seed. Pure data, no I/O and no clock (times are passed in).
- * Devices are built on first use and kept in a bounded cache, so a fleet of thousands costs
- * little until asked.
+ * The simulated fleet: devices, resources, value ids and data records, deterministic from a seed;
+ * no I/O, no clock. Devices are built on first use and kept in a bounded cache.
  */
 import type { DataRecord } from "../../records/data-record.js";
 import { ALL_DATA } from "./catalog.js";
@@ -28,16 +26,12 @@ import { type CatalogOption, specResources } from "./spec-catalog.js";
 import { COMMISSIONED_AT_S, DAY_S } from "./time.js";
 import { DEFAULT_NEW_VALUE_SHARE, type ScheduledValue, seededSchedule } from "./value-schedule.js";
 
-export { ALL_DATA, COMMON_VALUE_IDS, DAYS_REMAINING_ID } from "./catalog.js";
+export { COMMON_VALUE_IDS } from "../../api/common-values.js";
 export type { CounterFaultOptions } from "./counter-faults.js";
-export type { DeviceKind } from "./profiles.js";
+export { DAYS_REMAINING_ID } from "./readouts/audit-box.js";
 export { type CatalogOption, SPEC_EXTRA_VALUES, specExtraIds } from "./spec-catalog.js";
 export { COMMISSIONED_AT_S } from "./time.js";
-export {
-  DEFAULT_NEW_VALUE_SHARE,
-  NEW_VALUE_SPREAD_S,
-  type ScheduledValue,
-} from "./value-schedule.js";
+export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./value-schedule.js";
 
 /** Options of a fleet. */
 export interface FleetOptions {
@@ -54,20 +48,11 @@ export interface FleetOptions {
   newValueShare?: number;
   /** Reference time of those new values (epoch s, default COMMISSIONED_AT_S); see value-schedule.ts. */
   newValuesFromS?: number;
-  /**
-   * "spec": every device lists only the value ids spec 2.3 documents plus SPEC_EXTRA_VALUES seeded
-   * coded ids (one resource, all_data); default "default", each kind's own catalog.
-   */
+  /** "spec": devices list only spec 2.3's value ids and a few seeded coded ones. */
   catalog?: CatalogOption;
-  /**
-   * Cumulative counters replaced at a time (a new meter): from `atS` on, the counter of the device
-   * counts from zero again; what rollups must see as a reset, not as a fall.
-   */
+  /** Counters replaced by a new meter: what rollups must see as a reset, not as a fall. */
   counterResets?: readonly CounterReset[];
-  /**
-   * Counter readings that fall as real meters' do (dips, transient zeros, daily counters that
-   * start above 0; counter-faults.ts), applied in `records` after `counterResets` (default: none).
-   */
+  /** Counter readings that fall as real meters' do, applied after `counterResets`. */
   counterFaults?: CounterFaultOptions;
 }
 
@@ -87,9 +72,8 @@ export const DEFAULT_DEVICES: readonly { readonly id: string; readonly kind: Dev
 ];
 
 /**
- * Devices kept built at most; the least recently used one is dropped (and rebuilt when asked).
- * A built generated device holds up to GENERATED_FRAME_SAMPLES samples of day frames (about
- * 0.8 MB at 60 s), so the built devices stay near 100 MB however many a client walks.
+ * Devices kept built at most (the least recently used is rebuilt when asked again): with up to
+ * GENERATED_FRAME_SAMPLES samples each (0.8 MB at 60 s), near 100 MB however many a client walks.
  */
 export const BUILT_DEVICE_LIMIT = 128;
 
@@ -127,17 +111,14 @@ export class SimulatedFleet {
 
   constructor(options: FleetOptions) {
     const res = options.resolutionS ?? 60;
-    if (!Number.isInteger(res) || res <= 0) {
-      throw new RangeError(`resolutionS must be a positive integer, got ${res}`);
-    }
     const devices = options.devices ?? DEFAULT_DEVICES.length;
-    if (!Number.isInteger(devices) || devices < 1) {
-      throw new RangeError(`devices must be a positive integer, got ${devices}`);
-    }
     const share = options.newValueShare ?? DEFAULT_NEW_VALUE_SHARE;
-    if (!(share >= 0 && share <= 1)) {
-      throw new RangeError(`newValueShare must be from 0 to 1, got ${share}`);
-    }
+    check(Number.isInteger(res) && res > 0, `resolutionS must be a positive integer, got ${res}`);
+    check(
+      Number.isInteger(devices) && devices >= 1,
+      `devices must be a positive integer, got ${devices}`,
+    );
+    check(share >= 0 && share <= 1, `newValueShare must be from 0 to 1, got ${share}`);
     this.resolutionS = res;
     this.seed = options.seed;
     this.deviceCount = devices;
@@ -179,28 +160,21 @@ export class SimulatedFleet {
     );
   }
 
-  /**
-   * Resource ids of a device listed at `atS` (epoch s; undefined: every one, later ones too);
-   * undefined = unknown device.
-   */
+  /** Resource ids listed at `atS` (epoch s; undefined: all); undefined = unknown device. */
   resourceIds(deviceId: string, atS?: number): string[] | undefined {
     return this.device(deviceId)?.resourceIds(atS);
   }
 
-  /**
-   * Value ids of a resource listed at `atS` (epoch s; undefined: every one, scheduled ones too);
-   * undefined = unknown device or resource (or a resource not listed yet).
-   */
+  /** Value ids listed at `atS` (undefined: all); undefined = unknown or unlisted resource. */
   valueIds(deviceId: string, resourceId: string, atS?: number): string[] | undefined {
     return this.device(deviceId)?.valueIds(resourceId, atS);
   }
 
   /**
    * Records with timestamps t, fromS <= t <= toS, t a multiple of resolutionS and not before
-   * COMMISSIONED_AT_S, in increasing time order; per timestamp one row per readout with a
-   * requested value, ordered by values_id. Throws for an unknown device, resource or value.
-   * Scheduled values have records whatever the time (history back to COMMISSIONED_AT_S).
-   * Counter readings as served: with the counter resets, then the counter faults.
+   * COMMISSIONED_AT_S, in time order; per timestamp one row per readout with a requested value,
+   * by values_id (scheduled values too, whatever the time). Counters as served: with the resets,
+   * then the counter faults. Throws for an unknown device, resource or value.
    */
   records(
     deviceId: string,
@@ -241,18 +215,12 @@ export class SimulatedFleet {
     this.ids = undefined;
   }
 
-  /**
-   * A new sensor appears: lists the value id in the resource (created if missing) and in
-   * all_data, with history back to COMMISSIONED_AT_S from its unit and type codes.
-   */
+  /** A new sensor: in the resource (created if missing) and all_data, with all its history. */
   addValue(deviceId: string, resourceId: string, valueId: string): void {
     this.change(deviceId, { resourceId, valueId, atS: undefined });
   }
 
-  /**
-   * As addValue, but listed only from `atS` (epoch s) on; the resource too if it is created.
-   * Throws for an unknown device, values_id, or a value id the device lists already.
-   */
+  /** As addValue, but listed (with a resource it creates) from `atS` (epoch s) on; new ids only. */
   scheduleValue(deviceId: string, resourceId: string, valueId: string, atS: number): void {
     const device = this.knownDevice(deviceId);
     if (!Number.isFinite(atS)) throw new RangeError(`atS must be a finite time, got ${atS}`);
@@ -273,10 +241,7 @@ export class SimulatedFleet {
     return this.built.size;
   }
 
-  /**
-   * The day's increment of a counter value (kWh for energy counters): the sum over the samples
-   * of [dayStartS, dayStartS + 86400) of power * resolutionS / 3600. dayStartS must be 00:00 UTC.
-   */
+  /** The day's increment of a counter (kWh for energy counters) from `dayStartS` (00:00 UTC). */
   dayEnergyKwh(deviceId: string, counterValueId: string, dayStartS: number): number {
     return this.knownDevice(deviceId).dayTotal(counterValueId, dayStartS);
   }
@@ -295,15 +260,9 @@ export class SimulatedFleet {
 
   /** The seeded new values by device id, computed once. */
   private seededValues(): ReadonlyMap<string, ScheduledValue> {
+    const { seed, deviceCount, newValueShare, newValuesFromS } = this;
     this.seeded ??= new Map(
-      seededSchedule({
-        seed: this.seed,
-        first: DEFAULT_DEVICES.length + 1,
-        last: this.deviceCount,
-        share: this.newValueShare,
-        fromS: this.newValuesFromS,
-        deviceAt: (index) => generatedDevice(this.seed, index, this.width),
-      }).map((s) => [s.deviceId, s]),
+      seededSchedule(seed, deviceCount, newValueShare, newValuesFromS).map((s) => [s.deviceId, s]),
     );
     return this.seeded;
   }
@@ -328,17 +287,15 @@ export class SimulatedFleet {
   }
 
   private build(deviceId: string): SimulatedDevice | undefined {
+    const { seed, resolutionS } = this;
     const kind = this.defaults.get(deviceId) ?? this.added.get(deviceId);
-    const spec = this.catalog === "spec" ? specResources(this.seed, deviceId) : undefined;
+    const spec = this.catalog === "spec" ? specResources(seed, deviceId) : undefined;
     if (kind !== undefined) {
-      const history = historyOf(this.seed, deviceId, kind, this.resolutionS);
-      return new SimulatedDevice(deviceId, history, spec);
+      return new SimulatedDevice(deviceId, historyOf(seed, deviceId, kind, resolutionS), spec);
     }
     const generated = this.generated(deviceId);
     if (generated === undefined) return undefined;
-    const history = historyOf(this.seed, deviceId, generated.kind, this.resolutionS, {
-      frameSamples: GENERATED_FRAME_SAMPLES,
-    });
+    const history = historyOf(seed, deviceId, generated.kind, resolutionS, GENERATED_FRAME_SAMPLES);
     const device = new SimulatedDevice(deviceId, history, spec ?? generatedResources(generated));
     const scheduled = this.seededValues().get(deviceId);
     if (scheduled !== undefined) {
@@ -348,12 +305,13 @@ export class SimulatedFleet {
   }
 }
 
-/**
- * A fleet with the default devices (hybrid-site-01, offgrid-genset-02, audit-box-03, site A+1),
- * and generated ones past 4 devices.
- */
+/** A fleet: the default devices, then generated ones past 4 devices. */
 export function createFleet(options: FleetOptions): SimulatedFleet {
   return new SimulatedFleet(options);
+}
+
+function check(ok: boolean, message: string): void {
+  if (!ok) throw new RangeError(message);
 }
 
 /** From the reset on, a counter's readings count from zero: the base subtracted (to 3 decimals). */

@@ -1,16 +1,13 @@
 /**
- * The simulated history of one device: battery state chained day by day from commissioning,
- * recent day frames (least recently used dropped) and per-day counter totals.
- * Histories are pure functions of (seed, device id, kind, resolution), so fleets built with
- * the same seed share them through a small module-level cache. What a history learnt of the
- * chain (the state at 00:00 every ANCHOR_DAYS days and at the furthest day simulated, the
- * counters' running sums) is kept in a larger cache of small anchors, so a history built again
- * for the same device resumes near the day asked instead of at commissioning: same bytes.
+ * The simulated history of one device: state chained day by day from commissioning, recent day
+ * frames and counter totals. A pure function of (seed, device id, kind, resolution), so fleets
+ * share histories through a small cache, and what a history learnt of the chain (its anchors) in
+ * a larger one: a history built again resumes near the day asked, with the same bytes.
  */
-
 import { applyAlarms } from "./alarms.js";
 import { buildCatalog, type DeviceCatalog } from "./catalog.js";
-import { ANCHOR_DAYS, CounterLedger, CounterSumStore } from "./counters.js";
+import { ANCHOR_DAYS, CounterLedger, type CounterSumStore } from "./counters.js";
+import { LruCache } from "./lru.js";
 import { floor, max, min } from "./num.js";
 import type { DeviceKind } from "./profiles.js";
 import { hash2, hashString, subKey } from "./rng.js";
@@ -26,29 +23,18 @@ import { DAY_S } from "./time.js";
 import type { CounterValueDef } from "./values.js";
 
 /** Samples of day frames a history keeps by default (20 days at 60 s). */
-export const CACHED_SAMPLES = 30_000;
-const CACHED_HISTORIES = 16;
+const CACHED_SAMPLES = 30_000;
 /** Devices whose anchors are kept (a few kB each). */
 const CACHED_ANCHORS = 20_000;
 
-/** Key of a device's noise: seed and device id. */
-export function deviceKeyOf(seed: number, deviceId: string): number {
-  return hash2(hashString(String(seed)), hashString(deviceId));
-}
-
 /** What survives a history: chained states and counter sums at some days. */
-export class HistoryAnchors {
+interface HistoryAnchors {
   /** states[k]: the state at 00:00 of day k * ANCHOR_DAYS. */
   readonly states: SiteState[];
   /** The furthest day simulated and its state at 00:00. */
-  lastDay = 0;
+  lastDay: number;
   lastState: SiteState;
-  readonly sums = new CounterSumStore();
-
-  constructor(initial: SiteState) {
-    this.states = [initial];
-    this.lastState = initial;
-  }
+  readonly sums: CounterSumStore;
 }
 
 /** Day frames and counter totals of one device. */
@@ -56,13 +42,13 @@ export class DeviceHistory {
   readonly catalog: DeviceCatalog;
   private readonly keys: SiteKeys;
   private readonly alarmKey: number;
-  private readonly tracked: CounterValueDef[];
-  private readonly trackedIds: Set<string>;
+  /** Counters whose day totals are taken while days are simulated, by id. */
+  private readonly tracked = new Map<string, CounterValueDef>();
   /** State at 00:00 of the days this history knows. */
   private readonly starts = new Map<number, SiteState>();
-  private readonly frames = new Map<number, DayFrame>();
-  private readonly frameCapacity: number;
-  private readonly ledger: CounterLedger;
+  private readonly frames: LruCache<number, DayFrame>;
+  /** Per-day totals and running sums of the counters. */
+  readonly ledger: CounterLedger;
   /** What this history learnt of the chain (shared with the histories of the same device). */
   readonly anchors: HistoryAnchors;
 
@@ -74,46 +60,28 @@ export class DeviceHistory {
     frameSamples: number = CACHED_SAMPLES,
   ) {
     this.catalog = buildCatalog(kind, deviceKey);
-    this.anchors = anchors ?? new HistoryAnchors(initialSiteState(this.catalog.profile));
+    const initial = initialSiteState(this.catalog.profile);
+    this.anchors = anchors ?? {
+      states: [initial],
+      lastDay: 0,
+      lastState: initial,
+      sums: new Map(),
+    };
     this.keys = siteKeys(deviceKey);
     this.alarmKey = subKey(deviceKey, "alarms");
-    this.tracked = this.catalog.defs.filter((d) => d.kind === "counter");
-    this.trackedIds = new Set(this.tracked.map((d) => d.id));
-    this.frameCapacity = max(2, floor(frameSamples / max(1, DAY_S / resolutionS)));
+    for (const def of this.catalog.defs) if (def.kind === "counter") this.track(def);
+    this.frames = new LruCache(max(2, floor(frameSamples / max(1, DAY_S / resolutionS))));
     this.ledger = new CounterLedger((day) => this.frame(day), this.anchors.sums);
   }
 
-  /**
-   * Counters whose day totals are taken while days are simulated (those of the catalog are);
-   * totals of other counters are computed when asked.
-   */
-  track(defs: readonly CounterValueDef[]): void {
-    for (const def of defs) {
-      if (this.trackedIds.has(def.id)) continue;
-      this.trackedIds.add(def.id);
-      this.tracked.push(def);
-    }
+  /** Takes the counter's day totals while days are simulated, as those of the catalog are. */
+  track(def: CounterValueDef): void {
+    if (!this.tracked.has(def.id)) this.tracked.set(def.id, def);
   }
 
   /** The simulated day `day` (0 = commissioning day). */
   frame(day: number): DayFrame {
-    const cached = this.frames.get(day);
-    if (cached !== undefined) {
-      this.frames.delete(day);
-      this.frames.set(day, cached);
-      return cached;
-    }
-    return this.simulate(day, this.startOf(day));
-  }
-
-  /** Sum of a counter's increments over the samples of `day`. */
-  dayTotal(def: CounterValueDef, day: number): number {
-    return this.ledger.dayTotal(def, day);
-  }
-
-  /** Sum of a counter's increments over all days before `day`. */
-  sumBefore(def: CounterValueDef, day: number): number {
-    return this.ledger.sumBefore(def, day);
+    return this.frames.get(day) ?? this.simulate(day, this.startOf(day));
   }
 
   /** The state at 00:00 of `day`, chained from the closest known day before it. */
@@ -159,56 +127,30 @@ export class DeviceHistory {
       a.lastState = start;
     }
     this.frames.set(day, frame);
-    if (this.frames.size > this.frameCapacity) {
-      const oldest = this.frames.keys().next();
-      if (oldest.done !== true) this.frames.delete(oldest.value);
-    }
-    this.ledger.record(frame, this.tracked);
+    this.ledger.record(frame, this.tracked.values());
     return frame;
   }
 }
 
-const histories = new Map<string, DeviceHistory>();
-const anchorsByKey = new Map<string, HistoryAnchors>();
+const histories = new LruCache<string, DeviceHistory>(16);
+const anchorsByKey = new LruCache<string, HistoryAnchors>(CACHED_ANCHORS);
 
-/** Options of historyOf. */
-export interface HistoryOptions {
-  /** Samples of day frames kept (default CACHED_SAMPLES); a shared history keeps its own. */
-  readonly frameSamples?: number;
-}
-
-/** The (shared) history of device `deviceId` of `kind` in a fleet with `seed`. */
+/** The (shared) history of a device; `frameSamples`: day-frame samples kept (its first user's). */
 export function historyOf(
   seed: number,
   deviceId: string,
   kind: DeviceKind,
   resolutionS: number,
-  options: HistoryOptions = {},
+  frameSamples?: number,
 ): DeviceHistory {
   const key = JSON.stringify([String(seed), deviceId, kind, resolutionS]);
   let history = histories.get(key);
   if (history === undefined) {
+    const deviceKey = hash2(hashString(String(seed)), hashString(deviceId));
     const anchors = anchorsByKey.get(key);
-    anchorsByKey.delete(key);
-    history = new DeviceHistory(
-      kind,
-      deviceKeyOf(seed, deviceId),
-      resolutionS,
-      anchors,
-      options.frameSamples,
-    );
+    history = new DeviceHistory(kind, deviceKey, resolutionS, anchors, frameSamples);
     anchorsByKey.set(key, history.anchors);
-    if (anchorsByKey.size > CACHED_ANCHORS) {
-      const oldest = anchorsByKey.keys().next();
-      if (oldest.done !== true) anchorsByKey.delete(oldest.value);
-    }
-  } else {
-    histories.delete(key);
-  }
-  histories.set(key, history);
-  if (histories.size > CACHED_HISTORIES) {
-    const oldest = histories.keys().next();
-    if (oldest.done !== true) histories.delete(oldest.value);
+    histories.set(key, history);
   }
   return history;
 }

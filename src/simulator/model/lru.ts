@@ -1,12 +1,8 @@
-/** A small least-recently-used cache with a weight budget (1 per entry unless told otherwise). */
+/** A small least-recently-used cache of at most `capacity` entries. */
 export class LruCache<K, V> {
   private readonly entries = new Map<K, V>();
-  private weight = 0;
 
-  constructor(
-    readonly capacity: number,
-    private readonly weigh: (value: V) => number = () => 1,
-  ) {}
+  constructor(private readonly capacity: number) {}
 
   /** Entries held. */
   get size(): number {
@@ -23,20 +19,17 @@ export class LruCache<K, V> {
     return value;
   }
 
-  /** Holds `value` under `key`, dropping the least recently used entries past the budget (never the newest). */
+  /** Holds `value` under `key`, most recently used; past capacity the least recently used goes. */
   set(key: K, value: V): void {
-    const old = this.entries.get(key);
-    if (old !== undefined) {
-      this.entries.delete(key);
-      this.weight -= this.weigh(old);
-    }
+    this.entries.delete(key);
     this.entries.set(key, value);
-    this.weight += this.weigh(value);
-    while (this.weight > this.capacity && this.entries.size > 1) {
-      const oldest = this.entries.entries().next();
-      if (oldest.done === true) break;
-      this.entries.delete(oldest.value[0]);
-      this.weight -= this.weigh(oldest.value[1]);
-    }
+    if (this.entries.size <= this.capacity) return;
+    const oldest = this.entries.keys().next();
+    if (oldest.done !== true) this.entries.delete(oldest.value);
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.entries.clear();
   }
 }

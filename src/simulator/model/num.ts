@@ -4,7 +4,7 @@
  * Math functions as module bindings: looking up the global `Math` is slow inside vm contexts
  * (Jest runs the simulator in one), and the model calls these millions of times.
  */
-export const { abs, ceil, cos, exp, floor, max, min, round, sin, sqrt, PI } = Math;
+export const { abs, ceil, cos, exp, floor, imul, max, min, round, sin, sqrt, PI } = Math;
 
 /** x limited to [lo, hi]. */
 export function clamp(x: number, lo: number, hi: number): number {
@@ -15,9 +15,4 @@ export function clamp(x: number, lo: number, hi: number): number {
 export function roundTo(x: number, decimals: number): number {
   const f = 10 ** decimals;
   return round(x * f) / f + 0;
-}
-
-/** Rounds to 3 decimal places, never returning -0. */
-export function round3(x: number): number {
-  return round(x * 1000) / 1000 + 0;
 }

@@ -1,5 +1,5 @@
 /** Physical make-up of each device kind: PV size, battery, genset, grid and load shape. */
-import { round } from "./num.js";
+import { roundTo } from "./num.js";
 import { subKey, unit2 } from "./rng.js";
 
 /** The kinds of simulated installations. */
@@ -24,9 +24,8 @@ export interface GensetSpec {
   readonly tankLiter: number;
 }
 
-/** A grid connection. */
+/** A grid connection (export allowed while it is up). */
 export interface GridSpec {
-  readonly exportAllowed: boolean;
   /** Chance that a day has one outage. */
   readonly outageProbability: number;
 }
@@ -43,7 +42,6 @@ export interface LoadShape {
 
 /** Everything the site physics needs about one installation. */
 export interface SiteProfile {
-  readonly kind: DeviceKind;
   readonly solarPeakKw: number;
   readonly inverterMaxKw: number;
   readonly solarNoonUtcH: number;
@@ -51,10 +49,6 @@ export interface SiteProfile {
   readonly battery: BatterySpec | undefined;
   readonly genset: GensetSpec | undefined;
   readonly grid: GridSpec | undefined;
-}
-
-function round1(x: number): number {
-  return round(x * 10) / 10;
 }
 
 /** A factor 1 ± spread drawn for the device from `slot`. */
@@ -88,43 +82,36 @@ function loadShape(
   };
 }
 
-/** A kind's nominal make-up: peak PV (before variation), inverter, load, battery, genset, grid. */
-interface KindSpec extends Omit<SiteProfile, "kind" | "solarNoonUtcH" | "load"> {
+/** A kind's nominal make-up: peak PV (before variation), inverter, load; battery, genset, grid. */
+interface KindSpec extends Partial<Pick<SiteProfile, "battery" | "genset" | "grid">> {
+  readonly solar: { readonly peakKw: number; readonly inverterMaxKw: number };
   readonly load: (vary: Vary) => LoadShape;
 }
 
 const KINDS: Record<DeviceKind, KindSpec> = {
   hybrid: {
-    solarPeakKw: 12,
-    inverterMaxKw: 10,
+    solar: { peakKw: 12, inverterMaxKw: 10 },
     load: (vary) => loadShape(vary, "residential", [0.55, 2.2, 3.2, 0.9], 2.5),
     battery: { ...BANK_20_KWH, initialSoc: 0.5 },
     genset: { ratedKw: 8, mode: "standby", tankLiter: 120 },
-    grid: { exportAllowed: true, outageProbability: 0.06 },
+    grid: { outageProbability: 0.06 },
   },
   offgrid: {
-    solarPeakKw: 6.5,
-    inverterMaxKw: 7,
+    solar: { peakKw: 6.5, inverterMaxKw: 7 },
     load: (vary) => loadShape(vary, "residential", [0.25, 1.0, 1.3, 1.1], 1.5),
     battery: { ...BANK_20_KWH, initialSoc: 0.6 },
     genset: { ratedKw: 6, mode: "offgrid", tankLiter: 200 },
-    grid: undefined,
   },
   auditbox: {
-    solarPeakKw: 30,
-    inverterMaxKw: 27,
+    solar: { peakKw: 30, inverterMaxKw: 27 },
     load: (vary) => loadShape(vary, "commercial", [3, 0, 0, 14], 6),
-    battery: undefined,
     genset: { ratedKw: 30, mode: "standby", tankLiter: 400 },
-    grid: { exportAllowed: true, outageProbability: 0.25 },
+    grid: { outageProbability: 0.25 },
   },
   gridtied: {
-    solarPeakKw: 5,
-    inverterMaxKw: 4.6,
+    solar: { peakKw: 5, inverterMaxKw: 4.6 },
     load: (vary) => loadShape(vary, "residential", [0.35, 1.4, 2.0, 0.5], 2),
-    battery: undefined,
-    genset: undefined,
-    grid: { exportAllowed: true, outageProbability: 0 },
+    grid: { outageProbability: 0 },
   },
 };
 
@@ -134,9 +121,8 @@ export function siteProfile(kind: DeviceKind, deviceKey: number): SiteProfile {
   const vary: Vary = (slot, spread) => 1 + spread * (2 * unit2(k, slot) - 1);
   const spec = KINDS[kind];
   return {
-    kind,
-    solarPeakKw: round1(spec.solarPeakKw * vary(1, 0.1)),
-    inverterMaxKw: spec.inverterMaxKw,
+    solarPeakKw: roundTo(spec.solar.peakKw * vary(1, 0.1), 1),
+    inverterMaxKw: spec.solar.inverterMaxKw,
     solarNoonUtcH: 12.1 + 0.5 * unit2(k, 0),
     load: spec.load(vary),
     battery: spec.battery,

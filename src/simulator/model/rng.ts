@@ -1,11 +1,5 @@
-/**
- * Seeded, stateless noise: murmur3-style integer hashing and smooth value noise.
- * Every output is a pure function of its integer inputs; nothing here keeps state.
- */
-
-// Module-level aliases: global lookups (Math) are slow inside vm contexts such as Jest's.
-const imul = Math.imul;
-const floor = Math.floor;
+/** Seeded, stateless noise: murmur3-style integer hashing and smooth value noise. */
+import { floor, imul } from "./num.js";
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
@@ -57,15 +51,25 @@ export function unit3(key: number, a: number, b: number): number {
   return hash3(key, a, b) / TWO_POW_32;
 }
 
+/** The first choice whose running total of shares passes the uniform draw `u`; none past all. */
+export function pickByShare<T>(
+  u: number,
+  shares: readonly (readonly [T, number | undefined])[],
+): T | undefined {
+  let edge = 0;
+  for (const [choice, share] of shares) {
+    edge += share ?? 0;
+    if (u < edge) return choice;
+  }
+  return undefined;
+}
+
 /** A key for a named channel under a parent key (device, value). */
 export function subKey(parent: number, name: string): number {
   return hash2(parent, hashString(name));
 }
 
-/**
- * Smooth value noise in [0, 1]: uniform values at knots every `periodS` seconds,
- * joined with a smoothstep, so neighbouring samples change gradually.
- */
+/** Smooth value noise in [0, 1]: uniform knots every `periodS` seconds joined by a smoothstep. */
 export function smoothNoise(key: number, t: number, periodS: number): number {
   const x = t / periodS;
   const knot = floor(x);

@@ -3,11 +3,11 @@
  * Sign convention (kW): load = solar + battery + genset + other; battery > 0 discharges,
  * other > 0 imports from the grid and other < 0 exports.
  */
-import { abs, clamp, exp, floor, min, round3 } from "./num.js";
+import { abs, clamp, exp, floor, min, roundTo } from "./num.js";
 import type { BatterySpec, SiteProfile } from "./profiles.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
-import { dayCloudiness, skyAndAir, sunWindow, type WeatherKeys, weatherKeys } from "./weather.js";
+import { dayCloudiness, skyAndAir, sunWindow, weatherKeys } from "./weather.js";
 
 /** State carried from the end of one day into the next. */
 export interface SiteState {
@@ -45,15 +45,10 @@ export interface DayFrame {
 }
 
 /** Noise keys of a site's physics channels. */
-export interface SiteKeys {
-  readonly weather: WeatherKeys;
-  readonly load: number;
-  readonly spike: number;
-  readonly outage: number;
-}
+export type SiteKeys = ReturnType<typeof siteKeys>;
 
 /** Derives the physics keys of a site from its device key. */
-export function siteKeys(deviceKey: number): SiteKeys {
+export function siteKeys(deviceKey: number) {
   return {
     weather: weatherKeys(deviceKey),
     load: subKey(deviceKey, "load"),
@@ -67,14 +62,12 @@ export function initialSiteState(profile: SiteProfile): SiteState {
   return { soc: profile.battery?.initialSoc ?? 0, gensetOn: false };
 }
 
-/** A grid outage of one day, hours UTC [startH, endH). */
-export interface Outage {
-  readonly startH: number;
-  readonly endH: number;
-}
-
-/** The grid outage of `day`, if any (at most one per day). */
-export function dayOutage(profile: SiteProfile, keys: SiteKeys, day: number): Outage | undefined {
+/** The grid outage of `day` in UTC hours [startH, endH), if any (at most one per day). */
+function dayOutage(
+  profile: SiteProfile,
+  keys: SiteKeys,
+  day: number,
+): { startH: number; endH: number } | undefined {
   const p = profile.grid?.outageProbability ?? 0;
   if (p <= 0 || unit2(keys.outage, day) >= p) return undefined;
   const startH = 6 + 16 * unit3(keys.outage, day, 1);
@@ -217,9 +210,8 @@ function dispatch(
     genset = clamp(net, 0, gen.ratedKw);
   }
   const rest = net - battery - genset;
-  const canExport = gridUp && profile.grid?.exportAllowed === true;
   if (rest > 0 && !gridUp) load -= rest;
-  else if (rest < 0 && !canExport) solar += rest;
+  else if (rest < 0 && !gridUp) solar += rest;
   return { solar, load, battery, genset };
 }
 
@@ -229,13 +221,13 @@ function dispatch(
  */
 function roundedFlows(flows: Flows, gridUp: boolean): Flows {
   const { solar, load, battery, genset } = flows;
-  let solarR = round3(solar);
-  let batteryR = round3(battery);
-  let gensetR = round3(genset);
-  const loadR = gridUp ? round3(load) : round3(solarR + batteryR + gensetR);
+  let solarR = roundTo(solar, 3);
+  let batteryR = roundTo(battery, 3);
+  let gensetR = roundTo(genset, 3);
+  const loadR = gridUp ? roundTo(load, 3) : roundTo(solarR + batteryR + gensetR, 3);
   if (gridUp && abs(load - solar - battery - genset) < 1e-9) {
-    if (battery !== 0) batteryR = round3(loadR - solarR - gensetR);
-    else if (genset !== 0) gensetR = round3(loadR - solarR);
+    if (battery !== 0) batteryR = roundTo(loadR - solarR - gensetR, 3);
+    else if (genset !== 0) gensetR = roundTo(loadR - solarR, 3);
     else solarR = loadR;
   }
   return { solar: solarR, load: loadR, battery: batteryR, genset: gensetR };
@@ -286,7 +278,7 @@ export function simulateDay(
     frame.load[i] = r.load;
     frame.battery[i] = r.battery;
     frame.genset[i] = r.genset;
-    frame.other[i] = gridUp ? round3(r.load - r.solar - r.battery - r.genset) : 0;
+    frame.other[i] = gridUp ? roundTo(r.load - r.solar - r.battery - r.genset, 3) : 0;
     frame.irradiance[i] = irr;
     frame.ambient[i] = amb;
     frame.gridUp[i] = gridUp ? 1 : 0;

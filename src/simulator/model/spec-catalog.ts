@@ -1,9 +1,9 @@
 /**
- * The "spec" catalog option: a device that lists only the value ids spec 2.3 documents for every
- * device, plus a few coded ids with seeded unit, type and readout codes and names the spec does not
- * know (as a real installation's own sensors). The physics behind the spec's values is the kind's.
+ * The "spec" catalog option: a device lists only the value ids spec 2.3 documents for every device
+ * and a few seeded coded ids the spec does not know (as a real installation's own sensors).
  */
-import { ALL_DATA, COMMON_VALUE_IDS, type ResourceDef } from "./catalog.js";
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
+import { ALL_DATA, type ResourceDef } from "./catalog.js";
 import { floor } from "./num.js";
 import { hashString, subKey, unit2 } from "./rng.js";
 

@@ -27,14 +27,8 @@ export function floorToMultiple(t: number, step: number): number {
   return floor(t / step) * step;
 }
 
-/** The samples of one UTC day: first sample time and how many samples fall in the day. */
-export interface DayGrid {
-  readonly firstS: number;
-  readonly count: number;
-}
-
-/** Samples (multiples of `resolutionS`) within [00:00, 24:00) of day `day`. */
-export function dayGrid(day: number, resolutionS: number): DayGrid {
+/** Samples (multiples of `resolutionS`) within [00:00, 24:00) of day `day`: the first, how many. */
+export function dayGrid(day: number, resolutionS: number): { firstS: number; count: number } {
   const start = dayStartOf(day);
   const firstS = ceilToMultiple(start, resolutionS);
   const lastS = ceilToMultiple(start + DAY_S, resolutionS) - resolutionS;

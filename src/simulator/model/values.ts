@@ -1,6 +1,6 @@
 /** Value definitions: how a value id is computed from a simulated day, and value id parsing. */
 import type { RecordMember } from "../../records/data-record.js";
-import { round3 } from "./num.js";
+import { roundTo } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
 
 /** A value read off sample i (at time t) of a day frame. */
@@ -37,19 +37,12 @@ export interface CounterValueDef {
 /** Any value of a device. */
 export type ValueDef = SampledValueDef | CounterValueDef;
 
-/** The parts of a coded value id `e_<prefix>_<unit>_<type>_<values_id>_<name>`. */
-export interface CodedValueId {
-  readonly prefix: number;
-  readonly unit: number;
-  readonly type: number;
-  readonly readout: number;
-  readonly name: string;
-}
-
 const CODED_RE = /^e_(\d{2})_(\d{2})_(\d{2})_(\d{3})_(.+)$/;
 
-/** Parses a coded value id; undefined for other ids (values_id, alarm_name, ...). */
-export function parseValueId(id: string): CodedValueId | undefined {
+/** The parts of a coded value id `e_<prefix>_<unit>_<type>_<values_id>_<name>`; else undefined. */
+export function parseValueId(
+  id: string,
+): { prefix: number; unit: number; type: number; readout: number; name: string } | undefined {
   const m = CODED_RE.exec(id);
   if (!m) return undefined;
   const [, prefix = "0", unit = "0", type = "0", readout = "0", name = ""] = m;
@@ -72,18 +65,11 @@ export function sampled(id: string, sample: SampleFn): SampledValueDef {
   return { kind: "sample", id, readout: readoutOf(id), sample };
 }
 
-/** Options of a counter value. */
-export interface CounterOptions {
-  readonly daily?: boolean;
-  readonly base?: number;
-  readonly output?: CounterOutput;
-}
-
-/** A counter value; by default reported rounded to 3 decimals. */
+/** A counter value; by default cumulative from 0 and reported rounded to 3 decimals. */
 export function counter(
   id: string,
   increment: IncrementFn,
-  options: CounterOptions = {},
+  options: { daily?: boolean; base?: number; output?: CounterOutput } = {},
 ): CounterValueDef {
   return {
     kind: "counter",
@@ -92,6 +78,6 @@ export function counter(
     daily: options.daily ?? false,
     base: options.base ?? 0,
     increment,
-    output: options.output ?? ((sum) => round3(sum)),
+    output: options.output ?? ((sum) => roundTo(sum, 3)),
   };
 }

@@ -4,18 +4,10 @@ import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { DAY_S, dayOfYear } from "./time.js";
 
 /** Noise keys of one site's weather channels. */
-export interface WeatherKeys {
-  readonly cloud: number;
-  readonly cloudFast: number;
-  readonly cloudSlow: number;
-  readonly temp: number;
-  readonly wind: number;
-  readonly windDir: number;
-  readonly rain: number;
-}
+export type WeatherKeys = ReturnType<typeof weatherKeys>;
 
 /** Derives the weather channel keys of a site from its device key. */
-export function weatherKeys(deviceKey: number): WeatherKeys {
+export function weatherKeys(deviceKey: number) {
   return {
     cloud: subKey(deviceKey, "weather.cloud"),
     cloudFast: subKey(deviceKey, "weather.cloud.fast"),
@@ -52,32 +44,22 @@ export function sunWindow(t: number, noonUtcH: number): SunWindow {
   return { riseH: noonUtcH - lengthH / 2, setH: noonUtcH + lengthH / 2, peakWm2, doy };
 }
 
-/** Clear-sky fraction of the noon irradiance at hour h (0 at night). */
-export function sunElevationFactor(sun: SunWindow, h: number): number {
-  if (h <= sun.riseH || h >= sun.setH) return 0;
-  const s = sin((PI * (h - sun.riseH)) / (sun.setH - sun.riseH));
-  return s * sqrt(sqrt(s));
-}
-
-/** The sky and the air at time t, hour h of its UTC day. */
-export interface SkyAndAir {
-  /** Global horizontal irradiance in W/m² with passing clouds. */
-  readonly irradianceWm2: number;
-  /** Ambient air temperature in °C: season, a daily swing peaking mid-afternoon, weather drift. */
-  readonly ambientC: number;
-}
-
-/** Irradiance and air temperature at time t (hour h of its UTC day) under `cloudiness`. */
+/**
+ * At time t (hour h of its UTC day) under `cloudiness`: the global horizontal irradiance in W/m²
+ * with passing clouds, and the air temperature in °C (season, a daily swing peaking mid-afternoon,
+ * weather drift).
+ */
 export function skyAndAir(
   keys: WeatherKeys,
   sun: SunWindow,
   t: number,
   h: number,
   cloudiness: number,
-): SkyAndAir {
-  const elevation = sunElevationFactor(sun, h);
+): { irradianceWm2: number; ambientC: number } {
   let irradianceWm2 = 0;
-  if (elevation !== 0) {
+  if (h > sun.riseH && h < sun.setH) {
+    const s = sin((PI * (h - sun.riseH)) / (sun.setH - sun.riseH));
+    const elevation = s * sqrt(sqrt(s)); // clear-sky fraction of the noon irradiance
     const passing =
       0.65 * smoothNoise(keys.cloudFast, t, 600) + 0.35 * smoothNoise(keys.cloudSlow, t, 5400);
     const attenuation = max(0.04, 1 - cloudiness * (0.3 + 0.7 * passing));

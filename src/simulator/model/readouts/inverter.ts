@@ -1,34 +1,23 @@
 /** Inverter readout 001: three-phase on the hybrid site, single-phase on the grid-tied one. */
-import { round3, roundTo, sqrt } from "../num.js";
+import { roundTo, sqrt } from "../num.js";
 import { subKey, unit2, wobble } from "../rng.js";
 import type { DayFrame } from "../site-physics.js";
 import { counter, sampled, type ValueDef } from "../values.js";
 import { at, dtH, type ReadoutContext, sampleTime } from "./context.js";
 
-/** A signal of sample i at time t. */
-type Signal = (f: DayFrame, i: number, t: number) => number;
-
 /** The inverter's signals several values derive from. */
-interface InverterSignals {
-  /** AC power of phase 1..phases in kW. */
-  readonly phaseKw: (f: DayFrame, i: number, t: number, phase: number) => number;
-  /** AC voltage of phase 1..phases. */
-  readonly phaseV: (f: DayFrame, i: number, t: number, phase: number) => number;
-  /** Reactive power in kvar. */
-  readonly reactive: Signal;
-  /** Apparent power in kVA. */
-  readonly apparent: Signal;
-}
+type InverterSignals = ReturnType<typeof inverterSignals>;
 
-function inverterSignals(ctx: ReadoutContext, phases: 1 | 3): InverterSignals {
+/** AC power (kW) and voltage of phase 1..phases, reactive (kvar) and apparent (kVA) power. */
+function inverterSignals(ctx: ReadoutContext, phases: 1 | 3) {
   const share1 = subKey(ctx.deviceKey, "inverter.share.L1");
   const share2 = subKey(ctx.deviceKey, "inverter.share.L2");
   const phaseKw = (f: DayFrame, i: number, t: number, phase: number): number => {
     const s = at(f.solar, i);
     if (phases === 1) return s;
-    const l1 = round3((s / 3) * (1 + 0.03 * wobble(share1, t, 1800)));
-    const l2 = round3((s / 3) * (1 + 0.03 * wobble(share2, t, 1800)));
-    return phase === 1 ? l1 : phase === 2 ? l2 : round3(s - l1 - l2);
+    const l1 = roundTo((s / 3) * (1 + 0.03 * wobble(share1, t, 1800)), 3);
+    const l2 = roundTo((s / 3) * (1 + 0.03 * wobble(share2, t, 1800)), 3);
+    return phase === 1 ? l1 : phase === 2 ? l2 : roundTo(s - l1 - l2, 3);
   };
   const voltKeys = [1, 2, 3].map((n) => subKey(ctx.deviceKey, `inverter.voltage.L${n}`));
   const phaseV = (f: DayFrame, i: number, t: number, phase: number): number => {
@@ -37,14 +26,14 @@ function inverterSignals(ctx: ReadoutContext, phases: 1 | 3): InverterSignals {
     return roundTo(230.5 + 2.5 * wobble(vk, t, 900) + (0.45 * phaseKw(f, i, t, phase)) / phases, 1);
   };
   const reactiveKey = ctx.key("e_03_15_00_001_AC_reactivepower");
-  const reactive: Signal = (f, i, t) => {
+  const reactive = (f: DayFrame, i: number, t: number): number => {
     const s = at(f.solar, i);
-    return s === 0 ? 0 : round3(s * (0.09 + 0.04 * wobble(reactiveKey, t, 1800)));
+    return s === 0 ? 0 : roundTo(s * (0.09 + 0.04 * wobble(reactiveKey, t, 1800)), 3);
   };
-  const apparent: Signal = (f, i, t) => {
+  const apparent = (f: DayFrame, i: number, t: number): number => {
     const s = at(f.solar, i);
     const q = reactive(f, i, t);
-    return round3(sqrt(s * s + q * q));
+    return roundTo(sqrt(s * s + q * q), 3);
   };
   return { phaseKw, phaseV, reactive, apparent };
 }
