@@ -136,15 +136,9 @@ export class CatalogStore {
   private readonly cached = new Map<string, StoredDeviceCatalog & { readonly readAt: string }>();
   /** Value lists by their JSON text: one array per distinct list, shared by the devices. */
   private readonly valueLists = new Map<string, readonly string[]>();
-  private readonly refreshTx: Database.Transaction<
-    (deviceId: string, resourceId: string, valueIds: readonly string[], now: string) => string[]
-  >;
-  private readonly devicesTx: Database.Transaction<
-    (deviceIds: readonly string[], now: string) => string[]
-  >;
-  private readonly resourcesTx: Database.Transaction<
-    (deviceId: string, resourceIds: readonly string[], now: string) => void
-  >;
+  private readonly refreshTx;
+  private readonly devicesTx;
+  private readonly resourcesTx;
 
   constructor(db: Database.Database) {
     const sql = { ...valueStatements(db), ...deviceStatements(db) };

@@ -1,11 +1,10 @@
 import type Database from "better-sqlite3";
-import type { JobMatch } from "./job-match.js";
-import { type ChunkCounter, JobQueue, type QueuedBackfill } from "./job-queue.js";
+import { JobQueue } from "./job-queue.js";
 import { backfillStatus, jobRow, requireJob, UNFINISHED } from "./job-row.js";
 import { type Lease, Leases, type LeaseTable, notHeldSql } from "./lease.js";
 import { holderOf, type Owner } from "./owner.js";
 import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
-import type { BackfillJob, BackfillSpec, BackfillStatus } from "./types.js";
+import type { BackfillJob, BackfillStatus } from "./types.js";
 
 export type { ChunkCounter, QueuedBackfill, QueuedJob } from "./job-queue.js";
 
@@ -52,16 +51,15 @@ function readStatements(db: Database.Database) {
 /** The statements that record a job's progress. */
 function progressStatements(db: Database.Database) {
   return {
-    setStatus: db.prepare<{ id: number; status: BackfillStatus; now: string }>(
-      "UPDATE backfill_jobs SET status = @status, updated_at = @now WHERE id = @id",
-    ),
-    setStatusAndError: db.prepare<{
+    setStatus: db.prepare<{
       id: number;
       status: BackfillStatus;
+      keepError: 0 | 1;
       lastError: string | null;
       now: string;
     }>(
-      `UPDATE backfill_jobs SET status = @status, last_error = @lastError, updated_at = @now
+      `UPDATE backfill_jobs SET status = @status, updated_at = @now,
+         last_error = CASE WHEN @keepError THEN last_error ELSE @lastError END
        WHERE id = @id`,
     ),
     finish: db.prepare<{ id: number; now: string }>(
@@ -122,17 +120,16 @@ export interface ChunkDone {
  * whose chunks keep failing waits longer before each attempt and is parked after the last. A
  * process works on a job only while it holds the job's lease ({@link claim}).
  */
-export class JobStore {
+export class JobStore extends JobQueue {
   private readonly sql;
-  private readonly queued: JobQueue;
   private readonly leases: Leases<number, Lease>;
   private readonly claimTx;
   private readonly recordChunkTx;
 
   constructor(db: Database.Database) {
+    super(db);
     const sql = { ...readStatements(db), ...progressStatements(db) };
     this.sql = sql;
-    this.queued = new JobQueue(db, this);
     this.leases = new Leases(db, JOB_LEASES);
 
     this.claimTx = db.transaction(
@@ -163,40 +160,6 @@ export class JobStore {
         });
       },
     );
-  }
-
-  /**
-   * Queues the jobs one command asks for (matchPlan): the unfinished jobs they overlap are
-   * continued, the jobs of the continued backfill done already are left alone (`finished`), and
-   * jobs are inserted for the rest of their ranges (`pending`, or `parked` for a sync window handed
-   * over after its last attempt). A continued job keeps its start, its chunks and their windows;
-   * the time right after it (the seconds a relative start moved on) goes into its last window when
-   * none of that window's chunks is done, no process holds the job, and the window stays within
-   * the API's limit (same chunk count under `chunksOf`); otherwise it is a new job. Asked for as
-   * `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count under
-   * `chunksOf` changed restarts its chunks. A job another process holds is returned as it is (its
-   * lease is not touched). One immediate transaction.
-   */
-  queue(
-    specs: readonly BackfillSpec[],
-    chunksOf: ChunkCounter,
-    now: Date,
-    status: "pending" | "parked" = "pending",
-  ): QueuedBackfill {
-    return this.queued.queue(specs, chunksOf, now, status);
-  }
-
-  /**
-   * What {@link queue} would do with a command's jobs now, per spec: the unfinished jobs it would
-   * continue (with the end they would get), the done ones it would leave, and the parts it would
-   * insert. Reads only (a dry run).
-   */
-  match(
-    specs: readonly BackfillSpec[],
-    chunksOf: ChunkCounter,
-    status: "pending" | "parked" = "pending",
-  ): JobMatch[] {
-    return this.queued.match(specs, chunksOf, status);
   }
 
   /** The job with this id, or undefined. */
@@ -230,17 +193,13 @@ export class JobStore {
    * the one recorded. Throws for an unknown job.
    */
   setStatus(id: number, status: BackfillStatus, now: Date, lastError?: string | null): void {
-    const parsed = parseRow(backfillStatus, status, "backfill status");
-    const at = now.toISOString();
-    const result =
-      lastError === undefined
-        ? this.sql.setStatus.run({ id, status: parsed, now: at })
-        : this.sql.setStatusAndError.run({
-            id,
-            status: parsed,
-            lastError: lastError === null ? null : storedText(lastError),
-            now: at,
-          });
+    const result = this.sql.setStatus.run({
+      id,
+      status: parseRow(backfillStatus, status, "backfill status"),
+      keepError: lastError === undefined ? 1 : 0,
+      lastError: lastError == null ? null : storedText(lastError),
+      now: now.toISOString(),
+    });
     if (result.changes === 0) throw new RangeError(`no backfill job ${id}`);
   }
 
@@ -271,11 +230,6 @@ export class JobStore {
       now: now.toISOString(),
     });
     return requireJob(this.get(id), id);
-  }
-
-  /** Puts parked (or waiting) jobs back to pending with a fresh set of attempts; returns how many. */
-  unpark(ids: readonly number[], now: Date): number {
-    return this.queued.unpark(ids, now);
   }
 
   /**

@@ -1,8 +1,6 @@
 /**
- * Leases: which process may work on something now. A lease names its owner ({@link Owner}) and
- * runs until a time (epoch ms); the owner renews it while it lives. Backfill jobs (a job's lease)
- * and named locks (the service lock) follow the same rules, all here: the decision
- * ({@link leaseState}, pure) and the SQL of a table that keeps leases ({@link Leases}).
+ * Leases: which process may work on something now (a backfill job, a named lock). A lease names
+ * its owner and runs until a time (epoch ms); the owner renews it while it lives.
  */
 import type Database from "better-sqlite3";
 import { type DeadProbe, type Holder, isGone, type Owner } from "./owner.js";
@@ -17,11 +15,7 @@ export interface Lease {
   readonly untilMs: number;
 }
 
-/**
- * How an owner finds a lease: `free` (there is none), `mine`, `gone` (its holder's process is
- * certainly gone: see isGone), `expired` (not renewed in time), or `held` by an owner that may
- * still be working.
- */
+/** How an owner finds a lease: `gone`: its holder's process certainly is (see isGone). */
 export type LeaseState = "free" | "mine" | "gone" | "expired" | "held";
 
 /**
@@ -40,14 +34,12 @@ export function leaseState(
   return lease.untilMs < nowMs ? "expired" : "held";
 }
 
-/** Whether an owner may take a lease it finds so: unless another owner may still be working. */
+/** Whether an owner may take a lease it finds so. */
 export function mayTake(state: LeaseState): boolean {
   return state !== "held";
 }
 
-/**
- * What {@link Leases.acquire} did: took the lease, or not (with what its table tells of the holder).
- */
+/** What {@link Leases.acquire} did: took the lease, or not (with its holder). */
 export type Acquired<H> =
   | { readonly acquired: true }
   | { readonly acquired: false; readonly holder: H };
@@ -119,8 +111,7 @@ export class Leases<K extends string | number, H> {
     this.sql = sql;
     this.acquireTx = db.transaction(
       (key: K, me: Owner, ttlMs: number, nowMs: number): Acquired<H> => {
-        const row = sql.get.get({ key });
-        const found = row === undefined ? undefined : table.read(row);
+        const found = this.peek(key);
         if (found !== undefined && !mayTake(leaseState(found.lease, me, nowMs))) {
           return { acquired: false, holder: found.holder };
         }

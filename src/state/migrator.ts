@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Database } from "better-sqlite3";
 import type { Logger } from "pino";
+import { z } from "zod";
 import { messageOf } from "../util/errors.js";
 
 /**
@@ -59,16 +60,11 @@ export function migrationLabel(migration: Pick<Migration, "version" | "name">): 
   return `${String(migration.version).padStart(3, "0")}_${migration.name}`;
 }
 
-function dirPath(dir: string | URL): string {
-  return typeof dir === "string" ? dir : fileURLToPath(dir);
-}
-
 /**
  * The migrations of a directory in order. Throws a {@link MigrationError} for a file whose name is
  * not `NNN_name.sql`, two files with the same number, or a missing number (they run 001, 002, …).
  */
-export function listMigrations(dir: string | URL): Migration[] {
-  const path = dirPath(dir);
+export function listMigrations(path: string): Migration[] {
   let files: string[];
   try {
     files = readdirSync(path);
@@ -112,6 +108,8 @@ export function listMigrations(dir: string | URL): Migration[] {
   return migrations;
 }
 
+const appliedRow = z.object({ version: z.number(), name: z.string() });
+
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INTEGER PRIMARY KEY,
   name       TEXT NOT NULL,
@@ -126,18 +124,11 @@ export function appliedMigrations(db: Database): Map<number, string> {
   const applied = new Map<number, string>();
   if (exists === undefined) return applied;
   for (const row of db.prepare("SELECT version, name FROM schema_migrations").all()) {
-    if (
-      typeof row === "object" &&
-      row !== null &&
-      "version" in row &&
-      "name" in row &&
-      typeof row.version === "number" &&
-      typeof row.name === "string"
-    ) {
-      applied.set(row.version, row.name);
-    } else {
+    const read = appliedRow.safeParse(row);
+    if (!read.success) {
       throw new MigrationError(`unexpected row in schema_migrations: ${JSON.stringify(row)}`);
     }
+    applied.set(read.data.version, read.data.name);
   }
   return applied;
 }
@@ -146,7 +137,7 @@ export function appliedMigrations(db: Database): Map<number, string> {
  * The migrations of `dir` not yet applied to `db`, in order. Throws when the database records a
  * migration the directory does not have (it was written by a newer version of the program).
  */
-export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_DIR): Migration[] {
+export function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Migration[] {
   const migrations = listMigrations(dir);
   const applied = appliedMigrations(db);
   const known = new Set(migrations.map((m) => m.version));
@@ -156,7 +147,7 @@ export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_D
     const latest = migrations.at(-1);
     const last = latest ? latest.file : "none";
     throw new NewerSchemaError(
-      `the database has migration(s) ${names} that ${dirPath(dir)} does not have ` +
+      `the database has migration(s) ${names} that ${dir} does not have ` +
         `(latest there: ${last}); was it written by a newer energy-etl?`,
       names,
       last,
@@ -170,11 +161,7 @@ export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_D
  * with its `schema_migrations` row, and returns the versions applied now. A failing migration is
  * rolled back and throws a {@link MigrationError} naming its file; those before it stay applied.
  */
-export function migrate(
-  db: Database,
-  dir: string | URL = MIGRATIONS_DIR,
-  logger?: Logger,
-): number[] {
+export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): number[] {
   db.exec(CREATE_TABLE);
   const pending = pendingMigrations(db, dir);
   const isApplied = db.prepare<[number]>("SELECT 1 FROM schema_migrations WHERE version = ?");

@@ -3,11 +3,7 @@
  * schedule points, ISO strings for bookkeeping.
  */
 
-/**
- * Where a device's resource stands, from what its data says (README "Cursors"). The next sync reads
- * from `newestRecordS + 1 - SYNC_LOOKBACK` (from `startedS` while no record ever arrived), never
- * further back than LATE_DATA_HORIZON.
- */
+/** Where a device's resource stands, from what its data says (README "Cursors"). */
 export interface Cursor {
   readonly deviceId: string;
   readonly resourceId: string;
@@ -32,22 +28,9 @@ export interface Cursor {
 }
 
 /** What the cursor rules move of a cursor (pipeline/cursor.ts); its key and start stay. */
-export type CursorState = Pick<
-  Cursor,
-  | "fetchedUntilS"
-  | "newestRecordS"
-  | "nextProbeS"
-  | "parkedUntilS"
-  | "failures"
-  | "retryAtS"
-  | "lastError"
-  | "lookedBackS"
->;
+export type CursorState = Omit<Cursor, "deviceId" | "resourceId" | "startedS" | "updatedAt">;
 
-/**
- * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
- * alone until an operator retries it (`energy-etl backfill --retry-parked`).
- */
+/** `failed`: waits for `nextAttemptS`; `parked`: failed too often, left for an operator. */
 export type BackfillStatus = "pending" | "running" | "done" | "failed" | "parked";
 
 /**
@@ -93,7 +76,6 @@ export interface BackfillJob extends BackfillSpec {
 export type RunKind = "sync" | "backfill" | "catalog";
 export type RunStatus = "running" | "ok" | "partial" | "failed" | "interrupted";
 
-/** Counters of a finished run. */
 export interface RunSummary {
   readonly status: Exclude<RunStatus, "running">;
   readonly devices: number;
@@ -119,7 +101,6 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
  */
 export type DeadLetterKind = "row" | "member" | "line";
 
-/** The kinds of dead letters, as the state database spells them. */
 export const DEAD_LETTER_KINDS: readonly DeadLetterKind[] = ["row", "member", "line"];
 
 /** A bad row, member or line to keep (DeadLetterStore.add). */
@@ -130,15 +111,9 @@ export interface NewDeadLetter {
   /** The requested window it came from (the first time). */
   readonly windowFromS: number;
   readonly windowToS: number;
-  /**
-   * The value ids a row is cut to when retried: those that were requested; for a `member`, the
-   * one member set aside.
-   */
+  /** The value ids requested (a row is cut to them when retried); a `member`'s one member. */
   readonly valueIds: readonly string[];
-  /**
-   * The raw row (JSON text; a member's whole row) or the line; kept cut at
-   * {@link MAX_DEAD_LETTER_CHARS} (see DeadLetter's `truncated`).
-   */
+  /** The raw row (JSON text; a member's whole row) or the line, cut at MAX_DEAD_LETTER_CHARS. */
   readonly payload: string;
   /** Why it was refused (already free of secrets: the caller scrubs). */
   readonly error: string;
