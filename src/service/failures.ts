@@ -5,10 +5,7 @@ import { messageOf } from "../util/errors.js";
 
 /** A busy or locked database (another process's long transaction): tried again, not fatal. */
 export function isTransient(error: StateError): boolean {
-  return (
-    error.code?.startsWith("SQLITE_BUSY") === true ||
-    error.code?.startsWith("SQLITE_LOCKED") === true
-  );
+  return /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "");
 }
 
 /**

@@ -28,10 +28,9 @@ const DURATION_RE =
 
 /** Parses an ISO 8601 duration; returns undefined when `text` is not one (or is empty, like `P`). */
 export function parseIsoDuration(text: string): IsoDuration | undefined {
-  const m = DURATION_RE.exec(text.trim().toUpperCase());
-  if (!m || text.trim().toUpperCase() === "P" || text.trim().toUpperCase().endsWith("T")) {
-    return undefined;
-  }
+  const upper = text.trim().toUpperCase();
+  const m = DURATION_RE.exec(upper);
+  if (!m || upper === "P" || upper.endsWith("T")) return undefined;
   const n = (i: number): number => Number(m[i] ?? 0);
   return {
     years: n(1),

@@ -1,8 +1,4 @@
-/**
- * Waits that end at once when an AbortSignal fires and leave nothing behind, on the platform's
- * own timers (`node:timers/promises`): no timer beyond what Node.js holds, no rejection nobody
- * handles.
- */
+/** Waits that end at once when an AbortSignal fires and leave no timer or rejection behind. */
 import { setTimeout as delay } from "node:timers/promises";
 
 /** The longest delay a Node.js timer takes without overflowing to 1 ms. */
@@ -24,8 +20,7 @@ export interface SleepOptions {
 
 /**
  * Resolves after `ms` milliseconds, clamped to what a timer holds (an absurd value never turns
- * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` as soon as the
- * signal aborts.
+ * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` once it aborts.
  */
 export async function sleep(ms: number, options: SleepOptions = {}): Promise<void> {
   const { signal } = options;
