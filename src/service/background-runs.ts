@@ -9,7 +9,7 @@ import type { BackfillJob } from "../state/types.js";
 import { epochSeconds } from "../util/utc-time.js";
 import type { ServiceFailures } from "./failures.js";
 
-/** Runs of one kind, never two at once; a run settles (its failure goes to `failures` as `what`). */
+/** Runs of one kind, never two at once; each settles (a failure goes to `failures` as `what`). */
 class OneAtATime {
   private running: Promise<void> | undefined;
 
@@ -67,7 +67,6 @@ export class SyncTicks extends OneAtATime {
 /** What {@link CatalogRefresher} works with. */
 export interface CatalogRefresherParts {
   readonly failures: Pick<ServiceFailures, "settled">;
-  /** True once the pipeline stops: no new catalog run is started. */
   readonly isStopping: () => boolean;
   /** One catalog run: reads again the catalogs that are due (CATALOG_REFRESH). */
   readonly refresh: () => Promise<unknown>;
@@ -76,9 +75,8 @@ export interface CatalogRefresherParts {
 }
 
 /**
- * The catalog refresh between ticks: a tick's sync takes the stored catalogs; this reads again
- * those last read CATALOG_REFRESH ago or more, as one recorded catalog run whose requests queue
- * behind data requests.
+ * The catalog refresh between ticks (a tick's sync takes the stored catalogs), as one recorded
+ * catalog run whose requests queue behind data requests.
  */
 export class CatalogRefresher extends OneAtATime {
   constructor(private readonly parts: CatalogRefresherParts) {
@@ -95,9 +93,7 @@ export class CatalogRefresher extends OneAtATime {
 /** What {@link BackfillDrain} works with. */
 export interface BackfillDrainParts {
   readonly failures: Pick<ServiceFailures, "settled">;
-  /** True once the pipeline stops: no new backfill run is started. */
   readonly isStopping: () => boolean;
-  /** The backfill jobs, asked which are due. */
   readonly store: Pick<StateStore, "jobs">;
   /** This process (jobs leased by another process are not due here). */
   readonly owner: Owner;
@@ -105,14 +101,10 @@ export interface BackfillDrainParts {
   readonly now: () => Date;
   /** Epoch ms, for the jobs' leases (the real clock). */
   readonly nowMs: () => number;
-  /** One backfill run over `jobs`. */
   readonly run: (jobs: readonly BackfillJob[]) => Promise<unknown>;
 }
 
-/**
- * Works off the backfill jobs that are due (not parked, not waiting after a failure, not leased by
- * another process) as one recorded backfill run.
- */
+/** Works off the backfill jobs that are due as one recorded backfill run. */
 export class BackfillDrain extends OneAtATime {
   constructor(private readonly parts: BackfillDrainParts) {
     super(parts.failures, "backfill run failed");

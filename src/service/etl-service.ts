@@ -37,13 +37,10 @@ function healthRoutes(readyz: HealthHandler, metrics: EtlMetrics | undefined) {
 }
 
 /**
- * `energy-etl run`: holds the service lock on its state, syncs at start and on every SYNC_CRON
- * tick (a tick while the previous sync still works is skipped), works off due backfill jobs in the
- * background, serves /healthz, /readyz and /metrics, and watches its state file. {@link stop}
- * takes no new work, lets in-flight work finish within a bound, then aborts what is open.
- *
- * A composition of the units that do each job, started and stopped in order. It holds the whole
- * Pipeline because the runs (sync, catalog, backfill) and its stop take it whole.
+ * `energy-etl run`: holds the service lock, syncs at start and on every SYNC_CRON tick, works off
+ * due backfill jobs and catalogs in the background, serves /healthz, /readyz and /metrics, and
+ * watches its state file. It wires the units that do each job, and holds the whole Pipeline
+ * because the runs and its stop take it whole.
  */
 export class EtlService {
   private readonly log: Logger;

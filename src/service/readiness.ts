@@ -82,12 +82,9 @@ export class Readiness {
   readonly route: HealthHandler = async () => {
     const checks = await this.check();
     const failed = Object.entries(checks).filter(([, outcome]) => outcome !== "ok");
+    const reason = failed.map(([name, why]) => `${name}: ${why}`).join("; ");
     const body = failed.length
-      ? {
-          status: "not ready",
-          reason: failed.map(([name, why]) => `${name}: ${why}`).join("; "),
-          checks,
-        }
+      ? { status: "not ready", reason, checks }
       : { status: "ready", checks };
     return { status: failed.length ? 503 : 200, body: scrubSecrets(JSON.stringify(body)) };
   };
@@ -122,9 +119,8 @@ export class Readiness {
   }
 
   /**
-   * How far behind the ETL's reading is: now minus the end of the last fully fetched window of
-   * each resource that is not silent (a device without new data does not make the ETL unready;
-   * that is the silent-device alert's business).
+   * How far behind the ETL's reading is, of resources that are not silent (a device without new
+   * data does not make the ETL unready; that is the silent-device alert's business).
    */
   private lagCheck(): CheckOutcome {
     const { apiNow, silenceAt, store, rules: readiness } = this.parts;

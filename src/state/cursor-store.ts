@@ -96,10 +96,8 @@ export interface WindowCommit {
 }
 
 /**
- * Cursors per device resource (table `cursors`): what the data says, never what the local clock
- * says. The store only stores: how a cursor moves (forward only, a commit ending a failure
- * streak and a silence, a repair, a park) is decided by the cursor rules (pipeline/cursor.ts) and
- * applied with {@link update}, which no other writer can interleave with.
+ * Cursors per device resource: what the data says, never what the local clock says. How a cursor
+ * moves is decided by the cursor rules (pipeline/cursor.ts) and applied with {@link update}.
  */
 export class CursorStore {
   private readonly sql;
@@ -168,9 +166,8 @@ export class CursorStore {
 
   /**
    * Moves a cursor as `change` (pure: it may be called twice) decides from the cursor as stored,
-   * no other writer moving it in between. Returns the cursor now stored. With `seen`, the cursor
-   * the caller last read or saved: one statement when the row is still exactly that, else (another
-   * process, or another change here, moved it since) one immediate transaction that reads it first.
+   * no other writer moving it in between; returns it. With `seen` (the cursor last read or saved):
+   * one statement while the row is still exactly that, else a transaction that reads it first.
    */
   update(
     deviceId: string,

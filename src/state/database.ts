@@ -22,13 +22,6 @@ export interface OpenDatabaseOptions {
 
 const BUSY_TIMEOUT_MS = 5000;
 
-/** An open state database: the connection and the migrations applied by opening it. */
-export interface OpenedDatabase {
-  readonly db: Database.Database;
-  /** Versions applied now by opening (empty when none were pending). */
-  readonly appliedOnOpen: readonly number[];
-}
-
 /**
  * Opens the SQLite state database (creating the file and its directory), sets WAL mode with
  * synchronous NORMAL, busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
@@ -36,7 +29,10 @@ export interface OpenedDatabase {
  * back before writes InfluxDB holds (made again; points are idempotent), or an operator's change
  * of the last seconds is undone. The flush it saves blocked the event loop at every cursor commit.
  */
-export function openDatabase(path: string, options: OpenDatabaseOptions = {}): OpenedDatabase {
+export function openDatabase(
+  path: string,
+  options: OpenDatabaseOptions = {},
+): { db: Database.Database; appliedOnOpen: readonly number[] } {
   const { logger } = options;
   const inMemory = path === ":memory:";
   let db: Database.Database;

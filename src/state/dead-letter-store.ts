@@ -42,16 +42,9 @@ const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: 
 /** A refused line kept: its id and text. */
 const lineRow = z.object({ id: integer, payload: z.string() });
 
-/** Which dead letters to list. */
-export interface DeadLetterFilter {
-  readonly deviceId?: string;
-  readonly limit?: number;
-}
-
 /**
- * Rows and members that failed validation and lines InfluxDB refused for good (table
- * `dead_letters`). One row per distinct payload of a device resource (and member, for a member):
- * the same bad row read again (a lookback) counts as an occurrence, not as a new dead letter.
+ * Rows and members that failed validation and lines InfluxDB refused for good, one per distinct
+ * payload (and member): the same bad row read again counts as an occurrence, not a new letter.
  */
 export class DeadLetterStore {
   private readonly sql;
@@ -136,11 +129,8 @@ export class DeadLetterStore {
   }
 
   /** Dead letters, oldest first (of one device, if given). */
-  list(filter: DeadLetterFilter = {}): DeadLetter[] {
-    const rows = this.sql.list.all({
-      deviceId: filter.deviceId ?? null,
-      limit: filter.limit ?? -1,
-    });
+  list({ deviceId, limit }: { deviceId?: string; limit?: number } = {}): DeadLetter[] {
+    const rows = this.sql.list.all({ deviceId: deviceId ?? null, limit: limit ?? -1 });
     return parseRows(deadLetterRow, rows, "dead letter");
   }
 

@@ -22,7 +22,7 @@ export interface QueuedBackfill {
 /** How many chunks a job of `valueCount` value ids over `[fromS, toS]` has (`countChunks`). */
 export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => number;
 
-/** What a command's jobs are queued as: `parked` for a sync window handed over after its last try. */
+/** What jobs are queued as: `parked` for a sync window handed over after its last attempt. */
 export type QueueStatus = "pending" | "parked";
 
 /** The statements that insert, continue and look up jobs. */

@@ -16,13 +16,9 @@ const JOB_LEASES: LeaseTable<Lease> = {
   until: "lease_until",
   kind: "columns",
   read(row) {
-    const job = parseRow(jobRow, row, "backfill job");
-    if (job.leaseOwner === undefined) return undefined;
-    const lease = {
-      ownerId: job.leaseOwner,
-      holder: holderOf(job.leaseOwner),
-      untilMs: job.leaseUntilMs ?? 0,
-    };
+    const { leaseOwner, leaseUntilMs = 0 } = parseRow(jobRow, row, "backfill job");
+    if (leaseOwner === undefined) return undefined;
+    const lease = { ownerId: leaseOwner, holder: holderOf(leaseOwner), untilMs: leaseUntilMs };
     return { lease, holder: lease };
   },
 };
@@ -114,11 +110,9 @@ export interface ChunkDone {
 }
 
 /**
- * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A command's
- * jobs continue the unfinished jobs of their device, resource and values that they overlap
- * ({@link queue}, by the rule of matchPlan), so the same command again never starts over. A job
- * whose chunks keep failing waits longer before each attempt and is parked after the last. A
- * process works on a job only while it holds the job's lease ({@link claim}).
+ * Backfill jobs and their done chunks, queued so that the same command again continues them
+ * ({@link JobQueue}). A job whose chunks keep failing waits longer before each attempt and is
+ * parked after the last. A process works on a job only while it holds its lease ({@link claim}).
  */
 export class JobStore extends JobQueue {
   private readonly sql;
@@ -162,7 +156,6 @@ export class JobStore extends JobQueue {
     );
   }
 
-  /** The job with this id, or undefined. */
   get(id: number): BackfillJob | undefined {
     const row = this.sql.get.get(id);
     return row === undefined ? undefined : parseRow(jobRow, row, "backfill job");
@@ -174,9 +167,8 @@ export class JobStore extends JobQueue {
   }
 
   /**
-   * Jobs to work on at `nowS`: not done, not parked, not waiting for a later attempt, and not
-   * held by another owner's lease that is still running (`nowMs`; a holder that is gone is found
-   * by {@link claim}).
+   * Jobs to work on at `nowS`: pending, running, or failed and not waiting for a later attempt; not
+   * leased by another owner past `nowMs` (a holder that is gone is found by {@link claim}).
    */
   due(nowS: number, owner?: Owner, nowMs = nowS * 1000): BackfillJob[] {
     const rows = this.sql.due.all({ nowS, nowMs, owner: owner?.id ?? "" });
@@ -233,9 +225,8 @@ export class JobStore extends JobQueue {
   }
 
   /**
-   * Claims a job for `owner` for `leaseMs`: true unless it is done, or another process holds a
-   * lease on it that it may still be working under (see leaseState: a holder of this host whose
-   * process died holds nothing). One immediate transaction, so two processes never both get it.
+   * Claims a job for `owner` for `leaseMs`: true unless it is done or another process may still be
+   * working under its lease (see leaseState). One immediate transaction: never two get it.
    */
   claim(id: number, owner: Owner, leaseMs: number, nowMs: number): boolean {
     return this.claimTx.immediate(id, owner, leaseMs, nowMs);
@@ -251,15 +242,13 @@ export class JobStore extends JobQueue {
     this.leases.release(id, owner);
   }
 
-  /** Indexes of the chunks of a job that are done. */
   completedChunks(jobId: number): Set<number> {
     return new Set(parseRows(integer, this.sql.chunksOf.all(jobId), "chunk index"));
   }
 
   /**
-   * In one transaction: inserts the chunk (ignored if already there), chunks_done = count of chunk
-   * rows, points and requests added (only when the chunk is new, so recording a chunk twice is
-   * harmless), the newest record raised. Throws for an unknown job or an index out of range.
+   * Records a done chunk in one transaction: its points and requests count once however often it
+   * is recorded; the newest record is raised. Throws for an unknown job or an index out of range.
    */
   recordChunkDone(jobId: number, chunkIndex: number, done: ChunkDone, now: Date): void {
     requireInteger("chunkIndex", chunkIndex);

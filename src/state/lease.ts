@@ -54,9 +54,8 @@ export interface LeaseTable<H> {
   readonly owner: string;
   readonly until: string;
   /**
-   * `row`: a row is a lease (a lock: taking it writes the row with `written`, releasing deletes
-   * it); `columns`: the lease is two columns of a row that outlives it (a job: set, then cleared;
-   * whether the row may be leased at all is its store's rule, checked in its own transaction).
+   * `row`: a row is a lease (a lock: written with `written`, deleted on release); `columns`: two
+   * columns of a row that outlives it (a job's; whether it may be leased is its store's rule).
    */
   readonly kind: "row" | "columns";
   /** Further columns a `row` lease writes when taken, from its owner and the time. */
@@ -73,10 +72,7 @@ export function notHeldSql(table: Pick<LeaseTable<unknown>, "owner" | "until">):
   return `(${table.owner} IS NULL OR ${table.owner} = @owner OR ${table.until} < @nowMs)`;
 }
 
-/**
- * The leases of one table: acquired by the rule of {@link leaseState}, renewed and released by
- * their owner only.
- */
+/** A table's leases: taken by the rule of {@link leaseState}, renewed and released by owners. */
 export class Leases<K extends string | number, H> {
   private readonly sql;
   private readonly acquireTx;
@@ -123,9 +119,8 @@ export class Leases<K extends string | number, H> {
   }
 
   /**
-   * Takes the lease on `key` for `ttlMs` unless another owner holds it and may still be working
-   * ({@link leaseState}). One immediate transaction (a savepoint inside a caller's), so two
-   * processes never both get it.
+   * Takes the lease on `key` for `ttlMs` unless another owner may still be working under it
+   * ({@link leaseState}). One immediate transaction (a savepoint inside a caller's).
    */
   acquire(key: K, owner: Owner, ttlMs: number, nowMs: number): Acquired<H> {
     return this.acquireTx.immediate(key, owner, ttlMs, nowMs);

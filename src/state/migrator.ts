@@ -55,6 +55,15 @@ function isIgnored(file: string): boolean {
   return file.startsWith(".") || /^readme(\..*)?$/i.test(file);
 }
 
+/** `work`'s result; its failure rethrown as a MigrationError: `what: its message`. */
+function failingAs<T>(what: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw new MigrationError(`${what}: ${messageOf(error)}`, { cause: error });
+  }
+}
+
 /** `001_initial`: how a migration is named in messages. */
 export function migrationLabel(migration: Pick<Migration, "version" | "name">): string {
   return `${String(migration.version).padStart(3, "0")}_${migration.name}`;
@@ -65,14 +74,7 @@ export function migrationLabel(migration: Pick<Migration, "version" | "name">): 
  * not `NNN_name.sql`, two files with the same number, or a missing number (they run 001, 002, …).
  */
 export function listMigrations(path: string): Migration[] {
-  let files: string[];
-  try {
-    files = readdirSync(path);
-  } catch (error) {
-    throw new MigrationError(`cannot read migrations directory ${path}: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
+  const files = failingAs(`cannot read migrations directory ${path}`, () => readdirSync(path));
   const migrations: Migration[] = [];
   for (const file of files) {
     if (isIgnored(file)) continue;
@@ -178,22 +180,10 @@ export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): nu
 
   const appliedNow: number[] = [];
   for (const migration of pending) {
-    let sql: string;
-    try {
-      sql = readFileSync(migration.path, "utf8");
-    } catch (error) {
-      throw new MigrationError(`cannot read migration ${migration.path}: ${messageOf(error)}`, {
-        cause: error,
-      });
-    }
-    try {
-      if (!applyOne.immediate(migration, sql)) continue;
-    } catch (error) {
-      throw new MigrationError(
-        `migration ${migration.file} failed and was rolled back: ${messageOf(error)}`,
-        { cause: error },
-      );
-    }
+    const read = () => readFileSync(migration.path, "utf8");
+    const sql = failingAs(`cannot read migration ${migration.path}`, read);
+    const failed = `migration ${migration.file} failed and was rolled back`;
+    if (!failingAs(failed, () => applyOne.immediate(migration, sql))) continue;
     appliedNow.push(migration.version);
     logger?.info({ version: migration.version, file: migration.file }, "applied migration");
   }

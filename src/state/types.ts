@@ -76,6 +76,7 @@ export interface BackfillJob extends BackfillSpec {
 export type RunKind = "sync" | "backfill" | "catalog";
 export type RunStatus = "running" | "ok" | "partial" | "failed" | "interrupted";
 
+/** Counters of a finished run. */
 export interface RunSummary {
   readonly status: Exclude<RunStatus, "running">;
   readonly devices: number;
@@ -101,6 +102,7 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
  */
 export type DeadLetterKind = "row" | "member" | "line";
 
+/** The kinds of dead letters, as the state database spells them. */
 export const DEAD_LETTER_KINDS: readonly DeadLetterKind[] = ["row", "member", "line"];
 
 /** A bad row, member or line to keep (DeadLetterStore.add). */

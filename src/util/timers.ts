@@ -11,7 +11,7 @@ export function clampTimerMs(ms: number): number {
 }
 
 /** Options of {@link sleep}. */
-export interface SleepOptions {
+interface SleepOptions {
   /** Ends the wait at once: the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal;
   /** The timer does not keep the process alive (waits that must never block an exit). */
@@ -65,10 +65,8 @@ export interface LinkedSignal {
 
 /**
  * A signal that follows `sources` (the first to abort gives its reason) until released. Not
- * `AbortSignal.any`: on Node.js 20 a signal it makes from a long-lived source (a shutdown signal)
- * stays referenced by that source, with every listener on it and everything they hold, for as long
- * as the source lives (nodejs/node#55351, #64476); a process making one per request grew by each
- * request's body. This one is released when its work ends.
+ * `AbortSignal.any`: on Node.js 20 its signal stays referenced by a long-lived source, with all it
+ * holds (nodejs/node#55351, #64476): one per request grew the process by each request's body.
  */
 export function linkedSignal(sources: readonly (AbortSignal | undefined)[]): LinkedSignal {
   const controller = new AbortController();
