@@ -1,7 +1,4 @@
-/**
- * The service's background runs, each one at a time: the sync of a SYNC_CRON tick, the catalog
- * refresh between ticks, and the drain of due backfill jobs.
- */
+/** The service's background runs, each one at a time: tick syncs, catalog refresh, backfills. */
 import type { Logger } from "pino";
 import type { Owner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
@@ -40,7 +37,6 @@ export interface SyncTicksParts {
   readonly failures: Pick<ServiceFailures, "settled">;
   /** False while the service stops, or once its state file is gone: the tick is skipped. */
   readonly mayTick: () => boolean;
-  /** One sync, as one recorded run. */
   readonly sync: () => Promise<unknown>;
   /** What follows each sync once it settled (the backfill jobs and catalogs that are due). */
   readonly afterSync: () => void;
@@ -74,10 +70,7 @@ export interface CatalogRefresherParts {
   readonly afterRefresh: () => void;
 }
 
-/**
- * The catalog refresh between ticks (a tick's sync takes the stored catalogs), as one recorded
- * catalog run whose requests queue behind data requests.
- */
+/** The catalog refresh between ticks (a tick's sync takes the stored catalogs). */
 export class CatalogRefresher extends OneAtATime {
   constructor(private readonly parts: CatalogRefresherParts) {
     super(parts.failures, "catalog refresh failed");

@@ -8,10 +8,7 @@ export function isTransient(error: StateError): boolean {
   return /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "");
 }
 
-/**
- * Where the service's units report what went wrong: failures it goes on with (logged), and the
- * one it cannot go on with ({@link fatal}), which resolves {@link failure} for the run command.
- */
+/** Where the service's units report failures: logged, or {@link fatal} (resolves `failure`). */
 export class ServiceFailures {
   /** Resolves with the error that stopped the service by itself (its state file went away). */
   readonly failure: Promise<Error>;

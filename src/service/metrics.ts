@@ -20,7 +20,6 @@ interface WatchedGauge {
   readonly labelNames?: readonly string[];
   /** Each scrape replaces the label sets: one not read again is gone (else it keeps its value). */
   readonly replace?: true;
-  /** The samples now. */
   read(pipeline: Pipeline): Iterable<Sample>;
 }
 
@@ -122,10 +121,8 @@ const WATCHED: readonly WatchedGauge[] = [
 ];
 
 /**
- * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
- * 429s, points written, write errors, chunk durations, queue size, watermark lag per device, the
- * last run, backfill progress. Counters are fed where results arrive (the API client's requester,
- * the chunk runner); gauges are read from the pipeline when scraped.
+ * The service's Prometheus metrics (`GET /metrics`). Counters are fed where results arrive (the
+ * API client's requester, the chunk runner); gauges are read from the pipeline when scraped.
  */
 export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   readonly registry = new Registry();

@@ -26,7 +26,6 @@ export interface ReadinessParts {
   readonly stopping: () => boolean;
   /** Asked whether it takes writes (a sink without `check`, a file, claims no InfluxDB check). */
   readonly sink: Pick<PointSink, "check">;
-  /** Asked for an access token. */
   readonly client: Pick<ApiClient, "accessToken">;
   readonly scheduler: Pick<Scheduler, "state">;
   /** The recent syncs, the cursors, and the state file. */
@@ -49,9 +48,8 @@ interface CachedCheck {
 }
 
 /**
- * The checks behind /readyz: InfluxDB takes writes and an API token is obtainable (each asked at
- * most once per interval, cached between), the scheduler ticks, the last syncs did not all fail,
- * no resource that is not silent lags too much, and the state file is the one in use.
+ * The checks behind /readyz: InfluxDB and the API answer (asked at most once per interval), the
+ * scheduler ticks, the last syncs did not all fail, no resource lags too much, the file holds.
  */
 export class Readiness {
   private readonly checks = new Map<string, CachedCheck>();

@@ -118,9 +118,8 @@ function deviceStatements(db: Database.Database) {
 }
 
 /**
- * The catalog kept between runs: what GET /devices, /<device>/resources and /<device>/<resource>/
- * values last answered, and when. A listing replaces the previous one (ids no longer listed keep
- * their row with listed = 0, so a value that returns is not new).
+ * The catalog kept between runs: what the API's device, resource and value lists last answered,
+ * and when. Ids no longer listed keep their row (listed = 0), so a value that returns is not new.
  */
 export class CatalogStore {
   private readonly sql;
@@ -232,11 +231,10 @@ export class CatalogStore {
     const readAt = parseRow(readTime, this.sql.deviceReadAt.get({ deviceId }), "read time");
     const kept = this.cached.get(deviceId);
     if (kept !== undefined && kept.readAt === readAt) return kept;
-    const resources = parseRows(
-      resourceValuesRow,
-      this.sql.deviceCatalog.all({ deviceId }),
-      "catalog row",
-    ).map(([resourceId, json]) => Object.freeze({ resourceId, values: this.valueList(json) }));
+    const rows = this.sql.deviceCatalog.all({ deviceId });
+    const resources = parseRows(resourceValuesRow, rows, "catalog row").map(([resourceId, json]) =>
+      Object.freeze({ resourceId, values: this.valueList(json) }),
+    );
     // kept and handed out again: nobody may change it
     Object.freeze(resources);
     if (readAt == null) {

@@ -166,8 +166,8 @@ export class CursorStore {
 
   /**
    * Moves a cursor as `change` (pure: it may be called twice) decides from the cursor as stored,
-   * no other writer moving it in between; returns it. With `seen` (the cursor last read or saved):
-   * one statement while the row is still exactly that, else a transaction that reads it first.
+   * no other writer in between; returns it. With `seen` (the cursor last read or saved): one
+   * statement while the row is still exactly that, else a transaction that reads it first.
    */
   update(
     deviceId: string,

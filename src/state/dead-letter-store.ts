@@ -39,7 +39,6 @@ const deadLetterRow: z.ZodType<DeadLetter> = columns({
 /** A row of {@link DeadLetterStore.countByResource}'s query. */
 const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: ["n", integer] });
 
-/** A refused line kept: its id and text. */
 const lineRow = z.object({ id: integer, payload: z.string() });
 
 /**
@@ -96,10 +95,7 @@ export class DeadLetterStore {
     };
   }
 
-  /**
-   * The fingerprint that makes a dead letter unique: kind, device, resource and payload; for a
-   * member also its value id (the bad members of one row share their payload).
-   */
+  /** What makes a dead letter unique: kind, device, resource, payload (and a member's value id). */
   static fingerprint(
     letter: Pick<NewDeadLetter, "kind" | "deviceId" | "resourceId" | "payload" | "valueIds">,
   ) {
@@ -139,7 +135,6 @@ export class DeadLetterStore {
     return row === undefined ? undefined : parseRow(deadLetterRow, row, "dead letter");
   }
 
-  /** How many dead letters there are. */
   count(): number {
     return parseRow(integer, this.sql.count.get(), "count");
   }

@@ -3,7 +3,6 @@ import type { BackfillJob, BackfillSpec } from "./types.js";
 
 /** What one requested job comes to, given the jobs stored ({@link matchPlan}). */
 export interface JobMatch {
-  /** The request. */
   readonly spec: BackfillSpec;
   /** Unfinished jobs of its values that overlap it, by start (a later `toS`: extended). */
   readonly continued: readonly BackfillJob[];
@@ -17,10 +16,7 @@ export interface JobMatch {
 export interface JobLookup {
   /** Jobs of a device resource that are not done. */
   unfinished(deviceId: string, resourceId: string): readonly BackfillJob[];
-  /**
-   * Jobs of a device resource done at `since` (an ISO time, as `updatedAt`) or later; without it,
-   * done jobs cover nothing (a sync handing over a window it wants read again).
-   */
+  /** Jobs of a device resource done at `since` (ISO) or later; absent: done jobs cover nothing. */
   doneSince?(deviceId: string, resourceId: string, since: string): readonly BackfillJob[];
 }
 

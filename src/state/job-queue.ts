@@ -73,13 +73,12 @@ function queueStatements(db: Database.Database) {
 }
 
 /**
- * How requested backfill jobs become stored ones (the part of JobStore that queues them): a request
- * continues the unfinished jobs it overlaps ({@link matchPlan}) and inserts jobs for the rest.
- * A continued job keeps its start, its chunks and their windows; the time right after it goes
- * into its last window when none of that window's chunks is done, no process holds the job, and
- * the window stays within the API's limit (same chunk count under `chunksOf`); otherwise it is a
- * new job. Asked for as `pending`, a parked or waiting job gets a fresh set of attempts; one whose
- * chunk count changed restarts its chunks. A job another process holds is returned as it is.
+ * How requested backfill jobs become stored ones (JobStore's queueing): a request continues the
+ * unfinished jobs it overlaps ({@link matchPlan}), keeping their chunks' windows, and inserts jobs
+ * for the rest. The time right after a continued job goes into its last window when no chunk of it
+ * is done, no process holds the job, and the chunk count under `chunksOf` stays the same. Asked for
+ * as `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count changed
+ * restarts its chunks.
  */
 export abstract class JobQueue {
   private readonly queueSql;

@@ -44,10 +44,7 @@ export const jobRow: z.ZodType<BackfillJob> = columns({
   updatedAt: z.string(),
 });
 
-/**
- * Key of a spec: sha256 hex of JSON `[deviceId, resourceId, sorted valueIds, fromS, toS]`
- * (duplicate value ids count once; the reason is not part of it).
- */
+/** Key of a spec: sha256 hex of JSON `[deviceId, resourceId, sortedIds(valueIds), fromS, toS]`. */
 export function jobKey(spec: BackfillSpec): string {
   const identity = [spec.deviceId, spec.resourceId, sortedIds(spec.valueIds), spec.fromS, spec.toS];
   return createHash("sha256").update(JSON.stringify(identity)).digest("hex");

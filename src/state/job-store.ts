@@ -23,8 +23,8 @@ const JOB_LEASES: LeaseTable<Lease> = {
   },
 };
 
-/** The statements that read jobs and their done chunks. */
-function readStatements(db: Database.Database) {
+/** The statements that read jobs and record their progress. */
+function jobStatements(db: Database.Database) {
   return {
     get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
     unfinished: db.prepare<[]>(
@@ -41,12 +41,6 @@ function readStatements(db: Database.Database) {
     chunksOf: db
       .prepare<[number]>("SELECT chunk_index FROM backfill_chunks WHERE job_id = ?")
       .pluck(),
-  };
-}
-
-/** The statements that record a job's progress. */
-function progressStatements(db: Database.Database) {
-  return {
     setStatus: db.prepare<{
       id: number;
       status: BackfillStatus;
@@ -122,7 +116,7 @@ export class JobStore extends JobQueue {
 
   constructor(db: Database.Database) {
     super(db);
-    const sql = { ...readStatements(db), ...progressStatements(db) };
+    const sql = jobStatements(db);
     this.sql = sql;
     this.leases = new Leases(db, JOB_LEASES);
 

@@ -7,7 +7,6 @@ import { type DeadProbe, type Holder, isGone, type Owner } from "./owner.js";
 
 /** A lease as stored. */
 export interface Lease {
-  /** The id of the owner holding it. */
   readonly ownerId: string;
   /** The holder's process, when known: a holder of unknown process is never taken for gone. */
   readonly holder: Holder | undefined;
@@ -18,10 +17,7 @@ export interface Lease {
 /** How an owner finds a lease: `gone`: its holder's process certainly is (see isGone). */
 export type LeaseState = "free" | "mine" | "gone" | "expired" | "held";
 
-/**
- * How `me` finds `lease` at `nowMs` (epoch ms). Pure but for `isDead`, which asks whether a
- * process of this host is gone (isDeadHere when omitted; a stand-in makes it pure).
- */
+/** How `me` finds `lease` at `nowMs` (epoch ms); pure but for `isDead` (a stand-in: pure). */
 export function leaseState(
   lease: Lease | undefined,
   me: Owner,
@@ -44,10 +40,7 @@ export type Acquired<H> =
   | { readonly acquired: true }
   | { readonly acquired: false; readonly holder: H };
 
-/**
- * A table that keeps leases: its name, key column, and the columns of the lease's owner id and end
- * (epoch ms). Names are code, never input.
- */
+/** A table that keeps leases: its name and columns (code, never input). */
 export interface LeaseTable<H> {
   readonly table: string;
   readonly key: string;
@@ -64,10 +57,7 @@ export interface LeaseTable<H> {
   read(row: unknown): { readonly lease: Lease; readonly holder: H } | undefined;
 }
 
-/**
- * {@link leaseState} in SQL, as far as the lease columns tell: the row's lease is none, @owner's,
- * or expired at @nowMs. A holder that is gone is found by {@link Leases.acquire}.
- */
+/** {@link leaseState} in SQL as far as the columns tell (a gone holder is found by acquire). */
 export function notHeldSql(table: Pick<LeaseTable<unknown>, "owner" | "until">): string {
   return `(${table.owner} IS NULL OR ${table.owner} = @owner OR ${table.until} < @nowMs)`;
 }

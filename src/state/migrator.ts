@@ -6,10 +6,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { messageOf } from "../util/errors.js";
 
-/**
- * The package's migrations directory. Relative to this module, so it is the same from `src/state/`
- * (ts-jest) and `dist/state/` (built): both are two levels below the package root.
- */
+/** The package's migrations directory (`src/state/` and `dist/state/` are both two levels down). */
 export const MIGRATIONS_DIR: string = fileURLToPath(new URL("../../migrations/", import.meta.url));
 
 /** One numbered SQL file of the migrations directory, e.g. `001_initial.sql`. */
@@ -18,9 +15,7 @@ export interface Migration {
   readonly version: number;
   /** The name after the number, without `.sql` (`initial`). */
   readonly name: string;
-  /** The file name (`001_initial.sql`). */
   readonly file: string;
-  /** The file's full path. */
   readonly path: string;
 }
 
@@ -32,10 +27,7 @@ export class MigrationError extends Error {
   }
 }
 
-/**
- * A database with a migration the migrations directory does not have: written by a newer
- * energy-etl. A usage error of the command (exit 2): STATE_DB names a file of another version.
- */
+/** A database written by a newer energy-etl (a usage error: STATE_DB names another file). */
 export class NewerSchemaError extends MigrationError {
   constructor(
     message: string,
@@ -135,10 +127,7 @@ export function appliedMigrations(db: Database): Map<number, string> {
   return applied;
 }
 
-/**
- * The migrations of `dir` not yet applied to `db`, in order. Throws when the database records a
- * migration the directory does not have (it was written by a newer version of the program).
- */
+/** The migrations of `dir` not yet applied to `db`, in order (NewerSchemaError: `db` is newer). */
 export function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Migration[] {
   const migrations = listMigrations(dir);
   const applied = appliedMigrations(db);
@@ -159,9 +148,8 @@ export function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Migration
 }
 
 /**
- * Applies the pending migrations of `dir` in order, each in its own (immediate) transaction together
- * with its `schema_migrations` row, and returns the versions applied now. A failing migration is
- * rolled back and throws a {@link MigrationError} naming its file; those before it stay applied.
+ * Applies the pending migrations of `dir` in order, each in its own transaction with its
+ * `schema_migrations` row; returns the versions applied now. A failing one is rolled back.
  */
 export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): number[] {
   db.exec(CREATE_TABLE);

@@ -32,9 +32,8 @@ export type DeadProbe = (pid: number, host: string) => boolean;
 
 /**
  * True when `holder` is certainly gone, as seen by `me`: a process of this host that no longer
- * exists (asked of `isDead`), or one with my own pid that started at another time (an earlier life
- * of this pid: in a container the service is always pid 1, and a restarted container keeps its
- * hostname). Processes of other hosts cannot be asked: false.
+ * exists, or an earlier life of my pid (a restarted container's service is pid 1 again on the
+ * same hostname). Processes of other hosts cannot be asked: false.
  */
 export function isGone(holder: Holder, me: Owner, isDead: DeadProbe = isDeadHere): boolean {
   if (holder.id === me.id || holder.host !== me.host) return false;

@@ -22,10 +22,7 @@ const markRow: z.ZodType<RollupMark> = columns({
   written: ["request", z.nullable(z.string()).transform((request) => request === null)],
 });
 
-/**
- * What rollups are due (table `rollup_marks`): a range per write of raw points, kept until the
- * rollups over it are written. Small: a mark is five numbers and two ids, no copy of the data.
- */
+/** What rollups are due: a range per write of raw points, kept until its rollups are written. */
 export class RollupStore {
   private readonly sql;
 
@@ -74,7 +71,6 @@ export class RollupStore {
     return Number(lastInsertRowid);
   }
 
-  /** Forgets the marks of these ids. */
   forget(ids: readonly number[]): void {
     for (const id of ids) this.sql.forget.run(id);
   }
@@ -89,7 +85,6 @@ export class RollupStore {
     return parseRows(markRow, this.sql.all.all(), "rollup mark");
   }
 
-  /** Marks waiting. */
   count(): number {
     return z.number().parse(this.sql.count.get());
   }

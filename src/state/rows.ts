@@ -5,10 +5,7 @@ import { scrubText } from "../logger.js";
 /** Longest error or detail text stored. */
 const MAX_STORED_TEXT = 2000;
 
-/**
- * A text as the state database keeps it: every registered secret redacted (error bodies may echo
- * request headers) and cut at `max` characters. The database holds no secret.
- */
+/** A text as the state database keeps it: secrets redacted (bodies echo headers), cut at `max`. */
 export function storedText(text: string, max = MAX_STORED_TEXT): string {
   return scrubText(text, max);
 }

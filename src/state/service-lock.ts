@@ -13,10 +13,7 @@ export class StateInUseError extends Error {
   }
 }
 
-/**
- * Takes the service lock on `store` for `owner` at `nowMs` (epoch ms); else throws
- * StateInUseError naming its holder.
- */
+/** Takes the service lock for `owner` at `nowMs`, or throws StateInUseError naming its holder. */
 export function acquireServiceLock(
   store: Pick<StateStore, "locks" | "path">,
   owner: Owner,

@@ -11,9 +11,8 @@ import { RunStore } from "./run-store.js";
 import { isSqliteError, StateError, stateError } from "./state-error.js";
 
 /**
- * The ETL's state in one SQLite database (STATE_DB), as small stores by aggregate: cursors, the
- * value catalog, backfill jobs, runs, dead letters and locks. Synchronous (better-sqlite3); every
- * multi-step change is one transaction, so a crash leaves either the old or the new state.
+ * The ETL's state in one SQLite database (STATE_DB), as small synchronous stores by aggregate;
+ * every multi-step change is one transaction, so a crash leaves either the old or the new state.
  */
 export class StateStore {
   readonly cursors: CursorStore;

@@ -1,7 +1,4 @@
-/**
- * Rows of the state database (SQLite at STATE_DB). Times: epoch seconds for data windows and
- * schedule points, ISO strings for bookkeeping.
- */
+/** Rows of the state database. Times: epoch seconds for data and schedules, ISO for bookkeeping. */
 
 /** Where a device's resource stands, from what its data says (README "Cursors"). */
 export interface Cursor {
@@ -34,9 +31,8 @@ export type CursorState = Omit<Cursor, "deviceId" | "resourceId" | "startedS" | 
 export type BackfillStatus = "pending" | "running" | "done" | "failed" | "parked";
 
 /**
- * Why a backfill job exists: `manual` (energy-etl backfill), `new_value` (the history of a value
- * that appeared), `audit` (holes found by energy-etl audit --fix), `parked` (a sync window that
- * kept failing while the rest of its device synced).
+ * Why a backfill job exists: `manual` (backfill), `new_value` (history of a value that appeared),
+ * `audit` (holes found by audit --fix), `parked` (a sync window that kept failing on its own).
  */
 export type BackfillReason = "manual" | "new_value" | "audit" | "parked";
 
@@ -64,7 +60,6 @@ export interface BackfillJob extends BackfillSpec {
   readonly attempts: number;
   /** A failed job is not attempted again before this time. */
   readonly nextAttemptS?: number;
-  /** The newest record timestamp the job wrote. */
   readonly newestRecordS?: number;
   /** The process working on it (see {@link Owner}) and until when its lease runs (epoch ms). */
   readonly leaseOwner?: string;
@@ -96,9 +91,8 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
 }
 
 /**
- * `row`: an element of an answer that is not a record (nothing of it can be written); `member`:
- * one requested member of a record that failed validation (the record's other members were
- * written); `line`: a line InfluxDB refused for good.
+ * `row`: an element of an answer that is not a record; `member`: one requested member of a record
+ * that failed validation (its other members were written); `line`: a line InfluxDB refused.
  */
 export type DeadLetterKind = "row" | "member" | "line";
 

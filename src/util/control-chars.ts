@@ -1,7 +1,6 @@
 /**
- * Control characters made visible, as JSON writes them: what a value from the API or the state DB
- * holds (a device id, an error text) can then neither start a line of its own, nor return the
- * carriage, nor colour or move anything on a terminal.
+ * Control characters made visible, as JSON writes them: a value from the API or the state DB can
+ * then neither start a line, nor return the carriage, nor colour or move anything on a terminal.
  */
 
 /** The characters JSON writes as a letter after a backslash. */
@@ -25,18 +24,16 @@ const escaped = (char: string): string =>
   SHORT_ESCAPES.get(char) ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /**
- * `text` with every control character escaped as JSON escapes it (`\n`, `\r`, `\t`, `\b`, `\f`,
- * else `\u001b`, lowercase hex): the C0 controls, DEL, the C1 controls (U+0080..U+009F) and
- * U+2028/U+2029. Nothing else changes: a backslash stays one backslash, quotes stay quotes.
+ * `text` with every control character ({@link CONTROLS}) escaped as JSON escapes it; nothing else
+ * changes: a backslash stays one backslash, quotes stay quotes.
  */
 export function escapeControls(text: string): string {
   return text.replace(CONTROLS, escaped);
 }
 
 /**
- * `json` (JSON text) with the control characters JSON.stringify leaves as they are (DEL, the C1
- * controls, U+2028/U+2029) escaped as `\u007f` …: the same JSON, with no control character in
- * its text (JSON text holds them only inside strings, where the escape means the same character).
+ * `json` with the control characters JSON.stringify leaves ({@link BEYOND_JSON}) escaped: the same
+ * JSON (they occur only inside strings, where the escape means the same character).
  */
 export function escapeControlsLeftByJson(json: string): string {
   // every log line comes here: a search finds that there is nothing to do faster than a replace

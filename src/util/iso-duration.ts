@@ -1,7 +1,4 @@
-/**
- * ISO 8601 durations (`P30D`, `PT1H`, `P1Y2M`, `P2W`) as used by SYNC_START and SYNC_LOOKBACK.
- * Years and months are calendar steps (UTC); the rest are fixed lengths.
- */
+/** ISO 8601 durations (`P30D`, `PT1H`, `P1Y2M`): years and months are calendar steps (UTC). */
 export interface IsoDuration {
   readonly years: number;
   readonly months: number;

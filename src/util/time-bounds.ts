@@ -29,8 +29,7 @@ function shown(date: Date): string {
 
 /**
  * What is wrong with `date`, the time `text` of `name` (a flag or a setting) resolved to, or
- * undefined: before 1970, not a time at all (a duration so long it leaves the calendar), or after
- * now (by `rule`). One line, naming `name`, what was given and the bound.
+ * undefined: before 1970, not a time (a duration beyond the calendar), or after now (by `rule`).
  */
 export function instantProblem(
   name: string,
@@ -59,10 +58,7 @@ export function instantProblem(
   return undefined;
 }
 
-/**
- * What is wrong with the range `from`..`to` of a command, or undefined: longer than
- * {@link MAX_RANGE_YEARS} calendar years without `yes`.
- */
+/** What is wrong with the range `from`..`to`: over {@link MAX_RANGE_YEARS} years without `yes`. */
 export function rangeProblem(from: Date, to: Date, yes: boolean): string | undefined {
   if (yes || from.getTime() >= subtractDuration(to, MAX_RANGE).getTime()) return undefined;
   const years = (to.getTime() - from.getTime()) / (365.25 * 86_400_000);

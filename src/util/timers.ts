@@ -10,31 +10,23 @@ export function clampTimerMs(ms: number): number {
   return Math.min(MAX_TIMER_MS, Math.ceil(ms));
 }
 
-/** Options of {@link sleep}. */
-interface SleepOptions {
-  /** Ends the wait at once: the promise rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
-  /** The timer does not keep the process alive (waits that must never block an exit). */
-  readonly unref?: boolean;
-}
-
 /**
  * Resolves after `ms` milliseconds, clamped to what a timer holds (an absurd value never turns
  * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` once it aborts.
+ * `unref`: the timer does not keep the process alive (a wait that must never block an exit).
  */
-export async function sleep(ms: number, options: SleepOptions = {}): Promise<void> {
-  const { signal } = options;
+export async function sleep(
+  ms: number,
+  { signal, unref }: { readonly signal?: AbortSignal; readonly unref?: boolean } = {},
+): Promise<void> {
   try {
-    await delay(clampTimerMs(ms), undefined, { signal, ref: options.unref !== true });
+    await delay(clampTimerMs(ms), undefined, { signal, ref: unref !== true });
   } catch (error) {
     throw signal?.aborted ? signal.reason : error;
   }
 }
 
-/**
- * `promise`, or a rejection with `signal.reason` as soon as `signal` aborts, whichever comes
- * first. The promise left behind on abort may still reject later: that rejection is handled here.
- */
+/** `promise`, or a rejection with `signal.reason` once it aborts (a later rejection is handled). */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   promise.catch(() => undefined);
   if (signal.aborted) return Promise.reject(signal.reason);
