@@ -71,8 +71,8 @@ function columnsOf(state: CursorState): StateRow {
 /** The cursor a save of `row` over `before` stored: what a read would give back, without one. */
 function saved(before: Cursor, row: StateRow, updatedAt: string): Cursor {
   const { deviceId, resourceId, startedS } = before;
-  const present = STATE_FIELDS.filter((field) => row[field] !== null).map((f) => [f, row[f]]);
-  const state = Object.fromEntries(present) as CursorState;
+  const present = STATE_FIELDS.filter((field) => row[field] !== null);
+  const state = Object.fromEntries(present.map((field) => [field, row[field]])) as CursorState;
   return { deviceId, resourceId, startedS, ...state, updatedAt };
 }
 

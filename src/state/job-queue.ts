@@ -166,8 +166,9 @@ export abstract class JobQueue {
   /** Puts parked (or waiting) jobs back to pending with a fresh set of attempts; returns how many. */
   unpark(ids: readonly number[], now: Date): number {
     let changed = 0;
-    for (const id of ids)
+    for (const id of ids) {
       changed += this.queueSql.unpark.run({ id, now: now.toISOString() }).changes;
+    }
     return changed;
   }
 
