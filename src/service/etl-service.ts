@@ -2,22 +2,17 @@ import type { Logger } from "pino";
 import { runBackfillJobs } from "../pipeline/backfill.js";
 import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { syncRules } from "../pipeline/cursor.js";
+import { watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { runSync } from "../pipeline/sync.js";
 import { sleep } from "../util/timers.js";
-import { BackfillDrain } from "./backfill-drain.js";
-import { CatalogRefresher } from "./catalog-refresher.js";
+import { BackfillDrain, CatalogRefresher, SyncTicks } from "./background-runs.js";
 import { ServiceFailures } from "./failures.js";
 import { type HealthHandler, HealthServer } from "./health-server.js";
 import { LockHeartbeat } from "./lock-heartbeat.js";
-import { MemoryWatch } from "./memory-watch.js";
 import type { EtlMetrics } from "./metrics.js";
 import { Readiness, type ReadinessRules } from "./readiness.js";
-import { type CheckOutcome, Scheduler } from "./scheduler.js";
-import { SyncTicks } from "./sync-ticks.js";
-
-export type { ReadinessRules } from "./readiness.js";
-export type { CheckOutcome } from "./scheduler.js";
+import { Scheduler } from "./scheduler.js";
 
 /** Options of the long-running service. */
 export interface EtlServiceOptions {
@@ -42,13 +37,10 @@ function healthRoutes(readyz: HealthHandler, metrics: EtlMetrics | undefined) {
 }
 
 /**
- * `energy-etl run`: holds the service lock on its state, syncs at start and on every SYNC_CRON
- * tick (a tick while the previous sync still works is skipped), works off due backfill jobs in the
- * background, serves /healthz, /readyz and /metrics, and watches its state file. {@link stop}
- * takes no new work, lets in-flight work finish within a bound, then aborts what is open.
- *
- * A composition of the units that do each job, started and stopped in order. It holds the whole
- * Pipeline because the runs (sync, catalog, backfill) and its stop take it whole.
+ * `energy-etl run`: holds the service lock, syncs at start and on every SYNC_CRON tick, works off
+ * due backfill jobs and catalogs in the background, serves /healthz, /readyz and /metrics, and
+ * watches its state file. It wires the units that do each job, and holds the whole Pipeline
+ * because the runs and its stop take it whole.
  */
 export class EtlService {
   private readonly log: Logger;
@@ -59,7 +51,9 @@ export class EtlService {
   private readonly scheduler: Scheduler;
   private readonly checks: Readiness;
   private readonly health: HealthServer;
-  private readonly memory: MemoryWatch;
+  private readonly failures: ServiceFailures;
+  /** Stops the watch on MEMORY_BUDGET_MB that start() began. */
+  private unwatchMemory = () => {};
   private stopped = false;
   /** Resolves with the error that stopped the service by itself (its state file went away). */
   readonly failure: Promise<Error>;
@@ -73,6 +67,7 @@ export class EtlService {
     const { store, owner, config } = pipeline;
     const log = pipeline.logger.child({ component: "service" });
     const failures = new ServiceFailures(log, () => this.stopped);
+    this.failures = failures;
     const fatal = (error: Error) => failures.fatal(error);
     const now = () => pipeline.now();
     const isStopping = () => pipeline.isStopping;
@@ -106,7 +101,6 @@ export class EtlService {
       log,
       failures,
       mayTick: () => !pipeline.isStopping && failures.stateFileInUse(store),
-      now,
       // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
       sync: () => runSync(pipeline, { catalog: "stored" }),
       afterSync: () => {
@@ -127,16 +121,6 @@ export class EtlService {
       nowMs: Date.now,
     });
     this.health = new HealthServer(healthRoutes(this.checks.route, options.metrics));
-    this.memory = new MemoryWatch({
-      budgetMb: config.service.memoryBudgetMb,
-      log,
-      onOver: fatal,
-    });
-  }
-
-  /** When the scheduler last ticked (a tick skipped for a sync still running counts). */
-  get lastTickAt(): Date | undefined {
-    return this.ticks.lastTickAt;
   }
 
   /** Takes the service lock (or throws StateInUseError), starts the health server and ticks. */
@@ -151,15 +135,17 @@ export class EtlService {
     }
     this.log.info({ host: httpHost, port: this.port, cron }, "service started");
     this.scheduler.start();
-    this.memory.start();
+    this.unwatchMemory = watchMemory({
+      budgetMb: this.pipeline.config.service.memoryBudgetMb,
+      logger: this.log,
+      onOver: (error) => this.failures.fatal(error),
+    });
     this.tick();
   }
 
   /**
    * One scheduler tick: a sync unless one is still running, then the due backfill jobs and
-   * catalogs. Returns the tick's sync, which settles (never rejects) once the sync is done: its run
-   * has ended in the runs table and the service takes the next tick. Undefined when the tick was
-   * skipped (stopping, state file gone, or a sync still running: one whose run has not ended).
+   * catalogs. Returns the tick's sync (it settles once its run has ended), or undefined if skipped.
    */
   tick(): Promise<void> | undefined {
     return this.ticks.tick();
@@ -172,27 +158,12 @@ export class EtlService {
     }
   }
 
-  /** Reads again the catalogs that are due, as one catalog run, unless already doing so. */
-  refreshCatalogs(): void {
-    this.catalogs.refresh();
-  }
-
-  /** Works off the backfill jobs that are due as one backfill run, unless already doing so. */
-  drainBackfills(): void {
-    this.backfills.drain();
-  }
-
-  /** The checks behind /readyz (see {@link Readiness}). */
-  readiness(): Promise<Record<string, CheckOutcome>> {
-    return this.checks.check();
-  }
-
   /** Stops ticking and the pipeline (in-flight work gets `graceMs`, then is aborted). */
   async stop(graceMs: number): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.lock.stop();
-    this.memory.stop();
+    this.unwatchMemory();
     await this.scheduler.stop();
     const finished = await this.pipeline.stop(graceMs);
     // what was aborted settles at once; never wait on it beyond a moment

@@ -5,16 +5,10 @@ import { messageOf } from "../util/errors.js";
 
 /** A busy or locked database (another process's long transaction): tried again, not fatal. */
 export function isTransient(error: StateError): boolean {
-  return (
-    error.code?.startsWith("SQLITE_BUSY") === true ||
-    error.code?.startsWith("SQLITE_LOCKED") === true
-  );
+  return /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "");
 }
 
-/**
- * Where the service's units report what went wrong: failures it goes on with (logged), and the
- * one it cannot go on with ({@link fatal}), which resolves {@link failure} for the run command.
- */
+/** Where the service's units report failures: logged, or {@link fatal} (resolves `failure`). */
 export class ServiceFailures {
   /** Resolves with the error that stopped the service by itself (its state file went away). */
   readonly failure: Promise<Error>;

@@ -4,10 +4,7 @@ import type { AddressInfo } from "node:net";
 /** One route of the health server: status, content type and body. */
 export type HealthHandler = () => Promise<{ status: number; type?: string; body: string }>;
 
-/**
- * A small HTTP server for the service's health endpoints (HTTP_HOST:HTTP_PORT): GET and HEAD
- * (the same status and headers, no body); unknown paths are 404, other methods 405.
- */
+/** The health endpoints' server: GET and HEAD (no body); unknown paths 404, other methods 405. */
 export class HealthServer {
   private readonly server: Server;
 

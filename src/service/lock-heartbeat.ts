@@ -29,9 +29,8 @@ export interface LockHeartbeatParts {
 }
 
 /**
- * The service lock on the state database, held while the service lives: taken at start (or
- * StateInUseError naming its holder), renewed every {@link HEARTBEAT_MS}, given back at stop.
- * Losing it to another process stops the service; a busy database is tried again at the next beat.
+ * The service lock, held while the service lives: renewed every {@link HEARTBEAT_MS}, given back
+ * at stop. Losing it stops the service; a busy database is tried again at the next beat.
  */
 export class LockHeartbeat {
   private timer: NodeJS.Timeout | undefined;

@@ -20,17 +20,27 @@ interface WatchedGauge {
   readonly labelNames?: readonly string[];
   /** Each scrape replaces the label sets: one not read again is gone (else it keeps its value). */
   readonly replace?: true;
-  /** The samples now. */
   read(pipeline: Pipeline): Iterable<Sample>;
 }
 
 const byResource = ["device_id", "resource_id"] as const;
+const resourceLabels = (of: { deviceId: string; resourceId: string }) => ({
+  device_id: of.deviceId,
+  resource_id: of.resourceId,
+});
 const KINDS = ["sync", "backfill"] as const;
 const lastRuns = (pipeline: Pipeline) =>
   KINDS.flatMap((kind) => {
     const run = pipeline.store.runs.last(kind);
     return run?.endedAt ? [{ kind, endedAt: run.endedAt, ok: run.status === "ok" }] : [];
   });
+
+/** The series of `dropped_total` (label `what`), by the field of a chunk's dropped counts. */
+const DROPPED = {
+  members: "extraMembers",
+  rows_outside_window: "outOfWindow",
+  duplicate_rows: "duplicates",
+} as const;
 
 /** The gauges {@link EtlMetrics.watch} registers, in the order they are exposed. */
 const WATCHED: readonly WatchedGauge[] = [
@@ -53,10 +63,7 @@ const WATCHED: readonly WatchedGauge[] = [
       const nowS = epochSeconds(pipeline.apiNow());
       return pipeline.store.cursors
         .list()
-        .map((c) => [
-          { device_id: c.deviceId, resource_id: c.resourceId },
-          Math.max(0, nowS - (c.newestRecordS ?? c.startedS)),
-        ]);
+        .map((c) => [resourceLabels(c), Math.max(0, nowS - (c.newestRecordS ?? c.startedS))]);
     },
   },
   {
@@ -69,9 +76,7 @@ const WATCHED: readonly WatchedGauge[] = [
       const rules = syncRules(pipeline.config, nowS);
       return pipeline.store.cursors.list().flatMap((c): Sample[] => {
         const since = silentSince(c, nowS, rules);
-        return since === undefined
-          ? []
-          : [[{ device_id: c.deviceId, resource_id: c.resourceId }, since]];
+        return since === undefined ? [] : [[resourceLabels(c), since]];
       });
     },
   },
@@ -81,9 +86,7 @@ const WATCHED: readonly WatchedGauge[] = [
     labelNames: byResource,
     replace: true,
     read: ({ store }) =>
-      store.deadLetters
-        .countByResource()
-        .map((c) => [{ device_id: c.deviceId, resource_id: c.resourceId }, c.count]),
+      store.deadLetters.countByResource().map((c) => [resourceLabels(c), c.count]),
   },
   {
     name: "parked_jobs",
@@ -118,10 +121,8 @@ const WATCHED: readonly WatchedGauge[] = [
 ];
 
 /**
- * The service's Prometheus metrics (`GET /metrics`): API requests by endpoint and status, retries,
- * 429s, points written, write errors, chunk durations, queue size, watermark lag per device, the
- * last run, backfill progress. Counters are fed where results arrive (the API client's requester,
- * the chunk runner); gauges are read from the pipeline when scraped.
+ * The service's Prometheus metrics (`GET /metrics`). Counters are fed where results arrive (the
+ * API client's requester, the chunk runner); gauges are read from the pipeline when scraped.
  */
 export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   readonly registry = new Registry();
@@ -135,11 +136,9 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
     "Retries of API requests by endpoint and error code",
     ["endpoint", "code"],
   );
-  private readonly apiInFlight = new Gauge({
-    name: `${PREFIX}api_requests_in_flight`,
-    help: "HTTP attempts to the API sent and not yet ended",
-    registers: [this.registry],
-  });
+  private readonly apiInFlight = new Gauge(
+    this.named("api_requests_in_flight", "HTTP attempts to the API sent and not yet ended"),
+  );
   private readonly rateLimited = this.counter(
     "api_rate_limited_total",
     "API answers 429 (rate limited)",
@@ -165,27 +164,21 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
     "Rows, members and lines kept as dead letters (including ones read again)",
   );
   private readonly chunkDuration = new Histogram({
-    name: `${PREFIX}chunk_duration_seconds`,
-    help: "Time to fetch, transform and write one chunk",
+    ...this.named("chunk_duration_seconds", "Time to fetch, transform and write one chunk"),
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
-    registers: [this.registry],
   });
 
   constructor() {
     // every series of `dropped` shown from the start, at 0
-    for (const what of ["members", "rows_outside_window", "duplicate_rows"]) {
-      this.dropped.inc({ what }, 0);
-    }
+    for (const what of Object.keys(DROPPED)) this.dropped.inc({ what }, 0);
   }
 
   /** Registers the gauges that read the pipeline's state when scraped. */
   watch(pipeline: Pipeline): void {
     for (const gauge of WATCHED) {
       new Gauge({
-        name: `${PREFIX}${gauge.name}`,
-        help: gauge.help,
+        ...this.named(gauge.name, gauge.help),
         labelNames: gauge.labelNames ?? [],
-        registers: [this.registry],
         collect() {
           if (gauge.replace) this.reset();
           for (const [labels, value] of gauge.read(pipeline)) this.set(labels, value);
@@ -216,10 +209,10 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
     this.points.inc(result.points);
     this.deadLettered.inc(result.deadLetters);
     // most chunks drop nothing: a labelled increment by 0 costs as much as one by 1
-    const { extraMembers, outOfWindow, duplicates } = result.dropped;
-    if (extraMembers > 0) this.dropped.inc({ what: "members" }, extraMembers);
-    if (outOfWindow > 0) this.dropped.inc({ what: "rows_outside_window" }, outOfWindow);
-    if (duplicates > 0) this.dropped.inc({ what: "duplicate_rows" }, duplicates);
+    for (const [what, field] of Object.entries(DROPPED)) {
+      const count = result.dropped[field];
+      if (count > 0) this.dropped.inc({ what }, count);
+    }
   }
 
   chunkFailed(error: unknown): void {
@@ -236,12 +229,12 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
 
   /** A counter of this registry, named with the prefix. */
   private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
-    return new Counter<L>({
-      name: `${PREFIX}${name}`,
-      help,
-      labelNames,
-      registers: [this.registry],
-    });
+    return new Counter<L>({ ...this.named(name, help), labelNames });
+  }
+
+  /** A metric's name (with the prefix), help, and this registry. */
+  private named(name: string, help: string) {
+    return { name: `${PREFIX}${name}`, help, registers: [this.registry] };
   }
 
   /** The text exposition format for `GET /metrics`. */

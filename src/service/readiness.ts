@@ -26,7 +26,6 @@ export interface ReadinessParts {
   readonly stopping: () => boolean;
   /** Asked whether it takes writes (a sink without `check`, a file, claims no InfluxDB check). */
   readonly sink: Pick<PointSink, "check">;
-  /** Asked for an access token. */
   readonly client: Pick<ApiClient, "accessToken">;
   readonly scheduler: Pick<Scheduler, "state">;
   /** The recent syncs, the cursors, and the state file. */
@@ -49,9 +48,8 @@ interface CachedCheck {
 }
 
 /**
- * The checks behind /readyz: InfluxDB takes writes and an API token is obtainable (each asked at
- * most once per interval, cached between), the scheduler ticks, the last syncs did not all fail,
- * no resource that is not silent lags too much, and the state file is the one in use.
+ * The checks behind /readyz: InfluxDB and the API answer (asked at most once per interval), the
+ * scheduler ticks, the last syncs did not all fail, no resource lags too much, the file holds.
  */
 export class Readiness {
   private readonly checks = new Map<string, CachedCheck>();
@@ -82,12 +80,9 @@ export class Readiness {
   readonly route: HealthHandler = async () => {
     const checks = await this.check();
     const failed = Object.entries(checks).filter(([, outcome]) => outcome !== "ok");
+    const reason = failed.map(([name, why]) => `${name}: ${why}`).join("; ");
     const body = failed.length
-      ? {
-          status: "not ready",
-          reason: failed.map(([name, why]) => `${name}: ${why}`).join("; "),
-          checks,
-        }
+      ? { status: "not ready", reason, checks }
       : { status: "ready", checks };
     return { status: failed.length ? 503 : 200, body: scrubSecrets(JSON.stringify(body)) };
   };
@@ -122,9 +117,8 @@ export class Readiness {
   }
 
   /**
-   * How far behind the ETL's reading is: now minus the end of the last fully fetched window of
-   * each resource that is not silent (a device without new data does not make the ETL unready;
-   * that is the silent-device alert's business).
+   * How far behind the ETL's reading is, of resources that are not silent (a device without new
+   * data does not make the ETL unready; that is the silent-device alert's business).
    */
   private lagCheck(): CheckOutcome {
     const { apiNow, silenceAt, store, rules: readiness } = this.parts;

@@ -6,10 +6,7 @@ type Key = { deviceId: string; resourceId: string };
 
 /** A device's resources and their listed value ids, as its last catalog read found them. */
 export interface StoredDeviceCatalog {
-  /**
-   * When they were read (ISO); undefined: never, or not since the device was last dropped from the
-   * API's device list.
-   */
+  /** When they were read (ISO); undefined: never, or not since the device was last unlisted. */
   readonly readAt?: string;
   readonly resources: readonly {
     readonly resourceId: string;
@@ -121,30 +118,21 @@ function deviceStatements(db: Database.Database) {
 }
 
 /**
- * The catalog kept between runs (tables `devices`, `device_resources`, `value_catalog`,
- * `catalog_reads`): what GET /devices, GET /<device>/resources and GET /<device>/<resource>/values
- * last answered, and when. A listing replaces the previous one (ids no longer listed keep their
- * row with listed = 0, so a value that returns is not new).
+ * The catalog kept between runs: what the API's device, resource and value lists last answered,
+ * and when. Ids no longer listed keep their row (listed = 0), so a value that returns is not new.
  */
 export class CatalogStore {
   private readonly sql;
   /**
-   * Each device's catalog as this process last read it, kept while its read time is unchanged
-   * (every change of a device's catalog, in any process, sets its read time; this store's own
-   * changes drop the entry): a steady sync reads one read time per device, not its every value.
+   * Each device's catalog as this process last read it, kept while its read time (set by every
+   * change, in any process) is unchanged: a steady sync reads one read time per device.
    */
   private readonly cached = new Map<string, StoredDeviceCatalog & { readonly readAt: string }>();
   /** Value lists by their JSON text: one array per distinct list, shared by the devices. */
   private readonly valueLists = new Map<string, readonly string[]>();
-  private readonly refreshTx: Database.Transaction<
-    (deviceId: string, resourceId: string, valueIds: readonly string[], now: string) => string[]
-  >;
-  private readonly devicesTx: Database.Transaction<
-    (deviceIds: readonly string[], now: string) => string[]
-  >;
-  private readonly resourcesTx: Database.Transaction<
-    (deviceId: string, resourceIds: readonly string[], now: string) => void
-  >;
+  private readonly refreshTx;
+  private readonly devicesTx;
+  private readonly resourcesTx;
 
   constructor(db: Database.Database) {
     const sql = { ...valueStatements(db), ...deviceStatements(db) };
@@ -183,12 +171,9 @@ export class CatalogStore {
   }
 
   /**
-   * Records the value ids a resource lists now (listed, last_seen = now; first_seen set on insert;
-   * ids not in the list are no longer listed), in one transaction; returns the ids never seen
-   * before, sorted.
-   *
-   * Call it in the transaction that ends with {@link markRead}: the read time is what tells
-   * every process that the device's catalog changed.
+   * Records the value ids a resource lists now (the others are no longer listed); returns the ids
+   * never seen before, sorted. Call it in the transaction that ends with {@link markRead}: the read
+   * time is what tells every process that the device's catalog changed.
    */
   refresh(deviceId: string, resourceId: string, valueIds: readonly string[], now: Date): string[] {
     this.cached.delete(deviceId);
@@ -203,10 +188,7 @@ export class CatalogStore {
     return parseRows(text, this.sql.list.all({ deviceId, resourceId }), "value id");
   }
 
-  /**
-   * Records the device list GET /devices answered now; returns the devices that were not listed
-   * before (new, or listed again).
-   */
+  /** Records the device list GET /devices answered now; returns the devices not listed before. */
   recordDevices(deviceIds: readonly string[], now: Date): string[] {
     for (const id of deviceIds) requireText("device id", id);
     return this.devicesTx(deviceIds, now.toISOString());
@@ -223,10 +205,7 @@ export class CatalogStore {
     return at === undefined ? undefined : new Date(at);
   }
 
-  /**
-   * Records the resources a device lists now (the others are no longer listed). Like
-   * {@link refresh}, in the transaction that ends with {@link markRead}.
-   */
+  /** Records the resources a device lists now (the others are unlisted); see {@link refresh}. */
   recordResources(deviceId: string, resourceIds: readonly string[], now: Date): void {
     this.cached.delete(deviceId);
     requireText("deviceId", deviceId);
@@ -247,19 +226,15 @@ export class CatalogStore {
     this.sql.unlistDevice.run({ deviceId });
   }
 
-  /**
-   * A device's stored catalog (its listed resources and their listed values): one query for its
-   * read time, and one for the lists when they changed since this process last read them.
-   */
+  /** A device's stored catalog: its lists are read again only when its read time changed. */
   device(deviceId: string): StoredDeviceCatalog {
     const readAt = parseRow(readTime, this.sql.deviceReadAt.get({ deviceId }), "read time");
     const kept = this.cached.get(deviceId);
     if (kept !== undefined && kept.readAt === readAt) return kept;
-    const resources = parseRows(
-      resourceValuesRow,
-      this.sql.deviceCatalog.all({ deviceId }),
-      "catalog row",
-    ).map(([resourceId, json]) => Object.freeze({ resourceId, values: this.valueList(json) }));
+    const rows = this.sql.deviceCatalog.all({ deviceId });
+    const resources = parseRows(resourceValuesRow, rows, "catalog row").map(([resourceId, json]) =>
+      Object.freeze({ resourceId, values: this.valueList(json) }),
+    );
     // kept and handed out again: nobody may change it
     Object.freeze(resources);
     if (readAt == null) {

@@ -1,127 +1,88 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import {
+  columns,
   integer,
   optionalInteger,
+  optionalText,
   parseRow,
   parseRows,
-  presentFields,
   requireInteger,
   requireText,
   storedText,
 } from "./rows.js";
 import type { Cursor, CursorState } from "./types.js";
 
-const cursorRow = z
-  .object({
-    device_id: z.string(),
-    resource_id: z.string(),
-    newest_record_at: optionalInteger,
-    fetched_until: integer,
-    started_at: integer,
-    next_probe_at: optionalInteger,
-    failures: integer,
-    parked_until: optionalInteger,
-    retry_at: optionalInteger,
-    last_error: z.string().nullable(),
-    looked_back_at: optionalInteger,
-    updated_at: z.string(),
-  })
-  .transform(
-    (r): Cursor => ({
-      deviceId: r.device_id,
-      resourceId: r.resource_id,
-      startedS: r.started_at,
-      ...stateOf({
-        fetchedUntilS: r.fetched_until,
-        newestS: r.newest_record_at,
-        nextProbeS: r.next_probe_at,
-        parkedUntilS: r.parked_until,
-        failures: r.failures,
-        retryAtS: r.retry_at,
-        lastError: r.last_error,
-        lookedBackS: r.looked_back_at,
-      }),
-      updatedAt: r.updated_at,
-    }),
-  );
-
-/** A cursor's state from its columns (null or undefined: the field is absent). */
-function stateOf(
-  row: Pick<StateRow, "fetchedUntilS" | "failures"> & {
-    readonly [K in keyof StateRow]: StateRow[K] | undefined;
-  },
-): CursorState {
-  return {
-    fetchedUntilS: row.fetchedUntilS,
-    failures: row.failures,
-    ...presentFields({
-      newestRecordS: row.newestS,
-      nextProbeS: row.nextProbeS,
-      parkedUntilS: row.parkedUntilS,
-      retryAtS: row.retryAtS,
-      lastError: row.lastError,
-      lookedBackS: row.lookedBackS,
-    }),
-  };
-}
+const cursorRow: z.ZodType<Cursor> = columns({
+  deviceId: z.string(),
+  resourceId: z.string(),
+  startedS: ["started_at", integer],
+  fetchedUntilS: ["fetched_until", integer],
+  newestRecordS: ["newest_record_at", optionalInteger],
+  nextProbeS: ["next_probe_at", optionalInteger],
+  parkedUntilS: ["parked_until", optionalInteger],
+  failures: integer,
+  retryAtS: ["retry_at", optionalInteger],
+  lastError: optionalText,
+  lookedBackS: ["looked_back_at", optionalInteger],
+  updatedAt: z.string(),
+});
 
 type Key = { deviceId: string; resourceId: string };
 
-/** The columns of a {@link CursorState}. */
-interface StateRow {
-  fetchedUntilS: number;
-  newestS: number | null;
-  nextProbeS: number | null;
-  parkedUntilS: number | null;
-  failures: number;
-  retryAtS: number | null;
-  lastError: string | null;
-  lookedBackS: number | null;
-}
+/** The fields of a {@link CursorState}, in the order of the swap statement's row value. */
+const STATE_FIELDS = [
+  "fetchedUntilS",
+  "newestRecordS",
+  "nextProbeS",
+  "parkedUntilS",
+  "failures",
+  "retryAtS",
+  "lastError",
+  "lookedBackS",
+] as const;
 
-/** A cursor's state as columns, each checked (positions: integers >= 0). */
+/** A cursor's state as its columns (NULL: the field is absent), as the statements bind them. */
+type StateRow = { [K in keyof CursorState]-?: Exclude<CursorState[K], undefined> | null };
+
+/** A cursor's state as columns, each checked (positions: integers >= 0), the error text cut. */
 function stateRow(state: CursorState): StateRow {
   requireInteger("fetchedUntilS", state.fetchedUntilS);
   requireInteger("failures", state.failures);
-  for (const [name, value] of [
-    ["newestRecordS", state.newestRecordS],
-    ["nextProbeS", state.nextProbeS],
-    ["parkedUntilS", state.parkedUntilS],
-    ["retryAtS", state.retryAtS],
-    ["lookedBackS", state.lookedBackS],
+  for (const field of [
+    "newestRecordS",
+    "nextProbeS",
+    "parkedUntilS",
+    "retryAtS",
+    "lookedBackS",
   ] as const) {
-    if (value !== undefined) requireInteger(name, value);
+    const value = state[field];
+    if (value !== undefined) requireInteger(field, value);
   }
-  const row = columnsOf(state);
-  if (row.lastError !== null) row.lastError = storedText(row.lastError);
-  return row;
+  const lastError = state.lastError === undefined ? undefined : storedText(state.lastError);
+  return columnsOf({ ...state, lastError });
 }
 
 /** A cursor's state as its columns, as they are (no check, the error text not cut again). */
 function columnsOf(state: CursorState): StateRow {
-  return {
-    fetchedUntilS: state.fetchedUntilS,
-    newestS: state.newestRecordS ?? null,
-    nextProbeS: state.nextProbeS ?? null,
-    parkedUntilS: state.parkedUntilS ?? null,
-    failures: state.failures,
-    retryAtS: state.retryAtS ?? null,
-    lastError: state.lastError ?? null,
-    lookedBackS: state.lookedBackS ?? null,
-  };
+  return Object.fromEntries(STATE_FIELDS.map((field) => [field, state[field] ?? null])) as StateRow;
 }
 
 /** The cursor a save of `row` over `before` stored: what a read would give back, without one. */
 function saved(before: Cursor, row: StateRow, updatedAt: string): Cursor {
   const { deviceId, resourceId, startedS } = before;
-  return { deviceId, resourceId, startedS, ...stateOf(row), updatedAt };
+  const present = STATE_FIELDS.filter((field) => row[field] !== null);
+  const state = Object.fromEntries(present.map((field) => [field, row[field]])) as CursorState;
+  return { deviceId, resourceId, startedS, ...state, updatedAt };
 }
 
-/**
- * The stored row a cursor was read from, in the order of the swap statement's row value: the
- * state's columns (in {@link columnsOf}'s order), then `updated_at`.
- */
+/** Saves a cursor's state (the {@link StateRow} parameters). */
+const SAVE = `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestRecordS,
+    next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
+    retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS, updated_at = @now
+  WHERE device_id = @deviceId AND resource_id = @resourceId`;
+
+/** The stored row a cursor was read from, as the swap statement's row value. */
 function was(cursor: Cursor): (string | number | null)[] {
   return [...Object.values(columnsOf(cursor)), cursor.updatedAt];
 }
@@ -135,29 +96,23 @@ export interface WindowCommit {
 }
 
 /**
- * Cursors per device resource (table `cursors`): what the data says, never what the local clock
- * says. The store only stores: how a cursor moves (forward only, a commit ending a failure
- * streak and a silence, a repair, a park) is decided by the cursor rules (pipeline/cursor.ts) and
- * applied with {@link update}, which no other writer can interleave with.
+ * Cursors per device resource: what the data says, never what the local clock says. How a cursor
+ * moves is decided by the cursor rules (pipeline/cursor.ts) and applied with {@link update}.
  */
 export class CursorStore {
   private readonly sql;
-  private readonly updateTx: Database.Transaction<
-    (
-      deviceId: string,
-      resourceId: string,
-      change: (c: Cursor) => CursorState,
-      now: string,
-    ) => Cursor
-  >;
+  private readonly updateTx;
 
   constructor(db: Database.Database) {
-    this.updateTx = db.transaction((deviceId, resourceId, change, now) => {
-      const current = this.require(deviceId, resourceId);
-      const row = stateRow(change(current));
-      this.sql.save.run({ deviceId, resourceId, ...row, now });
-      return saved(current, row, now);
-    });
+    type Change = (cursor: Cursor) => CursorState;
+    this.updateTx = db.transaction(
+      (deviceId: string, resourceId: string, change: Change, now: string) => {
+        const current = this.require(deviceId, resourceId);
+        const row = stateRow(change(current));
+        this.sql.save.run({ deviceId, resourceId, ...row, now });
+        return saved(current, row, now);
+      },
+    );
     this.sql = {
       get: db.prepare<Key>(
         "SELECT * FROM cursors WHERE device_id = @deviceId AND resource_id = @resourceId",
@@ -168,21 +123,10 @@ export class CursorStore {
          VALUES (@deviceId, @resourceId, @startedS - 1, @startedS, @now)
          ON CONFLICT (device_id, resource_id) DO NOTHING`,
       ),
-      save: db.prepare<Key & StateRow & { now: string }>(
-        `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
-           next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
-           retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
-           updated_at = @now
-         WHERE device_id = @deviceId AND resource_id = @resourceId`,
-      ),
+      save: db.prepare<Key & StateRow & { now: string }>(SAVE),
       // save, only if the row is still exactly the cursor the caller last saw
       swap: db.prepare<[...(string | number | null)[], Key & StateRow & { now: string }]>(
-        `UPDATE cursors SET fetched_until = @fetchedUntilS, newest_record_at = @newestS,
-           next_probe_at = @nextProbeS, parked_until = @parkedUntilS, failures = @failures,
-           retry_at = @retryAtS, last_error = @lastError, looked_back_at = @lookedBackS,
-           updated_at = @now
-         WHERE device_id = @deviceId AND resource_id = @resourceId
-           AND (fetched_until, newest_record_at, next_probe_at, parked_until, failures, retry_at,
+        `${SAVE} AND (fetched_until, newest_record_at, next_probe_at, parked_until, failures, retry_at,
                 last_error, looked_back_at, updated_at) IS (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       fail: db
@@ -222,9 +166,8 @@ export class CursorStore {
 
   /**
    * Moves a cursor as `change` (pure: it may be called twice) decides from the cursor as stored,
-   * no other writer moving it in between. Returns the cursor now stored. With `seen`, the cursor
-   * the caller last read or saved: one statement when the row is still exactly that, else (another
-   * process, or another change here, moved it since) one immediate transaction that reads it first.
+   * no other writer in between; returns it. With `seen` (the cursor last read or saved): one
+   * statement while the row is still exactly that, else a transaction that reads it first.
    */
   update(
     deviceId: string,

@@ -16,35 +16,23 @@ import { isSqliteError, StateError, stateError } from "./state-error.js";
 /** Options of {@link openDatabase}. */
 export interface OpenDatabaseOptions {
   readonly logger?: Logger;
-  /**
-   * Apply pending migrations (default true). When false, a database with pending migrations is an
-   * error telling to run `energy-etl migrate`.
-   */
+  /** Apply pending migrations (default true; false: pending ones are an error). */
   readonly migrate?: boolean;
 }
 
 const BUSY_TIMEOUT_MS = 5000;
 
-/** An open state database: the connection and the migrations applied by opening it. */
-export interface OpenedDatabase {
-  readonly db: Database.Database;
-  /** Versions applied now by opening (empty when none were pending). */
-  readonly appliedOnOpen: readonly number[];
-}
-
 /**
  * Opens the SQLite state database (creating the file and its directory), sets WAL mode with
  * synchronous NORMAL, busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
- *
- * synchronous NORMAL (in WAL mode only): a commit is not flushed to the disk on its own (the WAL
- * is, at each checkpoint), so a power cut may take back the last commits, never part of one and
- * never one before a later one. For what a sync, a backfill or the rollups record, that only
- * moves state back to before a write InfluxDB already holds: the chunks are fetched and written
- * again, and points are idempotent. An operator's change of the last seconds (a backfill job
- * queued, dead letters removed) may be undone too and must be made again. A crash of the process
- * loses nothing. The flush it saves blocked the event loop at every cursor commit.
+ * NORMAL: a power cut (not a crash) may take back the last commits, never part of one: state goes
+ * back before writes InfluxDB holds (made again; points are idempotent), or an operator's change
+ * of the last seconds is undone. The flush it saves blocked the event loop at every cursor commit.
  */
-export function openDatabase(path: string, options: OpenDatabaseOptions = {}): OpenedDatabase {
+export function openDatabase(
+  path: string,
+  options: OpenDatabaseOptions = {},
+): { db: Database.Database; appliedOnOpen: readonly number[] } {
   const { logger } = options;
   const inMemory = path === ":memory:";
   let db: Database.Database;

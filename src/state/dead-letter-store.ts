@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import {
+  columns,
   integer,
   jsonStringArray,
   parseRow,
@@ -14,57 +15,35 @@ import {
 import {
   DEAD_LETTER_KINDS,
   type DeadLetter,
-  type DeadLetterKind,
   MAX_DEAD_LETTER_CHARS,
   type NewDeadLetter,
 } from "./types.js";
 
-const deadLetterRow = z
-  .object({
-    id: integer,
-    kind: z.enum(DEAD_LETTER_KINDS),
-    device_id: z.string(),
-    resource_id: z.string(),
-    window_from: integer,
-    window_to: integer,
-    value_ids: jsonStringArray,
-    payload: z.string(),
-    truncated: z.union([z.literal(0), z.literal(1)]),
-    error: z.string(),
-    occurrences: integer,
-    retries: integer,
-    first_seen: z.string(),
-    last_seen: z.string(),
-  })
-  .transform(
-    (r): DeadLetter => ({
-      id: r.id,
-      kind: r.kind,
-      deviceId: r.device_id,
-      resourceId: r.resource_id,
-      windowFromS: r.window_from,
-      windowToS: r.window_to,
-      valueIds: r.value_ids,
-      payload: r.payload,
-      truncated: r.truncated === 1,
-      error: r.error,
-      occurrences: r.occurrences,
-      retries: r.retries,
-      firstSeen: r.first_seen,
-      lastSeen: r.last_seen,
-    }),
-  );
+const deadLetterRow: z.ZodType<DeadLetter> = columns({
+  id: integer,
+  kind: z.enum(DEAD_LETTER_KINDS),
+  deviceId: z.string(),
+  resourceId: z.string(),
+  windowFromS: ["window_from", integer],
+  windowToS: ["window_to", integer],
+  valueIds: jsonStringArray,
+  payload: z.string(),
+  truncated: z.union([z.literal(0), z.literal(1)]).transform((v) => v === 1),
+  error: z.string(),
+  occurrences: integer,
+  retries: integer,
+  firstSeen: z.string(),
+  lastSeen: z.string(),
+});
 
-/** Which dead letters to list. */
-export interface DeadLetterFilter {
-  readonly deviceId?: string;
-  readonly limit?: number;
-}
+/** A row of {@link DeadLetterStore.countByResource}'s query. */
+const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: ["n", integer] });
+
+const lineRow = z.object({ id: integer, payload: z.string() });
 
 /**
- * Rows and members that failed validation and lines InfluxDB refused for good (table
- * `dead_letters`). One row per distinct payload of a device resource (and member, for a member):
- * the same bad row read again (a lookback) counts as an occurrence, not as a new dead letter.
+ * Rows and members that failed validation and lines InfluxDB refused for good, one per distinct
+ * payload (and member): the same bad row read again counts as an occurrence, not a new letter.
  */
 export class DeadLetterStore {
   private readonly sql;
@@ -72,23 +51,18 @@ export class DeadLetterStore {
   constructor(db: Database.Database) {
     this.sql = {
       upsert: db
-        .prepare<{
-          kind: DeadLetterKind;
-          deviceId: string;
-          resourceId: string;
-          fromS: number;
-          toS: number;
-          valueIds: string;
-          payload: string;
-          truncated: 0 | 1;
-          error: string;
-          fingerprint: string;
-          now: string;
-        }>(
+        .prepare<
+          Omit<NewDeadLetter, "valueIds"> & {
+            valueIds: string;
+            truncated: 0 | 1;
+            fingerprint: string;
+            now: string;
+          }
+        >(
           `INSERT INTO dead_letters (kind, device_id, resource_id, window_from, window_to, value_ids,
              payload, truncated, error, fingerprint, first_seen, last_seen)
-           VALUES (@kind, @deviceId, @resourceId, @fromS, @toS, @valueIds, @payload, @truncated,
-             @error, @fingerprint, @now, @now)
+           VALUES (@kind, @deviceId, @resourceId, @windowFromS, @windowToS, @valueIds, @payload,
+             @truncated, @error, @fingerprint, @now, @now)
            ON CONFLICT (fingerprint) DO UPDATE SET
              occurrences = occurrences + 1, last_seen = excluded.last_seen
            RETURNING occurrences`,
@@ -121,10 +95,7 @@ export class DeadLetterStore {
     };
   }
 
-  /**
-   * The fingerprint that makes a dead letter unique: kind, device, resource and payload; for a
-   * member also its value id (the bad members of one row share their payload).
-   */
+  /** What makes a dead letter unique: kind, device, resource, payload (and a member's value id). */
   static fingerprint(
     letter: Pick<NewDeadLetter, "kind" | "deviceId" | "resourceId" | "payload" | "valueIds">,
   ) {
@@ -142,11 +113,7 @@ export class DeadLetterStore {
     const payload = storedText(letter.payload, Number.POSITIVE_INFINITY);
     const truncated = payload.length > MAX_DEAD_LETTER_CHARS;
     const occurrences = this.sql.upsert.get({
-      kind: letter.kind,
-      deviceId: letter.deviceId,
-      resourceId: letter.resourceId,
-      fromS: letter.windowFromS,
-      toS: letter.windowToS,
+      ...letter,
       valueIds: JSON.stringify(sortedIds(letter.valueIds)),
       payload: truncated ? payload.slice(0, MAX_DEAD_LETTER_CHARS) : payload,
       truncated: truncated ? 1 : 0,
@@ -158,11 +125,8 @@ export class DeadLetterStore {
   }
 
   /** Dead letters, oldest first (of one device, if given). */
-  list(filter: DeadLetterFilter = {}): DeadLetter[] {
-    const rows = this.sql.list.all({
-      deviceId: filter.deviceId ?? null,
-      limit: filter.limit ?? -1,
-    });
+  list({ deviceId, limit }: { deviceId?: string; limit?: number } = {}): DeadLetter[] {
+    const rows = this.sql.list.all({ deviceId: deviceId ?? null, limit: limit ?? -1 });
     return parseRows(deadLetterRow, rows, "dead letter");
   }
 
@@ -171,17 +135,13 @@ export class DeadLetterStore {
     return row === undefined ? undefined : parseRow(deadLetterRow, row, "dead letter");
   }
 
-  /** How many dead letters there are. */
   count(): number {
     return parseRow(integer, this.sql.count.get(), "count");
   }
 
   /** Dead letters per device resource, for metrics. */
   countByResource(): { deviceId: string; resourceId: string; count: number }[] {
-    const row = z
-      .object({ device_id: z.string(), resource_id: z.string(), n: integer })
-      .transform((r) => ({ deviceId: r.device_id, resourceId: r.resource_id, count: r.n }));
-    return parseRows(row, this.sql.countByDevice.all(), "dead letter count");
+    return parseRows(countRow, this.sql.countByDevice.all(), "dead letter count");
   }
 
   /**
@@ -189,19 +149,11 @@ export class DeadLetterStore {
    * indexed lookup), so that a line written later can be forgotten.
    */
   lineLetters(deviceId: string, resourceId: string): Map<string, number> {
-    const letters = new Map<string, number>();
     if (parseRow(integer, this.sql.hasLines.get(deviceId, resourceId), "exists") === 0) {
-      return letters;
+      return new Map();
     }
-    const row = z.object({ id: integer, payload: z.string() });
-    for (const { id, payload } of parseRows(
-      row,
-      this.sql.lines.all(deviceId, resourceId),
-      "line",
-    )) {
-      letters.set(payload, id);
-    }
-    return letters;
+    const lines = parseRows(lineRow, this.sql.lines.all(deviceId, resourceId), "line");
+    return new Map(lines.map(({ id, payload }) => [payload, id]));
   }
 
   /** Forgets a dead letter (it was written after all). */

@@ -3,13 +3,8 @@ import type { BackfillJob, BackfillSpec } from "./types.js";
 
 /** What one requested job comes to, given the jobs stored ({@link matchPlan}). */
 export interface JobMatch {
-  /** The request. */
   readonly spec: BackfillSpec;
-  /**
-   * Unfinished jobs of its device, resource and value set that overlap it, by start: continued
-   * whole, with the chunk boundaries they have. A job whose `toS` is later than the stored one
-   * takes in the time right after it (see `extendable`).
-   */
+  /** Unfinished jobs of its values that overlap it, by start (a later `toS`: extended). */
   readonly continued: readonly BackfillJob[];
   /** Jobs of the backfill being continued that are done already: not fetched again. */
   readonly finished: readonly BackfillJob[];
@@ -21,29 +16,18 @@ export interface JobMatch {
 export interface JobLookup {
   /** Jobs of a device resource that are not done. */
   unfinished(deviceId: string, resourceId: string): readonly BackfillJob[];
-  /**
-   * Jobs of a device resource done at `since` (an ISO time, as `updatedAt`) or later; without it,
-   * done jobs cover nothing (a sync handing over a window it wants read again).
-   */
+  /** Jobs of a device resource done at `since` (ISO) or later; absent: done jobs cover nothing. */
   doneSince?(deviceId: string, resourceId: string, since: string): readonly BackfillJob[];
 }
 
 /**
  * The rule that makes the same command again continue instead of starting over, whatever moved
- * its ends (a relative `--from`, a `--to` of now, a wider range asked for). `specs` are the jobs
- * one command asks for:
- *
- * - an unfinished job of a spec's device, resource and set of value ids (any status, any reason)
- *   that overlaps the spec is continued;
- * - when the command continues at least one unfinished job, it is that backfill being continued:
- *   the jobs of the same device, resource and values done since the oldest continued one was
- *   created (its other jobs, done before the interruption) cover their range too, and are not
- *   fetched again;
- * - only what none of these covers is new. The time right after a continued job goes into that
- *   job when `extendable(job, toS)` says it may end at `toS` instead (its done chunks keep their
- *   windows); otherwise it is a new part.
- *
- * A command that continues nothing runs whole: a finished backfill asked for again runs again.
+ * its ends (a relative `--from`, a `--to` of now, a wider range). Of the jobs one command asks
+ * for (`specs`): an unfinished job of a spec's device, resource and value set (any status, any
+ * reason) that overlaps it is continued; when one is, the jobs of those values done since the
+ * oldest continued one was created cover their range too (not fetched again); only what none of
+ * these covers is new, the time right after a continued job going into it when `extendable(job,
+ * toS)` says so. A command that continues nothing runs whole, even a finished backfill.
  */
 export function matchPlan(
   specs: readonly BackfillSpec[],

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { type JobLookup, type JobMatch, matchPlan } from "./job-match.js";
 import { checkSpec, jobKey, jobRow, requireJob, UNFINISHED } from "./job-row.js";
 import { parseRow, parseRows, requireInteger, sortedIds } from "./rows.js";
-import type { BackfillJob, BackfillSpec, BackfillStatus } from "./types.js";
+import type { BackfillJob, BackfillSpec } from "./types.js";
 
 /** A job that {@link JobQueue.queue} returns. */
 export interface QueuedJob {
@@ -22,11 +22,8 @@ export interface QueuedBackfill {
 /** How many chunks a job of `valueCount` value ids over `[fromS, toS]` has (`countChunks`). */
 export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => number;
 
-/** What {@link JobQueue} reads of the stored jobs. */
-export interface JobReads {
-  get(id: number): BackfillJob | undefined;
-  completedChunks(jobId: number): Set<number>;
-}
+/** What jobs are queued as: `parked` for a sync window handed over after its last attempt. */
+export type QueueStatus = "pending" | "parked";
 
 /** The statements that insert, continue and look up jobs. */
 function queueStatements(db: Database.Database) {
@@ -34,18 +31,15 @@ function queueStatements(db: Database.Database) {
     byKey: db.prepare<[string]>(
       `SELECT * FROM backfill_jobs WHERE key = ? AND status IN ${UNFINISHED} ORDER BY id DESC LIMIT 1`,
     ),
-    insert: db.prepare<{
-      key: string;
-      deviceId: string;
-      resourceId: string;
-      valueIds: string;
-      fromS: number;
-      toS: number;
-      reason: string;
-      status: BackfillStatus;
-      chunksTotal: number;
-      now: string;
-    }>(
+    insert: db.prepare<
+      Omit<BackfillSpec, "valueIds"> & {
+        key: string;
+        valueIds: string;
+        status: QueueStatus;
+        chunksTotal: number;
+        now: string;
+      }
+    >(
       `INSERT INTO backfill_jobs (key, device_id, resource_id, value_ids, from_s, to_s, reason,
          status, chunks_total, created_at, updated_at)
        VALUES (@key, @deviceId, @resourceId, @valueIds, @fromS, @toS, @reason,
@@ -79,45 +73,38 @@ function queueStatements(db: Database.Database) {
 }
 
 /**
- * How requested backfill jobs become stored ones (JobStore.queue, match and unpark): a request
- * continues the unfinished jobs it overlaps ({@link matchPlan}) and inserts jobs for the rest.
+ * How requested backfill jobs become stored ones (JobStore's queueing): a request continues the
+ * unfinished jobs it overlaps ({@link matchPlan}), keeping their chunks' windows, and inserts jobs
+ * for the rest. The time right after a continued job goes into its last window when no chunk of it
+ * is done, no process holds the job, and the chunk count under `chunksOf` stays the same. Asked for
+ * as `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count changed
+ * restarts its chunks.
  */
-export class JobQueue {
-  private readonly sql;
+export abstract class JobQueue {
+  private readonly queueSql;
   private readonly queueTx;
 
-  constructor(
-    db: Database.Database,
-    private readonly jobs: JobReads,
-  ) {
-    this.sql = queueStatements(db);
+  constructor(db: Database.Database) {
+    this.queueSql = queueStatements(db);
     this.queueTx = db.transaction(
       (
         specs: readonly BackfillSpec[],
         chunksOf: ChunkCounter,
-        status: BackfillStatus,
+        status: QueueStatus,
         now: string,
-      ): QueuedBackfill => {
+      ) => {
+        const chunks = (job: BackfillSpec) => chunksOf(job.valueIds.length, job.fromS, job.toS);
         const jobs = new Map<number, QueuedJob>();
         const finished = new Map<number, BackfillJob>();
-        const matches = this.match(specs, chunksOf, status === "parked" ? "parked" : "pending");
-        for (const { continued, created, finished: done } of matches) {
+        for (const { continued, created, finished: done } of this.match(specs, chunksOf, status)) {
           const queued = [
             ...continued.map((job) => {
               if (job.toS !== this.require(job.id).toS) {
-                this.sql.extend.run({ id: job.id, toS: job.toS, key: jobKey(job), now });
+                this.queueSql.extend.run({ id: job.id, toS: job.toS, key: jobKey(job), now });
               }
-              const chunks = chunksOf(job.valueIds.length, job.fromS, job.toS);
-              return this.resume(this.require(job.id), chunks, status, now);
+              return this.resume(this.require(job.id), chunks(job), status, now);
             }),
-            ...created.map((part) =>
-              this.insertOrResume(
-                part,
-                chunksOf(part.valueIds.length, part.fromS, part.toS),
-                status,
-                now,
-              ),
-            ),
+            ...created.map((part) => this.insertOrResume(part, chunks(part), status, now)),
           ];
           queued.sort((a, b) => a.job.fromS - b.job.fromS);
           for (const q of queued) if (!jobs.has(q.job.id)) jobs.set(q.job.id, q);
@@ -128,30 +115,41 @@ export class JobQueue {
     );
   }
 
-  /** Queues the jobs one command asks for (JobStore.queue). One immediate transaction. */
+  /** The job with this id, or undefined. */
+  abstract get(id: number): BackfillJob | undefined;
+
+  /** Indexes of the chunks of a job that are done. */
+  abstract completedChunks(jobId: number): Set<number>;
+
+  /**
+   * Queues the jobs one command asks for: the unfinished jobs they overlap are continued, those of
+   * the continued backfill done already are left alone (`finished`), and jobs are inserted for the
+   * rest. One immediate transaction.
+   */
   queue(
     specs: readonly BackfillSpec[],
     chunksOf: ChunkCounter,
     now: Date,
-    status: "pending" | "parked",
+    status: QueueStatus = "pending",
   ): QueuedBackfill {
     for (const spec of specs) checkSpec(spec);
     return this.queueTx.immediate(specs, chunksOf, status, now.toISOString());
   }
 
-  /** What {@link queue} would do with a command's jobs now (JobStore.match). Reads only. */
+  /** What {@link queue} would do with a command's jobs now, per spec. Reads only (a dry run). */
   match(
     specs: readonly BackfillSpec[],
     chunksOf: ChunkCounter,
-    status: "pending" | "parked",
+    status: QueueStatus = "pending",
   ): JobMatch[] {
     const read = (rows: unknown[]) => parseRows(jobRow, rows, "backfill job");
     const lookup: JobLookup = {
-      unfinished: (deviceId, resourceId) => read(this.sql.unfinishedOf.all(deviceId, resourceId)),
+      unfinished: (deviceId, resourceId) =>
+        read(this.queueSql.unfinishedOf.all(deviceId, resourceId)),
       // a sync hands a window over to be read again, whatever was fetched before
       ...(status === "pending" && {
         doneSince: (deviceId: string, resourceId: string, since: string) =>
-          read(this.sql.doneSince.all(deviceId, resourceId, since)),
+          read(this.queueSql.doneSince.all(deviceId, resourceId, since)),
       }),
     };
     return matchPlan(specs, lookup, (job, toS) => {
@@ -161,14 +159,16 @@ export class JobQueue {
       const total = job.chunksTotal;
       if (chunksOf(values, job.fromS, job.toS) !== total) return false;
       if (chunksOf(values, job.fromS, toS) !== total) return false;
-      return [...this.jobs.completedChunks(job.id)].every((index) => index < total - perWindow);
+      return [...this.completedChunks(job.id)].every((index) => index < total - perWindow);
     });
   }
 
   /** Puts parked (or waiting) jobs back to pending with a fresh set of attempts; returns how many. */
   unpark(ids: readonly number[], now: Date): number {
     let changed = 0;
-    for (const id of ids) changed += this.sql.unpark.run({ id, now: now.toISOString() }).changes;
+    for (const id of ids) {
+      changed += this.queueSql.unpark.run({ id, now: now.toISOString() }).changes;
+    }
     return changed;
   }
 
@@ -176,22 +176,18 @@ export class JobQueue {
   private insertOrResume(
     spec: BackfillSpec,
     chunksTotal: number,
-    status: BackfillStatus,
+    status: QueueStatus,
     now: string,
   ): QueuedJob {
-    const stored = this.sql.byKey.get(jobKey(spec));
+    const stored = this.queueSql.byKey.get(jobKey(spec));
     if (stored !== undefined) {
       return this.resume(parseRow(jobRow, stored, "backfill job"), chunksTotal, status, now);
     }
     requireInteger("chunksTotal", chunksTotal);
-    const inserted = this.sql.insert.get({
+    const inserted = this.queueSql.insert.get({
+      ...spec,
       key: jobKey(spec),
-      deviceId: spec.deviceId,
-      resourceId: spec.resourceId,
       valueIds: JSON.stringify(sortedIds(spec.valueIds)),
-      fromS: spec.fromS,
-      toS: spec.toS,
-      reason: spec.reason,
       status,
       chunksTotal,
       now,
@@ -203,25 +199,20 @@ export class JobQueue {
    * Continues a job: one whose chunk count changed restarts its chunks; asked for as `pending`, a
    * parked or waiting one gets a fresh set of attempts.
    */
-  private resume(
-    job: BackfillJob,
-    chunksTotal: number,
-    status: BackfillStatus,
-    now: string,
-  ): QueuedJob {
+  private resume(job: BackfillJob, chunksTotal: number, status: QueueStatus, now: string) {
     requireInteger("chunksTotal", chunksTotal);
     if (job.chunksTotal !== chunksTotal) {
       // The chunking changed (e.g. another chunk size): done chunk numbers mean other
       // windows now, so the job restarts from its first chunk (rewriting is harmless).
-      this.sql.chunksDelete.run(job.id);
-      this.sql.restart.run({ id: job.id, chunksTotal, now });
+      this.queueSql.chunksDelete.run(job.id);
+      this.queueSql.restart.run({ id: job.id, chunksTotal, now });
     } else if (status !== "parked") {
-      this.sql.unpark.run({ id: job.id, now });
+      this.queueSql.unpark.run({ id: job.id, now });
     }
     return { job: this.require(job.id), resumed: true };
   }
 
   private require(id: number): BackfillJob {
-    return requireJob(this.jobs.get(id), id);
+    return requireJob(this.get(id), id);
   }
 }

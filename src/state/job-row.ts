@@ -2,10 +2,11 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import {
+  columns,
   integer,
   jsonStringArray,
   optionalInteger,
-  presentFields,
+  optionalText,
   requireInteger,
   requireText,
   sortedIds,
@@ -19,62 +20,31 @@ export const UNFINISHED = "('pending', 'running', 'failed', 'parked')";
 export const backfillStatus = z.enum(["pending", "running", "done", "failed", "parked"]);
 
 /** A row of `backfill_jobs`, read as a {@link BackfillJob}. */
-export const jobRow = z
-  .object({
-    id: integer,
-    key: z.string(),
-    device_id: z.string(),
-    resource_id: z.string(),
-    value_ids: jsonStringArray,
-    from_s: integer,
-    to_s: integer,
-    reason: z.enum(["manual", "new_value", "audit", "parked"]),
-    status: backfillStatus,
-    chunks_total: integer,
-    chunks_done: integer,
-    points: integer,
-    requests: integer,
-    last_error: z.string().nullable(),
-    attempts: integer,
-    next_attempt_at: optionalInteger,
-    newest_record_at: optionalInteger,
-    lease_owner: z.string().nullable(),
-    lease_until: optionalInteger,
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .transform(
-    (r): BackfillJob => ({
-      id: r.id,
-      key: r.key,
-      deviceId: r.device_id,
-      resourceId: r.resource_id,
-      valueIds: r.value_ids,
-      fromS: r.from_s,
-      toS: r.to_s,
-      reason: r.reason,
-      status: r.status,
-      chunksTotal: r.chunks_total,
-      chunksDone: r.chunks_done,
-      points: r.points,
-      requests: r.requests,
-      lastError: r.last_error,
-      attempts: r.attempts,
-      ...presentFields({
-        nextAttemptS: r.next_attempt_at,
-        newestRecordS: r.newest_record_at,
-        leaseOwner: r.lease_owner,
-        leaseUntilMs: r.lease_until,
-      }),
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }),
-  );
+export const jobRow: z.ZodType<BackfillJob> = columns({
+  id: integer,
+  key: z.string(),
+  deviceId: z.string(),
+  resourceId: z.string(),
+  valueIds: jsonStringArray,
+  fromS: integer,
+  toS: integer,
+  reason: z.enum(["manual", "new_value", "audit", "parked"]),
+  status: backfillStatus,
+  chunksTotal: integer,
+  chunksDone: integer,
+  points: integer,
+  requests: integer,
+  lastError: z.string().nullable(),
+  attempts: integer,
+  nextAttemptS: ["next_attempt_at", optionalInteger],
+  newestRecordS: ["newest_record_at", optionalInteger],
+  leaseOwner: optionalText,
+  leaseUntilMs: ["lease_until", optionalInteger],
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
 
-/**
- * Key of a spec: sha256 hex of JSON `[deviceId, resourceId, sorted valueIds, fromS, toS]`
- * (duplicate value ids count once; the reason is not part of it).
- */
+/** Key of a spec: sha256 hex of JSON `[deviceId, resourceId, sortedIds(valueIds), fromS, toS]`. */
 export function jobKey(spec: BackfillSpec): string {
   const identity = [spec.deviceId, spec.resourceId, sortedIds(spec.valueIds), spec.fromS, spec.toS];
   return createHash("sha256").update(JSON.stringify(identity)).digest("hex");

@@ -1,11 +1,10 @@
 import type Database from "better-sqlite3";
-import type { JobMatch } from "./job-match.js";
-import { type ChunkCounter, JobQueue, type QueuedBackfill } from "./job-queue.js";
+import { JobQueue } from "./job-queue.js";
 import { backfillStatus, jobRow, requireJob, UNFINISHED } from "./job-row.js";
 import { type Lease, Leases, type LeaseTable, notHeldSql } from "./lease.js";
 import { holderOf, type Owner } from "./owner.js";
 import { integer, parseRow, parseRows, requireInteger, storedText } from "./rows.js";
-import type { BackfillJob, BackfillSpec, BackfillStatus } from "./types.js";
+import type { BackfillJob, BackfillStatus } from "./types.js";
 
 export type { ChunkCounter, QueuedBackfill, QueuedJob } from "./job-queue.js";
 
@@ -17,19 +16,15 @@ const JOB_LEASES: LeaseTable<Lease> = {
   until: "lease_until",
   kind: "columns",
   read(row) {
-    const job = parseRow(jobRow, row, "backfill job");
-    if (job.leaseOwner === undefined) return undefined;
-    const lease = {
-      ownerId: job.leaseOwner,
-      holder: holderOf(job.leaseOwner),
-      untilMs: job.leaseUntilMs ?? 0,
-    };
+    const { leaseOwner, leaseUntilMs = 0 } = parseRow(jobRow, row, "backfill job");
+    if (leaseOwner === undefined) return undefined;
+    const lease = { ownerId: leaseOwner, holder: holderOf(leaseOwner), untilMs: leaseUntilMs };
     return { lease, holder: lease };
   },
 };
 
-/** The statements that read jobs and their done chunks. */
-function readStatements(db: Database.Database) {
+/** The statements that read jobs and record their progress. */
+function jobStatements(db: Database.Database) {
   return {
     get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),
     unfinished: db.prepare<[]>(
@@ -46,22 +41,15 @@ function readStatements(db: Database.Database) {
     chunksOf: db
       .prepare<[number]>("SELECT chunk_index FROM backfill_chunks WHERE job_id = ?")
       .pluck(),
-  };
-}
-
-/** The statements that record a job's progress. */
-function progressStatements(db: Database.Database) {
-  return {
-    setStatus: db.prepare<{ id: number; status: BackfillStatus; now: string }>(
-      "UPDATE backfill_jobs SET status = @status, updated_at = @now WHERE id = @id",
-    ),
-    setStatusAndError: db.prepare<{
+    setStatus: db.prepare<{
       id: number;
       status: BackfillStatus;
+      keepError: 0 | 1;
       lastError: string | null;
       now: string;
     }>(
-      `UPDATE backfill_jobs SET status = @status, last_error = @lastError, updated_at = @now
+      `UPDATE backfill_jobs SET status = @status, updated_at = @now,
+         last_error = CASE WHEN @keepError THEN last_error ELSE @lastError END
        WHERE id = @id`,
     ),
     finish: db.prepare<{ id: number; now: string }>(
@@ -116,23 +104,20 @@ export interface ChunkDone {
 }
 
 /**
- * Backfill jobs and their done chunks (tables `backfill_jobs`, `backfill_chunks`). A command's
- * jobs continue the unfinished jobs of their device, resource and values that they overlap
- * ({@link queue}, by the rule of matchPlan), so the same command again never starts over. A job
- * whose chunks keep failing waits longer before each attempt and is parked after the last. A
- * process works on a job only while it holds the job's lease ({@link claim}).
+ * Backfill jobs and their done chunks, queued so that the same command again continues them
+ * ({@link JobQueue}). A job whose chunks keep failing waits longer before each attempt and is
+ * parked after the last. A process works on a job only while it holds its lease ({@link claim}).
  */
-export class JobStore {
+export class JobStore extends JobQueue {
   private readonly sql;
-  private readonly queued: JobQueue;
   private readonly leases: Leases<number, Lease>;
   private readonly claimTx;
   private readonly recordChunkTx;
 
   constructor(db: Database.Database) {
-    const sql = { ...readStatements(db), ...progressStatements(db) };
+    super(db);
+    const sql = jobStatements(db);
     this.sql = sql;
-    this.queued = new JobQueue(db, this);
     this.leases = new Leases(db, JOB_LEASES);
 
     this.claimTx = db.transaction(
@@ -165,41 +150,6 @@ export class JobStore {
     );
   }
 
-  /**
-   * Queues the jobs one command asks for (matchPlan): the unfinished jobs they overlap are
-   * continued, the jobs of the continued backfill done already are left alone (`finished`), and
-   * jobs are inserted for the rest of their ranges (`pending`, or `parked` for a sync window handed
-   * over after its last attempt). A continued job keeps its start, its chunks and their windows;
-   * the time right after it (the seconds a relative start moved on) goes into its last window when
-   * none of that window's chunks is done, no process holds the job, and the window stays within
-   * the API's limit (same chunk count under `chunksOf`); otherwise it is a new job. Asked for as
-   * `pending`, a parked or waiting job gets a fresh set of attempts; one whose chunk count under
-   * `chunksOf` changed restarts its chunks. A job another process holds is returned as it is (its
-   * lease is not touched). One immediate transaction.
-   */
-  queue(
-    specs: readonly BackfillSpec[],
-    chunksOf: ChunkCounter,
-    now: Date,
-    status: "pending" | "parked" = "pending",
-  ): QueuedBackfill {
-    return this.queued.queue(specs, chunksOf, now, status);
-  }
-
-  /**
-   * What {@link queue} would do with a command's jobs now, per spec: the unfinished jobs it would
-   * continue (with the end they would get), the done ones it would leave, and the parts it would
-   * insert. Reads only (a dry run).
-   */
-  match(
-    specs: readonly BackfillSpec[],
-    chunksOf: ChunkCounter,
-    status: "pending" | "parked" = "pending",
-  ): JobMatch[] {
-    return this.queued.match(specs, chunksOf, status);
-  }
-
-  /** The job with this id, or undefined. */
   get(id: number): BackfillJob | undefined {
     const row = this.sql.get.get(id);
     return row === undefined ? undefined : parseRow(jobRow, row, "backfill job");
@@ -211,9 +161,8 @@ export class JobStore {
   }
 
   /**
-   * Jobs to work on at `nowS`: not done, not parked, not waiting for a later attempt, and not
-   * held by another owner's lease that is still running (`nowMs`; a holder that is gone is found
-   * by {@link claim}).
+   * Jobs to work on at `nowS`: pending, running, or failed and not waiting for a later attempt; not
+   * leased by another owner past `nowMs` (a holder that is gone is found by {@link claim}).
    */
   due(nowS: number, owner?: Owner, nowMs = nowS * 1000): BackfillJob[] {
     const rows = this.sql.due.all({ nowS, nowMs, owner: owner?.id ?? "" });
@@ -230,17 +179,13 @@ export class JobStore {
    * the one recorded. Throws for an unknown job.
    */
   setStatus(id: number, status: BackfillStatus, now: Date, lastError?: string | null): void {
-    const parsed = parseRow(backfillStatus, status, "backfill status");
-    const at = now.toISOString();
-    const result =
-      lastError === undefined
-        ? this.sql.setStatus.run({ id, status: parsed, now: at })
-        : this.sql.setStatusAndError.run({
-            id,
-            status: parsed,
-            lastError: lastError === null ? null : storedText(lastError),
-            now: at,
-          });
+    const result = this.sql.setStatus.run({
+      id,
+      status: parseRow(backfillStatus, status, "backfill status"),
+      keepError: lastError === undefined ? 1 : 0,
+      lastError: lastError == null ? null : storedText(lastError),
+      now: now.toISOString(),
+    });
     if (result.changes === 0) throw new RangeError(`no backfill job ${id}`);
   }
 
@@ -273,15 +218,9 @@ export class JobStore {
     return requireJob(this.get(id), id);
   }
 
-  /** Puts parked (or waiting) jobs back to pending with a fresh set of attempts; returns how many. */
-  unpark(ids: readonly number[], now: Date): number {
-    return this.queued.unpark(ids, now);
-  }
-
   /**
-   * Claims a job for `owner` for `leaseMs`: true unless it is done, or another process holds a
-   * lease on it that it may still be working under (see leaseState: a holder of this host whose
-   * process died holds nothing). One immediate transaction, so two processes never both get it.
+   * Claims a job for `owner` for `leaseMs`: true unless it is done or another process may still be
+   * working under its lease (see leaseState). One immediate transaction: never two get it.
    */
   claim(id: number, owner: Owner, leaseMs: number, nowMs: number): boolean {
     return this.claimTx.immediate(id, owner, leaseMs, nowMs);
@@ -297,15 +236,13 @@ export class JobStore {
     this.leases.release(id, owner);
   }
 
-  /** Indexes of the chunks of a job that are done. */
   completedChunks(jobId: number): Set<number> {
     return new Set(parseRows(integer, this.sql.chunksOf.all(jobId), "chunk index"));
   }
 
   /**
-   * In one transaction: inserts the chunk (ignored if already there), chunks_done = count of chunk
-   * rows, points and requests added (only when the chunk is new, so recording a chunk twice is
-   * harmless), the newest record raised. Throws for an unknown job or an index out of range.
+   * Records a done chunk in one transaction: its points and requests count once however often it
+   * is recorded; the newest record is raised. Throws for an unknown job or an index out of range.
    */
   recordChunkDone(jobId: number, chunkIndex: number, done: ChunkDone, now: Date): void {
     requireInteger("chunkIndex", chunkIndex);

@@ -1,15 +1,12 @@
 /**
- * Leases: which process may work on something now. A lease names its owner ({@link Owner}) and
- * runs until a time (epoch ms); the owner renews it while it lives. Backfill jobs (a job's lease)
- * and named locks (the service lock) follow the same rules, all here: the decision
- * ({@link leaseState}, pure) and the SQL of a table that keeps leases ({@link Leases}).
+ * Leases: which process may work on something now (a backfill job, a named lock). A lease names
+ * its owner and runs until a time (epoch ms); the owner renews it while it lives.
  */
 import type Database from "better-sqlite3";
 import { type DeadProbe, type Holder, isGone, type Owner } from "./owner.js";
 
 /** A lease as stored. */
 export interface Lease {
-  /** The id of the owner holding it. */
   readonly ownerId: string;
   /** The holder's process, when known: a holder of unknown process is never taken for gone. */
   readonly holder: Holder | undefined;
@@ -17,17 +14,10 @@ export interface Lease {
   readonly untilMs: number;
 }
 
-/**
- * How an owner finds a lease: `free` (there is none), `mine`, `gone` (its holder's process is
- * certainly gone: see isGone), `expired` (not renewed in time), or `held` by an owner that may
- * still be working.
- */
+/** How an owner finds a lease: `gone`: its holder's process certainly is (see isGone). */
 export type LeaseState = "free" | "mine" | "gone" | "expired" | "held";
 
-/**
- * How `me` finds `lease` at `nowMs` (epoch ms). Pure but for `isDead`, which asks whether a
- * process of this host is gone (isDeadHere when omitted; a stand-in makes it pure).
- */
+/** How `me` finds `lease` at `nowMs` (epoch ms); pure but for `isDead` (a stand-in: pure). */
 export function leaseState(
   lease: Lease | undefined,
   me: Owner,
@@ -40,31 +30,25 @@ export function leaseState(
   return lease.untilMs < nowMs ? "expired" : "held";
 }
 
-/** Whether an owner may take a lease it finds so: unless another owner may still be working. */
+/** Whether an owner may take a lease it finds so. */
 export function mayTake(state: LeaseState): boolean {
   return state !== "held";
 }
 
-/**
- * What {@link Leases.acquire} did: took the lease, or not (with what its table tells of the holder).
- */
+/** What {@link Leases.acquire} did: took the lease, or not (with its holder). */
 export type Acquired<H> =
   | { readonly acquired: true }
   | { readonly acquired: false; readonly holder: H };
 
-/**
- * A table that keeps leases: its name, key column, and the columns of the lease's owner id and end
- * (epoch ms). Names are code, never input.
- */
+/** A table that keeps leases: its name and columns (code, never input). */
 export interface LeaseTable<H> {
   readonly table: string;
   readonly key: string;
   readonly owner: string;
   readonly until: string;
   /**
-   * `row`: a row is a lease (a lock: taking it writes the row with `written`, releasing deletes
-   * it); `columns`: the lease is two columns of a row that outlives it (a job: set, then cleared;
-   * whether the row may be leased at all is its store's rule, checked in its own transaction).
+   * `row`: a row is a lease (a lock: written with `written`, deleted on release); `columns`: two
+   * columns of a row that outlives it (a job's; whether it may be leased is its store's rule).
    */
   readonly kind: "row" | "columns";
   /** Further columns a `row` lease writes when taken, from its owner and the time. */
@@ -73,18 +57,12 @@ export interface LeaseTable<H> {
   read(row: unknown): { readonly lease: Lease; readonly holder: H } | undefined;
 }
 
-/**
- * {@link leaseState} in SQL, as far as the lease columns tell: the row's lease is none, @owner's,
- * or expired at @nowMs. A holder that is gone is found by {@link Leases.acquire}.
- */
+/** {@link leaseState} in SQL as far as the columns tell (a gone holder is found by acquire). */
 export function notHeldSql(table: Pick<LeaseTable<unknown>, "owner" | "until">): string {
   return `(${table.owner} IS NULL OR ${table.owner} = @owner OR ${table.until} < @nowMs)`;
 }
 
-/**
- * The leases of one table: acquired by the rule of {@link leaseState}, renewed and released by
- * their owner only.
- */
+/** A table's leases: taken by the rule of {@link leaseState}, renewed and released by owners. */
 export class Leases<K extends string | number, H> {
   private readonly sql;
   private readonly acquireTx;
@@ -119,8 +97,7 @@ export class Leases<K extends string | number, H> {
     this.sql = sql;
     this.acquireTx = db.transaction(
       (key: K, me: Owner, ttlMs: number, nowMs: number): Acquired<H> => {
-        const row = sql.get.get({ key });
-        const found = row === undefined ? undefined : table.read(row);
+        const found = this.peek(key);
         if (found !== undefined && !mayTake(leaseState(found.lease, me, nowMs))) {
           return { acquired: false, holder: found.holder };
         }
@@ -132,9 +109,8 @@ export class Leases<K extends string | number, H> {
   }
 
   /**
-   * Takes the lease on `key` for `ttlMs` unless another owner holds it and may still be working
-   * ({@link leaseState}). One immediate transaction (a savepoint inside a caller's), so two
-   * processes never both get it.
+   * Takes the lease on `key` for `ttlMs` unless another owner may still be working under it
+   * ({@link leaseState}). One immediate transaction (a savepoint inside a caller's).
    */
   acquire(key: K, owner: Owner, ttlMs: number, nowMs: number): Acquired<H> {
     return this.acquireTx.immediate(key, owner, ttlMs, nowMs);

@@ -47,11 +47,7 @@ const LOCKS: LeaseTable<LockHolder> = {
   read: readLock,
 };
 
-/**
- * Named locks with a lease (table `locks`): a holder renews its lease while it lives; a lock whose
- * lease expired, or whose holder is certainly gone (see isGone), is free. `acquire` says who holds
- * a lock it cannot take.
- */
+/** Named locks with a lease (table `locks`); `acquire` says who holds a lock it cannot take. */
 export class LockStore extends Leases<string, LockHolder> {
   constructor(db: Database.Database) {
     super(db, LOCKS);

@@ -3,12 +3,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Database } from "better-sqlite3";
 import type { Logger } from "pino";
+import { z } from "zod";
 import { messageOf } from "../util/errors.js";
 
-/**
- * The package's migrations directory. Relative to this module, so it is the same from `src/state/`
- * (ts-jest) and `dist/state/` (built): both are two levels below the package root.
- */
+/** The package's migrations directory (`src/state/` and `dist/state/` are both two levels down). */
 export const MIGRATIONS_DIR: string = fileURLToPath(new URL("../../migrations/", import.meta.url));
 
 /** One numbered SQL file of the migrations directory, e.g. `001_initial.sql`. */
@@ -17,9 +15,7 @@ export interface Migration {
   readonly version: number;
   /** The name after the number, without `.sql` (`initial`). */
   readonly name: string;
-  /** The file name (`001_initial.sql`). */
   readonly file: string;
-  /** The file's full path. */
   readonly path: string;
 }
 
@@ -31,10 +27,7 @@ export class MigrationError extends Error {
   }
 }
 
-/**
- * A database with a migration the migrations directory does not have: written by a newer
- * energy-etl. A usage error of the command (exit 2): STATE_DB names a file of another version.
- */
+/** A database written by a newer energy-etl (a usage error: STATE_DB names another file). */
 export class NewerSchemaError extends MigrationError {
   constructor(
     message: string,
@@ -54,29 +47,26 @@ function isIgnored(file: string): boolean {
   return file.startsWith(".") || /^readme(\..*)?$/i.test(file);
 }
 
+/** `work`'s result; its failure rethrown as a MigrationError: `what: its message`. */
+function failingAs<T>(what: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw new MigrationError(`${what}: ${messageOf(error)}`, { cause: error });
+  }
+}
+
 /** `001_initial`: how a migration is named in messages. */
 export function migrationLabel(migration: Pick<Migration, "version" | "name">): string {
   return `${String(migration.version).padStart(3, "0")}_${migration.name}`;
-}
-
-function dirPath(dir: string | URL): string {
-  return typeof dir === "string" ? dir : fileURLToPath(dir);
 }
 
 /**
  * The migrations of a directory in order. Throws a {@link MigrationError} for a file whose name is
  * not `NNN_name.sql`, two files with the same number, or a missing number (they run 001, 002, …).
  */
-export function listMigrations(dir: string | URL): Migration[] {
-  const path = dirPath(dir);
-  let files: string[];
-  try {
-    files = readdirSync(path);
-  } catch (error) {
-    throw new MigrationError(`cannot read migrations directory ${path}: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
+export function listMigrations(path: string): Migration[] {
+  const files = failingAs(`cannot read migrations directory ${path}`, () => readdirSync(path));
   const migrations: Migration[] = [];
   for (const file of files) {
     if (isIgnored(file)) continue;
@@ -112,6 +102,8 @@ export function listMigrations(dir: string | URL): Migration[] {
   return migrations;
 }
 
+const appliedRow = z.object({ version: z.number(), name: z.string() });
+
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INTEGER PRIMARY KEY,
   name       TEXT NOT NULL,
@@ -126,27 +118,17 @@ export function appliedMigrations(db: Database): Map<number, string> {
   const applied = new Map<number, string>();
   if (exists === undefined) return applied;
   for (const row of db.prepare("SELECT version, name FROM schema_migrations").all()) {
-    if (
-      typeof row === "object" &&
-      row !== null &&
-      "version" in row &&
-      "name" in row &&
-      typeof row.version === "number" &&
-      typeof row.name === "string"
-    ) {
-      applied.set(row.version, row.name);
-    } else {
+    const read = appliedRow.safeParse(row);
+    if (!read.success) {
       throw new MigrationError(`unexpected row in schema_migrations: ${JSON.stringify(row)}`);
     }
+    applied.set(read.data.version, read.data.name);
   }
   return applied;
 }
 
-/**
- * The migrations of `dir` not yet applied to `db`, in order. Throws when the database records a
- * migration the directory does not have (it was written by a newer version of the program).
- */
-export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_DIR): Migration[] {
+/** The migrations of `dir` not yet applied to `db`, in order (NewerSchemaError: `db` is newer). */
+export function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Migration[] {
   const migrations = listMigrations(dir);
   const applied = appliedMigrations(db);
   const known = new Set(migrations.map((m) => m.version));
@@ -156,7 +138,7 @@ export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_D
     const latest = migrations.at(-1);
     const last = latest ? latest.file : "none";
     throw new NewerSchemaError(
-      `the database has migration(s) ${names} that ${dirPath(dir)} does not have ` +
+      `the database has migration(s) ${names} that ${dir} does not have ` +
         `(latest there: ${last}); was it written by a newer energy-etl?`,
       names,
       last,
@@ -166,15 +148,10 @@ export function pendingMigrations(db: Database, dir: string | URL = MIGRATIONS_D
 }
 
 /**
- * Applies the pending migrations of `dir` in order, each in its own (immediate) transaction together
- * with its `schema_migrations` row, and returns the versions applied now. A failing migration is
- * rolled back and throws a {@link MigrationError} naming its file; those before it stay applied.
+ * Applies the pending migrations of `dir` in order, each in its own transaction with its
+ * `schema_migrations` row; returns the versions applied now. A failing one is rolled back.
  */
-export function migrate(
-  db: Database,
-  dir: string | URL = MIGRATIONS_DIR,
-  logger?: Logger,
-): number[] {
+export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): number[] {
   db.exec(CREATE_TABLE);
   const pending = pendingMigrations(db, dir);
   const isApplied = db.prepare<[number]>("SELECT 1 FROM schema_migrations WHERE version = ?");
@@ -191,22 +168,10 @@ export function migrate(
 
   const appliedNow: number[] = [];
   for (const migration of pending) {
-    let sql: string;
-    try {
-      sql = readFileSync(migration.path, "utf8");
-    } catch (error) {
-      throw new MigrationError(`cannot read migration ${migration.path}: ${messageOf(error)}`, {
-        cause: error,
-      });
-    }
-    try {
-      if (!applyOne.immediate(migration, sql)) continue;
-    } catch (error) {
-      throw new MigrationError(
-        `migration ${migration.file} failed and was rolled back: ${messageOf(error)}`,
-        { cause: error },
-      );
-    }
+    const read = () => readFileSync(migration.path, "utf8");
+    const sql = failingAs(`cannot read migration ${migration.path}`, read);
+    const failed = `migration ${migration.file} failed and was rolled back`;
+    if (!failingAs(failed, () => applyOne.immediate(migration, sql))) continue;
     appliedNow.push(migration.version);
     logger?.info({ version: migration.version, file: migration.file }, "applied migration");
   }

@@ -2,12 +2,16 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { errnoOf } from "../util/errors.js";
 
-/** The process that holds leases and locks and runs runs. */
-export interface Owner {
+/** Who holds something: its owner id, pid and host. */
+export interface Holder {
   /** Unique per owner: `host:pid:process start (epoch ms):random` (a pid can be reused). */
   readonly id: string;
   readonly pid: number;
   readonly host: string;
+}
+
+/** The process that holds leases and locks and runs runs. */
+export interface Owner extends Holder {
   /** What it is doing, for messages (`run`, `sync`, `backfill`…). */
   readonly command: string;
 }
@@ -23,21 +27,13 @@ export function processOwner(command: string): Owner {
   return { id, pid, host, command };
 }
 
-/** Who holds something: its owner id, pid and host. */
-export interface Holder {
-  readonly id: string;
-  readonly pid: number;
-  readonly host: string;
-}
-
 /** Whether the process `pid` of `host` is certainly gone ({@link isDeadHere}, or a stand-in). */
 export type DeadProbe = (pid: number, host: string) => boolean;
 
 /**
  * True when `holder` is certainly gone, as seen by `me`: a process of this host that no longer
- * exists (asked of `isDead`), or one with my own pid that started at another time (an earlier life
- * of this pid: in a container the service is always pid 1, and a restarted container keeps its
- * hostname). Processes of other hosts cannot be asked: false.
+ * exists, or an earlier life of my pid (a restarted container's service is pid 1 again on the
+ * same hostname). Processes of other hosts cannot be asked: false.
  */
 export function isGone(holder: Holder, me: Owner, isDead: DeadProbe = isDeadHere): boolean {
   if (holder.id === me.id || holder.host !== me.host) return false;
@@ -60,10 +56,7 @@ export function holderOf(ownerId: string): Holder | undefined {
   return { id: ownerId, pid, host: parts.slice(0, -3).join(":") };
 }
 
-/**
- * True when a process of this host with this pid no longer exists (a holder that died without
- * releasing). Processes of other hosts cannot be asked: false.
- */
+/** True when a process of this host with this pid no longer exists (other hosts: false). */
 export function isDeadHere(pid: number, host: string): boolean {
   if (host !== hostname()) return false;
   try {

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { integer, parseRows, requireInteger, requireText } from "./rows.js";
+import { columns, integer, parseRows, requireInteger, requireText } from "./rows.js";
 
 /** A range of a device resource whose rollups are due (epoch s, inclusive). */
 export interface RollupMark {
@@ -13,30 +13,16 @@ export interface RollupMark {
   readonly written: boolean;
 }
 
-const markRow = z
-  .object({
-    id: integer,
-    device_id: z.string(),
-    resource_id: z.string(),
-    from_s: integer,
-    to_s: integer,
-    request: z.string().nullable(),
-  })
-  .transform(
-    (r): RollupMark => ({
-      id: r.id,
-      deviceId: r.device_id,
-      resourceId: r.resource_id,
-      fromS: r.from_s,
-      toS: r.to_s,
-      written: r.request === null,
-    }),
-  );
+const markRow: z.ZodType<RollupMark> = columns({
+  id: integer,
+  deviceId: z.string(),
+  resourceId: z.string(),
+  fromS: integer,
+  toS: integer,
+  written: ["request", z.nullable(z.string()).transform((request) => request === null)],
+});
 
-/**
- * What rollups are due (table `rollup_marks`): a range per write of raw points, kept until the
- * rollups over it are written. Small: a mark is five numbers and two ids, no copy of the data.
- */
+/** What rollups are due: a range per write of raw points, kept until its rollups are written. */
 export class RollupStore {
   private readonly sql;
 
@@ -85,7 +71,6 @@ export class RollupStore {
     return Number(lastInsertRowid);
   }
 
-  /** Forgets the marks of these ids. */
   forget(ids: readonly number[]): void {
     for (const id of ids) this.sql.forget.run(id);
   }
@@ -100,7 +85,6 @@ export class RollupStore {
     return parseRows(markRow, this.sql.all.all(), "rollup mark");
   }
 
-  /** Marks waiting. */
   count(): number {
     return z.number().parse(this.sql.count.get());
   }

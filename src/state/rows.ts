@@ -5,10 +5,7 @@ import { scrubText } from "../logger.js";
 /** Longest error or detail text stored. */
 const MAX_STORED_TEXT = 2000;
 
-/**
- * A text as the state database keeps it: every registered secret redacted (error bodies may echo
- * request headers) and cut at `max` characters. The database holds no secret.
- */
+/** A text as the state database keeps it: secrets redacted (bodies echo headers), cut at `max`. */
 export function storedText(text: string, max = MAX_STORED_TEXT): string {
   return scrubText(text, max);
 }
@@ -18,6 +15,9 @@ export const integer = z.number().int();
 
 /** A nullable whole number column, read as `number | undefined`. */
 export const optionalInteger = integer.nullable().transform((v) => v ?? undefined);
+
+/** A nullable TEXT column, read as `string | undefined`. */
+export const optionalText = z.nullable(z.string()).transform((v) => v ?? undefined);
 
 /** A TEXT column holding a JSON array of strings. */
 export const jsonStringArray = z
@@ -32,19 +32,35 @@ export const jsonStringArray = z
   })
   .pipe(z.array(z.string()));
 
+/** A property of {@link columns}: the schema of its column, or the column's name and schema. */
+type Column = z.ZodType | readonly [column: string, schema: z.ZodType];
+type ColumnOutput<C> = C extends readonly [string, infer S extends z.ZodType]
+  ? z.output<S>
+  : C extends z.ZodType
+    ? z.output<C>
+    : never;
+
 /**
- * The fields whose value is neither null nor undefined: how a row's NULL columns become absent
- * optional properties.
+ * The schema of a row read as an object with these properties, in this order, each from its
+ * column: the one named, else the property in snake_case (`deviceId` from `device_id`). A column
+ * read as undefined (a NULL through {@link optionalInteger}) leaves its property out.
  */
-export function presentFields<T extends Record<string, unknown>>(
-  fields: T,
-): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
-  const present: Record<string, unknown> = {};
-  for (const key in fields) {
-    const value = fields[key];
-    if (value !== null && value !== undefined) present[key] = value;
-  }
-  return present as { [K in keyof T]?: Exclude<T[K], null | undefined> };
+export function columns<F extends Readonly<Record<string, Column>>>(
+  fields: F,
+): z.ZodType<{ [K in keyof F]: ColumnOutput<F[K]> }> {
+  const named = Object.entries(fields).map(([key, field]): [string, string, z.ZodType] =>
+    Array.isArray(field)
+      ? [key, field[0], field[1]]
+      : [key, key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), field as z.ZodType],
+  );
+  const shape = Object.fromEntries(named.map(([, column, schema]) => [column, schema]));
+  return z.object(shape).transform((row) => {
+    const read: Record<string, unknown> = {};
+    for (const [key, column] of named) {
+      if (row[column] !== undefined) read[key] = row[column];
+    }
+    return read as { [K in keyof F]: ColumnOutput<F[K]> };
+  });
 }
 
 /** Validates a row (or a single plucked value) read from the database. */

@@ -1,39 +1,33 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { isGone, type Owner } from "./owner.js";
-import { integer, parseRow, parseRows, presentFields, requireInteger, storedText } from "./rows.js";
+import {
+  columns,
+  integer,
+  optionalInteger,
+  parseRow,
+  parseRows,
+  requireInteger,
+  storedText,
+} from "./rows.js";
 import type { RunKind, RunRecord, RunSummary } from "./types.js";
 
 const runKind = z.enum(["sync", "backfill", "catalog"]);
-const runRow = z
-  .object({
-    id: integer,
-    kind: runKind,
-    started_at: z.string(),
-    ended_at: z.string().nullable(),
-    status: z.enum(["running", "ok", "partial", "failed", "interrupted"]),
-    devices: integer.nullable(),
-    requests: integer.nullable(),
-    points: integer.nullable(),
-    errors: integer.nullable(),
-    detail: z.string().nullable(),
-  })
-  .transform(
-    (r): RunRecord => ({
-      id: r.id,
-      kind: r.kind,
-      startedAt: r.started_at,
-      endedAt: r.ended_at,
-      status: r.status,
-      ...presentFields({
-        devices: r.devices,
-        requests: r.requests,
-        points: r.points,
-        errors: r.errors,
-      }),
-      ...(r.ended_at === null && r.detail === null ? {} : { detail: r.detail }),
-    }),
-  );
+/** A row of `runs` (a run still running has no `detail` yet). */
+const runRow: z.ZodType<RunRecord> = columns({
+  id: integer,
+  kind: runKind,
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  status: z.enum(["running", "ok", "partial", "failed", "interrupted"]),
+  devices: optionalInteger,
+  requests: optionalInteger,
+  points: optionalInteger,
+  errors: optionalInteger,
+  detail: z.string().nullable(),
+}).transform(({ detail, ...run }) =>
+  run.endedAt === null && detail === null ? run : { ...run, detail },
+);
 
 /** The history of sync and backfill runs (table `runs`). */
 export class RunStore {
@@ -47,16 +41,7 @@ export class RunStore {
            VALUES (?, ?, 'running', ?, ?, ?) RETURNING id`,
         )
         .pluck(),
-      finish: db.prepare<{
-        id: number;
-        status: RunSummary["status"];
-        devices: number;
-        requests: number;
-        points: number;
-        errors: number;
-        detail: string | null;
-        now: string;
-      }>(
+      finish: db.prepare<RunSummary & { id: number; now: string }>(
         `UPDATE runs SET status = @status, ended_at = @now, devices = @devices,
            requests = @requests, points = @points, errors = @errors, detail = @detail
          WHERE id = @id`,
@@ -97,20 +82,11 @@ export class RunStore {
       summary.status,
       "run status",
     );
-    requireInteger("devices", summary.devices);
-    requireInteger("requests", summary.requests);
-    requireInteger("points", summary.points);
-    requireInteger("errors", summary.errors);
-    const result = this.sql.finish.run({
-      id,
-      status,
-      devices: summary.devices,
-      requests: summary.requests,
-      points: summary.points,
-      errors: summary.errors,
-      detail: summary.detail === null ? null : storedText(summary.detail),
-      now: now.toISOString(),
-    });
+    for (const count of ["devices", "requests", "points", "errors"] as const) {
+      requireInteger(count, summary[count]);
+    }
+    const detail = summary.detail === null ? null : storedText(summary.detail);
+    const result = this.sql.finish.run({ ...summary, id, status, detail, now: now.toISOString() });
     if (result.changes === 0) throw new RangeError(`no run ${id}`);
   }
 

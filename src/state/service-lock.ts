@@ -13,26 +13,17 @@ export class StateInUseError extends Error {
   }
 }
 
-/** The message for a lock another process holds. */
-function inUseMessage(
-  path: string,
-  holder: { pid: number; host: string; command: string; since: string },
-): string {
-  return (
-    `STATE_DB ${path} is in use by energy-etl ${holder.command} (pid ${holder.pid} on ` +
-    `${holder.host}, since ${holder.since}); stop it, or give this one its own STATE_DB`
-  );
-}
-
-/**
- * Takes the service lock on `store` for `owner` at `nowMs` (epoch ms); else throws
- * StateInUseError naming its holder.
- */
+/** Takes the service lock for `owner` at `nowMs`, or throws StateInUseError naming its holder. */
 export function acquireServiceLock(
   store: Pick<StateStore, "locks" | "path">,
   owner: Owner,
   nowMs = Date.now(),
 ): void {
   const lock = store.locks.acquire(SERVICE_LOCK, owner, LOCK_TTL_MS, nowMs);
-  if (!lock.acquired) throw new StateInUseError(inUseMessage(store.path, lock.holder));
+  if (lock.acquired) return;
+  const { command, pid, host, since } = lock.holder;
+  throw new StateInUseError(
+    `STATE_DB ${store.path} is in use by energy-etl ${command} (pid ${pid} on ${host}, since ` +
+      `${since}); stop it, or give this one its own STATE_DB`,
+  );
 }

@@ -1,9 +1,6 @@
 import { errnoOf, messageOf } from "../util/errors.js";
 
-/**
- * A failure of the state database, naming STATE_DB and what to do. Fatal: a run cannot go on
- * without its state.
- */
+/** A failure of the state database, naming STATE_DB and what to do (fatal to a run). */
 export class StateError extends Error {
   constructor(
     message: string,

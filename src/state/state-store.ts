@@ -10,13 +10,9 @@ import { RollupStore } from "./rollup-store.js";
 import { RunStore } from "./run-store.js";
 import { isSqliteError, StateError, stateError } from "./state-error.js";
 
-/** Options of {@link StateStore.open}. */
-export type StateStoreOptions = OpenDatabaseOptions;
-
 /**
- * The ETL's state in one SQLite database (STATE_DB), as small stores by aggregate: cursors, the
- * value catalog, backfill jobs, runs, dead letters and locks. Synchronous (better-sqlite3); every
- * multi-step change is one transaction, so a crash leaves either the old or the new state.
+ * The ETL's state in one SQLite database (STATE_DB), as small synchronous stores by aggregate;
+ * every multi-step change is one transaction, so a crash leaves either the old or the new state.
  */
 export class StateStore {
   readonly cursors: CursorStore;
@@ -37,7 +33,7 @@ export class StateStore {
     /** Versions applied now by open() (empty when none were pending). */
     readonly appliedOnOpen: readonly number[],
   ) {
-    const named = <T extends object>(store: T): T => namingErrors(store, path);
+    const named = <T extends object>(store: T): T => everyNamingErrors(store, path);
     this.cursors = named(new CursorStore(db));
     this.catalog = named(new CatalogStore(db));
     this.jobs = named(new JobStore(db));
@@ -86,11 +82,8 @@ export class StateStore {
     this.sizeSeen = stat.size;
   }
 
-  /**
-   * Opens the state database (creating the file and its directory), sets WAL mode (synchronous
-   * NORMAL), busy_timeout 5000 and foreign_keys ON, and applies pending migrations.
-   */
-  static open(path: string, options: StateStoreOptions = {}): StateStore {
+  /** Opens the state database (see {@link openDatabase}). */
+  static open(path: string, options: OpenDatabaseOptions = {}): StateStore {
     const { db, appliedOnOpen } = openDatabase(path, options);
     return new StateStore(db, path, Object.freeze([...appliedOnOpen]));
   }
@@ -106,11 +99,7 @@ export class StateStore {
    * savepoints): everything it writes lands together, or nothing when it throws.
    */
   transaction<T>(work: () => T): T {
-    try {
-      return this.db.transaction(work).immediate();
-    } catch (error) {
-      throw isSqliteError(error) ? stateError(this.path, error) : error;
-    }
+    return namingErrors(this.path, () => this.db.transaction(work).immediate());
   }
 
   /** The highest applied migration version (0 for none). */
@@ -124,22 +113,22 @@ export class StateStore {
   }
 }
 
-/**
- * The store with every method's SQLite errors turned into StateErrors naming the database and
- * what to do (errors of other kinds pass unchanged).
- */
-function namingErrors<T extends object>(store: T, path: string): T {
+/** `work`'s SQLite errors as StateErrors naming the database and what to do (others unchanged). */
+function namingErrors<T>(path: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw isSqliteError(error) ? stateError(path, error) : error;
+  }
+}
+
+/** The store with every method {@link namingErrors}. */
+function everyNamingErrors<T extends object>(store: T, path: string): T {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        try {
-          return value.apply(target, args);
-        } catch (error) {
-          throw isSqliteError(error) ? stateError(path, error) : error;
-        }
-      };
+      return (...args: unknown[]) => namingErrors(path, () => value.apply(target, args));
     },
   });
 }

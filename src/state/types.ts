@@ -1,13 +1,6 @@
-/**
- * Rows of the state database (SQLite at STATE_DB). Times: epoch seconds for data windows and
- * schedule points, ISO strings for bookkeeping.
- */
+/** Rows of the state database. Times: epoch seconds for data and schedules, ISO for bookkeeping. */
 
-/**
- * Where a device's resource stands, from what its data says (README "Cursors"). The next sync reads
- * from `newestRecordS + 1 - SYNC_LOOKBACK` (from `startedS` while no record ever arrived), never
- * further back than LATE_DATA_HORIZON.
- */
+/** Where a device's resource stands, from what its data says (README "Cursors"). */
 export interface Cursor {
   readonly deviceId: string;
   readonly resourceId: string;
@@ -32,28 +25,14 @@ export interface Cursor {
 }
 
 /** What the cursor rules move of a cursor (pipeline/cursor.ts); its key and start stay. */
-export type CursorState = Pick<
-  Cursor,
-  | "fetchedUntilS"
-  | "newestRecordS"
-  | "nextProbeS"
-  | "parkedUntilS"
-  | "failures"
-  | "retryAtS"
-  | "lastError"
-  | "lookedBackS"
->;
+export type CursorState = Omit<Cursor, "deviceId" | "resourceId" | "startedS" | "updatedAt">;
 
-/**
- * `failed`: waits for `nextAttemptS` before its next attempt; `parked`: failed too often, left
- * alone until an operator retries it (`energy-etl backfill --retry-parked`).
- */
+/** `failed`: waits for `nextAttemptS`; `parked`: failed too often, left for an operator. */
 export type BackfillStatus = "pending" | "running" | "done" | "failed" | "parked";
 
 /**
- * Why a backfill job exists: `manual` (energy-etl backfill), `new_value` (the history of a value
- * that appeared), `audit` (holes found by energy-etl audit --fix), `parked` (a sync window that
- * kept failing while the rest of its device synced).
+ * Why a backfill job exists: `manual` (backfill), `new_value` (history of a value that appeared),
+ * `audit` (holes found by audit --fix), `parked` (a sync window that kept failing on its own).
  */
 export type BackfillReason = "manual" | "new_value" | "audit" | "parked";
 
@@ -81,7 +60,6 @@ export interface BackfillJob extends BackfillSpec {
   readonly attempts: number;
   /** A failed job is not attempted again before this time. */
   readonly nextAttemptS?: number;
-  /** The newest record timestamp the job wrote. */
   readonly newestRecordS?: number;
   /** The process working on it (see {@link Owner}) and until when its lease runs (epoch ms). */
   readonly leaseOwner?: string;
@@ -113,9 +91,8 @@ export interface RunRecord extends Partial<Omit<RunSummary, "status">> {
 }
 
 /**
- * `row`: an element of an answer that is not a record (nothing of it can be written); `member`:
- * one requested member of a record that failed validation (the record's other members were
- * written); `line`: a line InfluxDB refused for good.
+ * `row`: an element of an answer that is not a record; `member`: one requested member of a record
+ * that failed validation (its other members were written); `line`: a line InfluxDB refused.
  */
 export type DeadLetterKind = "row" | "member" | "line";
 
@@ -130,15 +107,9 @@ export interface NewDeadLetter {
   /** The requested window it came from (the first time). */
   readonly windowFromS: number;
   readonly windowToS: number;
-  /**
-   * The value ids a row is cut to when retried: those that were requested; for a `member`, the
-   * one member set aside.
-   */
+  /** The value ids requested (a row is cut to them when retried); a `member`'s one member. */
   readonly valueIds: readonly string[];
-  /**
-   * The raw row (JSON text; a member's whole row) or the line; kept cut at
-   * {@link MAX_DEAD_LETTER_CHARS} (see DeadLetter's `truncated`).
-   */
+  /** The raw row (JSON text; a member's whole row) or the line, cut at MAX_DEAD_LETTER_CHARS. */
   readonly payload: string;
   /** Why it was refused (already free of secrets: the caller scrubs). */
   readonly error: string;

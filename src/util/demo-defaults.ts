@@ -1,8 +1,6 @@
 /**
- * The demo's credentials: what the simulator accepts unless told otherwise (`energy-etl simulate`,
- * `energy-etl demo`, docker-compose.yml) and what `energy-etl doctor` warns about when a
- * configuration still uses them. They live here, not in src/simulator, so that the ETL's own code
- * needs nothing from the simulator.
+ * The demo's credentials: what the simulator accepts unless told otherwise, and what `energy-etl
+ * doctor` warns about. Here, not in src/simulator, so that the ETL's code needs nothing from it.
  */
 
 /** A user of the simulator: a one-time password to set a password with, or a password already set. */

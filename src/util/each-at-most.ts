@@ -8,9 +8,8 @@ export interface EachResult<R> {
 
 /**
  * Runs `task` for each item, at most `limit` at a time, starting them in order; resolves once every
- * started task settled. Unlike a queue given every item up front, it holds only `limit` tasks'
- * work at a time (no promise or closure per waiting item): what it holds does not grow with the
- * items. No item starts once a task rejected or `stop()` returns true.
+ * started task settled. Unlike a queue given every item up front, it holds no promise or closure
+ * per waiting item. No item starts once a task rejected or `stop()` returns true.
  */
 export async function eachAtMost<T, R>(
   items: readonly T[],

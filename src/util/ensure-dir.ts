@@ -2,9 +2,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
 /**
- * Creates a directory and its missing parents, one level at a time, so that a path that cannot
- * be created fails at once with the operating system's reason (`mkdirSync(…, {recursive: true})`
- * loops forever on some paths, e.g. under /proc).
+ * Creates a directory and its missing parents one level at a time: `mkdirSync(…, {recursive:
+ * true})` loops forever on some paths (under /proc) instead of failing with the OS's reason.
  */
 export function ensureDirectory(dir: string): void {
   const missing: string[] = [];

@@ -1,7 +1,4 @@
-/**
- * The message of an error, for logs, messages and the state database. Also reads errors of another
- * realm (better-sqlite3's under jest), which fail `instanceof Error`.
- */
+/** The message of an error, also of another realm (not `instanceof Error`: SQLite's under jest). */
 export function messageOf(error: unknown): string {
   if (typeof error === "object" && error !== null && "message" in error) {
     if (typeof error.message === "string") return error.message;

@@ -1,7 +1,6 @@
 /**
- * What no text a user gives (a setting, a flag's value, an argument) may hold: a control
- * character. A line break or a tab in a token, a path or a URL is a paste gone wrong that a
- * header would refuse, a URL parser would silently drop and a path would keep.
+ * What no text a user gives may hold: a control character. A line break or a tab in a token, a
+ * path or a URL is a paste gone wrong that a header refuses, a URL parser drops, a path keeps.
  */
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds

@@ -1,7 +1,4 @@
-/**
- * ISO 8601 durations (`P30D`, `PT1H`, `P1Y2M`, `P2W`) as used by SYNC_START and SYNC_LOOKBACK.
- * Years and months are calendar steps (UTC); the rest are fixed lengths.
- */
+/** ISO 8601 durations (`P30D`, `PT1H`, `P1Y2M`): years and months are calendar steps (UTC). */
 export interface IsoDuration {
   readonly years: number;
   readonly months: number;
@@ -28,10 +25,9 @@ const DURATION_RE =
 
 /** Parses an ISO 8601 duration; returns undefined when `text` is not one (or is empty, like `P`). */
 export function parseIsoDuration(text: string): IsoDuration | undefined {
-  const m = DURATION_RE.exec(text.trim().toUpperCase());
-  if (!m || text.trim().toUpperCase() === "P" || text.trim().toUpperCase().endsWith("T")) {
-    return undefined;
-  }
+  const upper = text.trim().toUpperCase();
+  const m = DURATION_RE.exec(upper);
+  if (!m || upper === "P" || upper.endsWith("T")) return undefined;
   const n = (i: number): number => Number(m[i] ?? 0);
   return {
     years: n(1),

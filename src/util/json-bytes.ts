@@ -1,9 +1,7 @@
 /**
- * The bytes of JSON's punctuation, digits and letters that the scanners of an answer compare
- * with. Each scanner takes the ones it uses into consts of its own
- * (`const { QUOTE } = JSON_BYTES`): a module's own const is folded into its byte loops, while an
- * imported binding is read from its module cell each time (30-60 % slower in a byte loop on
- * Node 20).
+ * The bytes of JSON's punctuation, digits and letters the answer scanners compare with. Each takes
+ * the ones it uses into consts of its own (`const { QUOTE } = JSON_BYTES`): an imported binding is
+ * read from its module cell each time (30-60 % slower in a byte loop on Node 20).
  */
 export const JSON_BYTES = {
   QUOTE: 0x22,

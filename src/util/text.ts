@@ -1,8 +1,8 @@
 /** Longest excerpt of a body or line in messages. */
-export const EXCERPT_CHARS = 200;
+const EXCERPT_CHARS = 200;
 
 /** The first characters of a text on one line (white space folded), for error messages. */
-export function excerpt(text: string, max = EXCERPT_CHARS): string {
+export function excerpt(text: string): string {
   const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
+  return oneLine.length > EXCERPT_CHARS ? `${oneLine.slice(0, EXCERPT_CHARS)}…` : oneLine;
 }

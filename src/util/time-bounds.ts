@@ -1,10 +1,8 @@
 /**
- * The bounds of every time a user gives (`--from`, `--to`, SYNC_START): none before 1970, none
- * after now (a `--to` may run a day ahead: it stops at now), and a range of at most ten years
- * unless the user says `--yes`. The API's specification names no horizon of its data (docs/api.md
- * section 8 limits a request to 7 days, not the history), so these are energy-etl's own: 1970 is
- * where epoch seconds start, and ten years of one device are already about 520 requests per group
- * of 20 values.
+ * The bounds of every time a user gives (`--from`, `--to`, SYNC_START): none before 1970 (where
+ * epoch seconds start), none after now (a `--to` may run a day ahead: it stops at now), and a
+ * range of at most ten years (about 520 requests per device and 20 values) unless `--yes`. The
+ * API names no horizon of its data, so these are energy-etl's own.
  */
 import { type IsoDuration, NO_TIME, subtractDuration } from "./iso-duration.js";
 
@@ -14,12 +12,12 @@ export const EARLIEST = new Date(0);
 export const EARLIEST_TEXT = "1970-01-01T00:00:00Z";
 
 /** The longest range without `--yes`, in years. */
-export const MAX_RANGE_YEARS = 10;
+const MAX_RANGE_YEARS = 10;
 /** {@link MAX_RANGE_YEARS} as a duration: also the longest SYNC_START before now. */
 export const MAX_RANGE: IsoDuration = { ...NO_TIME, years: MAX_RANGE_YEARS };
 
-/** How far after now a `--to` may be (it stops at now): one day. */
-export const TO_AHEAD_MS = 86_400_000;
+/** How far after now a `--to` may be (it stops at now). */
+const TO_AHEAD_MS = 86_400_000;
 
 /** How a time is checked against now: never after it, or (a `--to`) at most a day after it. */
 export type FutureRule = "not-after-now" | "a-day-ahead";
@@ -31,8 +29,7 @@ function shown(date: Date): string {
 
 /**
  * What is wrong with `date`, the time `text` of `name` (a flag or a setting) resolved to, or
- * undefined: before 1970, not a time at all (a duration so long it leaves the calendar), or after
- * now (by `rule`). One line, naming `name`, what was given and the bound.
+ * undefined: before 1970, not a time (a duration beyond the calendar), or after now (by `rule`).
  */
 export function instantProblem(
   name: string,
@@ -61,10 +58,7 @@ export function instantProblem(
   return undefined;
 }
 
-/**
- * What is wrong with the range `from`..`to` of a command, or undefined: longer than
- * {@link MAX_RANGE_YEARS} calendar years without `yes`.
- */
+/** What is wrong with the range `from`..`to`: over {@link MAX_RANGE_YEARS} years without `yes`. */
 export function rangeProblem(from: Date, to: Date, yes: boolean): string | undefined {
   if (yes || from.getTime() >= subtractDuration(to, MAX_RANGE).getTime()) return undefined;
   const years = (to.getTime() - from.getTime()) / (365.25 * 86_400_000);

@@ -1,8 +1,4 @@
-/**
- * Waits that end at once when an AbortSignal fires and leave nothing behind, on the platform's
- * own timers (`node:timers/promises`): no timer beyond what Node.js holds, no rejection nobody
- * handles.
- */
+/** Waits that end at once when an AbortSignal fires and leave no timer or rejection behind. */
 import { setTimeout as delay } from "node:timers/promises";
 
 /** The longest delay a Node.js timer takes without overflowing to 1 ms. */
@@ -14,32 +10,23 @@ export function clampTimerMs(ms: number): number {
   return Math.min(MAX_TIMER_MS, Math.ceil(ms));
 }
 
-/** Options of {@link sleep}. */
-export interface SleepOptions {
-  /** Ends the wait at once: the promise rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
-  /** The timer does not keep the process alive (waits that must never block an exit). */
-  readonly unref?: boolean;
-}
-
 /**
  * Resolves after `ms` milliseconds, clamped to what a timer holds (an absurd value never turns
- * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` as soon as the
- * signal aborts.
+ * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` once it aborts.
+ * `unref`: the timer does not keep the process alive (a wait that must never block an exit).
  */
-export async function sleep(ms: number, options: SleepOptions = {}): Promise<void> {
-  const { signal } = options;
+export async function sleep(
+  ms: number,
+  { signal, unref }: { readonly signal?: AbortSignal; readonly unref?: boolean } = {},
+): Promise<void> {
   try {
-    await delay(clampTimerMs(ms), undefined, { signal, ref: options.unref !== true });
+    await delay(clampTimerMs(ms), undefined, { signal, ref: unref !== true });
   } catch (error) {
     throw signal?.aborted ? signal.reason : error;
   }
 }
 
-/**
- * `promise`, or a rejection with `signal.reason` as soon as `signal` aborts, whichever comes
- * first. The promise left behind on abort may still reject later: that rejection is handled here.
- */
+/** `promise`, or a rejection with `signal.reason` once it aborts (a later rejection is handled). */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   promise.catch(() => undefined);
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -70,10 +57,8 @@ export interface LinkedSignal {
 
 /**
  * A signal that follows `sources` (the first to abort gives its reason) until released. Not
- * `AbortSignal.any`: on Node.js 20 a signal it makes from a long-lived source (a shutdown signal)
- * stays referenced by that source, with every listener on it and everything they hold, for as long
- * as the source lives (nodejs/node#55351, #64476); a process making one per request grew by each
- * request's body. This one is released when its work ends.
+ * `AbortSignal.any`: on Node.js 20 its signal stays referenced by a long-lived source, with all it
+ * holds (nodejs/node#55351, #64476): one per request grew the process by each request's body.
  */
 export function linkedSignal(sources: readonly (AbortSignal | undefined)[]): LinkedSignal {
   const controller = new AbortController();

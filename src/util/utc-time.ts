@@ -3,10 +3,7 @@ import { type IsoDuration, NO_TIME, parseIsoDuration } from "./iso-duration.js";
 const INSTANT_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
-/**
- * An ISO 8601 date or date-time; without a zone it is UTC (`2025-06-01`, `2025-06-01T12:00`,
- * `2025-06-01T12:00:00+02:00`). Undefined when malformed or not a real calendar date.
- */
+/** An ISO 8601 date or date-time (UTC without a zone); undefined: malformed or not a real date. */
 export function parseUtcInstant(text: string): Date | undefined {
   const m = INSTANT_RE.exec(text.trim());
   if (!m) return undefined;
@@ -38,8 +35,7 @@ const SHORT_AGO = /^-(\d+)([dhm])$/i;
 
 /**
  * The one grammar of times: an ISO date or date-time (UTC unless a zone is given), `now`, or a
- * time before now as an ISO duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`.
- * Undefined when `text` is none of them.
+ * time before now (`P30D`, `PT6H`, `-30d`, `-12h`, `-90m`); undefined for anything else.
  */
 export function parseTimeSpec(text: string): TimeSpec | undefined {
   const trimmed = text.trim();

@@ -1,12 +1,10 @@
 /**
- * The service's background units, driven by the test with promises it settles itself: the tick's
- * sync (src/service/sync-ticks.ts), the catalog refresh between ticks (catalog-refresher.ts), the
- * backfill drain (backfill-drain.ts), and where their failures go (failures.ts).
+ * The service's background runs (src/service/background-runs.ts), driven by the test with promises
+ * it settles itself: the tick's sync, the catalog refresh between ticks, the backfill drain, and
+ * where their failures go (failures.ts).
  */
-import { BackfillDrain } from "../../src/service/backfill-drain.js";
-import { CatalogRefresher } from "../../src/service/catalog-refresher.js";
+import { BackfillDrain, CatalogRefresher, SyncTicks } from "../../src/service/background-runs.js";
 import { ServiceFailures } from "../../src/service/failures.js";
-import { SyncTicks } from "../../src/service/sync-ticks.js";
 import { processOwner } from "../../src/state/owner.js";
 import { StateError } from "../../src/state/state-error.js";
 import { StateStore } from "../../src/state/state-store.js";
@@ -46,13 +44,11 @@ describe("SyncTicks", () => {
       log: logger,
       failures,
       mayTick: () => true,
-      now: () => NOW,
       sync: () => (syncs[started++] ?? deferred()).promise,
       afterSync: () => {
         after++;
       },
     });
-    expect(ticks.lastTickAt).toBeUndefined();
     const first = ticks.tick();
     expect(first).toBeDefined();
     expect(ticks.current).toBe(first);
@@ -60,7 +56,6 @@ describe("SyncTicks", () => {
     expect(lines.some((l) => l.includes("previous sync still running: this tick is skipped"))).toBe(
       true,
     );
-    expect(ticks.lastTickAt).toBe(NOW);
     syncs[0]?.resolve();
     await first;
     expect(after).toBe(1);
@@ -80,14 +75,12 @@ describe("SyncTicks", () => {
       log: logger,
       failures,
       mayTick: () => false,
-      now: () => NOW,
       sync: async () => {
         started++;
       },
       afterSync: () => undefined,
     });
     expect(ticks.tick()).toBeUndefined();
-    expect(ticks.lastTickAt).toBeUndefined();
     expect(started).toBe(0);
   });
 });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { StateStore, type StateStoreOptions } from "../../src/state/state-store.js";
+import type { OpenDatabaseOptions } from "../../src/state/database.js";
+import { StateStore } from "../../src/state/state-store.js";
 import type { BackfillSpec } from "../../src/state/types.js";
 
 export const T0 = new Date("2024-03-01T00:00:00.000Z");
@@ -28,7 +29,7 @@ export interface TempDir {
   /** A path inside the dir. */
   file(...parts: string[]): string;
   /** Opens a state store (closed after the test). */
-  open(path: string, options?: StateStoreOptions): StateStore;
+  open(path: string, options?: OpenDatabaseOptions): StateStore;
   /** Opens a plain better-sqlite3 connection with foreign_keys ON (closed after the test). */
   raw(path: string): Database.Database;
 }
