@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
 import { VALUES_ID } from "../api/limits.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import type { BackfillJob } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
@@ -19,10 +21,11 @@ export interface BackfillProgress {
 export const JOB_LEASE_MS = 60_000;
 
 /** What working on a job needs. */
-export type JobParts = Pick<
-  Pipeline,
-  "store" | "config" | "chunks" | "now" | "apiNow" | "owner" | "activeJobs" | "isStopping"
->;
+export interface JobParts
+  extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "owner" | "activeJobs"> {
+  readonly store: Pick<StateStore, "jobs" | "catalog" | "cursors" | "transaction" | "isOpen">;
+  readonly config: Pick<Config, "failures">;
+}
 
 /**
  * Runs (or continues) a backfill job: every chunk not yet recorded as done is fetched and written,

@@ -5,12 +5,13 @@
  */
 import { VALUES_ID } from "../api/limits.js";
 import type { QueuedBackfill } from "../state/job-store.js";
+import type { StateStore } from "../state/state-store.js";
 import type { BackfillSpec } from "../state/types.js";
 import { didYouMean } from "../util/suggest.js";
-import { type CatalogParts, type CatalogResource, deviceCatalog } from "./catalog.js";
+import { type CatalogResource, deviceCatalog } from "./catalog.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
-import { selectDevices } from "./select-devices.js";
+import { type SelectParts, selectDevices } from "./select-devices.js";
 
 /** What `energy-etl backfill` asks for. */
 export interface BackfillRequest {
@@ -46,7 +47,7 @@ export interface BackfillPlan {
  * resource (or the requested ones, which must exist). Reads the catalog; never the data endpoint.
  */
 export async function planBackfill(
-  pipeline: CatalogParts,
+  pipeline: SelectParts,
   request: BackfillRequest,
 ): Promise<BackfillPlan> {
   const selected = await selectDevices(pipeline, request.devices);
@@ -100,7 +101,7 @@ export async function planBackfill(
  * jobs cover the rest of their ranges.
  */
 export function queueBackfill(
-  pipeline: Pick<Pipeline, "store" | "now">,
+  pipeline: { readonly store: Pick<StateStore, "jobs">; readonly now: () => Date },
   plan: readonly Pick<PlannedBackfill, "spec">[],
 ): QueuedBackfill {
   const specs = plan.map((p) => p.spec);
@@ -113,7 +114,7 @@ export function queueBackfill(
  * the new parts.
  */
 export function remainingBackfill(
-  pipeline: Pick<Pipeline, "store">,
+  pipeline: { readonly store: Pick<StateStore, "jobs"> },
   plan: readonly Pick<PlannedBackfill, "spec">[],
 ): PlannedBackfill[] {
   const matches = pipeline.store.jobs.match(

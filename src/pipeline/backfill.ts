@@ -1,10 +1,13 @@
 import { type RollupResult, RollupsAlong, rollupFailures } from "../rollups/rollup-run.js";
 import type { BackfillJob } from "../state/types.js";
-import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
+import { type BackfillProgress, type JobParts, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
 import { planChunks } from "./plan-chunks.js";
-import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
+import { type RecordedRunParts, type RunResult, recordedRun, runResult } from "./recorded-run.js";
 import type { RunContext } from "./run-context.js";
+
+/** What a backfill run needs: what its jobs, its run and its rollups need. */
+export type BackfillRunParts = JobParts & RecordedRunParts & Pick<Pipeline, "rollups" | "gate">;
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
 export interface BackfillRunResult extends RunResult {
@@ -20,7 +23,7 @@ export interface BackfillRunResult extends RunResult {
  * the API's rate limit holds the fetching (RollupsAlong), the last ones at the end.
  */
 export async function runBackfillJobs(
-  pipeline: Pipeline,
+  pipeline: BackfillRunParts,
   jobs: readonly BackfillJob[],
   progress?: BackfillProgress,
 ): Promise<BackfillRunResult> {
@@ -66,7 +69,7 @@ export async function runBackfillJobs(
 }
 
 /** Per window of a job (its start), the chunks not done yet. */
-function windowsLeft(pipeline: Pick<Pipeline, "store">, job: BackfillJob): Map<number, number> {
+function windowsLeft(pipeline: BackfillRunParts, job: BackfillJob): Map<number, number> {
   const done = pipeline.store.jobs.completedChunks(job.id);
   const left = new Map<number, number>();
   for (const chunk of planChunks(job.valueIds, job.fromS, job.toS)) {
@@ -77,7 +80,7 @@ function windowsLeft(pipeline: Pick<Pipeline, "store">, job: BackfillJob): Map<n
 
 /** The jobs one after the other, each window's rollups kicked once all its chunks are written. */
 async function runJobs(
-  pipeline: Pipeline,
+  pipeline: BackfillRunParts,
   run: RunContext,
   jobs: readonly BackfillJob[],
   along: RollupsAlong,

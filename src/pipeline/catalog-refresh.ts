@@ -1,9 +1,12 @@
 import { messageOf } from "../util/errors.js";
 import { CATALOG_PRIORITY, dueBefore, readDeviceCatalog, readDeviceList } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
-import type { Pipeline } from "./pipeline.js";
-import { recordedRun } from "./recorded-run.js";
+import { type RecordedRunParts, recordedRun } from "./recorded-run.js";
+import type { SelectParts } from "./select-devices.js";
 import { inShard } from "./shard.js";
+
+/** What a catalog run needs: the catalog's parts, this shard, and its run's. */
+export type CatalogRunParts = SelectParts & RecordedRunParts;
 
 /** What a catalog run did. */
 export interface CatalogRunResult {
@@ -23,7 +26,9 @@ export interface CatalogRunResult {
  * Its requests queue behind data requests (a tick never waits for it). Returns undefined when
  * nothing is due.
  */
-export async function runCatalogRefresh(pipeline: Pipeline): Promise<CatalogRunResult | undefined> {
+export async function runCatalogRefresh(
+  pipeline: CatalogRunParts,
+): Promise<CatalogRunResult | undefined> {
   const { store, config } = pipeline;
   const before = dueBefore(pipeline);
   const listReadAt = store.catalog.devicesReadAt();

@@ -7,6 +7,8 @@
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
 import { isRequestable, VALUES_ID } from "../api/limits.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
@@ -43,13 +45,14 @@ export interface DeviceCatalog {
 export const CATALOG_PRIORITY = -1;
 
 /** What reading and recording the catalog needs. */
-export type CatalogParts = Pick<
-  Pipeline,
-  "client" | "store" | "config" | "logger" | "now" | "apiNow" | "chunks"
->;
+export interface CatalogParts
+  extends Pick<Pipeline, "client" | "logger" | "now" | "apiNow" | "chunks"> {
+  readonly store: Pick<StateStore, "catalog" | "cursors" | "jobs" | "transaction">;
+  readonly config: Pick<Config, "sync">;
+}
 
 /** The time before which a catalog read counts as due. */
-export function dueBefore(pipeline: Pick<Pipeline, "config" | "now">): Date {
+export function dueBefore(pipeline: Pick<CatalogParts, "config" | "now">): Date {
   const now = pipeline.now();
   const nowS = epochSeconds(now);
   return new Date((nowS - secondsBefore(nowS, pipeline.config.sync.catalogRefresh)) * 1000);

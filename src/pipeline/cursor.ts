@@ -35,7 +35,7 @@ export function secondsBefore(nowS: number, duration: IsoDuration): number {
 }
 
 /** The cursor rules' settings resolved at `nowS`. */
-export function syncRules(config: Config, nowS: number): SyncRules {
+export function syncRules(config: Pick<Config, "sync">, nowS: number): SyncRules {
   const { sync } = config;
   return {
     startS: epochSeconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),

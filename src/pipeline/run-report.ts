@@ -63,7 +63,7 @@ function lastErrorOf(cursor: Cursor): string {
 /** What writing a run's report needs. */
 export interface ReportParts {
   readonly store: Pick<StateStore, "cursors" | "deadLetters">;
-  readonly config: Config;
+  readonly config: Pick<Config, "sync">;
   readonly sink: Pick<PointSink, "write">;
   /** Now as the API sees it. */
   readonly apiNow: () => Date;

@@ -1,3 +1,4 @@
+import type { Config } from "../config.js";
 import { didYouMean } from "../util/suggest.js";
 import { type CatalogParts, type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
 import { inShard } from "./shard.js";
@@ -14,13 +15,16 @@ export class UnknownDeviceError extends Error {
   }
 }
 
+/** What selecting devices needs: the catalog's parts and this shard. */
+export type SelectParts = CatalogParts & { readonly config: Pick<Config, "shard"> };
+
 /**
  * The devices a command works on: the ones asked for (which must be listed: a device missing from
  * the stored list makes one GET /devices, it may be new), or every device of this shard
  * (SHARD_COUNT/SHARD_INDEX). The device list is the stored one while fresh (see {@link CatalogPolicy}).
  */
 export async function selectDevices(
-  pipeline: CatalogParts,
+  pipeline: SelectParts,
   wanted: readonly string[] | "all",
   policy: CatalogPolicy = "refresh-due",
 ): Promise<{ deviceIds: string[]; requests: number }> {

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
 import { ApiError } from "../api/errors.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import type { Cursor } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
@@ -24,10 +26,10 @@ import { type Chunk, countChunks, planChunks, timeWindows, valueGroups } from ".
 import type { RunContext } from "./run-context.js";
 
 /** What syncing a resource needs. */
-export type SyncParts = Pick<
-  Pipeline,
-  "store" | "config" | "chunks" | "now" | "apiNow" | "isStopping"
->;
+export interface SyncParts extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "isStopping"> {
+  readonly store: Pick<StateStore, "cursors" | "jobs" | "transaction">;
+  readonly config: Pick<Config, "sync" | "failures">;
+}
 
 /** What one resource's sync did. */
 export interface ResourceOutcome {

@@ -1,15 +1,25 @@
+import type { Config } from "../config.js";
 import { type RollupResult, rollupFailures, rollupsAfterRun } from "../rollups/rollup-run.js";
 import { eachAtMost } from "../util/each-at-most.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
-import { runBackfillJob } from "./backfill-job.js";
+import { type JobParts, runBackfillJob } from "./backfill-job.js";
 import { type CatalogPolicy, deviceCatalog, readDeviceCatalog } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
-import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
+import { type RecordedRunParts, type RunResult, recordedRun, runResult } from "./recorded-run.js";
 import type { RunContext } from "./run-context.js";
-import { selectDevices } from "./select-devices.js";
-import { type ResourceOutcome, syncResource } from "./sync-resource.js";
+import { type SelectParts, selectDevices } from "./select-devices.js";
+import { type ResourceOutcome, type SyncParts, syncResource } from "./sync-resource.js";
+
+/** What a sync needs: what its catalogs, resources, new-value jobs, run and rollups need. */
+export type SyncRunParts = SelectParts &
+  SyncParts &
+  JobParts &
+  RecordedRunParts &
+  Pick<Pipeline, "client" | "rollups"> & {
+    readonly config: { readonly api: Pick<Config["api"], "concurrency"> };
+  };
 
 /**
  * Devices a sync works on at once: enough to keep every request slot (API_CONCURRENCY) busy
@@ -62,7 +72,10 @@ export interface SyncOptions {
  * (sync-resource.ts). One failing device does not stop the others. A value new on a device with
  * a cursor gets a history job, run at the end of the cycle.
  */
-export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Promise<SyncResult> {
+export async function runSync(
+  pipeline: SyncRunParts,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
   let results: DeviceSyncResult[] = [];
   let rollups: RollupResult | undefined;
   const recorded = await recordedRun(
@@ -137,7 +150,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
  * out of date: the device's catalog is read again and those resources synced once more.
  */
 async function syncDevice(
-  pipeline: Pipeline,
+  pipeline: SyncRunParts,
   run: RunContext,
   deviceId: string,
   policy: CatalogPolicy,
@@ -232,7 +245,7 @@ function countCatalog(run: RunContext, catalog: { read: boolean; requests: numbe
  * `run`/`backfill`).
  */
 async function runNewValueJobs(
-  pipeline: Pipeline,
+  pipeline: SyncRunParts,
   run: RunContext,
   deviceIds: readonly string[],
 ): Promise<void> {
