@@ -1,24 +1,20 @@
 /**
  * When to retry, and how long to wait first: one pure policy for the API client and the InfluxDB
- * writer (as got keeps its `calculate-retry-delay`). No I/O, no clock but the one passed in.
+ * writer. No I/O, no clock but the one passed in.
  */
 
-/** Bounds of retries (the API client: `api.retries`…; the InfluxDB writer: `influx.retries`…). */
+/** Bounds of retries (`api.retries`…, `influx.retries`…). */
 export interface RetryPolicy {
-  /** Retries after the first attempt (default 5). */
+  /** Retries after the first attempt. */
   readonly retries: number;
-  /** Delay before the first retry, doubled on every further one (default 500 ms). */
+  /** Delay before the first retry, doubled on every further one. */
   readonly baseDelayMs: number;
-  /** Upper bound of one backoff delay (default 30 000 ms). */
   readonly maxDelayMs: number;
-  /**
-   * Longest Retry-After honoured (API_RETRY_AFTER_MAX, INFLUX_RETRY_AFTER_MAX; 10 min, as
-   * Telegraf): a server asking for a longer wait is not retried.
-   */
+  /** Longest Retry-After honoured (API_RETRY_AFTER_MAX…): a longer one is not retried. */
   readonly retryAfterMaxMs: number;
 }
 
-/** Default of {@link RetryPolicy.retryAfterMaxMs}: 10 minutes. */
+/** Default of {@link RetryPolicy.retryAfterMaxMs}: 10 minutes, as Telegraf. */
 export const DEFAULT_RETRY_AFTER_MAX_MS = 600_000;
 
 /** What a failed attempt tells the policy. */
@@ -30,15 +26,7 @@ export interface RetryableFailure {
 }
 
 /** Why a failure is final. */
-export type GiveUpReason =
-  /** Not retryable. */
-  | "final"
-  /** Retry-After beyond {@link RetryPolicy.retryAfterMaxMs}. */
-  | "retry-after-over-cap"
-  /** {@link RetryPolicy.retries} retries made already. */
-  | "retries-spent"
-  /** The wait before the next attempt would pass the deadline. */
-  | "past-deadline";
+export type GiveUpReason = "final" | "retry-after-over-cap" | "retries-spent" | "past-deadline";
 
 /** What to do after a failed attempt. */
 export type RetryDecision =
@@ -48,8 +36,7 @@ export type RetryDecision =
 /**
  * The decision after a failed attempt, `retriesSoFar` retries into the request, with
  * `remainingMs` of its deadline left: give up when the failure is final, asks for a wait over the
- * cap, the retries are spent, or the wait would pass the deadline; else retry after
- * {@link computeRetryDelay}. Pure: `random` is injected.
+ * cap, the retries are spent, or the wait would pass the deadline; else retry.
  */
 export function decideRetry(
   failure: RetryableFailure,
@@ -84,9 +71,7 @@ export function computeRetryDelay(
   return retryAfterMs === undefined ? backoff : Math.max(retryAfterMs, backoff);
 }
 
-/**
- * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date. Undefined when absent or unreadable.
- */
+/** Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date; undefined when unreadable. */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
   if (header === undefined || header.trim() === "") return undefined;
   const text = header.trim();
@@ -95,10 +80,7 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
-/**
- * A wait in words for messages: `850 ms`, `42 s`, `10 min`, `5 h`, `11574 days` (rounded; an
- * infinite or NaN wait is `forever`).
- */
+/** A wait in words for messages: `850 ms`, `42 s`, `10 min`, `5 h`, `11574 days`, `forever`. */
 export function formatWait(ms: number): string {
   if (!Number.isFinite(ms)) return "forever";
   const round = (n: number): string => String(Math.round(n * 10) / 10);
