@@ -1,8 +1,7 @@
 /**
  * The catalog at its own cadence: the device list, each device's resources and their value lists
- * are kept in the state database and read from the API again only when CATALOG_REFRESH has
- * passed (or a data answer said something is unknown), so a steady sync issues data requests
- * only. A value new on a resource whose cursor has seen data gets a history job.
+ * are kept in the state database and read again only when CATALOG_REFRESH has passed (or a data
+ * answer said something is unknown), so a steady sync issues data requests only.
  */
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
@@ -15,10 +14,9 @@ import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
 
 /**
- * How a run treats a catalog read longer than CATALOG_REFRESH ago:
- * - `refresh-due`: reads it again before using it (the CLI's sync, backfill and audit);
- * - `stored`: uses it as it is (the service's ticks; its catalog run refreshes it between ticks).
- * Either way a catalog never read, or marked stale by an unknown-value answer, is read first.
+ * How a run treats a catalog read longer than CATALOG_REFRESH ago: `refresh-due` reads it again
+ * first (the CLI), `stored` uses it (the service's ticks: its catalog run refreshes it between
+ * ticks). Either way a catalog never read, or marked stale, is read first.
  */
 export type CatalogPolicy = "refresh-due" | "stored";
 
@@ -35,9 +33,7 @@ export interface DeviceCatalog {
   readonly read: boolean;
   /** Values new on a resource with a cursor (each got a history job). */
   readonly newValues: number;
-  /** False when the API no longer knows the device (404): it has nothing to sync. */
-  readonly known: boolean;
-  /** HTTP attempts the read took (0 for the stored catalog). */
+  /** HTTP attempts the read took. */
   readonly requests: number;
 }
 
@@ -107,15 +103,14 @@ export async function deviceCatalog(
     stored.readAt === undefined ||
     (policy === "refresh-due" && new Date(stored.readAt) <= dueBefore(pipeline));
   if (!due) {
-    return { resources: stored.resources, read: false, newValues: 0, known: true, requests: 0 };
+    return { resources: stored.resources, read: false, newValues: 0, requests: 0 };
   }
   return readDeviceCatalog(pipeline, deviceId, log);
 }
 
 /**
  * Reads a device's resources and value lists from the API and records them, with the history
- * jobs of new values, in one transaction. A device the API no longer knows (404) is recorded as
- * not listed.
+ * jobs of new values, in one transaction. A device the API no longer knows (404) is unlisted.
  */
 export async function readDeviceCatalog(
   pipeline: CatalogParts,
@@ -135,7 +130,7 @@ export async function readDeviceCatalog(
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
     store.catalog.unlistDevice(deviceId);
     log.warn("the API no longer knows the device: it is not synced until listed again");
-    return { resources: [], read: true, newValues: 0, known: false, requests: error.attempts ?? 1 };
+    return { resources: [], read: true, newValues: 0, requests: error.attempts ?? 1 };
   }
   const listed = await Promise.all(
     resourceIds.map(async (resourceId) => {
@@ -155,13 +150,10 @@ export async function readDeviceCatalog(
     store.catalog.markRead(deviceId, now);
     return count;
   });
-  return { resources, read: true, newValues, known: true, requests };
+  return { resources, read: true, newValues, requests };
 }
 
-/**
- * The value lists without the ids a `values=` list cannot carry (a comma, white space: spec 4.4),
- * with one warning naming them, so they are neither stored nor planned.
- */
+/** The value lists without the ids a `values=` list cannot carry (spec 4.4), with one warning. */
 function requestableOnly(
   listed: readonly { resourceId: string; values: readonly string[] }[],
   log: Logger,
@@ -185,12 +177,11 @@ function requestableOnly(
 }
 
 /**
- * Records the value ids a resource lists now, and gives the ids that are new on a resource whose
- * cursor has seen data a backfill job from SYNC_START up to that newest record, so a new sensor
- * leaves no hole (the next sync reads from there on for every value). Returns how many new values
- * got such a job. Call inside a transaction together with whatever else the read changes.
+ * Records the value ids a resource lists now, and gives the ids new on a resource whose cursor
+ * has seen data a backfill job from SYNC_START up to that newest record, so a new sensor leaves
+ * no hole. Returns how many new values got such a job. Call inside a transaction.
  */
-export function recordValues(
+function recordValues(
   pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow">,
   deviceId: string,
   resourceId: string,
