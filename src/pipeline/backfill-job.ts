@@ -6,7 +6,7 @@ import type { BackfillJob } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import type { ChunkResult } from "./chunk-writer.js";
-import { afterCommit, backoffS, cursorAfterJob, secondsBefore } from "./cursor.js";
+import { afterCommit, cursorAfterJob, failureWaitS } from "./cursor.js";
 import { isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
 import { type Chunk, planChunks } from "./plan-chunks.js";
@@ -28,12 +28,11 @@ export interface JobParts
 }
 
 /**
- * Runs (or continues) a backfill job: every chunk not yet recorded as done is fetched and written,
- * and recorded done only after the sink stored it, so a killed process repeats at most the chunks
- * that were in flight. The job is claimed (a lease, renewed while it runs) before any chunk runs:
- * another process, or another part of this one, never works on it at the same time. A job with a
- * failed chunk waits FAILURE_BACKOFF (doubled per attempt) before its next attempt and is parked
- * after PARK_AFTER attempts. A finished job may move its resource's cursor (see cursorAfterJob).
+ * Runs (or continues) a backfill job: every chunk not yet done is fetched, written, and recorded
+ * done only after the sink stored it, so a killed process repeats at most the chunks in flight.
+ * The job is claimed first (a lease, renewed while it runs): nobody else works on it meanwhile.
+ * A job with a failed chunk waits FAILURE_BACKOFF (doubled per attempt), and is parked after
+ * PARK_AFTER attempts. A finished job may move its resource's cursor (see cursorAfterJob).
  */
 export async function runBackfillJob(
   parts: JobParts,
@@ -152,11 +151,7 @@ function finishJob(parts: JobParts, job: BackfillJob, log: Logger): void {
 function jobFailed(parts: JobParts, job: BackfillJob, error: unknown, log: Logger): void {
   const { store, config } = parts;
   const nowS = epochSeconds(parts.now());
-  const waitS = backoffS(
-    job.attempts + 1,
-    secondsBefore(nowS, config.failures.backoff),
-    secondsBefore(nowS, config.failures.backoffMax),
-  );
+  const waitS = failureWaitS(config, nowS, job.attempts + 1);
   const failed = store.jobs.recordFailure(
     job.id,
     messageOf(error),

@@ -11,11 +11,10 @@ import {
   afterLookback,
   afterPark,
   afterRepair,
-  backoffS,
+  failureWaitS,
   fetchWindow,
   futureRepair,
   planSync,
-  secondsBefore,
   syncRules,
   type Window,
   WindowCommits,
@@ -53,16 +52,14 @@ export interface ResourceTarget {
 
 /**
  * Syncs one resource by its cursor (see cursor.ts): waits after failures, probes a silent one,
- * else fetches its window; the cursor moves over a window only once its every chunk is written.
- * `final`: the catalog was just read, so a 404 is a failure like any other (otherwise it is
- * reported as `unknown` and nothing is recorded against the cursor: the caller reads the catalog
- * again first).
+ * else fetches its window. `final`: the catalog was just read, so a 404 is a failure like any
+ * other (otherwise it is reported as `unknown`, nothing recorded: the caller reads the catalog).
  */
 export async function syncResource(
   parts: SyncParts,
   run: RunContext,
   target: ResourceTarget,
-  final = false,
+  final: boolean,
 ): Promise<ResourceOutcome> {
   const { store, config } = parts;
   const { deviceId, resourceId, log } = target;
@@ -145,10 +142,7 @@ function repairFuture(parts: SyncParts, target: ResourceTarget, nowS: number, ho
   return store.cursors.get(deviceId, resourceId);
 }
 
-/**
- * Probes a silent resource: one value group (the one with the most of the values every device
- * has) over each window. True when a record newer than the resource's newest came.
- */
+/** Probes a silent resource: one value group over each window. True when a newer record came. */
 async function probe(
   parts: SyncParts,
   run: RunContext,
@@ -181,7 +175,7 @@ async function probe(
 }
 
 /** The value group a probe reads: the one holding the most values every device has. */
-export function probeGroup(values: readonly string[]): readonly string[] | undefined {
+function probeGroup(values: readonly string[]): readonly string[] | undefined {
   const common = new Set(COMMON_VALUE_IDS);
   let best: readonly string[] | undefined;
   let bestScore = -1;
@@ -196,9 +190,8 @@ export function probeGroup(values: readonly string[]): readonly string[] | undef
 }
 
 /**
- * Fetches a resource's window: its chunks run in the shared queue, and each window the cursor
- * may move over is committed as soon as its chunks are written (see WindowCommits). Windows that
- * keep failing on their own are parked as jobs and the cursor reads on after them.
+ * Fetches a resource's window: each window is committed as soon as its chunks are written (see
+ * WindowCommits); windows that keep failing on their own are parked as jobs.
  */
 async function fetchResource(
   parts: SyncParts,
@@ -229,14 +222,10 @@ async function fetchResource(
   const spans = timeWindows(fromS, toS);
   const windows = new WindowCommits(spans, chunks.length / spans.length);
   const commit = (parked: boolean): void => {
-    for (const due of windows.due(parked))
-      seen = store.cursors.update(
-        deviceId,
-        resourceId,
-        (c) => afterCommit(c, due),
-        parts.now(),
-        seen,
-      );
+    for (const due of windows.due(parked)) {
+      const next = (c: Cursor) => afterCommit(c, due);
+      seen = store.cursors.update(deviceId, resourceId, next, parts.now(), seen);
+    }
   };
   let firstError: unknown;
   let succeeded = 0;
@@ -293,15 +282,8 @@ function park(
   const parkedUntilS = Math.max(...failed.map((c) => c.toS));
   store.transaction(() => {
     // each window its own job: none of them is a continuation of another
-    for (const { values, fromS, toS } of failed) {
-      const spec = {
-        deviceId,
-        resourceId,
-        valueIds: values,
-        fromS,
-        toS,
-        reason: "parked" as const,
-      };
+    for (const { values: valueIds, fromS, toS } of failed) {
+      const spec = { deviceId, resourceId, valueIds, fromS, toS, reason: "parked" as const };
       store.jobs.queue([spec], countChunks, parts.now(), "parked");
     }
     store.cursors.update(deviceId, resourceId, (c) => afterPark(c, parkedUntilS), parts.now());
@@ -321,11 +303,7 @@ function recordFailure(
   // the same clock the planning reads retry_at with
   const nowS = epochSeconds(parts.apiNow());
   const previous = store.cursors.get(deviceId, resourceId)?.failures ?? 0;
-  const waitS = backoffS(
-    previous + 1,
-    secondsBefore(nowS, config.failures.backoff),
-    secondsBefore(nowS, config.failures.backoffMax),
-  );
+  const waitS = failureWaitS(config, nowS, previous + 1);
   const failures = store.cursors.recordFailure(
     deviceId,
     resourceId,
