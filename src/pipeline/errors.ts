@@ -11,10 +11,8 @@ export function isFatal(error: unknown): boolean {
 }
 
 /**
- * A failure that belongs to the chunk itself and will not heal by waiting (the API refused that
- * request, answered it in a shape it will answer again, InfluxDB refused the write as such), as
- * opposed to a dependency that is down or slow (network, timeouts, 5xx, 429, InfluxDB
- * unavailable, a shutdown).
+ * A failure of the chunk itself that will not heal by waiting (the API refused that request or
+ * answers it in a bad shape, InfluxDB refused the write), not a dependency down or slow.
  */
 export function failsOnItsOwn(error: unknown): boolean {
   if (error instanceof ApiError) {
@@ -36,10 +34,7 @@ export function isAbort(error: unknown): boolean {
   );
 }
 
-/**
- * True when a failure is only our own shutdown cutting work short: the work is simply not done
- * (fetched again next time), no failure to record, count or report.
- */
+/** True when a failure is only our own shutdown cutting work short: nothing to record. */
 export function cutByShutdown(error: unknown, stopping: boolean): boolean {
   return stopping && (isAbort(error) || !isFatal(error));
 }

@@ -19,7 +19,7 @@ export interface RunTally {
   readonly reportDevices?: ReadonlySet<string>;
 }
 
-/** What the envelope needs. */
+/** What a recorded run needs. */
 export interface RecordedRunParts extends ReportParts {
   readonly store: Pick<StateStore, "runs"> & ReportParts["store"];
   readonly logger: Logger;
@@ -67,11 +67,9 @@ export interface RecordedRun {
 
 /**
  * The envelope of every run (sync, backfill, catalog): a row in the runs table when it starts,
- * the {@link RunContext} its work counts in, its status when the work is done (`failed` after a
- * fatal error or when every part failed, `interrupted` when our own shutdown cut it short,
- * `partial` when some part failed), one line per cause of repeated chunk failures, its report
- * (`etl_run`, `etl_lag`), and the row ended last, once all of it is done. A fatal error is
- * thrown on once the run is recorded; `tally` is read after the work settled, either way.
+ * the {@link RunContext} its work counts in, its status (see runStatus; `interrupted` when our own
+ * shutdown cut it short), its report, and the row ended last. A fatal error is thrown on once the
+ * run is recorded; `tally` is read after the work settled, either way.
  */
 export async function recordedRun(
   parts: RecordedRunParts,

@@ -16,13 +16,9 @@ export interface CursorHealth {
 }
 
 /**
- * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus:
- * - `etl_run,kind=<sync|backfill>,status=<ok|partial|failed|interrupted>` with fields `requests`,
- *   `points`, `errors`, `devices`, `duration_s`, `ok` (1 or 0), `dead_letters`, at the run's end;
- * - `etl_lag,device_id=…,resource_id=…` per cursor of the run's devices, with fields `lag_s` (now
- *   minus the newest record), `fetched_lag_s` (now minus the end of the last fetched window),
- *   `silent` (1 or 0), `silent_since` (epoch s, while silent), `failures` (failed attempts in a
- *   row), `dead_letters` and `last_error` (the last failed attempt's error, "" once it recovered).
+ * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus: one `etl_run`
+ * line at the run's end, and one `etl_lag` line per cursor of the run's devices (lag behind the
+ * newest record and the last fetched window, silence, failures, dead letters, last error).
  */
 export function runReportLines(
   run: Pick<RunContext, "kind" | "counters">,
@@ -70,8 +66,8 @@ export interface ReportParts {
 }
 
 /**
- * Writes the run's report to the sink (`etl_lag` for the cursors of `deviceIds`, every cursor
- * without it); a failure is logged, never fatal (the run is recorded all the same).
+ * Writes the run's report to the sink (`etl_lag` for the cursors of `deviceIds`, else of every
+ * one); a failure is logged, never fatal.
  */
 export async function reportRun(
   parts: ReportParts,
