@@ -32,10 +32,7 @@ export function emptyCounters() {
 /** What one run counts. */
 export type RunCounters = ReturnType<typeof emptyCounters>;
 
-/**
- * One owner per run: its id (in the runs table), its logger (with `run` and `kind` bound) and its
- * counters. Passed to the functions that do the run's work; what their results say counts here.
- */
+/** One run's id (in the runs table), logger (with `run` and `kind` bound) and counters. */
 export class RunContext {
   readonly counters: RunCounters = emptyCounters();
 
@@ -93,19 +90,6 @@ export class RunContext {
   static create(id: number, kind: RunKind, logger: Logger): RunContext {
     return new RunContext(id, kind, logger.child({ run: id, kind }));
   }
-}
-
-/** A finished run's status: `failed` (fatal, or every part failed), `interrupted`, `partial`… */
-export function runStatus(run: {
-  readonly fatal: boolean;
-  readonly stopping: boolean;
-  readonly parts: number;
-  readonly failed: number;
-}): "ok" | "partial" | "failed" | "interrupted" {
-  if (run.fatal) return "failed";
-  if (run.stopping) return "interrupted";
-  if (run.parts > 0 && run.failed >= run.parts) return "failed";
-  return run.failed > 0 ? "partial" : "ok";
 }
 
 /** What makes failures "the same": the error's class and code (not its device or window). */
