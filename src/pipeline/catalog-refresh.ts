@@ -1,7 +1,7 @@
 import { messageOf } from "../util/errors.js";
 import { CATALOG_PRIORITY, dueBefore, readDeviceCatalog, readDeviceList } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
-import { type RecordedRunParts, recordedRun } from "./recorded-run.js";
+import { type RecordedRunParts, type RunResult, recordedRun } from "./recorded-run.js";
 import type { SelectParts } from "./select-devices.js";
 import { inShard } from "./shard.js";
 
@@ -9,22 +9,17 @@ import { inShard } from "./shard.js";
 export type CatalogRunParts = SelectParts & RecordedRunParts;
 
 /** What a catalog run did. */
-export interface CatalogRunResult {
-  readonly runId: number;
-  readonly status: "ok" | "partial" | "failed" | "interrupted";
+export interface CatalogRunResult extends Pick<RunResult, "runId" | "status" | "requests"> {
   /** Devices whose catalog was read. */
   readonly devices: number;
-  readonly requests: number;
   /** Values that appeared on a device with a cursor (each got a history job). */
   readonly newValues: number;
   readonly errors: number;
 }
 
 /**
- * The service's catalog run, between ticks: reads again the device list and every device catalog
- * of this shard last read CATALOG_REFRESH ago or more, as one recorded run of kind `catalog`.
- * Its requests queue behind data requests (a tick never waits for it). Returns undefined when
- * nothing is due.
+ * The service's catalog run between ticks, of kind `catalog`: reads again the device list and the
+ * device catalogs of this shard that are due, behind data requests. Undefined when none is due.
  */
 export async function runCatalogRefresh(
   pipeline: CatalogRunParts,

@@ -26,15 +26,11 @@ export function failsOnItsOwn(error: unknown): boolean {
   return error instanceof InfluxWriteError && error.code === "bad_data";
 }
 
-/** True when our own abort() ended it (a shutdown), not the API or InfluxDB. */
-export function isAbort(error: unknown): boolean {
-  return (
-    (error instanceof ApiError && error.code === "aborted") ||
-    (error instanceof InfluxWriteError && error.aborted)
-  );
-}
-
 /** True when a failure is only our own shutdown cutting work short: nothing to record. */
 export function cutByShutdown(error: unknown, stopping: boolean): boolean {
-  return stopping && (isAbort(error) || !isFatal(error));
+  // our own abort() ended it, not the API or InfluxDB
+  const aborted =
+    (error instanceof ApiError && error.code === "aborted") ||
+    (error instanceof InfluxWriteError && error.aborted);
+  return stopping && (aborted || !isFatal(error));
 }

@@ -8,24 +8,16 @@ import { excerpt } from "../util/text.js";
 import { type SyncRules, silentSince, syncRules } from "./cursor.js";
 import type { RunContext } from "./run-context.js";
 
-/** One cursor's health at the end of a run. */
-export interface CursorHealth {
-  readonly cursor: Cursor;
-  /** Dead letters of the device resource. */
-  readonly deadLetters: number;
-}
-
 /**
  * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus: one `etl_run`
- * line at the run's end, and one `etl_lag` line per cursor of the run's devices (lag behind the
- * newest record and the last fetched window, silence, failures, dead letters, last error).
+ * line, and one `etl_lag` line per cursor of the run's devices.
  */
 export function runReportLines(
   run: Pick<RunContext, "kind" | "counters">,
   summary: RunSummary,
   durationS: number,
   endS: number,
-  health: readonly CursorHealth[],
+  health: readonly { readonly cursor: Cursor; readonly deadLetters: number }[],
   rules: Pick<SyncRules, "silentAfterS">,
 ): string[] {
   const lines = [
@@ -65,10 +57,7 @@ export interface ReportParts {
   readonly apiNow: () => Date;
 }
 
-/**
- * Writes the run's report to the sink (`etl_lag` for the cursors of `deviceIds`, else of every
- * one); a failure is logged, never fatal.
- */
+/** Writes the run's report (`etl_lag` of `deviceIds`, else all); a failure is only logged. */
 export async function reportRun(
   parts: ReportParts,
   run: RunContext,
