@@ -1,7 +1,6 @@
 /**
- * Every cursor rule (README "Cursors"), pure, all times epoch seconds: which window a sync reads
- * now, how far a fetched window moves the cursor, the repair of a cursor found in the future, and
- * when a finished backfill job moves it. The state database only stores what these rules decide.
+ * Every cursor rule (README "Cursors"), pure, all times epoch seconds. The state database only
+ * stores what these rules decide.
  */
 import { type Config, resolveSyncStart } from "../config.js";
 import type { WindowCommit } from "../state/cursor-store.js";
@@ -10,39 +9,30 @@ import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { type Chunk, MAX_WINDOW_S } from "./plan-chunks.js";
 
-/** The settings the rules use, resolved to seconds at `nowS`. */
-export interface SyncRules {
-  /** SYNC_START: where a resource without a cursor starts. */
-  readonly startS: number;
-  /** SYNC_LOOKBACK: re-read before the newest record, for corrections. */
-  readonly lookbackS: number;
-  /** SYNC_LOOKBACK_EVERY; 0: on every sync. */
-  readonly lookbackEveryS: number;
-  /** LATE_DATA_HORIZON: never read further back than `nowS - horizonS`. */
-  readonly horizonS: number;
-  /** SILENT_AFTER. */
-  readonly silentAfterS: number;
-  /** SILENT_PROBE_INTERVAL. */
-  readonly probeIntervalS: number;
-}
-
 /** A duration in seconds, counted back from `nowS` (calendar years and months vary). */
 export function secondsBefore(nowS: number, duration: IsoDuration): number {
   return nowS - epochSeconds(subtractDuration(new Date(nowS * 1000), duration));
 }
 
-/** The cursor rules' settings resolved at `nowS`. */
-export function syncRules(config: Pick<Config, "sync">, nowS: number): SyncRules {
+/** The settings the cursor rules use, resolved to seconds at `nowS`. */
+export function syncRules(config: Pick<Config, "sync">, nowS: number) {
   const { sync } = config;
   return {
+    /** SYNC_START: where a resource without a cursor starts. */
     startS: epochSeconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
+    /** SYNC_LOOKBACK: re-read before the newest record, for corrections. */
     lookbackS: secondsBefore(nowS, sync.lookback),
+    /** SYNC_LOOKBACK_EVERY; 0: on every sync. */
     lookbackEveryS: secondsBefore(nowS, sync.lookbackEvery),
+    /** LATE_DATA_HORIZON: never read further back than `nowS - horizonS`. */
     horizonS: secondsBefore(nowS, sync.lateDataHorizon),
     silentAfterS: secondsBefore(nowS, sync.silentAfter),
     probeIntervalS: secondsBefore(nowS, sync.probeInterval),
   };
 }
+
+/** The cursor rules' settings. */
+export type SyncRules = Readonly<ReturnType<typeof syncRules>>;
 
 /** An inclusive time window. */
 export interface Window {
@@ -78,10 +68,7 @@ export function silentSince(
   return nowS - last > rules.silentAfterS ? last : undefined;
 }
 
-/**
- * The window a fetch reads now: from just after the newest record (minus the lookback when it is
- * due), never before the horizon, up to now. Undefined when empty.
- */
+/** The window a fetch reads now (after the newest record, minus the lookback when due). */
 export function fetchWindow(
   cursor: Cursor | undefined,
   nowS: number,
@@ -109,11 +96,7 @@ export function fetchWindow(
     : { window, lookback };
 }
 
-/**
- * True when a sync re-reads the lookback now: always with SYNC_LOOKBACK_EVERY 0, else once that
- * long has passed since it was last committed (or never was, or the API's clock went back). Ticks
- * in between read only what came after the newest record (a twelfth of the points by default).
- */
+/** True when a sync re-reads the lookback now (SYNC_LOOKBACK_EVERY passed, or 0). */
 function lookbackDue(
   cursor: Cursor,
   nowS: number,
@@ -176,8 +159,8 @@ export function failureWaitS(config: Pick<Config, "failures">, nowS: number, fai
 export const FUTURE_SLACK_S = 300;
 
 /**
- * Where to set the newest record of a cursor found ahead of the API's clock (set by a local clock
- * running ahead before migration 002): the horizon, so nothing is skipped. Undefined otherwise.
+ * Where to set the newest record of a cursor found ahead of the API's clock (a local clock ran
+ * ahead before migration 002): the horizon, so nothing is skipped.
  */
 export function futureRepair(
   cursor: Cursor | undefined,
@@ -205,9 +188,8 @@ export interface ChunkSaid {
 }
 
 /**
- * The windows of one fetch and what each may commit: a window commits once all its chunks are
- * written, in window order, up to its end or the API's clock, whichever is earlier; a failed
- * chunk holds its window back unless the window is parked (handed over as a job).
+ * The windows of one fetch: each commits once all its chunks are written, in window order, up to
+ * the API's clock at most; a failed chunk holds its window back unless the window is parked.
  */
 export class WindowCommits {
   private readonly windows: {
@@ -273,9 +255,8 @@ export class WindowCommits {
 }
 
 /**
- * Where a finished backfill job moves its resource's cursor, if anywhere: only a manual or audit
- * job of every value of the resource, reaching back to where the cursor stands, moves it to what
- * the job read, capped at the API's clock.
+ * Where a finished backfill job moves its resource's cursor: only a manual or audit job of every
+ * value, reaching back to where the cursor stands, moves it (capped at the API's clock).
  */
 export function cursorAfterJob(
   job: Pick<BackfillJob, "reason" | "valueIds" | "fromS" | "toS" | "newestRecordS">,
