@@ -1,7 +1,4 @@
-/**
- * What the gap audit counts (see audit.ts): the sample values of a resource, its records in the
- * API per (sample, day), its points in InfluxDB per day, and its rows kept as dead letters.
- */
+/** What the gap audit (audit.ts) counts: API records, InfluxDB points and dead letters per day. */
 import type { DataAnswer } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
@@ -94,10 +91,7 @@ export interface AuditTarget {
   readonly syncedUntilS: number | undefined;
 }
 
-/**
- * The API's records of a target's samples: per (sample, day) up to `untilS`, and how many
- * (timestamps) are newer than its last sync.
- */
+/** The API's records of a target's samples per (sample, day) up to `untilS`, and newer ones. */
 export async function apiCounts(
   pipeline: Pick<Pipeline, "client" | "chunks">,
   target: AuditTarget,
@@ -146,10 +140,7 @@ export async function apiCounts(
   return { counts, newer: newer.size };
 }
 
-/**
- * InfluxDB's points of a target's samples per day over [fromS, untilS]: one statement per sample,
- * one request; per sample (in order) the points per day (00:00 UTC, epoch s).
- */
+/** InfluxDB's points of a target's samples (in order) per day over [fromS, untilS], one request. */
 export async function storedCounts(
   query: InfluxQuery,
   target: AuditTarget,
@@ -181,10 +172,7 @@ const TIMESTAMP_IN_ROW = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 /** The timestamp ending a line of line protocol (second precision, as the pipeline writes). */
 const TIMESTAMP_OF_LINE = /\s(-?\d{1,12})\s*$/;
 
-/**
- * The time (epoch s) of what a dead letter holds: its row's `timestamp`, or its line's own;
- * undefined when it cannot be read (a row cut before its timestamp).
- */
+/** The time (epoch s) of a dead letter's row or line; undefined when it cannot be read. */
 export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): number | undefined {
   if (letter.kind === "line") {
     const seconds = TIMESTAMP_OF_LINE.exec(letter.payload)?.[1];
@@ -194,10 +182,7 @@ export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): n
   return timestamp === undefined ? undefined : Math.floor(parseRecordTime(timestamp) / 1000);
 }
 
-/**
- * Per (sample, day): rows up to `untilS` kept as dead letters that hold the sample, so a row the
- * pipeline refused (and a backfill would refuse again) is not reported as a hole.
- */
+/** Per (sample, day): rows kept as dead letters (a backfill would refuse them again: no hole). */
 export function deadLetteredPerDay(
   pipeline: Pipeline,
   target: AuditTarget,

@@ -1,7 +1,4 @@
-/**
- * The gap audit (README "Audit"): compares, per device resource and UTC day, what InfluxDB holds
- * with what the API says exists, by one sample value per value group, and lists the holes.
- */
+/** The gap audit (README "Audit"): what InfluxDB holds against what the API has, per UTC day. */
 import type { Answered } from "../api/api-request.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { BackfillSpec } from "../state/types.js";
@@ -85,10 +82,8 @@ export interface AuditProgress {
 }
 
 /**
- * Audits device resources over whole UTC days, each up to its last sync (what is newer is not
- * synced yet, not holes): per 7-day window one GET /data of the samples, counted per day, against
- * one InfluxQL count per sample grouped by day. A day where InfluxDB holds fewer points than the
- * API has records is a hole.
+ * Audits device resources over whole UTC days, each up to its last sync: the samples' records
+ * per day in the API against one InfluxQL count per sample and day.
  */
 export async function auditGaps(
   pipeline: Pipeline,
@@ -120,12 +115,8 @@ export async function auditGaps(
     const untilS = Math.min(toS, syncedUntilS ?? fromS - 1);
     const api = await apiCounts(pipeline, target, windows, untilS, requestsDone);
     if (api.newer > 0) {
-      notSynced.push({
-        deviceId,
-        resourceId,
-        ...(syncedUntilS === undefined ? {} : { syncedUntilS }),
-        apiRecords: api.newer,
-      });
+      const since = syncedUntilS === undefined ? {} : { syncedUntilS };
+      notSynced.push({ deviceId, resourceId, ...since, apiRecords: api.newer });
     }
     if (untilS < fromS) continue;
     const stored = await storedCounts(query, target, fromS, untilS);
@@ -185,11 +176,7 @@ function holesOf(
 async function auditTargets(
   pipeline: Pipeline,
   devices: AuditRequest["devices"],
-): Promise<{
-  targets: AuditTarget[];
-  unaudited: AuditResult["unaudited"][number][];
-  catalogRequests: number;
-}> {
+): Promise<Pick<AuditResult, "unaudited" | "catalogRequests"> & { targets: AuditTarget[] }> {
   const { client, decoder, store } = pipeline;
   const selected = await selectDevices(pipeline, devices);
   let catalogRequests = selected.requests;
@@ -216,10 +203,7 @@ async function auditTargets(
   return { targets, unaudited, catalogRequests };
 }
 
-/**
- * The backfill jobs that fill the holes exactly: per device resource, runs of consecutive hole
- * days, with the value groups that had holes on them (reason `audit`).
- */
+/** The backfill jobs that fill the holes: per device resource, runs of consecutive hole days. */
 export function holeJobs(
   holes: readonly AuditHole[],
   nowS: number,

@@ -28,11 +28,8 @@ export interface JobParts
 }
 
 /**
- * Runs (or continues) a backfill job: every chunk not yet done is fetched, written, and recorded
- * done only after the sink stored it, so a killed process repeats at most the chunks in flight.
- * The job is claimed first (a lease, renewed while it runs): nobody else works on it meanwhile.
- * A job with a failed chunk waits FAILURE_BACKOFF (doubled per attempt), and is parked after
- * PARK_AFTER attempts. A finished job may move its resource's cursor (see cursorAfterJob).
+ * Runs (or continues) a backfill job, claimed first (a lease): each chunk is recorded done only
+ * after the sink stored it, so a killed process repeats at most the chunks in flight.
  */
 export async function runBackfillJob(
   parts: JobParts,
@@ -101,18 +98,10 @@ async function workOnJob(
       firstError ??= outcome.error;
       continue;
     }
-    const { result } = outcome;
-    store.jobs.recordChunkDone(
-      job.id,
-      outcome.chunk.index,
-      {
-        points: result.points,
-        requests: result.requests,
-        ...(result.newestRecordS === undefined ? {} : { newestRecordS: result.newestRecordS }),
-      },
-      parts.now(),
-    );
-    progress?.chunkDone(result, outcome.chunk);
+    const { points, requests, newestRecordS } = outcome.result;
+    const stored = { points, requests, ...(newestRecordS === undefined ? {} : { newestRecordS }) };
+    store.jobs.recordChunkDone(job.id, outcome.chunk.index, stored, parts.now());
+    progress?.chunkDone(outcome.result, outcome.chunk);
   }
   const after = store.jobs.get(job.id) ?? job;
   if (leaseLost()) {
@@ -159,15 +148,10 @@ function jobFailed(parts: JobParts, job: BackfillJob, error: unknown, log: Logge
     config.failures.parkAfter,
     parts.now(),
   );
+  const { attempts, status } = failed;
   log.warn(
-    {
-      done: job.chunksDone,
-      total: job.chunksTotal,
-      attempts: failed.attempts,
-      status: failed.status,
-      error: messageOf(error),
-    },
-    failed.status === "parked"
+    { done: job.chunksDone, total: job.chunksTotal, attempts, status, error: messageOf(error) },
+    status === "parked"
       ? "backfill job parked after failing too often (energy-etl backfill --retry-parked)"
       : "backfill job unfinished; it is tried again later",
   );

@@ -1,8 +1,4 @@
-/**
- * What a backfill fetches: one job per device and resource over the asked-for range, stored as
- * jobs that continue the unfinished ones they overlap (JobStore.queue), or, for a dry run, what
- * would remain.
- */
+/** What a backfill fetches: one job per device and resource over the asked-for range. */
 import { VALUES_ID } from "../api/limits.js";
 import type { QueuedBackfill } from "../state/job-store.js";
 import type { StateStore } from "../state/state-store.js";
@@ -39,10 +35,7 @@ export interface BackfillPlan {
   readonly requests: number;
 }
 
-/**
- * Plans a backfill: one job per device and resource over [fromS, toS], with the value ids of the
- * resource (or the requested ones, which must exist). Reads the catalog, never data.
- */
+/** Plans a backfill from the catalog: the requested value ids must exist. */
 export async function planBackfill(
   pipeline: SelectParts,
   request: BackfillRequest,
@@ -87,10 +80,7 @@ export async function planBackfill(
   return { jobs: planned, requests };
 }
 
-/**
- * Stores a plan as jobs (`JobStore.queue`): they continue the unfinished jobs of their device,
- * resource and values that they overlap, and new jobs cover the rest of their ranges.
- */
+/** Stores a plan as jobs (`JobStore.queue`: continuing the unfinished ones they overlap). */
 export function queueBackfill(
   pipeline: { readonly store: Pick<StateStore, "jobs">; readonly now: () => Date },
   plan: readonly Pick<PlannedBackfill, "spec">[],
@@ -99,10 +89,7 @@ export function queueBackfill(
   return pipeline.store.jobs.queue(specs, countChunks, pipeline.now());
 }
 
-/**
- * What {@link queueBackfill} would make of a plan, storing nothing (a dry run): per planned job,
- * by start, the jobs it would continue (with the chunks they have left) and the new parts.
- */
+/** What {@link queueBackfill} would make of a plan, storing nothing (a dry run). */
 export function remainingBackfill(
   pipeline: { readonly store: Pick<StateStore, "jobs"> },
   plan: readonly Pick<PlannedBackfill, "spec">[],

@@ -15,11 +15,7 @@ export interface BackfillRunResult extends RunResult {
   readonly rollups?: RollupResult;
 }
 
-/**
- * Runs jobs one after the other as one recorded run of kind `backfill`. The rollups of what is
- * written are recomputed along the way, while the API's rate limit holds the fetching
- * (RollupsAlong), the last ones at the end.
- */
+/** Runs jobs one after the other as one run of kind `backfill`, recomputing rollups as it goes. */
 export async function runBackfillJobs(
   pipeline: BackfillRunParts,
   jobs: readonly BackfillJob[],

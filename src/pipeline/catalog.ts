@@ -1,7 +1,6 @@
 /**
- * The catalog at its own cadence: the device list, each device's resources and their value lists
- * are kept in the state database and read again only when CATALOG_REFRESH has passed (or a data
- * answer said something is unknown), so a steady sync issues data requests only.
+ * The catalog at its own cadence: kept in the state database and read again only when
+ * CATALOG_REFRESH has passed (or a data answer said something is unknown).
  */
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
@@ -14,9 +13,8 @@ import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
 
 /**
- * How a run treats a catalog read longer than CATALOG_REFRESH ago: `refresh-due` reads it again
- * first (the CLI), `stored` uses it (the service's ticks: its catalog run refreshes it between
- * ticks). Either way a catalog never read, or marked stale, is read first.
+ * How a run treats a catalog that is due: `refresh-due` reads it again first (the CLI), `stored`
+ * uses it (the service's ticks: its catalog run refreshes it between ticks).
  */
 export type CatalogPolicy = "refresh-due" | "stored";
 
@@ -49,15 +47,11 @@ export interface CatalogParts
 
 /** The time before which a catalog read counts as due. */
 export function dueBefore(pipeline: Pick<CatalogParts, "config" | "now">): Date {
-  const now = pipeline.now();
-  const nowS = epochSeconds(now);
+  const nowS = epochSeconds(pipeline.now());
   return new Date((nowS - secondsBefore(nowS, pipeline.config.sync.catalogRefresh)) * 1000);
 }
 
-/**
- * Every device the API lists: from the state database, read again (GET /devices, one request)
- * when never read or, with `refresh-due`, when CATALOG_REFRESH has passed.
- */
+/** Every device the API lists: as stored, or read again when never read or due. */
 export async function listedDevices(
   pipeline: CatalogParts,
   policy: CatalogPolicy,
@@ -73,9 +67,7 @@ export async function readDeviceList(
   pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "chunks">,
   priority = 0,
 ): Promise<{ deviceIds: string[]; requests: number }> {
-  const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), {
-    priority,
-  });
+  const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), { priority });
   const { device_ids } = answer.value;
   const first = pipeline.store.catalog.devicesReadAt() === undefined;
   const added = pipeline.store.catalog.recordDevices(device_ids, pipeline.now());
@@ -88,10 +80,7 @@ export async function readDeviceList(
   return { deviceIds: device_ids, requests: answer.requests };
 }
 
-/**
- * A device's resources and value lists: stored ones, or read from the API (one request for the
- * resources and one per resource) when never read, marked stale, or (with `refresh-due`) due.
- */
+/** A device's resources and value lists: as stored, or read again when never read or due. */
 export async function deviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
@@ -102,16 +91,11 @@ export async function deviceCatalog(
   const due =
     stored.readAt === undefined ||
     (policy === "refresh-due" && new Date(stored.readAt) <= dueBefore(pipeline));
-  if (!due) {
-    return { resources: stored.resources, read: false, newValues: 0, requests: 0 };
-  }
+  if (!due) return { resources: stored.resources, read: false, newValues: 0, requests: 0 };
   return readDeviceCatalog(pipeline, deviceId, log);
 }
 
-/**
- * Reads a device's resources and value lists from the API and records them, with the history
- * jobs of new values, in one transaction. A device the API no longer knows (404) is unlisted.
- */
+/** Reads a device's catalog from the API and records it; a device unknown to it is unlisted. */
 export async function readDeviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
@@ -177,9 +161,8 @@ function requestableOnly(
 }
 
 /**
- * Records the value ids a resource lists now, and gives the ids new on a resource whose cursor
- * has seen data a backfill job from SYNC_START up to that newest record, so a new sensor leaves
- * no hole. Returns how many new values got such a job. Call inside a transaction.
+ * Records the value ids a resource lists now; ids new on a resource whose cursor has seen data
+ * get a backfill job up to its newest record, so a new sensor leaves no hole. Returns how many.
  */
 function recordValues(
   pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow">,

@@ -43,9 +43,8 @@ export interface RunChunksOptions {
 }
 
 /**
- * The one place chunks run, for syncs and backfills alike: one p-queue (API_CONCURRENCY at once),
- * a device's share of it at most API_CONCURRENCY - 1 slots (one slow device never holds every
- * slot). A chunk cut short by our own shutdown is no outcome at all: it is read again next time.
+ * The one place chunks run: one p-queue (API_CONCURRENCY at once), a device's share of it at most
+ * API_CONCURRENCY - 1 slots. A chunk cut short by our own shutdown is read again next time.
  */
 export class ChunkRunner {
   readonly queue: PQueue;
@@ -63,8 +62,7 @@ export class ChunkRunner {
 
   /**
    * Fetches and writes `chunks` of one device resource and yields each outcome as it settles.
-   * After a fatal failure, a shutdown, or `options.stop`, chunks not started yet are not started;
-   * the iteration ends once every chunk started has settled.
+   * After a fatal failure, a shutdown, or `options.stop`, no further chunk starts.
    */
   async *run(
     run: RunContext,
@@ -76,16 +74,13 @@ export class ChunkRunner {
     let wake: (() => void) | undefined;
     let pending = chunks.length;
     let fatal = false;
-    const settle = (outcome: ChunkOutcome | undefined): void => {
-      pending--;
-      if (outcome) settled.push(outcome);
-      wake?.();
-    };
     const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
       void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
         if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
-        settle(outcome);
+        pending--;
+        if (outcome) settled.push(outcome);
+        wake?.();
       });
     }
     while (pending > 0 || settled.length > 0) {
@@ -100,12 +95,7 @@ export class ChunkRunner {
     return this.queue.onIdle();
   }
 
-  /**
-   * One chunk: its answer fetched (retried inside the API client), transcoded and written batch
-   * by batch in the chunk's queue slot so that the writes pace the fetching (its last write
-   * finishing outside it), then counted; its commit is the caller's. Undefined when it did not
-   * start or our own shutdown cut it short.
-   */
+  /** One chunk, written in its queue slot (the writes pace the fetching); undefined when cut. */
   private async runChunk(
     run: RunContext,
     target: ChunkTarget,

@@ -139,11 +139,7 @@ export interface WrittenAnswer {
   readonly lastWrite: Promise<void>;
 }
 
-/**
- * Transcodes a chunk's answer to line protocol and writes each batch (and stores what was set
- * aside with it) before transcoding on; the last batch's write is left running ({@link
- * finishChunk} waits for it). A body that is not a JSON array of records is an `invalid_response`.
- */
+/** Transcodes and writes a chunk's answer, batch by batch; the last write is left running. */
 export async function writeAnswer(
   parts: ChunkWriterParts,
   target: ChunkTarget,

@@ -33,9 +33,8 @@ export interface OpenPipelineOptions {
 }
 
 /**
- * Wires a pipeline from the configuration: the state database, the API client paced by a rate
- * gate, and the sinks (InfluxDB after its start-up check, or a line-protocol file). With nowhere
- * to write (and no dry run) it throws a ConfigError before the state database is opened.
+ * Wires a pipeline from the configuration. With nowhere to write (and no dry run) it throws a
+ * ConfigError before the state database is opened.
  */
 export async function openPipeline(
   config: Config,

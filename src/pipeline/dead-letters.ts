@@ -42,10 +42,8 @@ interface RowLines {
 }
 
 /**
- * Writes dead letters again, as the pipeline would now (a row validated and encoded again, a line
- * as it is). What InfluxDB stores is forgotten; what is still refused stays, with its new error;
- * the invalid members of a row written become member dead letters. Throws when the sink fails as
- * a whole: nothing is lost then.
+ * Writes dead letters again, as the pipeline would now; what InfluxDB stores is forgotten. Throws
+ * when the sink fails as a whole (nothing is lost then).
  */
 export async function retryDeadLetters(
   deps: RetryDeps,
@@ -77,22 +75,12 @@ export async function retryDeadLetters(
       refused++;
       continue;
     }
+    const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
     for (const member of row.bad) {
       const error = `an invalid member (${badMemberMessage(member)}); the other members of its row were written by dead-letters --retry`;
-      const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
-      deps.deadLetters.add(
-        {
-          kind: "member",
-          deviceId,
-          resourceId,
-          windowFromS,
-          windowToS,
-          valueIds: [member.valueId],
-          payload,
-          error: scrubSecrets(error),
-        },
-        deps.now(),
-      );
+      const where = { deviceId, resourceId, windowFromS, windowToS, valueIds: [member.valueId] };
+      const kept = { kind: "member" as const, ...where, payload, error: scrubSecrets(error) };
+      deps.deadLetters.add(kept, deps.now());
     }
     setAside += row.bad.length;
     deps.deadLetters.remove(letter.id);

@@ -26,10 +26,8 @@ export interface MemoryWatch {
 }
 
 /**
- * Watches the process's resident memory against MEMORY_BUDGET_MB: over it once is a warning (a
- * moment's garbage), three checks in a row end the work with a {@link MemoryBudgetError} naming
- * the setting, instead of a heap exhausted later with a stack of V8 internals. A guard, not a
- * limit: energy-etl's memory does not grow with the work. Returns the function that stops it.
+ * Watches the resident memory: over MEMORY_BUDGET_MB three checks in a row ends the work with an
+ * error naming the setting (not a heap exhausted later). Returns the function that stops it.
  */
 export function watchMemory(watch: MemoryWatch): () => void {
   const rssMb = watch.rssMb ?? (() => process.memoryUsage.rss() / 2 ** 20);

@@ -33,11 +33,7 @@ export interface PipelineParts {
   readonly rollupSink?: PointSink;
 }
 
-/**
- * The running pipeline, wired once: the API client, the state, the sink, and the chunk runner
- * (one request queue shared by syncs, backfills and catalog reads). Runs take the pieces of it
- * they use.
- */
+/** The running pipeline, wired once, with one request queue for every run (its chunk runner). */
 export class Pipeline {
   readonly client: ApiClient;
   readonly store: StateStore;

@@ -1,7 +1,4 @@
-/**
- * Request planning for GET /data: splits a time range x a set of value ids into requests that
- * each stay within the API's limits (spec section 8). Pure, no I/O.
- */
+/** Request planning for GET /data within the API's limits (spec section 8). Pure, no I/O. */
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "../api/limits.js";
 
 /** Spec 8: the longest window of one request in seconds (`to - from` may not exceed 7 days). */
@@ -18,10 +15,8 @@ export interface Chunk {
 }
 
 /**
- * Splits `[fromS, toS]` x `valueIds` into the fewest requests the API's limits allow: the value
- * groups of {@link valueGroups} (a value lands in the same group on every run given the same set)
- * over each of {@link timeWindows}, all chunks of the earliest window first. `[]` when
- * `fromS > toS` or no value remains; RangeError when a bound is not a safe integer.
+ * Splits `[fromS, toS]` x `valueIds` into the fewest requests the API's limits allow: each value
+ * group (the same on every run) over each time window, all chunks of the earliest window first.
  */
 export function planChunks(valueIds: readonly string[], fromS: number, toS: number): Chunk[] {
   const groups = valueGroups(valueIds);
@@ -34,10 +29,7 @@ export function planChunks(valueIds: readonly string[], fromS: number, toS: numb
   return chunks;
 }
 
-/**
- * How many chunks `planChunks` returns for `valueCount` distinct requestable value ids over
- * `[fromS, toS]`, without building them. RangeError on a negative or non-integer argument.
- */
+/** How many chunks `planChunks` returns for `valueCount` distinct value ids, without them. */
 export function countChunks(valueCount: number, fromS: number, toS: number): number {
   if (!Number.isSafeInteger(valueCount) || valueCount < 0) {
     throw new RangeError(`valueCount must be a non-negative integer, got ${valueCount}`);
@@ -47,8 +39,7 @@ export function countChunks(valueCount: number, fromS: number, toS: number): num
 
 /**
  * Cuts `[fromS, toS]` (inclusive, epoch s) into consecutive inclusive windows of at most
- * MAX_WINDOW_S each, without overlap or gap; the last one ends at `toS`. `[]` when `fromS > toS`;
- * RangeError when a bound is not a safe integer.
+ * MAX_WINDOW_S each, without overlap or gap. RangeError when a bound is not a safe integer.
  */
 export function timeWindows(fromS: number, toS: number): { fromS: number; toS: number }[] {
   const count = countWindows(fromS, toS);
@@ -74,10 +65,7 @@ function countWindows(fromS: number, toS: number): number {
   return Math.ceil((toS - fromS + 1) / (MAX_WINDOW_S + 1));
 }
 
-/**
- * Distinct requestable value ids, sorted in plain string order (UTF-16 code units), cut into
- * frozen groups of `MAX_VALUES_PER_REQUEST`.
- */
+/** Distinct requestable value ids, sorted, in frozen groups of `MAX_VALUES_PER_REQUEST`. */
 export function valueGroups(valueIds: readonly string[]): (readonly string[])[] {
   const distinct = new Set(valueIds);
   distinct.delete(VALUES_ID);

@@ -6,6 +6,7 @@ import type { StateStore } from "../state/state-store.js";
 import type { Cursor } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
+import type { CatalogResource } from "./catalog.js";
 import {
   afterCommit,
   afterLookback,
@@ -43,17 +44,11 @@ export interface ResourceOutcome {
 }
 
 /** One resource of a device, and its log. */
-export interface ResourceTarget {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  readonly values: readonly string[];
-  readonly log: Logger;
-}
+export type ResourceTarget = CatalogResource & { readonly deviceId: string; readonly log: Logger };
 
 /**
- * Syncs one resource by its cursor (see cursor.ts): waits after failures, probes a silent one,
- * else fetches its window. `final`: the catalog was just read, so a 404 is a failure like any
- * other (otherwise it is reported as `unknown`, nothing recorded: the caller reads the catalog).
+ * Syncs one resource by its cursor (see cursor.ts). `final`: the catalog was just read, so a 404
+ * is a failure (otherwise it is reported as `unknown`: the caller reads the catalog again).
  */
 export async function syncResource(
   parts: SyncParts,
@@ -189,10 +184,7 @@ function probeGroup(values: readonly string[]): readonly string[] | undefined {
   return best;
 }
 
-/**
- * Fetches a resource's window: each window is committed as soon as its chunks are written (see
- * WindowCommits); windows that keep failing on their own are parked as jobs.
- */
+/** Fetches a resource's window, committing each window once written (see WindowCommits). */
 async function fetchResource(
   parts: SyncParts,
   run: RunContext,
@@ -257,13 +249,9 @@ async function fetchResource(
   const onItsOwn = failsOnItsOwn(firstError) || succeeded > 0;
   if (failures >= parts.config.failures.parkAfter && onItsOwn) {
     park(parts, target, windows.failedChunks, () => commit(true));
+    const parked = windows.failedChunks.length;
     target.log.warn(
-      {
-        resource: resourceId,
-        chunks: windows.failedChunks.length,
-        failures,
-        error: messageOf(firstError),
-      },
+      { resource: resourceId, chunks: parked, failures, error: messageOf(firstError) },
       "windows that keep failing are parked as jobs; the cursor moves on (energy-etl status)",
     );
   }

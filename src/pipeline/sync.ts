@@ -27,10 +27,7 @@ export type SyncRunParts = SelectParts &
     readonly config: { readonly api: Pick<Config["api"], "concurrency"> };
   };
 
-/**
- * Devices a sync works on at once: enough to keep every request slot busy while devices plan,
- * wait and commit, few enough that a sync's memory does not grow with the fleet.
- */
+/** Devices a sync works on at once: every request slot busy, memory not growing with the fleet. */
 function devicesInFlight(apiConcurrency: number): number {
   return Math.max(16, apiConcurrency * 16);
 }
@@ -70,9 +67,8 @@ export interface SyncOptions {
 }
 
 /**
- * One incremental sync cycle, as a recorded run of kind `sync`: each resource of the catalog (see
- * {@link CatalogPolicy}) synced by its cursor; one failing device does not stop the others. The
- * history jobs of new values run at the end of the cycle.
+ * One incremental sync cycle, as a recorded run of kind `sync`: each resource synced by its
+ * cursor; one failing device does not stop the others. New values' history jobs run at the end.
  */
 export async function runSync(
   pipeline: SyncRunParts,
@@ -117,24 +113,9 @@ export async function runSync(
     }),
   );
   const { run, status, errors, durationMs } = recorded;
-  const { counters } = run;
-  run.logger.info(
-    {
-      status,
-      devices: results.length,
-      requests: counters.requests,
-      dataRequests: counters.dataRequests,
-      catalogReads: counters.catalogReads,
-      points: counters.points,
-      errors,
-      deadLetters: counters.deadLetters,
-      droppedMembers: counters.droppedMembers,
-      droppedRows: counters.droppedRows,
-      duplicateRows: counters.duplicateRows,
-      ms: durationMs,
-    },
-    "sync finished",
-  );
+  const { chunks, chunkErrors, ...counted } = run.counters;
+  const summary = { status, devices: results.length, ...counted, errors, ms: durationMs };
+  run.logger.info(summary, "sync finished");
   return {
     ...runResult(recorded),
     devices: results,
