@@ -6,10 +6,8 @@ export type EndCause =
   | { readonly kind: "aborted"; readonly reason: string };
 
 /**
- * The time budget of one request across its attempts (API_DEADLINE_MS, INFLUX_DEADLINE_MS) and
- * the AbortSignal that ends it: when the budget is spent, on {@link abort}, or when a `linked`
- * signal aborts. The budget counts only while the request itself runs ({@link resume}d: an
- * attempt, a backoff), not while it waits for a rate-gate slot, a token or its caller.
+ * The time budget of one request across its attempts and the AbortSignal that ends it. It counts
+ * only while the request itself runs ({@link resume}d), not while it waits for a slot or a token.
  */
 export class Deadline {
   private readonly link: LinkedSignal;

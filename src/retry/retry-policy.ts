@@ -1,7 +1,4 @@
-/**
- * When to retry, and how long to wait first: one pure policy for the API client and the InfluxDB
- * writer. No I/O, no clock but the one passed in.
- */
+/** When to retry, and how long to wait first: one pure policy for the API and InfluxDB. */
 
 /** Bounds of retries (`api.retries`…, `influx.retries`…). */
 export interface RetryPolicy {
@@ -33,11 +30,7 @@ export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number }
   | { readonly retry: false; readonly reason: GiveUpReason; readonly delayMs?: number };
 
-/**
- * The decision after a failed attempt, `retriesSoFar` retries into the request, with
- * `remainingMs` of its deadline left: give up when the failure is final, asks for a wait over the
- * cap, the retries are spent, or the wait would pass the deadline; else retry.
- */
+/** The decision after a failed attempt: `retriesSoFar` retries in, `remainingMs` left. */
 export function decideRetry(
   failure: RetryableFailure,
   retriesSoFar: number,
@@ -56,10 +49,7 @@ export function decideRetry(
   return { retry: true, delayMs };
 }
 
-/**
- * Delay before retry number `retry` (1-based): exponential backoff with full jitter in
- * [ceiling/2, ceiling], and never shorter than what the server asked for with Retry-After.
- */
+/** Delay before retry number `retry` (1-based): jittered backoff, at least Retry-After. */
 export function computeRetryDelay(
   retry: number,
   policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">,

@@ -33,8 +33,7 @@ export interface RetryLoop<F extends RetryableFailure> {
 
 /**
  * The one retry loop, for the API and the InfluxDB writer alike: runs `attempt` until it
- * succeeds, waiting between failures as {@link decideRetry} decides, and throws the owner's final
- * error when it gives up (or the deadline's signal reason when the deadline ends a backoff).
+ * succeeds, waiting as {@link decideRetry} decides; throws the owner's error when it gives up.
  */
 export async function retrying<T, F extends RetryableFailure>(
   attempt: () => Promise<Attempted<T, F>>,
