@@ -1,13 +1,9 @@
-/**
- * What the gap audit counts (see audit.ts): the sample values of a resource, its records in the
- * API per (sample, day), its points in InfluxDB per day, and its rows kept as dead letters.
- */
+/** What the gap audit (audit.ts) counts: API records, InfluxDB points and dead letters per day. */
 import type { DataAnswer } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
 import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
-import type { DataRecord } from "../records/data-record.js";
-import { parseRecordTime } from "../records/data-record.js";
+import { type DataRecord, parseRecordTime } from "../records/data-record.js";
 import type { DeadLetter } from "../state/types.js";
 import { JsonArrayError } from "../transform/json-array-scanner.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
@@ -15,7 +11,8 @@ import { numericString } from "../transform/record-encoder.js";
 import { recordPages } from "../transform/record-pages.js";
 import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
-import { notRecords } from "./chunk-writer.js";
+import { dataQuery, notRecords } from "./chunk-writer.js";
+import type { Window } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { valueGroups } from "./plan-chunks.js";
 
@@ -36,9 +33,8 @@ export interface Sample {
 }
 
 /**
- * The value of each group of 20 (the requests the pipeline makes) that stands for its group: the
- * first whose points are counted in the `value` field (not text, alarms or values_id) and whose
- * measurement, unit and type no other value of the resource shares.
+ * The value that stands for each group of 20: the first counted in the `value` field (not text,
+ * alarms or values_id) whose measurement, unit and type no other value of the resource shares.
  */
 export function sampleValues(
   decoder: ValueIdDecoder,
@@ -95,62 +91,48 @@ export interface AuditTarget {
   readonly syncedUntilS: number | undefined;
 }
 
-/**
- * The API's records of a target's samples: per (sample, day) up to `untilS`, and how many
- * (timestamps) are newer than its last sync.
- */
+/** The API's records of a target's samples per (sample, day) up to `untilS`, and newer ones. */
 export async function apiCounts(
   pipeline: Pick<Pipeline, "client" | "chunks">,
   target: AuditTarget,
-  windows: readonly { fromS: number; toS: number }[],
+  windows: readonly Window[],
   untilS: number,
   requestsDone: (requests: number) => void,
 ): Promise<{ counts: Map<string, number>; newer: number }> {
   const { deviceId, resourceId, samples, syncedUntilS } = target;
   const counts = new Map<string, number>();
   const newer = new Set<string>();
-  /** One answer's counts: per (sample, day) up to `untilS`, and the timestamps after the sync. */
+  // a failed answer fails the whole audit: what it counted before is never read
   const countAnswer = async (answer: DataAnswer, window: Window, ids: readonly string[]) => {
     const screen = new AnswerScreen(window.fromS, window.toS);
-    const counted = new Map<string, number>();
-    const after = new Set<string>();
     for await (const page of recordPages(answer, ids)) {
       for (const record of screen.keep(page.records)) {
         const atS = Math.floor(parseRecordTime(record.timestamp) / 1000);
         if (syncedUntilS === undefined || atS > syncedUntilS) {
-          if (ids.some((id) => countsAsValue(record[id]))) after.add(record.timestamp);
+          if (ids.some((id) => countsAsValue(record[id]))) newer.add(record.timestamp);
         }
         if (atS > untilS) continue;
         for (const id of ids) {
           if (!countsAsValue(record[id])) continue;
           const key = perSample(id, dayOf(atS));
-          counted.set(key, (counted.get(key) ?? 0) + 1);
+          counts.set(key, (counts.get(key) ?? 0) + 1);
         }
       }
     }
-    return { counted, after };
   };
   await Promise.all(
     windows.flatMap((window) =>
       valueGroups(samples.map((s) => s.valueId)).map((ids) =>
         pipeline.chunks.forDevice(deviceId, async () => {
-          const query = {
-            deviceId,
-            resourceId,
-            values: ids,
-            from: new Date(window.fromS * 1000),
-            to: new Date(window.toS * 1000),
-          };
+          const query = dataQuery({ deviceId, resourceId }, { values: ids, ...window });
           const answered = await pipeline.client.data(query).catch((error: unknown) => {
             requestsDone(error instanceof ApiError ? (error.attempts ?? 0) : 1);
             throw error;
           });
           requestsDone(answered.requests);
-          const counted = await countAnswer(answered.value, window, ids).catch((error: unknown) => {
+          await countAnswer(answered.value, window, ids).catch((error: unknown) => {
             throw error instanceof JsonArrayError ? notRecords(error, answered.value) : error;
           });
-          for (const [key, n] of counted.counted) counts.set(key, (counts.get(key) ?? 0) + n);
-          for (const timestamp of counted.after) newer.add(timestamp);
         }),
       ),
     ),
@@ -158,13 +140,7 @@ export async function apiCounts(
   return { counts, newer: newer.size };
 }
 
-/** An inclusive time window (epoch s). */
-type Window = { readonly fromS: number; readonly toS: number };
-
-/**
- * InfluxDB's points of a target's samples per day over [fromS, untilS]: one statement per sample,
- * one request; per sample (in order) the points per day (00:00 UTC, epoch s).
- */
+/** InfluxDB's points of a target's samples (in order) per day over [fromS, untilS], one request. */
 export async function storedCounts(
   query: InfluxQuery,
   target: AuditTarget,
@@ -196,10 +172,7 @@ const TIMESTAMP_IN_ROW = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 /** The timestamp ending a line of line protocol (second precision, as the pipeline writes). */
 const TIMESTAMP_OF_LINE = /\s(-?\d{1,12})\s*$/;
 
-/**
- * The time (epoch s) of what a dead letter holds: its row's `timestamp`, or its line's own;
- * undefined when it cannot be read (a row cut before its timestamp).
- */
+/** The time (epoch s) of a dead letter's row or line; undefined when it cannot be read. */
 export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): number | undefined {
   if (letter.kind === "line") {
     const seconds = TIMESTAMP_OF_LINE.exec(letter.payload)?.[1];
@@ -209,11 +182,7 @@ export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): n
   return timestamp === undefined ? undefined : Math.floor(parseRecordTime(timestamp) / 1000);
 }
 
-/**
- * Per (sample, day): rows of the device resource up to `untilS` kept as dead letters that hold
- * the sample, so a row the pipeline refused (and a backfill would refuse again) is not reported
- * as a hole.
- */
+/** Per (sample, day): rows kept as dead letters (a backfill would refuse them again: no hole). */
 export function deadLetteredPerDay(
   pipeline: Pipeline,
   target: AuditTarget,

@@ -1,9 +1,4 @@
-/**
- * The gap audit (README "Audit"): compares, per device resource and UTC day, what InfluxDB holds
- * with what the API says exists, reading one sample value per value group from the API (not
- * every value) and one InfluxQL count per sample, and lists the holes.
- */
-
+/** The gap audit (README "Audit"): what InfluxDB holds against what the API has, per UTC day. */
 import type { Answered } from "../api/api-request.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { BackfillSpec } from "../state/types.js";
@@ -28,7 +23,7 @@ export { DAY_S };
 export interface AuditRequest {
   /** Device ids, or every device of this shard. */
   readonly devices: readonly string[] | "all";
-  /** First and last day to check (any second of them; whole UTC days are checked). */
+  /** First and last day to check (any second of them). */
   readonly fromS: number;
   readonly toS: number;
 }
@@ -42,17 +37,13 @@ export interface AuditHole {
   /** The sampled value id, and the group of value ids it stands for. */
   readonly valueId: string;
   readonly group: readonly string[];
-  /** Records with that value in the API, and points of it in InfluxDB. */
   readonly apiRecords: number;
   readonly stored: number;
-  /** Rows of that day kept as dead letters (`energy-etl dead-letters`): no backfill fills them. */
+  /** Rows of that day kept as dead letters: no backfill fills them. */
   readonly deadLettered: number;
 }
 
-/**
- * A device resource with records in the API newer than its last sync (its cursor's newest
- * record): not compared, not holes; the next sync reads them.
- */
+/** A device resource with records in the API newer than its last sync: not holes, not compared. */
 export interface NotSynced {
   readonly deviceId: string;
   readonly resourceId: string;
@@ -69,16 +60,15 @@ export interface AuditResult {
   /** Device resources audited, and samples taken per day. */
   readonly resources: number;
   readonly samples: number;
-  /** Calendar days (UTC) from the day of `fromS` to the day of `toS`, both counted. */
+  /** UTC days from the day of `fromS` to the day of `toS`, both counted. */
   readonly days: number;
-  /** HTTP attempts to the API: all, those of GET /data (what the progress counts), the catalog's. */
+  /** HTTP attempts to the API: all, those of GET /data, the catalog's. */
   readonly requests: number;
   readonly dataRequests: number;
   readonly catalogRequests: number;
   /** InfluxQL requests. */
   readonly queries: number;
   readonly holes: readonly AuditHole[];
-  /** Resources with data newer than their last sync, by device and resource. */
   readonly notSynced: readonly NotSynced[];
   /** Value groups of a resource without a value that can be counted (not audited). */
   readonly unaudited: readonly { deviceId: string; resourceId: string; group: readonly string[] }[];
@@ -92,11 +82,8 @@ export interface AuditProgress {
 }
 
 /**
- * Audits device resources over whole UTC days, each up to its last sync (its cursor's newest
- * record: what is newer is counted as not synced yet, not as holes): per 7-day window one GET
- * /data with the samples (one value per group of 20), counted per day, against one InfluxQL
- * count per sample grouped by day. A day where InfluxDB holds fewer points than the API has
- * records is a hole.
+ * Audits device resources over whole UTC days, each up to its last sync: the samples' records
+ * per day in the API against one InfluxQL count per sample and day.
  */
 export async function auditGaps(
   pipeline: Pipeline,
@@ -128,27 +115,14 @@ export async function auditGaps(
     const untilS = Math.min(toS, syncedUntilS ?? fromS - 1);
     const api = await apiCounts(pipeline, target, windows, untilS, requestsDone);
     if (api.newer > 0) {
-      notSynced.push({
-        deviceId,
-        resourceId,
-        ...(syncedUntilS === undefined ? {} : { syncedUntilS }),
-        apiRecords: api.newer,
-      });
+      const since = syncedUntilS === undefined ? {} : { syncedUntilS };
+      notSynced.push({ deviceId, resourceId, ...since, apiRecords: api.newer });
     }
     if (untilS < fromS) continue;
     const stored = await storedCounts(query, target, fromS, untilS);
     queries++;
     const known = deadLetteredPerDay(pipeline, target, untilS);
-    holes.push(
-      ...holesOf(target, fromS, untilS, (sample, i, dayS) => {
-        const key = perSample(sample.valueId, dayS);
-        return {
-          apiRecords: api.counts.get(key) ?? 0,
-          stored: stored[i]?.get(dayS) ?? 0,
-          deadLettered: known.get(key) ?? 0,
-        };
-      }),
-    );
+    holes.push(...holesOf(target, fromS, untilS, { api: api.counts, stored, known }));
   }
   holes.sort(
     (a, b) =>
@@ -181,27 +155,18 @@ function holesOf(
   target: AuditTarget,
   fromS: number,
   untilS: number,
-  countsOf: (
-    sample: AuditTarget["samples"][number],
-    index: number,
-    dayS: number,
-  ) => Pick<AuditHole, "apiRecords" | "stored" | "deadLettered">,
+  counts: { api: Map<string, number>; stored: Map<number, number>[]; known: Map<string, number> },
 ): AuditHole[] {
   const { deviceId, resourceId } = target;
   const holes: AuditHole[] = [];
-  target.samples.forEach((sample, i) => {
+  target.samples.forEach(({ valueId, group }, i) => {
     for (let dayS = fromS; dayS <= untilS; dayS += DAY_S) {
-      const counts = countsOf(sample, i, dayS);
-      if (counts.stored < counts.apiRecords - counts.deadLettered) {
-        holes.push({
-          deviceId,
-          resourceId,
-          dayS,
-          valueId: sample.valueId,
-          group: sample.group,
-          ...counts,
-        });
-      }
+      const key = perSample(valueId, dayS);
+      const apiRecords = counts.api.get(key) ?? 0;
+      const stored = counts.stored[i]?.get(dayS) ?? 0;
+      const deadLettered = counts.known.get(key) ?? 0;
+      const hole = { deviceId, resourceId, dayS, valueId, group, apiRecords, stored, deadLettered };
+      if (stored < apiRecords - deadLettered) holes.push(hole);
     }
   });
   return holes;
@@ -211,11 +176,7 @@ function holesOf(
 async function auditTargets(
   pipeline: Pipeline,
   devices: AuditRequest["devices"],
-): Promise<{
-  targets: AuditTarget[];
-  unaudited: AuditResult["unaudited"][number][];
-  catalogRequests: number;
-}> {
+): Promise<Pick<AuditResult, "unaudited" | "catalogRequests"> & { targets: AuditTarget[] }> {
   const { client, decoder, store } = pipeline;
   const selected = await selectDevices(pipeline, devices);
   let catalogRequests = selected.requests;
@@ -242,10 +203,7 @@ async function auditTargets(
   return { targets, unaudited, catalogRequests };
 }
 
-/**
- * The backfill jobs that fill the holes exactly: per device resource, runs of consecutive hole
- * days, with the value groups that had holes on them (reason `audit`).
- */
+/** The backfill jobs that fill the holes: per device resource, runs of consecutive hole days. */
 export function holeJobs(
   holes: readonly AuditHole[],
   nowS: number,
@@ -259,27 +217,19 @@ export function holeJobs(
   for (const list of byResource.values()) {
     const days = [...new Set(list.map((h) => h.dayS))].sort((a, b) => a - b);
     let start = 0;
-    for (let i = 0; i < days.length; i++) {
-      const day = days[i] ?? 0;
-      const next = days[i + 1];
-      if (next === day + DAY_S) continue;
-      const first = days[start] ?? day;
-      const inRun = list.filter((h) => h.dayS >= first && h.dayS <= day);
-      const valueIds = [...new Set(inRun.flatMap((h) => h.group))].sort();
-      const sample = inRun[0];
-      if (sample !== undefined) {
-        const spec: BackfillSpec = {
-          deviceId: sample.deviceId,
-          resourceId: sample.resourceId,
-          valueIds,
-          fromS: first,
-          toS: Math.min(day + DAY_S - 1, nowS),
-          reason: "audit",
-        };
-        jobs.push({ spec, chunks: countChunks(valueIds.length, spec.fromS, spec.toS) });
-      }
+    days.forEach((day, i) => {
+      if (days[i + 1] === day + DAY_S) return;
+      const fromS = days[start] ?? day;
       start = i + 1;
-    }
+      const inRun = list.filter((h) => h.dayS >= fromS && h.dayS <= day);
+      const [sample] = inRun;
+      if (sample === undefined) return;
+      const { deviceId, resourceId } = sample;
+      const valueIds = [...new Set(inRun.flatMap((h) => h.group))].sort();
+      const toS = Math.min(day + DAY_S - 1, nowS);
+      const spec: BackfillSpec = { deviceId, resourceId, valueIds, fromS, toS, reason: "audit" };
+      jobs.push({ spec, chunks: countChunks(valueIds.length, fromS, toS) });
+    });
   }
   return jobs;
 }

@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
 import { VALUES_ID } from "../api/limits.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import type { BackfillJob } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
 import type { ChunkResult } from "./chunk-writer.js";
-import { afterCommit, backoffS, cursorAfterJob, secondsBefore } from "./cursor.js";
+import { afterCommit, cursorAfterJob, failureWaitS } from "./cursor.js";
 import { isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
 import { type Chunk, planChunks } from "./plan-chunks.js";
@@ -19,18 +21,15 @@ export interface BackfillProgress {
 export const JOB_LEASE_MS = 60_000;
 
 /** What working on a job needs. */
-export type JobParts = Pick<
-  Pipeline,
-  "store" | "config" | "chunks" | "now" | "apiNow" | "owner" | "activeJobs" | "isStopping"
->;
+export interface JobParts
+  extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "owner" | "activeJobs"> {
+  readonly store: Pick<StateStore, "jobs" | "catalog" | "cursors" | "transaction" | "isOpen">;
+  readonly config: Pick<Config, "failures">;
+}
 
 /**
- * Runs (or continues) a backfill job: every chunk not yet recorded as done is fetched and written,
- * and recorded done only after the sink stored it, so a killed process repeats at most the chunks
- * that were in flight. The job is claimed (a lease, renewed while it runs) before any chunk runs:
- * another process, or another part of this one, never works on it at the same time. A job with a
- * failed chunk waits FAILURE_BACKOFF (doubled per attempt) before its next attempt and is parked
- * after PARK_AFTER attempts. A finished job may move its resource's cursor (see cursorAfterJob).
+ * Runs (or continues) a backfill job, claimed first (a lease): each chunk is recorded done only
+ * after the sink stored it, so a killed process repeats at most the chunks in flight.
  */
 export async function runBackfillJob(
   parts: JobParts,
@@ -99,18 +98,10 @@ async function workOnJob(
       firstError ??= outcome.error;
       continue;
     }
-    const { result } = outcome;
-    store.jobs.recordChunkDone(
-      job.id,
-      outcome.chunk.index,
-      {
-        points: result.points,
-        requests: result.requests,
-        ...(result.newestRecordS === undefined ? {} : { newestRecordS: result.newestRecordS }),
-      },
-      parts.now(),
-    );
-    progress?.chunkDone(result, outcome.chunk);
+    const { points, requests, newestRecordS } = outcome.result;
+    const stored = { points, requests, ...(newestRecordS === undefined ? {} : { newestRecordS }) };
+    store.jobs.recordChunkDone(job.id, outcome.chunk.index, stored, parts.now());
+    progress?.chunkDone(outcome.result, outcome.chunk);
   }
   const after = store.jobs.get(job.id) ?? job;
   if (leaseLost()) {
@@ -149,11 +140,7 @@ function finishJob(parts: JobParts, job: BackfillJob, log: Logger): void {
 function jobFailed(parts: JobParts, job: BackfillJob, error: unknown, log: Logger): void {
   const { store, config } = parts;
   const nowS = epochSeconds(parts.now());
-  const waitS = backoffS(
-    job.attempts + 1,
-    secondsBefore(nowS, config.failures.backoff),
-    secondsBefore(nowS, config.failures.backoffMax),
-  );
+  const waitS = failureWaitS(config, nowS, job.attempts + 1);
   const failed = store.jobs.recordFailure(
     job.id,
     messageOf(error),
@@ -161,15 +148,10 @@ function jobFailed(parts: JobParts, job: BackfillJob, error: unknown, log: Logge
     config.failures.parkAfter,
     parts.now(),
   );
+  const { attempts, status } = failed;
   log.warn(
-    {
-      done: job.chunksDone,
-      total: job.chunksTotal,
-      attempts: failed.attempts,
-      status: failed.status,
-      error: messageOf(error),
-    },
-    failed.status === "parked"
+    { done: job.chunksDone, total: job.chunksTotal, attempts, status, error: messageOf(error) },
+    status === "parked"
       ? "backfill job parked after failing too often (energy-etl backfill --retry-parked)"
       : "backfill job unfinished; it is tried again later",
   );

@@ -1,16 +1,13 @@
-/**
- * What a backfill fetches: one job per device and resource over the asked-for range, from the
- * catalog; stored as jobs that continue the unfinished ones they overlap (JobStore.queue), or,
- * for a dry run, what would remain.
- */
+/** What a backfill fetches: one job per device and resource over the asked-for range. */
 import { VALUES_ID } from "../api/limits.js";
 import type { QueuedBackfill } from "../state/job-store.js";
+import type { StateStore } from "../state/state-store.js";
 import type { BackfillSpec } from "../state/types.js";
 import { didYouMean } from "../util/suggest.js";
-import { type CatalogParts, type CatalogResource, deviceCatalog } from "./catalog.js";
+import { type CatalogResource, deviceCatalog } from "./catalog.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
-import { selectDevices } from "./select-devices.js";
+import { type SelectParts, selectDevices } from "./select-devices.js";
 
 /** What `energy-etl backfill` asks for. */
 export interface BackfillRequest {
@@ -28,10 +25,7 @@ export interface BackfillRequest {
 export interface PlannedBackfill {
   readonly spec: BackfillSpec;
   readonly chunks: number;
-  /**
-   * The stored job this is ({@link remainingBackfill}): `chunks` is what it has left (none when it
-   * is done: a job of the backfill being continued).
-   */
+  /** The stored job this is ({@link remainingBackfill}): `chunks` is what it has left. */
   readonly continues?: { readonly id: number; readonly chunksDone: number; readonly done: boolean };
 }
 
@@ -41,12 +35,9 @@ export interface BackfillPlan {
   readonly requests: number;
 }
 
-/**
- * Plans a backfill: one job per device and resource over [fromS, toS], with the value ids of the
- * resource (or the requested ones, which must exist). Reads the catalog; never the data endpoint.
- */
+/** Plans a backfill from the catalog: the requested value ids must exist. */
 export async function planBackfill(
-  pipeline: CatalogParts,
+  pipeline: SelectParts,
   request: BackfillRequest,
 ): Promise<BackfillPlan> {
   const selected = await selectDevices(pipeline, request.devices);
@@ -54,8 +45,7 @@ export async function planBackfill(
   const planned: PlannedBackfill[] = [];
   const known = new Set<string>();
   for (const deviceId of selected.deviceIds) {
-    // the stored catalog while fresh (read and recorded when due, with the history jobs of new
-    // values, as sync does); a dry run reads the API and records nothing
+    // the stored catalog while fresh, as sync does; a dry run reads the API and records nothing
     const log = pipeline.logger.child({ device: deviceId });
     const catalog = request.dryRun
       ? await readCatalog(pipeline, deviceId)
@@ -64,16 +54,12 @@ export async function planBackfill(
     const { resources } = catalog;
     for (const { resourceId, values } of resources) {
       for (const v of values) known.add(v);
-      let valueIds = values.filter((v) => v !== VALUES_ID);
-      if (request.values) {
-        const unknown = request.values.filter((v) => !values.includes(v));
-        if (unknown.length === request.values.length) continue;
-        valueIds = request.values.filter((v) => values.includes(v) && v !== VALUES_ID);
-      }
+      const asked = request.values?.filter((v) => values.includes(v)) ?? values;
+      if (request.values && asked.length === 0) continue;
       const spec: BackfillSpec = {
         deviceId,
         resourceId,
-        valueIds: [...new Set(valueIds)].sort(),
+        valueIds: [...new Set(asked.filter((v) => v !== VALUES_ID))].sort(),
         fromS: request.fromS,
         toS: request.toS,
         reason: "manual",
@@ -94,26 +80,18 @@ export async function planBackfill(
   return { jobs: planned, requests };
 }
 
-/**
- * Stores a plan as jobs (`JobStore.queue`): its jobs continue the unfinished jobs of their device,
- * resource and values that they overlap (and leave those of that backfill done already), and new
- * jobs cover the rest of their ranges.
- */
+/** Stores a plan as jobs (`JobStore.queue`: continuing the unfinished ones they overlap). */
 export function queueBackfill(
-  pipeline: Pick<Pipeline, "store" | "now">,
+  pipeline: { readonly store: Pick<StateStore, "jobs">; readonly now: () => Date },
   plan: readonly Pick<PlannedBackfill, "spec">[],
 ): QueuedBackfill {
   const specs = plan.map((p) => p.spec);
   return pipeline.store.jobs.queue(specs, countChunks, pipeline.now());
 }
 
-/**
- * What {@link queueBackfill} would make of a plan, storing nothing (a dry run): per planned job,
- * by start, the jobs it would continue with the chunks they have left, those done already, and
- * the new parts.
- */
+/** What {@link queueBackfill} would make of a plan, storing nothing (a dry run). */
 export function remainingBackfill(
-  pipeline: Pick<Pipeline, "store">,
+  pipeline: { readonly store: Pick<StateStore, "jobs"> },
   plan: readonly Pick<PlannedBackfill, "spec">[],
 ): PlannedBackfill[] {
   const matches = pipeline.store.jobs.match(

@@ -1,10 +1,12 @@
 import { type RollupResult, RollupsAlong, rollupFailures } from "../rollups/rollup-run.js";
 import type { BackfillJob } from "../state/types.js";
-import { type BackfillProgress, runBackfillJob } from "./backfill-job.js";
+import { type BackfillProgress, type JobParts, runBackfillJob } from "./backfill-job.js";
 import type { Pipeline } from "./pipeline.js";
 import { planChunks } from "./plan-chunks.js";
-import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
-import type { RunContext } from "./run-context.js";
+import { type RecordedRunParts, type RunResult, recordedRun, runResult } from "./recorded-run.js";
+
+/** What a backfill run needs: what its jobs, its run and its rollups need. */
+export type BackfillRunParts = JobParts & RecordedRunParts & Pick<Pipeline, "rollups" | "gate">;
 
 /** What a backfill run did (recorded in the runs table and as an `etl_run` point). */
 export interface BackfillRunResult extends RunResult {
@@ -13,14 +15,9 @@ export interface BackfillRunResult extends RunResult {
   readonly rollups?: RollupResult;
 }
 
-/**
- * Runs jobs one after the other (each one's chunks as many at once as the queue allows) as one
- * recorded run of kind `backfill`: failed when every job failed, partial when some did (or its
- * rollups were not written). The rollups of what is written are recomputed along the way, while
- * the API's rate limit holds the fetching (RollupsAlong), the last ones at the end.
- */
+/** Runs jobs one after the other as one run of kind `backfill`, recomputing rollups as it goes. */
 export async function runBackfillJobs(
-  pipeline: Pipeline,
+  pipeline: BackfillRunParts,
   jobs: readonly BackfillJob[],
   progress?: BackfillProgress,
 ): Promise<BackfillRunResult> {
@@ -38,7 +35,11 @@ export async function runBackfillJobs(
         () => (pipeline.gate?.waiting ?? 0) > 0,
       );
       try {
-        await runJobs(pipeline, run, jobs, along, finished, progress);
+        for (const job of jobs) {
+          if (pipeline.isStopping) break;
+          const kick = kicking(pipeline, job, along, progress);
+          finished.push(await runBackfillJob(pipeline, run, job, kick));
+        }
       } finally {
         // a pass along the run never outlives it (a fatal error, a stop)
         await along.settled();
@@ -65,37 +66,26 @@ export async function runBackfillJobs(
   };
 }
 
-/** Per window of a job (its start), the chunks not done yet. */
-function windowsLeft(pipeline: Pick<Pipeline, "store">, job: BackfillJob): Map<number, number> {
+/** A job's progress that also kicks a window's rollups once all its chunks left are written. */
+function kicking(
+  pipeline: BackfillRunParts,
+  job: BackfillJob,
+  along: RollupsAlong,
+  progress: BackfillProgress | undefined,
+): BackfillProgress {
   const done = pipeline.store.jobs.completedChunks(job.id);
+  // per window of the job (its start), the chunks not done yet
   const left = new Map<number, number>();
   for (const chunk of planChunks(job.valueIds, job.fromS, job.toS)) {
     if (!done.has(chunk.index)) left.set(chunk.fromS, (left.get(chunk.fromS) ?? 0) + 1);
   }
-  return left;
-}
-
-/** The jobs one after the other, each window's rollups kicked once all its chunks are written. */
-async function runJobs(
-  pipeline: Pipeline,
-  run: RunContext,
-  jobs: readonly BackfillJob[],
-  along: RollupsAlong,
-  finished: BackfillJob[],
-  progress: BackfillProgress | undefined,
-): Promise<void> {
-  for (const job of jobs) {
-    if (pipeline.isStopping) break;
-    const windows = windowsLeft(pipeline, job);
-    const kick: BackfillProgress = {
-      chunkDone: (result, chunk) => {
-        progress?.chunkDone(result, chunk);
-        // a window's rollups once all its value groups are written, not once per group
-        const left = (windows.get(chunk.fromS) ?? 1) - 1;
-        windows.set(chunk.fromS, left);
-        if (left === 0) along.kick(job.deviceId);
-      },
-    };
-    finished.push(await runBackfillJob(pipeline, run, job, kick));
-  }
+  return {
+    chunkDone: (result, chunk) => {
+      progress?.chunkDone(result, chunk);
+      // a window's rollups once all its value groups are written, not once per group
+      const remaining = (left.get(chunk.fromS) ?? 1) - 1;
+      left.set(chunk.fromS, remaining);
+      if (remaining === 0) along.kick(job.deviceId);
+    },
+  };
 }

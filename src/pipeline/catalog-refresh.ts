@@ -1,29 +1,29 @@
 import { messageOf } from "../util/errors.js";
 import { CATALOG_PRIORITY, dueBefore, readDeviceCatalog, readDeviceList } from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
-import type { Pipeline } from "./pipeline.js";
-import { recordedRun } from "./recorded-run.js";
+import { type RecordedRunParts, type RunResult, recordedRun } from "./recorded-run.js";
+import type { SelectParts } from "./select-devices.js";
 import { inShard } from "./shard.js";
 
+/** What a catalog run needs: the catalog's parts, this shard, and its run's. */
+export type CatalogRunParts = SelectParts & RecordedRunParts;
+
 /** What a catalog run did. */
-export interface CatalogRunResult {
-  readonly runId: number;
-  readonly status: "ok" | "partial" | "failed" | "interrupted";
+export interface CatalogRunResult extends Pick<RunResult, "runId" | "status" | "requests"> {
   /** Devices whose catalog was read. */
   readonly devices: number;
-  readonly requests: number;
   /** Values that appeared on a device with a cursor (each got a history job). */
   readonly newValues: number;
   readonly errors: number;
 }
 
 /**
- * The service's catalog run, between ticks: reads again the device list and every device catalog
- * of this shard last read CATALOG_REFRESH ago or more, as one recorded run of kind `catalog`.
- * Its requests queue behind data requests (a tick never waits for it). Returns undefined when
- * nothing is due.
+ * The service's catalog run between ticks, of kind `catalog`: reads again the device list and the
+ * device catalogs of this shard that are due, behind data requests. Undefined when none is due.
  */
-export async function runCatalogRefresh(pipeline: Pipeline): Promise<CatalogRunResult | undefined> {
+export async function runCatalogRefresh(
+  pipeline: CatalogRunParts,
+): Promise<CatalogRunResult | undefined> {
   const { store, config } = pipeline;
   const before = dueBefore(pipeline);
   const listReadAt = store.catalog.devicesReadAt();

@@ -1,22 +1,20 @@
 /**
- * The catalog at its own cadence: the device list, each device's resources and their value lists
- * are kept in the state database and read from the API again only when CATALOG_REFRESH has
- * passed (or a data answer said something is unknown), so a steady sync issues data requests
- * only. A value new on a resource whose cursor has seen data gets a history job.
+ * The catalog at its own cadence: kept in the state database and read again only when
+ * CATALOG_REFRESH has passed (or a data answer said something is unknown).
  */
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
 import { isRequestable, VALUES_ID } from "../api/limits.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
 
 /**
- * How a run treats a catalog read longer than CATALOG_REFRESH ago:
- * - `refresh-due`: reads it again before using it (the CLI's sync, backfill and audit);
- * - `stored`: uses it as it is (the service's ticks; its catalog run refreshes it between ticks).
- * Either way a catalog never read, or marked stale by an unknown-value answer, is read first.
+ * How a run treats a catalog that is due: `refresh-due` reads it again first (the CLI), `stored`
+ * uses it (the service's ticks: its catalog run refreshes it between ticks).
  */
 export type CatalogPolicy = "refresh-due" | "stored";
 
@@ -33,9 +31,7 @@ export interface DeviceCatalog {
   readonly read: boolean;
   /** Values new on a resource with a cursor (each got a history job). */
   readonly newValues: number;
-  /** False when the API no longer knows the device (404): it has nothing to sync. */
-  readonly known: boolean;
-  /** HTTP attempts the read took (0 for the stored catalog). */
+  /** HTTP attempts the read took. */
   readonly requests: number;
 }
 
@@ -43,22 +39,19 @@ export interface DeviceCatalog {
 export const CATALOG_PRIORITY = -1;
 
 /** What reading and recording the catalog needs. */
-export type CatalogParts = Pick<
-  Pipeline,
-  "client" | "store" | "config" | "logger" | "now" | "apiNow" | "chunks"
->;
+export interface CatalogParts
+  extends Pick<Pipeline, "client" | "logger" | "now" | "apiNow" | "chunks"> {
+  readonly store: Pick<StateStore, "catalog" | "cursors" | "jobs" | "transaction">;
+  readonly config: Pick<Config, "sync">;
+}
 
 /** The time before which a catalog read counts as due. */
-export function dueBefore(pipeline: Pick<Pipeline, "config" | "now">): Date {
-  const now = pipeline.now();
-  const nowS = epochSeconds(now);
+export function dueBefore(pipeline: Pick<CatalogParts, "config" | "now">): Date {
+  const nowS = epochSeconds(pipeline.now());
   return new Date((nowS - secondsBefore(nowS, pipeline.config.sync.catalogRefresh)) * 1000);
 }
 
-/**
- * Every device the API lists: from the state database, read again (GET /devices, one request)
- * when never read or, with `refresh-due`, when CATALOG_REFRESH has passed.
- */
+/** Every device the API lists: as stored, or read again when never read or due. */
 export async function listedDevices(
   pipeline: CatalogParts,
   policy: CatalogPolicy,
@@ -74,9 +67,7 @@ export async function readDeviceList(
   pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "chunks">,
   priority = 0,
 ): Promise<{ deviceIds: string[]; requests: number }> {
-  const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), {
-    priority,
-  });
+  const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), { priority });
   const { device_ids } = answer.value;
   const first = pipeline.store.catalog.devicesReadAt() === undefined;
   const added = pipeline.store.catalog.recordDevices(device_ids, pipeline.now());
@@ -89,10 +80,7 @@ export async function readDeviceList(
   return { deviceIds: device_ids, requests: answer.requests };
 }
 
-/**
- * A device's resources and value lists: stored ones, or read from the API (one request for the
- * resources and one per resource) when never read, marked stale, or (with `refresh-due`) due.
- */
+/** A device's resources and value lists: as stored, or read again when never read or due. */
 export async function deviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
@@ -103,17 +91,11 @@ export async function deviceCatalog(
   const due =
     stored.readAt === undefined ||
     (policy === "refresh-due" && new Date(stored.readAt) <= dueBefore(pipeline));
-  if (!due) {
-    return { resources: stored.resources, read: false, newValues: 0, known: true, requests: 0 };
-  }
+  if (!due) return { resources: stored.resources, read: false, newValues: 0, requests: 0 };
   return readDeviceCatalog(pipeline, deviceId, log);
 }
 
-/**
- * Reads a device's resources and value lists from the API and records them, with the history
- * jobs of new values, in one transaction. A device the API no longer knows (404) is recorded as
- * not listed.
- */
+/** Reads a device's catalog from the API and records it; a device unknown to it is unlisted. */
 export async function readDeviceCatalog(
   pipeline: CatalogParts,
   deviceId: string,
@@ -132,7 +114,7 @@ export async function readDeviceCatalog(
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
     store.catalog.unlistDevice(deviceId);
     log.warn("the API no longer knows the device: it is not synced until listed again");
-    return { resources: [], read: true, newValues: 0, known: false, requests: error.attempts ?? 1 };
+    return { resources: [], read: true, newValues: 0, requests: error.attempts ?? 1 };
   }
   const listed = await Promise.all(
     resourceIds.map(async (resourceId) => {
@@ -152,13 +134,10 @@ export async function readDeviceCatalog(
     store.catalog.markRead(deviceId, now);
     return count;
   });
-  return { resources, read: true, newValues, known: true, requests };
+  return { resources, read: true, newValues, requests };
 }
 
-/**
- * The value lists without the ids a `values=` list cannot carry (a comma, white space: spec 4.4),
- * with one warning naming them, so they are neither stored nor planned.
- */
+/** The value lists without the ids a `values=` list cannot carry (spec 4.4), with one warning. */
 function requestableOnly(
   listed: readonly { resourceId: string; values: readonly string[] }[],
   log: Logger,
@@ -182,12 +161,10 @@ function requestableOnly(
 }
 
 /**
- * Records the value ids a resource lists now, and gives the ids that are new on a resource whose
- * cursor has seen data a backfill job from SYNC_START up to that newest record, so a new sensor
- * leaves no hole (the next sync reads from there on for every value). Returns how many new values
- * got such a job. Call inside a transaction together with whatever else the read changes.
+ * Records the value ids a resource lists now; ids new on a resource whose cursor has seen data
+ * get a backfill job up to its newest record, so a new sensor leaves no hole. Returns how many.
  */
-export function recordValues(
+function recordValues(
   pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow">,
   deviceId: string,
   resourceId: string,

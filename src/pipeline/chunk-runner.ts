@@ -28,9 +28,8 @@ export interface ChunkMetrics {
 /** What the runner works with. */
 export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
-  /** API_CONCURRENCY: requests in flight at once. */
+  /** API_CONCURRENCY. */
   readonly concurrency: number;
-  /** True once the pipeline stops: no chunk is started any more. */
   readonly isStopping: () => boolean;
   readonly metrics?: ChunkMetrics;
 }
@@ -44,12 +43,8 @@ export interface RunChunksOptions {
 }
 
 /**
- * The one place chunks run, for syncs and backfills alike: one p-queue of fetch jobs
- * (API_CONCURRENCY at once; the client's rate gate spaces them to API_RATE_LIMIT), a device's
- * share of it at most API_CONCURRENCY - 1 slots (one slow device never holds every slot), each
- * chunk fetched, written and counted ({@link runChunk}), in its run and in the metrics, its
- * failure logged once per cause. A chunk cut short by our own shutdown is no outcome at all: its
- * window is read again next time.
+ * The one place chunks run: one p-queue (API_CONCURRENCY at once), a device's share of it at most
+ * API_CONCURRENCY - 1 slots. A chunk cut short by our own shutdown is read again next time.
  */
 export class ChunkRunner {
   readonly queue: PQueue;
@@ -60,19 +55,14 @@ export class ChunkRunner {
     this.slots = new DeviceSlots(Math.max(1, parts.concurrency - 1));
   }
 
-  /**
-   * Runs a request of a device in the shared queue, within the device's share of it. Higher
-   * `priority` runs first (catalog reads between ticks run after data requests).
-   */
+  /** Runs a request of a device in the shared queue, within its share; higher `priority` first. */
   forDevice<T>(deviceId: string, task: () => Promise<T>, priority = 0): Promise<T> {
     return this.slots.run(deviceId, () => this.queue.add(task, { priority }));
   }
 
   /**
-   * Fetches and writes `chunks` of one device resource, as many at once as the queue allows, and
-   * yields each outcome as it settles (completion order). After a fatal failure, a shutdown, or
-   * `options.stop`, chunks not started yet are not started; the iteration ends once every chunk
-   * started has settled.
+   * Fetches and writes `chunks` of one device resource and yields each outcome as it settles.
+   * After a fatal failure, a shutdown, or `options.stop`, no further chunk starts.
    */
   async *run(
     run: RunContext,
@@ -84,16 +74,13 @@ export class ChunkRunner {
     let wake: (() => void) | undefined;
     let pending = chunks.length;
     let fatal = false;
-    const settle = (outcome: ChunkOutcome | undefined): void => {
-      pending--;
-      if (outcome) settled.push(outcome);
-      wake?.();
-    };
     const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
       void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
         if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
-        settle(outcome);
+        pending--;
+        if (outcome) settled.push(outcome);
+        wake?.();
       });
     }
     while (pending > 0 || settled.length > 0) {
@@ -108,13 +95,7 @@ export class ChunkRunner {
     return this.queue.onIdle();
   }
 
-  /**
-   * One chunk, stage by stage: (1) its answer, fetched whole and retried inside the API client;
-   * (2) transcoded and (3) written batch by batch, in the chunk's queue slot so that the writes
-   * pace the fetching, its last write finishing outside it; then counted. (4) Its commit is the
-   * caller's, in chunk order (the cursor or the job). Undefined when `stopped` kept it from
-   * starting or our own shutdown cut it short: its window is read again next time.
-   */
+  /** One chunk, written in its queue slot (the writes pace the fetching); undefined when cut. */
   private async runChunk(
     run: RunContext,
     target: ChunkTarget,

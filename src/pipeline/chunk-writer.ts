@@ -22,7 +22,6 @@ export interface ChunkResult {
   readonly records: number;
   /** Lines the sink stored. */
   readonly points: number;
-  /** HTTP attempts the chunk took. */
   readonly requests: number;
   /** The newest record timestamp written, capped at the API's clock. */
   readonly newestRecordS?: number;
@@ -37,7 +36,6 @@ export interface ChunkResult {
   readonly dropped: ScreenStats;
   /** Up to five names of members dropped because they were not requested. */
   readonly extraMemberNames: readonly string[];
-  /** The first dead letter's error, for the log. */
   readonly firstDeadLetterError?: string;
 }
 
@@ -52,7 +50,10 @@ export interface ChunkWriterParts extends DeadLetterParts {
 }
 
 /** The GET /data request of a chunk (spec 4.4). */
-export function dataQuery(target: ChunkTarget, chunk: Chunk): DataQuery {
+export function dataQuery(
+  target: ChunkTarget,
+  chunk: Pick<Chunk, "values" | "fromS" | "toS">,
+): DataQuery {
   return {
     ...target,
     values: chunk.values,
@@ -74,9 +75,8 @@ export function chunkContext(target: ChunkTarget, chunk: Chunk) {
 }
 
 /**
- * Stage 3's end: the chunk's last write settled (its rollup range marked even when it failed:
- * what was stored before needs its rollups all the same), and what the chunk came to. Rejects
- * when the chunk must be fetched again.
+ * What a chunk came to once its last write settled (its rollup range marked even when it failed:
+ * what was stored before needs its rollups). Rejects when the chunk must be fetched again.
  */
 export async function finishChunk(
   parts: Pick<ChunkWriterParts, "rollups" | "decoder" | "now">,
@@ -130,9 +130,8 @@ export interface WrittenAnswer {
   readonly records: number;
   /** Lines stored (complete once `lastWrite` settled). */
   readonly points: () => number;
-  /** The newest record time written (epoch s); undefined for none. */
+  /** The newest and oldest record times written (epoch s). */
   readonly newestS: number | undefined;
-  /** The oldest record time written (epoch s); undefined for none. */
   readonly oldestS: number | undefined;
   readonly screen: AnswerScreen;
   readonly letters: DeadLetterWriter;
@@ -140,12 +139,7 @@ export interface WrittenAnswer {
   readonly lastWrite: Promise<void>;
 }
 
-/**
- * Stages 2 and 3 of a chunk: transcodes its whole answer to line protocol and writes each batch
- * (and stores what was set aside with it) before transcoding on; the last batch's write is left
- * running ({@link finishChunk} waits for it), so a short write may go out with others. A body
- * that is not a JSON array of records is an `invalid_response`.
- */
+/** Transcodes and writes a chunk's answer, batch by batch; the last write is left running. */
 export async function writeAnswer(
   parts: ChunkWriterParts,
   target: ChunkTarget,

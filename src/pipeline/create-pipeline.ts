@@ -28,18 +28,13 @@ export interface OpenPipelineOptions {
   readonly metrics?: PipelineMetrics;
   /** This process, for leases, locks and runs. */
   readonly owner?: Owner;
-  /**
-   * The clock and waits of the rate gate and of the client's retries (default: real time);
-   * tests inject a virtual one so that 429 pauses and backoffs take no real time.
-   */
+  /** The clock and waits of the rate gate and the client's retries (tests' virtual time). */
   readonly timers?: { readonly now: () => number; readonly sleep: (ms: number) => Promise<void> };
 }
 
 /**
- * Wires a pipeline from the configuration: the state database (migrated), the API client paced
- * by a rate gate (API_RATE_LIMIT), and the sink (InfluxDB after its start-up check, or a
- * line-protocol file), with the rollups' own on ROLLUP_BUCKET (checked as well). With nowhere to
- * write (and no dry run) it throws a ConfigError before the state database is opened or created.
+ * Wires a pipeline from the configuration. With nowhere to write (and no dry run) it throws a
+ * ConfigError before the state database is opened.
  */
 export async function openPipeline(
   config: Config,

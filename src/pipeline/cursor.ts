@@ -1,10 +1,6 @@
 /**
- * Every cursor rule (README "Cursors"), pure, no I/O, all times epoch seconds: which window of a
- * device resource a sync reads now, from what its data said so far (newest record, lookback,
- * horizon, silence and probing, failure backoff); how far a fetched window moves the cursor
- * (never beyond the API's clock, windows committed in order); the repair of a cursor found in the
- * future; and when a finished backfill job moves the cursor. The state database only stores what
- * these rules decide.
+ * Every cursor rule (README "Cursors"), pure, all times epoch seconds. The state database only
+ * stores what these rules decide.
  */
 import { type Config, resolveSyncStart } from "../config.js";
 import type { WindowCommit } from "../state/cursor-store.js";
@@ -13,39 +9,30 @@ import { type IsoDuration, subtractDuration } from "../util/iso-duration.js";
 import { epochSeconds } from "../util/utc-time.js";
 import { type Chunk, MAX_WINDOW_S } from "./plan-chunks.js";
 
-/** The settings the rules use, resolved to seconds at `nowS`. */
-export interface SyncRules {
-  /** Where a resource without a cursor starts (SYNC_START). */
-  readonly startS: number;
-  /** Re-read before the newest record, for corrections (SYNC_LOOKBACK). */
-  readonly lookbackS: number;
-  /** The lookback is re-read at most this often; 0: on every sync (SYNC_LOOKBACK_EVERY). */
-  readonly lookbackEveryS: number;
-  /** Never read further back than `nowS - horizonS` (LATE_DATA_HORIZON). */
-  readonly horizonS: number;
-  /** Silent after this long without a new record (SILENT_AFTER). */
-  readonly silentAfterS: number;
-  /** A silent resource is probed at most this often (SILENT_PROBE_INTERVAL). */
-  readonly probeIntervalS: number;
-}
-
 /** A duration in seconds, counted back from `nowS` (calendar years and months vary). */
 export function secondsBefore(nowS: number, duration: IsoDuration): number {
   return nowS - epochSeconds(subtractDuration(new Date(nowS * 1000), duration));
 }
 
-/** The cursor rules' settings resolved at `nowS`. */
-export function syncRules(config: Config, nowS: number): SyncRules {
+/** The settings the cursor rules use, resolved to seconds at `nowS`. */
+export function syncRules(config: Pick<Config, "sync">, nowS: number) {
   const { sync } = config;
   return {
+    /** SYNC_START: where a resource without a cursor starts. */
     startS: epochSeconds(resolveSyncStart(sync.start, new Date(nowS * 1000))),
+    /** SYNC_LOOKBACK: re-read before the newest record, for corrections. */
     lookbackS: secondsBefore(nowS, sync.lookback),
+    /** SYNC_LOOKBACK_EVERY; 0: on every sync. */
     lookbackEveryS: secondsBefore(nowS, sync.lookbackEvery),
+    /** LATE_DATA_HORIZON: never read further back than `nowS - horizonS`. */
     horizonS: secondsBefore(nowS, sync.lateDataHorizon),
     silentAfterS: secondsBefore(nowS, sync.silentAfter),
     probeIntervalS: secondsBefore(nowS, sync.probeInterval),
   };
 }
+
+/** The cursor rules' settings. */
+export type SyncRules = Readonly<ReturnType<typeof syncRules>>;
 
 /** An inclusive time window. */
 export interface Window {
@@ -55,10 +42,7 @@ export interface Window {
 
 /** What to do with a resource now. */
 export type SyncPlan =
-  /**
-   * Read [fromS, toS]; `beyondHorizonS`: data after the newest record but before fromS is too
-   * late; `lookback`: the window re-reads the lookback (once committed, {@link afterLookback}).
-   */
+  /** `beyondHorizonS`: records after the newest one but before the window are too late. */
   | {
       readonly kind: "fetch";
       readonly window: Window;
@@ -74,10 +58,7 @@ export type SyncPlan =
   /** Nothing to read (the local clock is behind what was read already). */
   | { readonly kind: "none" };
 
-/**
- * Since when a resource has had no new record: its newest record (or where its cursor began, when
- * none ever came), or undefined while it is not silent.
- */
+/** Since when a silent resource has had no new record (its newest, or where its cursor began). */
 export function silentSince(
   cursor: Cursor,
   nowS: number,
@@ -87,11 +68,7 @@ export function silentSince(
   return nowS - last > rules.silentAfterS ? last : undefined;
 }
 
-/**
- * The window a fetch reads now: from the newest record minus the lookback when the lookback is
- * due ({@link lookbackDue}), else from just after the newest record (from where the cursor began
- * while no record came), never before the horizon, up to now. Undefined when empty.
- */
+/** The window a fetch reads now (after the newest record, minus the lookback when due). */
 export function fetchWindow(
   cursor: Cursor | undefined,
   nowS: number,
@@ -119,14 +96,8 @@ export function fetchWindow(
     : { window, lookback };
 }
 
-/**
- * True when a sync re-reads the lookback now: on every sync with SYNC_LOOKBACK_EVERY 0, else
- * once that long has passed since it was last read and committed (or never was, or the API's
- * clock went back). Ticks in between read only what came after the newest record: the same
- * requests, a twelfth of the points at the defaults; corrections inside the lookback are read
- * within SYNC_LOOKBACK_EVERY.
- */
-export function lookbackDue(
+/** True when a sync re-reads the lookback now (SYNC_LOOKBACK_EVERY passed, or 0). */
+function lookbackDue(
   cursor: Cursor,
   nowS: number,
   rules: Pick<SyncRules, "lookbackEveryS">,
@@ -143,9 +114,8 @@ export function afterLookback(cursor: Cursor, atS: number): CursorState {
 }
 
 /**
- * What to do with a resource at `nowS`. A resource that has been silent for longer than
- * SILENT_AFTER is not fetched but probed (one value group, the first week after its newest record
- * and the last week before now), at most once per probe interval.
+ * What to do with a resource at `nowS`. A silent one is probed instead of fetched (the first week
+ * after its newest record and the last week before now), at most once per probe interval.
  */
 export function planSync(cursor: Cursor | undefined, nowS: number, rules: SyncRules): SyncPlan {
   if (cursor?.retryAtS !== undefined && cursor.retryAtS > nowS) {
@@ -179,13 +149,18 @@ export function backoffS(failures: number, baseS: number, maxS: number): number 
   return Math.min(maxS, baseS * 2 ** Math.max(0, Math.min(30, failures - 1)));
 }
 
+/** {@link backoffS} by FAILURE_BACKOFF and FAILURE_BACKOFF_MAX at `nowS`. */
+export function failureWaitS(config: Pick<Config, "failures">, nowS: number, failures: number) {
+  const { backoff, backoffMax } = config.failures;
+  return backoffS(failures, secondsBefore(nowS, backoff), secondsBefore(nowS, backoffMax));
+}
+
 /** Slack before a cursor counts as ahead of the API's clock (clocks disagree by seconds). */
 export const FUTURE_SLACK_S = 300;
 
 /**
- * Where to set the newest record of a cursor found ahead of the API's clock (only a watermark
- * that a local clock running ahead had set before migration 002 can be): the horizon, so it is
- * read once again and nothing is skipped. Undefined when the cursor is not in the future.
+ * Where to set the newest record of a cursor found ahead of the API's clock (a local clock ran
+ * ahead before migration 002): the horizon, so nothing is skipped.
  */
 export function futureRepair(
   cursor: Cursor | undefined,
@@ -213,10 +188,8 @@ export interface ChunkSaid {
 }
 
 /**
- * The windows of one fetch and what each may commit: a window commits once all its chunks are
- * written, in window order (a later window never moves the cursor over an earlier one still
- * open), reaching its end or the API's clock, whichever is earlier; a failed chunk holds its
- * window back unless the window is parked (handed over as a job).
+ * The windows of one fetch: each commits once all its chunks are written, in window order, up to
+ * the API's clock at most; a failed chunk holds its window back unless the window is parked.
  */
 export class WindowCommits {
   private readonly windows: {
@@ -228,10 +201,7 @@ export class WindowCommits {
   }[];
   private committed = 0;
 
-  /**
-   * @param spans the fetch's time windows (see timeWindows), in order
-   * @param groups value groups per window: chunk `index` is in window `floor(index / groups)`
-   */
+  /** `spans`: the fetch's time windows, in order, of `groups` chunks each (by chunk index). */
   constructor(
     spans: readonly { readonly toS: number }[],
     private readonly groups: number,
@@ -268,10 +238,7 @@ export class WindowCommits {
     return this.windows.flatMap((w) => w.failed);
   }
 
-  /**
-   * The commits now due, in order, each returned once: windows all written (or, `parked`, with
-   * their failed chunks handed over as jobs).
-   */
+  /** The commits now due, in order, each once: windows all written (or failed and `parked`). */
   due(parked = false): WindowCommit[] {
     const due: WindowCommit[] = [];
     while (this.committed < this.windows.length) {
@@ -288,10 +255,8 @@ export class WindowCommits {
 }
 
 /**
- * Where a finished backfill job moves its resource's cursor, if anywhere: only a manual or audit
- * job of every value of the resource, reaching back to where the cursor stands (its newest
- * record, or where it began), moves it: to what the job read, capped at the API's clock (never
- * backwards: the store keeps the greater positions).
+ * Where a finished backfill job moves its resource's cursor: only a manual or audit job of every
+ * value, reaching back to where the cursor stands, moves it (capped at the API's clock).
  */
 export function cursorAfterJob(
   job: Pick<BackfillJob, "reason" | "valueIds" | "fromS" | "toS" | "newestRecordS">,
@@ -311,24 +276,13 @@ export function cursorAfterJob(
 
 /** The movable part of a cursor as it stands. */
 function stateOf(cursor: Cursor): CursorState {
-  const { fetchedUntilS, newestRecordS, nextProbeS, parkedUntilS, failures, retryAtS } = cursor;
-  const { lastError, lookedBackS } = cursor;
-  return {
-    fetchedUntilS,
-    newestRecordS,
-    nextProbeS,
-    parkedUntilS,
-    failures,
-    retryAtS,
-    lastError,
-    lookedBackS,
-  };
+  const { deviceId, resourceId, startedS, updatedAt, ...state } = cursor;
+  return state;
 }
 
 /**
  * A cursor after a fully fetched (and written) window: both positions move forward only, the
- * failure streak ends, and a newer record ends the silence (probing). A window that is not whole
- * seconds >= 0 is a RangeError (nothing moves).
+ * failure streak ends, a newer record ends the silence. RangeError unless whole seconds >= 0.
  */
 export function afterCommit(cursor: Cursor, commit: WindowCommit): CursorState {
   for (const [name, value] of Object.entries(commit)) {
@@ -349,15 +303,12 @@ export function afterCommit(cursor: Cursor, commit: WindowCommit): CursorState {
   };
 }
 
-/** A cursor after windows up to `untilS` were parked as jobs: syncs read on after them (forward only). */
+/** A cursor after windows up to `untilS` were parked as jobs: syncs read on after them. */
 export function afterPark(cursor: Cursor, untilS: number): CursorState {
   return { ...stateOf(cursor), parkedUntilS: Math.max(cursor.parkedUntilS ?? untilS, untilS) };
 }
 
-/**
- * A cursor found ahead of the API's clock, set back to `newestS` (see {@link futureRepair}): the
- * one move backwards, with what was fetched capped there too.
- */
+/** A cursor found ahead of the API's clock, set back to `newestS`: the one move backwards. */
 export function afterRepair(cursor: Cursor, newestS: number): CursorState {
   return {
     ...stateOf(cursor),

@@ -17,10 +17,7 @@ export interface DeadLetterParts {
   readonly now: () => Date;
 }
 
-/**
- * Stores a chunk's bad rows, bad members and refused lines as dead letters, and forgets the
- * refused lines it writes after all (as `dead-letters --retry` does).
- */
+/** Stores a chunk's dead letters, and forgets the refused lines it writes after all. */
 export class DeadLetterWriter {
   count = 0;
   added = 0;

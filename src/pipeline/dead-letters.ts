@@ -19,14 +19,11 @@ import { excerpt } from "../util/text.js";
 export interface RetryOutcome {
   /** Dead letters written now (and forgotten). */
   readonly written: number;
-  /** Still refused (kept, with the new error and one more retry counted). */
+  /** Still refused (kept, with the new error). */
   readonly refused: number;
-  /** Cut when stored, so they cannot be written again (kept as they are). */
+  /** Cut when stored, so they cannot be written again. */
   readonly skipped: number;
-  /**
-   * Members of written rows that are still not valid: each kept as a dead letter of its own
-   * (a row kept whole by an older version, whose other members are now written).
-   */
+  /** Members of written rows still not valid, each kept as a dead letter of its own. */
   readonly setAside: number;
 }
 
@@ -45,12 +42,8 @@ interface RowLines {
 }
 
 /**
- * Writes dead letters again, as the pipeline would now: a row is validated again (a newer version
- * may accept it), cut to what was asked for and encoded; a member is its row cut to that member;
- * a line is sent as it is. What InfluxDB stores is forgotten; what is still refused stays, with
- * its new error. A row whose members are not all valid is written but for them, and each becomes
- * a member dead letter. Throws when the sink fails as a whole (InfluxDB unreachable, token
- * refused): nothing is lost then.
+ * Writes dead letters again, as the pipeline would now; what InfluxDB stores is forgotten. Throws
+ * when the sink fails as a whole (nothing is lost then).
  */
 export async function retryDeadLetters(
   deps: RetryDeps,
@@ -82,22 +75,12 @@ export async function retryDeadLetters(
       refused++;
       continue;
     }
+    const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
     for (const member of row.bad) {
       const error = `an invalid member (${badMemberMessage(member)}); the other members of its row were written by dead-letters --retry`;
-      const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
-      deps.deadLetters.add(
-        {
-          kind: "member",
-          deviceId,
-          resourceId,
-          windowFromS,
-          windowToS,
-          valueIds: [member.valueId],
-          payload,
-          error: scrubSecrets(error),
-        },
-        deps.now(),
-      );
+      const where = { deviceId, resourceId, windowFromS, windowToS, valueIds: [member.valueId] };
+      const kept = { kind: "member" as const, ...where, payload, error: scrubSecrets(error) };
+      deps.deadLetters.add(kept, deps.now());
     }
     setAside += row.bad.length;
     deps.deadLetters.remove(letter.id);
@@ -106,10 +89,7 @@ export async function retryDeadLetters(
   return { written, refused, skipped, setAside };
 }
 
-/**
- * The lines of a dead-lettered row (its members still not valid set aside) or member, or why
- * it is still not written.
- */
+/** The lines of a dead-lettered row (its invalid members set aside) or member, or why not. */
 function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | string {
   let json: unknown;
   try {

@@ -1,7 +1,4 @@
-/**
- * At most `limit` tasks of one device at a time (running or waiting in the shared request queue),
- * so one slow device can never hold every request slot: the others' work always finds one.
- */
+/** At most `limit` tasks of one device at a time: one slow device never holds every slot. */
 export class DeviceSlots {
   private readonly busy = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();

@@ -11,10 +11,8 @@ export function isFatal(error: unknown): boolean {
 }
 
 /**
- * A failure that belongs to the chunk itself and will not heal by waiting (the API refused that
- * request, answered it in a shape it will answer again, InfluxDB refused the write as such), as
- * opposed to a dependency that is down or slow (network, timeouts, 5xx, 429, InfluxDB
- * unavailable, a shutdown).
+ * A failure of the chunk itself that will not heal by waiting (the API refused that request or
+ * answers it in a bad shape, InfluxDB refused the write), not a dependency down or slow.
  */
 export function failsOnItsOwn(error: unknown): boolean {
   if (error instanceof ApiError) {
@@ -28,18 +26,11 @@ export function failsOnItsOwn(error: unknown): boolean {
   return error instanceof InfluxWriteError && error.code === "bad_data";
 }
 
-/** True when our own abort() ended it (a shutdown), not the API or InfluxDB. */
-export function isAbort(error: unknown): boolean {
-  return (
-    (error instanceof ApiError && error.code === "aborted") ||
-    (error instanceof InfluxWriteError && error.aborted)
-  );
-}
-
-/**
- * True when a failure is only our own shutdown cutting work short: the work is simply not done
- * (fetched again next time), no failure to record, count or report.
- */
+/** True when a failure is only our own shutdown cutting work short: nothing to record. */
 export function cutByShutdown(error: unknown, stopping: boolean): boolean {
-  return stopping && (isAbort(error) || !isFatal(error));
+  // our own abort() ended it, not the API or InfluxDB
+  const aborted =
+    (error instanceof ApiError && error.code === "aborted") ||
+    (error instanceof InfluxWriteError && error.aborted);
+  return stopping && (aborted || !isFatal(error));
 }

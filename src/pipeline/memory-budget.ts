@@ -17,28 +17,22 @@ export interface MemoryWatch {
   /** MEMORY_BUDGET_MB. */
   readonly budgetMb: number;
   readonly logger: Logger;
-  /** Called once, when the process stayed over the budget for `samples` checks in a row. */
+  /** Called once, when the process stayed over the budget for three checks in a row. */
   readonly onOver: (error: MemoryBudgetError) => void;
   /** Resident set size now, in MB (default: the process's own). */
   readonly rssMb?: () => number;
   /** Between two checks (default 5 s). */
   readonly intervalMs?: number;
-  /** Checks over the budget in a row that end the process's work (default 3). */
-  readonly samples?: number;
 }
 
 /**
- * Watches the process's resident memory against MEMORY_BUDGET_MB: over it once is a warning (a
- * moment's garbage), over it for `samples` checks in a row ends the work with a
- * {@link MemoryBudgetError} that names the setting, instead of a heap exhausted later with a
- * stack of V8 internals. energy-etl's own memory does not grow with the work (answers are read
- * as they arrive, a sync holds a bounded number of devices), so this is a guard, not a limit it
- * works against. Returns the function that stops watching.
+ * Watches the resident memory: over MEMORY_BUDGET_MB three checks in a row ends the work with an
+ * error naming the setting (not a heap exhausted later). Returns the function that stops it.
  */
 export function watchMemory(watch: MemoryWatch): () => void {
   const rssMb = watch.rssMb ?? (() => process.memoryUsage.rss() / 2 ** 20);
   const intervalMs = watch.intervalMs ?? 5000;
-  const budget = new MemoryBudget(watch.budgetMb, watch.samples ?? 3, intervalMs / 1000);
+  const budget = new MemoryBudget(watch.budgetMb, 3, intervalMs / 1000);
   const timer = setInterval(() => {
     const used = rssMb();
     const verdict = budget.check(used);
@@ -66,10 +60,7 @@ export class MemoryBudget {
     private readonly intervalS: number,
   ) {}
 
-  /**
-   * One reading of the resident memory: `ok`, `first-over` (warn), `over`, or the error once it
-   * was over the budget for `samples` readings in a row.
-   */
+  /** One reading: `ok`, `first-over` (warn), `over`, or the error after `samples` in a row. */
   check(usedMb: number): "ok" | "first-over" | "over" | MemoryBudgetError {
     if (usedMb <= this.budgetMb) {
       this.over = 0;

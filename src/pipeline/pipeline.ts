@@ -24,24 +24,16 @@ export interface PipelineParts {
   readonly gate?: RateGate;
   /** Where chunks are counted (the service's metrics). */
   readonly metrics?: ChunkMetrics;
-  /** Clock (default: the real one). */
   readonly now?: () => Date;
   /** This process, for leases and runs (default: this process as `energy-etl`). */
   readonly owner?: Owner;
   /** Where rollups read raw points back (InfluxDB); none: no rollups (a file sink, a dry run). */
   readonly rollupQuery?: Pick<InfluxQuery, "query">;
-  /**
-   * The rollups' own sink, on ROLLUP_BUCKET (its retention policy is where they are read); none:
-   * they go with the raw points, into the database's default policy.
-   */
+  /** The rollups' own sink, on ROLLUP_BUCKET; none: they go with the raw points. */
   readonly rollupSink?: PointSink;
 }
 
-/**
- * The running pipeline, wired once: the API client, the state, the sink, and the chunk runner
- * (one request queue shared by syncs, backfills and catalog reads). Runs take the pieces of it
- * they use; each run keeps its own counters (see RunContext).
- */
+/** The running pipeline, wired once, with one request queue for every run (its chunk runner). */
 export class Pipeline {
   readonly client: ApiClient;
   readonly store: StateStore;
@@ -58,7 +50,6 @@ export class Pipeline {
   readonly activeJobs = new Set<number>();
   /** What writing rollups needs; undefined when there are none (points not going to InfluxDB). */
   readonly rollups: RollupParts | undefined;
-  /** The rollups' own sink (ROLLUP_BUCKET), closed, flushed and aborted with the other. */
   private readonly rollupSink: PointSink | undefined;
   private stopping = false;
 
@@ -110,10 +101,8 @@ export class Pipeline {
   }
 
   /**
-   * Takes no new jobs (queued ones end at once without a request), waits up to `graceMs` for
-   * those in flight, then aborts what is still open (API requests and InfluxDB writes end at
-   * once; their chunks are fetched again next time). Resolves true when everything in flight
-   * finished in time.
+   * Takes no new jobs, waits up to `graceMs` for those in flight, then aborts what is still open
+   * (their chunks are fetched again next time). True when everything finished in time.
    */
   async stop(graceMs: number): Promise<boolean> {
     this.stopping = true;

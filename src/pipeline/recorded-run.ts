@@ -4,7 +4,7 @@ import type { StateStore } from "../state/state-store.js";
 import type { RunKind, RunSummary } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { cutByShutdown, isFatal } from "./errors.js";
-import { RunContext, type RunCounters, runStatus } from "./run-context.js";
+import { RunContext, type RunCounters } from "./run-context.js";
 import { type ReportParts, reportRun } from "./run-report.js";
 
 /** What a run's work came to, for its status, its row in the runs table and its report. */
@@ -19,7 +19,7 @@ export interface RunTally {
   readonly reportDevices?: ReadonlySet<string>;
 }
 
-/** What the envelope needs. */
+/** What a recorded run needs. */
 export interface RecordedRunParts extends ReportParts {
   readonly store: Pick<StateStore, "runs"> & ReportParts["store"];
   readonly logger: Logger;
@@ -62,16 +62,11 @@ export interface RecordedRun {
   /** Failed parts, plus one for a fatal error. */
   readonly errors: number;
   readonly durationMs: number;
-  readonly summary: RunSummary;
 }
 
 /**
- * The envelope of every run (sync, backfill, catalog): a row in the runs table when it starts,
- * the {@link RunContext} its work counts in, its status when the work is done (`failed` after a
- * fatal error or when every part failed, `interrupted` when our own shutdown cut it short,
- * `partial` when some part failed), one line per cause of repeated chunk failures, its report
- * (`etl_run`, `etl_lag`), and the row ended last, once all of it is done. A fatal error is
- * thrown on once the run is recorded; `tally` is read after the work settled, either way.
+ * The envelope of every run: its row in the runs table, its {@link RunContext}, its status and
+ * report. A fatal error is thrown on once the run is recorded.
  */
 export async function recordedRun(
   parts: RecordedRunParts,
@@ -96,12 +91,7 @@ export async function recordedRun(
   }));
   if (fatal !== undefined) failures.push({ device: "*", error: messageOf(fatal) });
   const errors = failures.length;
-  const status = runStatus({
-    fatal: fatal !== undefined,
-    stopping: parts.isStopping,
-    parts: counted.parts,
-    failed: counted.failures.length,
-  });
+  const status = statusOf(fatal !== undefined, parts.isStopping, counted);
   const { counters } = run;
   const summary: RunSummary = {
     status,
@@ -117,5 +107,14 @@ export async function recordedRun(
   // the run ends last, once all of it (its report included) is done
   store.runs.finish(run.id, summary, parts.now());
   if (fatal !== undefined) throw fatal;
-  return { run, status, errors, durationMs, summary };
+  return { run, status, errors, durationMs };
+}
+
+/** A finished run's status: `failed` (fatal, or every part failed), `interrupted`, `partial`. */
+function statusOf(fatal: boolean, stopping: boolean, tally: RunTally): RunSummary["status"] {
+  if (fatal) return "failed";
+  if (stopping) return "interrupted";
+  const failed = tally.failures.length;
+  if (tally.parts > 0 && failed >= tally.parts) return "failed";
+  return failed > 0 ? "partial" : "ok";
 }

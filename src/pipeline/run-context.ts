@@ -5,48 +5,34 @@ import type { RunKind } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import type { ChunkResult } from "./chunk-writer.js";
 
-/** What one run (a sync or a backfill) counts; its own, never shared with another run. */
-export interface RunCounters {
-  /** HTTP attempts to the API (catalog and data, retries included). */
-  requests: number;
-  /** GET /data answers received in full. */
-  dataRequests: number;
-  /** Devices whose resources and value lists were read from the API. */
-  catalogReads: number;
-  /** Lines the sink accepted. */
-  points: number;
-  chunks: number;
-  chunkErrors: number;
-  /** New dead letters (rows that failed validation, lines InfluxDB refused). */
-  deadLetters: number;
-  /** Members dropped because they were not requested. */
-  droppedMembers: number;
-  /** Rows dropped because they lay outside the requested window. */
-  droppedRows: number;
-  /** Repeated (timestamp, values_id) rows of one answer collapsed to the first. */
-  duplicateRows: number;
-}
-
-/** Counters at zero. */
-export function emptyCounters(): RunCounters {
+/** What one run (a sync or a backfill) counts, at zero; its own, never shared with another run. */
+export function emptyCounters() {
   return {
+    /** HTTP attempts to the API (catalog and data, retries included). */
     requests: 0,
+    /** GET /data answers received in full. */
     dataRequests: 0,
+    /** Devices whose resources and value lists were read from the API. */
     catalogReads: 0,
+    /** Lines the sink accepted. */
     points: 0,
     chunks: 0,
     chunkErrors: 0,
+    /** New dead letters (rows that failed validation, lines InfluxDB refused). */
     deadLetters: 0,
+    /** Members dropped because they were not requested. */
     droppedMembers: 0,
+    /** Rows dropped because they lay outside the requested window. */
     droppedRows: 0,
+    /** Repeated (timestamp, values_id) rows of one answer collapsed to the first. */
     duplicateRows: 0,
   };
 }
 
-/**
- * One owner per run: its id (in the runs table), its logger (with `run` and `kind` bound) and its
- * counters. Passed to the functions that do the run's work; what their results say counts here.
- */
+/** What one run counts. */
+export type RunCounters = ReturnType<typeof emptyCounters>;
+
+/** One run's id (in the runs table), logger (with `run` and `kind` bound) and counters. */
 export class RunContext {
   readonly counters: RunCounters = emptyCounters();
 
@@ -74,9 +60,7 @@ export class RunContext {
 
   /**
    * A chunk failed: the first failure of a cause (the API down, a token refused, …) is one error
-   * line with the chunk's context; the same cause again is a debug line and counts, and
-   * {@link reportFailures} says how often at the end of the run. One failure, one line at info
-   * level — not one per pending chunk.
+   * line; the same cause again is a debug line, counted for {@link reportFailures}.
    */
   chunkFailed(context: Record<string, unknown>, error: unknown): void {
     this.counters.chunkErrors++;
@@ -106,22 +90,6 @@ export class RunContext {
   static create(id: number, kind: RunKind, logger: Logger): RunContext {
     return new RunContext(id, kind, logger.child({ run: id, kind }));
   }
-}
-
-/**
- * A finished run's status: `failed` after a fatal error or when every part (device, job) failed,
- * `interrupted` when stopped by a signal, `partial` when some part failed, else `ok`.
- */
-export function runStatus(run: {
-  readonly fatal: boolean;
-  readonly stopping: boolean;
-  readonly parts: number;
-  readonly failed: number;
-}): "ok" | "partial" | "failed" | "interrupted" {
-  if (run.fatal) return "failed";
-  if (run.stopping) return "interrupted";
-  if (run.parts > 0 && run.failed >= run.parts) return "failed";
-  return run.failed > 0 ? "partial" : "ok";
 }
 
 /** What makes failures "the same": the error's class and code (not its device or window). */

@@ -8,28 +8,16 @@ import { excerpt } from "../util/text.js";
 import { type SyncRules, silentSince, syncRules } from "./cursor.js";
 import type { RunContext } from "./run-context.js";
 
-/** One cursor's health at the end of a run. */
-export interface CursorHealth {
-  readonly cursor: Cursor;
-  /** Dead letters of the device resource. */
-  readonly deadLetters: number;
-}
-
 /**
- * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus:
- * - `etl_run,kind=<sync|backfill>,status=<ok|partial|failed|interrupted>` with fields `requests`,
- *   `points`, `errors`, `devices`, `duration_s`, `ok` (1 or 0), `dead_letters`, at the run's end;
- * - `etl_lag,device_id=…,resource_id=…` per cursor of the run's devices, with fields `lag_s` (now
- *   minus the newest record), `fetched_lag_s` (now minus the end of the last fetched window),
- *   `silent` (1 or 0), `silent_since` (epoch s, while silent), `failures` (failed attempts in a
- *   row), `dead_letters` and `last_error` (the last failed attempt's error, "" once it recovered).
+ * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus: one `etl_run`
+ * line, and one `etl_lag` line per cursor of the run's devices.
  */
 export function runReportLines(
   run: Pick<RunContext, "kind" | "counters">,
   summary: RunSummary,
   durationS: number,
   endS: number,
-  health: readonly CursorHealth[],
+  health: readonly { readonly cursor: Cursor; readonly deadLetters: number }[],
   rules: Pick<SyncRules, "silentAfterS">,
 ): string[] {
   const lines = [
@@ -63,16 +51,13 @@ function lastErrorOf(cursor: Cursor): string {
 /** What writing a run's report needs. */
 export interface ReportParts {
   readonly store: Pick<StateStore, "cursors" | "deadLetters">;
-  readonly config: Config;
+  readonly config: Pick<Config, "sync">;
   readonly sink: Pick<PointSink, "write">;
   /** Now as the API sees it. */
   readonly apiNow: () => Date;
 }
 
-/**
- * Writes the run's report to the sink (`etl_lag` for the cursors of `deviceIds`, every cursor
- * without it); a failure is logged, never fatal (the run is recorded all the same).
- */
+/** Writes the run's report (`etl_lag` of `deviceIds`, else all); a failure is only logged. */
 export async function reportRun(
   parts: ReportParts,
   run: RunContext,

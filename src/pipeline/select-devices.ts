@@ -1,26 +1,26 @@
+import type { Config } from "../config.js";
 import { didYouMean } from "../util/suggest.js";
 import { type CatalogParts, type CatalogPolicy, listedDevices, readDeviceList } from "./catalog.js";
 import { inShard } from "./shard.js";
 
 /** A device asked for that the API does not list. */
 export class UnknownDeviceError extends Error {
-  constructor(
-    readonly deviceIds: readonly string[],
-    listed: readonly string[] = [],
-  ) {
+  constructor(deviceIds: readonly string[], listed: readonly string[]) {
     const hint = deviceIds.length === 1 ? didYouMean(deviceIds[0] ?? "", listed) : "";
     super(`unknown device: ${deviceIds.join(", ")}${hint} (see energy-etl devices)`);
     this.name = "UnknownDeviceError";
   }
 }
 
+/** What selecting devices needs: the catalog's parts and this shard. */
+export type SelectParts = CatalogParts & { readonly config: Pick<Config, "shard"> };
+
 /**
- * The devices a command works on: the ones asked for (which must be listed: a device missing from
- * the stored list makes one GET /devices, it may be new), or every device of this shard
- * (SHARD_COUNT/SHARD_INDEX). The device list is the stored one while fresh (see {@link CatalogPolicy}).
+ * The devices a command works on: the ones asked for (which must be listed: one missing from the
+ * stored list makes the list be read again, it may be new), or every device of this shard.
  */
 export async function selectDevices(
-  pipeline: CatalogParts,
+  pipeline: SelectParts,
   wanted: readonly string[] | "all",
   policy: CatalogPolicy = "refresh-due",
 ): Promise<{ deviceIds: string[]; requests: number }> {

@@ -1,7 +1,4 @@
-/**
- * Stable assignment of devices to shards, so that several ETL instances can split the devices
- * between them and each device is always handled by the same instance.
- */
+/** Stable assignment of devices to shards, so that several ETL instances can split them. */
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -16,12 +13,7 @@ export function fnv1a32(text: string): number {
   return hash;
 }
 
-/**
- * The shard (0..shardCount-1) of a device: FNV-1a 32-bit over the UTF-8 bytes of `deviceId`,
- * mod `shardCount`. Stable across runs, processes and platforms.
- *
- * @throws RangeError when `shardCount` is not a positive safe integer.
- */
+/** The shard (0..shardCount-1) of a device, stable across runs, processes and platforms. */
 export function shardOf(deviceId: string, shardCount: number): number {
   if (!Number.isSafeInteger(shardCount) || shardCount < 1) {
     throw new RangeError(`shardCount must be a positive integer, got ${shardCount}`);
@@ -29,12 +21,7 @@ export function shardOf(deviceId: string, shardCount: number): number {
   return fnv1a32(deviceId) % shardCount;
 }
 
-/**
- * Whether `deviceId` belongs to shard `shardIndex` of `shardCount`.
- *
- * @throws RangeError when `shardCount` is not a positive safe integer or `shardIndex` is not an
- * integer in 0..shardCount-1.
- */
+/** Whether `deviceId` belongs to shard `shardIndex` of `shardCount` (RangeError on bad ones). */
 export function inShard(deviceId: string, shardCount: number, shardIndex: number): boolean {
   const shard = shardOf(deviceId, shardCount);
   if (!Number.isSafeInteger(shardIndex) || shardIndex < 0 || shardIndex >= shardCount) {

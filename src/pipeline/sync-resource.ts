@@ -1,19 +1,21 @@
 import type { Logger } from "pino";
 import { COMMON_VALUE_IDS } from "../api/common-values.js";
 import { ApiError } from "../api/errors.js";
+import type { Config } from "../config.js";
+import type { StateStore } from "../state/state-store.js";
 import type { Cursor } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
+import type { CatalogResource } from "./catalog.js";
 import {
   afterCommit,
   afterLookback,
   afterPark,
   afterRepair,
-  backoffS,
+  failureWaitS,
   fetchWindow,
   futureRepair,
   planSync,
-  secondsBefore,
   syncRules,
   type Window,
   WindowCommits,
@@ -24,10 +26,10 @@ import { type Chunk, countChunks, planChunks, timeWindows, valueGroups } from ".
 import type { RunContext } from "./run-context.js";
 
 /** What syncing a resource needs. */
-export type SyncParts = Pick<
-  Pipeline,
-  "store" | "config" | "chunks" | "now" | "apiNow" | "isStopping"
->;
+export interface SyncParts extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "isStopping"> {
+  readonly store: Pick<StateStore, "cursors" | "jobs" | "transaction">;
+  readonly config: Pick<Config, "sync" | "failures">;
+}
 
 /** What one resource's sync did. */
 export interface ResourceOutcome {
@@ -42,25 +44,17 @@ export interface ResourceOutcome {
 }
 
 /** One resource of a device, and its log. */
-export interface ResourceTarget {
-  readonly deviceId: string;
-  readonly resourceId: string;
-  readonly values: readonly string[];
-  readonly log: Logger;
-}
+export type ResourceTarget = CatalogResource & { readonly deviceId: string; readonly log: Logger };
 
 /**
- * Syncs one resource by its cursor (see cursor.ts): waits after failures, probes a silent one,
- * else fetches its window; the cursor moves over a window only once its every chunk is written.
- * `final`: the catalog was just read, so a 404 is a failure like any other (otherwise it is
- * reported as `unknown` and nothing is recorded against the cursor: the caller reads the catalog
- * again first).
+ * Syncs one resource by its cursor (see cursor.ts). `final`: the catalog was just read, so a 404
+ * is a failure (otherwise it is reported as `unknown`: the caller reads the catalog again).
  */
 export async function syncResource(
   parts: SyncParts,
   run: RunContext,
   target: ResourceTarget,
-  final = false,
+  final: boolean,
 ): Promise<ResourceOutcome> {
   const { store, config } = parts;
   const { deviceId, resourceId, log } = target;
@@ -143,10 +137,7 @@ function repairFuture(parts: SyncParts, target: ResourceTarget, nowS: number, ho
   return store.cursors.get(deviceId, resourceId);
 }
 
-/**
- * Probes a silent resource: one value group (the one with the most of the values every device
- * has) over each window. True when a record newer than the resource's newest came.
- */
+/** Probes a silent resource: one value group over each window. True when a newer record came. */
 async function probe(
   parts: SyncParts,
   run: RunContext,
@@ -179,7 +170,7 @@ async function probe(
 }
 
 /** The value group a probe reads: the one holding the most values every device has. */
-export function probeGroup(values: readonly string[]): readonly string[] | undefined {
+function probeGroup(values: readonly string[]): readonly string[] | undefined {
   const common = new Set(COMMON_VALUE_IDS);
   let best: readonly string[] | undefined;
   let bestScore = -1;
@@ -193,11 +184,7 @@ export function probeGroup(values: readonly string[]): readonly string[] | undef
   return best;
 }
 
-/**
- * Fetches a resource's window: its chunks run in the shared queue, and each window the cursor
- * may move over is committed as soon as its chunks are written (see WindowCommits). Windows that
- * keep failing on their own are parked as jobs and the cursor reads on after them.
- */
+/** Fetches a resource's window, committing each window once written (see WindowCommits). */
 async function fetchResource(
   parts: SyncParts,
   run: RunContext,
@@ -227,14 +214,10 @@ async function fetchResource(
   const spans = timeWindows(fromS, toS);
   const windows = new WindowCommits(spans, chunks.length / spans.length);
   const commit = (parked: boolean): void => {
-    for (const due of windows.due(parked))
-      seen = store.cursors.update(
-        deviceId,
-        resourceId,
-        (c) => afterCommit(c, due),
-        parts.now(),
-        seen,
-      );
+    for (const due of windows.due(parked)) {
+      const next = (c: Cursor) => afterCommit(c, due);
+      seen = store.cursors.update(deviceId, resourceId, next, parts.now(), seen);
+    }
   };
   let firstError: unknown;
   let succeeded = 0;
@@ -266,13 +249,9 @@ async function fetchResource(
   const onItsOwn = failsOnItsOwn(firstError) || succeeded > 0;
   if (failures >= parts.config.failures.parkAfter && onItsOwn) {
     park(parts, target, windows.failedChunks, () => commit(true));
+    const parked = windows.failedChunks.length;
     target.log.warn(
-      {
-        resource: resourceId,
-        chunks: windows.failedChunks.length,
-        failures,
-        error: messageOf(firstError),
-      },
+      { resource: resourceId, chunks: parked, failures, error: messageOf(firstError) },
       "windows that keep failing are parked as jobs; the cursor moves on (energy-etl status)",
     );
   }
@@ -291,15 +270,8 @@ function park(
   const parkedUntilS = Math.max(...failed.map((c) => c.toS));
   store.transaction(() => {
     // each window its own job: none of them is a continuation of another
-    for (const { values, fromS, toS } of failed) {
-      const spec = {
-        deviceId,
-        resourceId,
-        valueIds: values,
-        fromS,
-        toS,
-        reason: "parked" as const,
-      };
+    for (const { values: valueIds, fromS, toS } of failed) {
+      const spec = { deviceId, resourceId, valueIds, fromS, toS, reason: "parked" as const };
       store.jobs.queue([spec], countChunks, parts.now(), "parked");
     }
     store.cursors.update(deviceId, resourceId, (c) => afterPark(c, parkedUntilS), parts.now());
@@ -319,11 +291,7 @@ function recordFailure(
   // the same clock the planning reads retry_at with
   const nowS = epochSeconds(parts.apiNow());
   const previous = store.cursors.get(deviceId, resourceId)?.failures ?? 0;
-  const waitS = backoffS(
-    previous + 1,
-    secondsBefore(nowS, config.failures.backoff),
-    secondsBefore(nowS, config.failures.backoffMax),
-  );
+  const waitS = failureWaitS(config, nowS, previous + 1);
   const failures = store.cursors.recordFailure(
     deviceId,
     resourceId,

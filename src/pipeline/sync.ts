@@ -1,22 +1,34 @@
+import type { Config } from "../config.js";
 import { type RollupResult, rollupFailures, rollupsAfterRun } from "../rollups/rollup-run.js";
 import { eachAtMost } from "../util/each-at-most.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds } from "../util/utc-time.js";
-import { runBackfillJob } from "./backfill-job.js";
-import { type CatalogPolicy, deviceCatalog, readDeviceCatalog } from "./catalog.js";
+import { type JobParts, runBackfillJob } from "./backfill-job.js";
+import {
+  type CatalogPolicy,
+  type CatalogResource,
+  type DeviceCatalog,
+  deviceCatalog,
+  readDeviceCatalog,
+} from "./catalog.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import type { Pipeline } from "./pipeline.js";
-import { type RunResult, recordedRun, runResult } from "./recorded-run.js";
+import { type RecordedRunParts, type RunResult, recordedRun, runResult } from "./recorded-run.js";
 import type { RunContext } from "./run-context.js";
-import { selectDevices } from "./select-devices.js";
-import { type ResourceOutcome, syncResource } from "./sync-resource.js";
+import { type SelectParts, selectDevices } from "./select-devices.js";
+import { type SyncParts, syncResource } from "./sync-resource.js";
 
-/**
- * Devices a sync works on at once: enough to keep every request slot (API_CONCURRENCY) busy
- * while devices plan, wait and commit, few enough that a sync's memory does not grow with the
- * fleet (a 10,000-device tick holds 64 devices' work at a time, not 10,000).
- */
-export function devicesInFlight(apiConcurrency: number): number {
+/** What a sync needs: what its catalogs, resources, new-value jobs, run and rollups need. */
+export type SyncRunParts = SelectParts &
+  SyncParts &
+  JobParts &
+  RecordedRunParts &
+  Pick<Pipeline, "client" | "rollups"> & {
+    readonly config: { readonly api: Pick<Config["api"], "concurrency"> };
+  };
+
+/** Devices a sync works on at once: every request slot busy, memory not growing with the fleet. */
+function devicesInFlight(apiConcurrency: number): number {
   return Math.max(16, apiConcurrency * 16);
 }
 
@@ -28,13 +40,12 @@ export interface DeviceSyncResult {
   readonly points: number;
   /** Value ids seen for the first time on a device that already had a cursor. */
   readonly newValues: number;
-  /** Rows and lines kept as dead letters. */
   readonly deadLetters: number;
   /** The earliest "silent since" of its resources (epoch s), when one is silent. */
   readonly silentSinceS?: number;
   /** Resources that waited for a retry after earlier failures. */
   readonly waiting: number;
-  /** The first error, when the device (or one of its chunks) failed. */
+  /** The first error of the device or its chunks. */
   readonly error?: string;
 }
 
@@ -56,13 +67,13 @@ export interface SyncOptions {
 }
 
 /**
- * One incremental sync cycle, as a recorded run of kind `sync`: takes the devices, resources and
- * value lists from the stored catalog (reading the API's where never read, marked stale, or, by
- * `options.catalog`, due after CATALOG_REFRESH), and syncs each resource by its cursor
- * (sync-resource.ts). One failing device does not stop the others. A value new on a device with
- * a cursor gets a history job, run at the end of the cycle.
+ * One incremental sync cycle, as a recorded run of kind `sync`: each resource synced by its
+ * cursor; one failing device does not stop the others. New values' history jobs run at the end.
  */
-export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Promise<SyncResult> {
+export async function runSync(
+  pipeline: SyncRunParts,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
   let results: DeviceSyncResult[] = [];
   let rollups: RollupResult | undefined;
   const recorded = await recordedRun(
@@ -76,21 +87,18 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
       run.counters.requests += selected.requests;
       // a token (when none is held) also tells the API's clock before the first plan is made
       await pipeline.client.accessToken();
-      // a bounded number of devices at once: what a sync holds does not grow with the fleet
-      // (each device's requests still share the one queue); after a fatal error no device starts,
-      // and every one started settles before the run ends
+      const stopping = () => pipeline.isStopping;
+      // after a fatal error no device starts, and every one started settles before the run ends
       const each = await eachAtMost(
         selected.deviceIds,
         devicesInFlight(pipeline.config.api.concurrency),
         (id) => syncDevice(pipeline, run, id, policy),
-        () => pipeline.isStopping,
+        stopping,
       );
       results = each.results.filter((r) => r !== undefined);
       if (each.failure !== undefined) throw each.failure.error;
       await runNewValueJobs(pipeline, run, selected.deviceIds);
-      rollups = await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, () => {
-        return pipeline.isStopping;
-      });
+      rollups = await rollupsAfterRun(pipeline.rollups, run, selected.deviceIds, stopping);
     },
     () => ({
       // rollups not written are a failed part of their own (the run is partial, not ok)
@@ -105,24 +113,9 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
     }),
   );
   const { run, status, errors, durationMs } = recorded;
-  const { counters } = run;
-  run.logger.info(
-    {
-      status,
-      devices: results.length,
-      requests: counters.requests,
-      dataRequests: counters.dataRequests,
-      catalogReads: counters.catalogReads,
-      points: counters.points,
-      errors,
-      deadLetters: counters.deadLetters,
-      droppedMembers: counters.droppedMembers,
-      droppedRows: counters.droppedRows,
-      duplicateRows: counters.duplicateRows,
-      ms: durationMs,
-    },
-    "sync finished",
-  );
+  const { chunks, chunkErrors, ...counted } = run.counters;
+  const summary = { status, devices: results.length, ...counted, errors, ms: durationMs };
+  run.logger.info(summary, "sync finished");
   return {
     ...runResult(recorded),
     devices: results,
@@ -137,7 +130,7 @@ export async function runSync(pipeline: Pipeline, options: SyncOptions = {}): Pr
  * out of date: the device's catalog is read again and those resources synced once more.
  */
 async function syncDevice(
-  pipeline: Pipeline,
+  pipeline: SyncRunParts,
   run: RunContext,
   deviceId: string,
   policy: CatalogPolicy,
@@ -152,17 +145,22 @@ async function syncDevice(
     ...(silentSinceS === undefined ? {} : { silentSinceS }),
     ...(error === undefined ? {} : { error: messageOf(error) }),
   });
-  const sync = async (resources: Iterable<ResourceSpec>, final: boolean) => {
+  const counted = (catalog: DeviceCatalog): DeviceCatalog => {
+    run.counters.requests += catalog.requests;
+    if (catalog.read) run.counters.catalogReads++;
+    totals.newValues += catalog.newValues;
+    return catalog;
+  };
+  const sync = async (resources: Iterable<CatalogResource>, final: boolean) => {
     const unknown: string[] = [];
     for (const { resourceId, values } of resources) {
-      const outcome = await syncResource(
-        pipeline,
-        run,
-        { deviceId, resourceId, values, log },
-        final,
-      );
+      const target = { deviceId, resourceId, values, log };
+      const outcome = await syncResource(pipeline, run, target, final);
       if (!final) totals.resources++;
-      add(totals, outcome);
+      totals.chunks += outcome.chunks;
+      totals.points += outcome.points;
+      totals.deadLetters += outcome.deadLetters;
+      if (outcome.waiting) totals.waiting++;
       if (outcome.silentSinceS !== undefined) {
         silentSinceS = Math.min(silentSinceS ?? outcome.silentSinceS, outcome.silentSinceS);
       }
@@ -173,23 +171,17 @@ async function syncDevice(
     return unknown;
   };
   try {
-    let catalog = await deviceCatalog(pipeline, deviceId, policy, log);
-    countCatalog(run, catalog);
-    totals.newValues += catalog.newValues;
+    let catalog = counted(await deviceCatalog(pipeline, deviceId, policy, log));
     const unknown = await sync(catalog.resources, false);
     if (unknown.length > 0 && !catalog.read) {
-      // the API says a value (or the device) is unknown: the stored catalog is out of date
       log.info({ resources: unknown }, "catalog out of date (HTTP 404 on data): reading it again");
-      catalog = await readDeviceCatalog(pipeline, deviceId, log);
-      countCatalog(run, catalog);
-      totals.newValues += catalog.newValues;
+      catalog = counted(await readDeviceCatalog(pipeline, deviceId, log));
       await sync(
         catalog.resources.filter((r) => unknown.includes(r.resourceId)),
         true,
       );
     }
-    // a routine device is a debug line (one per device per tick adds up over a fleet); one that
-    // read its catalog, found new values, set rows aside or failed is an info line
+    // a routine device is a debug line (one per device per tick adds up over a fleet)
     const notable = catalog.read || totals.newValues > 0 || totals.deadLetters > 0;
     log[notable || firstError !== undefined ? "info" : "debug"](
       { ...totals, catalogRead: catalog.read },
@@ -204,35 +196,9 @@ async function syncDevice(
   }
 }
 
-/** A resource and its value ids. */
-interface ResourceSpec {
-  readonly resourceId: string;
-  readonly values: readonly string[];
-}
-
-/** What a resource's outcome adds to its device's totals. */
-function add(
-  totals: { chunks: number; points: number; deadLetters: number; waiting: number },
-  outcome: ResourceOutcome,
-): void {
-  totals.chunks += outcome.chunks;
-  totals.points += outcome.points;
-  totals.deadLetters += outcome.deadLetters;
-  if (outcome.waiting) totals.waiting++;
-}
-
-/** A catalog read counts its requests, and one catalog read, in the run. */
-function countCatalog(run: RunContext, catalog: { read: boolean; requests: number }): void {
-  run.counters.requests += catalog.requests;
-  if (catalog.read) run.counters.catalogReads++;
-}
-
-/**
- * Backfill jobs queued for new values of the synced devices (manual backfills are left to
- * `run`/`backfill`).
- */
+/** Backfill jobs queued for new values of the synced devices (manual ones: `run`, `backfill`). */
 async function runNewValueJobs(
-  pipeline: Pipeline,
+  pipeline: SyncRunParts,
   run: RunContext,
   deviceIds: readonly string[],
 ): Promise<void> {

@@ -1,10 +1,7 @@
-/**
- * The plain records of a GET /data answer (spec 2.4), as the API client yields them and the
- * transformer reads them: their members, their timestamp, their schema.
- */
+/** The records of a GET /data answer (spec 2.4): their members, their timestamp, their schema. */
 import { z } from "zod";
 
-/** A member of a data record: spec 2.4 says number; text, null (other readouts) and booleans are accepted too. */
+/** A member of a data record: spec 2.4 says number; text, null and booleans are accepted too. */
 export type RecordMember = number | string | boolean | null;
 
 /** True for a member of an allowed type (a finite number, a string, a boolean or null). */
@@ -17,11 +14,8 @@ export const isRecordMember = (v: unknown): v is RecordMember =>
 /** What is wrong with a member that is not a {@link RecordMember}. */
 export const RECORD_MEMBER_MESSAGE = "must be a finite number, a string, a boolean or null";
 
-/**
- * A record member. One type test instead of a four-way union: records are validated one by one
- * for every value of every answer, so this is the hot path of the boundary.
- */
-export const recordMemberSchema = z.custom<RecordMember>(isRecordMember, {
+/** A record member: one type test, not a four-way union (the hot path of the boundary). */
+const recordMemberSchema = z.custom<RecordMember>(isRecordMember, {
   message: RECORD_MEMBER_MESSAGE,
 });
 

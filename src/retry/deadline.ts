@@ -6,11 +6,8 @@ export type EndCause =
   | { readonly kind: "aborted"; readonly reason: string };
 
 /**
- * The time budget of one request across its attempts (API_DEADLINE_MS, INFLUX_DEADLINE_MS) and
- * the AbortSignal that ends whatever the request waits for: it aborts when the budget is spent,
- * when {@link abort} is called, or when one of the `linked` signals aborts. The budget counts
- * only while the request itself runs ({@link resume}d: an attempt, a backoff), not while it waits
- * for something else ({@link suspend}ed: a rate-gate slot, a token, its caller).
+ * The time budget of one request across its attempts and the AbortSignal that ends it. It counts
+ * only while the request itself runs ({@link resume}d), not while it waits for a slot or a token.
  */
 export class Deadline {
   private readonly link: LinkedSignal;
@@ -21,12 +18,7 @@ export class Deadline {
   private since: number | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  /**
-   * @param budgetMs the whole budget
-   * @param now clock in epoch ms (injected by tests)
-   * @param linked signals that end the request too (a shutdown, the caller's); their reason, in
-   *   words, becomes the `aborted` cause
-   */
+  /** `linked`: signals that end the request too (a shutdown, the caller's), for their reason. */
   constructor(
     readonly budgetMs: number,
     private readonly now: () => number = Date.now,
@@ -49,14 +41,12 @@ export class Deadline {
     this.end({ kind: "aborted", reason });
   }
 
-  /** Starts counting time against the budget. */
   resume(): void {
     if (this.since !== undefined || this.signal.aborted) return;
     this.since = this.now();
     this.arm(this.remainingMs());
   }
 
-  /** Stops counting time against the budget. */
   suspend(): void {
     if (this.since === undefined) return;
     this.spentMs += this.now() - this.since;
@@ -72,9 +62,8 @@ export class Deadline {
   }
 
   /**
-   * Waits `ms` as part of the request (counted against the budget, which runs on afterwards only
-   * if it ran before; ended at once by an abort, rejecting with the signal's reason). `wait`
-   * replaces the timer (tests' virtual time).
+   * Waits `ms` as part of the request, counted against the budget (which runs on afterwards only
+   * if it ran before); an abort ends it, rejecting. `wait` replaces the timer (virtual time).
    */
   async sleep(
     ms: number,
@@ -90,10 +79,7 @@ export class Deadline {
     }
   }
 
-  /**
-   * `promise`, unless the request is ended first: then rejects with the signal's reason. For
-   * waits that do not count against the budget.
-   */
+  /** `promise`, unless the request ends first (a wait not counted against the budget). */
   waitFor<T>(promise: Promise<T>): Promise<T> {
     return raceAbort(promise, this.signal);
   }

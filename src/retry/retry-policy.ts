@@ -1,24 +1,17 @@
-/**
- * When to retry, and how long to wait first: one pure policy for the API client and the InfluxDB
- * writer (as got keeps its `calculate-retry-delay`). No I/O, no clock but the one passed in.
- */
+/** When to retry, and how long to wait first: one pure policy for the API and InfluxDB. */
 
-/** Bounds of retries (the API client: `api.retries`…; the InfluxDB writer: `influx.retries`…). */
+/** Bounds of retries (`api.retries`…, `influx.retries`…). */
 export interface RetryPolicy {
-  /** Retries after the first attempt (default 5). */
+  /** Retries after the first attempt. */
   readonly retries: number;
-  /** Delay before the first retry, doubled on every further one (default 500 ms). */
+  /** Delay before the first retry, doubled on every further one. */
   readonly baseDelayMs: number;
-  /** Upper bound of one backoff delay (default 30 000 ms). */
   readonly maxDelayMs: number;
-  /**
-   * Longest Retry-After honoured (API_RETRY_AFTER_MAX, INFLUX_RETRY_AFTER_MAX; 10 min, as
-   * Telegraf): a server asking for a longer wait is not retried.
-   */
+  /** Longest Retry-After honoured (API_RETRY_AFTER_MAX…): a longer one is not retried. */
   readonly retryAfterMaxMs: number;
 }
 
-/** Default of {@link RetryPolicy.retryAfterMaxMs}: 10 minutes. */
+/** Default of {@link RetryPolicy.retryAfterMaxMs}: 10 minutes, as Telegraf. */
 export const DEFAULT_RETRY_AFTER_MAX_MS = 600_000;
 
 /** What a failed attempt tells the policy. */
@@ -30,27 +23,14 @@ export interface RetryableFailure {
 }
 
 /** Why a failure is final. */
-export type GiveUpReason =
-  /** Not retryable. */
-  | "final"
-  /** Retry-After beyond {@link RetryPolicy.retryAfterMaxMs}. */
-  | "retry-after-over-cap"
-  /** {@link RetryPolicy.retries} retries made already. */
-  | "retries-spent"
-  /** The wait before the next attempt would pass the deadline. */
-  | "past-deadline";
+export type GiveUpReason = "final" | "retry-after-over-cap" | "retries-spent" | "past-deadline";
 
 /** What to do after a failed attempt. */
 export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number }
   | { readonly retry: false; readonly reason: GiveUpReason; readonly delayMs?: number };
 
-/**
- * The decision after a failed attempt, `retriesSoFar` retries into the request, with
- * `remainingMs` of its deadline left: give up when the failure is final, asks for a wait over the
- * cap, the retries are spent, or the wait would pass the deadline; else retry after
- * {@link computeRetryDelay}. Pure: `random` is injected.
- */
+/** The decision after a failed attempt: `retriesSoFar` retries in, `remainingMs` left. */
 export function decideRetry(
   failure: RetryableFailure,
   retriesSoFar: number,
@@ -69,10 +49,7 @@ export function decideRetry(
   return { retry: true, delayMs };
 }
 
-/**
- * Delay before retry number `retry` (1-based): exponential backoff with full jitter in
- * [ceiling/2, ceiling], and never shorter than what the server asked for with Retry-After.
- */
+/** Delay before retry number `retry` (1-based): jittered backoff, at least Retry-After. */
 export function computeRetryDelay(
   retry: number,
   policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">,
@@ -84,9 +61,7 @@ export function computeRetryDelay(
   return retryAfterMs === undefined ? backoff : Math.max(retryAfterMs, backoff);
 }
 
-/**
- * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date. Undefined when absent or unreadable.
- */
+/** Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date; undefined when unreadable. */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
   if (header === undefined || header.trim() === "") return undefined;
   const text = header.trim();
@@ -95,10 +70,7 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
-/**
- * A wait in words for messages: `850 ms`, `42 s`, `10 min`, `5 h`, `11574 days` (rounded; an
- * infinite or NaN wait is `forever`).
- */
+/** A wait in words for messages: `850 ms`, `42 s`, `10 min`, `5 h`, `11574 days`, `forever`. */
 export function formatWait(ms: number): string {
   if (!Number.isFinite(ms)) return "forever";
   const round = (n: number): string => String(Math.round(n * 10) / 10);

@@ -18,11 +18,10 @@ export interface RetryLoop<F extends RetryableFailure> {
   readonly policy: RetryPolicy;
   /** The request's budget: backoff waits count against it and end when it aborts. */
   readonly deadline: Deadline;
-  /** Random source of the jitter (default Math.random). */
   readonly random?: () => number;
   /** Replaces the backoff's timer (tests' virtual time); still ended by the deadline's signal. */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** The error thrown when the failure is final ({@link decideRetry} gave up). */
+  /** The error thrown when {@link decideRetry} gives up. */
   readonly giveUp: (
     failure: F,
     why: { readonly reason: GiveUpReason; readonly delayMs?: number },
@@ -33,11 +32,8 @@ export interface RetryLoop<F extends RetryableFailure> {
 }
 
 /**
- * The retry loop: runs `attempt` until it succeeds, waiting between failures as the policy
- * decides ({@link decideRetry}), and throws the owner's final error when it gives up. The only
- * place that retries, for the API and the InfluxDB writer alike; what an attempt is (a request, a
- * streamed answer and its consumer, a batch) is the owner's business. Rejects with the deadline's
- * signal reason when the deadline ends a backoff.
+ * The one retry loop, for the API and the InfluxDB writer alike: runs `attempt` until it
+ * succeeds, waiting as {@link decideRetry} decides; throws the owner's error when it gives up.
  */
 export async function retrying<T, F extends RetryableFailure>(
   attempt: () => Promise<Attempted<T, F>>,
