@@ -1,41 +1,35 @@
 import { scrubSecrets } from "../../logger.js";
 import { messageOf } from "../../util/errors.js";
 
-/** How a check came out: `warning` is worth a look, `failure` makes doctor exit 1. */
-export type CheckStatus = "ok" | "warning" | "failure";
-
 /** The outcome of one check: what was found and, unless ok, what to do about it. */
 export interface CheckResult {
   readonly check: string;
-  readonly status: CheckStatus;
+  /** `warning` is worth a look, `failure` makes doctor exit 1. */
+  readonly status: "ok" | "warning" | "failure";
   readonly detail: string;
   /** A concrete next step (a setting to change, a command to run); warnings and failures only. */
   readonly fix?: string;
 }
 
-export const ok = (check: string, detail: string): CheckResult => ({
-  check,
-  status: "ok",
-  detail,
-});
+export const ok = (check: string, detail: string): CheckResult => ({ check, status: "ok", detail });
 
-export const warning = (check: string, detail: string, fix: string): CheckResult => ({
-  check,
-  status: "warning",
-  detail,
-  fix,
-});
+/** A check's result that comes with a fix. */
+const withFix =
+  (status: "warning" | "failure") =>
+  (check: string, detail: string, fix: string): CheckResult => ({ check, status, detail, fix });
 
-export const failure = (check: string, detail: string, fix: string): CheckResult => ({
-  check,
-  status: "failure",
-  detail,
-  fix,
-});
+export const warning = withFix("warning");
+export const failure = withFix("failure");
 
 /** A check that could not be made because an earlier one failed (`cause`: that check). */
 export const notChecked = (check: string, why: string, cause: string): CheckResult =>
   warning(check, `not checked: ${why}`, `fix "${cause}" first`);
+
+/** `failed`, then each of `after` not checked because of it (`why`). */
+export const blocking = (failed: CheckResult, why: string, ...after: string[]): CheckResult[] => [
+  failed,
+  ...after.map((check) => notChecked(check, why, failed.check)),
+];
 
 /** The result with every registered secret removed from its texts. */
 export function scrubbed(result: CheckResult): CheckResult {

@@ -23,11 +23,6 @@ export interface HttpProblem {
   readonly message: string;
 }
 
-/** `path` under a base URL: `http://host/influx` + `/health` = `http://host/influx/health`. */
-export function under(base: string, path: string): string {
-  return `${base.replace(/\/+$/, "")}${path}`;
-}
-
 /** Most of an answer's body read (doctor expects a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
 

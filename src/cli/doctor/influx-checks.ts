@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influx-query.js";
 import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
-import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
-import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
+import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
+import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest } from "./http.js";
 
 /** The first InfluxDB check: the others are not made when it fails. */
 export const REACHABLE = "InfluxDB reachable";
@@ -52,8 +52,7 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
   }
   const reachable = await reachableCheck(influx);
   if (reachable.status === "failure") {
-    const why = "InfluxDB is not reachable";
-    return [reachable, notChecked(WRITE, why, REACHABLE), notChecked(RETENTION, why, REACHABLE)];
+    return blocking(reachable, "InfluxDB is not reachable", WRITE, RETENTION);
   }
   const raw: WriteTarget = {
     bucket: influx.bucket,
@@ -65,14 +64,22 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
 }
 
 /** One request to InfluxDB with INFLUX_TOKEN, bounded by INFLUX_TIMEOUT_MS. */
-export function request(
+function request(
   influx: Influx,
   path: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string } = {},
 ): Promise<HttpAnswer | HttpProblem> {
   const headers: Record<string, string> = { ...init.headers };
   if (influx.token !== "") headers.authorization = `Token ${influx.token}`;
-  return httpRequest(under(influx.url, path), { ...init, headers }, influx.timeoutMs);
+  const url = `${influx.url.replace(/\/+$/, "")}${path}`;
+  return httpRequest(url, { ...init, headers }, influx.timeoutMs);
+}
+
+/** Why a request did not succeed, for messages: `HTTP 404 on /api/v2/buckets: …`. */
+function failed(answer: HttpAnswer | HttpProblem, path: string): string {
+  return answer.kind === "problem"
+    ? answer.message
+    : `HTTP ${answer.status} on ${path}: ${bodyMessage(answer.body)}`;
 }
 
 const healthBody = z.object({ status: z.string().optional(), version: z.string().optional() });
@@ -198,8 +205,7 @@ export async function influxql(
   const params = new URLSearchParams({ db, q });
   if (rp) params.set("rp", rp);
   const answer = await request(influx, `/query?${params}`, { method });
-  if (answer.kind === "problem") return answer.message;
-  if (answer.status !== 200) return `HTTP ${answer.status} on /query: ${bodyMessage(answer.body)}`;
+  if (answer.kind === "problem" || answer.status !== 200) return failed(answer, "/query");
   try {
     const result = influxqlBody.parse(JSON.parse(answer.body)).results[0];
     if (!result) return "no result from /query";
@@ -228,10 +234,7 @@ async function deleteScratch(
   if (answer.kind === "answer" && answer.status >= 200 && answer.status <= 299) {
     return { done: true, how: "/api/v2/delete" };
   }
-  const v2 =
-    answer.kind === "problem"
-      ? answer.message
-      : `HTTP ${answer.status} on /api/v2/delete: ${bodyMessage(answer.body)}`;
+  const v2 = failed(answer, "/api/v2/delete");
   const dropped = await influxql(
     influx,
     `DROP MEASUREMENT ${quoteIdentifier(SCRATCH_MEASUREMENT)}`,
@@ -292,10 +295,7 @@ export async function readPolicy(
       return { unreadable: "an unexpected answer from /api/v2/buckets" };
     }
   }
-  const v2 =
-    answer.kind === "problem"
-      ? answer.message
-      : `HTTP ${answer.status} on /api/v2/buckets: ${bodyMessage(answer.body)}`;
+  const v2 = failed(answer, "/api/v2/buckets");
   const policies = await influxql(influx, "SHOW RETENTION POLICIES", "GET");
   if (typeof policies === "string") return { unreadable: `${v2}; ${policies}` };
   const [, rp] = bucket.split("/");
@@ -320,13 +320,10 @@ export async function readPolicy(
 /** How long the bucket keeps data ({@link readPolicy}). */
 async function retentionCheck(influx: Influx): Promise<CheckResult> {
   const policy = await readPolicy(influx, influx.bucket);
-  if ("unreadable" in policy) return unreadable(policy.unreadable);
+  if ("unreadable" in policy) {
+    return warning(RETENTION, `not readable (${policy.unreadable})`, RETENTION_FIX);
+  }
   return ok(RETENTION, `${policy.name} ${keeps(policy.everyS)}`);
-}
-
-/** The retention could not be read (`why`): a warning, since nothing was checked. */
-function unreadable(why: string): CheckResult {
-  return warning(RETENTION, `not readable (${why})`, RETENTION_FIX);
 }
 
 /** `keeps data forever`, `keeps data for 90 d`. */

@@ -6,7 +6,7 @@
 
 import { databaseAndPolicy } from "../../config/values.js";
 import type { Config } from "../../config.js";
-import { type CheckResult, notChecked, ok, warning } from "./check.js";
+import { blocking, type CheckResult, notChecked, ok, warning } from "./check.js";
 import {
   type BucketPolicy,
   formatRetention,
@@ -66,7 +66,7 @@ export async function rollupChecks(config: Config, reachable: boolean): Promise<
     missingFix: `create it (${rollupHomeCommands(database, policy)}), or fix ROLLUP_BUCKET`,
   });
   if (write.status === "failure") {
-    return [write, notChecked(ROLLUPS, `bucket ${rollups.bucket} takes no writes`, ROLLUPS_WRITE)];
+    return blocking(write, `bucket ${rollups.bucket} takes no writes`, ROLLUPS);
   }
   return [write, await shardCheck(influx, rollups.bucket, database, policy)];
 }
