@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import { ApiClient } from "../api/api-client.js";
@@ -11,7 +10,7 @@ import {
 } from "../config.js";
 import { createLogger, registerSecret } from "../logger.js";
 import { DEFAULT_ENV_FILE, envFileOf, mergeEnv, readEnvFile } from "./env-file.js";
-import { type CliIo, UsageError } from "./io.js";
+import { type CliIo, parseOptions, UsageError } from "./io.js";
 import { nameOption } from "./options.js";
 import { Terminal } from "./terminal.js";
 
@@ -20,10 +19,7 @@ export interface CommandContext {
   readonly config: Config;
   /** Where each setting came from (see {@link resolveConfig}). */
   readonly origins: ReadonlyMap<string, string>;
-  /**
-   * The environment with the env file's variables below it, for variables that are no setting
-   * (ENERGY_API_OTP).
-   */
+  /** The environment over the env file's variables, for those no setting holds (ENERGY_API_OTP). */
   readonly env: Readonly<Record<string, string>>;
   readonly logger: Logger;
   readonly io: CliIo;
@@ -32,7 +28,7 @@ export interface CommandContext {
 }
 
 /** Commander's camelCase key of a long flag (`--api-url` -> `apiUrl`). */
-export function flagKey(flag: string): string {
+function flagKey(flag: string): string {
   return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
@@ -53,9 +49,8 @@ export function addGlobalOptions(program: Command): void {
 }
 
 /**
- * Flags a command does not take because their value would be a secret (command lines show in
- * the shell history and in `ps`), each with the variable the secret goes into instead. Given
- * anyway, one is a usage error of one line saying so; its value is never shown.
+ * Flags a command refuses because their value would be a secret (command lines show in the shell
+ * history and in `ps`), each with the variable it goes into instead; the value is never shown.
  */
 export function refuseSecretFlags(command: Command, flags: Readonly<Record<string, string>>): void {
   for (const flag of Object.keys(flags))
@@ -73,13 +68,6 @@ export function refuseSecretFlags(command: Command, flags: Readonly<Record<strin
   });
 }
 
-/** `--config FILE`, if given: not empty. */
-function configFileOf(given: unknown): string | undefined {
-  const parsed = nameOption("--config", "a JSON config file").optional().safeParse(given);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad --config");
-  return parsed.data;
-}
-
 /** The configuration each program's command loaded, for what runCli says after a failure. */
 const loadedByProgram = new WeakMap<Command, Config>();
 
@@ -95,7 +83,7 @@ export function loadedConfig(program: Command): Config | undefined {
 export function createContext(
   command: Command,
   io: CliIo,
-  options: { readonly envFileMayBeMissing?: boolean } = {},
+  envFileMayBeMissing = false,
 ): CommandContext {
   const opts = command.optsWithGlobals<Record<string, unknown>>();
   const flags: Record<string, string | undefined> = {};
@@ -103,9 +91,13 @@ export function createContext(
     const value = setting.flag ? opts[flagKey(setting.flag)] : undefined;
     if (typeof value === "string") flags[setting.env] = value;
   }
-  const file = configFileOf(opts.config);
+  const file = parseOptions(
+    nameOption("--config", "a JSON config file").optional(),
+    opts.config,
+    false,
+  );
   const envFile = envFileOf(command, io);
-  const fromFile = readEnvFile(envFile, options.envFileMayBeMissing);
+  const fromFile = readEnvFile(envFile, envFileMayBeMissing);
   const { config, origins } = resolveConfig({
     flags,
     env: io.env,
@@ -121,10 +113,7 @@ export function createContext(
   return { config, origins, env: mergeEnv(io.env, fromFile), logger, io, terminal };
 }
 
-/**
- * An API client from the configuration, with `overrides` of its connection settings; names
- * every missing connection setting.
- */
+/** An API client from the configuration with `overrides`; names every missing setting. */
 export function createApiClient(
   context: CommandContext,
   overrides: Partial<Pick<Config["api"], "url" | "key" | "user" | "password">> = {},
@@ -132,16 +121,4 @@ export function createApiClient(
   const { config, logger } = context;
   const settings = apiClientSettings({ ...config, api: { ...config.api, ...overrides } });
   return new ApiClient({ ...settings, logger });
-}
-
-/**
- * For commands that only read the state: STATE_DB must exist (a typo would otherwise create an
- * empty database and show nothing).
- */
-export function requireStateFile(config: Config): void {
-  const path = config.state.db;
-  if (path === ":memory:" || existsSync(path)) return;
-  throw new UsageError(
-    `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
-  );
 }

@@ -5,10 +5,9 @@ import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
 import { devicesOption } from "./options.js";
 
 /**
- * A CLI time option: an ISO date or date-time (UTC unless a zone is given), `now`, or a time
- * before now as a duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`: the grammar of
- * SYNC_START too ({@link parseTimeSpec}). Not before 1970, and not after now by `future`
- * (`--to`: up to a day ahead, which stops at now); see src/util/time-bounds.ts.
+ * A CLI time option in the grammar of SYNC_START ({@link parseTimeSpec}): an ISO date or
+ * date-time, `now`, or a duration back (`P30D`, `-12h`). Not before 1970, and not after now by
+ * `future` (`--to`: up to a day ahead, which stops at now); see src/util/time-bounds.ts.
  */
 export function instantOption(flag: string, future: FutureRule = "not-after-now") {
   return z.string().transform((text, ctx) => {
@@ -29,7 +28,7 @@ export function instantOption(flag: string, future: FutureRule = "not-after-now"
   });
 }
 
-/** `--to`: up to a day after now is taken (and stops at now), default now. */
+/** `--to`: up to a day after now is taken (and stops at now). */
 export const toOption = () => instantOption("--to", "a-day-ahead");
 
 /** `--device`, `--from`, `--to` (default now) and `--yes` of a command over a range of days. */
@@ -41,17 +40,23 @@ export const rangeOptions = {
 };
 
 /**
- * A range's rules: `--from` not after `--to`, and at most ten years between them unless `--yes`
- * ({@link rangeProblem}).
+ * A range's rules, when `--from` is given: not after `--to` (default now), and at most ten years
+ * between them unless `--yes` ({@link rangeProblem}).
  */
 export function boundedRange<
-  T extends { readonly from: Date; readonly to: Date; readonly yes?: boolean | undefined },
+  T extends {
+    readonly from?: Date | undefined;
+    readonly to?: Date | undefined;
+    readonly yes?: boolean | undefined;
+  },
 >(options: z.ZodType<T>) {
   return options.superRefine((o, ctx) => {
+    if (o.from === undefined) return;
+    const to = o.to ?? new Date();
     const problem =
-      o.from.getTime() > o.to.getTime()
+      o.from.getTime() > to.getTime()
         ? "--from must not be after --to"
-        : rangeProblem(o.from, o.to, o.yes === true);
+        : rangeProblem(o.from, to, o.yes === true);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 }

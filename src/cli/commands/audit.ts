@@ -6,7 +6,15 @@ import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeText } from "../io.js";
+import {
+  type CliIo,
+  ExitStatus,
+  examples,
+  parsedAction,
+  UsageError,
+  writeJson,
+  writeText,
+} from "../io.js";
 import { countOption } from "../options.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
@@ -25,7 +33,8 @@ const optionsSchema = boundedRange(
   }),
 );
 
-type AuditOptions = z.infer<typeof optionsSchema>;
+/** What `audit` takes (and `audit --rollups`). */
+export type AuditOptions = z.infer<typeof optionsSchema>;
 
 const day = (s: number) => isoSeconds(s).slice(0, 10);
 const minute = (s: number) => `${isoSeconds(s).slice(0, 16).replace("T", " ")} UTC`;
@@ -36,19 +45,14 @@ function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
   const records = notSynced.reduce((n, r) => n + r.apiRecords, 0);
   const synced = notSynced.flatMap((r) => (r.syncedUntilS === undefined ? [] : [r.syncedUntilS]));
   const oldest = Math.min(...synced);
-  const since = [
-    ...(synced.length === 0
-      ? []
-      : [
-          `synced until ${minute(oldest)}${synced.some((s) => s > oldest) ? " at the oldest" : ""}`,
-        ]),
-    ...(synced.length < notSynced.length
-      ? [`${notSynced.length - synced.length} never synced`]
-      : []),
-  ].join(", ");
+  const since: string[] = [];
+  const atTheOldest = synced.some((s) => s > oldest) ? " at the oldest" : "";
+  if (synced.length > 0) since.push(`synced until ${minute(oldest)}${atTheOldest}`);
+  const never = notSynced.length - synced.length;
+  if (never > 0) since.push(`${never} never synced`);
   return (
     `not synced yet: ${records} records on ${notSynced.length} device resources, newer than ` +
-    `their last sync (${since}); not holes: the next sync reads them`
+    `their last sync (${since.join(", ")}); not holes: the next sync reads them`
   );
 }
 
@@ -109,7 +113,7 @@ async function runAudit(
       ? await fixHoles(pipeline, result.holes, context)
       : undefined;
   const { io } = context;
-  if (opts.json) writeText(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+  if (opts.json) writeJson(io.stdout, auditJson(result, fixed));
   else printAudit(io, result, fixed);
   if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");

@@ -1,22 +1,23 @@
 import type { Command } from "commander";
 import { decodeValueId } from "../../transform/value-id.js";
 import { createApiClient, createContext } from "../context.js";
-import { type CliIo, writeLine, writeText } from "../io.js";
+import { type CliIo, writeJson, writeLine, writeText } from "../io.js";
 import { nameArgument } from "../options.js";
 import { renderTable } from "../table.js";
 
 const DEFAULT_RESOURCE = "all_data";
 
+/** The API's object as JSON, or `rows` as a table and their count (`3 devices`). */
 function print(
   io: CliIo,
-  asJson: boolean,
+  json: boolean,
   body: unknown,
   head: string[],
   rows: string[][],
   noun: string,
 ) {
-  if (asJson) {
-    writeText(io.stdout, JSON.stringify(body, null, 2));
+  if (json) {
+    writeJson(io.stdout, body);
     return;
   }
   writeText(io.stdout, renderTable(head, rows, io.stdout));

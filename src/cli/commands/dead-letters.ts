@@ -1,18 +1,25 @@
 import type { Command } from "commander";
-import type { Logger } from "pino";
 import { z } from "zod";
-import type { Config } from "../../config.js";
 import { createPointSink } from "../../influx/create-sink.js";
 import { deadLetterTimeS } from "../../pipeline/audit-counts.js";
 import { retryDeadLetters } from "../../pipeline/dead-letters.js";
-import { StateStore } from "../../state/state-store.js";
+import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
 import { isoSeconds } from "../../util/utc-time.js";
-import { createContext, requireStateFile } from "../context.js";
-import { type CliIo, examples, parsedAction, UsageError, writeLine, writeText } from "../io.js";
+import type { CommandContext } from "../context.js";
+import {
+  type CliIo,
+  examples,
+  parsedAction,
+  UsageError,
+  writeJson,
+  writeLine,
+  writeText,
+} from "../io.js";
 import { countOption, nameOption } from "../options.js";
 import { fitText, renderTable, type TableStream } from "../table.js";
+import { withStateStore } from "../with-state-store.js";
 
 const optionsSchema = z
   .object({
@@ -52,52 +59,46 @@ function errorGist(error: string): string {
  * the error's gist first, wrapped; no payload), piped every column whole.
  */
 function lettersTable(letters: readonly DeadLetter[], stream: TableStream): string {
-  if (stream.isTTY !== true) {
-    return renderTable(
-      ["id", "kind", "device", "resource", "window (UTC)", "seen", "error", "payload"],
-      letters.map((l) => [
-        String(l.id),
-        l.kind,
-        l.deviceId,
-        l.resourceId,
-        `${when(l.windowFromS)} .. ${when(l.windowToS)}`,
-        String(l.occurrences),
-        l.error,
-        l.payload,
-      ]),
-      stream,
-    );
-  }
-  const times = letters.map((l) => deadLetterTimeS(l) ?? l.windowFromS);
-  // as ls -l: the year only when one of them is of another year than this one
-  const year = new Date().getUTCFullYear();
-  const sameYear = times.every((t) => new Date(t * 1000).getUTCFullYear() === year);
-  const time = (s: number) =>
-    when(s)
-      .slice(sameYear ? 5 : 0)
-      .replace("T", " ");
+  const tty = stream.isTTY === true;
+  const time = tty
+    ? timeColumn(letters)
+    : (l: DeadLetter) => `${when(l.windowFromS)} .. ${when(l.windowToS)}`;
+  // the narrowing of each column applies on a terminal only
   return renderTable(
     [
       { head: "id", narrow: "keep" },
       { head: "kind", narrow: "keep", optional: true },
       { head: "device", narrow: "cut" },
       { head: "resource", narrow: "cut", min: 8 },
-      { head: "time (UTC)", narrow: "keep" },
+      { head: tty ? "time (UTC)" : "window (UTC)", narrow: "keep" },
       { head: "seen", narrow: "keep", optional: true },
       // a value id and its colon on one line (e_00_00_03_001_operating_mode: 30)
       { head: "error", min: 32 },
+      ...(tty ? [] : ["payload"]),
     ],
-    letters.map((l, i) => [
+    letters.map((l) => [
       String(l.id),
       l.kind,
       l.deviceId,
       l.resourceId,
-      time(times[i] ?? l.windowFromS),
+      time(l),
       String(l.occurrences),
-      errorGist(l.error),
+      tty ? errorGist(l.error) : l.error,
+      ...(tty ? [] : [l.payload]),
     ]),
     stream,
   );
+}
+
+/** Each letter's time; the year only when one is of another year than this one (as ls -l). */
+function timeColumn(letters: readonly DeadLetter[]): (letter: DeadLetter) => string {
+  const timeOf = (l: DeadLetter) => deadLetterTimeS(l) ?? l.windowFromS;
+  const year = new Date().getUTCFullYear();
+  const sameYear = letters.every((l) => new Date(timeOf(l) * 1000).getUTCFullYear() === year);
+  return (l) =>
+    when(timeOf(l))
+      .slice(sameYear ? 5 : 0)
+      .replace("T", " ");
 }
 
 /** One dead letter whole, a field a line (each a line of writeLine, whatever it holds). */
@@ -139,18 +140,14 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       ),
     )
     .action(
-      parsedAction(optionsSchema, async (opts, command) => {
-        const { config, logger } = createContext(command, io);
-        const store = openStore(config, logger);
-        try {
+      parsedAction(optionsSchema, (opts, command) =>
+        withStateStore(command, io, async (store, context) => {
           const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
           if (opts.clear) clearLetters(io, store, letters);
-          else if (opts.retry) await retryLetters(io, store, letters, config, logger);
+          else if (opts.retry) await retryLetters(store, letters, context);
           else listLetters(io, store, letters, opts.json === true);
-        } finally {
-          store.close();
-        }
-      }),
+        }),
+      ),
     );
 
   deadLetters
@@ -171,11 +168,9 @@ function clearLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter
 
 /** `--retry`: writes `letters` again; what the sink stores is forgotten. */
 async function retryLetters(
-  io: CliIo,
   store: StateStore,
   letters: readonly DeadLetter[],
-  config: Config,
-  logger: Logger,
+  { io, config, logger }: CommandContext,
 ): Promise<void> {
   const sink = await createPointSink(config, logger);
   try {
@@ -210,7 +205,7 @@ function listLetters(
   json: boolean,
 ): void {
   if (json) {
-    writeText(io.stdout, JSON.stringify(letters, null, 2));
+    writeJson(io.stdout, letters);
     return;
   }
   if (letters.length === 0) {
@@ -227,7 +222,7 @@ function listLetters(
 }
 
 /** `dead-letters show ID`: one dead letter whole, or as JSON. */
-function showLetter(io: CliIo, rawId: string, command: Command): void {
+function showLetter(io: CliIo, rawId: string, command: Command): Promise<void> {
   const id = z.coerce.number().int().min(1).safeParse(rawId);
   if (!id.success) {
     throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
@@ -237,25 +232,12 @@ function showLetter(io: CliIo, rawId: string, command: Command): void {
   // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
   const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
   const json = opts.success && opts.data.json === true;
-  const { config, logger } = createContext(command, io);
-  const store = openStore(config, logger);
-  try {
+  return withStateStore(command, io, (store) => {
     const letter = store.deadLetters.get(id.data);
     if (letter === undefined) {
       throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
     }
-    if (json) writeText(io.stdout, JSON.stringify(letter, null, 2));
+    if (json) writeJson(io.stdout, letter);
     else for (const line of letterLines(letter)) writeLine(io.stdout, line);
-  } finally {
-    store.close();
-  }
-}
-
-/**
- * The state database, which must exist: commands that only read it (status, dead letters) never
- * create an empty one.
- */
-export function openStore(config: Config, logger: Logger): StateStore {
-  requireStateFile(config);
-  return StateStore.open(config.state.db, { logger });
+  });
 }

@@ -43,7 +43,7 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
   const flags = readFlags(command);
   const envFile = envFileOf(command, io);
   checkTarget(envFile, flags.force);
-  const context = createContext(command, io, { envFileMayBeMissing: true });
+  const context = createContext(command, io, true);
   const input = await gatherInput(io, flags, context);
   const { apiUrl: url, apiKey: key, user, password } = input;
   const client = createApiClient(context, { url, key, user, password });

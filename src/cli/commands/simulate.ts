@@ -2,7 +2,6 @@ import { type Command, Option } from "commander";
 import { z } from "zod";
 import { hostProblem } from "../../config/values.js";
 import {
-  type DataFaultOptions,
   DEFAULT_EXTRA_MEMBERS,
   DEFAULT_NEW_VALUE_SHARE,
   DEFAULT_SIM_API_KEY,
@@ -80,6 +79,8 @@ const optionsSchema = z.object({
   otp: z.string().min(1),
 });
 
+type SimulateOptions = z.infer<typeof optionsSchema>;
+
 /** `--tokenTtl` -> `--token-ttl`: the flag an option key comes from. */
 const flagOf = (key: PropertyKey | undefined): string =>
   `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -97,18 +98,15 @@ function shownDevices(ids: readonly string[]): string {
 const LOGGED_REQUESTS = 10_000;
 
 /** The startup lines that show the active data faults (none when there are none). */
-function dataFaultLines(f: DataFaultOptions): string[] {
+function dataFaultLines(f: SimulateOptions): string[] {
   const rates: string[] = [];
   if (f.poisonRate) rates.push(`poison rows ${f.poisonRate}`);
-  if (f.extraMemberRate) {
-    rates.push(
-      `extra members ${f.extraMemberRate} (${f.extraMembers ?? DEFAULT_EXTRA_MEMBERS} per row)`,
-    );
-  }
+  if (f.extraMemberRate)
+    rates.push(`extra members ${f.extraMemberRate} (${f.extraMembers} per row)`);
   if (f.outOfWindowRate) rates.push(`out-of-window rows ${f.outOfWindowRate}`);
   if (f.duplicateRate) rates.push(`duplicate rows ${f.duplicateRate}`);
   const lines = rates.length > 0 ? [`  data faults: ${rates.join(", ")}`] : [];
-  for (const o of f.outages ?? []) {
+  for (const o of f.outage) {
     const visible =
       o.visibleAtS === undefined
         ? "visible when the uplink is back"
@@ -126,6 +124,10 @@ function dataFaultLines(f: DataFaultOptions): string[] {
 const flag = (flags: string, description: string, defaultValue?: unknown): Option =>
   new Option(flags, description).default(defaultValue);
 
+/** A `--NAME <share>` flag: the share of `what` (0..1), default 0. */
+const rate = (name: string, what: string): Option =>
+  flag(`--${name} <share>`, `share of ${what} (0..1)`, "0");
+
 /** The flags of `simulate`, in the order its help lists them (new ones for each program). */
 function simulateFlags(): Option[] {
   const demo = DEFAULT_SIM_USERS[0];
@@ -142,22 +144,18 @@ function simulateFlags(): Option[] {
     ),
     flag("--token-ttl <seconds>", "validity of access tokens", "43200"),
     flag("--rate-limit <n>", "answer 429 past n requests per second"),
-    flag("--error-rate <share>", "share of requests answered 5xx (0..1)", "0"),
-    flag("--drop-rate <share>", "share of connections dropped (0..1)", "0"),
-    flag("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0"),
+    rate("error-rate", "requests answered 5xx"),
+    rate("drop-rate", "connections dropped"),
+    rate("malformed-rate", "answers with a truncated body"),
     flag(
       "--echo-headers",
       "error answers echo the request's headers (Authorization, x-api-key) in their body",
     ),
-    flag("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0"),
-    flag("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0"),
+    rate("poison-rate", "rows with a member sent as 1e400"),
+    rate("extra-member-rate", "rows with unrequested members"),
     flag("--extra-members <n>", "unrequested members per such row", String(DEFAULT_EXTRA_MEMBERS)),
-    flag(
-      "--out-of-window-rate <share>",
-      "share of data answers with rows at 2300-01-01 and 0000-01-01 (0..1)",
-      "0",
-    ),
-    flag("--duplicate-rate <share>", "share of rows sent twice, the copy + 1 (0..1)", "0"),
+    rate("out-of-window-rate", "data answers with rows at 2300-01-01 and 0000-01-01"),
+    rate("duplicate-rate", "rows sent twice, the copy + 1"),
     flag(
       "--outage <spec>",
       "a gateway outage DEVICE,FROM,TO[,VISIBLE_AT] (VISIBLE_AT: never for a dead gateway); repeatable",
@@ -181,8 +179,6 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     runSimulator(io, parseSimulateOptions(rawOpts), command),
   );
 }
-
-type SimulateOptions = z.infer<typeof optionsSchema>;
 
 /** The options, or a usage error naming the first bad flag and what it got. */
 function parseSimulateOptions(rawOpts: unknown): SimulateOptions {
@@ -227,18 +223,6 @@ async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Pr
   await stopped;
 }
 
-/** The data faults of `o`. */
-function dataFaultsOf(o: SimulateOptions): DataFaultOptions {
-  return {
-    outages: o.outage,
-    poisonRate: o.poisonRate,
-    extraMemberRate: o.extraMemberRate,
-    extraMembers: o.extraMembers,
-    outOfWindowRate: o.outOfWindowRate,
-    duplicateRate: o.duplicateRate,
-  };
-}
-
 /** The simulator `o` asks for, not listening yet. */
 function simulatorOf(o: SimulateOptions): Simulator {
   return new Simulator({
@@ -258,7 +242,14 @@ function simulatorOf(o: SimulateOptions): Simulator {
     latencyMs: o.latencyMs,
     apiKey: o.apiKey,
     users: [{ user: o.user, password: o.password, otp: o.otp }],
-    dataFaults: dataFaultsOf(o),
+    dataFaults: {
+      outages: o.outage,
+      poisonRate: o.poisonRate,
+      extraMemberRate: o.extraMemberRate,
+      extraMembers: o.extraMembers,
+      outOfWindowRate: o.outOfWindowRate,
+      duplicateRate: o.duplicateRate,
+    },
   });
 }
 
@@ -275,7 +266,7 @@ function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
     `  ENERGY_API_PASSWORD=${o.password}`,
     `  one-time password for set-password: ${o.otp}`,
     ...(o.echoHeaders ? ["  error answers echo the request headers (--echo-headers)"] : []),
-    ...dataFaultLines(dataFaultsOf(o)),
+    ...dataFaultLines(o),
     ...(first !== undefined && last !== undefined
       ? [
           `  new value ids: ${scheduled.length} devices, from ${instantText(first.atS)} to ${instantText(last.atS)}`,

@@ -5,16 +5,15 @@ import { LOCK_TTL_MS, SERVICE_LOCK } from "../../state/service-lock.js";
 import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
-import { createContext } from "../context.js";
-import { type CliIo, writeLine, writeText } from "../io.js";
+import { type CliIo, writeJson, writeLine, writeText } from "../io.js";
 import { renderTable, type TableStream } from "../table.js";
-import { openStore } from "./dead-letters.js";
+import { withStateStore } from "../with-state-store.js";
 
-/** A lag in seconds as `3 min`, `2.5 h`, `4.1 d`. */
-export function formatLag(seconds: number): string {
+/** A span of seconds as `90 s`, `3 min`, `2.5 h`, `4.1 d` (in hours at most unless `days`). */
+export function formatSpan(seconds: number, days = true): string {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`;
+  if (seconds < 172_800 || !days) return `${(seconds / 3600).toFixed(1)} h`;
   return `${(seconds / 86_400).toFixed(1)} d`;
 }
 
@@ -29,17 +28,13 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
         "run, unfinished and parked backfill jobs, dead letters",
     )
     .option("--json", "print the status as JSON")
-    .action((opts: { json?: boolean }, command: Command) => {
-      const { config, logger } = createContext(command, io);
-      const store = openStore(config, logger);
-      try {
+    .action((opts: { json?: boolean }, command: Command) =>
+      withStateStore(command, io, (store, { config }) => {
         const status = readStatus(store, config, epochSeconds(new Date()));
-        if (opts.json) writeText(io.stdout, JSON.stringify(status, null, 2));
+        if (opts.json) writeJson(io.stdout, status);
         else printStatus(io.stdout, status);
-      } finally {
-        store.close();
-      }
-    });
+      }),
+    );
 }
 
 /** What status shows, as `--json` prints it. */
@@ -104,7 +99,7 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
             c.deviceId,
             c.resourceId,
             c.newestRecordAt ?? "none yet",
-            formatLag(c.lagSeconds),
+            formatSpan(c.lagSeconds),
             c.state,
             String(c.deadLetters),
           ]),
