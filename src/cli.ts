@@ -50,11 +50,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   }
 }
 
-/**
- * What to do about an error, when the message alone does not say it; `apiUrl` is the API's
- * configured base URL, named when the API could not be reached at all.
- */
-export function nextStep(error: unknown, apiUrl?: string): string | undefined {
+/** What to do about an error when its message does not say it; `apiUrl` is the API's base URL. */
+function nextStep(error: unknown, apiUrl?: string): string | undefined {
   // a command that said what to do already names the settings to check (init, set-password)
   if (!(error instanceof ApiError) || /\bENERGY_API_[A-Z]+\b/.test(error.message)) return undefined;
   if (error.code === "network" && error.neverSent) {

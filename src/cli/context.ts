@@ -76,10 +76,7 @@ export function loadedConfig(program: Command): Config | undefined {
   return loadedByProgram.get(program);
 }
 
-/**
- * Loads configuration from the command's global flags, the environment, the env file and
- * --config. `envFileMayBeMissing`: a missing `--env-path` file is no error (init writes it).
- */
+/** Configuration from flags, environment, env file (may be missing: init) and --config. */
 export function createContext(
   command: Command,
   io: CliIo,

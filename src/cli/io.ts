@@ -57,10 +57,7 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * Options as commander hands them over, parsed with `schema`; else a usage error naming the first
- * problem (pointing at the command's help unless `pointAtHelp` is false).
- */
+/** `raw` parsed with `schema`, else a usage error naming the first problem. */
 export function parseOptions<S extends z.ZodType>(
   schema: S,
   raw: unknown,

@@ -36,10 +36,7 @@ const COMMANDS: readonly (readonly [readonly string[], () => Promise<Register>])
   [["init"], async () => (await import("./commands/init.js")).registerInitCommand],
 ];
 
-/**
- * The `energy-etl` command line. With `argv`, only the command it names is registered (when it
- * names one); every command otherwise (help, a typo that wants suggestions).
- */
+/** The command line with the command `argv` names (all of them for help or a typo). */
 export async function createProgram(io: CliIo, argv: readonly string[] = []): Promise<Command> {
   const program = new Command("energy-etl")
     .description(

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** The simulator running as a process of its own, as a remote API would: its URL, and a stop. */
-export interface SimulatorProcess {
+interface SimulatorProcess {
   readonly url: string;
   readonly pid: number;
   /** Stops it (SIGTERM) and waits for it to exit. */
@@ -13,12 +13,11 @@ export interface SimulatorProcess {
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * Starts `energy-etl simulate --port 0 …args` as a child process (the same node, flags and CLI as
- * this one) and resolves once it says where it listens. The demo runs the API's simulator so:
- * apart, like the remote API it stands in for, so that energy-etl's own process is what it is in
- * production (its memory and CPU are its own).
+ * Starts `energy-etl simulate --port 0 …args` as a child process (the same node and CLI) once it
+ * says where it listens: apart, like the remote API it stands in for, so that energy-etl's own
+ * process (its memory and CPU) is what it is in production.
  */
-export function startSimulatorProcess(args: readonly string[] = []): Promise<SimulatorProcess> {
+export function startSimulatorProcess(args: readonly string[]): Promise<SimulatorProcess> {
   const cli = process.argv[1] ?? "";
   const child = spawn(
     process.execPath,

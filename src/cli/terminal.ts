@@ -37,11 +37,6 @@ export class Terminal implements DestinationStream {
         : undefined;
   }
 
-  /** True when stderr is a terminal (bars are drawn only there). */
-  get isTTY(): boolean {
-    return this.stderr.isTTY === true;
-  }
-
   /** One log line (pino's destination): above the bar when one is drawn. */
   write(line: string): void {
     const text = this.pretty ? this.pretty(forPretty(line)) : line;
@@ -62,7 +57,7 @@ export class Terminal implements DestinationStream {
     payload: object = {},
     options: { readonly barsize?: number } = {},
   ): SingleBar | undefined {
-    if (!this.isTTY) return undefined;
+    if (this.stderr.isTTY !== true) return undefined;
     this.current?.stop();
     // forceRedraw: a log line took the bar's line, so an unchanged bar is drawn again too
     const { SingleBar } = require("cli-progress") as typeof CliProgress;

@@ -39,10 +39,7 @@ export const rangeOptions = {
   yes: z.boolean().optional(),
 };
 
-/**
- * A range's rules, when `--from` is given: not after `--to` (default now), and at most ten years
- * between them unless `--yes` ({@link rangeProblem}).
- */
+/** With `--from`: not after `--to` (default now), nor 10 years before it unless `--yes`. */
 export function boundedRange<
   T extends {
     readonly from?: Date | undefined;

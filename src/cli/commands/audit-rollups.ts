@@ -10,11 +10,7 @@ import { StepProgress } from "../progress.js";
 import { fitText, renderTable } from "../table.js";
 import type { AuditOptions } from "./audit.js";
 
-/**
- * `audit --rollups`: the daily rollups of sampled days against the raw readings in InfluxDB,
- * per device resource with counters and zone of ROLLUP_TIME_ZONES; `--fix` recomputes the days
- * that differ. Exit 1 when mismatches remain.
- */
+/** `audit --rollups`: sampled daily rollups against the raw readings; exit 1 on a mismatch. */
 export async function runRollupAudit(
   opts: AuditOptions,
   pipeline: Pipeline,

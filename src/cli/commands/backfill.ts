@@ -140,10 +140,7 @@ function retryParked(opts: BackfillOptions, pipeline: Pipeline, io: CliIo): Back
   return jobs;
 }
 
-/**
- * The jobs of the interval planned and queued (an unfinished one continued, a finished one not
- * fetched again); with --dry-run the plan printed instead and undefined.
- */
+/** The interval's jobs planned and queued (a dry run prints the plan: undefined). */
 async function plannedJobs(
   opts: BackfillOptions,
   nowS: number,

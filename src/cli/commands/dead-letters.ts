@@ -54,10 +54,7 @@ function errorGist(error: string): string {
   return (detail ?? text).replace(/\bpartial write: /, "").replace(/\s+dropped=\d+\s*$/, "");
 }
 
-/**
- * The dead letters as a table: on a terminal what fits its width (the time of the row or line,
- * the error's gist first, wrapped; no payload), piped every column whole.
- */
+/** The dead letters as a table: on a terminal fitted (the error's gist), piped whole. */
 function lettersTable(letters: readonly DeadLetter[], stream: TableStream): string {
   const tty = stream.isTTY === true;
   const time = tty

@@ -15,10 +15,7 @@ import { startSimulatorProcess } from "../simulator-process.js";
 
 const DEMO_DAYS = 2;
 
-/**
- * Where the demo keeps its state and files: `demo/` next to STATE_DB (`./data/demo` by default,
- * `/data/demo` in the image, whose working directory is read-only).
- */
+/** `demo/` next to STATE_DB: the image's working directory is read-only. */
 export function demoDir(stateDb: string): string {
   return join(dirname(resolve(stateDb)), "demo");
 }
@@ -85,18 +82,8 @@ function demoConfig(config: Config, url: string, stateDb: string): Config {
   };
 }
 
-/** What the demo did, for its summary. */
-interface DemoSummary {
-  readonly devices: number;
-  readonly values: number;
-  readonly resources: number;
-  readonly points: number;
-  readonly requests: number;
-  readonly dataRequests: number;
-}
-
 /** Backfills the last DEMO_DAYS days of every device, then runs one sync. */
-async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Promise<DemoSummary> {
+async function backfillAndSync(pipeline: Pipeline, context: CommandContext) {
   const nowS = epochSeconds(new Date());
   const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
     devices: "all",
@@ -119,7 +106,7 @@ async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Pro
 /** The lines that end the demo, with where its data and state went. */
 function printSummary(
   io: CliIo,
-  c: DemoSummary & {
+  c: Awaited<ReturnType<typeof backfillAndSync>> & {
     readonly elapsedMs: number;
     readonly target: string;
     readonly stateDb: string;

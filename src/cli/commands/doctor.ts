@@ -7,13 +7,13 @@ import { demoChecks } from "../doctor/demo-checks.js";
 import { influxChecks, REACHABLE } from "../doctor/influx-checks.js";
 import { rollupChecks } from "../doctor/rollup-checks.js";
 import { diskCheck, stateChecks } from "../doctor/state-checks.js";
-import { type CliIo, ExitStatus, writeLine, writeText } from "../io.js";
+import { type CliIo, ExitStatus, writeJson, writeLine } from "../io.js";
 
 /** Headroom of a group of checks over the bounds of its own requests. */
 const SLACK_MS = 2000;
 
 /** One check as a line: `ok       API reachable: http://… answers`, the fix after ` -> `. */
-export function formatCheck(result: CheckResult): string {
+function formatCheck(result: CheckResult): string {
   const line = `${result.status.padEnd(8)} ${result.check}: ${result.detail}`;
   return result.fix === undefined ? line : `${line} -> ${result.fix}`;
 }
@@ -36,9 +36,8 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     )
     .action(async (opts: { json?: boolean }, command: Command) => {
       const results = (await runChecks(command, io)).map(scrubbed);
-      if (opts.json) {
-        writeText(io.stdout, JSON.stringify(results, null, 2));
-      } else {
+      if (opts.json) writeJson(io.stdout, results);
+      else {
         for (const result of results) writeLine(io.stdout, formatCheck(result));
         const count = (status: CheckResult["status"]) =>
           results.filter((r) => r.status === status).length;

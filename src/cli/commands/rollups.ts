@@ -75,10 +75,7 @@ export function registerRollupsCommand(program: Command, io: CliIo): void {
     );
 }
 
-/**
- * Marks every day of the range of each device resource with counters (unless an earlier run of
- * the command left marks: then those are continued), then writes their rollups device by device.
- */
+/** Marks the range's days of device resources with counters, then writes their rollups. */
 async function rollups(
   io: CliIo,
   pipeline: Pipeline,

@@ -12,11 +12,7 @@ const optionsSchema = z.object({
   user: nameOption("--user", "the API username").optional(),
 });
 
-/**
- * `set-password`: spec 5.1, once per user, with the one-time password the operator received.
- * The request is never sent twice (the client retries only a connection that was refused or a
- * name that did not resolve); a failure says what to do next ({@link adviseOnFailure}).
- */
+/** `set-password`: spec 5.1 with a one-time password; the request is never sent twice. */
 export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   const setPassword = program
     .command("set-password")
@@ -58,11 +54,9 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
 }
 
 /**
- * The error of a failed POST /set_password with what to do next: after a refusal, the one-time
- * password is wrong, expired or used up, so ask for a new one (a 403 may be the API key: check
- * it first); after a failure that may have reached the server (timeout, reset, 5xx, 429), the
- * one-time password may be used up, so try the new password first; after failures that never
- * reached it, check the URL and run the command again. `command` is the one to run again.
+ * A failed POST /set_password with what to do next: after a refusal, get a new one-time password
+ * (a 403 may be the API key); after a failure that may have reached the server, try the new
+ * password first; after one that never reached it, run `command` again.
  */
 export function adviseOnFailure(error: ApiError, command = "set-password"): ApiError {
   if (error.code === "auth_failed" && error.status === 403) {

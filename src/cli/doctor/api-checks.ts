@@ -21,11 +21,7 @@ const CREDENTIALS_FIX =
   "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
   "one-time password, set the password with `energy-etl set-password`";
 
-/**
- * The API's checks in order: the base URL answers, the credentials get a token, devices are
- * visible, and the local clock against the API's `Date` header. Each request is one attempt
- * bounded by API_TIMEOUT_MS.
- */
+/** The API answers, the credentials get a token, devices are visible, and the clock agrees. */
 export async function apiChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
   const { url, timeoutMs } = config.api;
   if (url === "") {

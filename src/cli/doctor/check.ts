@@ -42,10 +42,7 @@ export function scrubbed(result: CheckResult): CheckResult {
 /** Milliseconds as seconds for messages: `30`, `1.5`. */
 export const seconds = (ms: number): string => String(Number((ms / 1000).toFixed(3)));
 
-/**
- * The results of `run`, or one failure of `check` when it did not end within `ms` (a safety net:
- * every check bounds its own requests; this keeps doctor from hanging whatever they do).
- */
+/** The results of `run`, or a failure of `check` when they take over `ms` (doctor never hangs). */
 export async function bounded(
   check: string,
   ms: number,

@@ -27,9 +27,8 @@ export interface HttpProblem {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), on plain
- * `node:http(s)`; like the API client's transport (got), it follows no redirect and retries
- * nothing. Never throws for a transport failure, which comes back as an {@link HttpProblem}.
+ * One HTTP request bounded by `timeoutMs` as a whole, on `node:http(s)`: no redirect followed,
+ * nothing retried (as the API client's got); a transport failure comes back as an HttpProblem.
  */
 export function httpRequest(
   url: string,
@@ -120,7 +119,7 @@ function field(value: unknown, key: string): string | undefined {
 }
 
 /** A text on one line, cut to 200 characters. */
-export function oneLine(text: string): string {
+function oneLine(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

@@ -14,7 +14,7 @@ const RETENTION_FIX =
   "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
-export const SCRATCH_MEASUREMENT = "energy_etl_doctor";
+const SCRATCH_MEASUREMENT = "energy_etl_doctor";
 
 export type Influx = Config["influx"];
 
@@ -26,12 +26,7 @@ export interface WriteTarget {
   readonly missingFix: string;
 }
 
-/**
- * Where points go. With INFLUX_URL: InfluxDB answers, the token can write the bucket (one point
- * written to {@link SCRATCH_MEASUREMENT} and deleted again; a 404 from InfluxDB 1.x before 1.8,
- * which has no v2 write API, says so), and the bucket's retention (a warning when it cannot be
- * read). Each request is bounded by INFLUX_TIMEOUT_MS.
- */
+/** Where points go; with INFLUX_URL, that InfluxDB answers, takes writes, and its retention. */
 export async function influxChecks(config: Config): Promise<CheckResult[]> {
   const { influx } = config;
   if (influx.url === "") {
@@ -129,10 +124,8 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
 }
 
 /**
- * Writes one point to the scratch measurement of `target` and deletes it again. A 404 is told
- * apart by the answer's own version header: InfluxDB 1.x before 1.8 has no such endpoint; anything
- * else (a proxy that adds it, as the tests' does, included) has no such bucket, as has InfluxDB
- * 1.8 when it answers `retention policy not found`.
+ * Writes one point to the scratch measurement of `target` and deletes it again. A 404 from InfluxDB
+ * 1.x before 1.8 (by its version header) means no v2 write API; any other, no such bucket.
  */
 export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
   const { bucket, check } = target;
@@ -271,8 +264,7 @@ export interface BucketPolicy {
 
 /**
  * A bucket's retention and shard group duration: /api/v2/buckets (2.x), else InfluxQL SHOW
- * RETENTION POLICIES (1.x: `bucket`'s retention policy, or the database's default); why not,
- * when neither says.
+ * RETENTION POLICIES (1.x: the bucket's policy, or the default); why not, when neither says.
  */
 export async function readPolicy(
   influx: Influx,
@@ -339,7 +331,7 @@ export function formatRetention(totalS: number): string {
 }
 
 /** InfluxQL's duration (`168h0m0s`, `0s`) in seconds. */
-export function durationSeconds(text: string): number | undefined {
+function durationSeconds(text: string): number | undefined {
   const units: Record<string, number> = { w: 604_800, d: 86_400, h: 3600, m: 60, s: 1 };
   let total = 0;
   let rest = text;

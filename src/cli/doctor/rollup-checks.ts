@@ -38,10 +38,7 @@ export function rollupHomeCommands(database: string, policy: string): string {
   );
 }
 
-/**
- * With rollups written to InfluxDB: without ROLLUP_BUCKET a warning with the commands to give
- * them a home; with it, the write check on that bucket and its shard group duration.
- */
+/** Where the rollups go: a warning without ROLLUP_BUCKET; else its write and shard check. */
 export async function rollupChecks(config: Config, reachable: boolean): Promise<CheckResult[]> {
   const { influx, rollups } = config;
   if (!rollups.enabled || influx.url === "") return [];

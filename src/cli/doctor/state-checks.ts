@@ -31,10 +31,7 @@ const BUSY_TIMEOUT_MS = 2000;
 
 const MOVE_FIX = "set STATE_DB to a path in a directory this user can write";
 
-/**
- * The state database (STATE_DB): it can be written, its schema is that of this energy-etl, and
- * who holds the service lock. A missing file is not created (the first sync or `migrate` does).
- */
+/** STATE_DB can be written, has this energy-etl's schema, and who holds the service lock. */
 export function stateChecks(config: Config): CheckResult[] {
   const path = config.state.db;
   if (path === ":memory:") {

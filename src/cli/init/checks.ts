@@ -49,10 +49,7 @@ export function afterPasswordSet(error: unknown, user: string): Error {
   return new Error(`${message}${note}`);
 }
 
-/**
- * With a one-time password in `input`: sets the password (POST /set_password) and says so;
- * true when it did. A failure comes with what to do next.
- */
+/** With a one-time password in `input`: sets the password and says so; true when it did. */
 export async function setPasswordOnFirstStart(
   io: CliIo,
   client: ApiClient,
@@ -68,10 +65,7 @@ export async function setPasswordOnFirstStart(
   return true;
 }
 
-/**
- * Proves the credentials: creates a token (a refusal with advice, unless the password was just
- * set) and lists the devices the user may read.
- */
+/** Proves the credentials by a token (with advice, unless just set) and lists the devices. */
 export async function proveAccess(
   io: CliIo,
   client: ApiClient,

@@ -9,14 +9,13 @@ import { askHidden, askLine } from "../prompt.js";
 const PROMPT_TRIES = 3;
 
 /**
- * One value `init` asks for: its flag (none for a secret), the environment variable (and setting)
- * that also supplies it, and how a prompt names it.
+ * One value `init` asks for: its flag (none for a secret, which is asked without echo), the
+ * environment variable (and setting) that also supplies it, and how a prompt names it.
  */
 export interface Field {
   readonly flag?: string;
   readonly env: string;
   readonly label: string;
-  readonly hidden: boolean;
   readonly schema: z.ZodType<string, string>;
 }
 
@@ -51,13 +50,11 @@ export const FIELDS = {
     flag: "--api-url",
     env: "ENERGY_API_URL",
     label: "API URL",
-    hidden: false,
     schema: apiUrlSchema,
   },
   apiKey: {
     env: "ENERGY_API_KEY",
     label: "API key",
-    hidden: true,
     // an HTTP header value: surrounding blanks would not reach the API anyway
     schema: envValue(z.string().trim()),
   },
@@ -65,19 +62,16 @@ export const FIELDS = {
     flag: "--user",
     env: "ENERGY_API_USER",
     label: "API user",
-    hidden: false,
     schema: envValue(z.string().trim()),
   },
   password: {
     env: "ENERGY_API_PASSWORD",
     label: "API password",
-    hidden: true,
     schema: envValue(z.string()),
   },
   otp: {
     env: "ENERGY_API_OTP",
     label: "one-time password",
-    hidden: true,
     schema: z
       .string()
       .min(1, "must not be empty")
@@ -85,8 +79,7 @@ export const FIELDS = {
   },
 } satisfies Record<string, Field>;
 
-/** Where a value came from, for messages. */
-export type Origin = "flag" | "setting" | "prompt";
+type Origin = "flag" | "setting" | "prompt";
 
 /** `value` checked by the field's schema, or a UsageError naming where it came from. */
 export function checkValue(field: Field, value: string, origin: Origin): string {
@@ -109,8 +102,9 @@ async function askFor(
   question = `${field.label.charAt(0).toUpperCase()}${field.label.slice(1)}: `,
 ): Promise<string> {
   for (let tries = 1; ; tries++) {
-    const answer = field.hidden ? await askHidden(io, question) : await askLine(io, question);
-    if (field.hidden) registerSecret(answer);
+    const secret = field.flag === undefined;
+    const answer = secret ? await askHidden(io, question) : await askLine(io, question);
+    if (secret) registerSecret(answer);
     try {
       return checkValue(field, answer, "prompt");
     } catch (error) {
@@ -200,11 +194,10 @@ async function gatherPassword(
 }
 
 /**
- * Gathers the values: a flag's first (URL and user; secrets have none), then the setting's
- * (environment, the env file, --config), then a prompt's on a terminal; off a terminal a missing
- * value is a usage error naming where it goes. A one-time password comes from ENERGY_API_OTP,
- * or a "first start?" question on a terminal when no password is given. Every secret is
- * registered for redaction before anything is sent.
+ * Gathers the values: a flag's, else the setting's (environment, env file, --config), else a
+ * prompt's on a terminal (off one, a usage error naming where it goes). A one-time password comes
+ * from ENERGY_API_OTP or, with no password given, a "first start?" question on a terminal.
+ * Every secret is registered for redaction before anything is sent.
  */
 export async function gatherInput(
   io: CliIo,
