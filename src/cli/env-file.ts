@@ -30,11 +30,7 @@ export function envFileOf(command: Command, io: CliIo): EnvFile {
     : { path: resolve(io.cwd, given), label: given, explicit: true };
 }
 
-/**
- * The variables of an env file, by Node's own parser (as `node --env-file` reads them); undefined
- * when a `./.env` nobody named does not exist. A missing `--env-path` file is a UsageError (unless
- * `mayBeMissing`), an unreadable one a ConfigError. Never changes process.env.
- */
+/** An env file's variables by Node's parser; undefined when an unnamed `./.env` does not exist. */
 export function readEnvFile(
   file: EnvFile,
   mayBeMissing = false,

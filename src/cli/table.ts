@@ -49,10 +49,7 @@ export function renderTable(
   return table.toString();
 }
 
-/**
- * A line of text wrapped at spaces to the width of a terminal, whole when piped; its control
- * characters escaped first, so its only line breaks are the wrapping's. Write it with `writeText`.
- */
+/** A line of text (control characters escaped) wrapped to a terminal's width; whole when piped. */
 export function fitText(text: string, stream: TableStream): string {
   const line = escapeControls(text);
   return stream.isTTY === true ? wrap(line, widthOf(stream)).join("\n") : line;

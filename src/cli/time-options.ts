@@ -4,11 +4,7 @@ import { type FutureRule, instantProblem, rangeProblem } from "../util/time-boun
 import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
 import { devicesOption } from "./options.js";
 
-/**
- * A CLI time option in the grammar of SYNC_START ({@link parseTimeSpec}): an ISO date or
- * date-time, `now`, or a duration back (`P30D`, `-12h`). Not before 1970, and not after now by
- * `future` (`--to`: up to a day ahead, which stops at now); see src/util/time-bounds.ts.
- */
+/** A time option in SYNC_START's grammar; from 1970 up to now, or as `future` says (`--to`). */
 export function instantOption(flag: string, future: FutureRule = "not-after-now") {
   return z.string().transform((text, ctx) => {
     const spec = parseTimeSpec(text);

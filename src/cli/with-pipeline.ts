@@ -19,7 +19,6 @@ export class InterruptedError extends Error {
 const interrupted = (signal: string): InterruptedError =>
   new InterruptedError(`stopped by ${signal}; run the same command again to continue`);
 
-/** Options of {@link withPipeline}. */
 interface WithPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;

@@ -4,10 +4,7 @@ import { StateStore } from "../state/state-store.js";
 import { type CommandContext, createContext } from "./context.js";
 import { type CliIo, UsageError } from "./io.js";
 
-/**
- * Runs `work` on the state database and closes it. Unless `create` (migrate), STATE_DB must exist:
- * a typo would otherwise create an empty database and show nothing.
- */
+/** Runs `work` on STATE_DB, which must exist unless `create`: a typo would make an empty one. */
 export async function withStateStore<T>(
   command: Command,
   io: CliIo,

@@ -98,29 +98,22 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
 }
 
 /** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
-async function runAudit(
-  opts: AuditOptions,
-  pipeline: Pipeline,
-  context: CommandContext,
-): Promise<void> {
+async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: CommandContext) {
   const { influx } = context.config;
   if (influx.url === "") {
     throw new UsageError("audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)");
   }
   const result = await findHoles(opts, pipeline, new InfluxQuery(influx), context);
-  const fixed =
-    opts.fix && result.holes.length > 0
-      ? await fixHoles(pipeline, result.holes, context)
-      : undefined;
+  const holes = result.holes.length > 0;
+  const fixed = opts.fix && holes ? await fixHoles(pipeline, result.holes, context) : undefined;
   const { io } = context;
   if (opts.json) writeJson(io.stdout, auditJson(result, fixed));
   else printAudit(io, result, fixed);
-  if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
+  if (holes && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
   }
 }
 
-/** The audit itself, with a progress bar of its data requests. */
 async function findHoles(
   opts: AuditOptions,
   pipeline: Pipeline,
@@ -128,28 +121,16 @@ async function findHoles(
   context: CommandContext,
 ): Promise<AuditResult> {
   const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
+  const range = { fromS: epochSeconds(opts.from), toS: epochSeconds(opts.to) };
   try {
-    return await auditGaps(
-      pipeline,
-      query,
-      {
-        devices: opts.device ?? "all",
-        fromS: epochSeconds(opts.from),
-        toS: epochSeconds(opts.to),
-      },
-      progress,
-    );
+    return await auditGaps(pipeline, query, { devices: opts.device ?? "all", ...range }, progress);
   } finally {
     progress.stop();
   }
 }
 
 /** `--fix`: backfill jobs for exactly the days with holes, queued and run. */
-async function fixHoles(
-  pipeline: Pipeline,
-  holes: AuditResult["holes"],
-  context: CommandContext,
-): Promise<Fixed> {
+async function fixHoles(pipeline: Pipeline, holes: AuditResult["holes"], context: CommandContext) {
   const nowS = epochSeconds(pipeline.now());
   const jobs = queueBackfill(pipeline, holeJobs(holes, nowS)).jobs.map((q) => q.job);
   const { run } = await runBackfillWithProgress(pipeline, jobs, context);
@@ -161,11 +142,7 @@ async function fixHoles(
 }
 
 /** What `--fix` did: backfill jobs run and done, dead letters they made. */
-interface Fixed {
-  readonly jobs: number;
-  readonly done: number;
-  readonly deadLetters: number;
-}
+type Fixed = Awaited<ReturnType<typeof fixHoles>>;
 
 /** The audit as `--json` prints it. */
 function auditJson(result: AuditResult, fixed: Fixed | undefined) {

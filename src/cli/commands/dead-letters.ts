@@ -114,7 +114,7 @@ function letterLines(l: DeadLetter): string[] {
   ];
 }
 
-/** `dead-letters`: the rows, members and lines kept instead of freezing a device; retry or clear them. */
+/** `dead-letters`: what was kept instead of freezing a device; retry or clear it. */
 export function registerDeadLettersCommand(program: Command, io: CliIo): void {
   const deadLetters = program
     .command("dead-letters")
@@ -140,9 +140,12 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       parsedAction(optionsSchema, (opts, command) =>
         withStateStore(command, io, async (store, context) => {
           const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
-          if (opts.clear) clearLetters(io, store, letters);
-          else if (opts.retry) await retryLetters(store, letters, context);
-          else listLetters(io, store, letters, opts.json === true);
+          if (opts.clear) {
+            for (const letter of letters) store.deadLetters.remove(letter.id);
+            writeLine(io.stdout, `forgot ${letters.length} dead letters`);
+          } else if (opts.retry) await retryLetters(store, letters, context);
+          else if (opts.json) writeJson(io.stdout, letters);
+          else listLetters(io, store, letters);
         }),
       ),
     );
@@ -157,12 +160,6 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** `--clear`: forgets `letters`. */
-function clearLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
-  for (const letter of letters) store.deadLetters.remove(letter.id);
-  writeLine(io.stdout, `forgot ${letters.length} dead letters`);
-}
-
 /** `--retry`: writes `letters` again; what the sink stores is forgotten. */
 async function retryLetters(
   store: StateStore,
@@ -171,15 +168,9 @@ async function retryLetters(
 ): Promise<void> {
   const sink = await createPointSink(config, logger);
   try {
-    const outcome = await retryDeadLetters(
-      {
-        deadLetters: store.deadLetters,
-        sink,
-        decoder: new ValueIdDecoder(logger),
-        now: () => new Date(),
-      },
-      letters,
-    );
+    const decoder = new ValueIdDecoder(logger);
+    const parts = { deadLetters: store.deadLetters, sink, decoder, now: () => new Date() };
+    const outcome = await retryDeadLetters(parts, letters);
     writeLine(
       io.stdout,
       `retried ${letters.length} dead letters: ${outcome.written} written` +
@@ -194,17 +185,8 @@ async function retryLetters(
   }
 }
 
-/** `letters` as JSON, or as a table with a footer of how many there are in all. */
-function listLetters(
-  io: CliIo,
-  store: StateStore,
-  letters: readonly DeadLetter[],
-  json: boolean,
-): void {
-  if (json) {
-    writeJson(io.stdout, letters);
-    return;
-  }
+/** `letters` as a table with a footer of how many there are in all. */
+function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
   if (letters.length === 0) {
     writeLine(io.stdout, "no dead letters");
     return;

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
 import { type EnvFile, envFileOf } from "../env-file.js";
 import { afterPasswordSet, proveAccess, setPasswordOnFirstStart } from "../init/checks.js";
-import { checkValue, FIELDS, gatherInput, type InitFlags } from "../init/prompts.js";
+import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
 import { checkTarget, writeInitEnvFile } from "../init/write-env.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 
@@ -26,7 +26,7 @@ const globalsSchema = z.object({
  * The flags, checked before anything else happens; `--api-url` and `--api-user` may arrive as the
  * program's settings flags (commander hands those to the program, not to init).
  */
-function readFlags(command: Command): InitFlags {
+function readFlags(command: Command) {
   const opts = parseOptions(optionsSchema, command.opts());
   const globals = globalsSchema.parse(command.optsWithGlobals());
   const apiUrl = opts.apiUrl ?? globals.apiUrl;
@@ -38,7 +38,6 @@ function readFlags(command: Command): InitFlags {
   };
 }
 
-/** `init`: the whole first setup, from credentials to a .env the compose stack starts with. */
 async function runInit(io: CliIo, command: Command): Promise<void> {
   const flags = readFlags(command);
   const envFile = envFileOf(command, io);

@@ -59,7 +59,6 @@ async function runService(io: CliIo, command: Command): Promise<void> {
   }
 }
 
-/** The service's settings from the configuration. */
 function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
   const nowS = epochSeconds(new Date());
   return {

@@ -53,12 +53,12 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   });
 }
 
-/**
- * A failed POST /set_password with what to do next: after a refusal, get a new one-time password
- * (a 403 may be the API key); after a failure that may have reached the server, try the new
- * password first; after one that never reached it, run `command` again.
- */
-export function adviseOnFailure(error: ApiError, command = "set-password"): ApiError {
+/** A failed POST /set_password with what to do next (to run `command` again: check `url`). */
+export function adviseOnFailure(
+  error: ApiError,
+  command = "set-password",
+  url = "ENERGY_API_URL",
+): ApiError {
   if (error.code === "auth_failed" && error.status === 403) {
     return error.withMessage(
       `${error.message}. The API refused the request: check the API key (ENERGY_API_KEY); if ` +
@@ -75,7 +75,7 @@ export function adviseOnFailure(error: ApiError, command = "set-password"): ApiE
   if (error.neverSent) {
     return error.withMessage(
       `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
-        `check ENERGY_API_URL and run ${command} again.`,
+        `check ${url} and run ${command} again.`,
     );
   }
   if (

@@ -175,21 +175,18 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .command("simulate")
     .description("run the Energy Monitoring Data API simulator (deterministic data from a seed)");
   for (const option of simulateFlags()) simulate.addOption(option);
-  simulate.action(async (rawOpts: unknown, command: Command) =>
+  simulate.action(async (rawOpts: Record<string, unknown>, command: Command) =>
     runSimulator(io, parseSimulateOptions(rawOpts), command),
   );
 }
 
 /** The options, or a usage error naming the first bad flag and what it got. */
-function parseSimulateOptions(rawOpts: unknown): SimulateOptions {
+function parseSimulateOptions(rawOpts: Record<string, unknown>): SimulateOptions {
   const parsed = optionsSchema.safeParse(rawOpts);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const flag = issue?.path[0];
-  const given =
-    typeof rawOpts === "object" && rawOpts !== null && typeof flag === "string"
-      ? (rawOpts as Record<string, unknown>)[flag]
-      : undefined;
+  const given = typeof flag === "string" ? rawOpts[flag] : undefined;
   const shown = typeof given === "string" ? ` (got "${given}")` : "";
   throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
     pointAtHelp: true,
@@ -199,9 +196,8 @@ function parseSimulateOptions(rawOpts: unknown): SimulateOptions {
 /** Serves the simulator of `o` until SIGINT/SIGTERM, after lines saying how to reach it. */
 async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Promise<void> {
   const simulator = simulatorOf(o);
-  const fleet = simulator.fleet;
-  const devices = fleet.deviceIds();
-  const unknown = o.outage.find((outage) => !fleet.hasDevice(outage.deviceId));
+  const devices = simulator.fleet.deviceIds();
+  const unknown = o.outage.find((outage) => !simulator.fleet.hasDevice(outage.deviceId));
   if (unknown) {
     throw new UsageError(
       `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,

@@ -46,8 +46,6 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
   const letters = new Map(
     store.deadLetters.countByResource().map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
   );
-  const cursors = store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters));
-  const lastRun = store.runs.last() ?? null;
   const backfillJobs = store.jobs.unfinished().map((j) => ({
     id: j.id,
     deviceId: j.deviceId,
@@ -66,17 +64,14 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
   }));
   return {
     service: serviceHolder(store, nowS),
-    cursors,
-    lastRun,
+    cursors: store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters)),
+    lastRun: store.runs.last() ?? null,
     backfillJobs,
     deadLetters: store.deadLetters.count(),
   };
 }
 
-/**
- * The `run` that holds the state file (its service lock), with the age of its last heartbeat
- * (it renews the lock every 10 s for 30 s); null when none holds it or its lease ran out.
- */
+/** The `run` holding the service lock, with its heartbeat's age; null when none or expired. */
 function serviceHolder(store: StateStore, nowS: number) {
   const lock = store.locks.peek(SERVICE_LOCK);
   if (lock === undefined) return null;
@@ -86,7 +81,6 @@ function serviceHolder(store: StateStore, nowS: number) {
   return { pid, host, command, since, heartbeatAgeS: Math.max(0, Math.round(nowS - heartbeatS)) };
 }
 
-/** The status as tables and lines. */
 function printStatus(stdout: CliIo["stdout"], status: Status): void {
   const { service, cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
   writeText(
@@ -131,7 +125,6 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
   );
 }
 
-/** Unfinished backfill jobs: their state, interval, progress and last error. */
 function jobsTable(jobs: Status["backfillJobs"], stdout: TableStream): string {
   return renderTable(
     ["job", "device", "resource", "reason", "status", "interval (UTC)", "progress", "last error"],
@@ -151,7 +144,6 @@ function jobsTable(jobs: Status["backfillJobs"], stdout: TableStream): string {
   );
 }
 
-/** One cursor as status shows it. */
 function describeCursor(
   c: Cursor,
   nowS: number,

@@ -1,3 +1,4 @@
+import { formatSeconds } from "../../influx/write-errors.js";
 import { scrubSecrets } from "../../logger.js";
 import { messageOf } from "../../util/errors.js";
 
@@ -39,9 +40,6 @@ export function scrubbed(result: CheckResult): CheckResult {
     : { ...result, detail, fix: scrubSecrets(result.fix) };
 }
 
-/** Milliseconds as seconds for messages: `30`, `1.5`. */
-export const seconds = (ms: number): string => String(Number((ms / 1000).toFixed(3)));
-
 /** The results of `run`, or a failure of `check` when they take over `ms` (doctor never hangs). */
 export async function bounded(
   check: string,
@@ -55,7 +53,7 @@ export async function bounded(
         resolve([
           failure(
             check,
-            `no result within ${seconds(ms)} s`,
+            `no result within ${formatSeconds(ms)} s`,
             "check that the service it talks to answers",
           ),
         ]),

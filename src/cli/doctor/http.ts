@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
-import { seconds } from "./check.js";
+import { formatSeconds } from "../../influx/write-errors.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
 export interface HttpAnswer {
@@ -26,10 +26,7 @@ export interface HttpProblem {
 /** Most of an answer's body read (doctor expects a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/**
- * One HTTP request bounded by `timeoutMs` as a whole, on `node:http(s)`: no redirect followed,
- * nothing retried (as the API client's got); a transport failure comes back as an HttpProblem.
- */
+/** One request bounded by `timeoutMs` as a whole, not redirected nor retried; never throws. */
 export function httpRequest(
   url: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string },
@@ -37,12 +34,17 @@ export function httpRequest(
 ): Promise<HttpAnswer | HttpProblem> {
   return new Promise((resolve) => {
     const signal = AbortSignal.timeout(timeoutMs);
+    const timedOut: HttpProblem = {
+      kind: "problem",
+      reason: "timeout",
+      message: `no answer within ${formatSeconds(timeoutMs)} s`,
+    };
     const problem = (error: unknown): void =>
-      resolve(signal.aborted ? timedOut(timeoutMs) : describeProblem(error));
+      resolve(signal.aborted ? timedOut : describeProblem(error));
     let sentAtMs = Date.now();
     try {
       const target = new URL(url);
-      const req = requestFor(target)(target, {
+      const req = (target.protocol === "https:" ? requestTls : request)(target, {
         method: init.method ?? "GET",
         headers: { "user-agent": "energy-etl doctor", ...init.headers },
         signal,
@@ -81,20 +83,6 @@ export function httpRequest(
   });
 }
 
-/** `node:https`'s request for an https URL, `node:http`'s otherwise. */
-function requestFor(url: URL): typeof request {
-  return url.protocol === "https:" ? requestTls : request;
-}
-
-/** No answer within the time given. */
-function timedOut(timeoutMs: number): HttpProblem {
-  return {
-    kind: "problem",
-    reason: "timeout",
-    message: `no answer within ${seconds(timeoutMs)} s`,
-  };
-}
-
 const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
 
 /** Reads what the request threw: the code and message, a TLS refusal. */
@@ -112,6 +100,7 @@ function describeProblem(error: unknown): HttpProblem {
   return { kind: "problem", reason: tls ? "tls" : "network", message: oneLine(message) };
 }
 
+/** `value[key]` when `value` is an object and that a string. */
 function field(value: unknown, key: string): string | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const found: unknown = Reflect.get(value, key);
@@ -128,11 +117,9 @@ function oneLine(text: string): string {
 export function bodyMessage(body: string): string {
   try {
     const json: unknown = JSON.parse(body);
-    if (typeof json === "object" && json !== null) {
-      for (const key of ["message", "error"]) {
-        const value: unknown = Reflect.get(json, key);
-        if (typeof value === "string" && value !== "") return oneLine(value);
-      }
+    for (const key of ["message", "error"]) {
+      const value = field(json, key);
+      if (value) return oneLine(value);
     }
   } catch {
     // not JSON: its text

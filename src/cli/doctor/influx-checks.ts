@@ -262,10 +262,7 @@ export interface BucketPolicy {
   readonly shardS?: number;
 }
 
-/**
- * A bucket's retention and shard group duration: /api/v2/buckets (2.x), else InfluxQL SHOW
- * RETENTION POLICIES (1.x: the bucket's policy, or the default); why not, when neither says.
- */
+/** A bucket's retention and shard groups by /api/v2/buckets (2.x), else InfluxQL; or why not. */
 export async function readPolicy(
   influx: Influx,
   bucket: string,
@@ -309,7 +306,6 @@ export async function readPolicy(
   return shardS === undefined ? policy : { ...policy, shardS };
 }
 
-/** How long the bucket keeps data ({@link readPolicy}). */
 async function retentionCheck(influx: Influx): Promise<CheckResult> {
   const policy = await readPolicy(influx, influx.bucket);
   if ("unreadable" in policy) {

@@ -27,17 +27,6 @@ export function adviseOnTokenFailure(error: ApiError): ApiError {
   return error;
 }
 
-/** What to do after a failed POST /set_password, in `init`'s words where they differ. */
-export function adviseOnSetPasswordFailure(error: ApiError): ApiError {
-  if (error.code !== "auth_failed" && error.neverSent) {
-    return error.withMessage(
-      `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
-        "check the API URL (--api-url or ENERGY_API_URL) and run init again.",
-    );
-  }
-  return adviseOnFailure(error, "init");
-}
-
 /** `error` with the news that the password is set already (the one-time password is used up). */
 export function afterPasswordSet(error: unknown, user: string): Error {
   const note =
@@ -59,7 +48,8 @@ export async function setPasswordOnFirstStart(
   try {
     await client.setPassword(input.user, input.otp, input.password);
   } catch (error) {
-    throw error instanceof ApiError ? adviseOnSetPasswordFailure(error) : error;
+    const url = "the API URL (--api-url or ENERGY_API_URL)";
+    throw error instanceof ApiError ? adviseOnFailure(error, "init", url) : error;
   }
   writeLine(io.stdout, `Password set for ${input.user} with the one-time password.`);
   return true;

@@ -142,21 +142,8 @@ async function askNewPassword(io: CliIo): Promise<string> {
   return first;
 }
 
-/** The flags of one `init` run, each checked; undefined where not given. */
-export interface InitFlags {
-  readonly apiUrl: string | undefined;
-  readonly user: string | undefined;
-  readonly force: boolean;
-}
-
 /** The values of one `init` run, validated. */
-export interface InitInput {
-  readonly apiUrl: string;
-  readonly apiKey: string;
-  readonly user: string;
-  readonly password: string;
-  readonly otp: string | undefined;
-}
+export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
 /** ENERGY_API_OTP (environment or env file), checked; undefined when unset. */
 function otpSetting(env: CommandContext["env"]): string | undefined {
@@ -201,9 +188,9 @@ async function gatherPassword(
  */
 export async function gatherInput(
   io: CliIo,
-  flags: InitFlags,
+  flags: { readonly apiUrl?: string; readonly user?: string },
   { config, env }: CommandContext,
-): Promise<InitInput> {
+) {
   const apiUrl = await resolveField(io, FIELDS.apiUrl, flags.apiUrl, config.api.url);
   const apiKey = await resolveField(io, FIELDS.apiKey, undefined, config.api.key);
   registerSecret(apiKey);

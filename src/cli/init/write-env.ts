@@ -82,10 +82,7 @@ export function checkTarget(file: EnvFile, force: boolean): void {
 /** Why a write failed, for its message: the errno, else the error's message. */
 const reasonOf = (error: unknown): string => errnoOf(error) ?? messageOf(error);
 
-/**
- * Writes `text` with mode 0600: created exclusively, or with `force` put in the old one's place in
- * one rename (mode 0600 whatever the old one's), leaving no temporary file behind on a failure.
- */
+/** Writes `text` with mode 0600, exclusively or (`force`) by one rename over the old file. */
 export function writeEnvFile(file: EnvFile, text: string, force: boolean): void {
   const { path, label } = file;
   if (!force) {
