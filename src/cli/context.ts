@@ -48,10 +48,7 @@ export function addGlobalOptions(program: Command): void {
   }
 }
 
-/**
- * Flags a command refuses because their value would be a secret (command lines show in the shell
- * history and in `ps`), each with the variable it goes into instead; the value is never shown.
- */
+/** Flags refused (each -> its variable): a secret on the command line shows in history and `ps`. */
 export function refuseSecretFlags(command: Command, flags: Readonly<Record<string, string>>): void {
   for (const flag of Object.keys(flags))
     command.addOption(new Option(`${flag} [value]`).hideHelp());

@@ -1,7 +1,4 @@
-/**
- * Option schemas of what names something (a device, a file): not blank, no control character. A
- * message names the flag and what it takes: a usage error shows only the message.
- */
+/** Option schemas of names (not blank, no control character); a message names its flag. */
 import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
 import { UsageError } from "./io.js";

@@ -13,9 +13,8 @@ interface SimulatorProcess {
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * Starts `energy-etl simulate --port 0 …args` as a child process (the same node and CLI) once it
- * says where it listens: apart, like the remote API it stands in for, so that energy-etl's own
- * process (its memory and CPU) is what it is in production.
+ * Starts `energy-etl simulate --port 0 …args` as a child process, once it listens: apart like the
+ * remote API it stands in for, so that energy-etl's own process is as in production.
  */
 export function startSimulatorProcess(args: readonly string[]): Promise<SimulatorProcess> {
   const cli = process.argv[1] ?? "";

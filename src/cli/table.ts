@@ -1,7 +1,6 @@
 import Table from "cli-table3";
 import { escapeControls } from "../util/control-chars.js";
 
-/** Width of a terminal that does not say its own. */
 const DEFAULT_COLUMNS = 80;
 
 /** A column of a table, and how it gives way on a terminal too narrow for the whole table. */

@@ -10,14 +10,11 @@ import type { CliIo } from "./io.js";
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
 export class InterruptedError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(signal: string) {
+    super(`stopped by ${signal}; run the same command again to continue`);
     this.name = "InterruptedError";
   }
 }
-
-const interrupted = (signal: string): InterruptedError =>
-  new InterruptedError(`stopped by ${signal}; run the same command again to continue`);
 
 interface WithPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
@@ -82,7 +79,8 @@ export async function withPipeline<T>(
   try {
     if (options.lock) unlock = holdServiceLock(open, owner);
     // what a shutdown cut short is an interruption, whatever error it surfaced as
-    const cutShort = () => overBudget ?? (signal === undefined ? undefined : interrupted(signal));
+    const cutShort = () =>
+      overBudget ?? (signal === undefined ? undefined : new InterruptedError(signal));
     const result = await work(open, context).catch((error: unknown) => {
       throw cutShort() ?? error;
     });

@@ -74,7 +74,6 @@ function summaryOf(
   };
 }
 
-/** Every target's sampled days against the raw readings, with a progress bar. */
 async function checkAll(
   parts: RollupParts,
   targets: readonly RollupTarget[],
@@ -121,7 +120,6 @@ async function fixDays(
   return { fixed, remaining };
 }
 
-/** The human report: a table of mismatches, then the verdict and what to do next. */
 function printReport(summary: ReturnType<typeof summaryOf>, io: CommandContext["io"]): void {
   const { mismatches } = summary;
   if (mismatches.length > 0) {

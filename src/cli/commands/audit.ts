@@ -177,7 +177,6 @@ function auditJson(result: AuditResult, fixed: Fixed | undefined) {
   };
 }
 
-/** The audit as a table of the holes and summary lines, each fitted to a terminal's width. */
 function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
   if (result.holes.length > 0) {
     writeText(

@@ -42,9 +42,8 @@ export function newDeadLettersNote(count: number): string {
 }
 
 /**
- * The part of a dead letter's error to read first: the member (or line) and what is wrong with
- * it, without the request (the device and resource columns say it) and the start of the record
- * (its payload): `e_00_00_03_001_operating_mode: must be a finite number, …`.
+ * What to read first of a dead letter's error: the member or line and what is wrong with it,
+ * without the request and the payload (`e_00_00_03_001_operating_mode: must be a finite number`).
  */
 function errorGist(error: string): string {
   const text = error
@@ -185,7 +184,6 @@ async function retryLetters(
   }
 }
 
-/** `letters` as a table with a footer of how many there are in all. */
 function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
   if (letters.length === 0) {
     writeLine(io.stdout, "no dead letters");
@@ -200,7 +198,6 @@ function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[
   for (const line of footer) writeText(io.stdout, fitText(line, io.stdout));
 }
 
-/** `dead-letters show ID`: one dead letter whole, or as JSON. */
 function showLetter(io: CliIo, rawId: string, command: Command): Promise<void> {
   const id = z.coerce.number().int().min(1).safeParse(rawId);
   if (!id.success) {

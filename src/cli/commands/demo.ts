@@ -92,7 +92,6 @@ function demoConfig(config: Config, url: string, stateDb: string): Config {
   };
 }
 
-/** Backfills the last DEMO_DAYS days of every device, then runs one sync. */
 async function backfillAndSync(pipeline: Pipeline, context: CommandContext) {
   const nowS = epochSeconds(new Date());
   const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {

@@ -21,7 +21,6 @@ export function registerMigrateCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** What opening the store applied, and the schema version it is at now. */
 function printMigrations(io: CliIo, store: StateStore): void {
   const version = store.schemaVersion();
   if (store.appliedOnOpen.length === 0) {

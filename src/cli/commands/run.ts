@@ -75,9 +75,8 @@ function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions 
 }
 
 /**
- * SIGINT/SIGTERM handlers until `remove` (a second Ctrl-C never skips the clean-up): the first
- * resolves `signalled`, and the process is gone within `timeoutMs` and a second (at once while
- * the service is not `started` yet).
+ * SIGINT/SIGTERM handlers until `remove`: the first resolves `signalled`; the process is then gone
+ * within `timeoutMs` and a second (at once while not `started`); a second Ctrl-C skips no clean-up.
  */
 function listenForStop(
   logger: Logger,

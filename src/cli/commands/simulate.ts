@@ -97,7 +97,6 @@ function shownDevices(ids: readonly string[]): string {
 /** Requests the simulator keeps in its log: enough to look at, bounded for long runs. */
 const LOGGED_REQUESTS = 10_000;
 
-/** The startup lines that show the active data faults (none when there are none). */
 function dataFaultLines(f: SimulateOptions): string[] {
   const rates: string[] = [];
   if (f.poisonRate) rates.push(`poison rows ${f.poisonRate}`);
@@ -219,7 +218,6 @@ async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Pr
   await stopped;
 }
 
-/** The simulator `o` asks for, not listening yet. */
 function simulatorOf(o: SimulateOptions): Simulator {
   return new Simulator({
     seed: o.seed,
@@ -249,7 +247,6 @@ function simulatorOf(o: SimulateOptions): Simulator {
   });
 }
 
-/** What the simulator prints once listening: how to reach it, its faults and devices. */
 function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
   const devices = simulator.fleet.deviceIds();
   const scheduled = simulator.fleet.scheduledValues();

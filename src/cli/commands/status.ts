@@ -40,7 +40,6 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
 /** What status shows, as `--json` prints it. */
 type Status = ReturnType<typeof readStatus>;
 
-/** Cursors (each with its state), the last run, unfinished backfill jobs, dead letters. */
 function readStatus(store: StateStore, config: Config, nowS: number) {
   const rules = syncRules(config, nowS);
   const letters = new Map(

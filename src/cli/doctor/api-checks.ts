@@ -17,10 +17,6 @@ const CLOCK = "clock offset";
 const CLOCK_WARN_S = 60;
 const CLOCK_FAIL_S = 600;
 
-const CREDENTIALS_FIX =
-  "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
-  "one-time password, set the password with `energy-etl set-password`";
-
 /** The API answers, the credentials get a token, devices are visible, and the clock agrees. */
 export async function apiChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
   const { url, timeoutMs } = config.api;
@@ -106,10 +102,12 @@ async function accountChecks(config: Config, logger: Logger): Promise<CheckResul
 }
 
 function credentialsFix(error: unknown): string {
-  if (!(error instanceof ApiError)) return CREDENTIALS_FIX;
-  switch (error.code) {
+  switch (error instanceof ApiError ? error.code : "auth_failed") {
     case "auth_failed":
-      return CREDENTIALS_FIX;
+      return (
+        "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
+        "one-time password, set the password with `energy-etl set-password`"
+      );
     case "timeout":
       return "raise API_TIMEOUT_MS if the API is only slow, or check it is up";
     case "not_found":
@@ -125,9 +123,7 @@ function credentialsFix(error: unknown): string {
  */
 function clockCheck(answer: HttpAnswer): CheckResult {
   const serverMs = parseDateHeader(answer.header("date"));
-  if (serverMs === undefined) {
-    return ok(CLOCK, "not measured: the API sends no Date header");
-  }
+  if (serverMs === undefined) return ok(CLOCK, "not measured: the API sends no Date header");
   const localMs = (answer.sentAtMs + answer.answeredAtMs) / 2;
   const offsetS = Math.round((serverMs + 500 - localMs) / 1000);
   const size = Math.abs(offsetS);

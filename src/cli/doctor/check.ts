@@ -14,7 +14,6 @@ export interface CheckResult {
 
 export const ok = (check: string, detail: string): CheckResult => ({ check, status: "ok", detail });
 
-/** A check's result that comes with a fix. */
 const withFix =
   (status: "warning" | "failure") =>
   (check: string, detail: string, fix: string): CheckResult => ({ check, status, detail, fix });
@@ -73,12 +72,7 @@ export async function bounded(
 /** A byte count as `1.5 GiB`, `300 MiB`, `12 KiB`. */
 export function formatBytes(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const digits = value >= 100 || unit === 0 ? 0 : 1;
-  return `${value.toFixed(digits)} ${units[unit]}`;
+  const unit = Math.max(0, Math.min(units.length - 1, Math.floor(Math.log2(bytes) / 10)));
+  const value = bytes / 1024 ** unit;
+  return `${value.toFixed(value >= 100 || unit === 0 ? 0 : 1)} ${units[unit]}`;
 }

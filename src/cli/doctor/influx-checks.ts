@@ -49,13 +49,10 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
   if (reachable.status === "failure") {
     return blocking(reachable, "InfluxDB is not reachable", WRITE, RETENTION);
   }
-  const raw: WriteTarget = {
-    bucket: influx.bucket,
-    check: WRITE,
-    missingFix:
-      "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
-  };
-  return [reachable, await writeCheck(influx, raw), await retentionCheck(influx)];
+  const missingFix =
+    "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])";
+  const write = await writeCheck(influx, { bucket: influx.bucket, check: WRITE, missingFix });
+  return [reachable, write, await retentionCheck(influx)];
 }
 
 /** One request to InfluxDB with INFLUX_TOKEN, bounded by INFLUX_TIMEOUT_MS. */
@@ -278,8 +275,7 @@ export async function readPolicy(
       if (!found) return { unreadable: `/api/v2/buckets does not list bucket ${bucket}` };
       const rule = found.retentionRules?.[0];
       const shardS = rule?.shardGroupDurationSeconds;
-      const policy = { name: `bucket ${bucket}`, everyS: rule?.everySeconds ?? 0 };
-      return shardS === undefined ? policy : { ...policy, shardS };
+      return { name: `bucket ${bucket}`, everyS: rule?.everySeconds ?? 0, shardS };
     } catch {
       return { unreadable: "an unexpected answer from /api/v2/buckets" };
     }
@@ -301,9 +297,8 @@ export async function readPolicy(
   if (!row || everyS === undefined) {
     return { unreadable: `no retention policy ${rp ?? "(default)"} found` };
   }
-  const shardS = seconds("shardGroupDuration");
-  const policy = { name: `retention policy ${String(row[column("name")])}`, everyS };
-  return shardS === undefined ? policy : { ...policy, shardS };
+  const name = `retention policy ${String(row[column("name")])}`;
+  return { name, everyS, shardS: seconds("shardGroupDuration") };
 }
 
 async function retentionCheck(influx: Influx): Promise<CheckResult> {

@@ -1,7 +1,6 @@
 /**
- * Where the rollups live (ROLLUP_BUCKET): beside the raw points, where a year of daily energy
- * reads every shard group of the raw points' year (a warning), or in a bucket of their own, which
- * must take writes and should have shard groups of about a year.
+ * Where the rollups live (ROLLUP_BUCKET): beside the raw points a year of daily energy reads every
+ * shard group of the raw points' year (a warning); a bucket of their own wants year-long ones.
  */
 
 import { databaseAndPolicy } from "../../config/values.js";

@@ -98,18 +98,12 @@ function missingState(path: string): CheckResult[] {
 function writableCheck(path: string): CheckResult {
   const dir = dirname(resolve(path));
   if (!canWrite(path)) {
-    return failure(
-      WRITABLE,
-      `${path} is not writable`,
-      `make it writable for this user (chmod/chown), or ${MOVE_FIX}`,
-    );
+    const fix = `make it writable for this user (chmod/chown), or ${MOVE_FIX}`;
+    return failure(WRITABLE, `${path} is not writable`, fix);
   }
   if (!canWrite(dir)) {
-    return failure(
-      WRITABLE,
-      `${dir} is not writable (SQLite writes a -wal and a -shm file beside ${path})`,
-      `make ${dir} writable for this user, or ${MOVE_FIX}`,
-    );
+    const why = `${dir} is not writable (SQLite writes a -wal and a -shm file beside ${path})`;
+    return failure(WRITABLE, why, `make ${dir} writable for this user, or ${MOVE_FIX}`);
   }
   return ok(WRITABLE, `${path} opens and can be written`);
 }
@@ -173,7 +167,6 @@ export function diskCheck(config: Config): CheckResult {
   return ok(DISK, detail);
 }
 
-/** `dir`, or its nearest parent that exists. */
 function existingAncestor(dir: string): string {
   let current = dir;
   while (!existsSync(current)) {

@@ -5,7 +5,6 @@ import { adviseOnFailure } from "../commands/set-password.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import type { InitInput } from "./prompts.js";
 
-/** Device ids printed after the count. */
 const SHOWN_DEVICES = 5;
 
 /** What to do after the API refused to give a token, or could not be reached for one. */

@@ -19,21 +19,21 @@ export interface Field {
   readonly schema: z.ZodType<string, string>;
 }
 
-/** Line breaks and other control characters: a .env line cannot hold them. */
-const CONTROL = /\p{Cc}/u;
+/** Not empty, and on one line: no line breaks nor other control characters. */
+const oneLine = (schema: z.ZodString) =>
+  schema
+    .min(1, "must not be empty")
+    .refine((s) => !/\p{Cc}/u.test(s), "must not hold line breaks or other control characters");
 
 /**
  * A value for the .env file: one line, and neither ' nor \ (docker compose reads a
  * single-quoted value up to the first ' not after a \, and takes it literally).
  */
 const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
-  schema
-    .min(1, "must not be empty")
-    .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters")
-    .refine(
-      (s) => !/['\\]/.test(s),
-      "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
-    );
+  oneLine(schema).refine(
+    (s) => !/['\\]/.test(s),
+    "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
+  );
 
 /** An http(s) URL without credentials; messages never repeat the value. */
 const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
@@ -72,10 +72,7 @@ export const FIELDS = {
   otp: {
     env: "ENERGY_API_OTP",
     label: "one-time password",
-    schema: z
-      .string()
-      .min(1, "must not be empty")
-      .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters"),
+    schema: oneLine(z.string()),
   },
 } satisfies Record<string, Field>;
 
@@ -95,7 +92,6 @@ export function checkValue(field: Field, value: string, origin: Origin): string 
   throw new UsageError(`${where} ${message}`);
 }
 
-/** Asks for a field's value until it is valid (a few tries). */
 async function askFor(
   io: CliIo,
   field: Field,
@@ -134,14 +130,6 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
   );
 }
 
-/** A new password, asked twice without echo. */
-async function askNewPassword(io: CliIo): Promise<string> {
-  const first = await askFor(io, FIELDS.password, "New API password: ");
-  const again = await askHidden(io, "Repeat the new password: ");
-  if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
-  return first;
-}
-
 /** The values of one `init` run, validated. */
 export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
@@ -153,16 +141,7 @@ function otpSetting(env: CommandContext["env"]): string | undefined {
   return checkValue(FIELDS.otp, value, "setting");
 }
 
-/** On a terminal: "first start?", and the one-time password when the answer is yes. */
-async function askFirstStart(io: CliIo): Promise<string | undefined> {
-  const answer = await askLine(
-    io,
-    "First start, with a one-time password to set the API password? [y/N] ",
-  );
-  return /^\s*y(es)?\s*$/i.test(answer) ? await askFor(io, FIELDS.otp) : undefined;
-}
-
-/** The API password: the setting's, else asked on a terminal (twice when it is a new one). */
+/** The API password: the setting's, else asked on a terminal (twice for a new one). */
 async function gatherPassword(
   io: CliIo,
   givenPassword: string | undefined,
@@ -170,7 +149,11 @@ async function gatherPassword(
 ): Promise<string> {
   if (givenPassword !== undefined) return givenPassword;
   if (io.stdin.isTTY) {
-    return otp !== undefined ? await askNewPassword(io) : await askFor(io, FIELDS.password);
+    if (otp === undefined) return askFor(io, FIELDS.password);
+    const first = await askFor(io, FIELDS.password, "New API password: ");
+    const again = await askHidden(io, "Repeat the new password: ");
+    if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
+    return first;
   }
   throw notOnTerminal(
     FIELDS.password,
@@ -181,10 +164,8 @@ async function gatherPassword(
 }
 
 /**
- * Gathers the values: a flag's, else the setting's (environment, env file, --config), else a
- * prompt's on a terminal (off one, a usage error naming where it goes). A one-time password comes
- * from ENERGY_API_OTP or, with no password given, a "first start?" question on a terminal.
- * Every secret is registered for redaction before anything is sent.
+ * Gathers the values: a flag's, else the setting's, else a prompt's on a terminal (a one-time
+ * password: ENERGY_API_OTP, or asked on a first start). Secrets are registered before any request.
  */
 export async function gatherInput(
   io: CliIo,
@@ -201,7 +182,8 @@ export async function gatherInput(
       ? undefined
       : checkValue(FIELDS.password, config.api.password, "setting");
   if (otp === undefined && givenPassword === undefined && io.stdin.isTTY) {
-    otp = await askFirstStart(io);
+    const question = "First start, with a one-time password to set the API password? [y/N] ";
+    if (/^\s*y(es)?\s*$/i.test(await askLine(io, question))) otp = await askFor(io, FIELDS.otp);
   }
   const password = await gatherPassword(io, givenPassword, otp);
   if (otp !== undefined) registerSecret(otp);
