@@ -3,7 +3,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
-import { loadedConfig } from "./cli/context.js";
+import { loadedConfigs } from "./cli/context.js";
 import { type CliIo, ExitStatus, processIo, UsageError, writeLine, writeText } from "./cli/io.js";
 import { commandPath, createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
@@ -44,7 +44,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     if (error instanceof UsageError && error.pointAtHelp) {
       writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
     }
-    const next = nextStep(error, loadedConfig(program)?.api.url);
+    const next = nextStep(error, loadedConfigs.get(program)?.api.url);
     if (next) writeLine(io.stderr, `  ${next}`);
     return code;
   }

@@ -66,12 +66,7 @@ export function refuseSecretFlags(command: Command, flags: Readonly<Record<strin
 }
 
 /** The configuration each program's command loaded, for what runCli says after a failure. */
-const loadedByProgram = new WeakMap<Command, Config>();
-
-/** The configuration a command of `program` loaded, if one did. */
-export function loadedConfig(program: Command): Config | undefined {
-  return loadedByProgram.get(program);
-}
+export const loadedConfigs = new WeakMap<Command, Config>();
 
 /** Configuration from flags, environment, env file (may be missing: init) and --config. */
 export function createContext(
@@ -100,7 +95,7 @@ export function createContext(
   });
   let root = command;
   while (root.parent) root = root.parent;
-  loadedByProgram.set(root, config);
+  loadedConfigs.set(root, config);
   for (const secret of configSecrets(config)) registerSecret(secret);
   const terminal = new Terminal(io.stderr, config.log.format);
   const logger = createLogger(config.log.level, terminal);

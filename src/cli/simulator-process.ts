@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** The simulator running as a process of its own, as a remote API would: its URL, and a stop. */
@@ -45,7 +45,7 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
     child.once("exit", (code) =>
       fail(new Error(`the simulator exited (code ${code}) before it listened`)),
     );
-    const lines = createInterface({ input: outputOf(child) });
+    const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       const url = /listening on (\S+)/.exec(line)?.[1];
       if (url === undefined) return;
@@ -53,13 +53,8 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
       child.removeAllListeners("exit");
       lines.close();
       // the rest of its output is not ours to show
-      outputOf(child).resume();
+      child.stdout.resume();
       resolve({ url, pid: child.pid ?? 0, stop });
     });
   });
-}
-
-function outputOf(child: ChildProcess): NodeJS.ReadableStream {
-  if (child.stdout === null) throw new Error("the simulator has no stdout");
-  return child.stdout;
 }

@@ -48,6 +48,20 @@ export function renderTable(
   return table.toString();
 }
 
+/** `items` as a table ({@link renderTable}): each column a head and the cell of an item. */
+export function renderItems<T>(
+  columns: readonly (readonly [string | TableColumn, (item: T) => string])[],
+  items: readonly T[],
+  stream: TableStream,
+): string {
+  const rows = items.map((item) => columns.map(([, cell]) => cell(item)));
+  return renderTable(
+    columns.map(([head]) => head),
+    rows,
+    stream,
+  );
+}
+
 /** A line of text (control characters escaped) wrapped to a terminal's width; whole when piped. */
 export function fitText(text: string, stream: TableStream): string {
   const line = escapeControls(text);

@@ -7,7 +7,7 @@ import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { ExitStatus, UsageError, writeJson, writeText } from "../io.js";
 import { StepProgress } from "../progress.js";
-import { fitText, renderTable } from "../table.js";
+import { fitText, renderItems } from "../table.js";
 import type { AuditOptions } from "./audit.js";
 
 /** `audit --rollups`: sampled daily rollups against the raw readings; exit 1 on a mismatch. */
@@ -123,22 +123,20 @@ async function fixDays(
 function printReport(summary: ReturnType<typeof summaryOf>, io: CommandContext["io"]): void {
   const { mismatches } = summary;
   if (mismatches.length > 0) {
-    writeText(
+    const table = renderItems(
+      [
+        ["device", (m) => m.deviceId],
+        ["resource", (m) => m.resourceId],
+        ["zone", (m) => m.zone],
+        ["day starts", (m) => m.day],
+        ["counter", (m) => `${m.measurement} (${m.valuesId})`],
+        ["from raw", (m) => (m.fromRaw === null ? "none" : String(m.fromRaw))],
+        ["stored", (m) => (m.stored === null ? "missing" : String(m.stored))],
+      ],
+      mismatches,
       io.stdout,
-      renderTable(
-        ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
-        mismatches.map((m) => [
-          m.deviceId,
-          m.resourceId,
-          m.zone,
-          m.day,
-          `${m.measurement} (${m.valuesId})`,
-          m.fromRaw === null ? "none" : String(m.fromRaw),
-          m.stored === null ? "missing" : String(m.stored),
-        ]),
-        io.stdout,
-      ),
     );
+    writeText(io.stdout, table);
   }
   const verdict =
     mismatches.length === 0

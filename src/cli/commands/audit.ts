@@ -17,7 +17,7 @@ import {
 } from "../io.js";
 import { countOption } from "../options.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
-import { fitText, renderTable } from "../table.js";
+import { fitText, renderItems } from "../table.js";
 import { boundedRange, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { runRollupAudit } from "./audit-rollups.js";
@@ -179,30 +179,20 @@ function auditJson(result: AuditResult, fixed: Fixed | undefined) {
 
 function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
   if (result.holes.length > 0) {
-    writeText(
+    const table = renderItems(
+      [
+        ["device", (h) => h.deviceId],
+        ["resource", (h) => h.resourceId],
+        ["day (UTC)", (h) => day(h.dayS)],
+        ["sample value", (h) => `${h.valueId} (+${h.group.length - 1})`],
+        ["API records", (h) => String(h.apiRecords)],
+        ["in InfluxDB", (h) => String(h.stored)],
+        ["dead letters", (h) => String(h.deadLettered)],
+      ],
+      result.holes,
       io.stdout,
-      renderTable(
-        [
-          "device",
-          "resource",
-          "day (UTC)",
-          "sample value",
-          "API records",
-          "in InfluxDB",
-          "dead letters",
-        ],
-        result.holes.map((h) => [
-          h.deviceId,
-          h.resourceId,
-          day(h.dayS),
-          `${h.valueId} (+${h.group.length - 1})`,
-          String(h.apiRecords),
-          String(h.stored),
-          String(h.deadLettered),
-        ]),
-        io.stdout,
-      ),
     );
+    writeText(io.stdout, table);
   }
   const missing = result.holes.reduce((n, h) => n + h.apiRecords - h.deadLettered - h.stored, 0);
   const holes =

@@ -18,7 +18,7 @@ import {
   writeText,
 } from "../io.js";
 import { countOption, nameOption } from "../options.js";
-import { fitText, renderTable, type TableStream } from "../table.js";
+import { fitText, renderItems, type TableStream } from "../table.js";
 import { withStateStore } from "../with-state-store.js";
 
 const optionsSchema = z
@@ -60,28 +60,19 @@ function lettersTable(letters: readonly DeadLetter[], stream: TableStream): stri
     ? timeColumn(letters)
     : (l: DeadLetter) => `${when(l.windowFromS)} .. ${when(l.windowToS)}`;
   // the narrowing of each column applies on a terminal only
-  return renderTable(
+  return renderItems(
     [
-      { head: "id", narrow: "keep" },
-      { head: "kind", narrow: "keep", optional: true },
-      { head: "device", narrow: "cut" },
-      { head: "resource", narrow: "cut", min: 8 },
-      { head: tty ? "time (UTC)" : "window (UTC)", narrow: "keep" },
-      { head: "seen", narrow: "keep", optional: true },
+      [{ head: "id", narrow: "keep" }, (l) => String(l.id)],
+      [{ head: "kind", narrow: "keep", optional: true }, (l) => l.kind],
+      [{ head: "device", narrow: "cut" }, (l) => l.deviceId],
+      [{ head: "resource", narrow: "cut", min: 8 }, (l) => l.resourceId],
+      [{ head: tty ? "time (UTC)" : "window (UTC)", narrow: "keep" }, time],
+      [{ head: "seen", narrow: "keep", optional: true }, (l) => String(l.occurrences)],
       // a value id and its colon on one line (e_00_00_03_001_operating_mode: 30)
-      { head: "error", min: 32 },
-      ...(tty ? [] : ["payload"]),
+      [{ head: "error", min: 32 }, (l) => (tty ? errorGist(l.error) : l.error)],
+      ...(tty ? [] : [["payload", (l: DeadLetter) => l.payload] as const]),
     ],
-    letters.map((l) => [
-      String(l.id),
-      l.kind,
-      l.deviceId,
-      l.resourceId,
-      time(l),
-      String(l.occurrences),
-      tty ? errorGist(l.error) : l.error,
-      ...(tty ? [] : [l.payload]),
-    ]),
+    letters,
     stream,
   );
 }

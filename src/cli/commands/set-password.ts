@@ -78,13 +78,7 @@ export function adviseOnFailure(
         `check ${url} and run ${command} again.`,
     );
   }
-  if (
-    error.code === "request_rejected" ||
-    error.code === "not_found" ||
-    error.code === "request_over_limit"
-  ) {
-    return error;
-  }
+  if (["request_rejected", "not_found", "request_over_limit"].includes(error.code)) return error;
   return error.withMessage(
     `${error.message}. The one-time password may already be used: try the new password ` +
       "(ENERGY_API_PASSWORD=<new password> energy-etl devices); if it is refused, ask for a " +

@@ -81,10 +81,6 @@ const optionsSchema = z.object({
 
 type SimulateOptions = z.infer<typeof optionsSchema>;
 
-/** `--tokenTtl` -> `--token-ttl`: the flag an option key comes from. */
-const flagOf = (key: PropertyKey | undefined): string =>
-  `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-
 /** An epoch second as `2026-11-20T10:00:00Z`. */
 const instantText = (s: number): string => isoSeconds(s).replace(/\.000Z$/, "Z");
 
@@ -187,9 +183,9 @@ function parseSimulateOptions(rawOpts: Record<string, unknown>): SimulateOptions
   const flag = issue?.path[0];
   const given = typeof flag === "string" ? rawOpts[flag] : undefined;
   const shown = typeof given === "string" ? ` (got "${given}")` : "";
-  throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
-    pointAtHelp: true,
-  });
+  // the flag of an option key: `tokenTtl` -> `--token-ttl`
+  const name = `--${String(flag).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  throw new UsageError(`${name}: ${issue?.message ?? "invalid"}${shown}`, { pointAtHelp: true });
 }
 
 /** Serves the simulator of `o` until SIGINT/SIGTERM, after lines saying how to reach it. */

@@ -1,6 +1,7 @@
 import { formatSeconds } from "../../influx/write-errors.js";
 import { scrubSecrets } from "../../logger.js";
 import { messageOf } from "../../util/errors.js";
+import { sleep } from "../../util/timers.js";
 
 /** The outcome of one check: what was found and, unless ok, what to do about it. */
 export interface CheckResult {
@@ -45,27 +46,18 @@ export async function bounded(
   ms: number,
   run: () => Promise<CheckResult[]>,
 ): Promise<CheckResult[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<CheckResult[]>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve([
-          failure(
-            check,
-            `no result within ${formatSeconds(ms)} s`,
-            "check that the service it talks to answers",
-          ),
-        ]),
-      ms,
-    );
-    timer.unref();
-  });
+  const settled = new AbortController();
+  const fix = "check that the service it talks to answers";
+  const late = sleep(ms, { signal: settled.signal, unref: true }).then(
+    () => [failure(check, `no result within ${formatSeconds(ms)} s`, fix)],
+    () => [],
+  );
   try {
     return await Promise.race([run(), late]);
   } catch (error) {
     return [failure(check, `the check itself failed: ${messageOf(error)}`, "report this as a bug")];
   } finally {
-    clearTimeout(timer);
+    settled.abort();
   }
 }
 

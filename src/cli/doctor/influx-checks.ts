@@ -174,23 +174,22 @@ export async function writeCheck(influx: Influx, target: WriteTarget): Promise<C
   );
 }
 
-const influxqlBody = z.object({
-  results: z.array(
-    z.object({
-      error: z.string().optional(),
-      series: z
-        .array(z.object({ columns: z.array(z.string()), values: z.array(z.array(z.unknown())) }))
-        .optional(),
-    }),
-  ),
+const seriesBody = z.object({
+  columns: z.array(z.string()),
+  values: z.array(z.array(z.unknown())),
 });
+const influxqlResult = z.object({
+  error: z.string().optional(),
+  series: z.array(seriesBody).optional(),
+});
+const influxqlBody = z.object({ results: z.array(influxqlResult) });
 
 /** InfluxQL over /query (1.x natively, 2.x/3.x through their v1 API), as one result. */
 export async function influxql(
   influx: Influx,
   q: string,
   method: "GET" | "POST",
-): Promise<z.infer<typeof influxqlBody>["results"][number] | string> {
+): Promise<z.infer<typeof influxqlResult> | string> {
   const [db = "", rp] = influx.bucket.split("/");
   const params = new URLSearchParams({ db, q });
   if (rp) params.set("rp", rp);
@@ -234,21 +233,15 @@ async function deleteScratch(
   return { done: false, how: `${v2}; DROP MEASUREMENT: ${dropped}` };
 }
 
-const bucketsBody = z.object({
-  buckets: z.array(
-    z.object({
-      name: z.string(),
-      retentionRules: z
-        .array(
-          z.object({
-            everySeconds: z.number(),
-            shardGroupDurationSeconds: z.number().optional(),
-          }),
-        )
-        .optional(),
-    }),
-  ),
+const retentionRule = z.object({
+  everySeconds: z.number(),
+  shardGroupDurationSeconds: z.number().optional(),
 });
+const bucketBody = z.object({
+  name: z.string(),
+  retentionRules: z.array(retentionRule).optional(),
+});
+const bucketsBody = z.object({ buckets: z.array(bucketBody) });
 
 /** How long a bucket keeps its data and how long its shard groups are (when InfluxDB says). */
 export interface BucketPolicy {

@@ -79,30 +79,19 @@ export function checkTarget(file: EnvFile, force: boolean): void {
   }
 }
 
-/** Why a write failed, for its message: the errno, else the error's message. */
-const reasonOf = (error: unknown): string => errnoOf(error) ?? messageOf(error);
-
 /** Writes `text` with mode 0600, exclusively or (`force`) by one rename over the old file. */
 export function writeEnvFile(file: EnvFile, text: string, force: boolean): void {
   const { path, label } = file;
-  if (!force) {
-    try {
-      writeFileSync(path, text, { mode: 0o600, flag: "wx" });
-    } catch (error) {
-      if (errnoOf(error) === "EEXIST") {
-        throw new UsageError(`${label} exists; use --force to replace it`);
-      }
-      throw new Error(`cannot write ${label} (${reasonOf(error)})`);
-    }
-    return;
-  }
-  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  const written = force ? `${path}.${randomBytes(6).toString("hex")}.tmp` : path;
   try {
-    writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
-    renameSync(temp, path);
+    writeFileSync(written, text, { mode: 0o600, flag: "wx" });
+    if (force) renameSync(written, path);
   } catch (error) {
-    rmSync(temp, { force: true });
-    throw new Error(`cannot write ${label} (${reasonOf(error)})`);
+    if (force) rmSync(written, { force: true });
+    else if (errnoOf(error) === "EEXIST") {
+      throw new UsageError(`${label} exists; use --force to replace it`);
+    }
+    throw new Error(`cannot write ${label} (${errnoOf(error) ?? messageOf(error)})`);
   }
 }
 
