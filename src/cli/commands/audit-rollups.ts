@@ -105,10 +105,14 @@ async function fixDays(
   mismatches: readonly RollupMismatch[],
 ): Promise<{ fixed: number; remaining: number }> {
   const again = new Set<RollupTarget>();
+  const days = new Set<string>();
   let fixed = 0;
-  for (const m of unique(mismatches)) {
+  for (const m of mismatches) {
+    // once per device resource and day: a day's recompute rewrites every series and zone of it
+    const day = JSON.stringify([m.deviceId, m.resourceId, m.dayS]);
     const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
-    if (target === undefined) continue;
+    if (target === undefined || days.has(day)) continue;
+    days.add(day);
     await recomputeNow(parts, target, m.dayS, m.endS - 1);
     again.add(target);
     fixed += 1;
@@ -153,14 +157,4 @@ function printReport(summary: ReturnType<typeof summaryOf>, io: CommandContext["
         : undefined,
   ];
   for (const line of lines) if (line !== undefined) writeText(io.stdout, fitText(line, io.stdout));
-}
-
-/** One per device resource and day (a day's recompute rewrites every series and zone of it). */
-function unique(mismatches: readonly RollupMismatch[]): RollupMismatch[] {
-  const byDay = new Map<string, RollupMismatch>();
-  for (const m of mismatches) {
-    const key = JSON.stringify([m.deviceId, m.resourceId, m.dayS]);
-    if (!byDay.has(key)) byDay.set(key, m);
-  }
-  return [...byDay.values()];
 }

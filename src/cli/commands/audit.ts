@@ -103,7 +103,12 @@ async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: Command
   if (influx.url === "") {
     throw new UsageError("audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)");
   }
-  const result = await findHoles(opts, pipeline, new InfluxQuery(influx), context);
+  const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
+  const [fromS, toS] = [epochSeconds(opts.from), epochSeconds(opts.to)];
+  const request = { devices: opts.device ?? ("all" as const), fromS, toS };
+  const result = await auditGaps(pipeline, new InfluxQuery(influx), request, progress).finally(() =>
+    progress.stop(),
+  );
   const holes = result.holes.length > 0;
   const fixed = opts.fix && holes ? await fixHoles(pipeline, result.holes, context) : undefined;
   const { io } = context;
@@ -111,21 +116,6 @@ async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: Command
   else printAudit(io, result, fixed);
   if (holes && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
-  }
-}
-
-async function findHoles(
-  opts: AuditOptions,
-  pipeline: Pipeline,
-  query: InfluxQuery,
-  context: CommandContext,
-): Promise<AuditResult> {
-  const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
-  const range = { fromS: epochSeconds(opts.from), toS: epochSeconds(opts.to) };
-  try {
-    return await auditGaps(pipeline, query, { devices: opts.device ?? "all", ...range }, progress);
-  } finally {
-    progress.stop();
   }
 }
 

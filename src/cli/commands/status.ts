@@ -108,12 +108,8 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
             : "")
       : "last run: none",
   );
-  writeLine(
-    stdout,
-    deadLetters === 0
-      ? "dead letters: none"
-      : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
-  );
+  const letters = deadLetters === 0 ? "none" : `${deadLetters} (energy-etl dead-letters)`;
+  writeLine(stdout, `dead letters: ${letters}`);
   writeText(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
   writeLine(
     stdout,

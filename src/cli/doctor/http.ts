@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
 import { formatSeconds } from "../../influx/write-errors.js";
+import { excerpt } from "../../util/text.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
 export interface HttpAnswer {
@@ -97,7 +98,7 @@ function describeProblem(error: unknown): HttpProblem {
       : code !== undefined && !text.includes(code)
         ? `${code}: ${text}`
         : text;
-  return { kind: "problem", reason: tls ? "tls" : "network", message: oneLine(message) };
+  return { kind: "problem", reason: tls ? "tls" : "network", message: excerpt(message) };
 }
 
 /** `value[key]` when `value` is an object and that a string. */
@@ -107,22 +108,16 @@ function field(value: unknown, key: string): string | undefined {
   return typeof found === "string" ? found : undefined;
 }
 
-/** A text on one line, cut to 200 characters. */
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
-}
-
 /** The message of an InfluxDB-style JSON error body (`message` or `error`), else its start. */
 export function bodyMessage(body: string): string {
   try {
     const json: unknown = JSON.parse(body);
     for (const key of ["message", "error"]) {
       const value = field(json, key);
-      if (value) return oneLine(value);
+      if (value) return excerpt(value);
     }
   } catch {
     // not JSON: its text
   }
-  return oneLine(body);
+  return excerpt(body);
 }
