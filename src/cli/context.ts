@@ -23,7 +23,6 @@ export interface CommandContext {
   readonly env: Readonly<Record<string, string>>;
   readonly logger: Logger;
   readonly io: CliIo;
-  /** stderr shared by log lines and progress bars. */
   readonly terminal: Terminal;
 }
 

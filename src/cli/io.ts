@@ -23,18 +23,12 @@ export const processIo: CliIo = {
   },
 };
 
-/**
- * Writes one line, its control characters (line breaks too) escaped as JSON escapes them: what
- * the API or the state DB holds can neither print a line of its own nor move the cursor.
- */
+/** Writes a line, every control character escaped: what data holds cannot break or colour it. */
 export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
   stream.write(`${escapeControls(line)}\n`);
 }
 
-/**
- * Writes text whose line breaks and tabs are its own (a table, fitted text, JSON), every other
- * control character escaped; never text that quotes a value as it is (that goes to writeLine).
- */
+/** Writes text whose line breaks and tabs are its own (a table, JSON), other controls escaped. */
 export function writeText(stream: NodeJS.WritableStream, text: string): void {
   const lines = text.split("\n").map((line) => line.split("\t").map(escapeControls).join("\t"));
   stream.write(`${lines.join("\n")}\n`);

@@ -9,7 +9,6 @@ interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-/** How long the simulator may take to say where it listens. */
 const START_TIMEOUT_MS = 30_000;
 
 /**

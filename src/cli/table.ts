@@ -1,8 +1,6 @@
 import Table from "cli-table3";
 import { escapeControls } from "../util/control-chars.js";
 
-const DEFAULT_COLUMNS = 80;
-
 /** A column of a table, and how it gives way on a terminal too narrow for the whole table. */
 export interface TableColumn {
   readonly head: string;
@@ -21,9 +19,8 @@ export interface TableStream {
 }
 
 /**
- * Rows under a header: on a terminal a compact table that fits its width (see {@link TableColumn}),
- * else tab-separated values with every cell whole (for cut, awk and spreadsheets). The control
- * characters of every cell are escaped, so a cell stays on its line. Write it with `writeText`.
+ * Rows under a header: on a terminal a compact table fitted to its width, else tab-separated
+ * values, every cell whole (for cut and awk) and escaped. Write it with `writeText`.
  */
 export function renderTable(
   head: readonly (string | TableColumn)[],
@@ -71,7 +68,7 @@ export function fitText(text: string, stream: TableStream): string {
 /** A terminal's width; one that says 0 (a pseudo-terminal under `script`) or nothing: 80. */
 function widthOf(stream: TableStream): number {
   const { columns } = stream;
-  return columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS;
+  return columns !== undefined && columns > 0 ? columns : 80;
 }
 
 /** Characters a table spends on borders and padding around `n` columns. */

@@ -10,13 +10,8 @@ import type { CliIo } from "./io.js";
 
 /** pino-pretty and cli-progress are loaded when a terminal needs them, not by every command. */
 const require = createRequire(import.meta.url);
-const prettyFactory = (options: PinoPretty.PrettyOptions) =>
-  (require("pino-pretty") as typeof PinoPretty).prettyFactory(options);
 
-/**
- * stderr shared by log lines and a progress bar: the bar stays on the last line, log lines print
- * above it; pretty on a terminal with LOG_FORMAT=auto (always with `pretty`), else JSON.
- */
+/** stderr shared by log lines (pretty on a terminal) and a progress bar kept on the last line. */
 export class Terminal implements DestinationStream {
   private current: SingleBar | undefined;
   private readonly pretty: ((line: string) => string) | undefined;
@@ -28,7 +23,7 @@ export class Terminal implements DestinationStream {
     const tty = stderr.isTTY === true;
     this.pretty =
       format === "pretty" || (format === "auto" && tty)
-        ? prettyFactory({
+        ? (require("pino-pretty") as typeof PinoPretty).prettyFactory({
             colorize: tty,
             translateTime: "SYS:HH:MM:ss",
             ignore: "pid,hostname,app",

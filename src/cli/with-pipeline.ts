@@ -26,9 +26,8 @@ interface WithPipelineOptions {
 }
 
 /**
- * Runs `work` with an open pipeline; on SIGINT/SIGTERM takes no new chunks, lets in-flight ones
- * finish for SHUTDOWN_TIMEOUT_MS, aborts what is still open, and closes the sink and the state.
- * The process is gone within the timeout and a second, whatever the dependencies do.
+ * Runs `work` with an open pipeline; on SIGINT/SIGTERM lets in-flight chunks finish for
+ * SHUTDOWN_TIMEOUT_MS, then aborts and closes: the process is gone within it and a second.
  */
 export async function withPipeline<T>(
   command: Command,

@@ -12,6 +12,7 @@ import {
   type CliIo,
   examples,
   parsedAction,
+  parseOptions,
   UsageError,
   writeJson,
   writeLine,
@@ -190,19 +191,15 @@ function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[
 }
 
 function showLetter(io: CliIo, rawId: string, command: Command): Promise<void> {
-  const id = z.coerce.number().int().min(1).safeParse(rawId);
-  if (!id.success) {
-    throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
-      pointAtHelp: true,
-    });
-  }
+  const notAnId = `not a dead letter id: ${JSON.stringify(rawId)}`;
+  const id = parseOptions(z.coerce.number({ error: notAnId }).int(notAnId).min(1, notAnId), rawId);
   // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
   const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
   const json = opts.success && opts.data.json === true;
   return withStateStore(command, io, (store) => {
-    const letter = store.deadLetters.get(id.data);
+    const letter = store.deadLetters.get(id);
     if (letter === undefined) {
-      throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
+      throw new UsageError(`no dead letter ${id} (energy-etl dead-letters lists them)`);
     }
     if (json) writeJson(io.stdout, letter);
     else for (const line of letterLines(letter)) writeLine(io.stdout, line);

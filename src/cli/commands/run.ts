@@ -60,14 +60,13 @@ async function runService(io: CliIo, command: Command): Promise<void> {
 }
 
 function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
-  const nowS = epochSeconds(new Date());
   return {
     cron: config.sync.cron,
     httpPort: config.http.port,
     httpHost: config.http.host,
     metrics,
     readiness: {
-      maxLagS: secondsBefore(nowS, config.service.readyMaxLag),
+      maxLagS: secondsBefore(epochSeconds(new Date()), config.service.readyMaxLag),
       failedSyncs: config.service.readyFailedSyncs,
       checkIntervalMs: config.service.readyCheckIntervalMs,
     },

@@ -90,9 +90,6 @@ function shownDevices(ids: readonly string[]): string {
   return [...ids.slice(0, 5), "…", ids[ids.length - 1]].join(", ");
 }
 
-/** Requests the simulator keeps in its log: enough to look at, bounded for long runs. */
-const LOGGED_REQUESTS = 10_000;
-
 function dataFaultLines(f: SimulateOptions): string[] {
   const rates: string[] = [];
   if (f.poisonRate) rates.push(`poison rows ${f.poisonRate}`);
@@ -220,7 +217,8 @@ function simulatorOf(o: SimulateOptions): Simulator {
     resolutionS: o.resolution,
     devices: o.devices,
     newValueShare: o.newValueShare,
-    maxLoggedRequests: LOGGED_REQUESTS,
+    // enough to look at, bounded for long runs
+    maxLoggedRequests: 10_000,
     tokenTtlS: o.tokenTtl,
     rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
     faults: {

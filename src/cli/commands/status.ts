@@ -73,9 +73,8 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
 /** The `run` holding the service lock, with its heartbeat's age; null when none or expired. */
 function serviceHolder(store: StateStore, nowS: number) {
   const lock = store.locks.peek(SERVICE_LOCK);
-  if (lock === undefined) return null;
+  if (lock === undefined || lock.lease.untilMs / 1000 <= nowS) return null;
   const heartbeatS = (lock.lease.untilMs - LOCK_TTL_MS) / 1000;
-  if (lock.lease.untilMs / 1000 <= nowS) return null;
   const { pid, host, command, since } = lock.holder;
   return { pid, host, command, since, heartbeatAgeS: Math.max(0, Math.round(nowS - heartbeatS)) };
 }

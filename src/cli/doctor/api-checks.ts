@@ -13,7 +13,6 @@ const CREDENTIALS = "API credentials";
 const DEVICES = "API devices";
 const CLOCK = "clock offset";
 
-/** Clock offsets above these are a warning, and a failure. */
 const CLOCK_WARN_S = 60;
 const CLOCK_FAIL_S = 600;
 

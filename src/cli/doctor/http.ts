@@ -86,7 +86,6 @@ export function httpRequest(
 
 const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
 
-/** Reads what the request threw: the code and message, a TLS refusal. */
 function describeProblem(error: unknown): HttpProblem {
   const code = field(error, "code");
   const text = field(error, "message") ?? String(error);

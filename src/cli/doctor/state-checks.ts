@@ -22,7 +22,6 @@ const SCHEMA = "state DB schema";
 const LOCK = "state DB lock";
 const DISK = "free disk";
 
-/** Free space below these is a warning, and a failure. */
 const DISK_WARN_BYTES = 1024 ** 3;
 const DISK_FAIL_BYTES = 100 * 1024 ** 2;
 

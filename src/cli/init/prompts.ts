@@ -5,13 +5,9 @@ import type { CommandContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { askHidden, askLine } from "../prompt.js";
 
-/** Tries at a prompt before an invalid answer ends the command. */
 const PROMPT_TRIES = 3;
 
-/**
- * One value `init` asks for: its flag (none for a secret, which is asked without echo), the
- * environment variable (and setting) that also supplies it, and how a prompt names it.
- */
+/** A value `init` asks for: its flag (none for a secret, asked without echo), variable, label. */
 export interface Field {
   readonly flag?: string;
   readonly env: string;
