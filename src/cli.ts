@@ -63,10 +63,9 @@ function nextStep(error: unknown, apiUrl?: string): string | undefined {
       "start, set the password with your one-time password: energy-etl set-password"
     );
   }
-  if (error.code === "auth_failed") {
-    return "the API refused the access token or the API key: check ENERGY_API_KEY";
-  }
-  return undefined;
+  return error.code === "auth_failed"
+    ? "the API refused the access token or the API key: check ENERGY_API_KEY"
+    : undefined;
 }
 
 /** True when this module is the script node runs (not when another script imports it). */

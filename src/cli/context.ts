@@ -40,10 +40,8 @@ export function addGlobalOptions(program: Command): void {
     "-f, --env-path <file>",
     `env file read below the environment; init writes it (default: ${DEFAULT_ENV_FILE})`,
   );
-  for (const setting of SETTINGS) {
-    if (setting.flag) {
-      program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
-    }
+  for (const setting of SETTINGS.filter(({ flag }) => flag)) {
+    program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
   }
 }
 

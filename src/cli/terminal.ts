@@ -95,9 +95,8 @@ export class Terminal implements DestinationStream {
 }
 
 /**
- * A JSON log line safe for pino-pretty, which prints `msg` and `stack` as they are and the rest as
- * JSON: their control characters escaped (a stack keeps its lines), and in other strings those
- * JSON.stringify leaves (DEL, C1). A line that is not a JSON object is escaped whole.
+ * A log line for pino-pretty, which prints `msg` and `stack` as they are: their controls escaped
+ * (a stack keeps its lines), in other strings those JSON leaves (DEL, C1); not JSON: the line.
  */
 function forPretty(line: string): string {
   let entry: unknown;

@@ -36,13 +36,9 @@ export const rangeOptions = {
 };
 
 /** With `--from`: not after `--to` (default now), nor 10 years before it unless `--yes`. */
-export function boundedRange<
-  T extends {
-    readonly from?: Date | undefined;
-    readonly to?: Date | undefined;
-    readonly yes?: boolean | undefined;
-  },
->(options: z.ZodType<T>) {
+export function boundedRange<T extends { from?: Date; to?: Date; yes?: boolean }>(
+  options: z.ZodType<T>,
+) {
   return options.superRefine((o, ctx) => {
     if (o.from === undefined) return;
     const to = o.to ?? new Date();

@@ -173,7 +173,6 @@ async function plannedJobs(
   return queued.jobs.map((c) => c.job);
 }
 
-/** The plan of a dry run: JSON, or a table of requests and the time they would take. */
 function printPlan(
   io: CliIo,
   plan: readonly PlannedBackfill[],

@@ -45,13 +45,11 @@ export function registerDecodeCommand(program: Command, io: CliIo): void {
         return;
       }
       writeText(io.stdout, renderTable(HEAD, decoded.map(rowOf), io.stdout));
-      for (const d of decoded) {
-        if (d.unknownCodes.length > 0) {
-          writeLine(
-            io.stdout,
-            `note: ${d.id}: not in the spec's tables: ${d.unknownCodes.join(", ")}`,
-          );
-        }
+      for (const d of decoded.filter(({ unknownCodes }) => unknownCodes.length > 0)) {
+        writeLine(
+          io.stdout,
+          `note: ${d.id}: not in the spec's tables: ${d.unknownCodes.join(", ")}`,
+        );
       }
     });
 }

@@ -12,12 +12,6 @@ import { type CliIo, ExitStatus, writeJson, writeLine } from "../io.js";
 /** Headroom of a group of checks over the bounds of its own requests. */
 const SLACK_MS = 2000;
 
-/** One check as a line: `ok       API reachable: http://… answers`, the fix after ` -> `. */
-function formatCheck(result: CheckResult): string {
-  const line = `${result.status.padEnd(8)} ${result.check}: ${result.detail}`;
-  return result.fix === undefined ? line : `${line} -> ${result.fix}`;
-}
-
 /** `doctor`: checks the API, InfluxDB, the state database, the clock and the disk. */
 export function registerDoctorCommand(program: Command, io: CliIo): void {
   program
@@ -38,7 +32,11 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
       const results = (await runChecks(command, io)).map(scrubbed);
       if (opts.json) writeJson(io.stdout, results);
       else {
-        for (const result of results) writeLine(io.stdout, formatCheck(result));
+        // a check a line: `ok       API reachable: http://… answers`, a fix after ` -> `
+        for (const { status, check, detail, fix } of results) {
+          const line = `${status.padEnd(8)} ${check}: ${detail}`;
+          writeLine(io.stdout, fix === undefined ? line : `${line} -> ${fix}`);
+        }
         const count = (status: CheckResult["status"]) =>
           results.filter((r) => r.status === status).length;
         writeLine(

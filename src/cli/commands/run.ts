@@ -1,10 +1,9 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
-import type { Config } from "../../config.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { secondsBefore } from "../../pipeline/cursor.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { EtlService, type EtlServiceOptions } from "../../service/etl-service.js";
+import { EtlService } from "../../service/etl-service.js";
 import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
@@ -40,7 +39,17 @@ async function runService(io: CliIo, command: Command): Promise<void> {
     pipeline = await openPipeline(config, logger, { metrics, owner });
     const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
     if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
-    service = new EtlService(pipeline, serviceOptions(config, metrics));
+    service = new EtlService(pipeline, {
+      cron: config.sync.cron,
+      httpPort: config.http.port,
+      httpHost: config.http.host,
+      metrics,
+      readiness: {
+        maxLagS: secondsBefore(epochSeconds(new Date()), config.service.readyMaxLag),
+        failedSyncs: config.service.readyFailedSyncs,
+        checkIntervalMs: config.service.readyCheckIntervalMs,
+      },
+    });
     await service.start();
     const ended = await Promise.race([
       signals.signalled.then(() => undefined),
@@ -57,20 +66,6 @@ async function runService(io: CliIo, command: Command): Promise<void> {
       pipeline.store.close();
     }
   }
-}
-
-function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
-  return {
-    cron: config.sync.cron,
-    httpPort: config.http.port,
-    httpHost: config.http.host,
-    metrics,
-    readiness: {
-      maxLagS: secondsBefore(epochSeconds(new Date()), config.service.readyMaxLag),
-      failedSyncs: config.service.readyFailedSyncs,
-      checkIntervalMs: config.service.readyCheckIntervalMs,
-    },
-  };
 }
 
 /**

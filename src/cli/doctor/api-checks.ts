@@ -116,10 +116,7 @@ function credentialsFix(error: unknown): string {
   }
 }
 
-/**
- * The local clock against the API's `Date` header (one-second resolution): the header is taken
- * as the middle of its second, the local clock as the middle of the exchange.
- */
+/** The clock against the API's `Date` (taken as its second's middle, ours as the exchange's). */
 function clockCheck(answer: HttpAnswer): CheckResult {
   const serverMs = parseDateHeader(answer.header("date"));
   if (serverMs === undefined) return ok(CLOCK, "not measured: the API sends no Date header");

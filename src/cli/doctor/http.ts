@@ -100,7 +100,6 @@ function describeProblem(error: unknown): HttpProblem {
   return { kind: "problem", reason: tls ? "tls" : "network", message: excerpt(message) };
 }
 
-/** `value[key]` when `value` is an object and that a string. */
 function field(value: unknown, key: string): string | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const found: unknown = Reflect.get(value, key);

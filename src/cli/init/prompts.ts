@@ -129,7 +129,6 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
 /** The values of one `init` run, validated. */
 export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
-/** ENERGY_API_OTP (environment or env file), checked; undefined when unset. */
 function otpSetting(env: CommandContext["env"]): string | undefined {
   const value = env.ENERGY_API_OTP ?? "";
   if (value === "") return undefined;
