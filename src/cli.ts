@@ -3,7 +3,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CommanderError } from "commander";
 import { ApiError } from "./api/errors.js";
-import { loadedConfig } from "./cli/context.js";
+import { loadedConfigs } from "./cli/context.js";
 import { type CliIo, ExitStatus, processIo, UsageError, writeLine, writeText } from "./cli/io.js";
 import { commandPath, createProgram } from "./cli/program.js";
 import { InterruptedError } from "./cli/with-pipeline.js";
@@ -44,17 +44,14 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     if (error instanceof UsageError && error.pointAtHelp) {
       writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
     }
-    const next = nextStep(error, loadedConfig(program)?.api.url);
+    const next = nextStep(error, loadedConfigs.get(program)?.api.url);
     if (next) writeLine(io.stderr, `  ${next}`);
     return code;
   }
 }
 
-/**
- * What to do about an error, when the message alone does not say it; `apiUrl` is the API's
- * configured base URL, named when the API could not be reached at all.
- */
-export function nextStep(error: unknown, apiUrl?: string): string | undefined {
+/** What to do about an error when its message does not say it; `apiUrl` is the API's base URL. */
+function nextStep(error: unknown, apiUrl?: string): string | undefined {
   // a command that said what to do already names the settings to check (init, set-password)
   if (!(error instanceof ApiError) || /\bENERGY_API_[A-Z]+\b/.test(error.message)) return undefined;
   if (error.code === "network" && error.neverSent) {
@@ -66,10 +63,9 @@ export function nextStep(error: unknown, apiUrl?: string): string | undefined {
       "start, set the password with your one-time password: energy-etl set-password"
     );
   }
-  if (error.code === "auth_failed") {
-    return "the API refused the access token or the API key: check ENERGY_API_KEY";
-  }
-  return undefined;
+  return error.code === "auth_failed"
+    ? "the API refused the access token or the API key: check ENERGY_API_KEY"
+    : undefined;
 }
 
 /** True when this module is the script node runs (not when another script imports it). */

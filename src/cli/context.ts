@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import { ApiClient } from "../api/api-client.js";
@@ -11,7 +10,7 @@ import {
 } from "../config.js";
 import { createLogger, registerSecret } from "../logger.js";
 import { DEFAULT_ENV_FILE, envFileOf, mergeEnv, readEnvFile } from "./env-file.js";
-import { type CliIo, UsageError } from "./io.js";
+import { type CliIo, parseOptions, UsageError } from "./io.js";
 import { nameOption } from "./options.js";
 import { Terminal } from "./terminal.js";
 
@@ -20,19 +19,15 @@ export interface CommandContext {
   readonly config: Config;
   /** Where each setting came from (see {@link resolveConfig}). */
   readonly origins: ReadonlyMap<string, string>;
-  /**
-   * The environment with the env file's variables below it, for variables that are no setting
-   * (ENERGY_API_OTP).
-   */
+  /** The environment over the env file's variables, for those no setting holds (ENERGY_API_OTP). */
   readonly env: Readonly<Record<string, string>>;
   readonly logger: Logger;
   readonly io: CliIo;
-  /** stderr shared by log lines and progress bars. */
   readonly terminal: Terminal;
 }
 
 /** Commander's camelCase key of a long flag (`--api-url` -> `apiUrl`). */
-export function flagKey(flag: string): string {
+function flagKey(flag: string): string {
   return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
@@ -45,18 +40,12 @@ export function addGlobalOptions(program: Command): void {
     "-f, --env-path <file>",
     `env file read below the environment; init writes it (default: ${DEFAULT_ENV_FILE})`,
   );
-  for (const setting of SETTINGS) {
-    if (setting.flag) {
-      program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
-    }
+  for (const setting of SETTINGS.filter(({ flag }) => flag)) {
+    program.option(`${setting.flag} <value>`, `overrides ${setting.env} (${setting.name})`);
   }
 }
 
-/**
- * Flags a command does not take because their value would be a secret (command lines show in
- * the shell history and in `ps`), each with the variable the secret goes into instead. Given
- * anyway, one is a usage error of one line saying so; its value is never shown.
- */
+/** Flags refused (each -> its variable): a secret on the command line shows in history and `ps`. */
 export function refuseSecretFlags(command: Command, flags: Readonly<Record<string, string>>): void {
   for (const flag of Object.keys(flags))
     command.addOption(new Option(`${flag} [value]`).hideHelp());
@@ -73,29 +62,14 @@ export function refuseSecretFlags(command: Command, flags: Readonly<Record<strin
   });
 }
 
-/** `--config FILE`, if given: not empty. */
-function configFileOf(given: unknown): string | undefined {
-  const parsed = nameOption("--config", "a JSON config file").optional().safeParse(given);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad --config");
-  return parsed.data;
-}
-
 /** The configuration each program's command loaded, for what runCli says after a failure. */
-const loadedByProgram = new WeakMap<Command, Config>();
+export const loadedConfigs = new WeakMap<Command, Config>();
 
-/** The configuration a command of `program` loaded, if one did. */
-export function loadedConfig(program: Command): Config | undefined {
-  return loadedByProgram.get(program);
-}
-
-/**
- * Loads configuration from the command's global flags, the environment, the env file and
- * --config. `envFileMayBeMissing`: a missing `--env-path` file is no error (init writes it).
- */
+/** Configuration from flags, environment, env file (may be missing: init) and --config. */
 export function createContext(
   command: Command,
   io: CliIo,
-  options: { readonly envFileMayBeMissing?: boolean } = {},
+  envFileMayBeMissing = false,
 ): CommandContext {
   const opts = command.optsWithGlobals<Record<string, unknown>>();
   const flags: Record<string, string | undefined> = {};
@@ -103,9 +77,13 @@ export function createContext(
     const value = setting.flag ? opts[flagKey(setting.flag)] : undefined;
     if (typeof value === "string") flags[setting.env] = value;
   }
-  const file = configFileOf(opts.config);
+  const file = parseOptions(
+    nameOption("--config", "a JSON config file").optional(),
+    opts.config,
+    false,
+  );
   const envFile = envFileOf(command, io);
-  const fromFile = readEnvFile(envFile, options.envFileMayBeMissing);
+  const fromFile = readEnvFile(envFile, envFileMayBeMissing);
   const { config, origins } = resolveConfig({
     flags,
     env: io.env,
@@ -114,17 +92,14 @@ export function createContext(
   });
   let root = command;
   while (root.parent) root = root.parent;
-  loadedByProgram.set(root, config);
+  loadedConfigs.set(root, config);
   for (const secret of configSecrets(config)) registerSecret(secret);
   const terminal = new Terminal(io.stderr, config.log.format);
   const logger = createLogger(config.log.level, terminal);
   return { config, origins, env: mergeEnv(io.env, fromFile), logger, io, terminal };
 }
 
-/**
- * An API client from the configuration, with `overrides` of its connection settings; names
- * every missing connection setting.
- */
+/** An API client from the configuration with `overrides`; names every missing setting. */
 export function createApiClient(
   context: CommandContext,
   overrides: Partial<Pick<Config["api"], "url" | "key" | "user" | "password">> = {},
@@ -132,16 +107,4 @@ export function createApiClient(
   const { config, logger } = context;
   const settings = apiClientSettings({ ...config, api: { ...config.api, ...overrides } });
   return new ApiClient({ ...settings, logger });
-}
-
-/**
- * For commands that only read the state: STATE_DB must exist (a typo would otherwise create an
- * empty database and show nothing).
- */
-export function requireStateFile(config: Config): void {
-  const path = config.state.db;
-  if (path === ":memory:" || existsSync(path)) return;
-  throw new UsageError(
-    `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
-  );
 }

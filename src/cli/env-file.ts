@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ConfigError } from "../config.js";
 import { errnoOf } from "../util/errors.js";
-import { type CliIo, UsageError } from "./io.js";
+import { type CliIo, parseOptions, UsageError } from "./io.js";
 
 /** The env file unless `--env-path` names another: `./.env` of the working directory. */
 export const DEFAULT_ENV_FILE = "./.env";
@@ -24,20 +24,13 @@ const envPathSchema = z.string().min(1, "--env-path must not be empty").optional
 
 /** The command's env file: `--env-path FILE`, else `./.env` of `io.cwd`. */
 export function envFileOf(command: Command, io: CliIo): EnvFile {
-  const parsed = envPathSchema.safeParse(command.optsWithGlobals().envPath);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? "bad --env-path");
-  const given = parsed.data;
+  const given = parseOptions(envPathSchema, command.optsWithGlobals().envPath, false);
   return given === undefined
     ? { path: join(io.cwd, ".env"), label: DEFAULT_ENV_FILE, explicit: false }
     : { path: resolve(io.cwd, given), label: given, explicit: true };
 }
 
-/**
- * The variables of an env file, by Node's own parser (`KEY=value`, quotes, `#` comments, as
- * `node --env-file` reads them); undefined when a `./.env` that nobody named does not exist. A
- * missing `--env-path` file is a UsageError (unless `mayBeMissing`), an unreadable one a
- * ConfigError. Never changes process.env.
- */
+/** An env file's variables by Node's parser; undefined when an unnamed `./.env` does not exist. */
 export function readEnvFile(
   file: EnvFile,
   mayBeMissing = false,
@@ -54,10 +47,7 @@ export function readEnvFile(
   return z.record(z.string(), z.string()).parse(parseEnv(text));
 }
 
-/**
- * The environment a command sees: the env file's variables below the real ones (an empty real
- * variable counts as unset, as everywhere in the configuration).
- */
+/** The environment over the env file's variables (an empty variable counts as unset). */
 export function mergeEnv(
   env: Readonly<Record<string, string | undefined>>,
   fromFile: Readonly<Record<string, string>> = {},

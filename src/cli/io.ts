@@ -23,27 +23,20 @@ export const processIo: CliIo = {
   },
 };
 
-/**
- * Writes one line to a stream, its control characters escaped as JSON escapes them (`\n`, `\r`,
- * `\u001b`, …; see {@link escapeControls}), a line break too: what a device id, value id or error
- * text from the API or the state DB holds can neither print a line of its own nor colour or move
- * anything on a terminal. Text of several lines made for it (a table, fitted text, indented JSON)
- * goes to {@link writeText}.
- */
+/** Writes a line, every control character escaped: what data holds cannot break or colour it. */
 export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
   stream.write(`${escapeControls(line)}\n`);
 }
 
-/**
- * Writes text whose line breaks (`\n`) and tabs are its own, every other control character escaped
- * as {@link writeLine} escapes them: a table of `renderTable` (tab-separated values when piped),
- * text of `fitText` (they escape the cells and text they are given), JSON.stringify's (which
- * escapes them inside strings). Never text that quotes a value as it is (a device id holding `\n`
- * would print a line of its own): such lines go to writeLine one by one.
- */
+/** Writes text whose line breaks and tabs are its own (a table, JSON), other controls escaped. */
 export function writeText(stream: NodeJS.WritableStream, text: string): void {
   const lines = text.split("\n").map((line) => line.split("\t").map(escapeControls).join("\t"));
   stream.write(`${lines.join("\n")}\n`);
+}
+
+/** Writes `value` as indented JSON (what `--json` prints). */
+export function writeJson(stream: NodeJS.WritableStream, value: unknown): void {
+  writeText(stream, JSON.stringify(value, null, 2));
 }
 
 /** A command-line usage error (exit code 2), e.g. a missing or malformed argument. */
@@ -58,15 +51,16 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * A command's options as commander hands them over, parsed with `schema`; else a usage error
- * naming the first problem, pointing at the command's help.
- */
-export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+/** `raw` parsed with `schema`, else a usage error naming the first problem. */
+export function parseOptions<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  pointAtHelp = true,
+): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const message = parsed.error.issues[0]?.message ?? "invalid options";
-  throw new UsageError(message, { pointAtHelp: true });
+  throw new UsageError(message, { pointAtHelp });
 }
 
 /** The command did its work and reports a result by its exit code (e.g. audit: holes remain). */

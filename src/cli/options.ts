@@ -1,8 +1,4 @@
-/**
- * The option schemas of what names something (a device, a file, a value id): never empty or only
- * spaces, never with a control character. Every message names the flag and what it takes, since
- * a usage error shows only the message ({@link parseOptions}).
- */
+/** Option schemas of names (not blank, no control character); a message names its flag. */
 import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
 import { UsageError } from "./io.js";
@@ -31,10 +27,7 @@ export function countOption(flag: string, min: number, max: number) {
     .pipe(z.number().int(message).min(min, message).max(max, message));
 }
 
-/**
- * A command's argument that names something (`<device>`), checked as {@link nameOption} checks a
- * flag's value: `what` says what it is in the message (`the device id`).
- */
+/** A command's argument that names something (`<device>`), checked as {@link nameOption} does. */
 export function nameArgument(what: string, value: string): string {
   const problem = value.trim() === "" ? "must not be empty" : textProblem(value);
   if (problem) throw new UsageError(`${what} ${problem}`, { pointAtHelp: true });

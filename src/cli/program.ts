@@ -4,10 +4,7 @@ import type { CliIo } from "./io.js";
 
 type Register = (program: Command, io: CliIo) => void;
 
-/**
- * Every command's module, in the order `--help` lists them, loaded only when needed: a command
- * loads its own (`backfill` neither the simulator nor the service's metrics), help loads all.
- */
+/** Each command's module, in `--help` order, loaded only when it is run (help loads all). */
 const COMMANDS: readonly (readonly [readonly string[], () => Promise<Register>])[] = [
   [
     ["set-password"],
@@ -36,10 +33,7 @@ const COMMANDS: readonly (readonly [readonly string[], () => Promise<Register>])
   [["init"], async () => (await import("./commands/init.js")).registerInitCommand],
 ];
 
-/**
- * The `energy-etl` command line. With `argv`, only the command it names is registered (when it
- * names one); every command otherwise (help, a typo that wants suggestions).
- */
+/** The command line with the command `argv` names (all of them for help or a typo). */
 export async function createProgram(io: CliIo, argv: readonly string[] = []): Promise<Command> {
   const program = new Command("energy-etl")
     .description(
@@ -60,10 +54,7 @@ export async function createProgram(io: CliIo, argv: readonly string[] = []): Pr
   return program;
 }
 
-/**
- * The command `argv` names: its first word that is neither an option nor an option's value
- * (every option before the command takes a value); undefined for help and version.
- */
+/** The command `argv` names: its first word not an option nor an option's value; none for help. */
 function commandName(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] ?? "";
@@ -81,10 +72,7 @@ export function commandPath(command: Command): string {
   return names.join(" ");
 }
 
-/**
- * A usage error prints its one line and where to read more (`see energy-etl sync --help`), not
- * the whole help that would scroll the line away.
- */
+/** A usage error prints its line and `(see … --help)`, not the whole help that scrolls it away. */
 function pointAtHelp(command: Command): void {
   const path = commandPath(command);
   command.configureOutput({

@@ -9,10 +9,7 @@ import type { Terminal } from "./terminal.js";
 /** Interval of progress log lines when stderr is not a terminal. */
 const LOG_EVERY_MS = 10_000;
 
-/**
- * Progress of a backfill: a bar on a terminal (chunks, points, requests, rate, ETA), progress log
- * lines every 10 s otherwise. Counts what the chunks it is told about did.
- */
+/** Progress of a backfill's chunks: a bar on a terminal, a log line every 10 s otherwise. */
 export class BackfillProgressReporter {
   private readonly bar: SingleBar | undefined;
   private readonly startedMs = Date.now();

@@ -1,9 +1,6 @@
 import { type CliIo, UsageError } from "./io.js";
 
-/**
- * Asks for a secret on the terminal without echoing it (raw mode, read until Enter).
- * Ctrl-C aborts with an error; Backspace edits.
- */
+/** Asks for a secret on the terminal without echo (raw mode): Backspace edits, Ctrl-C aborts. */
 export function askHidden(io: CliIo, question: string): Promise<string> {
   const { stdin, stderr } = io;
   return new Promise((resolve, reject) => {
@@ -37,10 +34,7 @@ export function askHidden(io: CliIo, question: string): Promise<string> {
   });
 }
 
-/**
- * Asks for one line on the terminal, echoed (the terminal's line editing applies); resolves on
- * Enter, rejects when input ends first.
- */
+/** Asks for one echoed line on the terminal; rejects when input ends before Enter. */
 export function askLine(io: CliIo, question: string): Promise<string> {
   const { stdin, stderr } = io;
   return new Promise((resolve, reject) => {

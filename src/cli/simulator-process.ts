@@ -1,24 +1,21 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** The simulator running as a process of its own, as a remote API would: its URL, and a stop. */
-export interface SimulatorProcess {
+interface SimulatorProcess {
   readonly url: string;
   readonly pid: number;
   /** Stops it (SIGTERM) and waits for it to exit. */
   stop(): Promise<void>;
 }
 
-/** How long the simulator may take to say where it listens. */
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * Starts `energy-etl simulate --port 0 …args` as a child process (the same node, flags and CLI as
- * this one) and resolves once it says where it listens. The demo runs the API's simulator so:
- * apart, like the remote API it stands in for, so that energy-etl's own process is what it is in
- * production (its memory and CPU are its own).
+ * Starts `energy-etl simulate --port 0 …args` as a child process, once it listens: apart like the
+ * remote API it stands in for, so that energy-etl's own process is as in production.
  */
-export function startSimulatorProcess(args: readonly string[] = []): Promise<SimulatorProcess> {
+export function startSimulatorProcess(args: readonly string[]): Promise<SimulatorProcess> {
   const cli = process.argv[1] ?? "";
   const child = spawn(
     process.execPath,
@@ -47,7 +44,7 @@ export function startSimulatorProcess(args: readonly string[] = []): Promise<Sim
     child.once("exit", (code) =>
       fail(new Error(`the simulator exited (code ${code}) before it listened`)),
     );
-    const lines = createInterface({ input: outputOf(child) });
+    const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       const url = /listening on (\S+)/.exec(line)?.[1];
       if (url === undefined) return;
@@ -55,13 +52,8 @@ export function startSimulatorProcess(args: readonly string[] = []): Promise<Sim
       child.removeAllListeners("exit");
       lines.close();
       // the rest of its output is not ours to show
-      outputOf(child).resume();
+      child.stdout.resume();
       resolve({ url, pid: child.pid ?? 0, stop });
     });
   });
-}
-
-function outputOf(child: ChildProcess): NodeJS.ReadableStream {
-  if (child.stdout === null) throw new Error("the simulator has no stdout");
-  return child.stdout;
 }

@@ -1,16 +1,10 @@
 import Table from "cli-table3";
 import { escapeControls } from "../util/control-chars.js";
 
-/** Width of a terminal that does not say its own. */
-export const DEFAULT_COLUMNS = 80;
-
 /** A column of a table, and how it gives way on a terminal too narrow for the whole table. */
 export interface TableColumn {
   readonly head: string;
-  /**
-   * `wrap` (default): onto more lines, nothing lost; `cut`: cut with "…" (for what another column
-   * or command shows whole); `keep`: never narrower (short ids, times).
-   */
+  /** `wrap` (default): onto more lines; `cut`: with "…" (shown whole elsewhere); `keep`: no. */
   readonly narrow?: "wrap" | "cut" | "keep";
   /** Narrowest width it is wrapped or cut to (default 10). */
   readonly min?: number;
@@ -25,12 +19,8 @@ export interface TableStream {
 }
 
 /**
- * Rows under a header as `stream` wants them: a compact table on a terminal (no line between
- * rows) that fits its width (`columns`, else {@link DEFAULT_COLUMNS}: see {@link TableColumn}
- * for how columns give way), tab-separated values otherwise (one line per row, every cell whole,
- * for cut, awk and spreadsheets). Either way the control characters of every cell are escaped as
- * JSON escapes them (`\t`, `\n`, `\r`, `\u001b`, …): a cell is one line, never splits a row of
- * tab-separated values, never colours the terminal. Write it with `writeText`.
+ * Rows under a header: on a terminal a compact table fitted to its width, else tab-separated
+ * values, every cell whole (for cut and awk) and escaped. Write it with `writeText`.
  */
 export function renderTable(
   head: readonly (string | TableColumn)[],
@@ -55,20 +45,30 @@ export function renderTable(
   return table.toString();
 }
 
-/**
- * A line of text as `stream` wants it: wrapped at spaces to the width of a terminal, whole when
- * piped; its control characters escaped first (as {@link renderTable} escapes cells), so that its
- * only line breaks are those of the wrapping. Write it with `writeText`.
- */
+/** `items` as a table ({@link renderTable}): each column a head and the cell of an item. */
+export function renderItems<T>(
+  columns: readonly (readonly [string | TableColumn, (item: T) => string])[],
+  items: readonly T[],
+  stream: TableStream,
+): string {
+  const rows = items.map((item) => columns.map(([, cell]) => cell(item)));
+  return renderTable(
+    columns.map(([head]) => head),
+    rows,
+    stream,
+  );
+}
+
+/** A line of text (control characters escaped) wrapped to a terminal's width; whole when piped. */
 export function fitText(text: string, stream: TableStream): string {
   const line = escapeControls(text);
   return stream.isTTY === true ? wrap(line, widthOf(stream)).join("\n") : line;
 }
 
 /** A terminal's width; one that says 0 (a pseudo-terminal under `script`) or nothing: 80. */
-export function widthOf(stream: TableStream): number {
+function widthOf(stream: TableStream): number {
   const { columns } = stream;
-  return columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS;
+  return columns !== undefined && columns > 0 ? columns : 80;
 }
 
 /** Characters a table spends on borders and padding around `n` columns. */
@@ -77,10 +77,9 @@ const frame = (n: number) => 1 + 3 * n;
 const length = (text: string) => [...text].length;
 
 /**
- * The columns shown and their widths. Optional columns are left out (last first) while the table
- * would not fit `total` even with every other column at its narrowest; then, each column first as
- * wide as its widest cell, columns that wrap are narrowed (widest first, down to their `min`),
- * then columns that may be cut, until the table fits.
+ * The columns shown and their widths: optional columns left out (last first) while the table
+ * cannot fit `total`; then columns that wrap narrowed (widest first, down to their `min`), then
+ * those that may be cut, until it fits.
  */
 function fitColumns(
   columns: readonly TableColumn[],

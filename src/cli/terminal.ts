@@ -6,44 +6,30 @@ import type { DestinationStream } from "pino";
 import type PinoPretty from "pino-pretty";
 import type { LOG_FORMATS } from "../config.js";
 import { escapeControls, escapeControlsLeftByJson } from "../util/control-chars.js";
+import type { CliIo } from "./io.js";
 
 /** pino-pretty and cli-progress are loaded when a terminal needs them, not by every command. */
 const require = createRequire(import.meta.url);
-const prettyFactory = (options: PinoPretty.PrettyOptions) =>
-  (require("pino-pretty") as typeof PinoPretty).prettyFactory(options);
 
-export type LogFormat = (typeof LOG_FORMATS)[number];
-
-type Stream = NodeJS.WritableStream & { isTTY?: boolean };
-
-/**
- * stderr as a command shares it between log lines and progress bars: on a terminal the bars stay
- * on the last lines and log lines print above them, never through them. Log lines are pretty
- * (pino-pretty) on a terminal with LOG_FORMAT=auto, or always with `pretty`; JSON otherwise.
- */
+/** stderr shared by log lines (pretty on a terminal) and a progress bar kept on the last line. */
 export class Terminal implements DestinationStream {
   private current: SingleBar | undefined;
   private readonly pretty: ((line: string) => string) | undefined;
 
   constructor(
-    private readonly stderr: Stream,
-    format: LogFormat,
+    private readonly stderr: CliIo["stderr"],
+    format: (typeof LOG_FORMATS)[number],
   ) {
     const tty = stderr.isTTY === true;
     this.pretty =
       format === "pretty" || (format === "auto" && tty)
-        ? prettyFactory({
+        ? (require("pino-pretty") as typeof PinoPretty).prettyFactory({
             colorize: tty,
             translateTime: "SYS:HH:MM:ss",
             ignore: "pid,hostname,app",
             singleLine: true,
           })
         : undefined;
-  }
-
-  /** True when stderr is a terminal (bars are drawn only there). */
-  get isTTY(): boolean {
-    return this.stderr.isTTY === true;
   }
 
   /** One log line (pino's destination): above the bar when one is drawn. */
@@ -66,7 +52,7 @@ export class Terminal implements DestinationStream {
     payload: object = {},
     options: { readonly barsize?: number } = {},
   ): SingleBar | undefined {
-    if (!this.isTTY) return undefined;
+    if (this.stderr.isTTY !== true) return undefined;
     this.current?.stop();
     // forceRedraw: a log line took the bar's line, so an unchanged bar is drawn again too
     const { SingleBar } = require("cli-progress") as typeof CliProgress;
@@ -86,8 +72,7 @@ export class Terminal implements DestinationStream {
 
   /**
    * stderr for the bar, without its "save cursor" / "restore cursor" sequences: log lines scroll
-   * the screen while the bar is drawn, so the saved position would be above them by the end and
-   * what is printed next would overwrite them.
+   * the screen, so the saved position would be above them and what comes next would overwrite them.
    */
   private barStream(): Writable {
     const stderr = this.stderr;
@@ -110,17 +95,15 @@ export class Terminal implements DestinationStream {
 }
 
 /**
- * A JSON log line as pino-pretty may print it: pino-pretty prints `msg` and an error's `stack` as
- * they are and the rest as JSON, so their control characters are escaped here as JSON escapes
- * them (see escapeControls; a stack keeps its own lines), and in every other string those that
- * JSON.stringify leaves as they are (DEL, C1). A line that is not a JSON object is escaped whole.
+ * A log line for pino-pretty, which prints `msg` and `stack` as they are: their controls escaped
+ * (a stack keeps its lines), in other strings those JSON leaves (DEL, C1); not JSON: the line.
  */
 function forPretty(line: string): string {
   let entry: unknown;
   try {
     entry = JSON.parse(line);
   } catch {
-    return `${escapeControls(line.trimEnd())}\n`;
+    // not JSON: escaped whole below
   }
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
     return `${escapeControls(line.trimEnd())}\n`;

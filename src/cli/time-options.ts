@@ -4,12 +4,7 @@ import { type FutureRule, instantProblem, rangeProblem } from "../util/time-boun
 import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
 import { devicesOption } from "./options.js";
 
-/**
- * A CLI time option: an ISO date or date-time (UTC unless a zone is given), `now`, or a time
- * before now as a duration (`P30D`, `PT6H`) or as `-30d` / `-12h` / `-90m`: the grammar of
- * SYNC_START too ({@link parseTimeSpec}). Not before 1970, and not after now by `future`
- * (`--to`: up to a day ahead, which stops at now); see src/util/time-bounds.ts.
- */
+/** A time option in SYNC_START's grammar; from 1970 up to now, or as `future` says (`--to`). */
 export function instantOption(flag: string, future: FutureRule = "not-after-now") {
   return z.string().transform((text, ctx) => {
     const spec = parseTimeSpec(text);
@@ -29,7 +24,7 @@ export function instantOption(flag: string, future: FutureRule = "not-after-now"
   });
 }
 
-/** `--to`: up to a day after now is taken (and stops at now), default now. */
+/** `--to`: up to a day after now is taken (and stops at now). */
 export const toOption = () => instantOption("--to", "a-day-ahead");
 
 /** `--device`, `--from`, `--to` (default now) and `--yes` of a command over a range of days. */
@@ -40,18 +35,17 @@ export const rangeOptions = {
   yes: z.boolean().optional(),
 };
 
-/**
- * A range's rules: `--from` not after `--to`, and at most ten years between them unless `--yes`
- * ({@link rangeProblem}).
- */
-export function boundedRange<
-  T extends { readonly from: Date; readonly to: Date; readonly yes?: boolean | undefined },
->(options: z.ZodType<T>) {
+/** With `--from`: not after `--to` (default now), nor 10 years before it unless `--yes`. */
+export function boundedRange<T extends { from?: Date; to?: Date; yes?: boolean }>(
+  options: z.ZodType<T>,
+) {
   return options.superRefine((o, ctx) => {
+    if (o.from === undefined) return;
+    const to = o.to ?? new Date();
     const problem =
-      o.from.getTime() > o.to.getTime()
+      o.from.getTime() > to.getTime()
         ? "--from must not be after --to"
-        : rangeProblem(o.from, o.to, o.yes === true);
+        : rangeProblem(o.from, to, o.yes === true);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 }

@@ -10,32 +10,24 @@ import type { CliIo } from "./io.js";
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
 export class InterruptedError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(signal: string) {
+    super(`stopped by ${signal}; run the same command again to continue`);
     this.name = "InterruptedError";
   }
 }
 
-const interrupted = (signal: string): InterruptedError =>
-  new InterruptedError(`stopped by ${signal}; run the same command again to continue`);
-
-/** Options of {@link withPipeline}. */
-export interface WithPipelineOptions {
+interface WithPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;
   /** Plans only: no sink is opened (see OpenPipelineOptions). */
   readonly dryRun?: boolean;
-  /**
-   * Hold the service lock while working (`sync`: it must not race `energy-etl run` over the same
-   * cursors); refused with a clear message while another process holds it.
-   */
+  /** Hold the service lock while working (`sync` must not race `run` over the same cursors). */
   readonly lock?: boolean;
 }
 
 /**
- * Runs `work` with an open pipeline; on SIGINT/SIGTERM takes no new chunks, lets in-flight ones
- * finish for SHUTDOWN_TIMEOUT_MS, aborts what is still open, and closes the sink and the state.
- * The process is gone within the timeout and a second, whatever the dependencies do.
+ * Runs `work` with an open pipeline; on SIGINT/SIGTERM lets in-flight chunks finish for
+ * SHUTDOWN_TIMEOUT_MS, then aborts and closes: the process is gone within it and a second.
  */
 export async function withPipeline<T>(
   command: Command,
@@ -50,7 +42,7 @@ export async function withPipeline<T>(
   let signal: string | undefined;
   let overBudget: MemoryBudgetError | undefined;
   // installed before the start-up (which may wait for InfluxDB), kept to the end
-  const onSignal = (name: string) => () => {
+  const removeSignals = onStopSignals((name) => {
     if (signal) return;
     signal = name;
     context.logger.warn({ signal: name }, "stopping: finishing the requests in flight");
@@ -61,11 +53,7 @@ export async function withPipeline<T>(
       context.logger.error("requests still in flight after SHUTDOWN_TIMEOUT_MS: exiting");
       process.exit(130);
     }, timeoutMs + 1000).unref();
-  };
-  const onInt = onSignal("SIGINT");
-  const onTerm = onSignal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  });
   try {
     pipeline = await openPipeline(context.config, context.logger, {
       output: options.output,
@@ -73,8 +61,7 @@ export async function withPipeline<T>(
       owner,
     });
   } catch (error) {
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    removeSignals();
     throw error;
   }
   const open = pipeline;
@@ -90,27 +77,34 @@ export async function withPipeline<T>(
   });
   try {
     if (options.lock) unlock = holdServiceLock(open, owner);
-    let result: T;
-    try {
-      result = await work(open, context);
-    } catch (error) {
-      // what a shutdown cut short is an interruption, whatever error it surfaced as
-      if (overBudget) throw overBudget;
-      if (signal) throw interrupted(signal);
-      throw error;
-    }
-    if (overBudget) throw overBudget;
-    if (signal) throw interrupted(signal);
+    // what a shutdown cut short is an interruption, whatever error it surfaced as
+    const cutShort = () =>
+      overBudget ?? (signal === undefined ? undefined : new InterruptedError(signal));
+    const result = await work(open, context).catch((error: unknown) => {
+      throw cutShort() ?? error;
+    });
+    const cut = cutShort();
+    if (cut) throw cut;
     return result;
   } finally {
     unwatch();
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    removeSignals();
     unlock();
     if (signal) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
     open.store.close();
   }
+}
+
+/** Calls `stop` with the signal's name on every SIGINT and SIGTERM until the returned function. */
+export function onStopSignals(stop: (signal: string) => void): () => void {
+  const handlers = (["SIGINT", "SIGTERM"] as const).map(
+    (name) => [name, () => stop(name)] as const,
+  );
+  for (const [name, handler] of handlers) process.on(name, handler);
+  return () => {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  };
 }
 
 /** Takes the service lock and renews it until the returned function releases it. */

@@ -5,27 +5,14 @@ import { countersOf, type RollupParts, recomputeNow } from "../../rollups/rollup
 import type { RollupTarget } from "../../rollups/series.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { ExitStatus, UsageError, writeText } from "../io.js";
+import { ExitStatus, UsageError, writeJson, writeText } from "../io.js";
 import { StepProgress } from "../progress.js";
-import { fitText, renderTable } from "../table.js";
+import { fitText, renderItems } from "../table.js";
+import type { AuditOptions } from "./audit.js";
 
-/** What `audit --rollups` takes. */
-export interface RollupAuditOptions {
-  readonly device?: string[];
-  readonly from: Date;
-  readonly to: Date;
-  readonly sampleDays: number;
-  readonly fix?: boolean;
-  readonly json?: boolean;
-}
-
-/**
- * `audit --rollups`: the daily rollups of sampled days against the raw readings in InfluxDB,
- * per device resource with counters and zone of ROLLUP_TIME_ZONES; `--fix` recomputes the days
- * that differ. Exit 1 when mismatches remain.
- */
+/** `audit --rollups`: sampled daily rollups against the raw readings; exit 1 on a mismatch. */
 export async function runRollupAudit(
-  opts: RollupAuditOptions,
+  opts: AuditOptions,
   pipeline: Pipeline,
   context: CommandContext,
 ): Promise<void> {
@@ -46,14 +33,32 @@ export async function runRollupAudit(
       })),
     )
     .filter((t) => t.counters.length > 0);
-  const { checked, mismatches } = await checkAll(parts, targets, moments, context);
+  const checks = await checkAll(parts, targets, moments, context);
+  const { mismatches } = checks;
   const fix = opts.fix ? await fixDays(parts, targets, moments, mismatches) : undefined;
-  const summary = {
+  const summary = summaryOf(opts, parts.zones, targets.length, moments, checks, fix);
+  if (opts.json) writeJson(context.io.stdout, summary);
+  else printReport(summary, context.io);
+  if ((fix?.remaining ?? mismatches.length) > 0) {
+    throw new ExitStatus(1, "rollups differ from the raw readings");
+  }
+}
+
+/** The audit as `--json` prints it. */
+function summaryOf(
+  opts: AuditOptions,
+  zones: readonly string[],
+  resources: number,
+  moments: readonly number[],
+  { checked, mismatches }: { checked: number; mismatches: readonly RollupMismatch[] },
+  fix: { fixed: number; remaining: number } | undefined,
+) {
+  return {
     from: isoSeconds(epochSeconds(opts.from)),
     to: isoSeconds(epochSeconds(opts.to)),
-    resources: targets.length,
+    resources,
     days: moments.map((s) => isoSeconds(s).slice(0, 10)),
-    zones: parts.zones,
+    zones,
     checked,
     mismatches: mismatches.map((m) => ({
       deviceId: m.deviceId,
@@ -67,14 +72,8 @@ export async function runRollupAudit(
     })),
     ...(fix ? { fixedDays: fix.fixed, remaining: fix.remaining } : {}),
   };
-  if (opts.json) writeText(context.io.stdout, JSON.stringify(summary, null, 2));
-  else printReport(summary, context.io);
-  if ((fix?.remaining ?? mismatches.length) > 0) {
-    throw new ExitStatus(1, "rollups differ from the raw readings");
-  }
 }
 
-/** Every target's sampled days against the raw readings, with a progress bar. */
 async function checkAll(
   parts: RollupParts,
   targets: readonly RollupTarget[],
@@ -106,10 +105,14 @@ async function fixDays(
   mismatches: readonly RollupMismatch[],
 ): Promise<{ fixed: number; remaining: number }> {
   const again = new Set<RollupTarget>();
+  const days = new Set<string>();
   let fixed = 0;
-  for (const m of unique(mismatches)) {
+  for (const m of mismatches) {
+    // once per device resource and day: a day's recompute rewrites every series and zone of it
+    const day = JSON.stringify([m.deviceId, m.resourceId, m.dayS]);
     const target = targets.find((t) => t.deviceId === m.deviceId && t.resourceId === m.resourceId);
-    if (target === undefined) continue;
+    if (target === undefined || days.has(day)) continue;
+    days.add(day);
     await recomputeNow(parts, target, m.dayS, m.endS - 1);
     again.add(target);
     fixed += 1;
@@ -121,45 +124,23 @@ async function fixDays(
   return { fixed, remaining };
 }
 
-interface AuditSummary {
-  readonly resources: number;
-  readonly days: readonly string[];
-  readonly zones: readonly string[];
-  readonly checked: number;
-  readonly mismatches: readonly {
-    deviceId: string;
-    resourceId: string;
-    zone: string;
-    day: string;
-    measurement: string;
-    valuesId: string;
-    fromRaw: number | null;
-    stored: number | null;
-  }[];
-  readonly fixedDays?: number;
-  readonly remaining?: number;
-}
-
-/** The human report: a table of mismatches, then the verdict and what to do next. */
-function printReport(summary: AuditSummary, io: CommandContext["io"]): void {
+function printReport(summary: ReturnType<typeof summaryOf>, io: CommandContext["io"]): void {
   const { mismatches } = summary;
   if (mismatches.length > 0) {
-    writeText(
+    const table = renderItems(
+      [
+        ["device", (m) => m.deviceId],
+        ["resource", (m) => m.resourceId],
+        ["zone", (m) => m.zone],
+        ["day starts", (m) => m.day],
+        ["counter", (m) => `${m.measurement} (${m.valuesId})`],
+        ["from raw", (m) => (m.fromRaw === null ? "none" : String(m.fromRaw))],
+        ["stored", (m) => (m.stored === null ? "missing" : String(m.stored))],
+      ],
+      mismatches,
       io.stdout,
-      renderTable(
-        ["device", "resource", "zone", "day starts", "counter", "from raw", "stored"],
-        mismatches.map((m) => [
-          m.deviceId,
-          m.resourceId,
-          m.zone,
-          m.day,
-          `${m.measurement} (${m.valuesId})`,
-          m.fromRaw === null ? "none" : String(m.fromRaw),
-          m.stored === null ? "missing" : String(m.stored),
-        ]),
-        io.stdout,
-      ),
     );
+    writeText(io.stdout, table);
   }
   const verdict =
     mismatches.length === 0
@@ -170,26 +151,10 @@ function printReport(summary: AuditSummary, io: CommandContext["io"]): void {
       `days x ${summary.zones.length} zones, ${summary.checked} daily rollups: ${verdict}`,
     summary.fixedDays !== undefined
       ? `fixed: ${summary.fixedDays} days recomputed from the raw readings, ` +
-        `${summary.remaining ?? 0} rollups still differ`
+        `${summary.remaining} rollups still differ`
       : mismatches.length > 0
         ? "run again with --fix to recompute those days"
         : undefined,
   ];
   for (const line of lines) if (line !== undefined) writeText(io.stdout, fitText(line, io.stdout));
-}
-
-/** One per device resource and day (a day's recompute rewrites every series and zone of it). */
-function unique(
-  mismatches: readonly RollupMismatch[],
-): { deviceId: string; resourceId: string; dayS: number; endS: number }[] {
-  const out = new Map<
-    string,
-    { deviceId: string; resourceId: string; dayS: number; endS: number }
-  >();
-  for (const m of mismatches) {
-    const key = JSON.stringify([m.deviceId, m.resourceId, m.dayS]);
-    if (!out.has(key))
-      out.set(key, { deviceId: m.deviceId, resourceId: m.resourceId, dayS: m.dayS, endS: m.endS });
-  }
-  return [...out.values()];
 }

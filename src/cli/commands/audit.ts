@@ -6,10 +6,18 @@ import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, ExitStatus, examples, parsedAction, UsageError, writeText } from "../io.js";
+import {
+  type CliIo,
+  ExitStatus,
+  examples,
+  parsedAction,
+  UsageError,
+  writeJson,
+  writeText,
+} from "../io.js";
 import { countOption } from "../options.js";
 import { runBackfillWithProgress, StepProgress } from "../progress.js";
-import { fitText, renderTable } from "../table.js";
+import { fitText, renderItems } from "../table.js";
 import { boundedRange, rangeOptions } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { runRollupAudit } from "./audit-rollups.js";
@@ -25,7 +33,8 @@ const optionsSchema = boundedRange(
   }),
 );
 
-type AuditOptions = z.infer<typeof optionsSchema>;
+/** What `audit` takes (and `audit --rollups`). */
+export type AuditOptions = z.infer<typeof optionsSchema>;
 
 const day = (s: number) => isoSeconds(s).slice(0, 10);
 const minute = (s: number) => `${isoSeconds(s).slice(0, 16).replace("T", " ")} UTC`;
@@ -36,19 +45,14 @@ function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
   const records = notSynced.reduce((n, r) => n + r.apiRecords, 0);
   const synced = notSynced.flatMap((r) => (r.syncedUntilS === undefined ? [] : [r.syncedUntilS]));
   const oldest = Math.min(...synced);
-  const since = [
-    ...(synced.length === 0
-      ? []
-      : [
-          `synced until ${minute(oldest)}${synced.some((s) => s > oldest) ? " at the oldest" : ""}`,
-        ]),
-    ...(synced.length < notSynced.length
-      ? [`${notSynced.length - synced.length} never synced`]
-      : []),
-  ].join(", ");
+  const since: string[] = [];
+  const atTheOldest = synced.some((s) => s > oldest) ? " at the oldest" : "";
+  if (synced.length > 0) since.push(`synced until ${minute(oldest)}${atTheOldest}`);
+  const never = notSynced.length - synced.length;
+  if (never > 0) since.push(`${never} never synced`);
   return (
     `not synced yet: ${records} records on ${notSynced.length} device resources, newer than ` +
-    `their last sync (${since}); not holes: the next sync reads them`
+    `their last sync (${since.join(", ")}); not holes: the next sync reads them`
   );
 }
 
@@ -94,58 +98,29 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
 }
 
 /** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
-async function runAudit(
-  opts: AuditOptions,
-  pipeline: Pipeline,
-  context: CommandContext,
-): Promise<void> {
+async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: CommandContext) {
   const { influx } = context.config;
   if (influx.url === "") {
     throw new UsageError("audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)");
   }
-  const result = await findHoles(opts, pipeline, new InfluxQuery(influx), context);
-  const fixed =
-    opts.fix && result.holes.length > 0
-      ? await fixHoles(pipeline, result.holes, context)
-      : undefined;
+  const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
+  const [fromS, toS] = [epochSeconds(opts.from), epochSeconds(opts.to)];
+  const request = { devices: opts.device ?? ("all" as const), fromS, toS };
+  const result = await auditGaps(pipeline, new InfluxQuery(influx), request, progress).finally(() =>
+    progress.stop(),
+  );
+  const holes = result.holes.length > 0;
+  const fixed = opts.fix && holes ? await fixHoles(pipeline, result.holes, context) : undefined;
   const { io } = context;
-  if (opts.json) writeText(io.stdout, JSON.stringify(auditJson(result, fixed), null, 2));
+  if (opts.json) writeJson(io.stdout, auditJson(result, fixed));
   else printAudit(io, result, fixed);
-  if (result.holes.length > 0 && (!fixed || fixed.done < fixed.jobs)) {
+  if (holes && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
   }
 }
 
-/** The audit itself, with a progress bar of its data requests. */
-async function findHoles(
-  opts: AuditOptions,
-  pipeline: Pipeline,
-  query: InfluxQuery,
-  context: CommandContext,
-): Promise<AuditResult> {
-  const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
-  try {
-    return await auditGaps(
-      pipeline,
-      query,
-      {
-        devices: opts.device ?? "all",
-        fromS: epochSeconds(opts.from),
-        toS: epochSeconds(opts.to),
-      },
-      progress,
-    );
-  } finally {
-    progress.stop();
-  }
-}
-
 /** `--fix`: backfill jobs for exactly the days with holes, queued and run. */
-async function fixHoles(
-  pipeline: Pipeline,
-  holes: AuditResult["holes"],
-  context: CommandContext,
-): Promise<Fixed> {
+async function fixHoles(pipeline: Pipeline, holes: AuditResult["holes"], context: CommandContext) {
   const nowS = epochSeconds(pipeline.now());
   const jobs = queueBackfill(pipeline, holeJobs(holes, nowS)).jobs.map((q) => q.job);
   const { run } = await runBackfillWithProgress(pipeline, jobs, context);
@@ -157,11 +132,7 @@ async function fixHoles(
 }
 
 /** What `--fix` did: backfill jobs run and done, dead letters they made. */
-interface Fixed {
-  readonly jobs: number;
-  readonly done: number;
-  readonly deadLetters: number;
-}
+type Fixed = Awaited<ReturnType<typeof fixHoles>>;
 
 /** The audit as `--json` prints it. */
 function auditJson(result: AuditResult, fixed: Fixed | undefined) {
@@ -196,33 +167,22 @@ function auditJson(result: AuditResult, fixed: Fixed | undefined) {
   };
 }
 
-/** The audit as a table of the holes and summary lines, each fitted to a terminal's width. */
 function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): void {
   if (result.holes.length > 0) {
-    writeText(
+    const table = renderItems(
+      [
+        ["device", (h) => h.deviceId],
+        ["resource", (h) => h.resourceId],
+        ["day (UTC)", (h) => day(h.dayS)],
+        ["sample value", (h) => `${h.valueId} (+${h.group.length - 1})`],
+        ["API records", (h) => String(h.apiRecords)],
+        ["in InfluxDB", (h) => String(h.stored)],
+        ["dead letters", (h) => String(h.deadLettered)],
+      ],
+      result.holes,
       io.stdout,
-      renderTable(
-        [
-          "device",
-          "resource",
-          "day (UTC)",
-          "sample value",
-          "API records",
-          "in InfluxDB",
-          "dead letters",
-        ],
-        result.holes.map((h) => [
-          h.deviceId,
-          h.resourceId,
-          day(h.dayS),
-          `${h.valueId} (+${h.group.length - 1})`,
-          String(h.apiRecords),
-          String(h.stored),
-          String(h.deadLettered),
-        ]),
-        io.stdout,
-      ),
     );
+    writeText(io.stdout, table);
   }
   const missing = result.holes.reduce((n, h) => n + h.apiRecords - h.deadLettered - h.stored, 0);
   const holes =

@@ -8,55 +8,48 @@ import {
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
-import { rangeProblem } from "../../util/time-bounds.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
-import { type CliIo, examples, parsedAction, writeLine, writeText } from "../io.js";
+import { type CliIo, examples, parsedAction, writeJson, writeLine, writeText } from "../io.js";
 import { devicesOption, nameOption, outputOption } from "../options.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
-import { instantOption, toOption } from "../time-options.js";
+import { boundedRange, instantOption, toOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 import { rollupsNote } from "./rollups.js";
+import { formatSpan } from "./status.js";
 
-const optionsSchema = z
-  .object({
-    device: devicesOption,
-    all: z.boolean().optional(),
-    from: instantOption("--from").optional(),
-    to: toOption().optional(),
-    yes: z.boolean().optional(),
-    retryParked: z.boolean().optional(),
-    values: nameOption("--values", "value ids, comma-separated")
-      .transform((s) =>
-        s
-          .split(",")
-          .map((v) => v.trim())
-          .filter((v) => v !== ""),
-      )
-      .refine((ids) => ids.length > 0, "--values must name a value id")
-      .optional(),
-    dryRun: z.boolean().optional(),
-    json: z.boolean().optional(),
-    output: outputOption,
-  })
-  .refine(
-    (o) => (o.device?.length ?? 0) > 0 || o.all === true || o.retryParked === true,
-    "give --device ID ... or --all",
-  )
-  .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
-  .refine((o) => o.from !== undefined || o.retryParked === true, "give --from")
-  .superRefine((o, ctx) => {
-    if (o.from === undefined) return;
-    // a --from after now is refused by instantOption; a --to up to a day ahead stops at now
-    const to = o.to ?? new Date();
-    const problem =
-      o.from.getTime() > to.getTime()
-        ? "--from must not be after --to"
-        : rangeProblem(o.from, to, o.yes === true);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+// a --from after now is refused by instantOption; a --to up to a day ahead stops at now
+const optionsSchema = boundedRange(
+  z
+    .object({
+      device: devicesOption,
+      all: z.boolean().optional(),
+      from: instantOption("--from").optional(),
+      to: toOption().optional(),
+      yes: z.boolean().optional(),
+      retryParked: z.boolean().optional(),
+      values: nameOption("--values", "value ids, comma-separated")
+        .transform((s) =>
+          s
+            .split(",")
+            .map((v) => v.trim())
+            .filter((v) => v !== ""),
+        )
+        .refine((ids) => ids.length > 0, "--values must name a value id")
+        .optional(),
+      dryRun: z.boolean().optional(),
+      json: z.boolean().optional(),
+      output: outputOption,
+    })
+    .refine(
+      (o) => (o.device?.length ?? 0) > 0 || o.all === true || o.retryParked === true,
+      "give --device ID ... or --all",
+    )
+    .refine((o) => !(o.device && o.all), "--device and --all exclude each other")
+    .refine((o) => o.from !== undefined || o.retryParked === true, "give --from"),
+);
 
 type BackfillOptions = z.infer<typeof optionsSchema>;
 
@@ -147,20 +140,16 @@ function retryParked(opts: BackfillOptions, pipeline: Pipeline, io: CliIo): Back
   return jobs;
 }
 
-/**
- * The jobs of the interval planned and queued (an unfinished one continued, a finished one not
- * fetched again); with --dry-run the plan printed instead and undefined.
- */
+/** The interval's jobs planned and queued (a dry run prints the plan: undefined). */
 async function plannedJobs(
   opts: BackfillOptions,
   nowS: number,
   pipeline: Pipeline,
   context: CommandContext,
 ): Promise<BackfillJob[] | undefined> {
-  const from = opts.from ?? new Date(nowS * 1000);
   const request = {
     devices: opts.all ? ("all" as const) : (opts.device ?? []),
-    fromS: Math.min(epochSeconds(from), nowS),
+    fromS: Math.min(opts.from ? epochSeconds(opts.from) : nowS, nowS),
     toS: Math.min(epochSeconds(opts.to ?? new Date()), nowS),
     values: opts.values,
   };
@@ -171,12 +160,9 @@ async function plannedJobs(
     return undefined;
   }
   const queued = queueBackfill(pipeline, plan);
-  for (const { job, resumed } of queued.jobs) {
-    if (resumed)
-      context.logger.info(
-        { job: job.id, done: job.chunksDone, total: job.chunksTotal },
-        "continuing backfill job",
-      );
+  for (const { job } of queued.jobs.filter((q) => q.resumed)) {
+    const progress = { job: job.id, done: job.chunksDone, total: job.chunksTotal };
+    context.logger.info(progress, "continuing backfill job");
   }
   for (const job of queued.finished) {
     context.logger.info(
@@ -202,7 +188,7 @@ function printPlan(
         chunksDone: p.continues.chunksDone,
       }),
     }));
-    writeText(io.stdout, JSON.stringify(jobs, null, 2));
+    writeJson(io.stdout, jobs);
     return;
   }
   // the job column only when the plan continues an unfinished job
@@ -220,7 +206,7 @@ function printPlan(
   const seconds = Math.ceil(total / ratePerSecond);
   writeLine(
     io.stdout,
-    `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatDuration(seconds)} (dry run: nothing fetched)`,
+    `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatSpan(seconds, false)} (dry run: nothing fetched)`,
   );
 }
 
@@ -229,10 +215,4 @@ function jobColumn(p: PlannedBackfill): string {
   if (p.continues === undefined) return "new";
   const { id, chunksDone, done } = p.continues;
   return done ? `done #${id}` : `continues #${id} (${chunksDone} done)`;
-}
-
-function formatDuration(seconds: number): string {
-  if (seconds < 120) return `${seconds} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }

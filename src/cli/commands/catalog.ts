@@ -1,22 +1,21 @@
 import type { Command } from "commander";
 import { decodeValueId } from "../../transform/value-id.js";
 import { createApiClient, createContext } from "../context.js";
-import { type CliIo, writeLine, writeText } from "../io.js";
+import { type CliIo, writeJson, writeLine, writeText } from "../io.js";
 import { nameArgument } from "../options.js";
 import { renderTable } from "../table.js";
 
-const DEFAULT_RESOURCE = "all_data";
-
+/** The API's object as JSON, or `rows` as a table and their count (`3 devices`). */
 function print(
   io: CliIo,
-  asJson: boolean,
+  json: boolean,
   body: unknown,
   head: string[],
   rows: string[][],
   noun: string,
 ) {
-  if (asJson) {
-    writeText(io.stdout, JSON.stringify(body, null, 2));
+  if (json) {
+    writeJson(io.stdout, body);
     return;
   }
   writeText(io.stdout, renderTable(head, rows, io.stdout));
@@ -62,13 +61,11 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     "list the value ids of a resource (GET /<device_id>/<resource_id>/values)",
   )
     .argument("<device>", "device id")
-    .argument("[resource]", "resource id", DEFAULT_RESOURCE)
+    .argument("[resource]", "resource id", "all_data")
     .action(
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
-        const [id, resourceId] = [
-          nameArgument("the device id", device),
-          nameArgument("the resource id", resource),
-        ];
+        const id = nameArgument("the device id", device);
+        const resourceId = nameArgument("the resource id", resource);
         const body = (await client(command).listValues(id, resourceId)).value;
         const head = ["value_id", "measurement", "unit", "type"];
         print(io, opts.json === true, body, head, body.values.map(valueRow), "value");

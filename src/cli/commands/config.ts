@@ -1,13 +1,10 @@
 import type { Command } from "commander";
 import { configJsonSchema, describeConfig, describeSources } from "../../config.js";
 import { createContext } from "../context.js";
-import { type CliIo, writeText } from "../io.js";
+import { type CliIo, writeJson, writeText } from "../io.js";
 import { renderTable } from "../table.js";
 
-/**
- * `config`: the effective configuration (secrets masked), where each setting came from, or the
- * config file's JSON Schema.
- */
+/** `config`: the effective configuration, where each setting came from, or the JSON Schema. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
   program
     .command("config")
@@ -21,20 +18,16 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .option("--schema", "print the JSON Schema of the config file instead (config/schema.json)")
     .action((opts: { schema?: boolean; sources?: boolean; json?: boolean }, command: Command) => {
       if (opts.schema) {
-        writeText(io.stdout, JSON.stringify(configJsonSchema(), null, 2));
+        writeJson(io.stdout, configJsonSchema());
         return;
       }
       const { config, origins } = createContext(command, io);
-      if (!opts.sources) {
-        writeText(io.stdout, JSON.stringify(describeConfig(config), null, 2));
-        return;
-      }
       const rows = describeSources({ config, origins });
-      if (opts.json) {
-        writeText(io.stdout, JSON.stringify(rows, null, 2));
-        return;
+      if (!opts.sources) writeJson(io.stdout, describeConfig(config));
+      else if (opts.json) writeJson(io.stdout, rows);
+      else {
+        const cells = rows.map((r) => [r.setting, r.value, r.from]);
+        writeText(io.stdout, renderTable(["setting", "value", "from"], cells, io.stdout));
       }
-      const cells = rows.map((r) => [r.setting, r.value, r.from]);
-      writeText(io.stdout, renderTable(["setting", "value", "from"], cells, io.stdout));
     });
 }

@@ -1,18 +1,26 @@
 import type { Command } from "commander";
-import type { Logger } from "pino";
 import { z } from "zod";
-import type { Config } from "../../config.js";
 import { createPointSink } from "../../influx/create-sink.js";
 import { deadLetterTimeS } from "../../pipeline/audit-counts.js";
 import { retryDeadLetters } from "../../pipeline/dead-letters.js";
-import { StateStore } from "../../state/state-store.js";
+import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { ValueIdDecoder } from "../../transform/value-id.js";
 import { isoSeconds } from "../../util/utc-time.js";
-import { createContext, requireStateFile } from "../context.js";
-import { type CliIo, examples, parsedAction, UsageError, writeLine, writeText } from "../io.js";
+import type { CommandContext } from "../context.js";
+import {
+  type CliIo,
+  examples,
+  parsedAction,
+  parseOptions,
+  UsageError,
+  writeJson,
+  writeLine,
+  writeText,
+} from "../io.js";
 import { countOption, nameOption } from "../options.js";
-import { fitText, renderTable, type TableStream } from "../table.js";
+import { fitText, renderItems, type TableStream } from "../table.js";
+import { withStateStore } from "../with-state-store.js";
 
 const optionsSchema = z
   .object({
@@ -35,9 +43,8 @@ export function newDeadLettersNote(count: number): string {
 }
 
 /**
- * The part of a dead letter's error to read first: the member (or line) and what is wrong with
- * it, without the request (the device and resource columns say it) and the start of the record
- * (its payload): `e_00_00_03_001_operating_mode: must be a finite number, …`.
+ * What to read first of a dead letter's error: the member or line and what is wrong with it,
+ * without the request and the payload (`e_00_00_03_001_operating_mode: must be a finite number`).
  */
 function errorGist(error: string): string {
   const text = error
@@ -47,57 +54,39 @@ function errorGist(error: string): string {
   return (detail ?? text).replace(/\bpartial write: /, "").replace(/\s+dropped=\d+\s*$/, "");
 }
 
-/**
- * The dead letters as a table: on a terminal what fits its width (the time of the row or line,
- * the error's gist first, wrapped; no payload), piped every column whole.
- */
+/** The dead letters as a table: on a terminal fitted (the error's gist), piped whole. */
 function lettersTable(letters: readonly DeadLetter[], stream: TableStream): string {
-  if (stream.isTTY !== true) {
-    return renderTable(
-      ["id", "kind", "device", "resource", "window (UTC)", "seen", "error", "payload"],
-      letters.map((l) => [
-        String(l.id),
-        l.kind,
-        l.deviceId,
-        l.resourceId,
-        `${when(l.windowFromS)} .. ${when(l.windowToS)}`,
-        String(l.occurrences),
-        l.error,
-        l.payload,
-      ]),
-      stream,
-    );
-  }
-  const times = letters.map((l) => deadLetterTimeS(l) ?? l.windowFromS);
-  // as ls -l: the year only when one of them is of another year than this one
-  const year = new Date().getUTCFullYear();
-  const sameYear = times.every((t) => new Date(t * 1000).getUTCFullYear() === year);
-  const time = (s: number) =>
-    when(s)
-      .slice(sameYear ? 5 : 0)
-      .replace("T", " ");
-  return renderTable(
+  const tty = stream.isTTY === true;
+  const time = tty
+    ? timeColumn(letters)
+    : (l: DeadLetter) => `${when(l.windowFromS)} .. ${when(l.windowToS)}`;
+  // the narrowing of each column applies on a terminal only
+  return renderItems(
     [
-      { head: "id", narrow: "keep" },
-      { head: "kind", narrow: "keep", optional: true },
-      { head: "device", narrow: "cut" },
-      { head: "resource", narrow: "cut", min: 8 },
-      { head: "time (UTC)", narrow: "keep" },
-      { head: "seen", narrow: "keep", optional: true },
+      [{ head: "id", narrow: "keep" }, (l) => String(l.id)],
+      [{ head: "kind", narrow: "keep", optional: true }, (l) => l.kind],
+      [{ head: "device", narrow: "cut" }, (l) => l.deviceId],
+      [{ head: "resource", narrow: "cut", min: 8 }, (l) => l.resourceId],
+      [{ head: tty ? "time (UTC)" : "window (UTC)", narrow: "keep" }, time],
+      [{ head: "seen", narrow: "keep", optional: true }, (l) => String(l.occurrences)],
       // a value id and its colon on one line (e_00_00_03_001_operating_mode: 30)
-      { head: "error", min: 32 },
+      [{ head: "error", min: 32 }, (l) => (tty ? errorGist(l.error) : l.error)],
+      ...(tty ? [] : [["payload", (l: DeadLetter) => l.payload] as const]),
     ],
-    letters.map((l, i) => [
-      String(l.id),
-      l.kind,
-      l.deviceId,
-      l.resourceId,
-      time(times[i] ?? l.windowFromS),
-      String(l.occurrences),
-      errorGist(l.error),
-    ]),
+    letters,
     stream,
   );
+}
+
+/** Each letter's time; the year only when one is of another year than this one (as ls -l). */
+function timeColumn(letters: readonly DeadLetter[]): (letter: DeadLetter) => string {
+  const timeOf = (l: DeadLetter) => deadLetterTimeS(l) ?? l.windowFromS;
+  const year = new Date().getUTCFullYear();
+  const sameYear = letters.every((l) => new Date(timeOf(l) * 1000).getUTCFullYear() === year);
+  return (l) =>
+    when(timeOf(l))
+      .slice(sameYear ? 5 : 0)
+      .replace("T", " ");
 }
 
 /** One dead letter whole, a field a line (each a line of writeLine, whatever it holds). */
@@ -116,7 +105,7 @@ function letterLines(l: DeadLetter): string[] {
   ];
 }
 
-/** `dead-letters`: the rows, members and lines kept instead of freezing a device; retry or clear them. */
+/** `dead-letters`: what was kept instead of freezing a device; retry or clear it. */
 export function registerDeadLettersCommand(program: Command, io: CliIo): void {
   const deadLetters = program
     .command("dead-letters")
@@ -139,18 +128,17 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       ),
     )
     .action(
-      parsedAction(optionsSchema, async (opts, command) => {
-        const { config, logger } = createContext(command, io);
-        const store = openStore(config, logger);
-        try {
+      parsedAction(optionsSchema, (opts, command) =>
+        withStateStore(command, io, async (store, context) => {
           const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
-          if (opts.clear) clearLetters(io, store, letters);
-          else if (opts.retry) await retryLetters(io, store, letters, config, logger);
-          else listLetters(io, store, letters, opts.json === true);
-        } finally {
-          store.close();
-        }
-      }),
+          if (opts.clear) {
+            for (const letter of letters) store.deadLetters.remove(letter.id);
+            writeLine(io.stdout, `forgot ${letters.length} dead letters`);
+          } else if (opts.retry) await retryLetters(store, letters, context);
+          else if (opts.json) writeJson(io.stdout, letters);
+          else listLetters(io, store, letters);
+        }),
+      ),
     );
 
   deadLetters
@@ -163,31 +151,17 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** `--clear`: forgets `letters`. */
-function clearLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
-  for (const letter of letters) store.deadLetters.remove(letter.id);
-  writeLine(io.stdout, `forgot ${letters.length} dead letters`);
-}
-
 /** `--retry`: writes `letters` again; what the sink stores is forgotten. */
 async function retryLetters(
-  io: CliIo,
   store: StateStore,
   letters: readonly DeadLetter[],
-  config: Config,
-  logger: Logger,
+  { io, config, logger }: CommandContext,
 ): Promise<void> {
   const sink = await createPointSink(config, logger);
   try {
-    const outcome = await retryDeadLetters(
-      {
-        deadLetters: store.deadLetters,
-        sink,
-        decoder: new ValueIdDecoder(logger),
-        now: () => new Date(),
-      },
-      letters,
-    );
+    const decoder = new ValueIdDecoder(logger);
+    const parts = { deadLetters: store.deadLetters, sink, decoder, now: () => new Date() };
+    const outcome = await retryDeadLetters(parts, letters);
     writeLine(
       io.stdout,
       `retried ${letters.length} dead letters: ${outcome.written} written` +
@@ -202,17 +176,7 @@ async function retryLetters(
   }
 }
 
-/** `letters` as JSON, or as a table with a footer of how many there are in all. */
-function listLetters(
-  io: CliIo,
-  store: StateStore,
-  letters: readonly DeadLetter[],
-  json: boolean,
-): void {
-  if (json) {
-    writeText(io.stdout, JSON.stringify(letters, null, 2));
-    return;
-  }
+function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
   if (letters.length === 0) {
     writeLine(io.stdout, "no dead letters");
     return;
@@ -226,36 +190,18 @@ function listLetters(
   for (const line of footer) writeText(io.stdout, fitText(line, io.stdout));
 }
 
-/** `dead-letters show ID`: one dead letter whole, or as JSON. */
-function showLetter(io: CliIo, rawId: string, command: Command): void {
-  const id = z.coerce.number().int().min(1).safeParse(rawId);
-  if (!id.success) {
-    throw new UsageError(`not a dead letter id: ${JSON.stringify(rawId)}`, {
-      pointAtHelp: true,
-    });
-  }
+function showLetter(io: CliIo, rawId: string, command: Command): Promise<void> {
+  const notAnId = `not a dead letter id: ${JSON.stringify(rawId)}`;
+  const id = parseOptions(z.coerce.number({ error: notAnId }).int(notAnId).min(1, notAnId), rawId);
   // `show 12 --json`: commander hands --json to dead-letters, whose options are also ours
   const opts = z.object({ json: z.boolean().optional() }).safeParse(command.optsWithGlobals());
   const json = opts.success && opts.data.json === true;
-  const { config, logger } = createContext(command, io);
-  const store = openStore(config, logger);
-  try {
-    const letter = store.deadLetters.get(id.data);
+  return withStateStore(command, io, (store) => {
+    const letter = store.deadLetters.get(id);
     if (letter === undefined) {
-      throw new UsageError(`no dead letter ${id.data} (energy-etl dead-letters lists them)`);
+      throw new UsageError(`no dead letter ${id} (energy-etl dead-letters lists them)`);
     }
-    if (json) writeText(io.stdout, JSON.stringify(letter, null, 2));
+    if (json) writeJson(io.stdout, letter);
     else for (const line of letterLines(letter)) writeLine(io.stdout, line);
-  } finally {
-    store.close();
-  }
-}
-
-/**
- * The state database, which must exist: commands that only read it (status, dead letters) never
- * create an empty one.
- */
-export function openStore(config: Config, logger: Logger): StateStore {
-  requireStateFile(config);
-  return StateStore.open(config.state.db, { logger });
+  });
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { type DecodedValueId, decodeValueId } from "../../transform/value-id.js";
-import { type CliIo, writeLine, writeText } from "../io.js";
+import { type CliIo, writeJson, writeLine, writeText } from "../io.js";
 import { nameArgument } from "../options.js";
 import { renderTable } from "../table.js";
 
@@ -41,17 +41,15 @@ export function registerDecodeCommand(program: Command, io: CliIo): void {
     .action((ids: string[], opts: { json?: boolean }) => {
       const decoded = ids.map((id) => decodeValueId(nameArgument("a value id", id)));
       if (opts.json) {
-        writeText(io.stdout, JSON.stringify(decoded, null, 2));
+        writeJson(io.stdout, decoded);
         return;
       }
       writeText(io.stdout, renderTable(HEAD, decoded.map(rowOf), io.stdout));
-      for (const d of decoded) {
-        if (d.unknownCodes.length > 0) {
-          writeLine(
-            io.stdout,
-            `note: ${d.id}: not in the spec's tables: ${d.unknownCodes.join(", ")}`,
-          );
-        }
+      for (const d of decoded.filter(({ unknownCodes }) => unknownCodes.length > 0)) {
+        writeLine(
+          io.stdout,
+          `note: ${d.id}: not in the spec's tables: ${d.unknownCodes.join(", ")}`,
+        );
       }
     });
 }

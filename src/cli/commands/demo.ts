@@ -15,10 +15,7 @@ import { startSimulatorProcess } from "../simulator-process.js";
 
 const DEMO_DAYS = 2;
 
-/**
- * Where the demo keeps its state and files: `demo/` next to STATE_DB (`./data/demo` by default,
- * `/data/demo` in the image, whose working directory is read-only).
- */
+/** `demo/` next to STATE_DB: the image's working directory is read-only. */
 export function demoDir(stateDb: string): string {
   return join(dirname(resolve(stateDb)), "demo");
 }
@@ -59,9 +56,19 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
   const pipeline = await openPipeline(config, context.logger, { output });
   try {
     writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
-    const summary = await backfillAndSync(pipeline, context);
-    const elapsedMs = Date.now() - startedMs;
-    printSummary(io, { ...summary, elapsedMs, target: pipeline.sink.target, stateDb });
+    const c = await backfillAndSync(pipeline, context);
+    const summary = [
+      "",
+      "demo finished:",
+      `  devices   ${c.devices}`,
+      `  values    ${c.values} (over ${c.resources} device resources)`,
+      `  points    ${c.points}`,
+      `  requests  ${c.requests} (${c.dataRequests} for data)`,
+      `  elapsed   ${((Date.now() - startedMs) / 1000).toFixed(1)} s`,
+      `  data      ${pipeline.sink.target}`,
+      `  status    energy-etl status --state-db ${stateDb}`,
+    ];
+    for (const line of summary) writeLine(io.stdout, line);
   } finally {
     await pipeline.close();
     await simulator.stop();
@@ -85,18 +92,7 @@ function demoConfig(config: Config, url: string, stateDb: string): Config {
   };
 }
 
-/** What the demo did, for its summary. */
-interface DemoSummary {
-  readonly devices: number;
-  readonly values: number;
-  readonly resources: number;
-  readonly points: number;
-  readonly requests: number;
-  readonly dataRequests: number;
-}
-
-/** Backfills the last DEMO_DAYS days of every device, then runs one sync. */
-async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Promise<DemoSummary> {
+async function backfillAndSync(pipeline: Pipeline, context: CommandContext) {
   const nowS = epochSeconds(new Date());
   const { jobs: plan, requests: catalogRequests } = await planBackfill(pipeline, {
     devices: "all",
@@ -114,24 +110,4 @@ async function backfillAndSync(pipeline: Pipeline, context: CommandContext): Pro
     requests: catalogRequests + backfill.counters.requests + sync.counters.requests,
     dataRequests: backfill.counters.dataRequests + sync.counters.dataRequests,
   };
-}
-
-/** The lines that end the demo, with where its data and state went. */
-function printSummary(
-  io: CliIo,
-  c: DemoSummary & {
-    readonly elapsedMs: number;
-    readonly target: string;
-    readonly stateDb: string;
-  },
-): void {
-  writeLine(io.stdout, "");
-  writeLine(io.stdout, "demo finished:");
-  writeLine(io.stdout, `  devices   ${c.devices}`);
-  writeLine(io.stdout, `  values    ${c.values} (over ${c.resources} device resources)`);
-  writeLine(io.stdout, `  points    ${c.points}`);
-  writeLine(io.stdout, `  requests  ${c.requests} (${c.dataRequests} for data)`);
-  writeLine(io.stdout, `  elapsed   ${(c.elapsedMs / 1000).toFixed(1)} s`);
-  writeLine(io.stdout, `  data      ${c.target}`);
-  writeLine(io.stdout, `  status    energy-etl status --state-db ${c.stateDb}`);
 }

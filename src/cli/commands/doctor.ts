@@ -7,16 +7,10 @@ import { demoChecks } from "../doctor/demo-checks.js";
 import { influxChecks, REACHABLE } from "../doctor/influx-checks.js";
 import { rollupChecks } from "../doctor/rollup-checks.js";
 import { diskCheck, stateChecks } from "../doctor/state-checks.js";
-import { type CliIo, ExitStatus, writeLine, writeText } from "../io.js";
+import { type CliIo, ExitStatus, writeJson, writeLine } from "../io.js";
 
 /** Headroom of a group of checks over the bounds of its own requests. */
 const SLACK_MS = 2000;
-
-/** One check as a line: `ok       API reachable: http://… answers`, the fix after ` -> `. */
-export function formatCheck(result: CheckResult): string {
-  const line = `${result.status.padEnd(8)} ${result.check}: ${result.detail}`;
-  return result.fix === undefined ? line : `${line} -> ${result.fix}`;
-}
 
 /** `doctor`: checks the API, InfluxDB, the state database, the clock and the disk. */
 export function registerDoctorCommand(program: Command, io: CliIo): void {
@@ -36,10 +30,13 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     )
     .action(async (opts: { json?: boolean }, command: Command) => {
       const results = (await runChecks(command, io)).map(scrubbed);
-      if (opts.json) {
-        writeText(io.stdout, JSON.stringify(results, null, 2));
-      } else {
-        for (const result of results) writeLine(io.stdout, formatCheck(result));
+      if (opts.json) writeJson(io.stdout, results);
+      else {
+        // a check a line: `ok       API reachable: http://… answers`, a fix after ` -> `
+        for (const { status, check, detail, fix } of results) {
+          const line = `${status.padEnd(8)} ${check}: ${detail}`;
+          writeLine(io.stdout, fix === undefined ? line : `${line} -> ${fix}`);
+        }
         const count = (status: CheckResult["status"]) =>
           results.filter((r) => r.status === status).length;
         writeLine(

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
 import { type EnvFile, envFileOf } from "../env-file.js";
 import { afterPasswordSet, proveAccess, setPasswordOnFirstStart } from "../init/checks.js";
-import { checkValue, FIELDS, gatherInput, type InitFlags } from "../init/prompts.js";
+import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
 import { checkTarget, writeInitEnvFile } from "../init/write-env.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 
@@ -23,10 +23,10 @@ const globalsSchema = z.object({
 });
 
 /**
- * The flags, all checked before anything else happens. `--api-url` and `--api-user` may also
- * arrive as the program's settings flags (commander hands those to the program, not to init).
+ * The flags, checked before anything else happens; `--api-url` and `--api-user` may arrive as the
+ * program's settings flags (commander hands those to the program, not to init).
  */
-function readFlags(command: Command): InitFlags {
+function readFlags(command: Command) {
   const opts = parseOptions(optionsSchema, command.opts());
   const globals = globalsSchema.parse(command.optsWithGlobals());
   const apiUrl = opts.apiUrl ?? globals.apiUrl;
@@ -38,12 +38,11 @@ function readFlags(command: Command): InitFlags {
   };
 }
 
-/** `init`: the whole first setup, from credentials to a .env the compose stack starts with. */
 async function runInit(io: CliIo, command: Command): Promise<void> {
   const flags = readFlags(command);
   const envFile = envFileOf(command, io);
   checkTarget(envFile, flags.force);
-  const context = createContext(command, io, { envFileMayBeMissing: true });
+  const context = createContext(command, io, true);
   const input = await gatherInput(io, flags, context);
   const { apiUrl: url, apiKey: key, user, password } = input;
   const client = createApiClient(context, { url, key, user, password });
@@ -65,10 +64,7 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
   }
 }
 
-/**
- * What to do after init: start the compose stack beside a docker-compose.yml, else use the CLI
- * here, which reads the env file init wrote.
- */
+/** What next: the compose stack beside a docker-compose.yml, else the CLI with this env file. */
 function whatNext(io: CliIo, file: EnvFile): string {
   if (existsSync(join(io.cwd, "docker-compose.yml"))) {
     return `Next: docker compose${file.explicit ? ` --env-file ${file.label}` : ""} up -d`;
@@ -82,13 +78,7 @@ function whatNext(io: CliIo, file: EnvFile): string {
   );
 }
 
-/**
- * `init`: asks for (or takes from the environment or the env file) the API URL, key, user and
- * password, sets the password with a one-time password on a first start, proves a token can be
- * created, lists the devices, and writes the env file (mode 0600) with those and fresh random
- * secrets for InfluxDB and Grafana. Secrets are never printed and never taken as flags; an
- * existing file is replaced only with --force.
- */
+/** `init`: the first setup; secrets are never printed nor taken as flags. */
 export function registerInitCommand(program: Command, io: CliIo): void {
   const init = program
     .command("init")
@@ -101,9 +91,7 @@ export function registerInitCommand(program: Command, io: CliIo): void {
     .option("--api-url <url>", "API base URL, http(s) (default: ENERGY_API_URL)")
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
     .option("--force", "replace the env file if it exists")
-    .action(async (_opts: unknown, command: Command) => {
-      await runInit(io, command);
-    });
+    .action((_opts: unknown, command: Command) => runInit(io, command));
   refuseSecretFlags(init, {
     "--api-key": "ENERGY_API_KEY",
     "--password": "ENERGY_API_PASSWORD",

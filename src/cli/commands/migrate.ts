@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { listMigrations, MIGRATIONS_DIR, migrationLabel } from "../../state/migrator.js";
-import { StateStore } from "../../state/state-store.js";
-import { createContext } from "../context.js";
+import type { StateStore } from "../../state/state-store.js";
 import { type CliIo, writeLine } from "../io.js";
+import { withStateStore } from "../with-state-store.js";
 
 /** `migrate`: creates or upgrades the state database (STATE_DB) and prints what was applied. */
 export function registerMigrateCommand(program: Command, io: CliIo): void {
@@ -16,26 +16,21 @@ export function registerMigrateCommand(program: Command, io: CliIo): void {
         "  $ energy-etl migrate --state-db ./data/state.db\n" +
         "  applied 001_initial\n",
     )
-    .action((_opts: unknown, command: Command) => {
-      const { config, logger } = createContext(command, io);
-      const store = StateStore.open(config.state.db, { logger });
-      try {
-        const version = store.schemaVersion();
-        if (store.appliedOnOpen.length === 0) {
-          writeLine(
-            io.stdout,
-            `state database ${store.path} is up to date (schema version ${version})`,
-          );
-          return;
-        }
-        const labels = new Map(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m]));
-        for (const applied of store.appliedOnOpen) {
-          const migration = labels.get(applied);
-          writeLine(io.stdout, `applied ${migration ? migrationLabel(migration) : applied}`);
-        }
-        writeLine(io.stdout, `state database ${store.path} is at schema version ${version}`);
-      } finally {
-        store.close();
-      }
-    });
+    .action((_opts: unknown, command: Command) =>
+      withStateStore(command, io, (store) => printMigrations(io, store), true),
+    );
+}
+
+function printMigrations(io: CliIo, store: StateStore): void {
+  const version = store.schemaVersion();
+  if (store.appliedOnOpen.length === 0) {
+    writeLine(io.stdout, `state database ${store.path} is up to date (schema version ${version})`);
+    return;
+  }
+  const labels = new Map(listMigrations(MIGRATIONS_DIR).map((m) => [m.version, m]));
+  for (const applied of store.appliedOnOpen) {
+    const migration = labels.get(applied);
+    writeLine(io.stdout, `applied ${migration ? migrationLabel(migration) : applied}`);
+  }
+  writeLine(io.stdout, `state database ${store.path} is at schema version ${version}`);
 }

@@ -26,10 +26,7 @@ export function rollupRequest(fromS: number, toS: number, devices?: readonly str
   return JSON.stringify({ fromDay, toDay, devices: devices?.toSorted() ?? "all" });
 }
 
-/**
- * What a run's summary line adds about its rollups: nothing when they were written; else that
- * they were not (the run is then partial), or left to the process holding the rollups lock.
- */
+/** What a run's summary adds about rollups not written, or left to the rollups lock's holder. */
 export function rollupsNote(result: RollupResult | undefined): string {
   if (result === undefined) return "";
   const held = result.heldBy
@@ -69,22 +66,15 @@ export function registerRollupsCommand(program: Command, io: CliIo): void {
       // the rollups lock (rollup-lock.ts), so this works beside `energy-etl run`
       parsedAction(optionsSchema, (opts, command) =>
         withPipeline(command, io, { dryRun: opts.dryRun }, (pipeline, context) =>
-          rollups(io, pipeline, context, opts),
+          rollups(pipeline, context, opts),
         ),
       ),
     );
 }
 
-/**
- * Marks every day of the range of each device resource with counters (unless an earlier run of
- * the command left marks: then those are continued), then writes their rollups device by device.
- */
-async function rollups(
-  io: CliIo,
-  pipeline: Pipeline,
-  context: CommandContext,
-  opts: RollupOptions,
-): Promise<void> {
+/** Marks the range's days of device resources with counters, then writes their rollups. */
+async function rollups(pipeline: Pipeline, context: CommandContext, opts: RollupOptions) {
+  const { io } = context;
   const fromS = epochSeconds(opts.from);
   // a --to up to a day ahead (time-options.ts) stops at now: there are no readings after it
   const toS = Math.min(epochSeconds(opts.to), epochSeconds(new Date()));
@@ -98,15 +88,11 @@ async function rollups(
   const days = Math.ceil((toS - fromS + 1) / DAY_S);
   const range = { from: isoSeconds(fromS), to: isoSeconds(toS), days };
   if (opts.dryRun) {
-    if (opts.json) {
-      writeLine(io.stdout, JSON.stringify({ dryRun: true, ...range, resources: targets.length }));
-      return;
-    }
-    writeLine(
-      io.stdout,
+    const plan = { dryRun: true, ...range, resources: targets.length };
+    const text =
       `would write the rollups of ${targets.length} device resources with counters over ` +
-        `${days} days (${range.from} to ${range.to}); nothing written`,
-    );
+      `${days} days (${range.from} to ${range.to}); nothing written`;
+    writeLine(io.stdout, opts.json ? JSON.stringify(plan) : text);
     return;
   }
   const parts = pipeline.rollups;
@@ -141,24 +127,16 @@ async function rollups(
   }
   progress.stop();
   const summary = { ...range, resources: targets.length, devices: devices.length, ...total };
-  if (opts.json) writeLine(io.stdout, JSON.stringify(summary));
-  else {
-    writeLine(
-      io.stdout,
-      `rollups: ${devices.length} devices, ${total.points} points written` +
-        (total.failed > 0
-          ? `, ${total.failed} device resources failed (run the same command again)`
-          : ""),
-    );
-  }
+  const failed = `, ${total.failed} device resources failed (run the same command again)`;
+  const text = `rollups: ${devices.length} devices, ${total.points} points written`;
+  writeLine(
+    io.stdout,
+    opts.json ? JSON.stringify(summary) : text + (total.failed > 0 ? failed : ""),
+  );
   if (total.failed > 0) throw new Error(`${total.failed} device resources failed (see the log)`);
 }
 
-/**
- * Marks every day of [fromS, toS] of `targets` as due under this command's request, unless an
- * earlier run of the same command (same range and devices) left some: then those are continued.
- * Returns how many that earlier run left (0: marked anew).
- */
+/** Marks the days of `targets` due, unless an earlier run of this request left some (how many). */
 function markDays(
   pipeline: Pipeline,
   targets: readonly { deviceId: string; resourceId: string }[],

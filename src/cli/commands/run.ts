@@ -1,10 +1,9 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
-import type { Config } from "../../config.js";
 import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { secondsBefore } from "../../pipeline/cursor.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { EtlService, type EtlServiceOptions } from "../../service/etl-service.js";
+import { EtlService } from "../../service/etl-service.js";
 import { EtlMetrics } from "../../service/metrics.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
@@ -12,6 +11,7 @@ import { sleep } from "../../util/timers.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
+import { onStopSignals } from "../with-pipeline.js";
 
 /** `run`: the long-running service (scheduler, backfill jobs, health server). */
 export function registerRunCommand(program: Command, io: CliIo): void {
@@ -26,10 +26,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .action((_opts: unknown, command: Command) => runService(io, command));
 }
 
-/**
- * The service until SIGINT/SIGTERM or a failure it cannot go on with (thrown after the service
- * stopped); the pipeline is closed however it ends.
- */
+/** The service until a signal or a failure it cannot go on with; the pipeline closed after. */
 async function runService(io: CliIo, command: Command): Promise<void> {
   const { config, logger } = createContext(command, io);
   const timeoutMs = config.service.shutdownTimeoutMs;
@@ -42,7 +39,17 @@ async function runService(io: CliIo, command: Command): Promise<void> {
     pipeline = await openPipeline(config, logger, { metrics, owner });
     const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
     if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
-    service = new EtlService(pipeline, serviceOptions(config, metrics));
+    service = new EtlService(pipeline, {
+      cron: config.sync.cron,
+      httpPort: config.http.port,
+      httpHost: config.http.host,
+      metrics,
+      readiness: {
+        maxLagS: secondsBefore(epochSeconds(new Date()), config.service.readyMaxLag),
+        failedSyncs: config.service.readyFailedSyncs,
+        checkIntervalMs: config.service.readyCheckIntervalMs,
+      },
+    });
     await service.start();
     const ended = await Promise.race([
       signals.signalled.then(() => undefined),
@@ -53,73 +60,43 @@ async function runService(io: CliIo, command: Command): Promise<void> {
   } finally {
     signals.remove();
     if (pipeline) {
-      const open = pipeline;
-      await Promise.race([open.close(), sleep(1000, { unref: true })]).catch((error) =>
+      await Promise.race([pipeline.close(), sleep(1000, { unref: true })]).catch((error) =>
         logger.warn({ error: messageOf(error) }, "closing the pipeline failed"),
       );
-      open.store.close();
+      pipeline.store.close();
     }
   }
 }
 
-/** The service's settings from the configuration. */
-function serviceOptions(config: Config, metrics: EtlMetrics): EtlServiceOptions {
-  const nowS = epochSeconds(new Date());
-  return {
-    cron: config.sync.cron,
-    httpPort: config.http.port,
-    httpHost: config.http.host,
-    metrics,
-    readiness: {
-      maxLagS: secondsBefore(nowS, config.service.readyMaxLag),
-      failedSyncs: config.service.readyFailedSyncs,
-      checkIntervalMs: config.service.readyCheckIntervalMs,
-    },
-  };
-}
-
 /**
- * SIGINT/SIGTERM handlers, installed before anything that can wait on a dependency and kept
- * until `remove`: every signal is ours, so a second Ctrl-C never skips the clean-up. The first
- * resolves `signalled`; the process is then gone within `timeoutMs` and a second, at once while
- * the service is not `started` yet.
+ * SIGINT/SIGTERM handlers until `remove`: the first resolves `signalled`; the process is then gone
+ * within `timeoutMs` and a second (at once while not `started`); a second Ctrl-C skips no clean-up.
  */
 function listenForStop(
   logger: Logger,
   timeoutMs: number,
   started: () => boolean,
 ): { readonly signalled: Promise<string>; remove(): void } {
-  let signalled: (signal: string) => void = () => undefined;
-  const signal = new Promise<string>((resolve) => {
-    signalled = resolve;
-  });
   let stopping = false;
-  const onSignal = (name: string) => () => {
-    if (stopping) {
-      logger.warn({ signal: name }, "already stopping (within SHUTDOWN_TIMEOUT_MS)");
-      return;
-    }
-    stopping = true;
-    logger.info({ signal: name }, "stopping the service");
-    signalled(name);
-    // whatever the dependencies do, the process is gone within the timeout and a second
-    const hard = setTimeout(() => {
-      logger.error({ timeoutMs }, "the service did not stop in time: exiting");
-      process.exit(0);
-    }, timeoutMs + 1000);
-    hard.unref();
-    // still starting (e.g. waiting for InfluxDB): nothing is in flight that matters
-    if (!started()) process.exit(0);
-  };
-  const onInt = onSignal("SIGINT");
-  const onTerm = onSignal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
-  return {
-    signalled: signal,
-    remove: () => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-    },
-  };
+  let remove = (): void => undefined;
+  const signalled = new Promise<string>((resolve) => {
+    remove = onStopSignals((name) => {
+      if (stopping) {
+        logger.warn({ signal: name }, "already stopping (within SHUTDOWN_TIMEOUT_MS)");
+        return;
+      }
+      stopping = true;
+      logger.info({ signal: name }, "stopping the service");
+      resolve(name);
+      // whatever the dependencies do, the process is gone within the timeout and a second
+      const hard = setTimeout(() => {
+        logger.error({ timeoutMs }, "the service did not stop in time: exiting");
+        process.exit(0);
+      }, timeoutMs + 1000);
+      hard.unref();
+      // still starting (e.g. waiting for InfluxDB): nothing is in flight that matters
+      if (!started()) process.exit(0);
+    });
+  });
+  return { signalled, remove };
 }

@@ -12,11 +12,7 @@ const optionsSchema = z.object({
   user: nameOption("--user", "the API username").optional(),
 });
 
-/**
- * `set-password`: spec 5.1, once per user, with the one-time password the operator received.
- * The request is never sent twice (the client retries only a connection that was refused or a
- * name that did not resolve); a failure says what to do next ({@link adviseOnFailure}).
- */
+/** `set-password`: spec 5.1 with a one-time password; the request is never sent twice. */
 export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   const setPassword = program
     .command("set-password")
@@ -57,14 +53,12 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   });
 }
 
-/**
- * The error of a failed POST /set_password with what to do next: after a refusal, the one-time
- * password is wrong, expired or used up, so ask for a new one (a 403 may be the API key: check
- * it first); after a failure that may have reached the server (timeout, reset, 5xx, 429), the
- * one-time password may be used up, so try the new password first; after failures that never
- * reached it, check the URL and run the command again. `command` is the one to run again.
- */
-export function adviseOnFailure(error: ApiError, command = "set-password"): ApiError {
+/** A failed POST /set_password with what to do next (to run `command` again: check `url`). */
+export function adviseOnFailure(
+  error: ApiError,
+  command = "set-password",
+  url = "ENERGY_API_URL",
+): ApiError {
   if (error.code === "auth_failed" && error.status === 403) {
     return error.withMessage(
       `${error.message}. The API refused the request: check the API key (ENERGY_API_KEY); if ` +
@@ -81,16 +75,10 @@ export function adviseOnFailure(error: ApiError, command = "set-password"): ApiE
   if (error.neverSent) {
     return error.withMessage(
       `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
-        `check ENERGY_API_URL and run ${command} again.`,
+        `check ${url} and run ${command} again.`,
     );
   }
-  if (
-    error.code === "request_rejected" ||
-    error.code === "not_found" ||
-    error.code === "request_over_limit"
-  ) {
-    return error;
-  }
+  if (["request_rejected", "not_found", "request_over_limit"].includes(error.code)) return error;
   return error.withMessage(
     `${error.message}. The one-time password may already be used: try the new password ` +
       "(ENERGY_API_PASSWORD=<new password> energy-etl devices); if it is refused, ask for a " +

@@ -2,7 +2,6 @@ import { type Command, Option } from "commander";
 import { z } from "zod";
 import { hostProblem } from "../../config/values.js";
 import {
-  type DataFaultOptions,
   DEFAULT_EXTRA_MEMBERS,
   DEFAULT_NEW_VALUE_SHARE,
   DEFAULT_SIM_API_KEY,
@@ -80,9 +79,7 @@ const optionsSchema = z.object({
   otp: z.string().min(1),
 });
 
-/** `--tokenTtl` -> `--token-ttl`: the flag an option key comes from. */
-const flagOf = (key: PropertyKey | undefined): string =>
-  `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+type SimulateOptions = z.infer<typeof optionsSchema>;
 
 /** An epoch second as `2026-11-20T10:00:00Z`. */
 const instantText = (s: number): string => isoSeconds(s).replace(/\.000Z$/, "Z");
@@ -93,22 +90,15 @@ function shownDevices(ids: readonly string[]): string {
   return [...ids.slice(0, 5), "…", ids[ids.length - 1]].join(", ");
 }
 
-/** Requests the simulator keeps in its log: enough to look at, bounded for long runs. */
-const LOGGED_REQUESTS = 10_000;
-
-/** The startup lines that show the active data faults (none when there are none). */
-function dataFaultLines(f: DataFaultOptions): string[] {
+function dataFaultLines(f: SimulateOptions): string[] {
   const rates: string[] = [];
   if (f.poisonRate) rates.push(`poison rows ${f.poisonRate}`);
-  if (f.extraMemberRate) {
-    rates.push(
-      `extra members ${f.extraMemberRate} (${f.extraMembers ?? DEFAULT_EXTRA_MEMBERS} per row)`,
-    );
-  }
+  if (f.extraMemberRate)
+    rates.push(`extra members ${f.extraMemberRate} (${f.extraMembers} per row)`);
   if (f.outOfWindowRate) rates.push(`out-of-window rows ${f.outOfWindowRate}`);
   if (f.duplicateRate) rates.push(`duplicate rows ${f.duplicateRate}`);
   const lines = rates.length > 0 ? [`  data faults: ${rates.join(", ")}`] : [];
-  for (const o of f.outages ?? []) {
+  for (const o of f.outage) {
     const visible =
       o.visibleAtS === undefined
         ? "visible when the uplink is back"
@@ -126,6 +116,10 @@ function dataFaultLines(f: DataFaultOptions): string[] {
 const flag = (flags: string, description: string, defaultValue?: unknown): Option =>
   new Option(flags, description).default(defaultValue);
 
+/** A `--NAME <share>` flag: the share of `what` (0..1), default 0. */
+const rate = (name: string, what: string): Option =>
+  flag(`--${name} <share>`, `share of ${what} (0..1)`, "0");
+
 /** The flags of `simulate`, in the order its help lists them (new ones for each program). */
 function simulateFlags(): Option[] {
   const demo = DEFAULT_SIM_USERS[0];
@@ -142,22 +136,18 @@ function simulateFlags(): Option[] {
     ),
     flag("--token-ttl <seconds>", "validity of access tokens", "43200"),
     flag("--rate-limit <n>", "answer 429 past n requests per second"),
-    flag("--error-rate <share>", "share of requests answered 5xx (0..1)", "0"),
-    flag("--drop-rate <share>", "share of connections dropped (0..1)", "0"),
-    flag("--malformed-rate <share>", "share of answers with a truncated body (0..1)", "0"),
+    rate("error-rate", "requests answered 5xx"),
+    rate("drop-rate", "connections dropped"),
+    rate("malformed-rate", "answers with a truncated body"),
     flag(
       "--echo-headers",
       "error answers echo the request's headers (Authorization, x-api-key) in their body",
     ),
-    flag("--poison-rate <share>", "share of rows with a member sent as 1e400 (0..1)", "0"),
-    flag("--extra-member-rate <share>", "share of rows with unrequested members (0..1)", "0"),
+    rate("poison-rate", "rows with a member sent as 1e400"),
+    rate("extra-member-rate", "rows with unrequested members"),
     flag("--extra-members <n>", "unrequested members per such row", String(DEFAULT_EXTRA_MEMBERS)),
-    flag(
-      "--out-of-window-rate <share>",
-      "share of data answers with rows at 2300-01-01 and 0000-01-01 (0..1)",
-      "0",
-    ),
-    flag("--duplicate-rate <share>", "share of rows sent twice, the copy + 1 (0..1)", "0"),
+    rate("out-of-window-rate", "data answers with rows at 2300-01-01 and 0000-01-01"),
+    rate("duplicate-rate", "rows sent twice, the copy + 1"),
     flag(
       "--outage <spec>",
       "a gateway outage DEVICE,FROM,TO[,VISIBLE_AT] (VISIBLE_AT: never for a dead gateway); repeatable",
@@ -177,35 +167,29 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .command("simulate")
     .description("run the Energy Monitoring Data API simulator (deterministic data from a seed)");
   for (const option of simulateFlags()) simulate.addOption(option);
-  simulate.action(async (rawOpts: unknown, command: Command) =>
+  simulate.action(async (rawOpts: Record<string, unknown>, command: Command) =>
     runSimulator(io, parseSimulateOptions(rawOpts), command),
   );
 }
 
-type SimulateOptions = z.infer<typeof optionsSchema>;
-
 /** The options, or a usage error naming the first bad flag and what it got. */
-function parseSimulateOptions(rawOpts: unknown): SimulateOptions {
+function parseSimulateOptions(rawOpts: Record<string, unknown>): SimulateOptions {
   const parsed = optionsSchema.safeParse(rawOpts);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const flag = issue?.path[0];
-  const given =
-    typeof rawOpts === "object" && rawOpts !== null && typeof flag === "string"
-      ? (rawOpts as Record<string, unknown>)[flag]
-      : undefined;
+  const given = typeof flag === "string" ? rawOpts[flag] : undefined;
   const shown = typeof given === "string" ? ` (got "${given}")` : "";
-  throw new UsageError(`${flagOf(flag)}: ${issue?.message ?? "invalid"}${shown}`, {
-    pointAtHelp: true,
-  });
+  // the flag of an option key: `tokenTtl` -> `--token-ttl`
+  const name = `--${String(flag).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  throw new UsageError(`${name}: ${issue?.message ?? "invalid"}${shown}`, { pointAtHelp: true });
 }
 
 /** Serves the simulator of `o` until SIGINT/SIGTERM, after lines saying how to reach it. */
 async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Promise<void> {
   const simulator = simulatorOf(o);
-  const fleet = simulator.fleet;
-  const devices = fleet.deviceIds();
-  const unknown = o.outage.find((outage) => !fleet.hasDevice(outage.deviceId));
+  const devices = simulator.fleet.deviceIds();
+  const unknown = o.outage.find((outage) => !simulator.fleet.hasDevice(outage.deviceId));
   if (unknown) {
     throw new UsageError(
       `--outage: unknown device "${unknown.deviceId}" (devices: ${shownDevices(devices)})`,
@@ -227,26 +211,14 @@ async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Pr
   await stopped;
 }
 
-/** The data faults of `o`. */
-function dataFaultsOf(o: SimulateOptions): DataFaultOptions {
-  return {
-    outages: o.outage,
-    poisonRate: o.poisonRate,
-    extraMemberRate: o.extraMemberRate,
-    extraMembers: o.extraMembers,
-    outOfWindowRate: o.outOfWindowRate,
-    duplicateRate: o.duplicateRate,
-  };
-}
-
-/** The simulator `o` asks for, not listening yet. */
 function simulatorOf(o: SimulateOptions): Simulator {
   return new Simulator({
     seed: o.seed,
     resolutionS: o.resolution,
     devices: o.devices,
     newValueShare: o.newValueShare,
-    maxLoggedRequests: LOGGED_REQUESTS,
+    // enough to look at, bounded for long runs
+    maxLoggedRequests: 10_000,
     tokenTtlS: o.tokenTtl,
     rateLimit: o.rateLimit === undefined ? undefined : { perSecond: o.rateLimit },
     faults: {
@@ -258,11 +230,17 @@ function simulatorOf(o: SimulateOptions): Simulator {
     latencyMs: o.latencyMs,
     apiKey: o.apiKey,
     users: [{ user: o.user, password: o.password, otp: o.otp }],
-    dataFaults: dataFaultsOf(o),
+    dataFaults: {
+      outages: o.outage,
+      poisonRate: o.poisonRate,
+      extraMemberRate: o.extraMemberRate,
+      extraMembers: o.extraMembers,
+      outOfWindowRate: o.outOfWindowRate,
+      duplicateRate: o.duplicateRate,
+    },
   });
 }
 
-/** What the simulator prints once listening: how to reach it, its faults and devices. */
 function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
   const devices = simulator.fleet.deviceIds();
   const scheduled = simulator.fleet.scheduledValues();
@@ -275,7 +253,7 @@ function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
     `  ENERGY_API_PASSWORD=${o.password}`,
     `  one-time password for set-password: ${o.otp}`,
     ...(o.echoHeaders ? ["  error answers echo the request headers (--echo-headers)"] : []),
-    ...dataFaultLines(dataFaultsOf(o)),
+    ...dataFaultLines(o),
     ...(first !== undefined && last !== undefined
       ? [
           `  new value ids: ${scheduled.length} devices, from ${instantText(first.atS)} to ${instantText(last.atS)}`,

@@ -5,16 +5,15 @@ import { LOCK_TTL_MS, SERVICE_LOCK } from "../../state/service-lock.js";
 import type { StateStore } from "../../state/state-store.js";
 import type { Cursor } from "../../state/types.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
-import { createContext } from "../context.js";
-import { type CliIo, writeLine, writeText } from "../io.js";
+import { type CliIo, writeJson, writeLine, writeText } from "../io.js";
 import { renderTable, type TableStream } from "../table.js";
-import { openStore } from "./dead-letters.js";
+import { withStateStore } from "../with-state-store.js";
 
-/** A lag in seconds as `3 min`, `2.5 h`, `4.1 d`. */
-export function formatLag(seconds: number): string {
+/** A span of seconds as `90 s`, `3 min`, `2.5 h`, `4.1 d` (in hours at most unless `days`). */
+export function formatSpan(seconds: number, days = true): string {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`;
+  if (seconds < 172_800 || !days) return `${(seconds / 3600).toFixed(1)} h`;
   return `${(seconds / 86_400).toFixed(1)} d`;
 }
 
@@ -29,30 +28,23 @@ export function registerStatusCommand(program: Command, io: CliIo): void {
         "run, unfinished and parked backfill jobs, dead letters",
     )
     .option("--json", "print the status as JSON")
-    .action((opts: { json?: boolean }, command: Command) => {
-      const { config, logger } = createContext(command, io);
-      const store = openStore(config, logger);
-      try {
+    .action((opts: { json?: boolean }, command: Command) =>
+      withStateStore(command, io, (store, { config }) => {
         const status = readStatus(store, config, epochSeconds(new Date()));
-        if (opts.json) writeText(io.stdout, JSON.stringify(status, null, 2));
+        if (opts.json) writeJson(io.stdout, status);
         else printStatus(io.stdout, status);
-      } finally {
-        store.close();
-      }
-    });
+      }),
+    );
 }
 
 /** What status shows, as `--json` prints it. */
 type Status = ReturnType<typeof readStatus>;
 
-/** Cursors (each with its state), the last run, unfinished backfill jobs, dead letters. */
 function readStatus(store: StateStore, config: Config, nowS: number) {
   const rules = syncRules(config, nowS);
   const letters = new Map(
     store.deadLetters.countByResource().map((c) => [`${c.deviceId}\u0000${c.resourceId}`, c.count]),
   );
-  const cursors = store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters));
-  const lastRun = store.runs.last() ?? null;
   const backfillJobs = store.jobs.unfinished().map((j) => ({
     id: j.id,
     deviceId: j.deviceId,
@@ -71,27 +63,22 @@ function readStatus(store: StateStore, config: Config, nowS: number) {
   }));
   return {
     service: serviceHolder(store, nowS),
-    cursors,
-    lastRun,
+    cursors: store.cursors.list().map((c) => describeCursor(c, nowS, rules, letters)),
+    lastRun: store.runs.last() ?? null,
     backfillJobs,
     deadLetters: store.deadLetters.count(),
   };
 }
 
-/**
- * The `run` that holds the state file (its service lock), with the age of its last heartbeat
- * (it renews the lock every 10 s for 30 s); null when none holds it or its lease ran out.
- */
+/** The `run` holding the service lock, with its heartbeat's age; null when none or expired. */
 function serviceHolder(store: StateStore, nowS: number) {
   const lock = store.locks.peek(SERVICE_LOCK);
-  if (lock === undefined) return null;
+  if (lock === undefined || lock.lease.untilMs / 1000 <= nowS) return null;
   const heartbeatS = (lock.lease.untilMs - LOCK_TTL_MS) / 1000;
-  if (lock.lease.untilMs / 1000 <= nowS) return null;
   const { pid, host, command, since } = lock.holder;
   return { pid, host, command, since, heartbeatAgeS: Math.max(0, Math.round(nowS - heartbeatS)) };
 }
 
-/** The status as tables and lines. */
 function printStatus(stdout: CliIo["stdout"], status: Status): void {
   const { service, cursors, lastRun, backfillJobs: jobs, deadLetters } = status;
   writeText(
@@ -104,7 +91,7 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
             c.deviceId,
             c.resourceId,
             c.newestRecordAt ?? "none yet",
-            formatLag(c.lagSeconds),
+            formatSpan(c.lagSeconds),
             c.state,
             String(c.deadLetters),
           ]),
@@ -120,12 +107,8 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
             : "")
       : "last run: none",
   );
-  writeLine(
-    stdout,
-    deadLetters === 0
-      ? "dead letters: none"
-      : `dead letters: ${deadLetters} (energy-etl dead-letters)`,
-  );
+  const letters = deadLetters === 0 ? "none" : `${deadLetters} (energy-etl dead-letters)`;
+  writeLine(stdout, `dead letters: ${letters}`);
   writeText(stdout, jobs.length === 0 ? "backfill jobs: none pending" : jobsTable(jobs, stdout));
   writeLine(
     stdout,
@@ -136,7 +119,6 @@ function printStatus(stdout: CliIo["stdout"], status: Status): void {
   );
 }
 
-/** Unfinished backfill jobs: their state, interval, progress and last error. */
 function jobsTable(jobs: Status["backfillJobs"], stdout: TableStream): string {
   return renderTable(
     ["job", "device", "resource", "reason", "status", "interval (UTC)", "progress", "last error"],
@@ -156,7 +138,6 @@ function jobsTable(jobs: Status["backfillJobs"], stdout: TableStream): string {
   );
 }
 
-/** One cursor as status shows it. */
 function describeCursor(
   c: Cursor,
   nowS: number,

@@ -4,8 +4,8 @@ import { parseDateHeader } from "../../api/api-clock.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, ConfigError } from "../../config.js";
 import { messageOf } from "../../util/errors.js";
-import { formatLag } from "../commands/status.js";
-import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
+import { formatSpan } from "../commands/status.js";
+import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
 import { type HttpAnswer, httpRequest } from "./http.js";
 
 const REACHABLE = "API reachable";
@@ -13,29 +13,16 @@ const CREDENTIALS = "API credentials";
 const DEVICES = "API devices";
 const CLOCK = "clock offset";
 
-/** Clock offsets above these are a warning, and a failure. */
 const CLOCK_WARN_S = 60;
 const CLOCK_FAIL_S = 600;
 
-const CREDENTIALS_FIX =
-  "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
-  "one-time password, set the password with `energy-etl set-password`";
-
-/**
- * The API's checks in order: the base URL answers, the credentials get a token, devices are
- * visible, and the local clock against the API's `Date` header. Each request is one attempt
- * bounded by API_TIMEOUT_MS.
- */
+/** The API answers, the credentials get a token, devices are visible, and the clock agrees. */
 export async function apiChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
   const { url, timeoutMs } = config.api;
   if (url === "") {
     const why = "ENERGY_API_URL is not set";
-    return [
-      failure(REACHABLE, why, "set ENERGY_API_URL (or --api-url) to the base URL of the API"),
-      notChecked(CREDENTIALS, why, REACHABLE),
-      notChecked(DEVICES, why, REACHABLE),
-      notChecked(CLOCK, why, REACHABLE),
-    ];
+    const fix = "set ENERGY_API_URL (or --api-url) to the base URL of the API";
+    return blocking(failure(REACHABLE, why, fix), why, CREDENTIALS, DEVICES, CLOCK);
   }
   const answer = await httpRequest(url, { method: "GET" }, timeoutMs);
   if (answer.kind === "problem") {
@@ -47,13 +34,8 @@ export async function apiChecks(config: Config, logger: Logger): Promise<CheckRe
           ? "check ENERGY_API_URL and the network (firewall, proxy) between here and the API; " +
             "raise API_TIMEOUT_MS if the API is only slow"
           : "check ENERGY_API_URL (scheme, host, port) and that the API is up";
-    const why = "the API is not reachable";
-    return [
-      failure(REACHABLE, `${url} is not reachable (${answer.message})`, fix),
-      notChecked(CREDENTIALS, why, REACHABLE),
-      notChecked(DEVICES, why, REACHABLE),
-      notChecked(CLOCK, why, REACHABLE),
-    ];
+    const failed = failure(REACHABLE, `${url} is not reachable (${answer.message})`, fix);
+    return blocking(failed, "the API is not reachable", CREDENTIALS, DEVICES, CLOCK);
   }
   const reachable =
     answer.status >= 502 && answer.status <= 504
@@ -78,23 +60,16 @@ async function accountChecks(config: Config, logger: Logger): Promise<CheckResul
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return [
-      failure(
-        CREDENTIALS,
-        error.message,
-        "set them in the environment or --config FILE; on a first start with a one-time " +
-          "password, set the password with `energy-etl set-password`",
-      ),
-      notChecked(DEVICES, "no credentials", CREDENTIALS),
-    ];
+    const fix =
+      "set them in the environment or --config FILE; on a first start with a one-time " +
+      "password, set the password with `energy-etl set-password`";
+    return blocking(failure(CREDENTIALS, error.message, fix), "no credentials", DEVICES);
   }
   try {
     await client.accessToken();
   } catch (error) {
-    return [
-      failure(CREDENTIALS, messageOf(error), credentialsFix(error)),
-      notChecked(DEVICES, "no access token", CREDENTIALS),
-    ];
+    const failed = failure(CREDENTIALS, messageOf(error), credentialsFix(error));
+    return blocking(failed, "no access token", DEVICES);
   }
   const credentials = ok(CREDENTIALS, `user ${config.api.user} got an access token`);
   try {
@@ -126,10 +101,12 @@ async function accountChecks(config: Config, logger: Logger): Promise<CheckResul
 }
 
 function credentialsFix(error: unknown): string {
-  if (!(error instanceof ApiError)) return CREDENTIALS_FIX;
-  switch (error.code) {
+  switch (error instanceof ApiError ? error.code : "auth_failed") {
     case "auth_failed":
-      return CREDENTIALS_FIX;
+      return (
+        "check ENERGY_API_KEY, ENERGY_API_USER and ENERGY_API_PASSWORD; on a first start with a " +
+        "one-time password, set the password with `energy-etl set-password`"
+      );
     case "timeout":
       return "raise API_TIMEOUT_MS if the API is only slow, or check it is up";
     case "not_found":
@@ -139,20 +116,15 @@ function credentialsFix(error: unknown): string {
   }
 }
 
-/**
- * The local clock against the API's `Date` header (one-second resolution): the header is taken
- * as the middle of its second, the local clock as the middle of the exchange.
- */
+/** The clock against the API's `Date` (taken as its second's middle, ours as the exchange's). */
 function clockCheck(answer: HttpAnswer): CheckResult {
   const serverMs = parseDateHeader(answer.header("date"));
-  if (serverMs === undefined) {
-    return ok(CLOCK, "not measured: the API sends no Date header");
-  }
+  if (serverMs === undefined) return ok(CLOCK, "not measured: the API sends no Date header");
   const localMs = (answer.sentAtMs + answer.answeredAtMs) / 2;
   const offsetS = Math.round((serverMs + 500 - localMs) / 1000);
   const size = Math.abs(offsetS);
   if (size <= 1) return ok(CLOCK, "the local clock is within 1 s of the API's");
-  const detail = `the local clock is ${formatLag(size)} ${offsetS > 0 ? "behind" : "ahead of"} the API's`;
+  const detail = `the local clock is ${formatSpan(size)} ${offsetS > 0 ? "behind" : "ahead of"} the API's`;
   if (size <= CLOCK_WARN_S) return ok(CLOCK, detail);
   const fix =
     "sync this machine's clock with NTP (e.g. `timedatectl set-ntp true`); if it is right, " +

@@ -21,10 +21,7 @@ function isSimulatorUrl(url: string): boolean {
   }
 }
 
-/**
- * Settings still at the demo's values (the simulator, its key and password, compose's InfluxDB
- * token): a warning each. Never prints a secret's value.
- */
+/** A warning for each setting still at the demo's value (never showing a secret's value). */
 export function demoChecks(config: Config): CheckResult[] {
   const { api, influx } = config;
   const found: CheckResult[] = [];

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
-import { seconds } from "./check.js";
+import { formatSeconds } from "../../influx/write-errors.js";
+import { excerpt } from "../../util/text.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
 export interface HttpAnswer {
@@ -23,19 +24,10 @@ export interface HttpProblem {
   readonly message: string;
 }
 
-/** `path` under a base URL: `http://host/influx` + `/health` = `http://host/influx/health`. */
-export function under(base: string, path: string): string {
-  return `${base.replace(/\/+$/, "")}${path}`;
-}
-
 /** Most of an answer's body read (doctor expects a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/**
- * One HTTP request bounded by `timeoutMs` as a whole (connect, answer, body), on plain
- * `node:http(s)`; like the API client's transport (got), it follows no redirect and retries
- * nothing. Never throws for a transport failure, which comes back as an {@link HttpProblem}.
- */
+/** One request bounded by `timeoutMs` as a whole, not redirected nor retried; never throws. */
 export function httpRequest(
   url: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string },
@@ -43,12 +35,17 @@ export function httpRequest(
 ): Promise<HttpAnswer | HttpProblem> {
   return new Promise((resolve) => {
     const signal = AbortSignal.timeout(timeoutMs);
+    const timedOut: HttpProblem = {
+      kind: "problem",
+      reason: "timeout",
+      message: `no answer within ${formatSeconds(timeoutMs)} s`,
+    };
     const problem = (error: unknown): void =>
-      resolve(signal.aborted ? timedOut(timeoutMs) : describeProblem(error));
+      resolve(signal.aborted ? timedOut : describeProblem(error));
     let sentAtMs = Date.now();
     try {
       const target = new URL(url);
-      const req = requestFor(target)(target, {
+      const req = (target.protocol === "https:" ? requestTls : request)(target, {
         method: init.method ?? "GET",
         headers: { "user-agent": "energy-etl doctor", ...init.headers },
         signal,
@@ -87,23 +84,8 @@ export function httpRequest(
   });
 }
 
-/** `node:https`'s request for an https URL, `node:http`'s otherwise. */
-function requestFor(url: URL): typeof request {
-  return url.protocol === "https:" ? requestTls : request;
-}
-
-/** No answer within the time given. */
-function timedOut(timeoutMs: number): HttpProblem {
-  return {
-    kind: "problem",
-    reason: "timeout",
-    message: `no answer within ${seconds(timeoutMs)} s`,
-  };
-}
-
 const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
 
-/** Reads what the request threw: the code and message, a TLS refusal. */
 function describeProblem(error: unknown): HttpProblem {
   const code = field(error, "code");
   const text = field(error, "message") ?? String(error);
@@ -115,7 +97,7 @@ function describeProblem(error: unknown): HttpProblem {
       : code !== undefined && !text.includes(code)
         ? `${code}: ${text}`
         : text;
-  return { kind: "problem", reason: tls ? "tls" : "network", message: oneLine(message) };
+  return { kind: "problem", reason: tls ? "tls" : "network", message: excerpt(message) };
 }
 
 function field(value: unknown, key: string): string | undefined {
@@ -124,24 +106,16 @@ function field(value: unknown, key: string): string | undefined {
   return typeof found === "string" ? found : undefined;
 }
 
-/** A text on one line, cut to 200 characters. */
-export function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
-}
-
 /** The message of an InfluxDB-style JSON error body (`message` or `error`), else its start. */
 export function bodyMessage(body: string): string {
   try {
     const json: unknown = JSON.parse(body);
-    if (typeof json === "object" && json !== null) {
-      for (const key of ["message", "error"]) {
-        const value: unknown = Reflect.get(json, key);
-        if (typeof value === "string" && value !== "") return oneLine(value);
-      }
+    for (const key of ["message", "error"]) {
+      const value = field(json, key);
+      if (value) return excerpt(value);
     }
   } catch {
     // not JSON: its text
   }
-  return oneLine(body);
+  return excerpt(body);
 }

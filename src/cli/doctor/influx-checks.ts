@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influx-query.js";
 import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
-import { type CheckResult, failure, notChecked, ok, warning } from "./check.js";
-import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, under } from "./http.js";
+import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
+import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest } from "./http.js";
 
 /** The first InfluxDB check: the others are not made when it fails. */
 export const REACHABLE = "InfluxDB reachable";
@@ -14,7 +14,7 @@ const RETENTION_FIX =
   "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
-export const SCRATCH_MEASUREMENT = "energy_etl_doctor";
+const SCRATCH_MEASUREMENT = "energy_etl_doctor";
 
 export type Influx = Config["influx"];
 
@@ -26,12 +26,7 @@ export interface WriteTarget {
   readonly missingFix: string;
 }
 
-/**
- * Where points go. With INFLUX_URL: InfluxDB answers, the token can write the bucket (one point
- * written to {@link SCRATCH_MEASUREMENT} and deleted again; a 404 from InfluxDB 1.x before 1.8,
- * which has no v2 write API, says so), and the bucket's retention (a warning when it cannot be
- * read). Each request is bounded by INFLUX_TIMEOUT_MS.
- */
+/** Where points go; with INFLUX_URL, that InfluxDB answers, takes writes, and its retention. */
 export async function influxChecks(config: Config): Promise<CheckResult[]> {
   const { influx } = config;
   if (influx.url === "") {
@@ -52,27 +47,31 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
   }
   const reachable = await reachableCheck(influx);
   if (reachable.status === "failure") {
-    const why = "InfluxDB is not reachable";
-    return [reachable, notChecked(WRITE, why, REACHABLE), notChecked(RETENTION, why, REACHABLE)];
+    return blocking(reachable, "InfluxDB is not reachable", WRITE, RETENTION);
   }
-  const raw: WriteTarget = {
-    bucket: influx.bucket,
-    check: WRITE,
-    missingFix:
-      "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
-  };
-  return [reachable, await writeCheck(influx, raw), await retentionCheck(influx)];
+  const missingFix =
+    "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])";
+  const write = await writeCheck(influx, { bucket: influx.bucket, check: WRITE, missingFix });
+  return [reachable, write, await retentionCheck(influx)];
 }
 
 /** One request to InfluxDB with INFLUX_TOKEN, bounded by INFLUX_TIMEOUT_MS. */
-export function request(
+function request(
   influx: Influx,
   path: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string } = {},
 ): Promise<HttpAnswer | HttpProblem> {
   const headers: Record<string, string> = { ...init.headers };
   if (influx.token !== "") headers.authorization = `Token ${influx.token}`;
-  return httpRequest(under(influx.url, path), { ...init, headers }, influx.timeoutMs);
+  const url = `${influx.url.replace(/\/+$/, "")}${path}`;
+  return httpRequest(url, { ...init, headers }, influx.timeoutMs);
+}
+
+/** Why a request did not succeed, for messages: `HTTP 404 on /api/v2/buckets: …`. */
+function failed(answer: HttpAnswer | HttpProblem, path: string): string {
+  return answer.kind === "problem"
+    ? answer.message
+    : `HTTP ${answer.status} on ${path}: ${bodyMessage(answer.body)}`;
 }
 
 const healthBody = z.object({ status: z.string().optional(), version: z.string().optional() });
@@ -122,10 +121,8 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
 }
 
 /**
- * Writes one point to the scratch measurement of `target` and deletes it again. A 404 is told
- * apart by the answer's own version header: InfluxDB 1.x before 1.8 has no such endpoint; anything
- * else (a proxy that adds it, as the tests' does, included) has no such bucket, as has InfluxDB
- * 1.8 when it answers `retention policy not found`.
+ * Writes one point to the scratch measurement of `target` and deletes it again. A 404 from InfluxDB
+ * 1.x before 1.8 (by its version header) means no v2 write API; any other, no such bucket.
  */
 export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
   const { bucket, check } = target;
@@ -177,29 +174,27 @@ export async function writeCheck(influx: Influx, target: WriteTarget): Promise<C
   );
 }
 
-const influxqlBody = z.object({
-  results: z.array(
-    z.object({
-      error: z.string().optional(),
-      series: z
-        .array(z.object({ columns: z.array(z.string()), values: z.array(z.array(z.unknown())) }))
-        .optional(),
-    }),
-  ),
+const seriesBody = z.object({
+  columns: z.array(z.string()),
+  values: z.array(z.array(z.unknown())),
 });
+const influxqlResult = z.object({
+  error: z.string().optional(),
+  series: z.array(seriesBody).optional(),
+});
+const influxqlBody = z.object({ results: z.array(influxqlResult) });
 
 /** InfluxQL over /query (1.x natively, 2.x/3.x through their v1 API), as one result. */
 export async function influxql(
   influx: Influx,
   q: string,
   method: "GET" | "POST",
-): Promise<z.infer<typeof influxqlBody>["results"][number] | string> {
+): Promise<z.infer<typeof influxqlResult> | string> {
   const [db = "", rp] = influx.bucket.split("/");
   const params = new URLSearchParams({ db, q });
   if (rp) params.set("rp", rp);
   const answer = await request(influx, `/query?${params}`, { method });
-  if (answer.kind === "problem") return answer.message;
-  if (answer.status !== 200) return `HTTP ${answer.status} on /query: ${bodyMessage(answer.body)}`;
+  if (answer.kind === "problem" || answer.status !== 200) return failed(answer, "/query");
   try {
     const result = influxqlBody.parse(JSON.parse(answer.body)).results[0];
     if (!result) return "no result from /query";
@@ -228,10 +223,7 @@ async function deleteScratch(
   if (answer.kind === "answer" && answer.status >= 200 && answer.status <= 299) {
     return { done: true, how: "/api/v2/delete" };
   }
-  const v2 =
-    answer.kind === "problem"
-      ? answer.message
-      : `HTTP ${answer.status} on /api/v2/delete: ${bodyMessage(answer.body)}`;
+  const v2 = failed(answer, "/api/v2/delete");
   const dropped = await influxql(
     influx,
     `DROP MEASUREMENT ${quoteIdentifier(SCRATCH_MEASUREMENT)}`,
@@ -241,21 +233,15 @@ async function deleteScratch(
   return { done: false, how: `${v2}; DROP MEASUREMENT: ${dropped}` };
 }
 
-const bucketsBody = z.object({
-  buckets: z.array(
-    z.object({
-      name: z.string(),
-      retentionRules: z
-        .array(
-          z.object({
-            everySeconds: z.number(),
-            shardGroupDurationSeconds: z.number().optional(),
-          }),
-        )
-        .optional(),
-    }),
-  ),
+const retentionRule = z.object({
+  everySeconds: z.number(),
+  shardGroupDurationSeconds: z.number().optional(),
 });
+const bucketBody = z.object({
+  name: z.string(),
+  retentionRules: z.array(retentionRule).optional(),
+});
+const bucketsBody = z.object({ buckets: z.array(bucketBody) });
 
 /** How long a bucket keeps its data and how long its shard groups are (when InfluxDB says). */
 export interface BucketPolicy {
@@ -266,11 +252,7 @@ export interface BucketPolicy {
   readonly shardS?: number;
 }
 
-/**
- * A bucket's retention and shard group duration: /api/v2/buckets (2.x), else InfluxQL SHOW
- * RETENTION POLICIES (1.x: `bucket`'s retention policy, or the database's default); why not,
- * when neither says.
- */
+/** A bucket's retention and shard groups by /api/v2/buckets (2.x), else InfluxQL; or why not. */
 export async function readPolicy(
   influx: Influx,
   bucket: string,
@@ -286,16 +268,12 @@ export async function readPolicy(
       if (!found) return { unreadable: `/api/v2/buckets does not list bucket ${bucket}` };
       const rule = found.retentionRules?.[0];
       const shardS = rule?.shardGroupDurationSeconds;
-      const policy = { name: `bucket ${bucket}`, everyS: rule?.everySeconds ?? 0 };
-      return shardS === undefined ? policy : { ...policy, shardS };
+      return { name: `bucket ${bucket}`, everyS: rule?.everySeconds ?? 0, shardS };
     } catch {
       return { unreadable: "an unexpected answer from /api/v2/buckets" };
     }
   }
-  const v2 =
-    answer.kind === "problem"
-      ? answer.message
-      : `HTTP ${answer.status} on /api/v2/buckets: ${bodyMessage(answer.body)}`;
+  const v2 = failed(answer, "/api/v2/buckets");
   const policies = await influxql(influx, "SHOW RETENTION POLICIES", "GET");
   if (typeof policies === "string") return { unreadable: `${v2}; ${policies}` };
   const [, rp] = bucket.split("/");
@@ -312,21 +290,16 @@ export async function readPolicy(
   if (!row || everyS === undefined) {
     return { unreadable: `no retention policy ${rp ?? "(default)"} found` };
   }
-  const shardS = seconds("shardGroupDuration");
-  const policy = { name: `retention policy ${String(row[column("name")])}`, everyS };
-  return shardS === undefined ? policy : { ...policy, shardS };
+  const name = `retention policy ${String(row[column("name")])}`;
+  return { name, everyS, shardS: seconds("shardGroupDuration") };
 }
 
-/** How long the bucket keeps data ({@link readPolicy}). */
 async function retentionCheck(influx: Influx): Promise<CheckResult> {
   const policy = await readPolicy(influx, influx.bucket);
-  if ("unreadable" in policy) return unreadable(policy.unreadable);
+  if ("unreadable" in policy) {
+    return warning(RETENTION, `not readable (${policy.unreadable})`, RETENTION_FIX);
+  }
   return ok(RETENTION, `${policy.name} ${keeps(policy.everyS)}`);
-}
-
-/** The retention could not be read (`why`): a warning, since nothing was checked. */
-function unreadable(why: string): CheckResult {
-  return warning(RETENTION, `not readable (${why})`, RETENTION_FIX);
 }
 
 /** `keeps data forever`, `keeps data for 90 d`. */
@@ -342,7 +315,7 @@ export function formatRetention(totalS: number): string {
 }
 
 /** InfluxQL's duration (`168h0m0s`, `0s`) in seconds. */
-export function durationSeconds(text: string): number | undefined {
+function durationSeconds(text: string): number | undefined {
   const units: Record<string, number> = { w: 604_800, d: 86_400, h: 3600, m: 60, s: 1 };
   let total = 0;
   let rest = text;

@@ -1,12 +1,11 @@
 /**
- * Where the rollups live (ROLLUP_BUCKET): beside the raw points, where a year of daily energy
- * reads every shard group of the raw points' year (a warning), or in a bucket of their own, which
- * must take writes and should have shard groups of about a year.
+ * Where the rollups live (ROLLUP_BUCKET): beside the raw points a year of daily energy reads every
+ * shard group of the raw points' year (a warning); a bucket of their own wants year-long ones.
  */
 
 import { databaseAndPolicy } from "../../config/values.js";
 import type { Config } from "../../config.js";
-import { type CheckResult, notChecked, ok, warning } from "./check.js";
+import { blocking, type CheckResult, notChecked, ok, warning } from "./check.js";
 import {
   type BucketPolicy,
   formatRetention,
@@ -38,10 +37,7 @@ export function rollupHomeCommands(database: string, policy: string): string {
   );
 }
 
-/**
- * With rollups written to InfluxDB: without ROLLUP_BUCKET a warning with the commands to give
- * them a home; with it, the write check on that bucket and its shard group duration.
- */
+/** Where the rollups go: a warning without ROLLUP_BUCKET; else its write and shard check. */
 export async function rollupChecks(config: Config, reachable: boolean): Promise<CheckResult[]> {
   const { influx, rollups } = config;
   if (!rollups.enabled || influx.url === "") return [];
@@ -66,7 +62,7 @@ export async function rollupChecks(config: Config, reachable: boolean): Promise<
     missingFix: `create it (${rollupHomeCommands(database, policy)}), or fix ROLLUP_BUCKET`,
   });
   if (write.status === "failure") {
-    return [write, notChecked(ROLLUPS, `bucket ${rollups.bucket} takes no writes`, ROLLUPS_WRITE)];
+    return blocking(write, `bucket ${rollups.bucket} takes no writes`, ROLLUPS);
   }
   return [write, await shardCheck(influx, rollups.bucket, database, policy)];
 }

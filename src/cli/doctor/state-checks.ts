@@ -15,14 +15,13 @@ import { processOwner } from "../../state/owner.js";
 import { SERVICE_LOCK } from "../../state/service-lock.js";
 import { stateError } from "../../state/state-error.js";
 import { messageOf } from "../../util/errors.js";
-import { type CheckResult, failure, formatBytes, notChecked, ok, warning } from "./check.js";
+import { blocking, type CheckResult, failure, formatBytes, ok, warning } from "./check.js";
 
 const WRITABLE = "state DB writable";
 const SCHEMA = "state DB schema";
 const LOCK = "state DB lock";
 const DISK = "free disk";
 
-/** Free space below these is a warning, and a failure. */
 const DISK_WARN_BYTES = 1024 ** 3;
 const DISK_FAIL_BYTES = 100 * 1024 ** 2;
 
@@ -31,10 +30,7 @@ const BUSY_TIMEOUT_MS = 2000;
 
 const MOVE_FIX = "set STATE_DB to a path in a directory this user can write";
 
-/**
- * The state database (STATE_DB): it can be written, its schema is that of this energy-etl, and
- * who holds the service lock. A missing file is not created (the first sync or `migrate` does).
- */
+/** STATE_DB can be written, has this energy-etl's schema, and who holds the service lock. */
 export function stateChecks(config: Config): CheckResult[] {
   const path = config.state.db;
   if (path === ":memory:") {
@@ -51,34 +47,21 @@ export function stateChecks(config: Config): CheckResult[] {
   if (!existsSync(path)) return missingState(path);
   if (statSync(path).isDirectory()) {
     const why = `${path} is a directory`;
-    return [
-      failure(WRITABLE, why, "set STATE_DB to a file path, e.g. ./data/state.db"),
-      notChecked(SCHEMA, why, WRITABLE),
-      notChecked(LOCK, why, WRITABLE),
-    ];
+    const fix = "set STATE_DB to a file path, e.g. ./data/state.db";
+    return notWritable(why, fix, why);
   }
   let db: Database.Database;
   try {
     db = new Database(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   } catch (error) {
-    const why = stateError(path, error).message;
-    return [
-      failure(WRITABLE, why, MOVE_FIX),
-      notChecked(SCHEMA, "it does not open", WRITABLE),
-      notChecked(LOCK, "it does not open", WRITABLE),
-    ];
+    return notWritable(stateError(path, error).message, MOVE_FIX, "it does not open");
   }
   try {
     db.prepare("SELECT count(*) FROM sqlite_master").get();
   } catch (error) {
     db.close();
-    const why = stateError(path, error).message;
     const fix = "point STATE_DB at the state file, or move this file away (a new one is created)";
-    return [
-      failure(WRITABLE, why, fix),
-      notChecked(SCHEMA, "it cannot be read", WRITABLE),
-      notChecked(LOCK, "it cannot be read", WRITABLE),
-    ];
+    return notWritable(stateError(path, error).message, fix, "it cannot be read");
   }
   try {
     return [writableCheck(path), schemaCheck(db), lockCheck(db)];
@@ -87,28 +70,21 @@ export function stateChecks(config: Config): CheckResult[] {
   }
 }
 
+/** STATE_DB cannot be written (`detail`): its schema and lock are not checked (`why`). */
+const notWritable = (detail: string, fix: string, why: string): CheckResult[] =>
+  blocking(failure(WRITABLE, detail, fix), why, SCHEMA, LOCK);
+
 /** No state file yet: fine when it can be created. */
 function missingState(path: string): CheckResult[] {
   const dir = dirname(resolve(path));
   const existing = existingAncestor(dir);
   const why = "no state yet";
   if (!statSync(existing).isDirectory()) {
-    return [
-      failure(WRITABLE, `${path} cannot be created: ${existing} is not a directory`, MOVE_FIX),
-      notChecked(SCHEMA, why, WRITABLE),
-      notChecked(LOCK, why, WRITABLE),
-    ];
+    return notWritable(`${path} cannot be created: ${existing} is not a directory`, MOVE_FIX, why);
   }
   if (!canWrite(existing)) {
-    return [
-      failure(
-        WRITABLE,
-        `${path} cannot be created: ${existing} is not writable`,
-        `make ${existing} writable for this user, or ${MOVE_FIX}`,
-      ),
-      notChecked(SCHEMA, why, WRITABLE),
-      notChecked(LOCK, why, WRITABLE),
-    ];
+    const fix = `make ${existing} writable for this user, or ${MOVE_FIX}`;
+    return notWritable(`${path} cannot be created: ${existing} is not writable`, fix, why);
   }
   const where = existing === dir ? dir : `${existing} (${dir} is created too)`;
   return [
@@ -121,18 +97,12 @@ function missingState(path: string): CheckResult[] {
 function writableCheck(path: string): CheckResult {
   const dir = dirname(resolve(path));
   if (!canWrite(path)) {
-    return failure(
-      WRITABLE,
-      `${path} is not writable`,
-      `make it writable for this user (chmod/chown), or ${MOVE_FIX}`,
-    );
+    const fix = `make it writable for this user (chmod/chown), or ${MOVE_FIX}`;
+    return failure(WRITABLE, `${path} is not writable`, fix);
   }
   if (!canWrite(dir)) {
-    return failure(
-      WRITABLE,
-      `${dir} is not writable (SQLite writes a -wal and a -shm file beside ${path})`,
-      `make ${dir} writable for this user, or ${MOVE_FIX}`,
-    );
+    const why = `${dir} is not writable (SQLite writes a -wal and a -shm file beside ${path})`;
+    return failure(WRITABLE, why, `make ${dir} writable for this user, or ${MOVE_FIX}`);
   }
   return ok(WRITABLE, `${path} opens and can be written`);
 }
@@ -196,7 +166,6 @@ export function diskCheck(config: Config): CheckResult {
   return ok(DISK, detail);
 }
 
-/** `dir`, or its nearest parent that exists. */
 function existingAncestor(dir: string): string {
   let current = dir;
   while (!existsSync(current)) {

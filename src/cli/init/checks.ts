@@ -5,7 +5,6 @@ import { adviseOnFailure } from "../commands/set-password.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import type { InitInput } from "./prompts.js";
 
-/** Device ids printed after the count. */
 const SHOWN_DEVICES = 5;
 
 /** What to do after the API refused to give a token, or could not be reached for one. */
@@ -27,17 +26,6 @@ export function adviseOnTokenFailure(error: ApiError): ApiError {
   return error;
 }
 
-/** What to do after a failed POST /set_password, in `init`'s words where they differ. */
-export function adviseOnSetPasswordFailure(error: ApiError): ApiError {
-  if (error.code !== "auth_failed" && error.neverSent) {
-    return error.withMessage(
-      `${error.message}. Nothing reached the API, so the one-time password is still unused: ` +
-        "check the API URL (--api-url or ENERGY_API_URL) and run init again.",
-    );
-  }
-  return adviseOnFailure(error, "init");
-}
-
 /** `error` with the news that the password is set already (the one-time password is used up). */
 export function afterPasswordSet(error: unknown, user: string): Error {
   const note =
@@ -49,10 +37,7 @@ export function afterPasswordSet(error: unknown, user: string): Error {
   return new Error(`${message}${note}`);
 }
 
-/**
- * With a one-time password in `input`: sets the password (POST /set_password) and says so;
- * true when it did. A failure comes with what to do next.
- */
+/** With a one-time password in `input`: sets the password and says so; true when it did. */
 export async function setPasswordOnFirstStart(
   io: CliIo,
   client: ApiClient,
@@ -62,16 +47,14 @@ export async function setPasswordOnFirstStart(
   try {
     await client.setPassword(input.user, input.otp, input.password);
   } catch (error) {
-    throw error instanceof ApiError ? adviseOnSetPasswordFailure(error) : error;
+    const url = "the API URL (--api-url or ENERGY_API_URL)";
+    throw error instanceof ApiError ? adviseOnFailure(error, "init", url) : error;
   }
   writeLine(io.stdout, `Password set for ${input.user} with the one-time password.`);
   return true;
 }
 
-/**
- * Proves the credentials: creates a token (a refusal with advice, unless the password was just
- * set) and lists the devices the user may read.
- */
+/** Proves the credentials by a token (with advice, unless just set) and lists the devices. */
 export async function proveAccess(
   io: CliIo,
   client: ApiClient,

@@ -5,36 +5,31 @@ import type { CommandContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
 import { askHidden, askLine } from "../prompt.js";
 
-/** Tries at a prompt before an invalid answer ends the command. */
 const PROMPT_TRIES = 3;
 
-/**
- * One value `init` asks for: its flag (none for a secret), the environment variable (and setting)
- * that also supplies it, and how a prompt names it.
- */
+/** A value `init` asks for: its flag (none for a secret, asked without echo), variable, label. */
 export interface Field {
   readonly flag?: string;
   readonly env: string;
   readonly label: string;
-  readonly hidden: boolean;
   readonly schema: z.ZodType<string, string>;
 }
 
-/** Line breaks and other control characters: a .env line cannot hold them. */
-const CONTROL = /\p{Cc}/u;
+/** Not empty, and on one line: no line breaks nor other control characters. */
+const oneLine = (schema: z.ZodString) =>
+  schema
+    .min(1, "must not be empty")
+    .refine((s) => !/\p{Cc}/u.test(s), "must not hold line breaks or other control characters");
 
 /**
  * A value for the .env file: one line, and neither ' nor \ (docker compose reads a
  * single-quoted value up to the first ' not after a \, and takes it literally).
  */
 const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
-  schema
-    .min(1, "must not be empty")
-    .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters")
-    .refine(
-      (s) => !/['\\]/.test(s),
-      "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
-    );
+  oneLine(schema).refine(
+    (s) => !/['\\]/.test(s),
+    "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
+  );
 
 /** An http(s) URL without credentials; messages never repeat the value. */
 const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
@@ -51,13 +46,11 @@ export const FIELDS = {
     flag: "--api-url",
     env: "ENERGY_API_URL",
     label: "API URL",
-    hidden: false,
     schema: apiUrlSchema,
   },
   apiKey: {
     env: "ENERGY_API_KEY",
     label: "API key",
-    hidden: true,
     // an HTTP header value: surrounding blanks would not reach the API anyway
     schema: envValue(z.string().trim()),
   },
@@ -65,28 +58,21 @@ export const FIELDS = {
     flag: "--user",
     env: "ENERGY_API_USER",
     label: "API user",
-    hidden: false,
     schema: envValue(z.string().trim()),
   },
   password: {
     env: "ENERGY_API_PASSWORD",
     label: "API password",
-    hidden: true,
     schema: envValue(z.string()),
   },
   otp: {
     env: "ENERGY_API_OTP",
     label: "one-time password",
-    hidden: true,
-    schema: z
-      .string()
-      .min(1, "must not be empty")
-      .refine((s) => !CONTROL.test(s), "must not hold line breaks or other control characters"),
+    schema: oneLine(z.string()),
   },
 } satisfies Record<string, Field>;
 
-/** Where a value came from, for messages. */
-export type Origin = "flag" | "setting" | "prompt";
+type Origin = "flag" | "setting" | "prompt";
 
 /** `value` checked by the field's schema, or a UsageError naming where it came from. */
 export function checkValue(field: Field, value: string, origin: Origin): string {
@@ -102,15 +88,15 @@ export function checkValue(field: Field, value: string, origin: Origin): string 
   throw new UsageError(`${where} ${message}`);
 }
 
-/** Asks for a field's value until it is valid (a few tries). */
 async function askFor(
   io: CliIo,
   field: Field,
   question = `${field.label.charAt(0).toUpperCase()}${field.label.slice(1)}: `,
 ): Promise<string> {
   for (let tries = 1; ; tries++) {
-    const answer = field.hidden ? await askHidden(io, question) : await askLine(io, question);
-    if (field.hidden) registerSecret(answer);
+    const secret = field.flag === undefined;
+    const answer = secret ? await askHidden(io, question) : await askLine(io, question);
+    if (secret) registerSecret(answer);
     try {
       return checkValue(field, answer, "prompt");
     } catch (error) {
@@ -140,31 +126,9 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
   );
 }
 
-/** A new password, asked twice without echo. */
-async function askNewPassword(io: CliIo): Promise<string> {
-  const first = await askFor(io, FIELDS.password, "New API password: ");
-  const again = await askHidden(io, "Repeat the new password: ");
-  if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
-  return first;
-}
-
-/** The flags of one `init` run, each checked; undefined where not given. */
-export interface InitFlags {
-  readonly apiUrl: string | undefined;
-  readonly user: string | undefined;
-  readonly force: boolean;
-}
-
 /** The values of one `init` run, validated. */
-export interface InitInput {
-  readonly apiUrl: string;
-  readonly apiKey: string;
-  readonly user: string;
-  readonly password: string;
-  readonly otp: string | undefined;
-}
+export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
-/** ENERGY_API_OTP (environment or env file), checked; undefined when unset. */
 function otpSetting(env: CommandContext["env"]): string | undefined {
   const value = env.ENERGY_API_OTP ?? "";
   if (value === "") return undefined;
@@ -172,16 +136,7 @@ function otpSetting(env: CommandContext["env"]): string | undefined {
   return checkValue(FIELDS.otp, value, "setting");
 }
 
-/** On a terminal: "first start?", and the one-time password when the answer is yes. */
-async function askFirstStart(io: CliIo): Promise<string | undefined> {
-  const answer = await askLine(
-    io,
-    "First start, with a one-time password to set the API password? [y/N] ",
-  );
-  return /^\s*y(es)?\s*$/i.test(answer) ? await askFor(io, FIELDS.otp) : undefined;
-}
-
-/** The API password: the setting's, else asked on a terminal (twice when it is a new one). */
+/** The API password: the setting's, else asked on a terminal (twice for a new one). */
 async function gatherPassword(
   io: CliIo,
   givenPassword: string | undefined,
@@ -189,7 +144,11 @@ async function gatherPassword(
 ): Promise<string> {
   if (givenPassword !== undefined) return givenPassword;
   if (io.stdin.isTTY) {
-    return otp !== undefined ? await askNewPassword(io) : await askFor(io, FIELDS.password);
+    if (otp === undefined) return askFor(io, FIELDS.password);
+    const first = await askFor(io, FIELDS.password, "New API password: ");
+    const again = await askHidden(io, "Repeat the new password: ");
+    if (first !== again) throw new UsageError("the two passwords differ; nothing was changed");
+    return first;
   }
   throw notOnTerminal(
     FIELDS.password,
@@ -200,17 +159,14 @@ async function gatherPassword(
 }
 
 /**
- * Gathers the values: a flag's first (URL and user; secrets have none), then the setting's
- * (environment, the env file, --config), then a prompt's on a terminal; off a terminal a missing
- * value is a usage error naming where it goes. A one-time password comes from ENERGY_API_OTP,
- * or a "first start?" question on a terminal when no password is given. Every secret is
- * registered for redaction before anything is sent.
+ * Gathers the values: a flag's, else the setting's, else a prompt's on a terminal (a one-time
+ * password: ENERGY_API_OTP, or asked on a first start). Secrets are registered before any request.
  */
 export async function gatherInput(
   io: CliIo,
-  flags: InitFlags,
+  flags: { readonly apiUrl?: string; readonly user?: string },
   { config, env }: CommandContext,
-): Promise<InitInput> {
+) {
   const apiUrl = await resolveField(io, FIELDS.apiUrl, flags.apiUrl, config.api.url);
   const apiKey = await resolveField(io, FIELDS.apiKey, undefined, config.api.key);
   registerSecret(apiKey);
@@ -221,7 +177,8 @@ export async function gatherInput(
       ? undefined
       : checkValue(FIELDS.password, config.api.password, "setting");
   if (otp === undefined && givenPassword === undefined && io.stdin.isTTY) {
-    otp = await askFirstStart(io);
+    const question = "First start, with a one-time password to set the API password? [y/N] ";
+    if (/^\s*y(es)?\s*$/i.test(await askLine(io, question))) otp = await askFor(io, FIELDS.otp);
   }
   const password = await gatherPassword(io, givenPassword, otp);
   if (otp !== undefined) registerSecret(otp);

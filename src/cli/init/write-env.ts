@@ -15,25 +15,9 @@ function envLine(name: string, value: string): string {
   return `${name}=${PLAIN.test(value) ? value : `'${value}'`}`;
 }
 
-/** The variables `init` writes, in the file's order. */
-export interface EnvValues {
-  readonly ENERGY_API_URL: string;
-  readonly ENERGY_API_KEY: string;
-  readonly ENERGY_API_USER: string;
-  readonly ENERGY_API_PASSWORD: string;
-  readonly INFLUX_ADMIN_USER: string;
-  readonly INFLUX_ADMIN_PASSWORD: string;
-  readonly INFLUX_TOKEN: string;
-  readonly INFLUX_ORG: string;
-  readonly INFLUX_BUCKET: string;
-  readonly ROLLUP_BUCKET: string;
-  readonly GRAFANA_ADMIN_USER: string;
-  readonly GRAFANA_ADMIN_PASSWORD: string;
-}
-
 /** The .env text: API access, then the compose stack's accounts with fresh random secrets. */
-export function renderEnvFile(values: EnvValues, now = new Date()): string {
-  const line = (name: keyof EnvValues): string => envLine(name, values[name]);
+export function renderEnvFile(values: ReturnType<typeof envValuesOf>, now = new Date()): string {
+  const line = (name: keyof typeof values): string => envLine(name, values[name]);
   return [
     `# Written by \`energy-etl init\` on ${now.toISOString()}. Holds secrets: keep it private`,
     "# (mode 0600). .env.example describes these and every other setting.",
@@ -66,8 +50,8 @@ function randomSecret(): string {
   return secret;
 }
 
-/** What `init` writes: the API access it checked, and fresh secrets for InfluxDB and Grafana. */
-export function envValuesOf(input: InitInput): EnvValues {
+/** What `init` writes, in order: the API access it checked, fresh secrets for InfluxDB, Grafana. */
+export function envValuesOf(input: InitInput) {
   return {
     ENERGY_API_URL: input.apiUrl,
     ENERGY_API_KEY: input.apiKey,
@@ -95,41 +79,23 @@ export function checkTarget(file: EnvFile, force: boolean): void {
   }
 }
 
-/** Why a write failed, for its message: the errno, else the error's message. */
-const reasonOf = (error: unknown): string => errnoOf(error) ?? messageOf(error);
-
-/**
- * Writes `text` with mode 0600. Without `force` the file must not exist (created exclusively);
- * with it, a new file takes the old one's place in one rename (its mode is 0600 whatever the old
- * one's was), and no temporary file is left behind when that fails.
- */
+/** Writes `text` with mode 0600, exclusively or (`force`) by one rename over the old file. */
 export function writeEnvFile(file: EnvFile, text: string, force: boolean): void {
   const { path, label } = file;
-  if (!force) {
-    try {
-      writeFileSync(path, text, { mode: 0o600, flag: "wx" });
-    } catch (error) {
-      if (errnoOf(error) === "EEXIST") {
-        throw new UsageError(`${label} exists; use --force to replace it`);
-      }
-      throw new Error(`cannot write ${label} (${reasonOf(error)})`);
-    }
-    return;
-  }
-  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  const written = force ? `${path}.${randomBytes(6).toString("hex")}.tmp` : path;
   try {
-    writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
-    renameSync(temp, path);
+    writeFileSync(written, text, { mode: 0o600, flag: "wx" });
+    if (force) renameSync(written, path);
   } catch (error) {
-    rmSync(temp, { force: true });
-    throw new Error(`cannot write ${label} (${reasonOf(error)})`);
+    if (force) rmSync(written, { force: true });
+    else if (errnoOf(error) === "EEXIST") {
+      throw new UsageError(`${label} exists; use --force to replace it`);
+    }
+    throw new Error(`cannot write ${label} (${errnoOf(error) ?? messageOf(error)})`);
   }
 }
 
-/**
- * Writes the env file for `input` and says so: which variables, and (when it replaced one) that
- * the InfluxDB and Grafana secrets are new.
- */
+/** Writes the env file for `input` and says so (and, replacing one, that the secrets are new). */
 export function writeInitEnvFile(io: CliIo, file: EnvFile, input: InitInput, force: boolean): void {
   const values = envValuesOf(input);
   const replacing = force && existsSync(file.path);

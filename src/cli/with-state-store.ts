@@ -1,0 +1,27 @@
+import { existsSync } from "node:fs";
+import type { Command } from "commander";
+import { StateStore } from "../state/state-store.js";
+import { type CommandContext, createContext } from "./context.js";
+import { type CliIo, UsageError } from "./io.js";
+
+/** Runs `work` on STATE_DB, which must exist unless `create`: a typo would make an empty one. */
+export async function withStateStore<T>(
+  command: Command,
+  io: CliIo,
+  work: (store: StateStore, context: CommandContext) => T | Promise<T>,
+  create = false,
+): Promise<T> {
+  const context = createContext(command, io);
+  const path = context.config.state.db;
+  if (!create && path !== ":memory:" && !existsSync(path)) {
+    throw new UsageError(
+      `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
+    );
+  }
+  const store = StateStore.open(path, { logger: context.logger });
+  try {
+    return await work(store, context);
+  } finally {
+    store.close();
+  }
+}
