@@ -17,7 +17,6 @@ export type ApiErrorCode =
   | "not_found" // 404: unknown device, resource or value
   | "request_rejected" // any other 4xx
   | "invalid_response" // 2xx whose body is not the documented shape
-  | "request_over_limit" // raised by nothing: the planner owns spec 8's limits; callers match it
   | "aborted"; // ended by ApiClient.abort() (shutdown) or the caller's AbortSignal
 
 /** What an {@link ApiError} carries besides its message: its own fields. */

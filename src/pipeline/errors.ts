@@ -19,7 +19,6 @@ export function failsOnItsOwn(error: unknown): boolean {
     return (
       error.code === "request_rejected" ||
       error.code === "not_found" ||
-      error.code === "request_over_limit" ||
       (error.code === "invalid_response" && !error.retryable)
     );
   }

@@ -78,7 +78,7 @@ export function adviseOnFailure(
         `check ${url} and run ${command} again.`,
     );
   }
-  if (["request_rejected", "not_found", "request_over_limit"].includes(error.code)) return error;
+  if (["request_rejected", "not_found"].includes(error.code)) return error;
   return error.withMessage(
     `${error.message}. The one-time password may already be used: try the new password ` +
       "(ENERGY_API_PASSWORD=<new password> energy-etl devices); if it is refused, ask for a " +
