@@ -191,16 +191,16 @@ export async function benchPointCost(influxd: TestInfluxd, quick: boolean): Prom
       measured: `${command.toFixed(2)} s as the command starts (${cpu.command.map((c) => c.toFixed(2)).join(" / ")})`,
       baseline: `${node.toFixed(2)} s as node dist/cli.js`,
       ratio: command / node,
-      goal: "<= 1.5 s both",
-      met: command <= 1.5 && node <= 1.5,
+      goal: "<= 1.6 s both",
+      met: command <= 1.6 && node <= 1.6,
     },
     {
       bench: `End to end vs raw ingest: the same backfill (ROLLUPS=false) vs its lines POSTed to influxd /write by 4 writers (median of ${rounds}: ${ratios.map((r) => r.toFixed(2)).join(" / ")})`,
       measured: `${Math.round(mid.ours / 1000)} k points/s (through the test's v2 write front)`,
       baseline: `${Math.round(mid.raw / 1000)} k points/s (${lines.length} lines)`,
       ratio,
-      goal: ">= 0.80",
-      met: ratio >= 0.8,
+      goal: ">= 0.85",
+      met: ratio >= 0.85,
     },
   ];
 }
@@ -221,8 +221,8 @@ export async function benchMemory(influxd: TestInfluxd, quick: boolean): Promise
         measured: `${b.peakRssMb.toFixed(0)} MB`,
         baseline: `${a.peakRssMb.toFixed(0)} MB for ${short} days (${(pointsOf(a) / 1e6).toFixed(1)} M points)`,
         ratio: b.peakRssMb / a.peakRssMb,
-        goal: "<= 150 MB, ratio <= 1.10",
-        met: b.peakRssMb <= 150 && a.peakRssMb <= 150 && b.peakRssMb / a.peakRssMb <= 1.1,
+        goal: "<= 160 MB both",
+        met: b.peakRssMb <= 160 && a.peakRssMb <= 160,
       });
     }
   } finally {
