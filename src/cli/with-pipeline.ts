@@ -2,8 +2,8 @@ import type { Command } from "commander";
 import { openPipeline } from "../pipeline/create-pipeline.js";
 import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
+import { LockHeartbeat } from "../service/lock-heartbeat.js";
 import { type Owner, processOwner } from "../state/owner.js";
-import { acquireServiceLock, LOCK_TTL_MS, SERVICE_LOCK } from "../state/service-lock.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
@@ -40,7 +40,8 @@ export async function withPipeline<T>(
   const timeoutMs = context.config.service.shutdownTimeoutMs;
   let pipeline: Pipeline | undefined;
   let signal: string | undefined;
-  let overBudget: MemoryBudgetError | undefined;
+  /** What ended the work early: over MEMORY_BUDGET_MB, or the service lock lost. */
+  let cutBy: MemoryBudgetError | Error | undefined;
   // installed before the start-up (which may wait for InfluxDB), kept to the end
   const removeSignals = onStopSignals((name) => {
     if (signal) return;
@@ -65,21 +66,31 @@ export async function withPipeline<T>(
     throw error;
   }
   const open = pipeline;
-  let unlock = (): void => undefined;
+  const cut = (error: Error) => {
+    cutBy ??= error;
+    context.logger.error(error.message);
+    void open.stop(timeoutMs);
+  };
+  const lock = options.lock
+    ? new LockHeartbeat({
+        store: open.store,
+        owner,
+        log: context.logger,
+        nowMs: Date.now,
+        mayRenew: () => open.store.isOpen,
+        fatal: cut,
+      })
+    : undefined;
   const unwatch = watchMemory({
     budgetMb: context.config.service.memoryBudgetMb,
     logger: context.logger,
-    onOver: (error) => {
-      overBudget = error;
-      context.logger.error(error.message);
-      void open.stop(timeoutMs);
-    },
+    onOver: cut,
   });
   try {
-    if (options.lock) unlock = holdServiceLock(open, owner);
+    lock?.hold();
     // what a shutdown cut short is an interruption, whatever error it surfaced as
     const cutShort = () =>
-      overBudget ?? (signal === undefined ? undefined : new InterruptedError(signal));
+      cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
     const result = await work(open, context).catch((error: unknown) => {
       throw cutShort() ?? error;
     });
@@ -89,7 +100,8 @@ export async function withPipeline<T>(
   } finally {
     unwatch();
     removeSignals();
-    unlock();
+    lock?.stop();
+    lock?.releaseAtStop();
     if (signal) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
     open.store.close();
@@ -104,19 +116,5 @@ export function onStopSignals(stop: (signal: string) => void): () => void {
   for (const [name, handler] of handlers) process.on(name, handler);
   return () => {
     for (const [name, handler] of handlers) process.off(name, handler);
-  };
-}
-
-/** Takes the service lock and renews it until the returned function releases it. */
-function holdServiceLock(pipeline: Pipeline, owner: Owner): () => void {
-  const { store } = pipeline;
-  acquireServiceLock(store, owner);
-  const heartbeat = setInterval(() => {
-    store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-  }, LOCK_TTL_MS / 3);
-  heartbeat.unref();
-  return () => {
-    clearInterval(heartbeat);
-    if (store.isOpen) store.locks.release(SERVICE_LOCK, owner);
   };
 }
