@@ -3,7 +3,7 @@ import { openPipeline } from "../pipeline/create-pipeline.js";
 import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { LockHeartbeat } from "../service/lock-heartbeat.js";
-import { type Owner, processOwner } from "../state/owner.js";
+import { processOwner } from "../state/owner.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
