@@ -208,7 +208,8 @@ export function calculate(expression: string, values: ReadonlyMap<string, number
   while (/\S/.test(expression.slice(TOKEN.lastIndex))) {
     const at = TOKEN.lastIndex;
     const m = TOKEN.exec(expression);
-    if (m === null || m[1] === undefined) throw new Error(`math: cannot read ${expression} at ${at}`);
+    if (m === null || m[1] === undefined)
+      throw new Error(`math: cannot read ${expression} at ${at}`);
     tokens.push(m[1]);
   }
   let i = 0;

@@ -110,7 +110,10 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
     const { fires, numbers } = await evaluateRuleIn(rule(uid), answer);
     return {
       firing: firing(fires).sort(),
-      quiet: [...fires].filter(([, on]) => !on).map(([key]) => key).sort(),
+      quiet: [...fires]
+        .filter(([, on]) => !on)
+        .map(([key]) => key)
+        .sort(),
       values: numbers.get(refId) ?? new Map<string, number>(),
     };
   }
@@ -125,7 +128,9 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
         alarm("alarm-on", "battery_bank", t, 402, "Low fuel"),
       ]),
       // raised and cleared 40 minutes ago: no alarm point since
-      ...times(NOW_S - 5400, NOW_S - 2400).map((t) => alarm("alarm-cleared", "all_data", t, 104, "Grid failure")),
+      ...times(NOW_S - 5400, NOW_S - 2400).map((t) =>
+        alarm("alarm-cleared", "all_data", t, 104, "Grid failure"),
+      ),
     ]);
     const { firing: on, quiet, values } = await outcome("energy-device-alarm");
     const key = labelKey({ device_id: "alarm-on" });
@@ -178,7 +183,8 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
       ...sampled("water_tank_level", fuel("fuel-ok", "liter"), [[NOW_S - 600, 5]]),
     ]);
     const { firing: on, quiet, values } = await outcome("energy-genset-fuel-low");
-    const key = (d: string) => labelKey({ device_id: d, resource_id: "all_data", values_id: "005" });
+    const key = (d: string) =>
+      labelKey({ device_id: d, resource_id: "all_data", values_id: "005" });
     expect(on).toEqual([key("fuel-low")]);
     expect(quiet).toEqual([key("fuel-ok"), key("fuel-refilled")].sort());
     expect(values.get(key("fuel-low"))).toBe(15.5);
@@ -201,7 +207,8 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
       ...sampled("battery_voltage", volts("grid-up"), [[NOW_S - 600, 48]]),
     ]);
     const { firing: on, quiet } = await outcome("energy-grid-voltage-absent");
-    const key = (d: string) => labelKey({ device_id: d, resource_id: "all_data", values_id: "003" });
+    const key = (d: string) =>
+      labelKey({ device_id: d, resource_id: "all_data", values_id: "003" });
     expect(on).toEqual([key("grid-down")]);
     expect(quiet).toEqual([key("grid-back"), key("grid-up")].sort());
   });
@@ -211,7 +218,9 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
     await write(
       [
         // the load counter stops rising 25 hours ago
-        ...rollups("counter-stuck", "total_load_energy", "cumulative", (h) => (h < stopAtS ? 0.5 : 0)),
+        ...rollups("counter-stuck", "total_load_energy", "cumulative", (h) =>
+          h < stopAtS ? 0.5 : 0,
+        ),
         ...rollups("counter-ok", "total_load_energy", "cumulative", () => 0.4),
         // a standby genset: ran 3 days ago only
         ...rollups("counter-ok", "genset_energy", "cumulative", (h) =>
