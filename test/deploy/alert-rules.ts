@@ -40,6 +40,9 @@ export interface AlertRule {
   readonly noDataState: string;
   readonly execErrState: string;
   readonly for: string;
+  /** The dashboard and panel the rule is linked to (both or neither). */
+  readonly dashboardUid?: string;
+  readonly panelId?: number;
   readonly annotations?: Record<string, string>;
   readonly labels?: Record<string, string>;
 }

@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import { interpolateQuery, unresolvedVariables } from "../support/dashboard-queries.js";
+import {
+  allPanels,
+  interpolateQuery,
+  loadDashboards,
+  unresolvedVariables,
+} from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
 import {
   type AlertRule,
@@ -28,6 +33,7 @@ import {
 const DATASOURCES = "grafana/provisioning/datasources/influxdb.yaml";
 
 const files = loadAlertingFiles();
+const dashboards = loadDashboards();
 const rules = loadAlertRules();
 const rule = (uid: string): AlertRule => ruleOf(rules, uid);
 
@@ -76,6 +82,13 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
           }
           if (!/^\d+[smh]$/.test(r.for)) problems.push(`${where}: for ${r.for}`);
           if (!r.annotations?.summary) problems.push(`${where}: no summary`);
+          if (r.dashboardUid !== undefined || r.panelId !== undefined) {
+            // The linked panel (Grafana needs both) exists under that id.
+            const board = dashboards.find((d) => d.model.uid === r.dashboardUid);
+            const panel = board && allPanels(board.model).find((p) => p.id === r.panelId);
+            if (panel === undefined)
+              problems.push(`${where}: no panel ${r.dashboardUid} ${r.panelId}`);
+          }
           const refIds = r.data.map((d) => d.refId);
           if (new Set(refIds).size !== refIds.length) problems.push(`${where}: duplicate refIds`);
           if (!refIds.includes(r.condition)) problems.push(`${where}: condition ${r.condition}`);
@@ -109,6 +122,11 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     expect(problems).toEqual([]);
     expect(rules.map((r) => r.uid).sort()).toEqual([...PIPELINE_RULES, ...PLANT_RULES].sort());
     expect(new Set(rules.map((r) => r.uid)).size).toBe(rules.length);
+    // The alarm's name is a field, not a label: the alert links the table that names it.
+    const alarm = rule("energy-device-alarm");
+    const overview = dashboards.find((d) => d.model.uid === alarm.dashboardUid);
+    const linked = overview && allPanels(overview.model).find((p) => p.id === alarm.panelId);
+    expect(linked?.title).toBe("Alarm events");
   });
 
   describe("on what the pipeline wrote from the simulator (influxd)", () => {
