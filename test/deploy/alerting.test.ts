@@ -1,102 +1,61 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parse } from "yaml";
+import { readFileSync } from "node:fs";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import { interpolateQuery, unresolvedVariables } from "../support/dashboard-queries.js";
+import {
+  allPanels,
+  interpolateQuery,
+  loadDashboards,
+  unresolvedVariables,
+} from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
 import {
+  type AlertRule,
+  dataQueries,
+  evaluateRule,
+  expressionInputs,
+  firing,
+  labelKey,
+  loadAlertingFiles,
+  loadAlertRules,
+  type RuleQuery,
+  ruleOf,
+} from "./alert-rules.js";
+import { simulatorTruth } from "./alert-truth.js";
+import {
+  DAY_S,
   type FilledInfluxd,
   fillFromSimulator,
   isoOf,
   queryApplies,
+  SYNCED_FROM_S,
   storedValues,
 } from "./filled-influxd.js";
 
-const ALERTING_DIR = "grafana/provisioning/alerting";
 const DATASOURCES = "grafana/provisioning/datasources/influxdb.yaml";
 
-/** The parts of Grafana's alert rule provisioning file (apiVersion 1) that the test checks. */
-interface RuleQuery {
-  readonly refId: string;
-  readonly datasourceUid: string;
-  readonly relativeTimeRange?: { readonly from: number; readonly to: number };
-  readonly model: {
-    readonly refId?: string;
-    readonly rawQuery?: boolean;
-    readonly resultFormat?: string;
-    readonly query?: string;
-    readonly type?: string;
-    readonly expression?: string;
-    readonly reducer?: string;
-    readonly conditions?: readonly {
-      readonly evaluator: { readonly type: string; readonly params: readonly number[] };
-    }[];
-  };
-}
-interface AlertRule {
-  readonly uid: string;
-  readonly title: string;
-  readonly condition: string;
-  readonly data: readonly RuleQuery[];
-  readonly noDataState: string;
-  readonly execErrState: string;
-  readonly for: string;
-  readonly annotations?: Record<string, string>;
-  readonly labels?: Record<string, string>;
-}
-interface RuleGroup {
-  readonly orgId: number;
-  readonly name: string;
-  readonly folder: string;
-  readonly interval: string;
-  readonly rules: readonly AlertRule[];
-}
-interface AlertingFile {
-  readonly apiVersion: number;
-  readonly groups?: readonly RuleGroup[];
-  readonly contactPoints?: unknown;
-  readonly policies?: unknown;
-}
+const files = loadAlertingFiles();
+const dashboards = loadDashboards();
+const rules = loadAlertRules();
+const rule = (uid: string): AlertRule => ruleOf(rules, uid);
 
-const files = readdirSync(ALERTING_DIR)
-  .filter((f) => /\.(ya?ml|json)$/.test(f))
-  .map((f) => ({
-    file: f,
-    doc: parse(readFileSync(join(ALERTING_DIR, f), "utf8")) as AlertingFile,
-  }));
-const rules = files.flatMap(({ doc }) => (doc.groups ?? []).flatMap((g) => g.rules));
-
-function rule(uid: string): AlertRule {
-  const found = rules.find((r) => r.uid === uid);
-  if (found === undefined) throw new Error(`no alert rule ${uid}`);
-  return found;
-}
-
-/** The rule's InfluxQL query (refId A). */
-function influxQuery(r: AlertRule): RuleQuery {
-  const q = r.data.find((d) => d.datasourceUid !== "__expr__");
-  if (q === undefined) throw new Error(`${r.uid}: no data source query`);
-  return q;
-}
-
-/** What Grafana's reduce (last) and threshold expressions make of the query's series. */
-function evaluate(r: AlertRule, series: readonly InfluxqlSeries[]): Map<string, boolean> {
-  const threshold = r.data.find((d) => d.model.type === "threshold");
-  const evaluator = threshold?.model.conditions?.[0]?.evaluator;
-  if (evaluator === undefined) throw new Error(`${r.uid}: no threshold`);
-  const limit = evaluator.params[0] ?? Number.NaN;
-  const out = new Map<string, boolean>();
-  for (const s of series) {
-    const values = s.values.map((v) => v[1]).filter((v) => v !== null);
-    const last = Number(values.at(-1));
-    const key = `${s.name} ${JSON.stringify(s.tags ?? {})}`;
-    out.set(key, evaluator.type === "gt" ? last > limit : last < limit);
-  }
-  return out;
-}
+/** The pipeline's rules: one query (A), its last value per series (B), a threshold (C). */
+const PIPELINE_RULES = [
+  "energy-battery-soc-low",
+  "energy-dead-letters",
+  "energy-device-silent",
+  "energy-etl-lagging",
+  "energy-etl-run-failed",
+];
+/** The plant's rules (issue #35), each also tested on fixtures by plant-alerts.test.ts. */
+const PLANT_RULES = [
+  "energy-counter-stalled",
+  "energy-device-alarm",
+  "energy-genset-fuel-low",
+  "energy-grid-voltage-absent",
+  "energy-solar-none-at-noon",
+];
 
 describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
-  it("load as Grafana's file provisioning (apiVersion 1): groups, rules, A -> reduce B -> threshold C", () => {
+  it("load as Grafana's file provisioning (apiVersion 1): groups, rules, queries -> reduce -> threshold or math", () => {
     expect(files.length).toBeGreaterThan(0);
     const datasourceUid = /\buid:\s*(\S+)/.exec(readFileSync(DATASOURCES, "utf8"))?.[1];
     expect(datasourceUid).toBe("influxdb");
@@ -123,6 +82,13 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
           }
           if (!/^\d+[smh]$/.test(r.for)) problems.push(`${where}: for ${r.for}`);
           if (!r.annotations?.summary) problems.push(`${where}: no summary`);
+          if (r.dashboardUid !== undefined || r.panelId !== undefined) {
+            // The linked panel (Grafana needs both) exists under that id.
+            const board = dashboards.find((d) => d.model.uid === r.dashboardUid);
+            const panel = board && allPanels(board.model).find((p) => p.id === r.panelId);
+            if (panel === undefined)
+              problems.push(`${where}: no panel ${r.dashboardUid} ${r.panelId}`);
+          }
           const refIds = r.data.map((d) => d.refId);
           if (new Set(refIds).size !== refIds.length) problems.push(`${where}: duplicate refIds`);
           if (!refIds.includes(r.condition)) problems.push(`${where}: condition ${r.condition}`);
@@ -130,10 +96,11 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
             if (d.model.refId !== d.refId) problems.push(`${where} ${d.refId}: model.refId`);
             if (d.datasourceUid === "__expr__") {
               const earlier = refIds.slice(0, i);
-              if (d.model.type !== "reduce" && d.model.type !== "threshold") {
+              if (!["reduce", "threshold", "math"].includes(d.model.type ?? "")) {
                 problems.push(`${where} ${d.refId}: expression type ${d.model.type}`);
               }
-              if (!earlier.includes(d.model.expression ?? "")) {
+              const inputs = expressionInputs(d);
+              if (inputs.length === 0 || !inputs.every((x) => earlier.includes(x))) {
                 problems.push(`${where} ${d.refId}: expression ${d.model.expression}`);
               }
             } else {
@@ -143,7 +110,8 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
               if (d.model.rawQuery !== true || typeof d.model.query !== "string") {
                 problems.push(`${where} ${d.refId}: not a raw InfluxQL query`);
               }
-              if ((d.relativeTimeRange?.from ?? 0) <= 0) {
+              const range = d.relativeTimeRange;
+              if (range === undefined || range.from <= range.to || range.to < 0) {
                 problems.push(`${where} ${d.refId}: relativeTimeRange`);
               }
             }
@@ -152,16 +120,13 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
       }
     }
     expect(problems).toEqual([]);
-    expect(rules.map((r) => r.uid).sort()).toEqual(
-      [
-        "energy-battery-soc-low",
-        "energy-dead-letters",
-        "energy-device-silent",
-        "energy-etl-lagging",
-        "energy-etl-run-failed",
-      ].sort(),
-    );
+    expect(rules.map((r) => r.uid).sort()).toEqual([...PIPELINE_RULES, ...PLANT_RULES].sort());
     expect(new Set(rules.map((r) => r.uid)).size).toBe(rules.length);
+    // The alarm's name is a field, not a label: the alert links the table that names it.
+    const alarm = rule("energy-device-alarm");
+    const overview = dashboards.find((d) => d.model.uid === alarm.dashboardUid);
+    const linked = overview && allPanels(overview.model).find((p) => p.id === alarm.panelId);
+    expect(linked?.title).toBe("Alarm events");
   });
 
   describe("on what the pipeline wrote from the simulator (influxd)", () => {
@@ -170,35 +135,41 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     let nowS = 0;
 
     beforeAll(async () => {
-      filled = await fillFromSimulator("alerting");
+      // The rollups in their retention policy "rollups", as docker-compose.yml has them: the
+      // counter rule reads "rollups"."rollup_hour" and "rollups"."rollup_day".
+      filled = await fillFromSimulator("alerting", { rollupPolicy: "rollups" });
       nowS = filled.toS + 60;
     });
     afterAll(async () => {
       await filled?.close();
     });
 
-    async function run(r: AlertRule): Promise<InfluxqlSeries[]> {
-      const q = influxQuery(r);
+    /** One query of a rule over its relative range ending at atS, as Grafana's $timeFilter. */
+    async function answerAt(q: RuleQuery, atS: number): Promise<InfluxqlSeries[]> {
       const text = interpolateQuery(q.model.query ?? "", {
         variables: {},
-        fromIso: isoOf(nowS - (q.relativeTimeRange?.from ?? 0)),
-        toIso: isoOf(nowS - (q.relativeTimeRange?.to ?? 0)),
+        fromIso: isoOf(atS - (q.relativeTimeRange?.from ?? 0)),
+        toIso: isoOf(atS - (q.relativeTimeRange?.to ?? 0)),
         interval: "1m",
       });
       expect(unresolvedVariables(text)).toEqual([]);
       return filled.db.series(text);
     }
+    const answer = (q: RuleQuery): Promise<InfluxqlSeries[]> => answerAt(q, nowS);
+    const evaluate = (r: AlertRule): Promise<Map<string, boolean>> => evaluateRule(r, answer);
 
     async function write(lines: string[]): Promise<void> {
       const { rejected } = await filled.pipeline.sink.write(lineBatch(lines));
       expect(rejected).toEqual([]);
     }
 
-    it("every rule's query returns one numeric series per device resource (or the one run)", async () => {
+    it("every pipeline rule's query returns one numeric series per device resource (or the one run)", async () => {
       const rows: Record<string, number> = {};
-      for (const r of rules) {
-        const series = await run(r);
-        rows[r.uid] = series.length;
+      for (const uid of PIPELINE_RULES) {
+        const [q] = dataQueries(rule(uid));
+        if (q === undefined) throw new Error(`${uid}: no query`);
+        const series = await answer(q);
+        rows[uid] = series.length;
         expect(series.length).toBeGreaterThan(0);
         for (const s of series) {
           expect(s.values).toHaveLength(1);
@@ -214,7 +185,7 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
       const withSoc = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03", "site A+1"].filter(
         (d) =>
           queryApplies(
-            influxQuery(rule("energy-battery-soc-low")).model.query ?? "",
+            dataQueries(rule("energy-battery-soc-low"))[0]?.model.query ?? "",
             storedValues(filled.sim, d),
           ),
       );
@@ -223,15 +194,48 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     });
 
     it("on the healthy fill nothing but a low state of charge can fire", async () => {
-      for (const uid of [
-        "energy-device-silent",
-        "energy-dead-letters",
-        "energy-etl-lagging",
-        "energy-etl-run-failed",
-      ]) {
-        const r = rule(uid);
-        expect([...evaluate(r, await run(r)).values()]).not.toContain(true);
+      for (const uid of PIPELINE_RULES.filter((u) => u !== "energy-battery-soc-low")) {
+        expect(firing(await evaluate(rule(uid)))).toEqual([]);
       }
+    });
+
+    it("the plant rules: one alert instance per series, firing where the simulator's samples say, hour by hour", async () => {
+      // Every hour of the last two synced days, and a minute after the last run: the alarms and
+      // grid outages the simulator raises then.
+      const instants = [nowS];
+      for (let t = SYNCED_FROM_S + DAY_S; t < filled.toS; t += 3600) instants.push(t);
+      const fired: Record<string, number> = {};
+      for (const atS of instants) {
+        const truth = simulatorTruth(filled, atS);
+        for (const uid of PLANT_RULES) {
+          // evaluateRule throws on two series with the same tags, as Grafana would.
+          const evaluated = await evaluateRule(rule(uid), (q) => answerAt(q, atS));
+          const expected = truth[uid];
+          if (expected === undefined) throw new Error(`${uid}: no oracle`);
+          const at = isoOf(atS);
+          expect({ uid, at, instances: [...evaluated.keys()].sort() }).toEqual({
+            uid,
+            at,
+            instances: [...expected.instances].sort(),
+          });
+          expect({ uid, at, firing: firing(evaluated).sort() }).toEqual({
+            uid,
+            at,
+            firing: [...expected.firing].sort(),
+          });
+          fired[uid] = (fired[uid] ?? 0) + expected.firing.length;
+        }
+      }
+      // The simulator raised alarms and cut the hybrid's grid in these days (so the comparison
+      // is not of empty sets); its plants made power every noon, its counters rose and its
+      // genset tanks stayed above 20 L.
+      expect(fired["energy-device-alarm"]).toBeGreaterThan(0);
+      expect(fired["energy-grid-voltage-absent"]).toBeGreaterThan(0);
+      expect([
+        fired["energy-solar-none-at-noon"],
+        fired["energy-counter-stalled"],
+        fired["energy-genset-fuel-low"],
+      ]).toEqual([0, 0, 0]);
     });
 
     it("fires for a silent device, dead letters, a failed run and a low state of charge", async () => {
@@ -240,21 +244,12 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
         `etl_run,kind=sync,status=failed requests=1,points=0,errors=1,devices=1,duration_s=0.5,ok=0,dead_letters=0 ${nowS - 20}`,
         `battery_SOC,device_id=ghost-07,resource_id=all_data,values_id=002,unit=%,type=continuous value=12 ${nowS - 10}`,
       ]);
-      const ghost = 'etl_lag {"device_id":"ghost-07","resource_id":"all_data"}';
+      const ghost = labelKey({ device_id: "ghost-07", resource_id: "all_data" });
       for (const uid of ["energy-device-silent", "energy-dead-letters", "energy-etl-lagging"]) {
-        const fired = evaluate(rule(uid), await run(rule(uid)));
-        expect([...fired].filter(([, on]) => on).map(([key]) => key)).toEqual([ghost]);
+        expect(firing(await evaluate(rule(uid)))).toEqual([ghost]);
       }
-      const failed = evaluate(
-        rule("energy-etl-run-failed"),
-        await run(rule("energy-etl-run-failed")),
-      );
-      expect([...failed.values()]).toEqual([true]);
-      const soc = evaluate(
-        rule("energy-battery-soc-low"),
-        await run(rule("energy-battery-soc-low")),
-      );
-      expect(soc.get('battery_SOC {"device_id":"ghost-07","resource_id":"all_data"}')).toBe(true);
+      expect([...(await evaluate(rule("energy-etl-run-failed"))).values()]).toEqual([true]);
+      expect((await evaluate(rule("energy-battery-soc-low"))).get(ghost)).toBe(true);
     });
   });
 });
