@@ -1,17 +1,17 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import {
-  type PlannedBackfill,
-  planBackfill,
-  queueBackfill,
-  remainingBackfill,
-} from "../../pipeline/backfill-plan.js";
-import {
   type BackfillEstimate,
   type EstimateInputs,
   estimateBackfill,
   medianMs,
 } from "../../pipeline/backfill-estimate.js";
+import {
+  type PlannedBackfill,
+  planBackfill,
+  queueBackfill,
+  remainingBackfill,
+} from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
 import { epochSeconds } from "../../util/utc-time.js";
@@ -203,7 +203,11 @@ function dryRunEstimate(
     latencyMs: medianMs(latencySamples) ?? 0,
     catalogMs,
   };
-  const estimate = { ...estimateBackfill(inputs), ...inputs, latencySamples: latencySamples.length };
+  const estimate = {
+    ...estimateBackfill(inputs),
+    ...inputs,
+    latencySamples: latencySamples.length,
+  };
   const { jobRequests, ...figures } = estimate;
   context.logger.debug({ ...figures, jobs: jobRequests.length }, "backfill estimate");
   return estimate;
