@@ -101,10 +101,19 @@ describe("backfill --dry-run estimates from the rate, the concurrency and the me
         "m",
       ),
     );
-    expect(out).toMatch(
-      /^estimate: \d+\.\d s reading the catalog \(as this dry run did\), then \d+ requests at most 1000\/s \(API_RATE_LIMIT\) and 3 at once \(API_CONCURRENCY 4, one device at a time\), (\d+) ms each \(median of 3 catalog answers just now\): .*, held by the latency \(the rate alone 0\.\d s, the latency alone \d+(\.\d)? s\)$/m,
-    );
-    const printedMs = Number(/(\d+) ms each/.exec(out)?.[1]);
+    const span = "\\d+(\\.\\d)? s";
+    const basis = [
+      `estimate: catalog ${span} \\(as read now\\) \\+ requests ${span}, held by the latency`,
+      "  rate: {8}at most 1000 requests/s \\(API_RATE_LIMIT\\): alone 0\\.\\d s",
+      "  concurrency: 3 at once \\(API_CONCURRENCY 4, one device at a time\\)",
+      `  latency: {5}\\d+ ms a request \\(median of 3 catalog answers now\\): alone ${span}`,
+    ];
+    expect(out).toMatch(new RegExp(`^${basis.join("\n")}$`, "m"));
+    // every line of the estimate fits an 80-column terminal
+    for (const line of out.trimEnd().split("\n").slice(-5)) {
+      expect(line.length).toBeLessThanOrEqual(80);
+    }
+    const printedMs = Number(/(\d+) ms a request/.exec(out)?.[1]);
     expect(printedMs).toBe(Math.round(estimate.latencyMs));
   });
 
@@ -130,7 +139,7 @@ describe("backfill --dry-run estimates from the rate, the concurrency and the me
     const latencyAloneMs = jobs.reduce((ms, n) => ms + Math.ceil(n / 3) * latency, 0);
     const bound = rateAloneMs >= latencyAloneMs ? "rate" : "latency";
     expect(estimate.bound).toBe(bound);
-    expect(out).toMatch(/at most 2\/s \(API_RATE_LIMIT\)/);
+    expect(out).toMatch(/at most 2 requests\/s \(API_RATE_LIMIT\)/);
     expect(out).toContain(`held by ${bound === "rate" ? "the rate limit" : "the latency"}`);
   });
 });

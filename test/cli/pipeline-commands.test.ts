@@ -56,7 +56,7 @@ describe("sync, backfill, status and run from the command line", () => {
     expect(out).toMatch(/^device\tresource\tvalues\trequests$/m);
     expect(out).toMatch(/hybrid-site-01\tall_data\t.*61\t.*36/);
     expect(out).toMatch(/total: \d+ requests; about \d+(\.\d)? s \(dry run: nothing fetched\)/);
-    expect(out).toMatch(/^estimate: .* at most 1000\/s \(API_RATE_LIMIT\) and 3 at once/m);
+    expect(out).toMatch(/^ {2}rate: +at most 1000 requests\/s \(API_RATE_LIMIT\)/m);
     expect(sim.count("data")).toBe(0);
     const json = await run(
       "backfill",

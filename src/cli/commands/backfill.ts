@@ -247,23 +247,23 @@ function printPlan(
     io.stdout,
     `total: ${total} requests; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
   );
-  writeLine(io.stdout, estimateBasis(estimate, total));
+  for (const line of estimateBasis(estimate)) writeLine(io.stdout, line);
 }
 
-/** What an estimate rests on, in one line. */
-function estimateBasis(e: DryRunEstimate, total: number): string {
+/** What an estimate rests on, a line each (within 80 columns for spans up to hours). */
+function estimateBasis(e: DryRunEstimate): string[] {
+  const span = formatEstimate;
   const latency =
     e.latencySamples === 0
-      ? "latency not measured (no catalog answer)"
-      : `${Math.round(e.latencyMs)} ms each (median of ${e.latencySamples} catalog answers just now)`;
+      ? "not measured (no catalog answer): taken as 0"
+      : `${Math.round(e.latencyMs)} ms a request (median of ${e.latencySamples} catalog answers now)`;
   const held = e.bound === "rate" ? "the rate limit" : "the latency";
-  return (
-    `estimate: ${formatEstimate(e.catalogMs / 1000)} reading the catalog (as this dry run did), ` +
-    `then ${total} requests at most ${e.ratePerSecond}/s (API_RATE_LIMIT) and ${e.inFlight} at once ` +
-    `(API_CONCURRENCY ${e.concurrency}, one device at a time), ${latency}: ` +
-    `${formatEstimate(e.dataSeconds)}, held by ${held} (the rate alone ` +
-    `${formatEstimate(e.rateOnlySeconds)}, the latency alone ${formatEstimate(e.latencyOnlySeconds)})`
-  );
+  return [
+    `estimate: catalog ${span(e.catalogMs / 1000)} (as read now) + requests ${span(e.dataSeconds)}, held by ${held}`,
+    `  rate:        at most ${e.ratePerSecond} requests/s (API_RATE_LIMIT): alone ${span(e.rateOnlySeconds)}`,
+    `  concurrency: ${e.inFlight} at once (API_CONCURRENCY ${e.concurrency}, one device at a time)`,
+    `  latency:     ${latency}: alone ${span(e.latencyOnlySeconds)}`,
+  ];
 }
 
 /** A span of seconds: tenths below 10 s, whole seconds below 2 min, then as `status` says it. */
