@@ -35,8 +35,8 @@ export interface BackfillPlan {
   readonly jobs: readonly PlannedBackfill[];
   readonly requests: number;
   /**
-   * A dry run's catalog answers, each from sending it to its whole answer in ms (answers that
-   * took one attempt): the API's latency as measured now. Empty when the catalog was not read.
+   * A dry run's catalog answers, each from sending its answered attempt to its whole answer in
+   * ms: the API's latency as measured now. Empty when the catalog was not read.
    */
   readonly latencyMs: readonly number[];
 }
@@ -139,8 +139,8 @@ async function readCatalog(
   const latencyMs: number[] = [];
   const ask = async <T extends Answered<unknown>>(task: () => Promise<T>) => {
     const answer = await pipeline.chunks.forDevice(deviceId, task);
-    // after a retry, the time since the answered attempt was sent is still one request's
-    if (answer.requests === 1) latencyMs.push(Math.max(0, Date.now() - answer.sentAtMs));
+    // from the answered attempt's sending (after the rate gate and the token): one request's time
+    latencyMs.push(Math.max(0, Date.now() - answer.sentAtMs));
     return answer;
   };
   const listed = await ask(() => pipeline.client.listResources(deviceId));

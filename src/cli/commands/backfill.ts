@@ -267,7 +267,7 @@ function estimateBasis(e: DryRunEstimate): string[] {
 }
 
 /** A span of seconds: tenths below 10 s, whole seconds below 2 min, then as `status` says it. */
-export function formatEstimate(seconds: number): string {
+function formatEstimate(seconds: number): string {
   if (seconds < 10) return `${seconds.toFixed(1)} s`;
   return formatSpan(Math.round(seconds), false);
 }
