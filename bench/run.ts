@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
+import { benchDryRunEta } from "./eta.js";
 import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total } from "./fleet.js";
 import { etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
@@ -413,6 +414,7 @@ async function main(): Promise<void> {
     for (const [name, bench] of [
       ["requests", benchRequests],
       ["rate-bound", benchRateBound],
+      ["dry-run-eta", async () => rows.push(...(await benchDryRunEta(QUICK)))],
       ["transform", benchTransform],
       ["big-record", benchBigRecord],
       ["fuzz", benchFuzz],

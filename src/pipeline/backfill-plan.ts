@@ -1,4 +1,5 @@
 /** What a backfill fetches: one job per device and resource over the asked-for range. */
+import type { Answered } from "../api/api-request.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { QueuedBackfill } from "../state/job-store.js";
 import type { StateStore } from "../state/state-store.js";
@@ -33,6 +34,11 @@ export interface PlannedBackfill {
 export interface BackfillPlan {
   readonly jobs: readonly PlannedBackfill[];
   readonly requests: number;
+  /**
+   * A dry run's catalog answers, each from sending its answered attempt to its whole answer in
+   * ms: the API's latency as measured now. Empty when the catalog was not read.
+   */
+  readonly latencyMs: readonly number[];
 }
 
 /** Plans a backfill from the catalog: the requested value ids must exist. */
@@ -42,6 +48,7 @@ export async function planBackfill(
 ): Promise<BackfillPlan> {
   const selected = await selectDevices(pipeline, request.devices);
   let { requests } = selected;
+  const latencyMs: number[] = [];
   const planned: PlannedBackfill[] = [];
   const known = new Set<string>();
   for (const deviceId of selected.deviceIds) {
@@ -51,6 +58,7 @@ export async function planBackfill(
       ? await readCatalog(pipeline, deviceId)
       : await deviceCatalog(pipeline, deviceId, "refresh-due", log);
     requests += catalog.requests;
+    if ("latencyMs" in catalog) latencyMs.push(...catalog.latencyMs);
     const { resources } = catalog;
     for (const { resourceId, values } of resources) {
       for (const v of values) known.add(v);
@@ -77,7 +85,7 @@ export async function planBackfill(
       );
     }
   }
-  return { jobs: planned, requests };
+  return { jobs: planned, requests, latencyMs };
 }
 
 /** Stores a plan as jobs (`JobStore.queue`: continuing the unfinished ones they overlap). */
@@ -119,12 +127,22 @@ export function remainingBackfill(
   });
 }
 
-/** A device's resources and value lists read from the API, recorded nowhere (a dry run). */
+/**
+ * A device's resources and value lists read from the API, recorded nowhere (a dry run), and how
+ * long each answer took from its sending (the client's clock is Date.now outside tests of
+ * virtual time, which plan no dry run).
+ */
 async function readCatalog(
   pipeline: Pick<Pipeline, "client" | "chunks">,
   deviceId: string,
-): Promise<{ resources: CatalogResource[]; requests: number }> {
-  const ask = <T>(task: () => Promise<T>) => pipeline.chunks.forDevice(deviceId, task);
+): Promise<{ resources: CatalogResource[]; requests: number; latencyMs: number[] }> {
+  const latencyMs: number[] = [];
+  const ask = async <T extends Answered<unknown>>(task: () => Promise<T>) => {
+    const answer = await pipeline.chunks.forDevice(deviceId, task);
+    // from the answered attempt's sending (after the rate gate and the token): one request's time
+    latencyMs.push(Math.max(0, Date.now() - answer.sentAtMs));
+    return answer;
+  };
   const listed = await ask(() => pipeline.client.listResources(deviceId));
   let requests = listed.requests;
   const resources = await Promise.all(
@@ -134,5 +152,5 @@ async function readCatalog(
       return { resourceId, values: answer.value.values };
     }),
   );
-  return { resources, requests };
+  return { resources, requests, latencyMs };
 }

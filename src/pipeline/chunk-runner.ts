@@ -9,7 +9,7 @@ import {
   finishChunk,
   writeAnswer,
 } from "./chunk-writer.js";
-import { DeviceSlots } from "./device-slots.js";
+import { DeviceSlots, deviceShare } from "./device-slots.js";
 import { cutByShutdown, isFatal } from "./errors.js";
 import type { Chunk } from "./plan-chunks.js";
 import type { RunContext } from "./run-context.js";
@@ -52,7 +52,7 @@ export class ChunkRunner {
 
   constructor(private readonly parts: ChunkRunnerParts) {
     this.queue = new PQueue({ concurrency: parts.concurrency });
-    this.slots = new DeviceSlots(Math.max(1, parts.concurrency - 1));
+    this.slots = new DeviceSlots(deviceShare(parts.concurrency));
   }
 
   /** Runs a request of a device in the shared queue, within its share; higher `priority` first. */

@@ -1,3 +1,8 @@
+/** A device's share of API_CONCURRENCY: all but one slot (one slow device never holds them all). */
+export function deviceShare(concurrency: number): number {
+  return Math.max(1, concurrency - 1);
+}
+
 /** At most `limit` tasks of one device at a time: one slow device never holds every slot. */
 export class DeviceSlots {
   private readonly busy = new Map<string, number>();

@@ -1,6 +1,12 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import {
+  type BackfillEstimate,
+  type EstimateInputs,
+  estimateBackfill,
+  medianMs,
+} from "../../pipeline/backfill-estimate.js";
+import {
   type PlannedBackfill,
   planBackfill,
   queueBackfill,
@@ -153,10 +159,14 @@ async function plannedJobs(
     toS: Math.min(epochSeconds(opts.to ?? new Date()), nowS),
     values: opts.values,
   };
-  const { jobs: plan } = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });
+  const startedMs = performance.now();
+  const planned = await planBackfill(pipeline, { ...request, dryRun: opts.dryRun === true });
+  const plan = planned.jobs;
   if (opts.dryRun) {
     const remaining = remainingBackfill(pipeline, plan);
-    printPlan(context.io, remaining, context.config.api.rateLimit, opts.json === true);
+    const catalogMs = performance.now() - startedMs;
+    const estimate = dryRunEstimate(remaining, planned.latencyMs, catalogMs, context);
+    printPlan(context.io, remaining, estimate, opts.json === true);
     return undefined;
   }
   const queued = queueBackfill(pipeline, plan);
@@ -173,10 +183,40 @@ async function plannedJobs(
   return queued.jobs.map((c) => c.job);
 }
 
+/** A dry run's estimate, and what it rests on. */
+interface DryRunEstimate extends BackfillEstimate, EstimateInputs {
+  /** Catalog answers the latency is the median of (0: none, the latency is not measured). */
+  readonly latencySamples: number;
+}
+
+/** The time a plan takes, from the configuration and the latency this dry run measured. */
+function dryRunEstimate(
+  plan: readonly PlannedBackfill[],
+  latencySamples: readonly number[],
+  catalogMs: number,
+  context: CommandContext,
+): DryRunEstimate {
+  const inputs: EstimateInputs = {
+    jobRequests: plan.map((p) => p.chunks),
+    ratePerSecond: context.config.api.rateLimit,
+    concurrency: context.config.api.concurrency,
+    latencyMs: medianMs(latencySamples) ?? 0,
+    catalogMs,
+  };
+  const estimate = {
+    ...estimateBackfill(inputs),
+    ...inputs,
+    latencySamples: latencySamples.length,
+  };
+  const { jobRequests, ...figures } = estimate;
+  context.logger.debug({ ...figures, jobs: jobRequests.length }, "backfill estimate");
+  return estimate;
+}
+
 function printPlan(
   io: CliIo,
   plan: readonly PlannedBackfill[],
-  ratePerSecond: number,
+  estimate: DryRunEstimate,
   json: boolean,
 ): void {
   if (json) {
@@ -203,11 +243,33 @@ function printPlan(
   const header = ["device", "resource", "values", "requests", ...(resumes ? ["job"] : [])];
   writeText(io.stdout, renderTable(header, rows, io.stdout));
   const total = plan.reduce((n, p) => n + p.chunks, 0);
-  const seconds = Math.ceil(total / ratePerSecond);
   writeLine(
     io.stdout,
-    `total: ${total} requests; at ${ratePerSecond} requests/s about ${formatSpan(seconds, false)} (dry run: nothing fetched)`,
+    `total: ${total} requests; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
   );
+  for (const line of estimateBasis(estimate)) writeLine(io.stdout, line);
+}
+
+/** What an estimate rests on, a line each (within 80 columns for spans up to hours). */
+function estimateBasis(e: DryRunEstimate): string[] {
+  const span = formatEstimate;
+  const latency =
+    e.latencySamples === 0
+      ? "not measured (no catalog answer): taken as 0"
+      : `${Math.round(e.latencyMs)} ms a request (median of ${e.latencySamples} catalog answers now)`;
+  const held = e.bound === "rate" ? "the rate limit" : "the latency";
+  return [
+    `estimate: catalog ${span(e.catalogMs / 1000)} (as read now) + requests ${span(e.dataSeconds)}, held by ${held}`,
+    `  rate:        at most ${e.ratePerSecond} requests/s (API_RATE_LIMIT): alone ${span(e.rateOnlySeconds)}`,
+    `  concurrency: ${e.inFlight} at once (API_CONCURRENCY ${e.concurrency}, one device at a time)`,
+    `  latency:     ${latency}: alone ${span(e.latencyOnlySeconds)}`,
+  ];
+}
+
+/** A span of seconds: tenths below 10 s, whole seconds below 2 min, then as `status` says it. */
+function formatEstimate(seconds: number): string {
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  return formatSpan(Math.round(seconds), false);
 }
 
 /** The stored job a planned row continues, or "new". */

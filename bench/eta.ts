@@ -1,0 +1,109 @@
+/**
+ * `backfill --dry-run`'s estimate against the backfill it plans, on the simulator with 200 ms
+ * latency (issue #35): within 30 %.
+ */
+import { z } from "zod";
+import { startSimulator } from "../src/simulator/server.js";
+import { etlEnv, runEtl, stateDir } from "./harness.js";
+import type { Row } from "./points.js";
+
+const DAY_S = 86_400;
+const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
+const DEVICES = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
+const LATENCY_MS = 200;
+const iso = (s: number) => new Date(s * 1000).toISOString();
+const log = (text: string) => process.stderr.write(`${text}\n`);
+
+/** The dry run's debug line with its estimate (src/cli/commands/backfill.ts). */
+const estimateLine = z.object({
+  msg: z.literal("backfill estimate"),
+  seconds: z.number(),
+  rateOnlySeconds: z.number(),
+  latencyMs: z.number(),
+  catalogMs: z.number(),
+  bound: z.enum(["rate", "latency"]),
+});
+
+/** The estimate a dry run logged (LOG_LEVEL=debug), its log lines parsed with zod. */
+function loggedEstimate(stderr: string): z.infer<typeof estimateLine> {
+  for (const line of stderr.split("\n")) {
+    if (!line.includes('"backfill estimate"')) continue;
+    return estimateLine.parse(JSON.parse(line));
+  }
+  throw new Error(`the dry run logged no estimate: ${stderr.slice(-500)}`);
+}
+
+/** One comparison: the rate, the records' spacing, the days; `goal`: whether 30 % is the goal. */
+interface EtaCase {
+  readonly rate: number;
+  readonly resolutionS: number;
+  readonly days: number;
+  readonly goal: boolean;
+}
+
+/**
+ * Per case a dry run then the backfill it plans, 3 devices into a file, each the built CLI in a
+ * child process against the simulator answering everything 200 ms late. Hourly records at 5
+ * requests/s (the default: the rate limit holds it) and 20/s (the latency does); then minute
+ * records (the simulator's default: 8 MB answers), where what the estimate does not measure, the
+ * answers' transfer and this process's work on them, shows (for information).
+ */
+export async function benchDryRunEta(quick: boolean): Promise<Row[]> {
+  const days = quick ? 28 : 90;
+  const cases: EtaCase[] = [
+    { rate: 5, resolutionS: 3600, days, goal: true },
+    { rate: 20, resolutionS: 3600, days, goal: true },
+    { rate: 5, resolutionS: 60, days: quick ? 7 : 14, goal: false },
+  ];
+  const rows: Row[] = [];
+  for (const c of cases) rows.push(await etaRow(c));
+  return rows;
+}
+
+/** One case's row: the dry run's estimate over the backfill's wall time. */
+async function etaRow({ rate, resolutionS, days, goal }: EtaCase): Promise<Row> {
+  const sim = await startSimulator({
+    now: () => NOW_S * 1000,
+    resolutionS,
+    latencyMs: LATENCY_MS,
+  });
+  const state = stateDir();
+  try {
+    const args = [
+      "backfill",
+      ...DEVICES.flatMap((d) => ["--device", d]),
+      "--from",
+      iso(NOW_S - days * DAY_S),
+      "--to",
+      iso(NOW_S),
+    ];
+    const env = etlEnv(sim.url, undefined, state.db, {
+      API_RATE_LIMIT: String(rate),
+      API_CONCURRENCY: "4",
+      LOG_LEVEL: "debug",
+    });
+    const dry = await runEtl([...args, "--dry-run"], env);
+    if (dry.code !== 0) throw new Error(`dry run failed: ${dry.stderr.slice(-500)}`);
+    const estimate = loggedEstimate(dry.stderr);
+    const dataBefore = sim.count("data");
+    const run = await runEtl([...args, "--output", "/dev/null"], { ...env, LOG_LEVEL: "warn" });
+    if (run.code !== 0) throw new Error(`backfill failed: ${run.stderr.slice(-500)}`);
+    const requests = sim.count("data") - dataBefore;
+    const actualS = run.wallMs / 1000;
+    const ratio = estimate.seconds / actualS;
+    log(
+      `  ${rate}/s, ${resolutionS} s records: estimate ${estimate.seconds.toFixed(2)} s, actual ${actualS.toFixed(2)} s`,
+    );
+    return {
+      bench: `Dry-run ETA vs the backfill, ${days} days of 3 devices at ${resolutionS === 60 ? "1-minute" : "hourly"} records (${requests} data requests), ${rate} req/s, ${LATENCY_MS} ms latency`,
+      measured: `estimate ${estimate.seconds.toFixed(1)} s (latency ${Math.round(estimate.latencyMs)} ms measured, held by the ${estimate.bound === "rate" ? "rate limit" : "latency"}; the rate alone said ${Math.ceil(requests / rate)} s)`,
+      baseline: `${actualS.toFixed(1)} s the backfill took (process start included)`,
+      ratio,
+      goal: goal ? "0.70-1.30" : "for information",
+      ...(goal && { met: ratio >= 0.7 && ratio <= 1.3 }),
+    };
+  } finally {
+    state.done();
+    await sim.close();
+  }
+}
