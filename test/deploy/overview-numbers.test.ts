@@ -801,6 +801,46 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
         },
       );
 
+      it("docs/schema.md's specific-yield examples give the oracle's numbers (per device and day, the fleet's month, the devices without kWp)", async () => {
+        const doc = readFileSync("docs/schema.md", "utf8");
+        const statements = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].flatMap((m) =>
+          (m[1] ?? "").trim().split(/\n(?=SELECT )/),
+        );
+        const find = (pattern: RegExp): string => {
+          const found = statements.find((x) => pattern.test(x));
+          if (found === undefined) throw new Error(`no example matching ${pattern.source}`);
+          return found;
+        };
+        const days = await solarDays("UTC");
+        const perDay = await series(find(/SELECT sum\("kwh_per_kwp"\) FROM "rollup_day"/));
+        expect(perDay.map((x) => x.tags?.device_id).sort()).toEqual(withKwp());
+        for (const x of perDay) {
+          const d = String(x.tags?.device_id);
+          expect(x.values.length).toBeGreaterThanOrEqual(3);
+          for (const [t, v] of x.values) {
+            same(
+              `example ${d} ${t}`,
+              Number(v),
+              (days.get(d)?.get(Number(t))?.kwh ?? 0) / kwpOf(d),
+            );
+          }
+        }
+        const [fleet] = await onlyRows(find(/SELECT sum\("kwh"\) \/ sum\("kwp"\)/));
+        const june = (d: string): number =>
+          [...(days.get(d)?.values() ?? [])]
+            .filter((day) => day.month === "2026-06")
+            .reduce((n, day) => n + day.kwh, 0);
+        const kwh = withKwp().reduce((n, d) => n + june(d), 0);
+        same(
+          "example fleet June",
+          Number(fleet?.[1]),
+          kwh / withKwp().reduce((n, d) => n + kwpOf(d), 0),
+        );
+        const without = await series(find(/"kwp" = 0/));
+        expect(without.map((x) => x.tags?.device_id)).toContain("site A+1");
+        for (const d of withKwp()) expect(without.map((x) => x.tags?.device_id)).not.toContain(d);
+      });
+
       it("the ranking over the range: each device with a kWp and the fleet, exact; the devices without kWp listed with their kWh", async () => {
         // 12 to 14 June UTC: whole UTC days, so the oracle's days are those starting in the range
         const fromS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
