@@ -154,6 +154,8 @@ function siteIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string
   const where = `(sites, from ${from ?? "default"})`;
   if (device === undefined) return `sites ${where}: ${issue.message}`;
   const site = `site ${JSON.stringify(String(device))} ${where}`;
+  // a device id (a key of the map) refused: its own check's message
+  if (issue.code === "invalid_key") return `${site}: ${issue.issues[0]?.message ?? issue.message}`;
   if (issue.code === "unrecognized_keys") {
     return `${site}: unknown key ${issue.keys.join(", ")} (a site has kwp, name and group)`;
   }

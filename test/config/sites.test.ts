@@ -48,6 +48,7 @@ describe("sites in the config file", () => {
       /site "dev-1" .*: unknown key kWp \(a site has kwp, name and group\)/,
     ],
     [{ "dev-1": 5 }, /site "dev-1" .*: must be an object/],
+    [{ "dev\n1": { kwp: 1 } }, /a device id holds a control character/],
   ])("refuses %j with a message naming the device and the field", (sites, message) => {
     const file = configFile({ sites });
     expect(() => loadConfig({ file })).toThrow(message);
