@@ -909,5 +909,35 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
         ).toEqual([]);
       });
     });
+
+    it("a kWp given later: recomputing the days (what `energy-etl rollups --from` does) rewrites them with it", async () => {
+      // a device of its own, in July: outside every other test's devices and June examples
+      const device = "late-kwp-10";
+      const startS = toS + 40 * DAY_S;
+      const dayS = startS - (startS % DAY_S);
+      await write(
+        [10, 11, 12, 14].map(
+          (v, i) =>
+            `total_solar_energy,device_id=${device},resource_id=all_data,values_id=000,unit=kWh,type=cumulative value=${v} ${startS + 60 * (i + 1)}`,
+        ),
+      );
+      const rollups = filled.pipeline.rollups;
+      if (rollups === undefined) throw new Error("the pipeline writes no rollups");
+      const counter = { measurement: "total_solar_energy", unit: "kWh", type: "cumulative" };
+      const target = { deviceId: device, resourceId: "all_data", counters: [counter] };
+      const day = async (): Promise<unknown[][]> =>
+        (
+          await onlyRows(
+            `SELECT "increase", "kwp", "kwh_per_kwp" FROM "${DAY_MEASUREMENT}" WHERE "device_id" = '${device}' AND "tz" = 'UTC'`,
+          )
+        ).map(([t, ...fields]) => [Number(t), ...fields]);
+      // the fill's sites do not describe it: kwp 0, no specific yield
+      await recomputeRollups(rollups, target, startS + 60, startS + 240);
+      expect(await day()).toEqual([[dayS, 4, 0, null]]);
+      // its kWp configured (2.5), the same days recomputed: 4 kWh / 2.5 kWp
+      const kwpOf = (d: string): number | undefined => (d === device ? 2.5 : undefined);
+      await recomputeRollups({ ...rollups, kwpOf }, target, startS + 60, startS + 240);
+      expect(await day()).toEqual([[dayS, 4, 2.5, 1.6]]);
+    });
   });
 });
