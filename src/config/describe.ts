@@ -6,7 +6,8 @@ import { printValue, type SettingValue, TEXT_BRANCHES } from "./values.js";
 
 /** A setting's value as the config file writes it; a secret that is set as `[set]`. */
 function shownValue(config: Config, setting: Setting): string | number | boolean {
-  const sections: Readonly<Record<string, Readonly<Record<string, SettingValue>>>> = config;
+  const { sites: _sites, ...rest } = config;
+  const sections: Readonly<Record<string, Readonly<Record<string, SettingValue>>>> = rest;
   const [section, key] = setting.path;
   const value = sections[section]?.[key];
   if (value === undefined) throw new Error(`config setting ${setting.name}: no value`);
@@ -21,6 +22,7 @@ export function describeConfig(config: Config): Record<string, Record<string, un
     const [section, key] = setting.path;
     shown[section] = { ...shown[section], [key]: shownValue(config, setting) };
   }
+  shown.sites = { ...config.sites };
   return shown;
 }
 

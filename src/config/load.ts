@@ -136,6 +136,7 @@ function settingProblem(setting: Setting, from: string, problem: string): string
 }
 
 function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string {
+  if (issue.path[0] === "sites") return siteIssue(issue, origin);
   const name = issue.path.slice(0, 2).join(".");
   if (issue.code === "unrecognized_keys") {
     const where = name === "" ? "" : `${name}.`;
@@ -144,4 +145,20 @@ function describeIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): st
   const setting = SETTINGS.find((s) => s.name === name);
   if (!setting) return `${name || "(root)"}: ${issue.message}`;
   return settingProblem(setting, origin.get(name) ?? "default", issue.message);
+}
+
+/** `site "hybrid-site-01" (sites, from config file x.json): kwp must be above 0 kWp`. */
+function siteIssue(issue: z.core.$ZodIssue, origin: Map<string, string>): string {
+  const [, device, field] = issue.path;
+  const from = [...origin.entries()].find(([name]) => name.startsWith("sites."))?.[1];
+  const where = `(sites, from ${from ?? "default"})`;
+  if (device === undefined) return `sites ${where}: ${issue.message}`;
+  const site = `site ${JSON.stringify(String(device))} ${where}`;
+  // a device id (a key of the map) refused: its own check's message
+  if (issue.code === "invalid_key") return `${site}: ${issue.issues[0]?.message ?? issue.message}`;
+  if (issue.code === "unrecognized_keys") {
+    return `${site}: unknown key ${issue.keys.join(", ")} (a site has kwp, name and group)`;
+  }
+  if (field === undefined) return `${site}: ${issue.message}`;
+  return `${site}: ${String(field)} ${issue.message}`;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Setting, section, setting, settingsOf } from "./setting.js";
+import { sitesSchema } from "./sites.js";
 import {
   apiUser,
   bool,
@@ -24,7 +25,7 @@ export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
 /**
  * The one schema of energy-etl's configuration: SETTINGS, the flags, `config` output and the
- * files of CONFIG_ARTEFACTS are derived from it.
+ * files of CONFIG_ARTEFACTS are derived from it. Besides the sections of settings, `sites`.
  */
 export const configSchema = z
   .object({
@@ -321,6 +322,8 @@ export const configSchema = z
         describe: "This replica's shard, `0` to `SHARD_COUNT - 1`",
       }),
     }),
+    // not a section of settings: a map by device id, config file only (src/config/sites.ts)
+    sites: sitesSchema,
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -359,4 +362,7 @@ function rollupBucketAgainstInflux(rollups: string, influx: string): string | un
 export type Config = z.output<typeof configSchema>;
 
 /** Every setting of {@link configSchema}, in its order. */
-export const SETTINGS: readonly Setting[] = settingsOf(configSchema.shape);
+export const SETTINGS: readonly Setting[] = (() => {
+  const { sites: _sites, ...sections } = configSchema.shape;
+  return settingsOf(sections);
+})();

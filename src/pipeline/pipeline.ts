@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
+import { siteOf } from "../config/sites.js";
 import { databaseAndPolicy, timeZonesOf } from "../config/values.js";
 import type { Config } from "../config.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
@@ -86,6 +87,7 @@ export class Pipeline {
           sink: parts.rollupSink ?? parts.sink,
           zones: timeZonesOf(parts.config.rollups.timeZones),
           home: own ? { retentionPolicy: own } : {},
+          kwpOf: (deviceId: string) => siteOf(parts.config.sites, deviceId)?.kwp,
           lock: new RollupLock(parts.store.locks, this.owner),
           logger: parts.logger,
         }

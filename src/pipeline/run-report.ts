@@ -7,10 +7,12 @@ import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
 import { type SyncRules, silentSince, syncRules } from "./cursor.js";
 import type { RunContext } from "./run-context.js";
+import { siteLines } from "./site-lines.js";
 
 /**
  * The pipeline's own health in InfluxDB, so Grafana shows it without Prometheus: one `etl_run`
- * line, and one `etl_lag` line per cursor of the run's devices.
+ * line, and one `etl_lag` line per cursor of the run's devices (and, by {@link reportRun}, a
+ * `site` line per device).
  */
 export function runReportLines(
   run: Pick<RunContext, "kind" | "counters">,
@@ -51,13 +53,16 @@ function lastErrorOf(cursor: Cursor): string {
 /** What writing a run's report needs. */
 export interface ReportParts {
   readonly store: Pick<StateStore, "cursors" | "deadLetters">;
-  readonly config: Pick<Config, "sync">;
+  readonly config: Pick<Config, "sync" | "sites">;
   readonly sink: Pick<PointSink, "write">;
   /** Now as the API sees it. */
   readonly apiNow: () => Date;
 }
 
-/** Writes the run's report (`etl_lag` of `deviceIds`, else all); a failure is only logged. */
+/**
+ * Writes the run's report (`etl_lag` and `site` of `deviceIds`, else all); a failure is only
+ * logged.
+ */
 export async function reportRun(
   parts: ReportParts,
   run: RunContext,
@@ -79,7 +84,14 @@ export async function reportRun(
     }));
   try {
     const rules = syncRules(config, endS);
-    const lines = runReportLines(run, summary, durationMs / 1000, endS, health, rules);
+    const lines = [
+      ...runReportLines(run, summary, durationMs / 1000, endS, health, rules),
+      ...siteLines(
+        health.map((h) => h.cursor.deviceId),
+        config.sites,
+        endS,
+      ),
+    ];
     const { rejected } = await parts.sink.write(lineBatch(lines));
     if (rejected.length > 0) {
       run.logger.warn(

@@ -20,11 +20,31 @@ export function hourLine(target: RollupTarget, p: HourPoint): string {
   return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
 }
 
-/** A day point, with its local month and year as fields (as tags: a series per month). */
-export function dayLine(target: RollupTarget, zone: string, p: DayPoint): string {
+/**
+ * The solar energy counter whose day points carry the specific yield: the API spec's
+ * `total_solar_energy` (no type or unit tag tells solar from load), in kWh.
+ */
+export const SOLAR_ENERGY = { measurement: "total_solar_energy", unit: "kWh" } as const;
+
+/** True when `series` is the {@link SOLAR_ENERGY} counter. */
+export const isSolarEnergy = (series: SeriesTags): boolean =>
+  series.measurement === SOLAR_ENERGY.measurement && series.unit === SOLAR_ENERGY.unit;
+
+/**
+ * A day point, with its local month and year as fields (as tags: a series per month). A
+ * {@link SOLAR_ENERGY} point also has `kwp`, the device's peak power (`sites`; 0 when none is
+ * configured, so that the devices without one can be listed), and with a peak power its specific
+ * yield `kwh_per_kwp`, the day's increase divided by `kwp`.
+ */
+export function dayLine(target: RollupTarget, zone: string, p: DayPoint, kwp?: number): string {
   const date = localDate(zone, p.startS);
+  const yieldFields = !isSolarEnergy(p.series)
+    ? ""
+    : kwp !== undefined && kwp > 0
+      ? `,kwp=${kwp},kwh_per_kwp=${p.increase / kwp}`
+      : ",kwp=0";
   return (
-    `${headOf(DAY_MEASUREMENT, target, p.series, zone)} increase=${p.increase},` +
+    `${headOf(DAY_MEASUREMENT, target, p.series, zone)} increase=${p.increase}${yieldFields},` +
     `month="${date.slice(0, 7)}",year="${date.slice(0, 4)}" ${p.startS}`
   );
 }

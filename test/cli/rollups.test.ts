@@ -170,8 +170,9 @@ describe("rollups and audit --rollups from the command line", () => {
     );
     const columns = stored?.columns ?? [];
     const row = stored?.values[0] ?? [];
-    // the same point, its increase changed: the same tags, the same month and year fields
-    const fields = ["time", "increase", "month", "year"];
+    // the same point, its increase changed: the same tags, the same month and year fields (a
+    // solar point's kwp and kwh_per_kwp stay as they are: a point's fields merge)
+    const fields = ["time", "increase", "month", "year", "kwp", "kwh_per_kwp"];
     const tags = columns
       .map((c, i) => [c, row[i]] as const)
       .filter(([c]) => !fields.includes(c))

@@ -24,6 +24,7 @@ import {
   isoOf,
   queryApplies,
   SYNCED_FROM_S,
+  sitesFit,
   storedValues,
 } from "./filled-influxd.js";
 
@@ -98,6 +99,20 @@ const GENSET_READOUT_PANELS = [
 ];
 const NO_GENSET = "no genset on this device";
 
+/** The specific-yield queries: empty for a device without a kWp (FILL_SITES), as "title (refId)". */
+const SPECIFIC_YIELD_PANELS = [
+  "Specific yield per day ($tz) (A)",
+  "Specific yield per day ($tz) (B)",
+  "Specific yield this month ($tz) (A)",
+  "Specific yield this month ($tz) (B)",
+  "Specific yield this year ($tz) (A)",
+  "Specific yield this year ($tz) (B)",
+  "Fleet ranking by specific yield (time range) (A)",
+  "Fleet ranking by specific yield (time range) (B)",
+];
+/** The list of devices without a kWp: empty for a device with one. */
+const WITHOUT_KWP_PANEL = "Devices without kWp (time range) (A)";
+
 /**
  * Runs every query of every dashboard for a device, once per option of the overview's `tz`
  * variable; failures name the dashboard and the panel. With requireAll false, a query that
@@ -142,7 +157,8 @@ async function runAll(
         try {
           const found = await filled.db.series(text);
           const rows = found.reduce((n, s) => n + s.values.length, 0);
-          const expectRows = requireAll || queryApplies(text, values);
+          const expectRows =
+            sitesFit(text, [deviceId].flat()) && (requireAll || queryApplies(text, values));
           if (process.env.SHOW_ROWS && tz === "UTC") {
             process.stdout.write(
               `rows\t${filled.db.bucket.replace(/_[0-9a-f]{8}$/, "")}\t${shown}\t${label(q)}\t${rows}\n`,
@@ -305,7 +321,10 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
     });
 
     it("every panel and variable query runs and returns rows (hybrid-site-01), in every tz", async () => {
-      expect((await runAll(filled, DEVICE, true)).failures).toEqual([]);
+      const { failures, excused } = await runAll(filled, DEVICE, true);
+      expect(failures).toEqual([]);
+      // it has a kWp: it is not among the devices without one
+      expect(excused).toEqual([WITHOUT_KWP_PANEL]);
     });
 
     it("with All devices selected every panel and variable query returns rows, in every tz (fleet totals included)", async () => {
@@ -317,11 +336,13 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
       expect(failures).toEqual([]);
       // The grid-tied site has no battery state of charge (its energy_today is a daily-reset counter).
       // Nor does it report a genset's running state, run hours or fuel (the hybrid site does).
+      // Nor has it a kWp (FILL_SITES): no specific yield.
       expect(excused.sort()).toEqual(
         [
           "Battery state of charge (A)",
           "Battery state of charge history (A)",
           ...GENSET_READOUT_PANELS,
+          ...SPECIFIC_YIELD_PANELS,
         ].sort(),
       );
       // The escaping matters: unescaped, "+" is a quantifier and the id does not match.
@@ -510,7 +531,7 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
               interval: "15m",
             });
           for (const tz of FILL_ZONES) {
-            for (const q of rollupQueries) {
+            for (const q of rollupQueries.filter((r) => sitesFit(r.query, [devices].flat()))) {
               const there = await own.db.series(text(q, tz, "rollups"));
               expect({ q: label(q), tz, rows: there.some((x) => x.values.length > 0) }).toEqual({
                 q: label(q),
@@ -559,11 +580,14 @@ describe("Grafana dashboards (grafana/dashboards)", () => {
 
     // Only site A+1 draws a coded id of type text (e_00_07_03_009_aux1_75e8), seed 1.
     const NO_TEXT = { "Latest text values of the device (A)": "no value of type text listed" };
+    // Sites as in FILL_SITES: two devices with a kWp, two without.
+    const WITH_KWP = { [WITHOUT_KWP_PANEL]: "it has a kWp" };
+    const NO_KWP = Object.fromEntries(SPECIFIC_YIELD_PANELS.map((p) => [p, "no kWp"]));
     it.each([
-      ["hybrid-site-01", NO_TEXT],
-      ["offgrid-genset-02", NO_TEXT],
-      ["audit-box-03", NO_TEXT],
-      ["site A+1", {}],
+      ["hybrid-site-01", { ...NO_TEXT, ...WITH_KWP }],
+      ["offgrid-genset-02", { ...NO_TEXT, ...WITH_KWP }],
+      ["audit-box-03", { ...NO_TEXT, ...NO_KWP }],
+      ["site A+1", NO_KWP],
     ])(
       "%s: every panel that applies returns rows in every tz; the others are the listed ones",
       async (deviceId, own) => {

@@ -3,6 +3,9 @@
  * simulator, and which tag-driven queries (`FROM /regex/ WHERE "unit" = … AND "type" = …`) should
  * find something on a given device.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Site } from "../../src/config/sites.js";
 import { runCatalogRefresh } from "../../src/pipeline/catalog-refresh.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
@@ -13,6 +16,7 @@ import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import { tempDir } from "../support/temp-dir.js";
 
 export const DAY_S = 86_400;
 /** The first sync: 00:05 UTC, SYNC_START P3D, so the data covers 12 June 00:05 to 15 June. */
@@ -31,6 +35,20 @@ export const FILL_ZONES = [
   "Asia/Kolkata",
   "Australia/Sydney",
 ];
+
+/**
+ * The `sites` of every fill's config file: two devices with different peak powers, one with a
+ * name and group but no kWp (listed as without kWp), one not described at all (audit-box-03).
+ */
+export const FILL_SITES: Readonly<Record<string, Site>> = {
+  "hybrid-site-01": { kwp: 9.8, name: "Hybrid north", group: "north" },
+  "offgrid-genset-02": { kwp: 3.25, group: "north" },
+  "site A+1": { name: "Site A+1 roof", group: "south" },
+};
+
+/** The configured kWp of a device of the fill, if any. */
+export const fillKwp = (deviceId: string): number | undefined =>
+  Object.hasOwn(FILL_SITES, deviceId) ? FILL_SITES[deviceId]?.kwp : undefined;
 
 export interface FilledInfluxd {
   readonly sim: Simulator;
@@ -54,6 +72,7 @@ export interface FillOptions extends Pick<SimulatorOptions, "catalog"> {
  * Two syncs, ten minutes apart, of the simulator's fleet into a fresh database, with a catalog
  * refresh run (CATALOG_REFRESH PT5M, so the catalogs the first sync read are due) just before the
  * second sync: its `etl_run` point (kind `catalog`) feeds the pipeline-health catalog panels.
+ * The config file describes the sites of {@link FILL_SITES}.
  * `catalog: "spec"`: the second installation, whose devices list only the spec's value names
  * plus a few seeded coded ids (FleetOptions.catalog).
  */
@@ -81,6 +100,8 @@ export async function fillFromSimulator(
       ...(rollupPolicy === undefined ? {} : { ROLLUP_BUCKET: `${db.bucket}/${rollupPolicy}` }),
     }),
     () => new Date(clock.now()),
+    {},
+    sitesFile(),
   );
   for (let i = 0; i < 2; i += 1) {
     if (i > 0) {
@@ -101,6 +122,13 @@ export async function fillFromSimulator(
       await sim.close();
     },
   };
+}
+
+/** A config file holding {@link FILL_SITES}, in a temp dir removed after the test file. */
+function sitesFile(): string {
+  const file = join(tempDir("energy-etl-sites-"), "config.json");
+  writeFileSync(file, JSON.stringify({ sites: FILL_SITES }));
+  return file;
 }
 
 /** A value of a device as the schema stores it: measurement, unit and type tags. */
@@ -133,11 +161,11 @@ export function influxRegex(body: string): RegExp {
  * Whether a query can find something among `values`: `FROM "name"` needs that measurement,
  * `FROM /regex/` a measurement matching it, and `"unit" = '…'` / `"type" = '…'` conditions the
  * tags, and selecting the `text` field (where strings go) a value of type `text`. Queries of the
- * pipeline's own measurements (`etl_…`) always apply.
+ * pipeline's own measurements (`etl_…`, `site`) always apply.
  */
 export function queryApplies(query: string, values: readonly StoredValue[]): boolean {
   const named = queriedMeasurement(query);
-  if (named?.startsWith("etl_")) return true;
+  if (named?.startsWith("etl_") || named === "site") return true;
   const regex = /\bFROM\s+\/((?:\\.|[^\\/\n])*)\//i.exec(query)?.[1];
   const unit = /"unit"\s*=\s*'([^']*)'/.exec(query)?.[1];
   const type =
@@ -149,4 +177,15 @@ export function queryApplies(query: string, values: readonly StoredValue[]): boo
     (unit === undefined || v.unit === unit) &&
     (type === undefined || v.type === type);
   return values.some(matches);
+}
+
+/**
+ * Whether a specific-yield query can find something for `devices` by their sites
+ * ({@link FILL_SITES}): one reading `kwh_per_kwp` or `"kwp" > 0` needs a device with a kWp, the
+ * list of devices without one (`"kwp" = 0`) a device without. Other queries: true.
+ */
+export function sitesFit(query: string, devices: readonly string[]): boolean {
+  if (/"kwp" = 0/.test(query)) return devices.some((d) => fillKwp(d) === undefined);
+  if (/kwh_per_kwp|"kwp" > 0/.test(query)) return devices.some((d) => fillKwp(d) !== undefined);
+  return true;
 }

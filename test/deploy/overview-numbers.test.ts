@@ -23,6 +23,7 @@ import {
   DAY_S,
   type FilledInfluxd,
   fillFromSimulator,
+  fillKwp,
   isoOf,
   SYNCED_FROM_S,
 } from "./filled-influxd.js";
@@ -88,6 +89,9 @@ function alarmEvents(
 const DAILY_RESET =
   /FROM "[^"]+"\."rollup_day" WHERE "type" = 'cumulative_daily_reset' AND "unit" = 'kWh'/;
 
+/** The specific-yield queries (the kwp and kwh_per_kwp fields of solar day points). */
+const SPECIFIC_YIELD = /kwh_per_kwp|"kwp"/;
+
 /** The counter a rollup query reads (its `measurement` tag); undefined when it selects by tags. */
 const rolledMeasurement = (q: string): string | undefined =>
   /"measurement" = '([^']*)'/.exec(q)?.[1];
@@ -97,7 +101,8 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
     const queries = dashboardQueries(overview).map((q) => q.query);
     const rolled = dashboardQueries(overview)
       .filter((q) => q.source === "panel" && queriedMeasurement(q.query) === DAY_MEASUREMENT)
-      .map((q) => q.query);
+      .map((q) => q.query)
+      .filter((q) => !SPECIFIC_YIELD.test(q));
     const perDay = rolled.filter((q) => /GROUP BY time\(1d\), "device_id" fill\(none\)/.test(q));
     const daily = rolled.filter((q) => DAILY_RESET.test(q));
     const periods = rolled.filter((q) => /"(month|year)" = /.test(q));
@@ -634,6 +639,305 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       expect(alarms).toEqual(
         await values(overviewQuery(ALARM_EVENTS, "A", {}, raised.fromS, raised.untilS, "5m")),
       );
+    });
+
+    describe("specific yield (kWh per kWp): the rollups' solar kWh over the kWp the test configured", () => {
+      /** The devices FILL_SITES gives a kWp: two, with different ones. */
+      const withKwp = (): string[] =>
+        filled.sim.fleet.deviceIds().filter((d) => fillKwp(d) !== undefined);
+      const kwpOf = (d: string): number => {
+        const kwp = fillKwp(d);
+        if (kwp === undefined) throw new Error(`${d}: no kWp in FILL_SITES`);
+        return kwp;
+      };
+      /** The test's oracle: `a` within 1e-9 (relative) of `b`, each named. */
+      const same = (key: string, a: number | undefined, b: number): void => {
+        expect([key, Math.abs((a ?? Number.NaN) - b) <= 1e-9 * Math.max(1, Math.abs(b))]).toEqual([
+          key,
+          true,
+        ]);
+      };
+
+      /**
+       * The oracle's kWh: every solar day point of the rollups in `tz` read back one by one (the
+       * field increase, never kwh_per_kwp), summed per device and day: device -> day -> kWh.
+       */
+      async function solarDays(
+        tz: string,
+      ): Promise<Map<string, Map<number, { kwh: number; month: string; year: string }>>> {
+        const found = await series(
+          `SELECT "increase", "month", "year" FROM "${DAY_MEASUREMENT}" WHERE "measurement" = 'total_solar_energy' AND "tz" = '${tz}' GROUP BY "device_id", "resource_id", "values_id"`,
+        );
+        const days = new Map<string, Map<number, { kwh: number; month: string; year: string }>>();
+        for (const s of found) {
+          const device = String(s.tags?.device_id);
+          const byDay = days.get(device) ?? new Map();
+          days.set(device, byDay);
+          for (const [t, increase, month, year] of s.values) {
+            const known = byDay.get(Number(t));
+            const kwh = (known?.kwh ?? 0) + Number(increase);
+            byDay.set(Number(t), { kwh, month: String(month), year: String(year) });
+          }
+        }
+        return days;
+      }
+
+      it("the sites are as configured: kWp differ, one device without kWp, the site points written once per device and hour", async () => {
+        expect(withKwp()).toEqual(["hybrid-site-01", "offgrid-genset-02"]);
+        expect(kwpOf("hybrid-site-01")).not.toBe(kwpOf("offgrid-genset-02"));
+        const points = await series(
+          `SELECT "name", "kwp" FROM "site" WHERE time >= '${isoOf(SYNCED_FROM_S)}' GROUP BY "device_id", "group"`,
+        );
+        const shown = points.map((p) => [p.tags?.device_id, p.tags?.group, p.values]);
+        // two syncs (00:05, 00:15) and a catalog refresh in one hour: one point per device
+        const hourS = toS - (toS % 3600);
+        expect(shown.sort()).toEqual(
+          [
+            ["audit-box-03", "", [[hourS, "audit-box-03", 0]]],
+            ["hybrid-site-01", "north", [[hourS, "Hybrid north", 9.8]]],
+            ["offgrid-genset-02", "north", [[hourS, "offgrid-genset-02", 3.25]]],
+            ["site A+1", "south", [[hourS, "Site A+1 roof", 0]]],
+          ].sort(),
+        );
+      });
+
+      it.each(["UTC", "Europe/Berlin"])(
+        "per day (%s): each device's kWh over its kWp, the fleet's kWh over its kWp, and near the simulator's truth",
+        async (tz) => {
+          const days = await solarDays(tz);
+          const devices = filled.sim.fleet.deviceIds();
+          const perDevice = await series(
+            overviewQuery(
+              "Specific yield per day ($tz)",
+              "A",
+              { device: devices, tz },
+              SYNCED_FROM_S,
+              toS,
+            ),
+          );
+          // exactly the devices with a kWp, every day the rollups hold for them
+          expect(perDevice.map((x) => x.tags?.device_id).sort()).toEqual(withKwp());
+          let compared = 0;
+          for (const x of perDevice) {
+            const device = String(x.tags?.device_id);
+            // every day the rollups hold for it that starts in the range ($timeFilter)
+            const want = [...(days.get(device)?.keys() ?? [])].filter(
+              (t) => t >= SYNCED_FROM_S && t <= toS,
+            );
+            expect(want.length).toBeGreaterThanOrEqual(3);
+            expect(x.values.map(([t]) => Number(t))).toEqual(want.sort((a, b) => a - b));
+            for (const [t, v] of x.values) {
+              const kwh = days.get(device)?.get(Number(t))?.kwh ?? Number.NaN;
+              same(`${tz} ${device} ${isoOf(Number(t))}`, Number(v), kwh / kwpOf(device));
+              if (kwh > 1) compared += 1;
+            }
+          }
+          // two devices with solar energy on 3 or 4 days each
+          expect(compared).toBeGreaterThanOrEqual(4);
+          const fleet = await series(
+            overviewQuery(
+              "Specific yield per day ($tz)",
+              "B",
+              { device: devices, tz },
+              SYNCED_FROM_S,
+              toS,
+            ),
+          );
+          expect(fleet).toHaveLength(1);
+          for (const [t, v] of fleet[0]?.values ?? []) {
+            const kwh = withKwp().reduce((n, d) => n + (days.get(d)?.get(Number(t))?.kwh ?? 0), 0);
+            const kwp = withKwp()
+              .filter((d) => days.get(d)?.has(Number(t)))
+              .reduce((n, d) => n + kwpOf(d), 0);
+            same(`${tz} fleet ${isoOf(Number(t))}`, Number(v), kwh / kwp);
+          }
+          // The simulator's truth (UTC day totals) over the kWp: within 0.5 % on the full days.
+          if (tz !== "UTC") return;
+          for (const dayS of fullDays) {
+            const truth = filled.sim.fleet.dayEnergyKwh(
+              DEVICE,
+              "e_03_07_04_000_total_solar_energy",
+              dayS,
+            );
+            const shown = perDevice
+              .find((x) => x.tags?.device_id === DEVICE)
+              ?.values.find(([t]) => Number(t) === dayS)?.[1];
+            within(`specific yield ${DEVICE} ${isoOf(dayS)}`, Number(shown) * kwpOf(DEVICE), truth);
+          }
+        },
+      );
+
+      it.each([
+        ["this month", "month", "2026-06"],
+        ["this year", "year", "2026"],
+      ] as const)(
+        "%s in UTC and Berlin: each device's sum of its days' kWh over its kWp; the fleet's kWh over its kWp",
+        async (period, field, value) => {
+          for (const tz of ["UTC", "Europe/Berlin"]) {
+            const days = await solarDays(tz);
+            const kwhOf = (d: string): number =>
+              [...(days.get(d)?.values() ?? [])]
+                .filter((day) => day[field] === value)
+                .reduce((n, day) => n + day.kwh, 0);
+            const title = `Specific yield ${period} ($tz)`;
+            const all = filled.sim.fleet.deviceIds();
+            const perDevice = await series(
+              overviewQuery(title, "A", { device: all, tz }, toS - 32 * DAY_S, toS),
+            );
+            expect(perDevice.map((x) => x.tags?.device_id).sort()).toEqual(withKwp());
+            for (const x of perDevice) {
+              const d = String(x.tags?.device_id);
+              expect(x.values).toHaveLength(1);
+              expect(kwhOf(d)).toBeGreaterThan(1);
+              same(`${tz} ${period} ${d}`, Number(x.values[0]?.[1]), kwhOf(d) / kwpOf(d));
+            }
+            const fleet = await onlyRows(
+              overviewQuery(title, "B", { device: all, tz }, toS - 32 * DAY_S, toS),
+            );
+            const kwh = withKwp().reduce((n, d) => n + kwhOf(d), 0);
+            const kwp = withKwp().reduce((n, d) => n + kwpOf(d), 0);
+            same(`${tz} ${period} fleet`, Number(fleet[0]?.[1]), kwh / kwp);
+          }
+        },
+      );
+
+      it("docs/schema.md's specific-yield examples give the oracle's numbers (per device and day, the fleet's month, the devices without kWp)", async () => {
+        const doc = readFileSync("docs/schema.md", "utf8");
+        const statements = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].flatMap((m) =>
+          (m[1] ?? "").trim().split(/\n(?=SELECT )/),
+        );
+        const find = (pattern: RegExp): string => {
+          const found = statements.find((x) => pattern.test(x));
+          if (found === undefined) throw new Error(`no example matching ${pattern.source}`);
+          return found;
+        };
+        const days = await solarDays("UTC");
+        const perDay = await series(find(/SELECT sum\("kwh_per_kwp"\) FROM "rollup_day"/));
+        expect(perDay.map((x) => x.tags?.device_id).sort()).toEqual(withKwp());
+        for (const x of perDay) {
+          const d = String(x.tags?.device_id);
+          expect(x.values.length).toBeGreaterThanOrEqual(3);
+          for (const [t, v] of x.values) {
+            same(
+              `example ${d} ${t}`,
+              Number(v),
+              (days.get(d)?.get(Number(t))?.kwh ?? 0) / kwpOf(d),
+            );
+          }
+        }
+        const [fleet] = await onlyRows(find(/SELECT sum\("kwh"\) \/ sum\("kwp"\)/));
+        const june = (d: string): number =>
+          [...(days.get(d)?.values() ?? [])]
+            .filter((day) => day.month === "2026-06")
+            .reduce((n, day) => n + day.kwh, 0);
+        const kwh = withKwp().reduce((n, d) => n + june(d), 0);
+        same(
+          "example fleet June",
+          Number(fleet?.[1]),
+          kwh / withKwp().reduce((n, d) => n + kwpOf(d), 0),
+        );
+        const without = await series(find(/"kwp" = 0/));
+        expect(without.map((x) => x.tags?.device_id)).toContain("site A+1");
+        for (const d of withKwp()) expect(without.map((x) => x.tags?.device_id)).not.toContain(d);
+      });
+
+      it("the ranking over the range: each device with a kWp and the fleet, exact; the devices without kWp listed with their kWh", async () => {
+        // 12 to 14 June UTC: whole UTC days, so the oracle's days are those starting in the range
+        const fromS = SYNCED_FROM_S - (SYNCED_FROM_S % DAY_S);
+        const untilS = fromS + 3 * DAY_S - 1;
+        const all = filled.sim.fleet.deviceIds();
+        const days = await solarDays("UTC");
+        const kwhOf = (d: string): number =>
+          [...(days.get(d)?.entries() ?? [])]
+            .filter(([t]) => t >= fromS && t <= untilS)
+            .reduce((n, [, day]) => n + day.kwh, 0);
+        const ranking = await series(
+          overviewQuery(
+            "Fleet ranking by specific yield (time range)",
+            "A",
+            { device: all },
+            fromS,
+            untilS,
+          ),
+        );
+        expect(ranking.map((x) => x.tags?.device_id).sort()).toEqual(withKwp());
+        for (const x of ranking) {
+          const d = String(x.tags?.device_id);
+          expect(x.columns).toEqual(["time", "kWh/kWp", "kWh", "kWp"]);
+          const [, perKwp, kwh, kwp] = x.values[0] ?? [];
+          same(`ranking ${d} kWh/kWp`, Number(perKwp), kwhOf(d) / kwpOf(d));
+          same(`ranking ${d} kWh`, Number(kwh), kwhOf(d));
+          expect(Number(kwp)).toBe(kwpOf(d));
+        }
+        const [fleet] = await onlyRows(
+          overviewQuery(
+            "Fleet ranking by specific yield (time range)",
+            "B",
+            { device: all },
+            fromS,
+            untilS,
+          ),
+        );
+        const kwh = withKwp().reduce((n, d) => n + kwhOf(d), 0);
+        const kwp = withKwp().reduce((n, d) => n + kwpOf(d), 0);
+        same("ranking fleet kWh/kWp", Number(fleet?.[1]), kwh / kwp);
+        same("ranking fleet kWh", Number(fleet?.[2]), kwh);
+        same("ranking fleet kWp", Number(fleet?.[3]), kwp);
+
+        // Not hidden: every device with solar days but no kWp is listed, with its kWh and days.
+        const without = await series(
+          overviewQuery("Devices without kWp (time range)", "A", { device: all }, fromS, untilS),
+        );
+        const expected = all.filter((d) => fillKwp(d) === undefined && kwhOf(d) > 0);
+        expect(expected).toContain("site A+1");
+        expect(without.map((x) => x.tags?.device_id).sort()).toEqual(expected.sort());
+        for (const x of without) {
+          const d = String(x.tags?.device_id);
+          same(`without kWp ${d} kWh`, Number(x.values[0]?.[1]), kwhOf(d));
+        }
+        // one device with a kWp alone: nothing to list
+        expect(
+          await series(
+            overviewQuery(
+              "Devices without kWp (time range)",
+              "A",
+              { device: DEVICE },
+              fromS,
+              untilS,
+            ),
+          ),
+        ).toEqual([]);
+      });
+    });
+
+    it("a kWp given later: recomputing the days (what `energy-etl rollups --from` does) rewrites them with it", async () => {
+      // a device of its own, in July: outside every other test's devices and June examples
+      const device = "late-kwp-10";
+      const startS = toS + 40 * DAY_S;
+      const dayS = startS - (startS % DAY_S);
+      await write(
+        [10, 11, 12, 14].map(
+          (v, i) =>
+            `total_solar_energy,device_id=${device},resource_id=all_data,values_id=000,unit=kWh,type=cumulative value=${v} ${startS + 60 * (i + 1)}`,
+        ),
+      );
+      const rollups = filled.pipeline.rollups;
+      if (rollups === undefined) throw new Error("the pipeline writes no rollups");
+      const counter = { measurement: "total_solar_energy", unit: "kWh", type: "cumulative" };
+      const target = { deviceId: device, resourceId: "all_data", counters: [counter] };
+      const day = async (): Promise<unknown[][]> =>
+        (
+          await onlyRows(
+            `SELECT "increase", "kwp", "kwh_per_kwp" FROM "${DAY_MEASUREMENT}" WHERE "device_id" = '${device}' AND "tz" = 'UTC'`,
+          )
+        ).map(([t, ...fields]) => [Number(t), ...fields]);
+      // the fill's sites do not describe it: kwp 0, no specific yield
+      await recomputeRollups(rollups, target, startS + 60, startS + 240);
+      expect(await day()).toEqual([[dayS, 4, 0, null]]);
+      // its kWp configured (2.5), the same days recomputed: 4 kWh / 2.5 kWp
+      const kwpOf = (d: string): number | undefined => (d === device ? 2.5 : undefined);
+      await recomputeRollups({ ...rollups, kwpOf }, target, startS + 60, startS + 240);
+      expect(await day()).toEqual([[dayS, 4, 2.5, 1.6]]);
     });
   });
 });

@@ -81,11 +81,14 @@ export async function storedPoints(db: TestInfluxDb, where?: string): Promise<St
 
 /**
  * The raw data points of a test database (or those matching `where`): the pipeline's own health
- * points (etl_*) and the rollups derived from the data (rollup_*) left out.
+ * points (etl_*), the sites (site) and the rollups derived from the data (rollup_*) left out.
  */
 export async function rawPoints(db: TestInfluxDb, where?: string): Promise<StoredPoint[]> {
   return (await storedPoints(db, where)).filter(
-    (p) => !p.measurement.startsWith("etl_") && !p.measurement.startsWith("rollup_"),
+    (p) =>
+      !p.measurement.startsWith("etl_") &&
+      !p.measurement.startsWith("rollup_") &&
+      p.measurement !== "site",
   );
 }
 

@@ -46,14 +46,19 @@ export function pipelineEnv(
   };
 }
 
-/** A pipeline wired as the CLI wires it, with a test clock; its log lines are kept. */
+/**
+ * A pipeline wired as the CLI wires it, with a test clock; its log lines are kept. `file`: a
+ * config file under the environment (`sites` can only be given there).
+ */
 export async function openTestPipeline(
   env: Record<string, string>,
   now: () => Date,
   options: Pick<OpenPipelineOptions, "timers" | "metrics"> = {},
+  file?: string,
 ): Promise<{ pipeline: Pipeline; logLines: string[] }> {
   const { logger, lines } = captureLogger("debug");
-  const pipeline = await openPipeline(loadConfig({ env }), logger, { now, ...options });
+  const config = loadConfig(file === undefined ? { env } : { env, file });
+  const pipeline = await openPipeline(config, logger, { now, ...options });
   return { pipeline, logLines: lines };
 }
 

@@ -1,0 +1,71 @@
+/**
+ * The `sites` of the config file: an optional description per device (peak power, display name,
+ * site group). Config file only: a map by device id has no place in one variable or flag.
+ */
+import { z } from "zod";
+import { textProblem } from "../util/input-text.js";
+
+/** Largest peak power accepted, in kWp (a 10 GWp plant): above it, a unit mistake (Wp). */
+export const MAX_KWP = 10_000_000;
+
+/** Text a user gives: no control character (see {@link textProblem}), not blank. */
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1, "must not be empty (leave it out instead)")
+    .max(max, `must be at most ${max} characters`)
+    .superRefine((value, ctx) => {
+      const problem = textProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    });
+
+/** One device's site. */
+export const siteSchema = z
+  .object(
+    {
+      kwp: z
+        .number('must be a JSON number of kWp (write 9.8, not "9.8")')
+        .positive("must be above 0 kWp (leave it out when unknown)")
+        .max(MAX_KWP, `must be at most ${MAX_KWP} kWp (in kWp, not Wp)`)
+        .optional()
+        .describe("Peak power of the site's solar generator in kWp: specific yield is kWh per kWp"),
+      name: text(200)
+        .optional()
+        .describe("Display name of the site (the dashboards' site table); default: the device id"),
+      group: text(100)
+        .optional()
+        .describe("Site group (a region, a customer, a portfolio), written as tag `group`"),
+    },
+    'must be an object: {"kwp": 9.8, "name": "…", "group": "…"}, each optional',
+  )
+  .strict();
+
+/** A site as configured. */
+export type Site = z.output<typeof siteSchema>;
+
+/** `sites`: by device id (as the API lists it), each device's site; none by default. */
+export const sitesSchema = z
+  .record(
+    z
+      .string()
+      .min(1, "a device id must not be empty")
+      .superRefine((value, ctx) => {
+        const problem = textProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: `a device id ${problem}` });
+      }),
+    siteSchema,
+  )
+  .default({})
+  .describe(
+    "Sites by device id: peak power (`kwp`), display name (`name`), site group (`group`); " +
+      "config file only",
+  );
+
+/** The configured sites. */
+export type Sites = z.output<typeof sitesSchema>;
+
+/** The configured site of `deviceId`, if any (an own key: never a prototype's). */
+export function siteOf(sites: Sites, deviceId: string): Site | undefined {
+  return Object.hasOwn(sites, deviceId) ? sites[deviceId] : undefined;
+}
