@@ -79,7 +79,7 @@ export async function benchRollupQuery(influxd: TestInfluxd, quick: boolean): Pr
   const built = performance.now();
   for (const device of devices) {
     await recomputeRollups(
-      { query, sink, zones: ["UTC"], home: { retentionPolicy: "rollups" } },
+      { query, sink, zones: ["UTC"], home: { retentionPolicy: "rollups" }, kwpOf: () => undefined },
       { deviceId: device, resourceId: "all_data", counters },
       fromS,
       toS - 1,

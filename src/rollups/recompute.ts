@@ -34,7 +34,7 @@ export interface RecomputeParts {
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
   /** A device's configured peak power in kWp (`sites`): its solar day points carry the yield. */
-  readonly kwpOf?: (deviceId: string) => number | undefined;
+  readonly kwpOf: (deviceId: string) => number | undefined;
   /**
    * Marks of the hours recomputed after a range, until their days are written too: else a pass
    * stopped in between would leave days that the next one, finding the hours as stored, misses.
@@ -84,7 +84,7 @@ export async function recomputeAll(
   points += await queryThenWrite(parts, days, (plan, results) =>
     plan
       .points(results)
-      .map((p) => dayLine(plan.target, plan.zone, p, parts.kwpOf?.(plan.target.deviceId))),
+      .map((p) => dayLine(plan.target, plan.zone, p, parts.kwpOf(plan.target.deviceId))),
   );
   parts.extensions?.forget(noted);
   return points;

@@ -10,7 +10,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { interpolateQuery, unresolvedVariables } from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
+import { isoOf } from "./filled-influxd.js";
 
 export const ALERTING_DIR = "grafana/provisioning/alerting";
 
@@ -72,6 +74,20 @@ export function loadAlertingFiles(
 /** Every rule of every group of every file. */
 export function loadAlertRules(dir: string = ALERTING_DIR): AlertRule[] {
   return loadAlertingFiles(dir).flatMap(({ doc }) => (doc.groups ?? []).flatMap((g) => g.rules));
+}
+
+/** A rule's data source query over its relative range ending at `atS`, as Grafana's $timeFilter. */
+export function queryTextAt(q: RuleQuery, atS: number): string {
+  const text = interpolateQuery(q.model.query ?? "", {
+    variables: {},
+    fromIso: isoOf(atS - (q.relativeTimeRange?.from ?? 0)),
+    toIso: isoOf(atS - (q.relativeTimeRange?.to ?? 0)),
+    interval: "1m",
+  });
+  const left = unresolvedVariables(text);
+  if (left.length > 0)
+    throw new Error(`${q.refId}: variables left in the query: ${left.join(", ")}`);
+  return text;
 }
 
 export function ruleOf(rules: readonly AlertRule[], uid: string): AlertRule {

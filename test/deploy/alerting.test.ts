@@ -1,11 +1,6 @@
 import { readFileSync } from "node:fs";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import {
-  allPanels,
-  interpolateQuery,
-  loadDashboards,
-  unresolvedVariables,
-} from "../support/dashboard-queries.js";
+import { allPanels, loadDashboards } from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
 import {
   type AlertRule,
@@ -16,6 +11,7 @@ import {
   labelKey,
   loadAlertingFiles,
   loadAlertRules,
+  queryTextAt,
   type RuleQuery,
   ruleOf,
 } from "./alert-rules.js";
@@ -144,17 +140,8 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
       await filled?.close();
     });
 
-    /** One query of a rule over its relative range ending at atS, as Grafana's $timeFilter. */
-    async function answerAt(q: RuleQuery, atS: number): Promise<InfluxqlSeries[]> {
-      const text = interpolateQuery(q.model.query ?? "", {
-        variables: {},
-        fromIso: isoOf(atS - (q.relativeTimeRange?.from ?? 0)),
-        toIso: isoOf(atS - (q.relativeTimeRange?.to ?? 0)),
-        interval: "1m",
-      });
-      expect(unresolvedVariables(text)).toEqual([]);
-      return filled.db.series(text);
-    }
+    const answerAt = (q: RuleQuery, atS: number): Promise<InfluxqlSeries[]> =>
+      filled.db.series(queryTextAt(q, atS));
     const answer = (q: RuleQuery): Promise<InfluxqlSeries[]> => answerAt(q, nowS);
     const evaluate = (r: AlertRule): Promise<Map<string, boolean>> => evaluateRule(r, answer);
 

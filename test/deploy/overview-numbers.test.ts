@@ -910,7 +910,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       });
     });
 
-    it("a kWp given later: recomputing the days (what `energy-etl rollups --from` does) rewrites them with it", async () => {
+    it("a kWp given later, then taken away: recomputing the days (what `energy-etl rollups --from` does) rewrites them with it", async () => {
       // a device of its own, in July: outside every other test's devices and June examples
       const device = "late-kwp-10";
       const startS = toS + 40 * DAY_S;
@@ -938,6 +938,24 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
       const kwpOf = (d: string): number | undefined => (d === device ? 2.5 : undefined);
       await recomputeRollups({ ...rollups, kwpOf }, target, startS + 60, startS + 240);
       expect(await day()).toEqual([[dayS, 4, 2.5, 1.6]]);
+      // the kWp taken away again: InfluxDB keeps the old kwh_per_kwp beside kwp 0 (fields merge),
+      // so the panels must not show it as the device's yield, and list the device without a kWp
+      await recomputeRollups(rollups, target, startS + 60, startS + 240);
+      expect(await day()).toEqual([[dayS, 4, 0, 1.6]]);
+      const vars = { device: [device] };
+      const [fromS, untilS] = [dayS, dayS + DAY_S - 1];
+      for (const title of [
+        "Specific yield per day ($tz)",
+        "Specific yield this month ($tz)",
+        "Specific yield this year ($tz)",
+        "Fleet ranking by specific yield (time range)",
+      ]) {
+        expect(await series(overviewQuery(title, "A", vars, fromS, untilS))).toEqual([]);
+      }
+      const without = await series(
+        overviewQuery("Devices without kWp (time range)", "A", vars, fromS, untilS),
+      );
+      expect(without.flatMap((x) => x.values).length).toBeGreaterThan(0);
     });
   });
 });

@@ -5,7 +5,6 @@
  * math expressions applied as Grafana would (alert-rules.ts). For each rule, devices whose data
  * should fire it and devices whose data should not.
  */
-import { interpolateQuery, unresolvedVariables } from "../support/dashboard-queries.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { type InfluxqlSeries, influxql } from "../support/influxd.js";
 import {
@@ -14,10 +13,10 @@ import {
   firing,
   labelKey,
   loadAlertRules,
+  queryTextAt,
   type RuleQuery,
   ruleOf,
 } from "./alert-rules.js";
-import { isoOf } from "./filled-influxd.js";
 
 const rules = loadAlertRules();
 const rule = (uid: string): AlertRule => ruleOf(rules, uid);
@@ -94,16 +93,7 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
     );
   });
 
-  async function answer(q: RuleQuery): Promise<InfluxqlSeries[]> {
-    const text = interpolateQuery(q.model.query ?? "", {
-      variables: {},
-      fromIso: isoOf(NOW_S - (q.relativeTimeRange?.from ?? 0)),
-      toIso: isoOf(NOW_S - (q.relativeTimeRange?.to ?? 0)),
-      interval: "1m",
-    });
-    expect(unresolvedVariables(text)).toEqual([]);
-    return db.series(text);
-  }
+  const answer = (q: RuleQuery): Promise<InfluxqlSeries[]> => db.series(queryTextAt(q, NOW_S));
 
   /** The rule's instances: which fire, which do not, and the numbers of an expression. */
   async function outcome(uid: string, refId = "B") {

@@ -81,6 +81,7 @@ async function setup(name: string, kind: Kind, zone: string) {
     marks: store.rollups,
     catalog: store.catalog,
     decoder: new ValueIdDecoder(),
+    kwpOf: () => undefined,
     query: new InfluxQuery({ url: db.url, token: db.token, bucket: db.bucket, timeoutMs: 30_000 }),
     sink: {
       write: async (batch: LineBatch) => {
