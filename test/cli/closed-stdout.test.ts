@@ -31,7 +31,6 @@ const COMMANDS: readonly (readonly string[])[] = [
   ["status", "--json"],
   ["dead-letters"],
   ["migrate"],
-  ["help", "audit"],
   [
     "decode",
     ...Array.from({ length: 400 }, (_, i) => `e_03_01_00_${String(i).padStart(3, "0")}_power_${i}`),
