@@ -26,7 +26,14 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
     },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // a process.exit() (a reader that closed stdout: `energy-etl demo | head -1`) skips stop():
+  // the simulator must not outlive energy-etl
+  const orphanGuard = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  process.once("exit", orphanGuard);
   const stop = async (): Promise<void> => {
+    process.removeListener("exit", orphanGuard);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
   };

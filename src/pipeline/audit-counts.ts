@@ -182,17 +182,21 @@ export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): n
   return timestamp === undefined ? undefined : Math.floor(parseRecordTime(timestamp) / 1000);
 }
 
-/** Per (sample, day): rows kept as dead letters (a backfill would refuse them again: no hole). */
+/**
+ * Per (sample, day): rows kept as dead letters over [fromS, untilS] (a backfill would refuse them
+ * again: no hole).
+ */
 export function deadLetteredPerDay(
   pipeline: Pipeline,
   target: AuditTarget,
+  fromS: number,
   untilS: number,
 ): Map<string, number> {
   const counts = new Map<string, number>();
   for (const letter of pipeline.store.deadLetters.list({ deviceId: target.deviceId })) {
     if (letter.kind !== "row" || letter.resourceId !== target.resourceId) continue;
     const atS = deadLetterTimeS(letter);
-    if (atS === undefined || atS > untilS) continue;
+    if (atS === undefined || atS < fromS || atS > untilS) continue;
     for (const sample of target.samples) {
       if (!letter.valueIds.includes(sample.valueId)) continue;
       if (!letter.payload.includes(`${JSON.stringify(sample.valueId)}:`)) continue;

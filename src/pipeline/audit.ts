@@ -23,7 +23,7 @@ export { DAY_S };
 export interface AuditRequest {
   /** Device ids, or every device of this shard. */
   readonly devices: readonly string[] | "all";
-  /** First and last day to check (any second of them). */
+  /** The first instant to check (its day is checked from then on) and the last day (any second). */
   readonly fromS: number;
   readonly toS: number;
 }
@@ -55,12 +55,13 @@ export interface NotSynced {
 
 /** What an audit found. */
 export interface AuditResult {
+  /** The first instant checked: the first day is partial unless it is 00:00 UTC. */
   readonly fromS: number;
   readonly toS: number;
   /** Device resources audited, and samples taken per day. */
   readonly resources: number;
   readonly samples: number;
-  /** UTC days from the day of `fromS` to the day of `toS`, both counted. */
+  /** UTC days from the day of `fromS` to the day of `toS`, both counted (the first maybe partial). */
   readonly days: number;
   /** HTTP attempts to the API: all, those of GET /data, the catalog's. */
   readonly requests: number;
@@ -82,8 +83,9 @@ export interface AuditProgress {
 }
 
 /**
- * Audits device resources over whole UTC days, each up to its last sync: the samples' records
- * per day in the API against one InfluxQL count per sample and day.
+ * Audits device resources per UTC day from `request.fromS` (the instant: the first day is counted
+ * from then on) up to each one's last sync: the samples' records per day in the API against one
+ * InfluxQL count per sample and day.
  */
 export async function auditGaps(
   pipeline: Pipeline,
@@ -95,7 +97,9 @@ export async function auditGaps(
   const { targets, unaudited, catalogRequests } = await auditTargets(pipeline, request.devices);
   // after the catalog reads: the API's clock is known, a local clock ahead of it cuts nothing
   const nowS = epochSeconds(pipeline.apiNow());
-  const fromS = dayOf(request.fromS);
+  // from the instant asked for, as backfill: `audit --from -30d` after `backfill --from -30d`
+  // compares the first day from that instant on, not from its 00:00 (which was never fetched)
+  const fromS = request.fromS;
   const toS = Math.min(dayOf(request.toS) + DAY_S - 1, nowS);
   const windows = fromS > toS ? [] : timeWindows(fromS, toS);
   const requestsDone = (requests: number): void => {
@@ -121,7 +125,7 @@ export async function auditGaps(
     if (untilS < fromS) continue;
     const stored = await storedCounts(query, target, fromS, untilS);
     queries++;
-    const known = deadLetteredPerDay(pipeline, target, untilS);
+    const known = deadLetteredPerDay(pipeline, target, fromS, untilS);
     holes.push(...holesOf(target, fromS, untilS, { api: api.counts, stored, known }));
   }
   holes.sort(
@@ -139,7 +143,7 @@ export async function auditGaps(
     toS,
     resources: targets.length,
     samples: targets.reduce((n, t) => n + t.samples.length, 0),
-    days: fromS > toS ? 0 : (dayOf(toS) - fromS) / DAY_S + 1,
+    days: fromS > toS ? 0 : (dayOf(toS) - dayOf(fromS)) / DAY_S + 1,
     requests: catalogRequests + dataRequests,
     dataRequests,
     catalogRequests,
@@ -160,7 +164,7 @@ function holesOf(
   const { deviceId, resourceId } = target;
   const holes: AuditHole[] = [];
   target.samples.forEach(({ valueId, group }, i) => {
-    for (let dayS = fromS; dayS <= untilS; dayS += DAY_S) {
+    for (let dayS = dayOf(fromS); dayS <= untilS; dayS += DAY_S) {
       const key = perSample(valueId, dayS);
       const apiRecords = counts.api.get(key) ?? 0;
       const stored = counts.stored[i]?.get(dayS) ?? 0;

@@ -10,9 +10,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { jest } from "@jest/globals";
 import pino from "pino";
 import { ApiClock } from "../../src/api/api-clock.js";
-import { HttpTransport } from "../../src/api/transport.js";
+import { HttpTransport, SLOW_NOTICE_MS } from "../../src/api/transport.js";
+import { useFakeTime, useRealTime } from "../support/fake-time.js";
+import { captureLogger } from "../support/log-capture.js";
 import { closeHostileServers, hostileServer } from "./hostile-server.js";
 
 const BODY = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ timestamp: i, v: i * 1.5 })));
@@ -261,6 +264,51 @@ describe("HttpTransport (got)", () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
     } finally {
       exchange.close();
+    }
+  });
+
+  it("no answer yet: debug after slowNoticeMs, info only at half of API_TIMEOUT_MS (defaults: 2 s, 15 s of 30 s), on a fake clock", async () => {
+    hangHead = true;
+    const { logger, lines } = captureLogger("debug");
+    const notices = () =>
+      lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter(
+          (e) => e.msg === "waiting for the API: no answer yet (gives up after API_TIMEOUT_MS)",
+        )
+        .map((e) => [e.level, e.waitedMs]);
+    useFakeTime(Date.UTC(2026, 0, 2));
+    const controller = new AbortController();
+    try {
+      // the defaults: API_TIMEOUT_MS 30 s (the config schema's), SLOW_NOTICE_MS
+      const t = new HttpTransport({
+        baseUrl: base,
+        timeoutMs: 30_000,
+        slowNoticeMs: SLOW_NOTICE_MS,
+        logger,
+        clock: new ApiClock(),
+      });
+      const exchange = open(t, {}, controller.signal);
+      exchange.head.catch(() => undefined);
+      const seenAt = (ms: number) => {
+        jest.advanceTimersByTime(ms);
+        return notices();
+      };
+      expect(SLOW_NOTICE_MS).toBe(2_000);
+      expect(seenAt(1_999)).toEqual([]);
+      expect(seenAt(1)).toEqual([["debug", 2_000]]);
+      // a slow first answer is no outage: nothing at info until the deadline is near
+      expect(seenAt(12_999)).toEqual([["debug", 2_000]]);
+      expect(seenAt(1)).toEqual([
+        ["debug", 2_000],
+        ["info", 15_000],
+      ]);
+      controller.abort();
+      await expect(exchange.head).rejects.toMatchObject({ code: "ERR_ABORTED" });
+      exchange.close();
+    } finally {
+      controller.abort();
+      useRealTime();
     }
   });
 

@@ -2,11 +2,13 @@
  * A reader that closes its end early (`energy-etl status | head -1`, #35): the built CLI as a child
  * process whose stdout is closed right after its first line, as head does, each command 20
  * times. Every run exits 0 with nothing on stderr that looks like a stack trace (an unhandled
- * EPIPE printed one, once in six runs of `status | head -7`).
+ * EPIPE printed one, once in six runs of `status | head -7`). The commands that talk to the API
+ * and InfluxDB: closed-stdout-api.test.ts.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { builtCli } from "../support/cli-child.js";
+import { headOne, inBatches, looksLikeStackTrace } from "../support/head-one.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const RUNS = 20;
@@ -28,36 +30,12 @@ const COMMANDS: readonly (readonly string[])[] = [
   ["status"],
   ["status", "--json"],
   ["dead-letters"],
+  ["migrate"],
   [
     "decode",
     ...Array.from({ length: 400 }, (_, i) => `e_03_01_00_${String(i).padStart(3, "0")}_power_${i}`),
   ],
 ];
-
-/** One run: stdout closed after its first line; the exit code and stderr. */
-function headOne(
-  cli: string,
-  args: readonly string[],
-): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      env: ENV,
-      cwd: dir,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    let seen = "";
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.stdout.on("data", (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes("\n")) child.stdout.destroy();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stderr }));
-  });
-}
 
 describe("stdout closed after the first line (| head -1)", () => {
   beforeAll(() => {
@@ -70,16 +48,10 @@ describe("stdout closed after the first line (| head -1)", () => {
     "%s: exits 0 with no stack trace, %# of 20 runs each",
     async (_name, args) => {
       const cli = builtCli();
-      const results: { code: number | null; stderr: string }[] = [];
-      for (let start = 0; start < RUNS; start += PARALLEL) {
-        const batch = Array.from({ length: Math.min(PARALLEL, RUNS - start) }, () =>
-          headOne(cli, args),
-        );
-        results.push(...(await Promise.all(batch)));
-      }
+      const results = await inBatches(RUNS, PARALLEL, () => headOne(cli, args, ENV, dir));
       expect(results).toHaveLength(RUNS);
       for (const { code, stderr } of results) {
-        expect({ code, stackTrace: /\n\s+at |EPIPE|Unhandled/.test(stderr) }).toEqual({
+        expect({ code, stackTrace: looksLikeStackTrace(stderr) }).toEqual({
           code: 0,
           stackTrace: false,
         });

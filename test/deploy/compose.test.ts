@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import AjvModule from "ajv";
 import { parse } from "yaml";
 import { z } from "zod";
-import { SETTINGS } from "../../src/config.js";
+import { loadConfig, SETTINGS } from "../../src/config.js";
 import { HealthServer } from "../../src/service/health-server.js";
 import {
   DEFAULT_SIM_API_KEY,
@@ -537,6 +537,20 @@ describe("docker-compose.yml", () => {
   describe("energy-etl", () => {
     const etl = service("energy-etl");
     const env = etl.environment;
+
+    it("says what SIGTERM gives the work in flight: SHUTDOWN_TIMEOUT_MS's true default, within stop_grace_period", () => {
+      const said =
+        /# SIGTERM gives the work in flight SHUTDOWN_TIMEOUT_MS \((\d+) s by default\)/.exec(
+          composeText,
+        );
+      const defaultMs = loadConfig({ env: {} }).service.shutdownTimeoutMs;
+      expect(Number(said?.[1]) * 1000).toBe(defaultMs);
+      // docker's own grace period outlasts it (and the sink's flush after it)
+      expect(composeText).toMatch(
+        /SHUTDOWN_TIMEOUT_MS \(\d+ s by default\).*\n\s+stop_grace_period: 45s/,
+      );
+      expect(45_000).toBeGreaterThan(defaultMs);
+    });
 
     it("runs the built image as the service, after InfluxDB is healthy, restarting", () => {
       expect(etl.build).toBe(".");

@@ -1,7 +1,13 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
-import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
+import {
+  type AuditResult,
+  auditGaps,
+  DAY_S,
+  holeJobs,
+  type NotSynced,
+} from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
@@ -37,6 +43,11 @@ const optionsSchema = boundedRange(
 export type AuditOptions = z.infer<typeof optionsSchema>;
 
 const day = (s: number) => isoSeconds(s).slice(0, 10);
+/** The audit's start: a day, or the instant when the first day is checked from later on. */
+const startText = (s: number) => (s % DAY_S === 0 ? day(s) : `${isoSeconds(s).slice(0, 19)}Z`);
+/** A hole's day; the first one, checked from the audit's start on, says from when. */
+const dayText = (dayS: number, fromS: number) =>
+  fromS > dayS ? `${day(dayS)} from ${isoSeconds(fromS).slice(11, 19)}` : day(dayS);
 const minute = (s: number) => `${isoSeconds(s).slice(0, 16).replace("T", " ")} UTC`;
 
 /** The note on data newer than the last sync (not holes), or undefined when there is none. */
@@ -67,7 +78,11 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         "backfills exactly those days. Exit 1 when holes remain",
     )
     .option("-d, --device <id...>", "only these devices (default: every device of this shard)")
-    .requiredOption("--from <time>", "first day: ISO date or date-time (UTC)")
+    .requiredOption(
+      "--from <time>",
+      "start: ISO date or date-time (UTC), or a duration back (-30d, as backfill); a first day " +
+        "that starts later than 00:00 is checked from then on",
+    )
     .option("--to <time>", "last day: ISO date or date-time, or now (default now)")
     .option("--yes", "go ahead with a range of more than 10 years")
     .option("--fix", "queue and run backfill jobs for exactly the days with holes")
@@ -173,7 +188,7 @@ function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): v
       [
         ["device", (h) => h.deviceId],
         ["resource", (h) => h.resourceId],
-        ["day (UTC)", (h) => day(h.dayS)],
+        ["day (UTC)", (h) => dayText(h.dayS, result.fromS)],
         ["sample value", (h) => `${h.valueId} (+${h.group.length - 1})`],
         ["API records", (h) => String(h.apiRecords)],
         ["in InfluxDB", (h) => String(h.stored)],
@@ -190,7 +205,7 @@ function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): v
       ? "no holes"
       : `${result.holes.length} holes (${missing} points of the samples missing)`;
   const lines = [
-    `audit ${day(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
+    `audit ${startText(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
       `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
       `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ${holes}`,
     notSyncedLine(result.notSynced),

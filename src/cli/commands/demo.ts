@@ -1,5 +1,5 @@
-import { rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { realpathSync, rmSync } from "node:fs";
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import type { Config } from "../../config.js";
 import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
@@ -66,13 +66,48 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
       `  requests  ${c.requests} (${c.dataRequests} for data)`,
       `  elapsed   ${((Date.now() - startedMs) / 1000).toFixed(1)} s`,
       `  data      ${pipeline.sink.target}`,
-      `  status    energy-etl status --state-db ${stateDb}`,
+      `  status    ${cliCommand(io)} status --state-db ${stateDb}`,
+      ...(output ? loadLines(output) : []),
     ];
     for (const line of summary) writeLine(io.stdout, line);
   } finally {
     await pipeline.close();
     await simulator.stop();
   }
+}
+
+/**
+ * How to run energy-etl again from where the demo ran: `energy-etl` when that name on the PATH is
+ * this very script (after `npm link`), else `node <this script>`, relative to the working
+ * directory when inside it (`node dist/cli.js` in a clone, after the README's `npm run demo`).
+ */
+export function cliCommand(io: Pick<CliIo, "cwd" | "env">, script = process.argv[1] ?? ""): string {
+  const self = realOrUndefined(script);
+  const onPath = (io.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "");
+  if (self && onPath.some((dir) => realOrUndefined(join(dir, "energy-etl")) === self)) {
+    return "energy-etl";
+  }
+  const shown = relative(io.cwd, script);
+  return shown.startsWith("..") || isAbsolute(shown) ? `node ${resolve(script)}` : `node ${shown}`;
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How to load the demo's line protocol into InfluxDB 2.x (the compose stack's org and bucket):
+ * its timestamps are in seconds, which `influx write` must be told (else they land in 1970).
+ */
+function loadLines(file: string): string[] {
+  return [
+    `  load it   influx write --org energy --bucket energy --precision s --file ${file}`,
+    "            (InfluxDB 2.x CLI, with --host and --token; the timestamps are seconds)",
+  ];
 }
 
 /** `config` reading the simulator at `url` as its default user, into the demo's `stateDb`. */
