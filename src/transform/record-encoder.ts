@@ -20,10 +20,24 @@ export function numericString(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+/**
+ * Tag `alarm` of a record's alarm point: the record's `alarm_name` as written after the
+ * measurement (`,alarm=…`, escaped), "" when the record has no name (absent, null or "": a tag
+ * cannot be empty). The tag key is not `alarm_name`, the field's key: InfluxQL could not tell them
+ * apart.
+ */
+export function alarmTagOf(name: RecordMember | boolean | undefined): string {
+  if (name === null || name === undefined) return "";
+  const text = String(name);
+  return text === "" ? "" : `,alarm=${escapeTag(text)}`;
+}
+
 /** What one value id contributes, precomputed once per encoder. */
 export interface IdPlan {
   /** `measurement,device_id=…,resource_id=…,type=…,unit=…,values_id=` (values_id appended per record). */
   readonly seriesPrefix: string;
+  /** The escaped measurement, the start of {@link seriesPrefix} (the alarm tag goes after it). */
+  readonly measurement: string;
   readonly field: "value" | "alarm_index" | "alarm_name";
   /** Text-type values keep numeric strings as text. */
   readonly isText: boolean;
@@ -40,7 +54,8 @@ export interface EncodeStats {
 /**
  * Turns API records of one device and resource into line protocol (schema in the README): each
  * non-null member a field, those with the same measurement and tags on one line; numbers in
- * `value`, strings in `text`, alarms in `alarm_index`/`alarm_name`; replays give identical lines.
+ * `value`, strings in `text`, alarms in `alarm_index`/`alarm_name` (tagged `alarm` with the
+ * record's alarm name, see {@link alarmTagOf}); replays give identical lines.
  */
 export class RecordEncoder {
   private readonly plans = new Map<string, IdPlan>();
@@ -68,6 +83,7 @@ export class RecordEncoder {
         seconds = parseRecordTime(lastTimestamp) / 1000;
       }
       const valuesId = this.valuesIdTagOf(record.values_id);
+      const alarmTag = alarmTagOf(record.alarm_name);
       series.length = 0;
       fields.length = 0;
       for (const id in record) {
@@ -77,10 +93,11 @@ export class RecordEncoder {
         const plan = this.planFor(id);
         if (plan.skip) continue;
         const field = fieldOf(plan, member);
-        const at = series.indexOf(plan.seriesPrefix);
+        const prefix = plan.field === "value" ? plan.seriesPrefix : withAlarm(plan, alarmTag);
+        const at = series.indexOf(prefix);
         const own = at < 0 ? undefined : fields[at];
         if (!own) {
-          series.push(plan.seriesPrefix);
+          series.push(prefix);
           fields.push([field]);
           continue;
         }
@@ -120,10 +137,12 @@ export class RecordEncoder {
     let plan = this.plans.get(id);
     if (!plan) {
       const decoded = this.decoder.decode(id);
+      const measurement = escapeMeasurement(decoded.measurement);
       plan = {
         seriesPrefix:
-          `${escapeMeasurement(decoded.measurement)}${this.deviceTags}` +
+          `${measurement}${this.deviceTags}` +
           `,type=${escapeTag(decoded.type)},unit=${escapeTag(decoded.unit)},values_id=`,
+        measurement,
         field: decoded.field ?? "value",
         isText: decoded.type === "text",
         skip: decoded.kind === "values_id",
@@ -132,6 +151,15 @@ export class RecordEncoder {
     }
     return plan;
   }
+}
+
+/**
+ * The series prefix of an alarm id's point: the tag `alarm` (see {@link alarmTagOf}) right after
+ * the measurement, where its key sorts among the others (InfluxDB's canonical order).
+ */
+function withAlarm(plan: IdPlan, alarmTag: string): string {
+  if (alarmTag === "") return plan.seriesPrefix;
+  return plan.measurement + alarmTag + plan.seriesPrefix.slice(plan.measurement.length);
 }
 
 /** The field key and line-protocol value of one member. */

@@ -9,7 +9,7 @@ interface BytePlan {
   readonly prefix: Buffer;
   /** Per tag: the prefix, the tag and the field (` value=`) in one, for numbers and booleans. */
   readonly heads: Map<Tag, Buffer>;
-  /** ` value=`, ` alarm_index=` or ` alarm_name=` */
+  /** ` value=` or ` alarm_index=` (an alarm_name member sends its record to the reference path) */
   readonly field: Buffer;
   readonly alarmName: boolean;
   readonly isText: boolean;
@@ -23,12 +23,9 @@ export interface Tag {
   readonly bytes: Buffer;
 }
 
-const QUOTE = 0x22;
 const TEXT_FIELD = Buffer.from(" text=");
 const ONE = Buffer.from("1");
 const ZERO = Buffer.from("0");
-const QUOTED_TRUE = Buffer.from('"true"');
-const QUOTED_FALSE = Buffer.from('"false"');
 
 /**
  * Writes the records the fast path read of one answer byte by byte into a {@link LineBuffer}: the
@@ -57,14 +54,15 @@ export class RecordLines {
   }
 
   /**
-   * True when every member of the scanned record has a series of its own, as almost always (those
-   * sharing a line, alarm_index and alarm_name, are merged by the reference path).
+   * True when every member of the scanned record has a series of its own and it names no alarm, as
+   * almost always (those sharing a line, alarm_index and alarm_name, are merged by the reference
+   * path, which also tags the alarm point with the alarm's name).
    */
   fits(scanned: RecordScanner): boolean {
     const serial = ++this.serial;
     for (let m = 0; m < scanned.members; m++) {
       const plan = this.planOf(scanned.key[m] ?? 0);
-      if (this.seriesIn[plan.series] === serial) return false;
+      if (plan.alarmName || this.seriesIn[plan.series] === serial) return false;
       this.seriesIn[plan.series] = serial;
     }
     return true;
@@ -118,7 +116,7 @@ export class RecordLines {
     return this.secondsBytes;
   }
 
-  /** One member as a line (as RecordEncoder's fieldOf makes its field). */
+  /** One member as a line (as RecordEncoder's fieldOf makes its field); never an alarm_name. */
   private writeMember(
     scanned: RecordScanner,
     m: number,
@@ -134,7 +132,7 @@ export class RecordLines {
     const room = plan.prefix.length + tag.bytes.length + plan.field.length + (to - from) + 32;
     const out = this.out.startLine(room + seconds.length);
     let o = this.out.end;
-    if (kind === ValueKind.Number && !plan.alarmName) {
+    if (kind === ValueKind.Number) {
       // the usual line: its head (prefix, tag, field) copied in one go, then the number's bytes
       const head = headOf(plan, tag);
       out.set(head, o);
@@ -148,7 +146,7 @@ export class RecordLines {
     o += plan.prefix.length;
     out.set(tag.bytes, o);
     o += tag.bytes.length;
-    if (kind === ValueKind.String && !plan.alarmName) {
+    if (kind === ValueKind.String) {
       const number = plan.isText
         ? undefined
         : numericString(source.toString("utf8", from + 1, to - 1));
@@ -164,20 +162,12 @@ export class RecordLines {
       out.set(plan.field, o);
       o += plan.field.length;
       if (kind === ValueKind.True || kind === ValueKind.False) {
-        const truth = kind === ValueKind.True;
-        const word = plan.alarmName ? (truth ? QUOTED_TRUE : QUOTED_FALSE) : truth ? ONE : ZERO;
+        const word = kind === ValueKind.True ? ONE : ZERO;
         out.set(word, o);
         o += word.length;
-      } else if (kind === ValueKind.String) {
-        // alarm_name: the JSON text of a string without escapes is its quoted form
-        o = copyBytes(source, from, to, out, o);
-      } else {
-        if (plan.alarmName) out[o++] = QUOTE;
-        if (kind === ValueKind.NumberText) {
-          o += out.write(scanned.numberText[m] ?? "", o, "latin1");
-        } else o = copyBytes(source, from, to, out, o);
-        if (plan.alarmName) out[o++] = QUOTE;
-      }
+      } else if (kind === ValueKind.NumberText) {
+        o += out.write(scanned.numberText[m] ?? "", o, "latin1");
+      } else o = copyBytes(source, from, to, out, o);
     }
     out.set(seconds, o);
     this.out.end = o + seconds.length;

@@ -137,6 +137,10 @@ function recordLines(
 ): string[] {
   const device = `,device_id=${tagText(request.deviceId)},resource_id=${tagText(request.resourceId)}`;
   const tag = tagText(valuesIdTag(record.values_id));
+  // the alarm point's tag `alarm`: the record's alarm name (kept members only), none when empty
+  const name = members.includes("alarm_name") ? record.alarm_name : null;
+  const named = name !== null && name !== undefined && String(name) !== "";
+  const alarm = named ? `,alarm=${tagText(String(name))}` : "";
   const series = new Map<string, Map<string, string>>();
   for (const key of members) {
     const member = record[key];
@@ -145,9 +149,10 @@ function recordLines(
     if (typeof member !== "string" && typeof member !== "number" && typeof member !== "boolean") {
       continue;
     }
+    // tags in InfluxDB's order, sorted by key: alarm, device_id, resource_id, type, unit, values_id
     const head =
-      `${measurementText(id.measurement)}${device},type=${tagText(id.type)}` +
-      `,unit=${tagText(id.unit)},values_id=${tag}`;
+      `${measurementText(id.measurement)}${id.field === "value" ? "" : alarm}${device}` +
+      `,type=${tagText(id.type)},unit=${tagText(id.unit)},values_id=${tag}`;
     const fields = series.get(head) ?? new Map<string, string>();
     series.set(head, fields);
     const [field, value] = fieldOf(id, member);

@@ -27,13 +27,19 @@ export function expectedPoints(
       if (id === "timestamp" || id === "values_id" || member === null) continue;
       const decoded = decodeValueId(id);
       if (decoded.kind === "values_id") continue;
-      const tags = {
+      const tags: Record<string, string> = {
         device_id: storedName(deviceId),
         resource_id: storedName(resourceId),
         type: storedName(decoded.type),
         unit: storedName(decoded.unit),
         values_id: storedName(valuesIdTag(record.values_id)),
       };
+      // the alarm ids' point is tagged `alarm` with the record's alarm name, when it has one
+      const name = record.alarm_name;
+      const isAlarmId = id === "alarm_index" || id === "alarm_name";
+      if (isAlarmId && name !== null && name !== undefined && String(name) !== "") {
+        tags.alarm = storedName(String(name));
+      }
       const measurement = storedMeasurement(decoded.measurement);
       const key = JSON.stringify([measurement, tags, time]);
       const point = points.get(key) ?? { measurement, tags, fields: {}, time };

@@ -72,6 +72,8 @@ describe("AnswerTranscoder against its oracle", () => {
     const expected = oracleAnswer(elements, request, 2);
     if (expected === DRIFT) throw new Error("the fixed answer is not meant to drift");
     expect(expected.records).toBe(8);
+    // the alarm point carries the alarm's name as its first tag (issue #35)
+    expect(expected.batches.map((b) => b.text).join("\n")).toContain('alarm,alarm=E"4",device_id=');
     for (let cut = 1; cut < body.length; cut++) {
       const { fastRows: _, ...got } = transcodeAnswer(body, request, {
         sizes: [cut],

@@ -45,16 +45,51 @@ describe("RecordEncoder", () => {
       [`SOC,${TAGS},type=continuous,unit=%,values_id=002 text="n/a" ${S}`],
     ],
     [
-      "alarm_index and alarm_name share one point in measurement alarm",
+      "alarm_index and alarm_name share one point in measurement alarm, tagged alarm (first key)",
       { timestamp: T, values_id: 0, alarm_index: 17, alarm_name: "Grid overvoltage" },
       [
-        `alarm,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=17,alarm_name="Grid overvoltage" ${S}`,
+        `alarm,alarm=Grid\\ overvoltage,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=17,alarm_name="Grid overvoltage" ${S}`,
       ],
     ],
     [
-      "alarm_index as a numeric string is a float; a numeric alarm_name is a string",
+      "alarm_index as a numeric string is a float; a numeric alarm_name is a string and a tag",
       { timestamp: T, values_id: 0, alarm_index: "5", alarm_name: 3 },
-      [`alarm,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=5,alarm_name="3" ${S}`],
+      [
+        `alarm,alarm=3,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=5,alarm_name="3" ${S}`,
+      ],
+    ],
+    [
+      "the alarm tag escapes commas, equals signs and spaces; line breaks become spaces",
+      { timestamp: T, values_id: 0, alarm_index: 2, alarm_name: 'U=0, "grid"\nlost\\' },
+      [
+        `alarm,alarm=U\\=0\\,\\ "grid"\\ lost/,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=2,alarm_name="U=0, \\"grid\\"\nlost\\\\" ${S}`,
+      ],
+    ],
+    [
+      "an empty alarm_name gives no tag (a tag cannot be empty)",
+      { timestamp: T, values_id: 0, alarm_index: 4, alarm_name: "" },
+      [`alarm,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=4,alarm_name="" ${S}`],
+    ],
+    [
+      "an alarm_index without a name (null) is written untagged, as before",
+      { timestamp: T, values_id: 0, alarm_index: 4, alarm_name: null },
+      [`alarm,${TAGS},type=alarm,unit=none,values_id=000 alarm_index=4 ${S}`],
+    ],
+    [
+      "an alarm_name without an index is tagged too; other measurements of the record are not",
+      { timestamp: T, values_id: 1, e_03_01_00_001_P: 1, alarm_name: "Fan" },
+      [
+        `P,${TAGS},type=continuous,unit=kW,values_id=001 value=1 ${S}`,
+        `alarm,alarm=Fan,${TAGS},type=alarm,unit=none,values_id=001 alarm_name="Fan" ${S}`,
+      ],
+    ],
+    [
+      "a coded value whose measurement is alarm is not tagged",
+      { timestamp: T, values_id: 0, e_00_00_00_000_alarm: 1, alarm_name: "Fan" },
+      [
+        `alarm,${TAGS},type=continuous,unit=none,values_id=000 value=1 ${S}`,
+        `alarm,alarm=Fan,${TAGS},type=alarm,unit=none,values_id=000 alarm_name="Fan" ${S}`,
+      ],
     ],
     [
       "protocol_id is meta; null members and values_id are skipped",
