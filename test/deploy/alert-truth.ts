@@ -82,26 +82,26 @@ function latestBelow(
   return { instances, firing };
 }
 
-/** Devices with an alarm (alarm_index set) in any sample of the last 30 minutes. */
+/**
+ * Per device and alarm (its name, the tag `alarm`): those with an alarm (alarm_index set) in any
+ * sample of the last 30 minutes. A sample with an index but no name would be grouped under the
+ * empty tag value, as InfluxDB answers for points without the tag.
+ */
 function alarms(filled: FilledInfluxd, nowS: number): RuleTruth {
   const { fleet } = filled.sim;
-  const raised = fleet
-    .deviceIds()
-    .filter((d) =>
-      (fleet.resourceIds(d) ?? []).some((r) =>
-        fleet
-          .records(
-            d,
-            r,
-            ["alarm_index"],
-            Math.max(nowS - 1800, SYNCED_FROM_S),
-            Math.min(nowS, filled.toS),
-          )
-          .some((row) => typeof row.alarm_index === "number" && row.alarm_index > 0),
-      ),
-    );
-  const keys = raised.map((d) => labelKey({ device_id: d }));
-  return { instances: keys, firing: keys };
+  const keys = new Set<string>();
+  const fromS = Math.max(nowS - 1800, SYNCED_FROM_S);
+  const toS = Math.min(nowS, filled.toS);
+  for (const d of fleet.deviceIds()) {
+    for (const r of fleet.resourceIds(d) ?? []) {
+      for (const row of fleet.records(d, r, ["alarm_index", "alarm_name"], fromS, toS)) {
+        if (typeof row.alarm_index !== "number" || row.alarm_index <= 0) continue;
+        const name = row.alarm_name;
+        keys.add(labelKey({ device_id: d, alarm: name === null ? "" : String(name) }));
+      }
+    }
+  }
+  return { instances: [...keys], firing: [...keys] };
 }
 
 /** The highest solar power from 11:30 to 12:30 UTC of the latest such hour begun by `atS`. */

@@ -78,6 +78,17 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
           }
           if (!/^\d+[smh]$/.test(r.for)) problems.push(`${where}: for ${r.for}`);
           if (!r.annotations?.summary) problems.push(`${where}: no summary`);
+          // A label an annotation names is a tag every query of the rule groups by.
+          const used = new Set(
+            [...JSON.stringify(r.annotations ?? {}).matchAll(/\$labels\.(\w+)/g)].map((m) => m[1]),
+          );
+          for (const q of dataQueries(r)) {
+            const groupBy = /GROUP BY(?![\s\S]*GROUP BY)([\s\S]*)$/.exec(q.model.query ?? "");
+            const tags = [...(groupBy?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]);
+            for (const label of used) {
+              if (!tags.includes(label)) problems.push(`${where} ${q.refId}: no label ${label}`);
+            }
+          }
           if (r.dashboardUid !== undefined || r.panelId !== undefined) {
             // The linked panel (Grafana needs both) exists under that id.
             const board = dashboards.find((d) => d.model.uid === r.dashboardUid);
@@ -118,7 +129,7 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     expect(problems).toEqual([]);
     expect(rules.map((r) => r.uid).sort()).toEqual([...PIPELINE_RULES, ...PLANT_RULES].sort());
     expect(new Set(rules.map((r) => r.uid)).size).toBe(rules.length);
-    // The alarm's name is a field, not a label: the alert links the table that names it.
+    // The alarm alert links the table of when each alarm was raised and cleared.
     const alarm = rule("energy-device-alarm");
     const overview = dashboards.find((d) => d.model.uid === alarm.dashboardUid);
     const linked = overview && allPanels(overview.model).find((p) => p.id === alarm.panelId);

@@ -108,25 +108,41 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
     };
   }
 
-  it("a device alarm: fires while the device sends alarm points, with the alarm's index; not once cleared", async () => {
+  it("a device alarm: one alert per device and alarm, labelled with the alarm's name, while the device sends its points; not once cleared", async () => {
+    // as the pipeline writes it (docs/schema.md): the tag alarm (first key) holds the name,
+    // commas, equals signs and spaces escaped
+    const tagText = (text: string): string => text.replace(/[,= ]/g, "\\$&");
     const alarm = (device: string, resource: string, atS: number, index: number, name: string) =>
-      `alarm,device_id=${device},resource_id=${resource},values_id=none,unit=none,type=alarm alarm_index=${index},alarm_name="${name}" ${atS}`;
+      `alarm,alarm=${tagText(name)},device_id=${device},resource_id=${resource},type=alarm,unit=none,values_id=none alarm_index=${index},alarm_name="${name}" ${atS}`;
     await write([
       // raised 50 minutes ago, still in the newest sample, listed in two resources
       ...times(NOW_S - 3000, NOW_S).flatMap((t) => [
         alarm("alarm-on", "all_data", t, 402, "Low fuel"),
         alarm("alarm-on", "battery_bank", t, 402, "Low fuel"),
       ]),
+      // a second alarm of the same device (another resource), raised 10 minutes ago
+      ...times(NOW_S - 600, NOW_S).map((t) =>
+        alarm("alarm-on", "inverter", t, 17, "Overtemperature, inverter=1"),
+      ),
       // raised and cleared 40 minutes ago: no alarm point since
       ...times(NOW_S - 5400, NOW_S - 2400).map((t) =>
         alarm("alarm-cleared", "all_data", t, 104, "Grid failure"),
       ),
     ]);
     const { firing: on, quiet, values } = await outcome("energy-device-alarm");
-    const key = labelKey({ device_id: "alarm-on" });
-    expect(on).toEqual([key]);
+    const fuel = { device_id: "alarm-on", alarm: "Low fuel" };
+    const heat = { device_id: "alarm-on", alarm: "Overtemperature, inverter=1" };
+    expect(on).toEqual([labelKey(fuel), labelKey(heat)].sort());
     expect(quiet).toEqual([]);
-    expect(values.get(key)).toBe(402);
+    expect(values.get(labelKey(fuel))).toBe(402);
+    expect(values.get(labelKey(heat))).toBe(17);
+    // the summary names the alarm: its template filled as Grafana fills it
+    const summary = (labels: Record<string, string>, value: number): string =>
+      (rule("energy-device-alarm").annotations?.summary ?? "")
+        .replace(/\{\{ \$labels\.(\w+) \}\}/g, (_, k: string) => labels[k] ?? "<no value>")
+        .replace(/\{\{ \$values\.B\.Value \}\}/g, String(value));
+    expect(summary(fuel, 402)).toBe("alarm-on raised alarm Low fuel (402)");
+    expect(summary(heat, 17)).toBe("alarm-on raised alarm Overtemperature, inverter=1 (17)");
   });
 
   it("no solar power around noon: fires for a device dark all day after a sunny day; not for a sunny one, one that never produced, one dark outside the noon hour, one whose noon is not synced", async () => {
