@@ -183,8 +183,7 @@ export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): n
 }
 
 /**
- * Per (sample, day): rows kept as dead letters over [fromS, untilS] (a backfill would refuse them
- * again: no hole).
+ * Per (sample, day): dead-lettered rows in [fromS, untilS] (a backfill would refuse them again).
  */
 export function deadLetteredPerDay(
   pipeline: Pipeline,

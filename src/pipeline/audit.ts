@@ -53,7 +53,6 @@ export interface NotSynced {
   readonly apiRecords: number;
 }
 
-/** What an audit found. */
 export interface AuditResult {
   /** The first instant checked: the first day is partial unless it is 00:00 UTC. */
   readonly fromS: number;

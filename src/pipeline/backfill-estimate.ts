@@ -9,7 +9,6 @@
  */
 import { deviceShare } from "./device-slots.js";
 
-/** What an estimate rests on. */
 export interface EstimateInputs {
   /** Data requests of each job, in the order the jobs run (one job after the other). */
   readonly jobRequests: readonly number[];
@@ -23,7 +22,6 @@ export interface EstimateInputs {
   readonly catalogMs: number;
 }
 
-/** An estimate, and what bounds it. */
 export interface BackfillEstimate {
   /** The whole backfill: the catalog, then every job's requests. */
   readonly seconds: number;

@@ -20,7 +20,6 @@ export interface BackfillProgress {
 /** How long a claim on a job lasts without a heartbeat; it is renewed every third of it. */
 export const JOB_LEASE_MS = 60_000;
 
-/** What working on a job needs. */
 export interface JobParts
   extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "owner" | "activeJobs"> {
   readonly store: Pick<StateStore, "jobs" | "catalog" | "cursors" | "transaction" | "isOpen">;

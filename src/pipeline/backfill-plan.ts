@@ -34,10 +34,7 @@ export interface PlannedBackfill {
 export interface BackfillPlan {
   readonly jobs: readonly PlannedBackfill[];
   readonly requests: number;
-  /**
-   * A dry run's catalog answers, each from sending its answered attempt to its whole answer in
-   * ms: the API's latency as measured now. Empty when the catalog was not read.
-   */
+  /** Each dry-run catalog answer's ms from sending to its whole answer: the API's latency now. */
   readonly latencyMs: readonly number[];
 }
 

@@ -8,7 +8,6 @@ import { inShard } from "./shard.js";
 /** What a catalog run needs: the catalog's parts, this shard, and its run's. */
 export type CatalogRunParts = SelectParts & RecordedRunParts;
 
-/** What a catalog run did. */
 export interface CatalogRunResult extends Pick<RunResult, "runId" | "status" | "requests"> {
   /** Devices whose catalog was read. */
   readonly devices: number;

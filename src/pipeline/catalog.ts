@@ -18,7 +18,6 @@ import { countChunks } from "./plan-chunks.js";
  */
 export type CatalogPolicy = "refresh-due" | "stored";
 
-/** A resource and the value ids it lists. */
 export interface CatalogResource {
   readonly resourceId: string;
   readonly values: readonly string[];
@@ -38,7 +37,6 @@ export interface DeviceCatalog {
 /** Priority of catalog reads in the request queue of the service: after data requests. */
 export const CATALOG_PRIORITY = -1;
 
-/** What reading and recording the catalog needs. */
 export interface CatalogParts
   extends Pick<Pipeline, "client" | "logger" | "now" | "apiNow" | "chunks"> {
   readonly store: Pick<StateStore, "catalog" | "cursors" | "jobs" | "transaction">;

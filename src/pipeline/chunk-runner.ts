@@ -14,7 +14,6 @@ import { cutByShutdown, isFatal } from "./errors.js";
 import type { Chunk } from "./plan-chunks.js";
 import type { RunContext } from "./run-context.js";
 
-/** How one chunk ended. */
 export type ChunkOutcome =
   | { readonly chunk: Chunk; readonly result: ChunkResult }
   | { readonly chunk: Chunk; readonly error: unknown };
@@ -25,7 +24,6 @@ export interface ChunkMetrics {
   chunkFailed(error: unknown): void;
 }
 
-/** What the runner works with. */
 export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
   /** API_CONCURRENCY. */
@@ -34,7 +32,6 @@ export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly metrics?: ChunkMetrics;
 }
 
-/** Options of one {@link ChunkRunner.run}. */
 export interface RunChunksOptions {
   /** Checked before each chunk starts: true stops starting chunks (a lease lost). */
   readonly stop?: () => boolean;
@@ -61,8 +58,7 @@ export class ChunkRunner {
   }
 
   /**
-   * Fetches and writes `chunks` of one device resource and yields each outcome as it settles.
-   * After a fatal failure, a shutdown, or `options.stop`, no further chunk starts.
+   * Fetches and writes `chunks`, yielding each outcome; none starts after a fatal failure or stop.
    */
   async *run(
     run: RunContext,

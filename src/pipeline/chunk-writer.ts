@@ -39,7 +39,6 @@ export interface ChunkResult {
   readonly firstDeadLetterError?: string;
 }
 
-/** What writing a chunk's answer needs. */
 export interface ChunkWriterParts extends DeadLetterParts {
   readonly sink: Pick<PointSink, "write">;
   readonly decoder: ValueIdDecoder;

@@ -17,7 +17,6 @@ export interface PipelineMetrics extends ApiTelemetry, ChunkMetrics {
   watch?(pipeline: Pipeline): void;
 }
 
-/** Options of {@link openPipeline}. */
 export interface OpenPipelineOptions {
   /** Line-protocol file instead of InfluxDB (`-` for stdout). */
   readonly output?: string;
@@ -33,8 +32,7 @@ export interface OpenPipelineOptions {
 }
 
 /**
- * Wires a pipeline from the configuration. With nowhere to write (and no dry run) it throws a
- * ConfigError before the state database is opened.
+ * Wires a pipeline; nowhere to write (and no dry run) is a ConfigError before the database opens.
  */
 export async function openPipeline(
   config: Config,

@@ -31,7 +31,6 @@ export function syncRules(config: Pick<Config, "sync">, nowS: number) {
   };
 }
 
-/** The cursor rules' settings. */
 export type SyncRules = Readonly<ReturnType<typeof syncRules>>;
 
 /** An inclusive time window. */

@@ -27,7 +27,6 @@ export interface RetryOutcome {
   readonly setAside: number;
 }
 
-/** What retrying needs. */
 export interface RetryDeps {
   readonly deadLetters: DeadLetterStore;
   readonly sink: Pick<PointSink, "write">;
@@ -41,10 +40,7 @@ interface RowLines {
   readonly bad: readonly BadMember[];
 }
 
-/**
- * Writes dead letters again, as the pipeline would now; what InfluxDB stores is forgotten. Throws
- * when the sink fails as a whole (nothing is lost then).
- */
+/** Writes dead letters again, forgetting those stored; throws when the sink fails as a whole. */
 export async function retryDeadLetters(
   deps: RetryDeps,
   letters: readonly DeadLetter[],

@@ -12,7 +12,6 @@ export class MemoryBudgetError extends Error {
   }
 }
 
-/** Options of {@link watchMemory}. */
 export interface MemoryWatch {
   /** MEMORY_BUDGET_MB. */
   readonly budgetMb: number;
@@ -25,10 +24,7 @@ export interface MemoryWatch {
   readonly intervalMs?: number;
 }
 
-/**
- * Watches the resident memory: over MEMORY_BUDGET_MB three checks in a row ends the work with an
- * error naming the setting (not a heap exhausted later). Returns the function that stops it.
- */
+/** Over MEMORY_BUDGET_MB three checks in a row ends the work with an error naming the setting. */
 export function watchMemory(watch: MemoryWatch): () => void {
   const rssMb = watch.rssMb ?? (() => process.memoryUsage.rss() / 2 ** 20);
   const intervalMs = watch.intervalMs ?? 5000;

@@ -14,7 +14,6 @@ import { ValueIdDecoder } from "../transform/value-id.js";
 import { sleep } from "../util/timers.js";
 import { type ChunkMetrics, ChunkRunner } from "./chunk-runner.js";
 
-/** What a pipeline is made of. */
 export interface PipelineParts {
   readonly client: ApiClient;
   readonly store: StateStore;

@@ -37,10 +37,7 @@ export function countChunks(valueCount: number, fromS: number, toS: number): num
   return Math.ceil(valueCount / MAX_VALUES_PER_REQUEST) * countWindows(fromS, toS);
 }
 
-/**
- * Cuts `[fromS, toS]` (inclusive, epoch s) into consecutive inclusive windows of at most
- * MAX_WINDOW_S each, without overlap or gap. RangeError when a bound is not a safe integer.
- */
+/** `[fromS, toS]` as gapless inclusive windows of <= MAX_WINDOW_S; RangeError for unsafe bounds. */
 export function timeWindows(fromS: number, toS: number): { fromS: number; toS: number }[] {
   const count = countWindows(fromS, toS);
   const windows: { fromS: number; toS: number }[] = [];

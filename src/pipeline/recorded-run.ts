@@ -19,7 +19,6 @@ export interface RunTally {
   readonly reportDevices?: ReadonlySet<string>;
 }
 
-/** What a recorded run needs. */
 export interface RecordedRunParts extends ReportParts {
   readonly store: Pick<StateStore, "runs"> & ReportParts["store"];
   readonly logger: Logger;
@@ -28,7 +27,6 @@ export interface RecordedRunParts extends ReportParts {
   readonly isStopping: boolean;
 }
 
-/** What every recorded run hands back. */
 export interface RunResult {
   readonly runId: number;
   /** `interrupted`: stopped by a signal; what was not done is done next time. */
@@ -38,11 +36,9 @@ export interface RunResult {
   readonly points: number;
   /** New dead letters. */
   readonly deadLetters: number;
-  /** Everything the run counted. */
   readonly counters: Readonly<RunCounters>;
 }
 
-/** The {@link RunResult} of a recorded run. */
 export function runResult({ run, status }: RecordedRun): RunResult {
   const { counters } = run;
   return {
@@ -64,10 +60,7 @@ export interface RecordedRun {
   readonly durationMs: number;
 }
 
-/**
- * The envelope of every run: its row in the runs table, its {@link RunContext}, its status and
- * report. A fatal error is thrown on once the run is recorded.
- */
+/** A run's row, {@link RunContext}, status and report; a fatal error is rethrown once recorded. */
 export async function recordedRun(
   parts: RecordedRunParts,
   kind: RunKind,

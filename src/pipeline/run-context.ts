@@ -29,7 +29,6 @@ export function emptyCounters() {
   };
 }
 
-/** What one run counts. */
 export type RunCounters = ReturnType<typeof emptyCounters>;
 
 /** One run's id (in the runs table), logger (with `run` and `kind` bound) and counters. */

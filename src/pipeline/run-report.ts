@@ -50,7 +50,6 @@ function lastErrorOf(cursor: Cursor): string {
   return excerpt(cursor.lastError);
 }
 
-/** What writing a run's report needs. */
 export interface ReportParts {
   readonly store: Pick<StateStore, "cursors" | "deadLetters">;
   readonly config: Pick<Config, "sync" | "sites">;
@@ -60,8 +59,7 @@ export interface ReportParts {
 }
 
 /**
- * Writes the run's report (`etl_lag` and `site` of `deviceIds`, else all); a failure is only
- * logged.
+ * Writes the run's report (`etl_lag`, `site` of `deviceIds`, else all); a failure is only logged.
  */
 export async function reportRun(
   parts: ReportParts,

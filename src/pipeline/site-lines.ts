@@ -5,16 +5,13 @@
 import { type Sites, siteOf } from "../config/sites.js";
 import { escapeTag, quoteString } from "../transform/line-protocol.js";
 
-/** The measurement of the site points. */
 export const SITE_MEASUREMENT = "site";
 
 const HOUR_S = 3600;
 
 /**
- * One `site` line per device, once any site is configured (none: no line): tags `device_id` and,
- * when configured, `group`; fields `name` (the display name, else the device id) and `kwp` (0
- * when none is configured). Stamped with the start of `nowS`'s UTC hour: the runs of an hour
- * overwrite one point per device (idempotent), and a dashboard range of an hour or more holds one.
+ * One `site` line per device once any site is configured: tags `device_id`, `group`; fields `name`,
+ * `kwp`. Stamped at the start of the UTC hour: an hour's runs overwrite one point (idempotent).
  */
 export function siteLines(deviceIds: Iterable<string>, sites: Sites, nowS: number): string[] {
   // no sites configured: no site points at all (nothing to join)

@@ -25,13 +25,11 @@ import type { Pipeline } from "./pipeline.js";
 import { type Chunk, countChunks, planChunks, timeWindows, valueGroups } from "./plan-chunks.js";
 import type { RunContext } from "./run-context.js";
 
-/** What syncing a resource needs. */
 export interface SyncParts extends Pick<Pipeline, "chunks" | "now" | "apiNow" | "isStopping"> {
   readonly store: Pick<StateStore, "cursors" | "jobs" | "transaction">;
   readonly config: Pick<Config, "sync" | "failures">;
 }
 
-/** What one resource's sync did. */
 export interface ResourceOutcome {
   chunks: number;
   points: number;
@@ -47,8 +45,7 @@ export interface ResourceOutcome {
 export type ResourceTarget = CatalogResource & { readonly deviceId: string; readonly log: Logger };
 
 /**
- * Syncs one resource by its cursor (see cursor.ts). `final`: the catalog was just read, so a 404
- * is a failure (otherwise it is reported as `unknown`: the caller reads the catalog again).
+ * Syncs one resource by its cursor; `final` (catalog just read): a 404 fails, else it is `unknown`.
  */
 export async function syncResource(
   parts: SyncParts,

@@ -32,7 +32,6 @@ function devicesInFlight(apiConcurrency: number): number {
   return Math.max(16, apiConcurrency * 16);
 }
 
-/** What one device's part of a sync did. */
 export interface DeviceSyncResult {
   readonly deviceId: string;
   readonly resources: number;
@@ -58,7 +57,6 @@ export interface SyncResult extends RunResult {
   readonly durationMs: number;
 }
 
-/** Options of {@link runSync}. */
 export interface SyncOptions {
   /** Only these devices (`sync --device`); default: every device of this shard. */
   readonly deviceIds?: readonly string[];

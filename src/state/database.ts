@@ -13,7 +13,6 @@ import {
 import { integer, parseRow } from "./rows.js";
 import { isSqliteError, StateError, stateError } from "./state-error.js";
 
-/** Options of {@link openDatabase}. */
 export interface OpenDatabaseOptions {
   readonly logger?: Logger;
   /** Apply pending migrations (default true; false: pending ones are an error). */

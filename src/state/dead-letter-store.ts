@@ -145,8 +145,7 @@ export class DeadLetterStore {
   }
 
   /**
-   * The refused lines kept for a device resource, by their text (empty when there are none: one
-   * indexed lookup), so that a line written later can be forgotten.
+   * The refused lines of a device resource by text, so that a line written later can be forgotten.
    */
   lineLetters(deviceId: string, resourceId: string): Map<string, number> {
     if (parseRow(integer, this.sql.hasLines.get(deviceId, resourceId), "exists") === 0) {

@@ -11,7 +11,6 @@ export interface QueuedJob {
   readonly resumed: boolean;
 }
 
-/** What {@link JobQueue.queue} did with a command's jobs. */
 export interface QueuedBackfill {
   /** The jobs to run: continued and new ones, each once, by spec and start. */
   readonly jobs: readonly QueuedJob[];
@@ -115,16 +114,14 @@ export abstract class JobQueue {
     );
   }
 
-  /** The job with this id, or undefined. */
   abstract get(id: number): BackfillJob | undefined;
 
   /** Indexes of the chunks of a job that are done. */
   abstract completedChunks(jobId: number): Set<number>;
 
   /**
-   * Queues the jobs one command asks for: the unfinished jobs they overlap are continued, those of
-   * the continued backfill done already are left alone (`finished`), and jobs are inserted for the
-   * rest. One immediate transaction.
+   * Queues one command's jobs: overlapped unfinished ones continue, the rest are inserted; one
+   * immediate transaction.
    */
   queue(
     specs: readonly BackfillSpec[],
@@ -195,10 +192,7 @@ export abstract class JobQueue {
     return { job: parseRow(jobRow, inserted, "backfill job"), resumed: false };
   }
 
-  /**
-   * Continues a job: one whose chunk count changed restarts its chunks; asked for as `pending`, a
-   * parked or waiting one gets a fresh set of attempts.
-   */
+  /** Continues a job: a changed chunk count restarts its chunks; `pending` gives fresh attempts. */
   private resume(job: BackfillJob, chunksTotal: number, status: QueueStatus, now: string) {
     requireInteger("chunksTotal", chunksTotal);
     if (job.chunksTotal !== chunksTotal) {

@@ -95,7 +95,6 @@ function jobStatements(db: Database.Database) {
   };
 }
 
-/** What one finished chunk of a job produced. */
 export interface ChunkDone {
   readonly points: number;
   readonly requests: number;
@@ -174,10 +173,7 @@ export class JobStore extends JobQueue {
     return parseRows(jobRow, this.sql.parked.all(), "backfill job");
   }
 
-  /**
-   * Sets a job's status. `lastError`: a message to record, null to clear it, or omitted to keep
-   * the one recorded. Throws for an unknown job.
-   */
+  /** `lastError`: recorded, cleared by null, kept when omitted. Throws for an unknown job. */
   setStatus(id: number, status: BackfillStatus, now: Date, lastError?: string | null): void {
     const result = this.sql.setStatus.run({
       id,
@@ -196,10 +192,7 @@ export class JobStore extends JobQueue {
     }
   }
 
-  /**
-   * An attempt ended with a failed chunk: `failed` until `nextAttemptS`, or `parked` once this was
-   * attempt number `maxAttempts`. Returns the job as stored.
-   */
+  /** A failed chunk: `failed` until `nextAttemptS`, `parked` after attempt `maxAttempts`. */
   recordFailure(
     id: number,
     error: string,
@@ -240,10 +233,7 @@ export class JobStore extends JobQueue {
     return new Set(parseRows(integer, this.sql.chunksOf.all(jobId), "chunk index"));
   }
 
-  /**
-   * Records a done chunk in one transaction: its points and requests count once however often it
-   * is recorded; the newest record is raised. Throws for an unknown job or an index out of range.
-   */
+  /** Records a done chunk once (its points and requests count once); raises the newest record. */
   recordChunkDone(jobId: number, chunkIndex: number, done: ChunkDone, now: Date): void {
     requireInteger("chunkIndex", chunkIndex);
     requireInteger("points", done.points);

@@ -5,7 +5,6 @@
 import type Database from "better-sqlite3";
 import { type DeadProbe, type Holder, isGone, type Owner } from "./owner.js";
 
-/** A lease as stored. */
 export interface Lease {
   readonly ownerId: string;
   /** The holder's process, when known: a holder of unknown process is never taken for gone. */
@@ -108,10 +107,7 @@ export class Leases<K extends string | number, H> {
     );
   }
 
-  /**
-   * Takes the lease on `key` for `ttlMs` unless another owner may still be working under it
-   * ({@link leaseState}). One immediate transaction (a savepoint inside a caller's).
-   */
+  /** Takes `key` for `ttlMs` unless another owner may still hold it; one immediate transaction. */
   acquire(key: K, owner: Owner, ttlMs: number, nowMs: number): Acquired<H> {
     return this.acquireTx.immediate(key, owner, ttlMs, nowMs);
   }

@@ -13,7 +13,6 @@ const lockRow = z.object({
   expires_at: integer,
 });
 
-/** Who holds a lock. */
 export interface LockHolder {
   readonly pid: number;
   readonly host: string;

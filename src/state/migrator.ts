@@ -62,8 +62,7 @@ export function migrationLabel(migration: Pick<Migration, "version" | "name">): 
 }
 
 /**
- * The migrations of a directory in order. Throws a {@link MigrationError} for a file whose name is
- * not `NNN_name.sql`, two files with the same number, or a missing number (they run 001, 002, …).
+ * Migrations of `path` in order; a MigrationError for a bad name, a duplicate or a missing number.
  */
 export function listMigrations(path: string): Migration[] {
   const files = failingAs(`cannot read migrations directory ${path}`, () => readdirSync(path));
@@ -147,10 +146,7 @@ export function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Migration
   return migrations.filter((m) => !applied.has(m.version));
 }
 
-/**
- * Applies the pending migrations of `dir` in order, each in its own transaction with its
- * `schema_migrations` row; returns the versions applied now. A failing one is rolled back.
- */
+/** Applies the pending migrations in order, each in its own transaction; returns those applied. */
 export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): number[] {
   db.exec(CREATE_TABLE);
   const pending = pendingMigrations(db, dir);

@@ -19,7 +19,6 @@ export interface Owner extends Holder {
 /** When this process started (epoch ms), the same for every owner it makes. */
 const PROCESS_STARTED_MS = Math.round(Date.now() - process.uptime() * 1000);
 
-/** This process as an owner. */
 export function processOwner(command: string): Owner {
   const host = hostname();
   const { pid } = process;

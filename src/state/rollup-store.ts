@@ -52,9 +52,8 @@ export class RollupStore {
   }
 
   /**
-   * Marks [fromS, toS] of a device resource: its rollups are due; returns the mark's id.
-   * `request`: what asks for it besides a write of raw points (the `rollups` command's request,
-   * a pass's hours written ahead of their days).
+   * Marks [fromS, toS] of a device resource due for rollups; `request`: who asked, besides raw
+   * writes.
    */
   mark(deviceId: string, resourceId: string, fromS: number, toS: number, request?: string): number {
     requireText("deviceId", deviceId);

@@ -10,7 +10,6 @@ export function storedText(text: string, max = MAX_STORED_TEXT): string {
   return scrubText(text, max);
 }
 
-/** A whole number column. */
 export const integer = z.number().int();
 
 /** A nullable whole number column, read as `number | undefined`. */

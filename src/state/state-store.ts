@@ -82,13 +82,11 @@ export class StateStore {
     this.sizeSeen = stat.size;
   }
 
-  /** Opens the state database (see {@link openDatabase}). */
   static open(path: string, options: OpenDatabaseOptions = {}): StateStore {
     const { db, appliedOnOpen } = openDatabase(path, options);
     return new StateStore(db, path, Object.freeze([...appliedOnOpen]));
   }
 
-  /** Whether the connection is open. */
   get isOpen(): boolean {
     return this.db.open;
   }

@@ -71,7 +71,6 @@ export interface BackfillJob extends BackfillSpec {
 export type RunKind = "sync" | "backfill" | "catalog";
 export type RunStatus = "running" | "ok" | "partial" | "failed" | "interrupted";
 
-/** Counters of a finished run. */
 export interface RunSummary {
   readonly status: Exclude<RunStatus, "running">;
   readonly devices: number;
