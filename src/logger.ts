@@ -196,8 +196,7 @@ function scrubEmbedded(text: string, re: RegExp): string {
 }
 
 /**
- * {@link scrubSecrets}, then cut to at most `maxChars` characters (the last one `…` when cut):
- * scrubbed first, so a secret cut in half is redacted all the same.
+ * {@link scrubSecrets}, then cut to `maxChars` (ending `…`): a secret cut in half stays redacted.
  */
 export function scrubText(text: string, maxChars: number): string {
   const scrubbed = scrubSecrets(text);

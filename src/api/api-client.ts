@@ -100,7 +100,6 @@ export class ApiClient {
     this.requester.abort(reason);
   }
 
-  /** True once {@link abort} was called. */
   get aborted(): boolean {
     return this.requester.aborted;
   }
@@ -131,10 +130,7 @@ export class ApiClient {
     return fetchData(this.requester, this.limits, query, options);
   }
 
-  /**
-   * POST /set_password (spec 5.1): sets `password` for `user` with a one-time password. Never
-   * sent twice: only a failure before anything reached the server is retried.
-   */
+  /** POST /set_password (spec 5.1): retried only when nothing reached the server. */
   async setPassword(user: string, otp: string, password: string, call?: CallOptions) {
     const authorization = `Bearer ${Buffer.from(otp).toString("base64")}`;
     await this.json(
@@ -189,8 +185,7 @@ export class ApiClient {
   }
 
   /**
-   * One JSON request, its whole body read and validated with `schema`; `secretMembers` registered
-   * as secrets first, so that no message about a malformed answer can quote them.
+   * One JSON request, validated; `secretMembers` become secrets first, so no message quotes them.
    */
   private json<S extends z.ZodType>(
     spec: RequestSpec,

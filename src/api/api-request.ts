@@ -40,7 +40,6 @@ export interface RequestSpec extends Omit<Outgoing, "headers"> {
   readonly sendOnce?: boolean;
 }
 
-/** A request's result, and how it was obtained. */
 export interface Answered<T> {
   readonly value: T;
   /** HTTP attempts the request took (retries included). */
@@ -81,7 +80,6 @@ export interface AttemptInfo {
 
 /** Where the API's attempts are counted (the service's metrics), where they happen. */
 export interface ApiTelemetry {
-  /** An attempt was sent. */
   attemptSent(route: string): void;
   /** An attempt ended: exactly once per attempt sent, however it ended. */
   attemptEnded(attempt: AttemptInfo): void;
@@ -89,13 +87,11 @@ export interface ApiTelemetry {
   retried(retry: { readonly route: string; readonly code: string; readonly delayMs: number }): void;
 }
 
-/** Options of one call. */
 export interface CallOptions {
   /** Ends the call at once, whatever it waits for: it fails with code `aborted`. */
   readonly signal?: AbortSignal;
 }
 
-/** What the requester works with (see ApiClientOptions). */
 export interface ApiRequesterOptions {
   readonly transport: HttpTransport;
   readonly auth: ApiAuth;
@@ -129,7 +125,6 @@ export class ApiRequester {
     if (!this.shutdown.signal.aborted) this.shutdown.abort(reason);
   }
 
-  /** True once {@link abort} was called. */
   get aborted(): boolean {
     return this.shutdown.signal.aborted;
   }

@@ -44,10 +44,7 @@ export class ApiAuth {
   private renewal: Promise<AccessToken> | undefined;
   private readonly recentTokens: string[] = [];
 
-  /**
-   * @param obtain POST /create_token; `slotHeld`: its caller holds a rate-gate slot it may use
-   * @param now clock in epoch ms
-   */
+  /** `obtain`: POST /create_token (`slotHeld`: its caller's rate-gate slot); `now`: epoch ms. */
   constructor(
     private readonly credentials: ApiCredentials,
     private readonly obtain: (slotHeld: boolean) => Promise<AccessToken>,
@@ -69,7 +66,6 @@ export class ApiAuth {
       : { authorization: auth.authorization, "x-api-key": this.credentials.apiKey };
   }
 
-  /** A valid access token, obtained or renewed as needed. */
   async token(): Promise<string> {
     return this.currentToken() ?? (await this.refresh(false).token);
   }

@@ -97,8 +97,7 @@ async function readWhole(
 }
 
 /**
- * A JSON array starts with `[` and ends with `]`. A body that is another JSON value is final; one
- * that is empty, not JSON (a gateway's page) or not closed (cut off) is retried.
+ * Another JSON value is final; an empty body, not JSON (a gateway's page) or unclosed is retried.
  */
 function checkEnds({ firstByte: first, lastByte: last }: HeldBody, source: AnswerSource): void {
   if (first === OPEN && last === CLOSE) return;

@@ -37,10 +37,7 @@ export class ApiError extends Error {
   declare readonly bodyExcerpt?: string;
   /** How many attempts were made before this error was final. */
   declare readonly attempts?: number;
-  /**
-   * True when the request surely never reached the server (connection refused, host name not
-   * resolved): safe to retry even a request that must not arrive twice (POST /set_password).
-   */
+  /** The request surely never reached the server: safe to retry even a send-once request. */
   declare readonly neverSent?: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
@@ -119,10 +116,7 @@ const TLS_MISMATCH = /wrong version number|packet length too long|unknown protoc
 /** Failures that happen before a single byte of the request left: nothing reached the server. */
 const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
 
-/**
- * Classifies a transport failure (no HTTP response) into an ApiError; `neverSent` when the
- * request surely did not reach the server (connection refused, host name not resolved).
- */
+/** Classifies a transport failure (no HTTP response); `neverSent` when it surely did not arrive. */
 export function classifyTransportError(endpoint: string, error: unknown): ApiError {
   const field = (key: string): string | undefined =>
     error && typeof error === "object" && key in error

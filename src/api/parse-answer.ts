@@ -9,10 +9,7 @@ import {
 import { excerpt } from "../util/text.js";
 import { ApiError } from "./errors.js";
 
-/**
- * Parses and validates one JSON text of a 2xx answer (a whole body) with `schema`. Text that is
- * not JSON may be a cut-off transfer, so that error is retryable; JSON of another shape is final.
- */
+/** Parses a 2xx body with `schema`: not JSON may be cut off (retryable); another shape is final. */
 export function parseJson<S extends z.ZodType>(
   text: string,
   schema: S,

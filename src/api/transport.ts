@@ -5,7 +5,6 @@ import type { ApiClock } from "./api-clock.js";
 import { parseDateHeader } from "./api-clock.js";
 import { classifyTransportError } from "./errors.js";
 
-/** What one HTTP attempt sends. */
 export interface Outgoing {
   readonly method: "GET" | "POST";
   /** Path under the base URL, ids already encoded. */
@@ -16,7 +15,6 @@ export interface Outgoing {
   readonly json?: unknown;
 }
 
-/** The head of an HTTP answer. */
 export interface ResponseHead {
   readonly statusCode: number;
   readonly headers: Response["headers"];
@@ -50,7 +48,6 @@ export interface HttpTransportOptions {
 /** Default of {@link HttpTransportOptions.slowNoticeMs}. */
 export const SLOW_NOTICE_MS = 2_000;
 
-/** Sent with every request. */
 const COMMON_HEADERS = {
   "user-agent": "energy-etl",
   accept: "application/json",

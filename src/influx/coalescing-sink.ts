@@ -93,7 +93,6 @@ export class CoalescingSink implements PointSink {
   }
 }
 
-/** Batches as one. */
 function joined(batches: readonly LineBatch[]): LineBatch {
   const [only] = batches;
   if (batches.length === 1 && only) return only;

@@ -43,11 +43,7 @@ export function pointSinkOpener(
   return () => openInfluxSink(influx, logger, { bucket: influx.bucket });
 }
 
-/**
- * The rollups' own sink when ROLLUP_BUCKET gives them a bucket and they are written (ROLLUPS,
- * points to InfluxDB): the raw points' kind of sink on that bucket. Undefined otherwise: the
- * rollups go with the raw points.
- */
+/** The rollups' sink on ROLLUP_BUCKET when set (the raw points' kind); undefined otherwise. */
 export async function openRollupSink(
   config: Config,
   logger: Logger,

@@ -64,8 +64,7 @@ export class InfluxQuery {
   }
 
   /**
-   * Runs statements (joined with `;`, one HTTP request) and returns the series of each, in order.
-   * An error of any statement, or an answer of another shape, throws with InfluxDB's message.
+   * Runs statements in one request: the series of each, in order; an error throws InfluxDB's text.
    */
   async query(statements: readonly string[]): Promise<InfluxqlSeries[][]> {
     if (statements.length === 0) return [];

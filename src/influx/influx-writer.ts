@@ -34,7 +34,6 @@ import {
   writeRefused,
 } from "./write-errors.js";
 
-/** Where and how to write. */
 export interface InfluxWriterOptions extends InfluxTarget {
   /** Lines per HTTP request (default 5000). */
   readonly batchSize: number;
@@ -146,8 +145,7 @@ export class InfluxWriter implements PointSink {
   }
 
   /**
-   * Ends every request in flight at once; pending and later writes (and checks) reject with an
-   * InfluxWriteError `aborted: <reason>` (code `unavailable`, fatal). Idempotent.
+   * Ends every request in flight; pending and later writes and checks reject as `aborted` (fatal).
    */
   abort(reason = "the InfluxDB writer was aborted"): void {
     if (!this.shutdown.signal.aborted) this.shutdown.abort(abortedError(reason));
@@ -205,8 +203,7 @@ export class InfluxWriter implements PointSink {
   };
 
   /**
-   * Sends one batch until it is stored (undefined) or refused as a whole (413, 400, 422: for the
-   * caller to split or narrow); transient failures retried with backoff, final ones thrown.
+   * Sends a batch until stored (undefined) or refused whole (413/400/422, for the caller to split).
    */
   private sendRetried(batch: LineBatch, work: WriterWork): Promise<Refusal | undefined> {
     const { run } = work;
@@ -251,8 +248,7 @@ export class InfluxWriter implements PointSink {
   }
 
   /**
-   * A failed request that is neither stored nor refused line by line: 401/403/404 and other 4xx
-   * are final (thrown); what is left (429, 5xx, network) is transient, for the retry policy.
+   * 401/403/404 and other 4xx are thrown as final; 429, 5xx and network failures go to the policy.
    */
   private transient(failure: InfluxFailure, lines: number): TransientFailure {
     const { status } = failure;

@@ -10,8 +10,7 @@ import { abortedError, InfluxWriteError } from "./write-errors.js";
 /** How a {@link LineProtocolFileSink} rotates its file (never stdout). */
 export interface LineProtocolFileOptions {
   /**
-   * Before a write would take the file past this many bytes, it is rotated (FILE -> FILE.1 …):
-   * lines are never split across files (default: never rotate).
+   * Rotate (FILE -> FILE.1 …) before the file passes this size; lines never split (default never).
    */
   readonly maxBytes?: number;
   /** Rotated copies kept, FILE.1 the newest; 0 keeps none. Default 3. */

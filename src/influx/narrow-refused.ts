@@ -23,7 +23,6 @@ export interface BatchWork {
   readonly rejected: RejectedLine[];
 }
 
-/** How narrowing sends lines. */
 export interface NarrowingWrites<W extends BatchWork> {
   /** Writes lines as a batch is written: retried, split on 413, narrowed on 400/422. */
   write(lines: readonly string[], work: W): Promise<void>;

@@ -25,7 +25,6 @@ export function storedOf(lines: number, rejected: readonly RejectedLine[]): numb
   return lines - Math.round(dropped);
 }
 
-/** How a write goes out. */
 export interface WriteOptions {
   /** Send it now, with whatever waits (for a caller that reads the lines back next: rollups). */
   readonly now?: boolean;

@@ -58,7 +58,6 @@ export interface InfluxFailure {
   readonly version?: string;
 }
 
-/** `value[key]` when `value` is an object, else undefined. */
 function memberOf(value: unknown, key: string): unknown {
   return value !== null && typeof value === "object"
     ? (value as Record<string, unknown>)[key]
@@ -161,10 +160,7 @@ export function tokenRefused(status: number, bucket: string): InfluxWriteError {
   );
 }
 
-/**
- * True when `version` (an `X-Influxdb-Version` header: `1.6.7~rc0`, `1.8.10`, `v2.7.4`) is
- * InfluxDB 1.x before 1.8, which has no `/api/v2/write`; false for anything else or unreadable.
- */
+/** True for InfluxDB 1.x before 1.8 (`X-Influxdb-Version`), which lacks `/api/v2/write`. */
 export function lacksV2Write(version: string | undefined): boolean {
   const parts = /^v?(\d+)\.(\d+)/.exec(version ?? "");
   return parts !== null && Number(parts[1]) === 1 && Number(parts[2]) < 8;
@@ -189,10 +185,7 @@ export interface BucketTarget {
   readonly bucketSetting?: string;
 }
 
-/**
- * True when a write's answer says the bucket is missing: a 404, or InfluxDB 1.8's 500 `retention
- * policy not found` (a `database/retention-policy` whose policy does not exist).
- */
+/** A 404, or InfluxDB 1.8's 500 `retention policy not found`: the bucket is missing. */
 export function bucketMissing(failure: InfluxFailure): boolean {
   return (
     failure.status === 404 ||

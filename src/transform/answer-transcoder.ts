@@ -36,7 +36,6 @@ export interface AnswerRequest {
   readonly toS: number;
 }
 
-/** Options of an {@link AnswerTranscoder}. */
 export interface TranscodeOptions {
   readonly source: AnswerSource;
   readonly decoder: ValueIdDecoder;
@@ -177,10 +176,7 @@ export class AnswerTranscoder implements ElementReader {
     this.gathered.clear();
   }
 
-  /**
-   * Reads on until a batch is full and returns it; undefined once the piece is read (push the
-   * next one). After {@link end}, the last batches.
-   */
+  /** The next full batch; undefined once the piece is read. After {@link end}, the last ones. */
   nextBatch(): TranscodedBatch | undefined {
     for (;;) {
       const ready = this.ready;

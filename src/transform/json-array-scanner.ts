@@ -21,7 +21,6 @@ export const NEED_MORE = -1;
 /** {@link ElementReader.read}: frame the element generically and hand it over as text. */
 export const AS_TEXT = -2;
 
-/** Reads the elements a {@link JsonArrayScanner} finds. */
 export interface ElementReader {
   /**
    * Reads the element that starts at `start` of `bytes` (known up to `limit`) without taking it:
@@ -73,10 +72,6 @@ export class JsonArrayScanner {
   /** The carried element is framed generically (the reader gave it up). */
   private asText = false;
 
-  /**
-   * @param reader reads the elements
-   * @param maxElementBytes longest element accepted (default: no limit)
-   */
   constructor(
     private readonly reader: ElementReader,
     private readonly maxElementBytes = Number.POSITIVE_INFINITY,
@@ -105,8 +100,7 @@ export class JsonArrayScanner {
   }
 
   /**
-   * Reads `bytes` from `from`; returns where it stopped. With `firstOnly`, stops after the first
-   * element: where it ended, or NEED_MORE (the unfinished element kept) when the bytes end first.
+   * Reads `bytes` from `from`; with `firstOnly`, only the first element (its end, or NEED_MORE).
    */
   private scan(bytes: Buffer, from: number, firstOnly: boolean): number {
     const n = bytes.length;
@@ -164,10 +158,7 @@ export class JsonArrayScanner {
     );
   }
 
-  /**
-   * The element starting at `start`: read by the reader when it can, framed here otherwise.
-   * Returns where it ends (at the `,` or `]` after it, or after spaces before them) or NEED_MORE.
-   */
+  /** An element, read by the reader or framed here: where it ends (at `,`/`]`), or NEED_MORE. */
   private element(bytes: Buffer, start: number, n: number): number {
     if (!this.asText) {
       const end = this.reader.read(bytes, start, n);
@@ -241,10 +232,7 @@ class ElementFramer {
     this.escaped = false;
   }
 
-  /**
-   * Frames `bytes` from `from` to `n`: the offset of the `,` or `]` that ends the element at
-   * depth 0, or NEED_MORE (where it stands kept for the next bytes).
-   */
+  /** The offset of the `,` or `]` ending the element at depth 0, or NEED_MORE (state kept). */
   advance(bytes: Buffer, from: number, n: number): number {
     for (let i = from; i < n; i++) {
       if (this.inString) {

@@ -55,7 +55,6 @@ export class LineBuffer {
     this.length = offset;
   }
 
-  /** Appends a whole line given as a string. */
   appendLine(line: string): void {
     const bytes = this.startLine(Buffer.byteLength(line));
     this.length += bytes.write(line, this.length, "utf8");
@@ -67,10 +66,7 @@ export class LineBuffer {
     this.markLines = this.lines;
   }
 
-  /**
-   * The lines up to the mark (all of them without one) as a batch; its bytes stay valid until the
-   * next line is started or the next batch taken.
-   */
+  /** The lines up to the mark (all without one) as a batch, valid until the next line or batch. */
   take(): LineBatch {
     this.release();
     const bytes = this.marked ? this.markBytes : this.length;

@@ -10,10 +10,7 @@ export function storedName(text: string): string {
   return text.replace(/[\n\r\t]/g, " ").replace(/\\/g, "/");
 }
 
-/**
- * The measurement InfluxDB stores for `name`: as {@link storedName}, `_` for an empty name or in
- * front of a `#` (a comment line).
- */
+/** As {@link storedName}, with `_` for an empty name or before a `#` (a comment line). */
 export function storedMeasurement(name: string): string {
   const safe = storedName(name);
   if (safe === "") return "_";
@@ -41,7 +38,6 @@ export interface LineBatch {
   readonly lines: number;
 }
 
-/** A batch of the given lines. */
 export function lineBatch(lines: readonly string[]): LineBatch {
   return { bytes: Buffer.from(lines.join("\n"), "utf8"), lines: lines.length };
 }
@@ -96,7 +92,6 @@ export function lineEnds(bytes: Buffer): number[] {
   return ends;
 }
 
-/** A batch split into batches of at most `size` lines. */
 export function inBatches(batch: LineBatch, size: number): LineBatch[] {
   const lines = linesOf(batch);
   const batches: LineBatch[] = [];

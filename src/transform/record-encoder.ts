@@ -44,7 +44,6 @@ export interface IdPlan {
   readonly skip: boolean;
 }
 
-/** Counts of one encoding pass, for logs and metrics. */
 export interface EncodeStats {
   points: number;
   /** Members of one record that landed on the same measurement, tags and field (the later is kept). */

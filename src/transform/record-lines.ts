@@ -40,10 +40,7 @@ export class RecordLines {
   private secondsS = Number.NaN;
   private secondsBytes = Buffer.alloc(0);
 
-  /**
-   * @param values the requested value ids, by the scanner's key index
-   * @param lineDone called after each line (to end a batch there)
-   */
+  /** `values`: the requested value ids by the scanner's key index; `lineDone`: after each line. */
   constructor(
     private readonly encoder: RecordEncoder,
     private readonly values: readonly string[],

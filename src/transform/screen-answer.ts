@@ -129,7 +129,6 @@ export class AnswerScreen {
     return false;
   }
 
-  /** The records to keep, in order. */
   keep(records: readonly DataRecord[]): DataRecord[] {
     const kept: DataRecord[] = [];
     for (const record of records) {

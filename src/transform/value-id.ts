@@ -96,10 +96,7 @@ export function decodeValueId(id: string): DecodedValueId {
   return decodeCoded(id, { prefix, unit, type, valuesId, name });
 }
 
-/**
- * Decodes ids, cached per id (unbounded: an installation has a small, fixed set); logs an id with
- * unknown codes once (warn) and counts such ids.
- */
+/** Decodes ids, cached per id (a small, fixed set); warns once per id with unknown codes. */
 export class ValueIdDecoder {
   /** Number of distinct ids seen with unknown codes. */
   unknownCodeIds = 0;
