@@ -93,10 +93,7 @@ export function compactCount(n: number): string {
 /** Where a backfill stood when it ended (see {@link BackfillProgressReporter.snapshot}). */
 export type BackfillProgressSnapshot = ReturnType<BackfillProgressReporter["snapshot"]>;
 
-/**
- * Runs `jobs` as one backfill run with a {@link BackfillProgressReporter} over all their chunks
- * (those already done counted as such), stopped however the run ends.
- */
+/** Runs `jobs` as one backfill run with a progress bar over all their chunks. */
 export async function runBackfillWithProgress(
   pipeline: Pipeline,
   jobs: readonly BackfillJob[],

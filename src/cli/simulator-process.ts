@@ -12,8 +12,7 @@ interface SimulatorProcess {
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * Starts `energy-etl simulate --port 0 …args` as a child process, once it listens: apart like the
- * remote API it stands in for, so that energy-etl's own process is as in production.
+ * Starts `energy-etl simulate --port 0 …args` as a child, apart like the real API; once it listens.
  */
 export function startSimulatorProcess(args: readonly string[]): Promise<SimulatorProcess> {
   const cli = process.argv[1] ?? "";

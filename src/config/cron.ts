@@ -49,7 +49,6 @@ function fieldValue(text: string, field: Field): number | undefined {
   return at < 0 ? undefined : field.min + at;
 }
 
-/** What is wrong with one item of a field, or undefined. */
 function itemProblem(item: string, field: Field): string | undefined {
   const where = `"${item}" in the ${field.name} field`;
   const match = ITEM.exec(item);

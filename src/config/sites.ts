@@ -41,7 +41,6 @@ export const siteSchema = z
   )
   .strict();
 
-/** A site as configured. */
 export type Site = z.output<typeof siteSchema>;
 
 /** `sites`: by device id (as the API lists it), each device's site; none by default. */
@@ -62,7 +61,6 @@ export const sitesSchema = z
       "config file only",
   );
 
-/** The configured sites. */
 export type Sites = z.output<typeof sitesSchema>;
 
 /** The configured site of `deviceId`, if any (an own key: never a prototype's). */

@@ -175,7 +175,6 @@ export function timeZonesOf(list: string): string[] {
     .filter((z) => z !== "");
 }
 
-/** What is wrong with a ROLLUP_BUCKET that is set, or undefined. */
 export function rollupBucketProblem(bucket: string): string | undefined {
   const form = "must be <database>/<retention policy> such as energy/rollups";
   const parts = bucket.split("/");

@@ -22,10 +22,8 @@ export interface RetryableFailure {
   readonly retryAfterMs?: number;
 }
 
-/** Why a failure is final. */
 export type GiveUpReason = "final" | "retry-after-over-cap" | "retries-spent" | "past-deadline";
 
-/** What to do after a failed attempt. */
 export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number }
   | { readonly retry: false; readonly reason: GiveUpReason; readonly delayMs?: number };

@@ -6,7 +6,6 @@ import {
   type RetryPolicy,
 } from "./retry-policy.js";
 
-/** How one attempt ended. */
 export type Attempted<T, F> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly failure: F }

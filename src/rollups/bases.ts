@@ -7,7 +7,6 @@ import { HOUR_S } from "./buckets.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
-/** A series' base, and its tags. */
 export interface SeriesBase {
   readonly tags: Series.SeriesTags;
   readonly base: number;

@@ -9,7 +9,6 @@ export interface Bucket {
   readonly endS: number;
 }
 
-/** An hour in seconds. */
 export const HOUR_S = 3600;
 
 /** The start of the UTC hour holding `s`. */

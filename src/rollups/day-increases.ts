@@ -10,7 +10,6 @@ import { type ReadingStep, rawStatement, readingSteps } from "./readings.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";
 import * as Series from "./series.js";
 
-/** One day's rollup of a series. */
 export interface DayPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;

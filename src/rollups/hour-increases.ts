@@ -24,7 +24,6 @@ export interface HourSpan {
   readonly stored: boolean;
 }
 
-/** One hour's rollup of a series. */
 export interface HourPoint {
   readonly series: Series.SeriesTags;
   readonly startS: number;
@@ -195,8 +194,7 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
 }
 
 /**
- * The span's hours folded from each series' base in `bases` (or facts.before), left at the
- * span's end; `readings`: those of the hours with a fall inside.
+ * Folds the span's hours from each series' base; `readings`: those of the hours with a fall inside.
  */
 export function foldSpan(
   bases: Map<Series.SeriesKey, number | undefined>,

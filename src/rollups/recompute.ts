@@ -24,7 +24,6 @@ import { type RollupHome, type RollupTarget, targetWhere } from "./series.js";
 
 export type { RecomputeJob } from "./lane.js";
 
-/** What recomputing needs. */
 export interface RecomputeParts {
   readonly query: Pick<InfluxQuery, "query">;
   /** Where rollup points go (ROLLUP_BUCKET's writer, or the raw points' own). */

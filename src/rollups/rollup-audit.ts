@@ -30,7 +30,6 @@ export interface RollupMismatch {
   readonly stored: number | undefined;
 }
 
-/** What the check looked at. */
 export interface RollupAuditResult {
   /** Rollup points compared (series × day × zone, and series × hour). */
   readonly checked: number;

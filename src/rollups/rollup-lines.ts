@@ -26,7 +26,6 @@ export function hourLine(target: RollupTarget, p: HourPoint): string {
  */
 export const SOLAR_ENERGY = { measurement: "total_solar_energy", unit: "kWh" } as const;
 
-/** True when `series` is the {@link SOLAR_ENERGY} counter. */
 export const isSolarEnergy = (series: SeriesTags): boolean =>
   series.measurement === SOLAR_ENERGY.measurement && series.unit === SOLAR_ENERGY.unit;
 

@@ -28,10 +28,7 @@ export class RollupLock {
     private readonly owner: Owner,
   ) {}
 
-  /**
-   * Runs `work` holding the lock, after this process's earlier passes; while another process
-   * holds it, waits as long as `wait()` says true, else returns who holds it.
-   */
+  /** Runs `work` holding the lock; while another process holds it, waits while `wait()` says so. */
   async hold<T>(work: () => Promise<T>, wait: () => boolean = () => false): Promise<Held<T>> {
     let release = () => {};
     const turn = this.queue;

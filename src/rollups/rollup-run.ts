@@ -24,7 +24,6 @@ export interface RollupParts extends Omit<RecomputeParts, "extensions"> {
   readonly logger: Logger;
 }
 
-/** What a rollup pass did. */
 export interface RollupResult {
   /** Device resources whose rollups were written. */
   readonly resources: number;
@@ -197,8 +196,7 @@ export function countersOf(
 }
 
 /**
- * Rollup passes along a run (a backfill), for the devices kicked as their chunks are written;
- * {@link finish} runs the last. Nothing without `parts` or once the run is stopping.
+ * Rollup passes along a backfill, for devices kicked as chunks are written; finish runs the last.
  */
 export class RollupsAlong {
   private readonly kicked = new Set<string>();

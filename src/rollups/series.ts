@@ -24,7 +24,6 @@ export interface SeriesTags extends CounterSeries {
 /** A series' key: measurement, values_id, unit, type. */
 export type SeriesKey = string;
 
-/** The key of a series. */
 export const keyOf = (t: SeriesTags): SeriesKey =>
   JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
 

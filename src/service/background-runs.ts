@@ -31,7 +31,6 @@ class OneAtATime {
   }
 }
 
-/** What {@link SyncTicks} works with. */
 export interface SyncTicksParts {
   readonly log: Logger;
   readonly failures: Pick<ServiceFailures, "settled">;
@@ -60,7 +59,6 @@ export class SyncTicks extends OneAtATime {
   }
 }
 
-/** What {@link CatalogRefresher} works with. */
 export interface CatalogRefresherParts {
   readonly failures: Pick<ServiceFailures, "settled">;
   readonly isStopping: () => boolean;
@@ -83,7 +81,6 @@ export class CatalogRefresher extends OneAtATime {
   }
 }
 
-/** What {@link BackfillDrain} works with. */
 export interface BackfillDrainParts {
   readonly failures: Pick<ServiceFailures, "settled">;
   readonly isStopping: () => boolean;

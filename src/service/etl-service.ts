@@ -14,7 +14,6 @@ import type { EtlMetrics } from "./metrics.js";
 import { Readiness, type ReadinessRules } from "./readiness.js";
 import { Scheduler } from "./scheduler.js";
 
-/** Options of the long-running service. */
 export interface EtlServiceOptions {
   /** SYNC_CRON. */
   readonly cron: string;
@@ -144,8 +143,7 @@ export class EtlService {
   }
 
   /**
-   * One scheduler tick: a sync unless one is still running, then the due backfill jobs and
-   * catalogs. Returns the tick's sync (it settles once its run has ended), or undefined if skipped.
+   * A sync unless one is running, then due jobs and catalogs; the sync, or undefined if skipped.
    */
   tick(): Promise<void> | undefined {
     return this.ticks.tick();

@@ -37,10 +37,7 @@ export class ServiceFailures {
     if (error instanceof StateError && !isTransient(error)) this.fatal(error);
   }
 
-  /**
-   * Background work that settles, never rejects: a failure goes to {@link failed} as `what`; then
-   * `after` runs.
-   */
+  /** Work that never rejects: a failure goes to {@link failed} as `what`; then `after` runs. */
   settled(work: Promise<unknown>, what: string, after: () => void): Promise<void> {
     return work
       .then(

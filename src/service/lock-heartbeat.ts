@@ -14,7 +14,6 @@ import { isTransient } from "./failures.js";
 /** The service lock ({@link SERVICE_LOCK}) is renewed this often. */
 export const HEARTBEAT_MS = 10_000;
 
-/** What {@link LockHeartbeat} works with. */
 export interface LockHeartbeatParts {
   /** The state database's locks (and its path and whether it is open, for messages and release). */
   readonly store: Pick<StateStore, "locks" | "path" | "isOpen">;

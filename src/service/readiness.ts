@@ -19,7 +19,6 @@ export interface ReadinessRules {
   readonly checkIntervalMs: number;
 }
 
-/** What {@link Readiness} asks. */
 export interface ReadinessParts {
   readonly rules: ReadinessRules;
   /** True once the service stops: /readyz then says so and asks nothing. */
@@ -117,8 +116,7 @@ export class Readiness {
   }
 
   /**
-   * How far behind the ETL's reading is, of resources that are not silent (a device without new
-   * data does not make the ETL unready; that is the silent-device alert's business).
+   * Lag of resources that are not silent (a silent device is the silent-device alert's business).
    */
   private lagCheck(): CheckOutcome {
     const { apiNow, silenceAt, store, rules: readiness } = this.parts;

@@ -195,9 +195,8 @@ function rowText(row: DataRecord, poisonKey: string | undefined, bump: boolean):
 }
 
 /**
- * The body of a data answer with the row faults: poisoned members spliced in as 1e400,
- * unrequested members appended to chosen rows, chosen rows followed by their +1 copy, then the
- * `appended` rows (out of window) as they are. With no row fault: JSON.stringify of them all.
+ * The body of a data answer with the row faults spliced in; without any, JSON.stringify of the
+ * rows.
  */
 export function renderFaultedRecords(answer: {
   readonly seed: number;

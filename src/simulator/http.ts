@@ -9,7 +9,6 @@ export interface Answer {
   readonly headers?: Record<string, string>;
 }
 
-/** A JSON answer. */
 export const json = (status: number, value: unknown, headers?: Record<string, string>): Answer => ({
   status,
   body: JSON.stringify(value),

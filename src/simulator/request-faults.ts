@@ -4,7 +4,6 @@ import { type Answer, fail, httpDate, json, jsonOrUndefined } from "./http.js";
 import { pickByShare, subKey, unit2 } from "./model/rng.js";
 import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
 
-/** A fault drawn for one request. */
 export type RequestFault = "drop" | "error" | "malformed" | "delay";
 
 /** True when the faults apply to the endpoint. */

@@ -39,10 +39,7 @@ export {
 export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./model/fleet.js";
 export type { Endpoint, FaultOptions, LoggedRequest, SimulatorOptions } from "./options.js";
 
-/**
- * The Energy Monitoring Data API over real HTTP (auth, endpoints and limits of specs 4, 5 and 8),
- * deterministic, with knobs for tests; every `Date` header is from the injected clock.
- */
+/** The API over HTTP (specs 4, 5, 8), deterministic; each `Date` header is the injected clock's. */
 export class Simulator {
   /** Seed of the data, the faults and the data faults. */
   readonly seed: number;
@@ -129,7 +126,6 @@ export class Simulator {
     ).length;
   }
 
-  /** Forgets the request log. */
   resetLog(): void {
     this.requests.length = 0;
   }
@@ -144,10 +140,7 @@ export class Simulator {
     this.auth.revokeTokens();
   }
 
-  /**
-   * True when the row (device, `YYYY-MM-DDTHH:MM:SS`, values_id) is sent poisoned whatever is
-   * requested (unless only meta members are: then it is sent unchanged).
-   */
+  /** True when the row is sent poisoned whatever is requested (unless only meta members are). */
   isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
     return rowHasFault(this.seed, this.dataFaults, "poison", [deviceId, timestamp, valuesId]);
   }

@@ -23,10 +23,7 @@ const BEYOND_JSON = /[\u007f-\u009f\u2028\u2029]/g;
 const escaped = (char: string): string =>
   SHORT_ESCAPES.get(char) ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
-/**
- * `text` with every control character ({@link CONTROLS}) escaped as JSON escapes it; nothing else
- * changes: a backslash stays one backslash, quotes stay quotes.
- */
+/** `text` with every control character escaped as JSON escapes it, and nothing else changed. */
 export function escapeControls(text: string): string {
   return text.replace(CONTROLS, escaped);
 }

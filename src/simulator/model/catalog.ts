@@ -35,7 +35,6 @@ const PROTOCOL_IDS: Record<DeviceKind, number> = {
   gridtied: 4,
 };
 
-/** A resource of a device and the value ids it lists. */
 export interface ResourceDef {
   readonly id: string;
   readonly valueIds: readonly string[];

@@ -101,11 +101,7 @@ export function decimalsOf(value: number): number {
   return min(9, max(3, own));
 }
 
-/**
- * A reading after its fall, to decimalsOf(value) decimals: 0; a dip of a reading below
- * MIN_DIP_READING leaves it as it is; a deep dip takes off `depth`; a shallow one `depth`, at
- * least 0.001.
- */
+/** A reading after its fall (see fallFor); one below MIN_DIP_READING does not dip. */
 export function fallenReading(value: number, fall: CounterFall): number {
   if (fall.kind === "zero") return 0;
   if (value < MIN_DIP_READING) return value;
@@ -121,9 +117,8 @@ export function dailyOffsetFor(largest: number, draw: number): number {
 }
 
 /**
- * Applies the counter faults to the numeric counter members of a device's records, in place: the
- * day's offset added (type 05), then the fall. Every draw is keyed on the seed, the device, the
- * value id and the reading's timestamp (or day) and values_id.
+ * Applies the counter faults to a device's records in place: the day's offset (type 05), then the
+ * fall.
  */
 export function applyCounterFaults(
   records: DataRecord[],

@@ -33,7 +33,6 @@ export { type CatalogOption, SPEC_EXTRA_VALUES, specExtraIds } from "./spec-cata
 export { COMMISSIONED_AT_S } from "./time.js";
 export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./value-schedule.js";
 
-/** Options of a fleet. */
 export interface FleetOptions {
   /** Changes the data, not the device ids. */
   seed: number;
@@ -87,7 +86,6 @@ interface ValueChange {
   readonly atS: number | undefined;
 }
 
-/** The simulated devices and their data. */
 export class SimulatedFleet {
   readonly resolutionS: number;
   private readonly seed: number;
@@ -171,10 +169,9 @@ export class SimulatedFleet {
   }
 
   /**
-   * Records with timestamps t, fromS <= t <= toS, t a multiple of resolutionS and not before
-   * COMMISSIONED_AT_S, in time order; per timestamp one row per readout with a requested value,
-   * by values_id (scheduled values too, whatever the time). Counters as served: with the resets,
-   * then the counter faults. Throws for an unknown device, resource or value.
+   * Records of [fromS, toS] on the resolution grid from COMMISSIONED_AT_S, in time order, one row
+   * per readout with a requested value; counters with their resets, then the counter faults. Throws
+   * for an unknown device, resource or value.
    */
   records(
     deviceId: string,

@@ -4,7 +4,6 @@ export class LruCache<K, V> {
 
   constructor(private readonly capacity: number) {}
 
-  /** Entries held. */
   get size(): number {
     return this.entries.size;
   }
@@ -28,7 +27,6 @@ export class LruCache<K, V> {
     if (oldest.done !== true) this.entries.delete(oldest.value);
   }
 
-  /** Drops every entry. */
   clear(): void {
     this.entries.clear();
   }

@@ -1,12 +1,9 @@
-/** Small numeric helpers shared by the model. */
-
 /**
  * Math functions as module bindings: looking up the global `Math` is slow inside vm contexts
  * (Jest runs the simulator in one), and the model calls these millions of times.
  */
 export const { abs, ceil, cos, exp, floor, imul, max, min, round, sin, sqrt, PI } = Math;
 
-/** x limited to [lo, hi]. */
 export function clamp(x: number, lo: number, hi: number): number {
   return min(hi, max(lo, x));
 }

@@ -2,7 +2,6 @@
 import { roundTo } from "./num.js";
 import { subKey, unit2 } from "./rng.js";
 
-/** The kinds of simulated installations. */
 export type DeviceKind = "hybrid" | "offgrid" | "auditbox" | "gridtied";
 
 /** A battery bank (state of charge as a fraction 0..1). */
@@ -30,7 +29,6 @@ export interface GridSpec {
   readonly outageProbability: number;
 }
 
-/** Shape of the consumption. */
 export interface LoadShape {
   readonly style: "residential" | "commercial";
   readonly baseKw: number;

@@ -47,7 +47,6 @@ export interface DayFrame {
 /** Noise keys of a site's physics channels. */
 export type SiteKeys = ReturnType<typeof siteKeys>;
 
-/** Derives the physics keys of a site from its device key. */
 export function siteKeys(deviceKey: number) {
   return {
     weather: weatherKeys(deviceKey),

@@ -4,7 +4,6 @@ import { ceil, floor } from "./num.js";
 /** Data starts here for every device; records before it do not exist. */
 export const COMMISSIONED_AT_S = Date.UTC(2025, 0, 1) / 1000;
 
-/** Seconds in a UTC day. */
 export const DAY_S = 86_400;
 
 /** Index of the UTC day holding `t`, counted from the commissioning day (day 0). */

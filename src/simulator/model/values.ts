@@ -34,7 +34,6 @@ export interface CounterValueDef {
   readonly output: CounterOutput;
 }
 
-/** Any value of a device. */
 export type ValueDef = SampledValueDef | CounterValueDef;
 
 const CODED_RE = /^e_(\d{2})_(\d{2})_(\d{2})_(\d{3})_(.+)$/;
@@ -60,7 +59,6 @@ export function readoutOf(id: string): number {
   return parseValueId(id)?.readout ?? 0;
 }
 
-/** A sampled value. */
 export function sampled(id: string, sample: SampleFn): SampledValueDef {
   return { kind: "sample", id, readout: readoutOf(id), sample };
 }

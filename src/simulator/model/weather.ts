@@ -6,7 +6,6 @@ import { DAY_S, dayOfYear } from "./time.js";
 /** Noise keys of one site's weather channels. */
 export type WeatherKeys = ReturnType<typeof weatherKeys>;
 
-/** Derives the weather channel keys of a site from its device key. */
 export function weatherKeys(deviceKey: number) {
   return {
     cloud: subKey(deviceKey, "weather.cloud"),
@@ -44,11 +43,7 @@ export function sunWindow(t: number, noonUtcH: number): SunWindow {
   return { riseH: noonUtcH - lengthH / 2, setH: noonUtcH + lengthH / 2, peakWm2, doy };
 }
 
-/**
- * At time t (hour h of its UTC day) under `cloudiness`: the global horizontal irradiance in W/m²
- * with passing clouds, and the air temperature in °C (season, a daily swing peaking mid-afternoon,
- * weather drift).
- */
+/** Irradiance (W/m², with passing clouds) and air temperature (°C) at t under `cloudiness`. */
 export function skyAndAir(
   keys: WeatherKeys,
   sun: SunWindow,
