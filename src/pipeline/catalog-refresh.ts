@@ -16,10 +16,7 @@ export interface CatalogRunResult extends Pick<RunResult, "runId" | "status" | "
   readonly errors: number;
 }
 
-/**
- * The service's catalog run between ticks, of kind `catalog`: reads again the device list and the
- * device catalogs of this shard that are due, behind data requests. Undefined when none is due.
- */
+/** The `catalog` run between ticks: device list, this shard's due catalogs; undefined if none. */
 export async function runCatalogRefresh(
   pipeline: CatalogRunParts,
 ): Promise<CatalogRunResult | undefined> {

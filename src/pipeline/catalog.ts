@@ -1,7 +1,4 @@
-/**
- * The catalog at its own cadence: kept in the state database and read again only when
- * CATALOG_REFRESH has passed (or a data answer said something is unknown).
- */
+/** The catalog at its own cadence: stored, read after CATALOG_REFRESH or when data says unknown. */
 import type { Logger } from "pino";
 import { ApiError } from "../api/errors.js";
 import { isRequestable, VALUES_ID } from "../api/limits.js";
@@ -159,8 +156,7 @@ function requestableOnly(
 }
 
 /**
- * Records the value ids a resource lists now; ids new on a resource whose cursor has seen data
- * get a backfill job up to its newest record, so a new sensor leaves no hole. Returns how many.
+ * Records value ids; each new one where the cursor saw data gets a history job (no hole). Count.
  */
 function recordValues(
   pipeline: Pick<CatalogParts, "store" | "config" | "now" | "apiNow">,

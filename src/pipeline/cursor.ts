@@ -1,7 +1,4 @@
-/**
- * Every cursor rule (README "Cursors"), pure, all times epoch seconds. The state database only
- * stores what these rules decide.
- */
+/** Every cursor rule (README "Cursors"), pure, in epoch seconds; the database stores the result. */
 import { type Config, resolveSyncStart } from "../config.js";
 import type { WindowCommit } from "../state/cursor-store.js";
 import type { BackfillJob, Cursor, CursorState } from "../state/types.js";

@@ -124,8 +124,7 @@ export async function runSync(
 }
 
 /**
- * Syncs every resource of a device. A 404 on data while the stored catalog was used means it is
- * out of date: the device's catalog is read again and those resources synced once more.
+ * Syncs a device's resources; a 404 on a stored catalog reads it again and syncs those once more.
  */
 async function syncDevice(
   pipeline: SyncRunParts,

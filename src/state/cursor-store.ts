@@ -95,10 +95,7 @@ export interface WindowCommit {
   readonly newestRecordS?: number;
 }
 
-/**
- * Cursors per device resource: what the data says, never what the local clock says. How a cursor
- * moves is decided by the cursor rules (pipeline/cursor.ts) and applied with {@link update}.
- */
+/** Cursors per device resource, from the data, never the local clock; rules: pipeline/cursor.ts. */
 export class CursorStore {
   private readonly sql;
   private readonly updateTx;

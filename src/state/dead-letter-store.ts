@@ -36,7 +36,6 @@ const deadLetterRow: z.ZodType<DeadLetter> = columns({
   lastSeen: z.string(),
 });
 
-/** A row of {@link DeadLetterStore.countByResource}'s query. */
 const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: ["n", integer] });
 
 const lineRow = z.object({ id: integer, payload: z.string() });

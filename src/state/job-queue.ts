@@ -24,7 +24,6 @@ export type ChunkCounter = (valueCount: number, fromS: number, toS: number) => n
 /** What jobs are queued as: `parked` for a sync window handed over after its last attempt. */
 export type QueueStatus = "pending" | "parked";
 
-/** The statements that insert, continue and look up jobs. */
 function queueStatements(db: Database.Database) {
   return {
     byKey: db.prepare<[string]>(

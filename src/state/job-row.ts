@@ -19,7 +19,6 @@ export const UNFINISHED = "('pending', 'running', 'failed', 'parked')";
 /** A job's status, as the table spells it. */
 export const backfillStatus = z.enum(["pending", "running", "done", "failed", "parked"]);
 
-/** A row of `backfill_jobs`, read as a {@link BackfillJob}. */
 export const jobRow: z.ZodType<BackfillJob> = columns({
   id: integer,
   key: z.string(),

@@ -23,7 +23,6 @@ const JOB_LEASES: LeaseTable<Lease> = {
   },
 };
 
-/** The statements that read jobs and record their progress. */
 function jobStatements(db: Database.Database) {
   return {
     get: db.prepare<[number]>("SELECT * FROM backfill_jobs WHERE id = ?"),

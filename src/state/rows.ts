@@ -73,7 +73,6 @@ export function parseRow<T>(schema: z.ZodType<T>, row: unknown, what: string): T
   return result.data;
 }
 
-/** Validates rows read from the database ({@link parseRow}). */
 export function parseRows<T>(schema: z.ZodType<T>, rows: readonly unknown[], what: string): T[] {
   return rows.map((row) => parseRow(schema, row, what));
 }

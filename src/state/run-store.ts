@@ -91,10 +91,9 @@ export class RunStore {
   }
 
   /**
-   * Marks runs still 'running' whose process is gone as 'interrupted' (see isGone: a process of
-   * this host that no longer exists, or an earlier life of `me`'s pid), and runs recorded
-   * without an owner (before migration 003). Runs of live processes, and of other hosts, are left
-   * alone. Returns how many were marked.
+   * Marks runs still 'running' whose process is gone (see isGone) or that have no owner (before
+   * migration 003) as 'interrupted'; runs of live processes and other hosts are left. Returns how
+   * many.
    */
   markStaleInterrupted(now: Date, me: Owner): number {
     const row = z.object({
