@@ -52,11 +52,7 @@ export interface ApiClientOptions
   readonly now?: () => number;
 }
 
-/**
- * Client of the Energy Monitoring Data API: every endpoint of spec sections 4 and 5, each one
- * request through the requester (retries, pacing, deadline), its whole body read and validated.
- * Every result carries how many requests it took and the API's clock.
- */
+/** Client of the API (specs 4, 5): one request per endpoint via the requester, body validated. */
 export class ApiClient {
   /** Now as the API sees it (every answer's `Date`). */
   readonly clock: ApiClock;

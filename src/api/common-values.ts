@@ -1,7 +1,4 @@
-/**
- * Spec 2.3, "Value ids present for every device": the meta values, the alarm ids, and the energy,
- * power and savings values every installation lists.
- */
+/** Spec 2.3, "Value ids present for every device": meta, alarm, energy, power and savings ids. */
 export const COMMON_VALUE_IDS: readonly string[] = [
   "values_id",
   "protocol_id",

@@ -34,7 +34,6 @@ export interface Exchange {
   close(): void;
 }
 
-/** Options of {@link HttpTransport} (see ApiClientOptions). */
 export interface HttpTransportOptions {
   readonly baseUrl: string;
   readonly timeoutMs: number;

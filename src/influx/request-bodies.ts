@@ -13,7 +13,6 @@ const MAX_REUSED_BYTES = 64 * 2 ** 20;
 export class RequestBodies {
   private readonly free: ArrayBuffer[] = [];
 
-  /** @param maxBytes the largest body sent from a reused buffer */
   constructor(private readonly maxBytes = MAX_REUSED_BYTES) {}
 
   /** `bytes` as a body for the transport: an ArrayBuffer of exactly their length when they fit. */

@@ -30,10 +30,8 @@ export const isSolarEnergy = (series: SeriesTags): boolean =>
   series.measurement === SOLAR_ENERGY.measurement && series.unit === SOLAR_ENERGY.unit;
 
 /**
- * A day point, with its local month and year as fields (as tags: a series per month). A
- * {@link SOLAR_ENERGY} point also has `kwp`, the device's peak power (`sites`; 0 when none is
- * configured, so that the devices without one can be listed), and with a peak power its specific
- * yield `kwh_per_kwp`, the day's increase divided by `kwp`.
+ * A day point, with its local month and year as fields (as tags: a series per month). A {@link
+ * SOLAR_ENERGY} point also has `kwp` (`sites`; 0 when none) and, with one, `kwh_per_kwp`.
  */
 export function dayLine(target: RollupTarget, zone: string, p: DayPoint, kwp?: number): string {
   const date = localDate(zone, p.startS);

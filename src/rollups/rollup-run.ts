@@ -1,6 +1,5 @@
 /**
- * Writing the rollups that are due: the ranges marked as raw points were written, recomputed and
- * then forgotten (a failure or a crash leaves them for the next run).
+ * Due rollups: marked ranges recomputed, then forgotten (a failure leaves them for the next run).
  */
 import PQueue from "p-queue";
 import type { Logger } from "pino";

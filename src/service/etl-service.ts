@@ -36,10 +36,9 @@ function healthRoutes(readyz: HealthHandler, metrics: EtlMetrics | undefined) {
 }
 
 /**
- * `energy-etl run`: holds the service lock, syncs at start and on every SYNC_CRON tick, works off
- * due backfill jobs and catalogs in the background, serves /healthz, /readyz and /metrics, and
- * watches its state file. It wires the units that do each job, and holds the whole Pipeline
- * because the runs and its stop take it whole.
+ * `energy-etl run`: the service lock, a sync at start and on every SYNC_CRON tick, backfill jobs
+ * and catalogs in the background, /healthz, /readyz, /metrics, the state file watched. It holds the
+ * whole Pipeline because the runs and its stop take it whole.
  */
 export class EtlService {
   private readonly log: Logger;

@@ -46,10 +46,7 @@ interface CachedCheck {
   pending?: Promise<CheckOutcome>;
 }
 
-/**
- * The checks behind /readyz: InfluxDB and the API answer (asked at most once per interval), the
- * scheduler ticks, the last syncs did not all fail, no resource lags too much, the file holds.
- */
+/** /readyz: InfluxDB and the API answer, ticks on time, syncs not all failed, lag, the file. */
 export class Readiness {
   private readonly checks = new Map<string, CachedCheck>();
 

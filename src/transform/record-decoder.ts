@@ -22,10 +22,8 @@ export type DecodedElement =
 const NONE: readonly SetAsideMember[] = Object.freeze([]);
 
 /**
- * The reference path of reading a GET /data answer (every element the fast path leaves, every
- * element of record-pages.ts): one element parsed with JSON.parse and cut to what was requested
- * ({@link keepRequested}): the record and its members that were not valid, or what is wrong with
- * it. Names of members not requested are appended to `extras`.
+ * The reference path for one element (what the fast path leaves, and record-pages.ts): JSON.parse,
+ * cut to what was requested ({@link keepRequested}); unrequested members' names go to `extras`.
  */
 export function decodeElement(
   text: string,

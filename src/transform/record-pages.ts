@@ -47,11 +47,7 @@ export interface AnswerBody {
   readonly source: AnswerSource;
 }
 
-/**
- * A GET /data answer as pages of at most `pageSize` plain records, each element read by the
- * reference path: what `audit` counts and the tests inspect (writing goes answer-transcoder.ts's
- * fast way). A body that is not a JSON array throws a JsonArrayError.
- */
+/** Pages of <= `pageSize` records by the reference path (`audit`, tests); a non-array throws. */
 export async function* recordPages(
   answer: AnswerBody,
   requested: readonly string[],

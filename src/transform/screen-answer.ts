@@ -86,11 +86,7 @@ const MAX_EXAMPLES = 5;
 
 const TIMESTAMP_TEXT = /"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)"/;
 
-/**
- * Keeps only what was asked for of one GET /data answer: rows inside the requested window (invalid
- * ones too) and the first row of each (timestamp, values_id tag), counting all it drops. One screen
- * per answer, shared by the fast and the reference path.
- */
+/** One answer's screen for both paths: rows in the window, the first per (time, values_id). */
 export class AnswerScreen {
   readonly stats: ScreenStats = { outOfWindow: 0, duplicates: 0, extraMembers: 0 };
   /** Up to five names of dropped members. */

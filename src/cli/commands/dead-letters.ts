@@ -42,10 +42,7 @@ export function newDeadLettersNote(count: number): string {
     : `; ${count} new dead letter${count === 1 ? "" : "s"} (see energy-etl dead-letters)`;
 }
 
-/**
- * What to read first of a dead letter's error: the member or line and what is wrong with it,
- * without the request and the payload (`e_00_00_03_001_operating_mode: must be a finite number`).
- */
+/** An error's gist: the member or line and what is wrong, without the request and the payload. */
 function errorGist(error: string): string {
   const text = error
     .replace(/^[A-Z]+ \S+ answered HTTP \d+ with /, "")

@@ -70,11 +70,7 @@ export function counterTypeOf(valueId: string): 4 | 5 | undefined {
   return type === 4 || type === 5 ? type : undefined;
 }
 
-/**
- * The fall of a reading from two uniform draws in [0, 1): `kindDraw` picks shallow in
- * [0, shallow), deep in [shallow, shallow + deep), zero in the next zeroRate, none past them;
- * `depthDraw` the depth (shallow: below SHALLOW_JITTER_SHARE the jitter, depth 0).
- */
+/** A reading's fall from two uniform draws: `kindDraw` picks its kind, `depthDraw` its depth. */
 export function fallFor(
   faults: CounterFaultOptions,
   kindDraw: number,

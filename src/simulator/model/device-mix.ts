@@ -89,11 +89,7 @@ export function generatedDevice(seed: number, index: number, width: number): Gen
 
 const COMMON = new Set(COMMON_VALUE_IDS);
 
-/**
- * The value ids a generated device lists in all_data (values_id first): with fewer than its
- * kind's catalog, the common ids and a seeded subset of the others, in catalog order; with more,
- * the whole catalog and extra sensors on boards 006, 007, ….
- */
+/** The value ids a generated device lists in all_data (values_id first), in catalog order. */
 function listedIds(device: GeneratedDevice): string[] {
   const catalog = kindValueIds(device.kind);
   const extra = device.valueCount - catalog.length;

@@ -52,11 +52,7 @@ const FALLBACK: UnitRange = { center: 100, swing: 50, decimals: 3, perHour: 1 };
 
 const WORDS: readonly string[] = ["OK", "Running", "Idle", "Standby", "Maintenance", "Warning"];
 
-/**
- * A value for an id added at run time: continuous (and unknown types) as a smooth daily curve,
- * pulse as occasional counts, digital 0/1, text a word, status a small code, cumulative and
- * daily-reset counters integrating a smooth positive rate. Non-coded ids read as continuous.
- */
+/** A value for an id added at run time, shaped by its type code (uncoded ids: continuous). */
 export function genericValue(deviceKey: number, id: string): ValueDef {
   const coded = parseValueId(id);
   const key = subKey(deviceKey, id);
