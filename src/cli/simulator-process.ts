@@ -9,8 +9,6 @@ interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 30_000;
-
 /**
  * Starts `energy-etl simulate --port 0 …args` as a child process, once it listens: apart like the
  * remote API it stands in for, so that energy-etl's own process is as in production.
@@ -31,10 +29,7 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
     await exited;
   };
   return new Promise<SimulatorProcess>((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(new Error("the simulator did not start")),
-      START_TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => fail(new Error("the simulator did not start")), 30_000);
     const fail = (error: Error): void => {
       clearTimeout(timer);
       void stop();

@@ -113,8 +113,7 @@ function holdServiceLock(pipeline: Pipeline, owner: Owner): () => void {
   acquireServiceLock(store, owner);
   const heartbeat = setInterval(() => {
     store.locks.renew(SERVICE_LOCK, owner, LOCK_TTL_MS, Date.now());
-  }, LOCK_TTL_MS / 3);
-  heartbeat.unref();
+  }, LOCK_TTL_MS / 3).unref();
   return () => {
     clearInterval(heartbeat);
     if (store.isOpen) store.locks.release(SERVICE_LOCK, owner);
