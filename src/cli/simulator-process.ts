@@ -9,8 +9,6 @@ interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 30_000;
-
 /**
  * Starts `energy-etl simulate --port 0 …args` as a child, apart like the real API; once it listens.
  */
@@ -37,10 +35,7 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
     await exited;
   };
   return new Promise<SimulatorProcess>((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(new Error("the simulator did not start")),
-      START_TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => fail(new Error("the simulator did not start")), 30_000);
     const fail = (error: Error): void => {
       clearTimeout(timer);
       void stop();

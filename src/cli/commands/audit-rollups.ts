@@ -34,12 +34,11 @@ export async function runRollupAudit(
     )
     .filter((t) => t.counters.length > 0);
   const checks = await checkAll(parts, targets, moments, context);
-  const { mismatches } = checks;
-  const fix = opts.fix ? await fixDays(parts, targets, moments, mismatches) : undefined;
+  const fix = opts.fix ? await fixDays(parts, targets, moments, checks.mismatches) : undefined;
   const summary = summaryOf(opts, parts.zones, targets.length, moments, checks, fix);
   if (opts.json) writeJson(context.io.stdout, summary);
   else printReport(summary, context.io);
-  if ((fix?.remaining ?? mismatches.length) > 0) {
+  if ((fix?.remaining ?? checks.mismatches.length) > 0) {
     throw new ExitStatus(1, "rollups differ from the raw readings");
   }
 }

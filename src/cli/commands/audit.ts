@@ -126,9 +126,8 @@ async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: Command
   );
   const holes = result.holes.length > 0;
   const fixed = opts.fix && holes ? await fixHoles(pipeline, result.holes, context) : undefined;
-  const { io } = context;
-  if (opts.json) writeJson(io.stdout, auditJson(result, fixed));
-  else printAudit(io, result, fixed);
+  if (opts.json) writeJson(context.io.stdout, auditJson(result, fixed));
+  else printAudit(context.io, result, fixed);
   if (holes && (!fixed || fixed.done < fixed.jobs)) {
     throw new ExitStatus(1, "holes remain");
   }

@@ -179,9 +179,8 @@ function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[
     return;
   }
   writeText(io.stdout, lettersTable(letters, io.stdout));
-  const total = store.deadLetters.count();
   const footer = [
-    `${letters.length} of ${total} dead letters (--json for whole payloads, --retry to write them again)`,
+    `${letters.length} of ${store.deadLetters.count()} dead letters (--json for whole payloads, --retry to write them again)`,
     "one whole: energy-etl dead-letters show ID",
   ];
   for (const line of footer) writeText(io.stdout, fitText(line, io.stdout));

@@ -89,11 +89,10 @@ function listenForStop(
       logger.info({ signal: name }, "stopping the service");
       resolve(name);
       // whatever the dependencies do, the process is gone within the timeout and a second
-      const hard = setTimeout(() => {
+      setTimeout(() => {
         logger.error({ timeoutMs }, "the service did not stop in time: exiting");
         process.exit(0);
-      }, timeoutMs + 1000);
-      hard.unref();
+      }, timeoutMs + 1000).unref();
       // still starting (e.g. waiting for InfluxDB): nothing is in flight that matters
       if (!started()) process.exit(0);
     });

@@ -129,13 +129,6 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
 /** The values of one `init` run, validated. */
 export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
-function otpSetting(env: CommandContext["env"]): string | undefined {
-  const value = env.ENERGY_API_OTP ?? "";
-  if (value === "") return undefined;
-  registerSecret(value);
-  return checkValue(FIELDS.otp, value, "setting");
-}
-
 /** The API password: the setting's, else asked on a terminal (twice for a new one). */
 async function gatherPassword(
   io: CliIo,
@@ -171,7 +164,9 @@ export async function gatherInput(
   const apiKey = await resolveField(io, FIELDS.apiKey, undefined, config.api.key);
   registerSecret(apiKey);
   const user = await resolveField(io, FIELDS.user, flags.user, config.api.user);
-  let otp = otpSetting(env);
+  const otpSetting = env.ENERGY_API_OTP ?? "";
+  if (otpSetting !== "") registerSecret(otpSetting);
+  let otp = otpSetting === "" ? undefined : checkValue(FIELDS.otp, otpSetting, "setting");
   const givenPassword =
     config.api.password === ""
       ? undefined
