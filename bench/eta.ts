@@ -4,14 +4,13 @@
  */
 import { z } from "zod";
 import { startSimulator } from "../src/simulator/server.js";
-import { etlEnv, runEtl, stateDir } from "./harness.js";
+import { backfillArgs, etlEnv, runEtl, stateDir } from "./harness.js";
 import type { Row } from "./points.js";
 
 const DAY_S = 86_400;
 const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
 const DEVICES = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
 const LATENCY_MS = 200;
-const iso = (s: number) => new Date(s * 1000).toISOString();
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
 /** The dry run's debug line with its estimate (src/cli/commands/backfill.ts). */
@@ -69,14 +68,7 @@ async function etaRow({ rate, resolutionS, days, goal }: EtaCase): Promise<Row> 
   });
   const state = stateDir();
   try {
-    const args = [
-      "backfill",
-      ...DEVICES.flatMap((d) => ["--device", d]),
-      "--from",
-      iso(NOW_S - days * DAY_S),
-      "--to",
-      iso(NOW_S),
-    ];
+    const args = backfillArgs(DEVICES, NOW_S - days * DAY_S, NOW_S);
     const env = etlEnv(sim.url, undefined, state.db, {
       API_RATE_LIMIT: String(rate),
       API_CONCURRENCY: "4",

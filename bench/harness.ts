@@ -117,6 +117,25 @@ export function etlEnv(
 }
 
 /** Median of numbers. */
+/** An instant as the CLI's `--from`/`--to` take it. */
+export const iso = (s: number): string => new Date(s * 1000).toISOString();
+
+/** `backfill` arguments for `devices` over [fromS, toS], with extra flags. */
+export const backfillArgs = (
+  devices: readonly string[],
+  fromS: number,
+  toS: number,
+  ...extra: string[]
+): string[] => [
+  "backfill",
+  ...devices.flatMap((d) => ["--device", d]),
+  "--from",
+  iso(fromS),
+  "--to",
+  iso(toS),
+  ...extra,
+];
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);

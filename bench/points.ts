@@ -12,7 +12,15 @@ import { startSimulator } from "../src/simulator/server.js";
 import { RecordEncoder } from "../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../src/transform/value-id.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
-import { type ChildRun, etlEnv, median, runEtl, type StartMode, stateDir } from "./harness.js";
+import {
+  backfillArgs,
+  type ChildRun,
+  etlEnv,
+  median,
+  runEtl,
+  type StartMode,
+  stateDir,
+} from "./harness.js";
 
 /** A result row (see run.ts). */
 export interface Row {
@@ -28,19 +36,11 @@ export interface Row {
 const DAY_S = 86_400;
 const DEVICES = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
 const log = (text: string) => process.stderr.write(`${text}\n`);
-const iso = (s: number) => new Date(s * 1000).toISOString();
 
 /** `backfill` of the default devices over the last whole `days` before now. */
-function backfillArgs(days: number): string[] {
+function backfillOver(days: number): string[] {
   const toS = Math.floor(Date.now() / 1000 / DAY_S) * DAY_S;
-  return [
-    "backfill",
-    ...DEVICES.flatMap((d) => ["--device", d]),
-    "--from",
-    iso(toS - days * DAY_S),
-    "--to",
-    iso(toS),
-  ];
+  return backfillArgs(DEVICES, toS - days * DAY_S, toS);
 }
 
 /** Points a backfill reported (`… N points …` in its summary). */
@@ -61,7 +61,7 @@ export async function backfillInto(
   const state = stateDir();
   try {
     const run = await runEtl(
-      backfillArgs(days),
+      backfillOver(days),
       etlEnv(simUrl, { url: influxd.url, token: "test-influx-token", bucket }, state.db, {
         API_RATE_LIMIT: "1000",
         ...extra,
@@ -81,7 +81,7 @@ export async function cachedSimulator(days: number) {
   const state = stateDir();
   try {
     const warm = await runEtl(
-      [...backfillArgs(days), "--output", "/dev/null"],
+      [...backfillOver(days), "--output", "/dev/null"],
       etlEnv(sim.url, undefined, state.db, { API_RATE_LIMIT: "1000" }),
     );
     if (warm.code !== 0) throw new Error(`warm-up failed: ${warm.stderr}`);

@@ -9,12 +9,21 @@ import { startSimulator } from "../src/simulator/server.js";
 import type { LineBatch } from "../src/transform/line-protocol.js";
 import { loadDashboards, panelQuery } from "../test/support/dashboard-queries.js";
 import { influxql, type TestInfluxd } from "../test/support/influxd.js";
-import { cpuMsOf, etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
+import {
+  backfillArgs,
+  cpuMsOf,
+  etlEnv,
+  iso,
+  median,
+  quietText,
+  runEtl,
+  stateDir,
+  untilQuiet,
+} from "./harness.js";
 import { backfillInto, cachedSimulator, pointsOf, postLines, type Row } from "./points.js";
 
 const DAY_S = 86_400;
 const log = (text: string) => process.stderr.write(`${text}\n`);
-const iso = (s: number) => new Date(s * 1000).toISOString();
 
 /**
  * A solar counter at 1 minute for `devices` over `days`: the day's energy follows the sun
@@ -208,14 +217,7 @@ export async function benchRollupRateBound(influxd: TestInfluxd, quick: boolean)
         const before = sim.count();
         try {
           const run = await runEtl(
-            [
-              "backfill",
-              ...devices.flatMap((d) => ["--device", d]),
-              "--from",
-              iso(toS - days * DAY_S),
-              "--to",
-              iso(toS),
-            ],
+            backfillArgs(devices, toS - days * DAY_S, toS),
             etlEnv(sim.url, { url: influxd.url, token: "test-influx-token", bucket }, state.db, {
               API_RATE_LIMIT: "10",
               API_CONCURRENCY: "4",

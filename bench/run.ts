@@ -8,7 +8,15 @@ import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { influxql, TestInfluxd } from "../test/support/influxd.js";
 import { benchDryRunEta } from "./eta.js";
 import { runTicks, SCHEDULE_STEP_MS, simulatorStart, startFleetSimulator, total } from "./fleet.js";
-import { etlEnv, median, quietText, runEtl, stateDir, untilQuiet } from "./harness.js";
+import {
+  backfillArgs,
+  etlEnv,
+  median,
+  quietText,
+  runEtl,
+  stateDir,
+  untilQuiet,
+} from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
 import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
 import {
@@ -30,22 +38,6 @@ const FLEET_MAX = process.argv.includes("--fleet-max")
   : Number.POSITIVE_INFINITY;
 const DAY_S = 86_400;
 const NOW_S = Math.floor(Date.UTC(2026, 5, 15) / 1000);
-const iso = (s: number) => new Date(s * 1000).toISOString();
-/** `backfill` arguments for devices over [fromS, toS], with extra flags. */
-const backfillArgs = (
-  devices: readonly string[],
-  fromS: number,
-  toS: number,
-  ...extra: string[]
-) => [
-  "backfill",
-  ...devices.flatMap((d) => ["--device", d]),
-  "--from",
-  iso(fromS),
-  "--to",
-  iso(toS),
-  ...extra,
-];
 
 const rows: Row[] = [];
 const log = (text: string) => process.stderr.write(`${text}\n`);
