@@ -25,13 +25,13 @@ export function startSimulatorProcess(args: readonly string[]): Promise<Simulato
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   // a process.exit() (a reader that closed stdout: `energy-etl demo | head -1`) skips stop():
   // the simulator must not outlive energy-etl
-  const orphanGuard = (): void => {
+  const end = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   };
-  process.once("exit", orphanGuard);
+  process.once("exit", end);
   const stop = async (): Promise<void> => {
-    process.removeListener("exit", orphanGuard);
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    process.removeListener("exit", end);
+    end();
     await exited;
   };
   return new Promise<SimulatorProcess>((resolve, reject) => {

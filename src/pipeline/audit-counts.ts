@@ -11,12 +11,11 @@ import { numericString } from "../transform/record-encoder.js";
 import { recordPages } from "../transform/record-pages.js";
 import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
+import { DAY_S } from "../util/utc-time.js";
 import { dataQuery, notRecords } from "./chunk-writer.js";
 import type { Window } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { valueGroups } from "./plan-chunks.js";
-
-export const DAY_S = 86_400;
 
 /** The key of a (sample, day) count. */
 export const perSample = (valueId: string, dayS: number) => `${valueId}\u0000${dayS}`;

@@ -2,11 +2,10 @@
 import type { Answered } from "../api/api-request.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { BackfillSpec } from "../state/types.js";
-import { epochSeconds } from "../util/utc-time.js";
+import { DAY_S, epochSeconds } from "../util/utc-time.js";
 import {
   type AuditTarget,
   apiCounts,
-  DAY_S,
   dayOf,
   deadLetteredPerDay,
   perSample,
@@ -16,8 +15,6 @@ import {
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, timeWindows } from "./plan-chunks.js";
 import { selectDevices } from "./select-devices.js";
-
-export { DAY_S };
 
 /** What `energy-etl audit` asks for. */
 export interface AuditRequest {

@@ -4,6 +4,7 @@
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influx-query.js";
+import { DAY_S } from "../util/utc-time.js";
 import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
 import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
 import { rawStatement, readingSteps } from "./readings.js";
@@ -38,7 +39,6 @@ export interface RollupAuditResult {
 
 /** `count` days spread evenly over [fromS, toS] (each a moment inside the day: its UTC noon). */
 export function sampleDays(fromS: number, toS: number, count: number): number[] {
-  const DAY_S = 86_400;
   const first = Math.floor(fromS / DAY_S);
   const last = Math.floor(toS / DAY_S);
   const total = last - first + 1;

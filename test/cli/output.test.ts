@@ -82,7 +82,7 @@ describe("tables", () => {
 describe("a terminal that says it is 0 columns wide (a pseudo-terminal under script(1))", () => {
   it("gets tables and text fitted to 80 columns, as one that says nothing", () => {
     const head = ["device", "resource", "error"];
-    const rows = [["site-" + "x".repeat(30), "all_data", "y".repeat(200)]];
+    const rows = [[`site-${"x".repeat(30)}`, "all_data", "y".repeat(200)]];
     const zero = renderTable(head, rows, { isTTY: true, columns: 0 }).split("\n");
     const none = renderTable(head, rows, { isTTY: true }).split("\n");
     expect(zero).toEqual(none);

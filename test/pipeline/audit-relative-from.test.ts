@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
-import { DAY_S } from "../../src/pipeline/audit.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { DAY_S } from "../../src/util/utc-time.js";
 import { dropTestDb, recordsByResource, truthAnswers } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";

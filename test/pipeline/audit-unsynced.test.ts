@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
-import { DAY_S } from "../../src/pipeline/audit.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import type { Cursor } from "../../src/state/types.js";
+import { DAY_S } from "../../src/util/utc-time.js";
 import { storedJobs } from "../support/backfill-jobs.js";
 import { dropTestDb } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";

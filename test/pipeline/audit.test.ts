@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
-import { type AuditHole, DAY_S, holeJobs } from "../../src/pipeline/audit.js";
+import { type AuditHole, holeJobs } from "../../src/pipeline/audit.js";
 import { countChunks, planChunks, valueGroups } from "../../src/pipeline/plan-chunks.js";
 import type { RecordMember } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { numericString } from "../../src/transform/record-encoder.js";
+import { DAY_S } from "../../src/util/utc-time.js";
 import { storedJobs } from "../support/backfill-jobs.js";
 import { devicePoints, dropTestDb, recordsByResource, truthAnswers } from "../support/bad-data.js";
 import { bufferIo } from "../support/cli-io.js";

@@ -1,16 +1,10 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InfluxQuery } from "../../influx/influx-query.js";
-import {
-  type AuditResult,
-  auditGaps,
-  DAY_S,
-  holeJobs,
-  type NotSynced,
-} from "../../pipeline/audit.js";
+import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
+import { DAY_S, epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import {
   type CliIo,

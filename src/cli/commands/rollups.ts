@@ -4,7 +4,7 @@ import type { Pipeline } from "../../pipeline/pipeline.js";
 import { selectDevices } from "../../pipeline/select-devices.js";
 import { isCounter } from "../../rollups/counters.js";
 import { type RollupResult, runRollups } from "../../rollups/rollup-run.js";
-import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
+import { DAY_S, epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
 import { StepProgress } from "../progress.js";
@@ -16,8 +16,6 @@ const optionsSchema = boundedRange(
 );
 
 type RollupOptions = z.infer<typeof optionsSchema>;
-
-const DAY_S = 86_400;
 
 /** A run of the command, as its marks remember it: its range (by UTC day) and devices. */
 export function rollupRequest(fromS: number, toS: number, devices?: readonly string[]): string {

@@ -5,6 +5,7 @@
 
 import { databaseAndPolicy } from "../../config/values.js";
 import type { Config } from "../../config.js";
+import { DAY_S } from "../../util/utc-time.js";
 import { blocking, type CheckResult, notChecked, ok, warning } from "./check.js";
 import {
   type BucketPolicy,
@@ -18,7 +19,6 @@ import {
 
 export const ROLLUPS = "InfluxDB rollups";
 const ROLLUPS_WRITE = "InfluxDB rollups write";
-const DAY_S = 86_400;
 /** Shard groups this long or longer (52 weeks) hold a year of daily rollups in one or two. */
 const YEAR_SHARDS_S = 364 * DAY_S;
 
