@@ -93,6 +93,20 @@ export function usableIds(
   return { kept: candidates.filter((id) => !lost.has(id)), skipped };
 }
 
+/** A device's resource ids a run uses (`known`: those stored before). */
+export function usableResources(ids: readonly string[], known?: ReadonlySet<string>) {
+  return usableIds(ids, { list: "resource", path: true, key: tagKey, known });
+}
+
+/** A resource's value ids a run uses (`known`: those stored before). */
+export function usableValues(
+  resourceId: string,
+  ids: readonly string[],
+  known?: ReadonlySet<string>,
+) {
+  return usableIds(ids, { list: `values of ${resourceId}`, path: false, key: valueKey, known });
+}
+
 /** One warning for the ids a catalog read skipped (none: no warning). */
 export function warnSkipped(log: Logger, skipped: readonly SkippedId[]): void {
   if (skipped.length === 0) return;

@@ -5,7 +5,14 @@ import { isRequestable, VALUES_ID } from "../api/limits.js";
 import type { Config } from "../config.js";
 import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
-import { type SkippedId, tagKey, usableIds, valueKey, warnSkipped } from "./catalog-ids.js";
+import {
+  type SkippedId,
+  tagKey,
+  usableIds,
+  usableResources,
+  usableValues,
+  warnSkipped,
+} from "./catalog-ids.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
@@ -112,8 +119,7 @@ export async function readDeviceCatalog(
   try {
     const answer = await ask(() => client.listResources(deviceId));
     const known = new Set(store.catalog.device(deviceId).resources.map((r) => r.resourceId));
-    const rules = { list: "resource", path: true, key: tagKey, known };
-    const usable = usableIds(answer.value.resource_ids, rules);
+    const usable = usableResources(answer.value.resource_ids, known);
     resourceIds = usable.kept;
     skipped.push(...usable.skipped);
     requests += answer.requests;
@@ -128,8 +134,7 @@ export async function readDeviceCatalog(
       const answer = await ask(() => client.listValues(deviceId, resourceId));
       requests += answer.requests;
       const known = new Set(store.catalog.list(deviceId, resourceId));
-      const rules = { list: `values of ${resourceId}`, path: false, key: valueKey, known };
-      const usable = usableIds(answer.value.values, rules);
+      const usable = usableValues(resourceId, answer.value.values, known);
       skipped.push(...usable.skipped);
       return { resourceId, values: usable.kept };
     }),
