@@ -7,15 +7,24 @@
 /** |reading| and |increase| above this are not a meter's: 1e15 Wh is a petawatt-hour. */
 export const ROLLUP_BOUND = 1e15;
 
-/** Why a rollup point's `increase` (and `base`, the reading it ends on) cannot be written, if so. */
-export function outOfBound(increase: number, base?: number): string | undefined {
+/** True for a finite number within ±{@link ROLLUP_BOUND}. */
+export const withinBound = (value: number): boolean =>
+  Number.isFinite(value) && Math.abs(value) <= ROLLUP_BOUND;
+
+/**
+ * Why a rollup point cannot be written, if so: its `increase`, its `base` (the reading it ends
+ * on) or one of its readings (`reading`) is not finite or beyond the bound.
+ */
+export function outOfBound(increase: number, base?: number, reading?: number): string | undefined {
   for (const [name, value] of [
     ["increase", increase],
     ["base (reading)", base],
+    ["a reading", reading],
   ] as const) {
     if (value === undefined) continue;
     if (!Number.isFinite(value)) return `${name} is not finite (${value})`;
-    if (Math.abs(value) > ROLLUP_BOUND) return `${name} ${value} is beyond ±${ROLLUP_BOUND}`;
+    if (Math.abs(value) > ROLLUP_BOUND)
+      return `${name} ${value.toExponential()} is beyond ±${ROLLUP_BOUND.toExponential()}`;
   }
   return undefined;
 }

@@ -177,7 +177,7 @@ async function recomputeSpans(
         parts,
         s.span.target,
         hourLine(s.span.target, p),
-        outOfBound(p.increase, p.base),
+        outOfBound(p.increase, p.base, p.beyond),
         span,
         lines,
       );
