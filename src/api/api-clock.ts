@@ -37,3 +37,16 @@ export function parseDateHeader(header: unknown): number | undefined {
   const ms = Date.parse(header);
   return Number.isNaN(ms) ? undefined : ms;
 }
+
+/** The earliest `Date` an API's answer may carry: one before it is a clock not set. */
+export const EARLIEST_API_TIME_MS = Date.UTC(2000, 0, 1);
+
+/** Why an answer's `Date` header cannot be the API's clock (before 2000-01-01), if so. */
+export function implausibleDate(header: unknown): string | undefined {
+  const ms = parseDateHeader(header);
+  if (ms === undefined || ms >= EARLIEST_API_TIME_MS) return undefined;
+  return (
+    `the API's Date header says ${JSON.stringify(header)}, before 2000-01-01: its clock is not ` +
+    "set, and no window can be planned by it (set the API server's clock; nothing was fetched)"
+  );
+}

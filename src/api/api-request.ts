@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { Deadline } from "../retry/deadline.js";
 import { computeRetryDelay, type RetryPolicy } from "../retry/retry-policy.js";
 import { type Attempted, retrying } from "../retry/retrying.js";
+import { implausibleDate } from "./api-clock.js";
 import type { ApiAuth, RequestAuth } from "./auth.js";
 import {
   ApiError,
@@ -212,6 +213,11 @@ export class ApiRequester {
         code = failure.code;
         return this.failed(failure, token, state);
       }
+      const badClock = clockFailure(endpoint, head);
+      if (badClock !== undefined) {
+        code = badClock.code;
+        return { ok: false, failure: badClock };
+      }
       const value = await read(exchange, { endpoint, head });
       code = undefined;
       options.logger.debug({ endpoint, status, ms: options.now() - sentAtMs }, "api response");
@@ -338,4 +344,17 @@ interface RequestState {
   renewals: number;
   slotHeld: boolean;
   lastFailure?: ApiError;
+}
+
+/** A 2xx answer whose `Date` is before 2000 (api-clock.ts): no window is planned by it. */
+function clockFailure(endpoint: string, head: ResponseHead): ApiError | undefined {
+  const why = implausibleDate(head.headers.date);
+  if (why === undefined) return undefined;
+  const status = head.statusCode;
+  return new ApiError(`${endpoint}: ${why}`, {
+    code: "invalid_response",
+    endpoint,
+    status,
+    retryable: false,
+  });
 }

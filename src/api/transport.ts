@@ -2,7 +2,7 @@ import got, { type Got, type Request, type Response } from "got";
 import type { Logger } from "pino";
 import { clampTimerMs } from "../util/timers.js";
 import type { ApiClock } from "./api-clock.js";
-import { parseDateHeader } from "./api-clock.js";
+import { EARLIEST_API_TIME_MS, parseDateHeader } from "./api-clock.js";
 import { classifyTransportError } from "./errors.js";
 
 export interface Outgoing {
@@ -112,7 +112,9 @@ export class HttpTransport {
     });
     exchange.head.then(
       (head) => {
-        if (head.serverTimeMs !== undefined) this.options.clock.observe(head.serverTimeMs);
+        // an implausible clock is never planned by (ApiRequest fails the answer)
+        if (head.serverTimeMs !== undefined && head.serverTimeMs >= EARLIEST_API_TIME_MS)
+          this.options.clock.observe(head.serverTimeMs);
       },
       () => undefined,
     );

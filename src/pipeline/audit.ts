@@ -12,6 +12,7 @@ import {
   sampleValues,
   storedCounts,
 } from "./audit-counts.js";
+import { usableResources, usableValues, warnSkipped } from "./catalog-ids.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks, timeWindows } from "./plan-chunks.js";
 import { selectDevices } from "./select-devices.js";
@@ -189,9 +190,13 @@ async function auditTargets(
   const unaudited: AuditResult["unaudited"][number][] = [];
   for (const deviceId of selected.deviceIds) {
     const { resource_ids } = await ask(deviceId, () => client.listResources(deviceId));
-    for (const resourceId of resource_ids) {
-      const { values } = await ask(deviceId, () => client.listValues(deviceId, resourceId));
-      const picked = sampleValues(decoder, values);
+    const resources = usableResources(resource_ids);
+    const skipped = [...resources.skipped];
+    for (const resourceId of resources.kept) {
+      const listed = await ask(deviceId, () => client.listValues(deviceId, resourceId));
+      const values = usableValues(resourceId, listed.values);
+      skipped.push(...values.skipped);
+      const picked = sampleValues(decoder, values.kept);
       for (const group of picked.unaudited) unaudited.push({ deviceId, resourceId, group });
       if (picked.samples.length === 0) continue;
       const cursor = store.cursors.get(deviceId, resourceId);
@@ -199,6 +204,7 @@ async function auditTargets(
         cursor === undefined ? undefined : (cursor.newestRecordS ?? cursor.startedS - 1);
       targets.push({ deviceId, resourceId, samples: picked.samples, syncedUntilS });
     }
+    warnSkipped(pipeline.logger.child({ device: deviceId }), skipped);
   }
   return { targets, unaudited, catalogRequests };
 }

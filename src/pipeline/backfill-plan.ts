@@ -1,4 +1,5 @@
 /** What a backfill fetches: one job per device and resource over the asked-for range. */
+import type { Logger } from "pino";
 import type { Answered } from "../api/api-request.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { QueuedBackfill } from "../state/job-store.js";
@@ -6,6 +7,7 @@ import type { StateStore } from "../state/state-store.js";
 import type { BackfillSpec } from "../state/types.js";
 import { didYouMean } from "../util/suggest.js";
 import { type CatalogResource, deviceCatalog } from "./catalog.js";
+import { usableResources, usableValues, warnSkipped } from "./catalog-ids.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
 import { type SelectParts, selectDevices } from "./select-devices.js";
@@ -52,7 +54,7 @@ export async function planBackfill(
     // the stored catalog while fresh, as sync does; a dry run reads the API and records nothing
     const log = pipeline.logger.child({ device: deviceId });
     const catalog = request.dryRun
-      ? await readCatalog(pipeline, deviceId)
+      ? await readCatalog(pipeline, deviceId, log)
       : await deviceCatalog(pipeline, deviceId, "refresh-due", log);
     requests += catalog.requests;
     if ("latencyMs" in catalog) latencyMs.push(...catalog.latencyMs);
@@ -132,6 +134,7 @@ export function remainingBackfill(
 async function readCatalog(
   pipeline: Pick<Pipeline, "client" | "chunks">,
   deviceId: string,
+  log: Logger,
 ): Promise<{ resources: CatalogResource[]; requests: number; latencyMs: number[] }> {
   const latencyMs: number[] = [];
   const ask = async <T extends Answered<unknown>>(task: () => Promise<T>) => {
@@ -142,12 +145,17 @@ async function readCatalog(
   };
   const listed = await ask(() => pipeline.client.listResources(deviceId));
   let requests = listed.requests;
+  const usable = usableResources(listed.value.resource_ids);
+  const skipped = [...usable.skipped];
   const resources = await Promise.all(
-    listed.value.resource_ids.map(async (resourceId) => {
+    usable.kept.map(async (resourceId) => {
       const answer = await ask(() => pipeline.client.listValues(deviceId, resourceId));
       requests += answer.requests;
-      return { resourceId, values: answer.value.values };
+      const values = usableValues(resourceId, answer.value.values);
+      skipped.push(...values.skipped);
+      return { resourceId, values: values.kept };
     }),
   );
+  warnSkipped(log, skipped);
   return { resources, requests, latencyMs };
 }

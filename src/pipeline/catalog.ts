@@ -5,6 +5,14 @@ import { isRequestable, VALUES_ID } from "../api/limits.js";
 import type { Config } from "../config.js";
 import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
+import {
+  type SkippedId,
+  tagKey,
+  usableIds,
+  usableResources,
+  usableValues,
+  warnSkipped,
+} from "./catalog-ids.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
@@ -57,22 +65,28 @@ export async function listedDevices(
   return { ...(await readDeviceList(pipeline)), read: true };
 }
 
-/** Reads the device list from the API now and records it; logs the devices that appeared. */
+/**
+ * Reads the device list from the API now and records its usable ids (catalog-ids.ts; one warning
+ * for the others); logs the devices that appeared.
+ */
 export async function readDeviceList(
   pipeline: Pick<CatalogParts, "client" | "store" | "logger" | "now" | "chunks">,
   priority = 0,
 ): Promise<{ deviceIds: string[]; requests: number }> {
   const answer = await pipeline.chunks.queue.add(() => pipeline.client.listDevices(), { priority });
-  const { device_ids } = answer.value;
+  const known = new Set(pipeline.store.catalog.listedDevices());
+  const rules = { list: "device", path: true, key: tagKey, known };
+  const { kept: deviceIds, skipped } = usableIds(answer.value.device_ids, rules);
+  warnSkipped(pipeline.logger, skipped);
   const first = pipeline.store.catalog.devicesReadAt() === undefined;
-  const added = pipeline.store.catalog.recordDevices(device_ids, pipeline.now());
+  const added = pipeline.store.catalog.recordDevices(deviceIds, pipeline.now());
   if (!first && added.length > 0) {
     pipeline.logger.info(
       { devices: added.slice(0, 20), count: added.length },
       "new devices listed by the API",
     );
   }
-  return { deviceIds: device_ids, requests: answer.requests };
+  return { deviceIds, requests: answer.requests };
 }
 
 /** A device's resources and value lists: as stored, or read again when never read or due. */
@@ -101,9 +115,13 @@ export async function readDeviceCatalog(
   const ask = <T>(task: () => Promise<T>) => pipeline.chunks.forDevice(deviceId, task, priority);
   let resourceIds: readonly string[];
   let requests = 0;
+  const skipped: SkippedId[] = [];
   try {
     const answer = await ask(() => client.listResources(deviceId));
-    resourceIds = answer.value.resource_ids;
+    const known = new Set(store.catalog.device(deviceId).resources.map((r) => r.resourceId));
+    const usable = usableResources(answer.value.resource_ids, known);
+    resourceIds = usable.kept;
+    skipped.push(...usable.skipped);
     requests += answer.requests;
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
@@ -115,9 +133,13 @@ export async function readDeviceCatalog(
     resourceIds.map(async (resourceId) => {
       const answer = await ask(() => client.listValues(deviceId, resourceId));
       requests += answer.requests;
-      return { resourceId, values: answer.value.values };
+      const known = new Set(store.catalog.list(deviceId, resourceId));
+      const usable = usableValues(resourceId, answer.value.values, known);
+      skipped.push(...usable.skipped);
+      return { resourceId, values: usable.kept };
     }),
   );
+  warnSkipped(log, skipped);
   const resources = requestableOnly(listed, log);
   const newValues = store.transaction(() => {
     const now = pipeline.now();

@@ -88,6 +88,8 @@ export class Pipeline {
           home: own ? { retentionPolicy: own } : {},
           kwpOf: (deviceId: string) => siteOf(parts.config.sites, deviceId)?.kwp,
           lock: new RollupLock(parts.store.locks, this.owner),
+          deadLetters: parts.store.deadLetters,
+          now: this.now,
           logger: parts.logger,
         }
       : undefined;

@@ -5,6 +5,7 @@
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom, rowByKey, type SeriesBase } from "./bases.js";
+import { withinBound } from "./bounds.js";
 import { HOUR_S } from "./buckets.js";
 import { counterKindOf, type Folded, foldReadings, foldRising } from "./counter-rule.js";
 import type { SeriesReadings } from "./readings.js";
@@ -30,6 +31,8 @@ export interface HourPoint {
   readonly increase: number;
   /** The base after the hour. */
   readonly base: number;
+  /** The hour's first reading beyond the bound (bounds.ts), if one is. */
+  readonly beyond?: number;
 }
 
 /** What InfluxDB says of an hour of a series. */
@@ -213,8 +216,10 @@ export function foldSpan(
     let at = 0;
     for (const [startS, hour] of [...hours].sort(([a], [b]) => a - b)) {
       let folded: Folded;
+      // an hour that never falls has every reading between its first and its last
+      let values = [hour.first, hour.last];
       if (hour.fallsInside) {
-        const values: number[] = [];
+        values = [];
         while (at < series.length && (series[at]?.s ?? 0) < startS + HOUR_S) {
           const r = series[at++];
           if (r !== undefined && r.s >= startS) values.push(r.value);
@@ -224,8 +229,12 @@ export function foldSpan(
         folded = foldRising(kind, base, hour.first, hour.last);
       }
       base = folded.base;
-      if (folded.base !== undefined)
-        points.push({ series: tags, startS, increase: folded.increase, base: folded.base });
+      const beyond = values.find((v) => !withinBound(v));
+      if (folded.base !== undefined) {
+        const { increase } = folded;
+        const point = { series: tags, startS, increase, base: folded.base };
+        points.push(beyond === undefined ? point : { ...point, beyond });
+      }
     }
     bases.set(key, base);
   }

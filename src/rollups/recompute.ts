@@ -5,8 +5,9 @@
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { lineBatch } from "../transform/line-protocol.js";
-import { isoSeconds } from "../util/utc-time.js";
-import { type Bucket, dayOf } from "./buckets.js";
+import { DAY_S, isoSeconds } from "../util/utc-time.js";
+import { outOfBound } from "./bounds.js";
+import { type Bucket, dayOf, HOUR_S } from "./buckets.js";
 import { type DayPlan, dayPlan } from "./day-increases.js";
 import {
   fallingRuns,
@@ -42,6 +43,17 @@ export interface RecomputeParts {
     mark(target: RollupTarget, fromS: number, toS: number): number;
     forget(ids: readonly number[]): void;
   };
+  /**
+   * Takes a rollup point beyond the bound (bounds.ts) instead of writing it, with its reason and
+   * the span it covers (a dead letter); without it such a point is only left out.
+   */
+  readonly setAside?: (target: RollupTarget, line: string, reason: string, span: Span) => void;
+}
+
+/** The span [fromS, toS) a rollup point covers. */
+interface Span {
+  readonly fromS: number;
+  readonly toS: number;
 }
 
 /**
@@ -80,11 +92,15 @@ export async function recomputeAll(
   }
   await checkWritten(parts, lanes);
   const days = lanes.flatMap((lane) => dayPlans(lane, parts.zones, parts.home));
-  points += await queryThenWrite(parts, days, (plan, results) =>
-    plan
-      .points(results)
-      .map((p) => dayLine(plan.target, plan.zone, p, parts.kwpOf(plan.target.deviceId))),
-  );
+  points += await queryThenWrite(parts, days, (plan, results) => {
+    const lines: string[] = [];
+    for (const p of plan.points(results)) {
+      const line = dayLine(plan.target, plan.zone, p, parts.kwpOf(plan.target.deviceId));
+      const span = { fromS: p.startS, toS: p.startS + DAY_S };
+      keep(parts, plan.target, line, outOfBound(p.increase), span, lines);
+    }
+    return lines;
+  });
   parts.extensions?.forget(noted);
   return points;
 }
@@ -155,9 +171,32 @@ async function recomputeSpans(
     if (s.span.stored && written.length > 0 && parts.extensions) {
       noted.push(parts.extensions.mark(s.span.target, s.span.fromS, s.span.toS - 1));
     }
-    for (const p of written) lines.push(hourLine(s.span.target, p));
+    for (const p of written) {
+      const span = { fromS: p.startS, toS: p.startS + HOUR_S };
+      keep(
+        parts,
+        s.span.target,
+        hourLine(s.span.target, p),
+        outOfBound(p.increase, p.base, p.beyond),
+        span,
+        lines,
+      );
+    }
   }
   return writeLines(parts, lines);
+}
+
+/** `line` added to `lines`, or, with a reason (beyond the bound), set aside. */
+function keep(
+  parts: RecomputeParts,
+  target: RollupTarget,
+  line: string,
+  reason: string | undefined,
+  span: Span,
+  lines: string[],
+): void {
+  if (reason === undefined) lines.push(line);
+  else parts.setAside?.(target, line, reason, span);
 }
 
 /** A plan per day of each zone holding a lane's recomputed hours, in order. */

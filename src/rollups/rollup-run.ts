@@ -3,7 +3,9 @@
  */
 import PQueue from "p-queue";
 import type { Logger } from "pino";
+import { scrubSecrets } from "../logger.js";
 import type { CatalogStore } from "../state/catalog-store.js";
+import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { LockHolder } from "../state/lock-store.js";
 import type { RollupMark, RollupStore } from "../state/rollup-store.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
@@ -15,8 +17,11 @@ import type { RollupLock } from "./rollup-lock.js";
 import type { CounterSeries, RollupTarget } from "./series.js";
 
 /** What writing rollups needs: what recomputing does, and where the marks and counters are. */
-export interface RollupParts extends Omit<RecomputeParts, "extensions"> {
+export interface RollupParts extends Omit<RecomputeParts, "extensions" | "setAside"> {
   readonly marks: Pick<RollupStore, "pending" | "done" | "mark" | "forget">;
+  /** Where rollup points beyond the bound are set aside (bounds.ts). */
+  readonly deadLetters: Pick<DeadLetterStore, "add">;
+  readonly now: () => Date;
   readonly catalog: Pick<CatalogStore, "list">;
   readonly decoder: ValueIdDecoder;
   readonly lock: RollupLock;
@@ -129,14 +134,28 @@ async function recomputeItems(
   return { resources: items.length, points, failed: 0 };
 }
 
-/** The parts of a recompute whose hours written ahead of their days are marked meanwhile. */
+/**
+ * The parts of a recompute whose hours written ahead of their days are marked meanwhile, and whose
+ * points beyond the bound become dead letters (kind `line`, with the reason), one warning each.
+ */
 function withExtensions(parts: RollupParts): RecomputeParts {
   const extensions = {
     mark: (t: RollupTarget, fromS: number, toS: number) =>
       parts.marks.mark(t.deviceId, t.resourceId, fromS, toS, EXTENSION_MARK),
     forget: (ids: readonly number[]) => parts.marks.forget(ids),
   };
-  return { ...parts, extensions };
+  const setAside: RecomputeParts["setAside"] = (t, line, reason, span) => {
+    const error = `rollup point set aside: ${reason} (see the counter's raw readings)`;
+    const { deviceId, resourceId } = t;
+    const letter = { kind: "line" as const, deviceId, resourceId, valueIds: [], payload: line };
+    const where = { windowFromS: span.fromS, windowToS: span.toS };
+    parts.deadLetters.add({ ...letter, ...where, error: scrubSecrets(error) }, parts.now());
+    parts.logger.warn(
+      { device: deviceId, resource: resourceId, from: span.fromS, error },
+      "rollup point beyond the bound: kept as a dead letter, the series' other rollups written",
+    );
+  };
+  return { ...parts, extensions, setAside };
 }
 
 /** Recomputes [fromS, toS] of one target now, as a pass does (`audit --rollups --fix`). */

@@ -23,9 +23,10 @@ export function listingAnswer(
   endpoint: "devices" | "resources" | "values",
   segments: readonly string[],
   nowS: number,
-  extraValueIds: readonly string[],
+  extra: { readonly valueIds: readonly string[]; readonly deviceIds: readonly string[] },
 ): Answer {
-  if (endpoint === "devices") return json(200, { device_ids: fleet.deviceIds() });
+  if (endpoint === "devices")
+    return json(200, { device_ids: [...fleet.deviceIds(), ...extra.deviceIds] });
   const [deviceId = "", resourceId = ""] = segments;
   if (endpoint === "resources") {
     const resourceIds = fleet.resourceIds(deviceId, nowS);
@@ -38,7 +39,7 @@ export function listingAnswer(
   return json(200, {
     device_id: deviceId,
     resource_id: resourceId,
-    values: [...values, ...extraValueIds],
+    values: [...values, ...extra.valueIds],
   });
 }
 

@@ -48,6 +48,8 @@ export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "
   readonly newValuesFromS?: number;
   /** Value ids (without data) every resource lists besides its own, such as one holding a comma. */
   readonly extraListedValueIds?: readonly string[];
+  /** Device ids GET /devices lists after the fleet's, such as an empty one or one listed twice. */
+  readonly extraListedDeviceIds?: readonly string[];
   /** Requests kept in `requests` (default: all); past it the oldest are dropped. */
   readonly maxLoggedRequests?: number;
   readonly apiKey?: string;

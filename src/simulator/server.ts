@@ -54,7 +54,7 @@ export class Simulator {
   dataFaults: DataFaultOptions;
   latencyMs: number;
 
-  private readonly extraValueIds: readonly string[];
+  private readonly extraIds: { valueIds: readonly string[]; deviceIds: readonly string[] };
   private readonly maxLoggedRequests: number;
   private readonly auth: SimAuth;
   private readonly requestFaults: RequestFaults;
@@ -78,7 +78,10 @@ export class Simulator {
     this.faults = options.faults ?? {};
     this.dataFaults = options.dataFaults ?? {};
     this.latencyMs = options.latencyMs ?? 0;
-    this.extraValueIds = options.extraListedValueIds ?? [];
+    this.extraIds = {
+      valueIds: options.extraListedValueIds ?? [],
+      deviceIds: options.extraListedDeviceIds ?? [],
+    };
     this.rateClock = options.rateClock ?? Date.now;
     this.cache = options.cacheResponses ? new Map() : undefined;
     this.requestFaults = new RequestFaults(seed);
@@ -224,7 +227,7 @@ export class Simulator {
     if (auth) return auth;
     const nowS = Math.floor(this.now() / 1000);
     if (endpoint !== "data")
-      return listingAnswer(this.fleet, endpoint, segments, nowS, this.extraValueIds);
+      return listingAnswer(this.fleet, endpoint, segments, nowS, this.extraIds);
     const cache = dataFaultsActive(this.dataFaults) ? undefined : this.cache;
     const cached = cache?.get(req.url ?? "");
     if (cached) return cached;

@@ -94,6 +94,8 @@ async function setup(name: string, kind: Kind, zone: string) {
     zones: [zone],
     home: {},
     lock: new RollupLock(store.locks, processOwner("test")),
+    deadLetters: store.deadLetters,
+    now: () => new Date(T0 * 1000),
     logger: captureLogger("warn").logger,
   };
   const writeRaw = (readings: readonly Reading[]) =>
@@ -192,6 +194,61 @@ describe("history never rolled up before a range", () => {
       const day = localDate(zone, fromS + HOUR_S);
       expect(got.days.get(day)).toBeCloseTo(want.days.get(day) ?? Number.NaN, 9);
       expect(close(want.hours, new Map([...got.hours].filter(([h]) => h >= fromS)))).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("a counter whose finite readings make an increase beyond the bound", () => {
+  it("the hours beyond ±1e15 (an increase not finite, a reading of -1e20) are dead letters with their reason; the series' other hours and its day are written", async () => {
+    const zone = "UTC";
+    const kind = "cumulative";
+    const { db, store, parts, writeRaw } = await setup("rollup_bound", kind, zone);
+    try {
+      const readings: Reading[] = [
+        { s: T0, v: 100 },
+        { s: T0 + 600, v: 101 },
+        { s: T0 + HOUR_S, v: -1.7e308 },
+        { s: T0 + 2 * HOUR_S, v: 1.7e308 },
+        { s: T0 + 3 * HOUR_S, v: 200 },
+        { s: T0 + 3 * HOUR_S + 600, v: 203 },
+        // a dip to -1e20 and back inside an hour: a finite increase, from an absurd reading
+        { s: T0 + 4 * HOUR_S, v: 300 },
+        { s: T0 + 4 * HOUR_S + 600, v: -1e20 },
+        { s: T0 + 4 * HOUR_S + 1200, v: 301 },
+        { s: T0 + 5 * HOUR_S, v: 400 },
+        { s: T0 + 5 * HOUR_S + 600, v: 401 },
+      ];
+      await writeRaw(readings);
+      store.rollups.mark(DEVICE, RESOURCE, T0, T0 + 6 * HOUR_S - 1);
+      expect(await runRollups(parts)).toMatchObject({ failed: 0 });
+      expect(store.rollups.count()).toBe(0);
+      // the oracle: the rule's hours, those whose increase, base or a reading is beyond 1e15 set
+      // aside
+      const want = oracle(kind, readings, zone);
+      const beyond = (x: number | undefined) => !(x !== undefined && Math.abs(x) <= 1e15);
+      const bad = new Set<number>();
+      let at: number | undefined;
+      for (const { s, v } of readings) {
+        at = rule(kind, at, v)[1];
+        if (beyond(at) || beyond(v)) bad.add(Math.floor(s / HOUR_S) * HOUR_S);
+      }
+      const kept = new Map([...want.hours].filter(([h, x]) => !beyond(x) && !bad.has(h)));
+      expect([...kept.keys()]).toEqual([T0, T0 + 3 * HOUR_S, T0 + 5 * HOUR_S]);
+      const got = await stored(db, zone);
+      expect(close(kept, got.hours)).toEqual([]);
+      const keptSum = [...kept.values()].reduce((a, b) => a + b, 0);
+      expect(close(new Map([[localDate(zone, T0), keptSum]]), got.days)).toEqual([]);
+      const letters = store.deadLetters.list();
+      expect(letters.map((l) => [l.kind, l.windowFromS, l.payload.split(",")[0]])).toEqual([
+        ["line", T0 + HOUR_S, "rollup_hour"],
+        ["line", T0 + 2 * HOUR_S, "rollup_hour"],
+        ["line", T0 + 4 * HOUR_S, "rollup_hour"],
+      ]);
+      expect(letters[0]?.error).toMatch(/beyond/);
+      expect(letters[1]?.error).toMatch(/not finite/);
+      expect(letters[2]?.error).toMatch(/a reading -1e\+20 is beyond/);
     } finally {
       store.close();
     }
