@@ -173,7 +173,8 @@ function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
 
 /**
  * Registers a secret, replaced by `[REDACTED]` in any of its forms in log lines and by
- * {@link scrubSecrets} (a short one only where it stands whole); a Basic credential
+ * {@link scrubSecrets} (a short one only where it stands whole, its Base64 forms also after a
+ * scheme and as whole tokens: see {@link base64Patterns}); a Basic credential
  * `user:password` as one (the Base64 of the whole is not made of the Base64 of its parts).
  */
 export function registerSecret(value: string | undefined): void {

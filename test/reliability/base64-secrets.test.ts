@@ -78,6 +78,12 @@ describe("Base64 forms of short secrets (in-process)", () => {
     ["percent-encoded", `auth=Basic%20YWw6YQ%3D%3D&x=1`, `auth=Basic%20${CENSOR}&x=1`],
     ["unpadded after a scheme", "Basic YWw6YQ.", `Basic ${CENSOR}.`],
     ["the 1-character password's Base64 after a scheme", "Bearer YQ==;", `Bearer ${CENSOR};`],
+    // the secret itself, short, as an HTML element's whole text (not inside one)
+    [
+      "the 1-character password as an HTML cell",
+      "<td>a</td><td>a b</td>",
+      `<td>${CENSOR}</td><td>a b</td>`,
+    ],
   ])("%s: redacted", (_what, text, scrubbed) => {
     expect(scrubSecrets(text)).toBe(scrubbed);
   });
