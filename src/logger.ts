@@ -94,12 +94,37 @@ const SCHEME = `(?:${["Basic", "Bearer", "Token"].map(anyCase).join("|")})`;
 /** The logger's own fields, left alone: redacted, a well-known value would tell the secret. */
 const OWN_FIELDS = '(?<!"(?:level|time|app|pid|hostname)":)';
 
+/** A character that may stand in a Base64 or Base64url text: none may touch a Base64 token. */
+const BASE64_CHAR = "[A-Za-z0-9+/=_-]";
+/** What may come before a Base64 token: not a Base64 character; a JSON-escaped control; `%20`. */
+const BEFORE_TOKEN = `(?:^|[^A-Za-z0-9+/_-]|\\\\+[nrtbf]|%20)`;
+
+/**
+ * Where the Base64 forms of short secrets (`base64`) are redacted besides where the secret stands
+ * whole: after a scheme (`Bearer MTIzNDU2`), and anywhere as a whole token when the form is long
+ * enough to tell nothing and mangle nothing ({@link MIN_EMBEDDED_SECRET_CHARS}: `YWw6YQ==`).
+ */
+function base64Patterns(base64: readonly string[]): string[] {
+  const end = `(?!${BASE64_CHAR})`;
+  const withPercent = (forms: string[]) => [...forms, ...forms.flatMap(percentEncoded)];
+  const schemed = `(${SCHEME}(?:\\s+|%20))${alternation(withPercent([...base64]))}${end}`;
+  const long = base64.filter((form) => !isShort(form));
+  if (long.length === 0) return [schemed];
+  return [schemed, `(${BEFORE_TOKEN})${alternation(withPercent(long))}${end}`];
+}
+
 /**
  * Where short secrets (`byLevel[n]`: JSON-escaped n times) stand whole: a JSON string value (not a
- * key), the value after a secret's name (`password=…`), a URL's password, the whole text. Each
- * alternative captures what comes before (a lookbehind at every character cost six times as much).
+ * key), the value after a secret's name (`password=…`), a URL's password, an HTML element's text
+ * (`<td>…</td>`), the whole text; their Base64 forms also where {@link base64Patterns} finds them.
+ * Each alternative captures what comes before (a lookbehind at every character costs six times as
+ * much).
  */
-function wholeValuePattern(byLevel: readonly string[][], forms: readonly string[]): RegExp {
+function wholeValuePattern(
+  byLevel: readonly string[][],
+  forms: readonly string[],
+  base64: readonly string[],
+): RegExp {
   const quotes = escapeLevels('"');
   const jsonValues = byLevel.map((levelForms, level) => {
     const quote = regExpEscape(quotes[level] ?? '"');
@@ -112,8 +137,10 @@ function wholeValuePattern(byLevel: readonly string[][], forms: readonly string[
   const name = `${SECRET_NAMES}${quote}\\s*[:=]\\s*${quote}(?:${SCHEME}\\s+)?`;
   const named = `(${name})${all}(?=$|[\\s"'&,;)}\\]\\\\#])`;
   const urlPassword = `(://[^\\s/?#@:]*:)${all}(?=@)`;
+  const htmlCell = `(>)${all}(?=<)`;
   const whole = `^()${all}$`;
-  return new RegExp([...jsonValues, named, urlPassword, whole].join("|"), "g");
+  const alternatives = [...jsonValues, named, urlPassword, htmlCell, whole];
+  return new RegExp([...alternatives, ...base64Patterns(base64)].join("|"), "g");
 }
 
 /** What matched `wholeValuePattern` with the secret replaced: the captured context, then CENSOR. */
@@ -135,17 +162,19 @@ function secretPatterns(): { embedded?: RegExp; whole?: RegExp } {
     }
   }
   const shortForms = [...byLevel.flat(), ...short.flatMap(percentEncoded)];
+  const base64Forms = short.flatMap((secret) => encodings(secret).slice(1));
   patterns = {
     embedded:
       long.length === 0 ? undefined : new RegExp(alternation(long.flatMap(secretForms)), "g"),
-    whole: short.length === 0 ? undefined : wholeValuePattern(byLevel, shortForms),
+    whole: short.length === 0 ? undefined : wholeValuePattern(byLevel, shortForms, base64Forms),
   };
   return patterns;
 }
 
 /**
  * Registers a secret, replaced by `[REDACTED]` in any of its forms in log lines and by
- * {@link scrubSecrets} (a short one only where it stands whole); a Basic credential
+ * {@link scrubSecrets} (a short one only where it stands whole, its Base64 forms also after a
+ * scheme and as whole tokens: see {@link base64Patterns}); a Basic credential
  * `user:password` as one (the Base64 of the whole is not made of the Base64 of its parts).
  */
 export function registerSecret(value: string | undefined): void {

@@ -45,21 +45,46 @@ export function addGlobalOptions(program: Command): void {
   }
 }
 
-/** Flags refused (each -> its variable): a secret on the command line shows in history and `ps`. */
-export function refuseSecretFlags(command: Command, flags: Readonly<Record<string, string>>): void {
-  for (const flag of Object.keys(flags))
-    command.addOption(new Option(`${flag} [value]`).hideHelp());
-  command.hook("preAction", (_program, action) => {
-    const given = action.opts<Record<string, unknown>>();
-    for (const [flag, env] of Object.entries(flags)) {
-      if (given[flagKey(flag)] === undefined) continue;
-      throw new UsageError(
-        `${flag} is not taken: a secret on the command line shows in the shell history and in ` +
-          `ps. Set ${env} in the environment or the .env file, or leave it out and ` +
-          `${action.name()} asks on a terminal`,
-      );
-    }
-  });
+/** The flags a secret would be given as (each -> its variable), refused: see {@link refuseSecretFlags}. */
+const SECRET_FLAGS: Readonly<Record<string, string>> = {
+  "--api-key": "ENERGY_API_KEY",
+  "--password": "ENERGY_API_PASSWORD",
+  "--api-password": "ENERGY_API_PASSWORD",
+  "--otp": "ENERGY_API_OTP",
+  "--influx-token": "INFLUX_TOKEN",
+};
+
+/** The variables a command asks for on a terminal when they are not set (init, set-password). */
+const askedOnATerminal = new WeakMap<Command, readonly string[]>();
+
+/** Says that `command` asks on a terminal for the secrets of `envs` when they are not set. */
+export function asksForSecrets(command: Command, envs: readonly string[]): void {
+  askedOnATerminal.set(command, envs);
+}
+
+/**
+ * Refuses each secret flag on the program, wherever it stands on the command line, as soon as it
+ * is read (before any other check): a secret there shows in the shell history and in `ps`. The
+ * message says where it belongs. `command` is the one run: the flags it takes itself are left to
+ * it (`simulate --api-key` is the simulator's); those it asks for, the message says so.
+ */
+export function refuseSecretFlags(program: Command, command: Command | undefined): void {
+  const taken = new Set(command?.options.map((option) => option.long));
+  const asksFor = (command && askedOnATerminal.get(command)) ?? [];
+  for (const [flag, env] of Object.entries(SECRET_FLAGS)) {
+    if (taken.has(flag)) continue;
+    const asks = asksFor.includes(env)
+      ? `, or leave it out and ${command?.name()} asks on a terminal`
+      : "";
+    const message =
+      `${flag} is not taken: a secret on the command line shows in the shell history and in ` +
+      `ps. Set ${env} in the environment or the .env file${asks}`;
+    const refuse = (): never => {
+      throw new UsageError(message);
+    };
+    // a preset: the parser runs for the flag without a value too
+    program.addOption(new Option(`${flag} [value]`).hideHelp().preset("").argParser(refuse));
+  }
 }
 
 /** The configuration each program's command loaded, for what runCli says after a failure. */

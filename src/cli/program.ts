@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { addGlobalOptions } from "./context.js";
+import { addGlobalOptions, refuseSecretFlags } from "./context.js";
 import type { CliIo } from "./io.js";
 
 type Register = (program: Command, io: CliIo) => void;
@@ -50,6 +50,10 @@ export async function createProgram(io: CliIo, argv: readonly string[] = []): Pr
   const name = commandName(argv);
   const named = COMMANDS.filter(([names]) => name !== undefined && names.includes(name));
   for (const [, load] of named.length > 0 ? named : COMMANDS) (await load())(program, io);
+  refuseSecretFlags(
+    program,
+    program.commands.find((command) => command.name() === name),
+  );
   pointAtHelp(program);
   return program;
 }

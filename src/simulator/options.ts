@@ -26,9 +26,10 @@ export interface FaultOptions {
   readonly delayMs?: number;
   /**
    * Error answers echo the request's headers (`authorization`, `x-api-key`, …) as hostile real
-   * upstreams do: as `request_headers` in a JSON body, as a list in a text one. Default false.
+   * upstreams do: as `request_headers` in a JSON body, as a list in a text one; `"html"`: in the
+   * cells of an HTML page, as a proxy's error page does. Default false.
    */
-  readonly echoHeaders?: boolean;
+  readonly echoHeaders?: boolean | "html";
   /** Endpoints the faults apply to (default: all). */
   readonly endpoints?: readonly Endpoint[];
 }

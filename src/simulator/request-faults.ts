@@ -78,10 +78,25 @@ export function truncated(answer: Answer): Answer {
   return { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) };
 }
 
-/** `answer` with the request's headers echoed in its body (the `echoHeaders` fault). */
-export function withEchoedHeaders(answer: Answer, req: IncomingMessage): Answer {
+/**
+ * `answer` with the request's headers echoed in its body (the `echoHeaders` fault): in a JSON body
+ * or as `name: value` lines; with `"html"`, as a proxy's error page does, in table cells.
+ */
+export function withEchoedHeaders(
+  answer: Answer,
+  req: IncomingMessage,
+  style: true | "html" = true,
+): Answer {
   if (answer.body === "") return answer;
   const headers = { ...req.headers };
+  if (style === "html") {
+    // the credentials first: a client quotes only the start of an error page
+    const rows = Object.entries(headers)
+      .sort(([a], [b]) => Number(b === "authorization") - Number(a === "authorization"))
+      .map(([name, value]) => `<tr><th>${name}</th><td>${String(value)}</td></tr>`);
+    const page = `<html><body><table>${rows.join("")}</table><p>${answer.body}</p></body></html>`;
+    return { ...answer, body: page, headers: { ...answer.headers, "content-type": "text/html" } };
+  }
   if (answer.headers?.["content-type"] === "application/json") {
     const body = jsonOrUndefined(answer.body);
     if (body !== null && typeof body === "object" && !Array.isArray(body)) {

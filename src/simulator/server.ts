@@ -204,7 +204,7 @@ export class Simulator {
     const faulted = fault === "malformed" ? truncated(answer) : answer;
     const sent =
       this.faults.echoHeaders && faulted.status >= 400 && faultsApplyTo(this.faults, endpoint)
-        ? withEchoedHeaders(faulted, req)
+        ? withEchoedHeaders(faulted, req, this.faults.echoHeaders)
         : faulted;
     log(sent.status);
     res.sendDate = false;

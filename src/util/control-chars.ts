@@ -1,6 +1,7 @@
 /**
  * Control characters made visible, as JSON writes them: a value from the API or the state DB can
- * then neither start a line, nor return the carriage, nor colour or move anything on a terminal.
+ * then neither start a line, nor return the carriage, nor colour, move or reorder anything on a
+ * terminal.
  */
 
 /** The characters JSON writes as a letter after a backslash. */
@@ -12,12 +13,16 @@ const SHORT_ESCAPES: ReadonlyMap<string, string> = new Map([
   ["\r", "\\r"],
 ]);
 
-/** A C0 control (U+0000..U+001F), DEL, a C1 control, or U+2028/U+2029. */
+/**
+ * A C0 control (U+0000..U+001F), DEL, a C1 control, U+2028/U+2029, or a bidi control (Unicode's
+ * Bidi_Control: U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069), which reorders what a
+ * terminal shows (`\u202e` shows `exe.txt` as `txt.exe`).
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
-/** DEL, the C1 controls, the Unicode line and paragraph separators: JSON does not escape them. */
-const BEYOND_JSON = /[\u007f-\u009f\u2028\u2029]/g;
+/** DEL, the C1 controls, U+2028/9 and the bidi controls: JSON does not escape them. */
+const BEYOND_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 /** A character written as JSON writes it: `\n`, `\u001b`, … */
 const escaped = (char: string): string =>

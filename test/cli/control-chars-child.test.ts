@@ -17,25 +17,32 @@ import { tempStateDb } from "../support/pipeline.js";
 import { tempDir } from "../support/temp-dir.js";
 
 /** A device id that would print a fake summary line in red on a terminal. */
-const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred";
+const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred\u202edner";
 /** EVIL as it must be shown. */
-const SHOWN = "evil\\r\\nsync ok: 0 devices\\u001b[31mred";
-/** An error text with a bell, a DEL, a C1 CSI and a clear-screen sequence. */
-const EVIL_ERROR = "refused\u0007 line\u007f\u009b2J\u001b[2J";
-const ERROR_SHOWN = "refused\\u0007 line\\u007f\\u009b2J\\u001b[2J";
+const SHOWN = "evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner";
+/** An error text with a bell, a DEL, a C1 CSI, a clear-screen sequence and bidi isolates. */
+const EVIL_ERROR = "refused\u0007 line\u007f\u009b2J\u001b[2J\u2067ok\u2069";
+const ERROR_SHOWN = "refused\\u0007 line\\u007f\\u009b2J\\u001b[2J\\u2067ok\\u2069";
 const PLAIN = "plain-01";
 /** One command that takes longer fails the test. */
 const COMMAND_MS = 20_000;
 
 /**
- * The control characters in `text` but the line feed and the tab (those between the lines and
+ * The control characters in `text` (bidi controls too) but the line feed and the tab (those between the lines and
  * cells of tab-separated values; the number of cells of a row is checked), as hex codes.
  */
 function controlsIn(text: string): string[] {
   return [...text]
     .map((c) => c.charCodeAt(0))
     .filter((code) => code !== 0x0a && code !== 0x09)
-    .filter((code) => code < 0x20 || (code >= 0x7f && code <= 0x9f))
+    .filter(
+      (code) =>
+        code < 0x20 ||
+        (code >= 0x7f && code <= 0x9f) ||
+        [0x061c, 0x200e, 0x200f].includes(code) ||
+        (code >= 0x2028 && code <= 0x202e) ||
+        (code >= 0x2066 && code <= 0x2069),
+    )
     .map((code) => code.toString(16));
 }
 

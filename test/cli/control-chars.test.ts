@@ -12,12 +12,12 @@ import { createLogger } from "../../src/logger.js";
 import { escapeControls, escapeControlsLeftByJson } from "../../src/util/control-chars.js";
 
 /** A device id that would print a fake summary line in red on a terminal. */
-const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred";
+const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred\u202edner";
 /** EVIL as it must be shown. */
-const EVIL_SHOWN = "evil\\r\\nsync ok: 0 devices\\u001b[31mred";
+const EVIL_SHOWN = "evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner";
 
 /**
- * The control characters in `text` (C0, DEL, C1, U+2028/9) as hex codes, the line feed left out
+ * The control characters in `text` (C0, DEL, C1, U+2028/9, bidi) as hex codes, the line feed left out
  * with `lines`: those that would reach a terminal as they are.
  */
 function controlsIn(text: string, options: { lines?: boolean } = {}): string[] {
@@ -25,7 +25,12 @@ function controlsIn(text: string, options: { lines?: boolean } = {}): string[] {
     .map((c) => c.charCodeAt(0))
     .filter((code) => !(options.lines === true && code === 0x0a))
     .filter(
-      (code) => code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029,
+      (code) =>
+        code < 0x20 ||
+        (code >= 0x7f && code <= 0x9f) ||
+        [0x061c, 0x200e, 0x200f].includes(code) ||
+        (code >= 0x2028 && code <= 0x202e) ||
+        (code >= 0x2066 && code <= 0x2069),
     )
     .map((code) => code.toString(16));
 }
@@ -59,6 +64,13 @@ describe("escapeControls", () => {
     ["del\\u007f", "del\u007f"],
     ["\\u0080\\u009b2J\\u009f", "\u0080\u009b2J\u009f"],
     ["line\\u2028para\\u2029", "line\u2028para\u2029"],
+    // bidi controls: each would reorder what follows on a terminal
+    ["invoice\\u202egpj.exe", "invoice\u202egpj.exe"],
+    ["\\u061c\\u200e\\u200f", "\u061c\u200e\u200f"],
+    ["\\u202a\\u202b\\u202c\\u202d\\u202e", "\u202a\u202b\u202c\u202d\u202e"],
+    ["\\u2066\\u2067\\u2068\\u2069", "\u2066\u2067\u2068\u2069"],
+    // their neighbours are no controls: as they are
+    ["\u200d\u2030\u2065\u206a", "\u200d\u2030\u2065\u206a"],
     [EVIL_SHOWN, EVIL],
     // no control: as it is (a backslash stays one, quotes stay quotes)
     ['back\\slash "quoted"', 'back\\slash "quoted"'],
@@ -69,11 +81,13 @@ describe("escapeControls", () => {
     expect(escapeControls(text)).toBe(shown);
   });
 
-  it("escapeControlsLeftByJson escapes only what JSON.stringify leaves (DEL, C1, U+2028/9)", () => {
+  it("escapeControlsLeftByJson escapes only what JSON.stringify leaves (DEL, C1, U+2028/9, bidi)", () => {
     expect(escapeControlsLeftByJson('{"a":"x\u007f\u0085\u2028y","b":"\\n"}')).toBe(
       '{"a":"x\\u007f\\u0085\\u2028y","b":"\\n"}',
     );
     expect(JSON.parse(escapeControlsLeftByJson('"\u009b"'))).toBe("\u009b");
+    expect(escapeControlsLeftByJson('{"a":"\u202e\u2066x"}')).toBe('{"a":"\\u202e\\u2066x"}');
+    expect(JSON.parse(escapeControlsLeftByJson('"\u202e"'))).toBe("\u202e");
   });
 });
 
@@ -91,7 +105,7 @@ describe("the line writer", () => {
     writeText(out.stream, JSON.stringify({ device: EVIL, del: "\u007f" }, null, 2));
     expect(out.text()).toBe(
       "first\\u001b[2K\nsecond\\r\tthird\n" +
-        `{\n  "device": "evil\\r\\nsync ok: 0 devices\\u001b[31mred",\n  "del": "\\u007f"\n}\n`,
+        `{\n  "device": "${EVIL_SHOWN}",\n  "del": "\\u007f"\n}\n`,
     );
   });
 });
@@ -160,9 +174,11 @@ describe("log lines", () => {
     expect(controlsIn(text, { lines: true })).toEqual([]);
     const [first] = text.split("\n");
     expect(first).toMatch(
-      /^\[\d\d:\d\d:\d\d\] WARN: device evil\\r\\nsync ok: 0 devices\\u001b\[31mred failed /,
+      /^\[\d\d:\d\d:\d\d\] WARN: device evil\\r\\nsync ok: 0 devices\\u001b\[31mred\\u202edner failed /,
     );
-    expect(first).toContain('"device":"evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u007f"');
+    expect(first).toContain(
+      '"device":"evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner\\u007f"',
+    );
     expect(text).toContain("Error: upstream said \\u001b[31mno\n");
     expect(text).toMatch(/\n\s+at fetch \(x\.js:1:1\)\n/);
   });

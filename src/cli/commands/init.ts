@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
+import { asksForSecrets, createApiClient, createContext } from "../context.js";
 import { type EnvFile, envFileOf } from "../env-file.js";
 import { afterPasswordSet, proveAccess, setPasswordOnFirstStart } from "../init/checks.js";
 import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
@@ -92,9 +92,5 @@ export function registerInitCommand(program: Command, io: CliIo): void {
     .option("-u, --user <user>", "API username (default: ENERGY_API_USER)")
     .option("--force", "replace the env file if it exists")
     .action((_opts: unknown, command: Command) => runInit(io, command));
-  refuseSecretFlags(init, {
-    "--api-key": "ENERGY_API_KEY",
-    "--password": "ENERGY_API_PASSWORD",
-    "--otp": "ENERGY_API_OTP",
-  });
+  asksForSecrets(init, ["ENERGY_API_KEY", "ENERGY_API_PASSWORD", "ENERGY_API_OTP"]);
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApiError } from "../../api/errors.js";
 import { registerSecret } from "../../logger.js";
 import { textProblem } from "../../util/input-text.js";
-import { createApiClient, createContext, refuseSecretFlags } from "../context.js";
+import { asksForSecrets, createApiClient, createContext } from "../context.js";
 import { type CliIo, parsedAction, UsageError, writeLine } from "../io.js";
 import { nameOption } from "../options.js";
 import { askHidden } from "../prompt.js";
@@ -47,10 +47,7 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         );
       }),
     );
-  refuseSecretFlags(setPassword, {
-    "--otp": "ENERGY_API_OTP",
-    "--password": "ENERGY_API_PASSWORD",
-  });
+  asksForSecrets(setPassword, ["ENERGY_API_OTP", "ENERGY_API_PASSWORD"]);
 }
 
 /** A failed POST /set_password with what to do next (to run `command` again: check `url`). */
