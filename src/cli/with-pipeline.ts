@@ -86,18 +86,21 @@ export async function withPipeline<T>(
     logger: context.logger,
     onOver: cut,
   });
+  const unwatchState = open.store.watchFile(cut);
   try {
     lock?.hold();
     // what a shutdown cut short is an interruption, whatever error it surfaced as
     const cutShort = () =>
       cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
+    // a state file deleted under the work is the failure, whatever else it made fail
     const result = await work(open, context).catch((error: unknown) => {
-      throw cutShort() ?? error;
+      throw cutShort() ?? open.store.fileProblem() ?? error;
     });
-    const cut = cutShort();
+    const cut = cutShort() ?? open.store.fileProblem();
     if (cut) throw cut;
     return result;
   } finally {
+    unwatchState();
     unwatch();
     removeSignals();
     lock?.stop();
