@@ -6,7 +6,7 @@
  * Every wait is bounded: a file that hangs the reader fails the test instead of hanging it.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_ENV_FILE_BYTES } from "../../src/cli/env-file.js";
 import { MAX_CONFIG_DEPTH, MAX_CONFIG_FILE_BYTES } from "../../src/config/load.js";
@@ -165,5 +165,14 @@ describe("the env file", () => {
       expect(done.err).toContain(`.env file ${path}: ${problem}`);
       expect(done.code).toBe(2);
     }
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("quotes the caps the code has", () => {
+    const page = readFileSync("docs/configuration.md", "utf8").replace(/\s+/g, " ");
+    expect(page).toContain(`at most ${MAX_ENV_FILE_BYTES} bytes`);
+    expect(page).toContain(`the config file ${MAX_CONFIG_FILE_BYTES} (`);
+    expect(page).toContain(`nested at most ${MAX_CONFIG_DEPTH} levels deep`);
   });
 });
