@@ -89,10 +89,9 @@ export async function withPipeline<T>(
   const unwatchState = open.store.watchFile(cut);
   try {
     lock?.hold();
-    // what a shutdown cut short is an interruption, whatever error it surfaced as
+    // a shutdown's cut is an interruption, a state file gone the failure, whatever they threw
     const cutShort = () =>
       cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
-    // a state file deleted under the work is the failure, whatever else it made fail
     const result = await work(open, context).catch((error: unknown) => {
       throw cutShort() ?? open.store.fileProblem() ?? error;
     });
