@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseEnv } from "node:util";
 import type { Command } from "commander";
 import { z } from "zod";
 import { ConfigError } from "../config.js";
-import { errnoOf } from "../util/errors.js";
+import { readTextFile } from "../util/input-text.js";
 import { type CliIo, parseOptions, UsageError } from "./io.js";
 
 /** The env file unless `--env-path` names another: `./.env` of the working directory. */
@@ -30,21 +29,21 @@ export function envFileOf(command: Command, io: CliIo): EnvFile {
     : { path: resolve(io.cwd, given), label: given, explicit: true };
 }
 
+/** The most bytes an env file may have (a few hundred are usual). */
+export const MAX_ENV_FILE_BYTES = 1024 * 1024;
+
 /** An env file's variables by Node's parser; undefined when an unnamed `./.env` does not exist. */
 export function readEnvFile(
   file: EnvFile,
   mayBeMissing = false,
 ): Record<string, string> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file.path, "utf8");
-  } catch (error) {
-    const code = errnoOf(error) ?? "unreadable";
-    if (code === "ENOENT" && (!file.explicit || mayBeMissing)) return undefined;
-    if (code === "ENOENT") throw new UsageError(`--env-path ${file.label}: no such file`);
-    throw new ConfigError(`.env file ${file.label}: cannot be read (${code})`);
+  const read = readTextFile(file.path, MAX_ENV_FILE_BYTES);
+  if ("problem" in read) {
+    if (read.errno === "ENOENT" && (!file.explicit || mayBeMissing)) return undefined;
+    if (read.errno === "ENOENT") throw new UsageError(`--env-path ${file.label}: no such file`);
+    throw new ConfigError(`.env file ${file.label}: ${read.problem}`);
   }
-  return z.record(z.string(), z.string()).parse(parseEnv(text));
+  return z.record(z.string(), z.string()).parse(parseEnv(read.text));
 }
 
 /** The environment over the env file's variables (an empty variable counts as unset). */

@@ -86,18 +86,20 @@ export async function withPipeline<T>(
     logger: context.logger,
     onOver: cut,
   });
+  const unwatchState = open.store.watchFile(cut);
   try {
     lock?.hold();
-    // what a shutdown cut short is an interruption, whatever error it surfaced as
+    // a shutdown's cut is an interruption, a state file gone the failure, whatever they threw
     const cutShort = () =>
       cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
     const result = await work(open, context).catch((error: unknown) => {
-      throw cutShort() ?? error;
+      throw cutShort() ?? open.store.fileProblem() ?? error;
     });
-    const cut = cutShort();
+    const cut = cutShort() ?? open.store.fileProblem();
     if (cut) throw cut;
     return result;
   } finally {
+    unwatchState();
     unwatch();
     removeSignals();
     lock?.stop();

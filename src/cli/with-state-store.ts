@@ -4,7 +4,10 @@ import { StateStore } from "../state/state-store.js";
 import { type CommandContext, createContext } from "./context.js";
 import { type CliIo, UsageError } from "./io.js";
 
-/** Runs `work` on STATE_DB, which must exist unless `create`: a typo would make an empty one. */
+/**
+ * Runs `work` on STATE_DB, which must exist unless `create`: a typo would make an empty one. A
+ * state file deleted or replaced meanwhile fails the command (what it wrote went into nothing).
+ */
 export async function withStateStore<T>(
   command: Command,
   io: CliIo,
@@ -20,7 +23,11 @@ export async function withStateStore<T>(
   }
   const store = StateStore.open(path, { logger: context.logger });
   try {
-    return await work(store, context);
+    const result = await Promise.resolve(work(store, context)).catch((error: unknown) => {
+      throw store.fileProblem() ?? error;
+    });
+    store.checkFile();
+    return result;
   } finally {
     store.close();
   }

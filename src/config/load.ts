@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { errnoOf, messageOf } from "../util/errors.js";
-import { textProblem } from "../util/input-text.js";
+import { messageOf } from "../util/errors.js";
+import { readTextFile, textProblem } from "../util/input-text.js";
+import { nestsDeeperThan } from "../util/json-bytes.js";
 import { fileValueProblem, prototypeKey } from "./raw-values.js";
 import { type Config, configSchema, SETTINGS } from "./schema.js";
 import type { Setting } from "./setting.js";
@@ -37,13 +37,18 @@ export interface ResolvedConfig {
 
 type RawConfig = Record<string, Record<string, unknown>>;
 
+/** The most bytes a config file (`--config FILE`) may have: room for a site map of ~20,000. */
+export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
+/** The deepest a config file may nest (`sites` → device → field is 3). */
+export const MAX_CONFIG_DEPTH = 16;
+
 function readConfigFile(file: string): RawConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
+  const read = readTextFile(file, MAX_CONFIG_FILE_BYTES);
+  if ("problem" in read) throw new ConfigError(`config file ${file}: ${read.problem}`);
+  const { text } = read;
+  if (nestsDeeperThan(text, MAX_CONFIG_DEPTH)) {
     throw new ConfigError(
-      `config file ${file}: cannot be read (${errnoOf(error) ?? "unreadable"})`,
+      `config file ${file}: nests more than ${MAX_CONFIG_DEPTH} levels deep (a config file has 3)`,
     );
   }
   let json: unknown;

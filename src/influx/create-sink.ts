@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
 import { type Config, ConfigError } from "../config.js";
+import { errnoOf, messageOf } from "../util/errors.js";
 import { durationMs } from "../util/iso-duration.js";
 import { CoalescingSink } from "./coalescing-sink.js";
 import { checkInflux } from "./influx-check.js";
 import { InfluxWriter } from "./influx-writer.js";
-import { LineProtocolFileSink } from "./line-protocol-file-sink.js";
+import { type LineProtocolFileOptions, LineProtocolFileSink } from "./line-protocol-file-sink.js";
 import type { PointSink } from "./point-sink.js";
 import type { BucketTarget } from "./write-errors.js";
 
@@ -33,14 +34,30 @@ export function pointSinkOpener(
         ? { file, rotation: { maxBytes, keep } }
         : undefined;
   if (target) {
+    // opened now: a directory or a path that cannot be written fails before anything moves
+    const sink = fileSink(target.file, target.rotation, output !== undefined);
     return async () => {
-      const sink = new LineProtocolFileSink(target.file, target.rotation);
       logger.info({ target: sink.target }, "writing line protocol instead of InfluxDB");
       return sink;
     };
   }
   if (influx.url === "") throw new ConfigError(NOWHERE_TO_WRITE);
   return () => openInfluxSink(influx, logger, { bucket: influx.bucket });
+}
+
+/** The line-protocol sink on `file`, or a ConfigError naming --output or OUTPUT_FILE and why not. */
+function fileSink(
+  file: string,
+  rotation: LineProtocolFileOptions | undefined,
+  fromFlag: boolean,
+): LineProtocolFileSink {
+  try {
+    return new LineProtocolFileSink(file, rotation);
+  } catch (error) {
+    const why =
+      errnoOf(error) === "EISDIR" ? messageOf(error) : `cannot be written (${messageOf(error)})`;
+    throw new ConfigError(`${fromFlag ? "--output" : "OUTPUT_FILE"} ${file}: ${why}`);
+  }
 }
 
 /** The rollups' sink on ROLLUP_BUCKET when set (the raw points' kind); undefined otherwise. */

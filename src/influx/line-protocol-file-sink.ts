@@ -1,3 +1,4 @@
+import { closeSync, openSync, statSync } from "node:fs";
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Writable } from "node:stream";
@@ -53,6 +54,7 @@ export class LineProtocolFileSink implements PointSink {
     } else {
       this.file = resolve(path);
       ensureDirectory(dirname(this.file));
+      probeWritable(this.file);
       this.target = `line-protocol file ${this.file}`;
     }
   }
@@ -188,3 +190,24 @@ export class LineProtocolFileSink implements PointSink {
 }
 
 const NEWLINE = Buffer.from("\n");
+
+/**
+ * Opens `file` for appending once (creating it) and closes it: a directory or a path that cannot
+ * be written fails now, before anything is fetched. A FIFO or a device is left alone (opening a
+ * FIFO would wait for its reader); it is opened at the first write as before.
+ */
+function probeWritable(file: string): void {
+  let kind: ReturnType<typeof statSync> | undefined;
+  try {
+    kind = statSync(file);
+  } catch (error) {
+    if (errnoOf(error) !== "ENOENT") throw error;
+  }
+  if (kind?.isDirectory()) {
+    throw Object.assign(new Error("is a directory: name a file (in it, or elsewhere)"), {
+      code: "EISDIR",
+    });
+  }
+  if (kind !== undefined && !kind.isFile()) return;
+  closeSync(openSync(file, "a"));
+}

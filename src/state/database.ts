@@ -1,7 +1,9 @@
+import { closeSync, constants, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { ensureDirectory } from "../util/ensure-dir.js";
+import { errnoOf } from "../util/errors.js";
 import {
   MIGRATIONS_DIR,
   MigrationError,
@@ -36,7 +38,10 @@ export function openDatabase(
   const inMemory = path === ":memory:";
   let db: Database.Database;
   try {
-    if (!inMemory) ensureDirectory(dirname(path));
+    if (!inMemory) {
+      ensureDirectory(dirname(path));
+      createPrivate(path, logger);
+    }
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   } catch (error) {
     const why = stateError(path, error).message.replace(`state database ${path} (STATE_DB): `, "");
@@ -80,6 +85,27 @@ export function openDatabase(
       );
     }
     throw isSqliteError(error) ? stateError(path, error) : error;
+  }
+}
+
+/**
+ * Creates the state file 0600 when it does not exist (SQLite gives its -wal and -shm the file's
+ * mode): it holds the API's rows and lines. An existing file keeps its mode (an operator may
+ * have opened it to a backup group on purpose), with a warning when others may read it.
+ */
+function createPrivate(path: string, logger: Logger | undefined): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+    return;
+  } catch (error) {
+    if (errnoOf(error) !== "EEXIST") throw error;
+  }
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    logger?.warn(
+      { path, mode: `0${mode.toString(8)}` },
+      "the state database may be read by other users than its owner: chmod 600 it (and its -wal and -shm)",
+    );
   }
 }
 

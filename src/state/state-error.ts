@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { errnoOf, messageOf } from "../util/errors.js";
 
 /** A failure of the state database, naming STATE_DB and what to do (fatal to a run). */
@@ -33,15 +34,40 @@ const ADVICE: readonly [string, string][] = [
   ["SQLITE_LOCKED", "another connection holds a lock on it"],
   [
     "SQLITE_IOERR",
-    "reading or writing it failed: was the file deleted or moved while in use, or did the disk fail?",
+    "reading or writing it failed: check the disk (free space, dmesg) and that nothing deletes or moves STATE_DB while energy-etl runs",
   ],
 ];
+
+/** This process's file-size limit in bytes (`ulimit -f`, RLIMIT_FSIZE), when it has one (Linux). */
+export function fileSizeLimit(limits = "/proc/self/limits"): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(limits, "latin1");
+  } catch {
+    return undefined;
+  }
+  const soft = /^Max file size\s+(\S+)/m.exec(text)?.[1];
+  return soft === undefined || !/^\d+$/.test(soft) ? undefined : Number(soft);
+}
+
+/** SQLite's advice for `code`; a write cut by a file-size limit says which limit and what to do. */
+function adviceFor(code: string): string | undefined {
+  const advice = ADVICE.find(([prefix]) => code.startsWith(prefix))?.[1];
+  if (!/^SQLITE_(FULL|IOERR)/.test(code)) return advice;
+  const limit = fileSizeLimit();
+  if (limit === undefined) return advice;
+  return (
+    `this process may write files of at most ${limit} bytes (ulimit -f, RLIMIT_FSIZE), too ` +
+    "little for STATE_DB and its -wal and -shm files: raise the limit (ulimit -f unlimited; " +
+    "LimitFSIZE= in a systemd unit) and start again"
+  );
+}
 
 /** The error as a {@link StateError} naming the database and what to do (kept when it is one). */
 export function stateError(path: string, error: unknown): StateError {
   if (error instanceof StateError) return error;
   const code = errnoOf(error);
-  const advice = code ? ADVICE.find(([prefix]) => code.startsWith(prefix))?.[1] : undefined;
+  const advice = code ? adviceFor(code) : undefined;
   return new StateError(
     `state database ${path} (STATE_DB): ${messageOf(error)}${advice ? `; ${advice}` : ""}`,
     code,

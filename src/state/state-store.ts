@@ -10,6 +10,9 @@ import { RollupStore } from "./rollup-store.js";
 import { RunStore } from "./run-store.js";
 import { isSqliteError, StateError, stateError } from "./state-error.js";
 
+/** How often a command checks that STATE_DB is still its file ({@link StateStore.watchFile}). */
+const FILE_CHECK_MS = 1000;
+
 /**
  * The ETL's state in one SQLite database (STATE_DB), as small synchronous stores by aggregate;
  * every multi-step change is one transaction, so a crash leaves either the old or the new state.
@@ -54,32 +57,54 @@ export class StateStore {
    * and every cursor and job would be gone after a restart.
    */
   checkFile(): void {
-    if (this.identity === undefined) return;
+    const problem = this.fileProblem();
+    if (problem !== undefined) throw problem;
+  }
+
+  /** What {@link checkFile} throws, or undefined while the file is the one in use. */
+  fileProblem(): StateError | undefined {
+    if (this.identity === undefined) return undefined;
     let stat: ReturnType<typeof statSync>;
     try {
       stat = statSync(this.path);
     } catch {
-      throw new StateError(
+      return new StateError(
         `state database ${this.path} (STATE_DB) was deleted while in use; stopping rather than ` +
           "writing into nothing. Restore it from a backup, or start over (the next start creates it anew)",
         "DELETED",
       );
     }
     if (stat.dev !== this.identity.dev || stat.ino !== this.identity.ino) {
-      throw new StateError(
+      return new StateError(
         `state database ${this.path} (STATE_DB) was replaced by another file while in use; stopping. ` +
           "Start energy-etl again to use the new file",
         "REPLACED",
       );
     }
     if (stat.size < this.sizeSeen) {
-      throw new StateError(
+      return new StateError(
         `state database ${this.path} (STATE_DB) was truncated while in use (${stat.size} bytes, ` +
           `was ${this.sizeSeen}); stopping. Restore it from a backup, or move it away and start over`,
         "TRUNCATED",
       );
     }
     this.sizeSeen = stat.size;
+    return undefined;
+  }
+
+  /**
+   * Checks the file every `everyMs` until the returned function is called; the first problem goes
+   * to `gone` (once): a command stops instead of writing on into a file that is gone.
+   */
+  watchFile(gone: (error: StateError) => void, everyMs = FILE_CHECK_MS): () => void {
+    const timer = setInterval(() => {
+      const problem = this.fileProblem();
+      if (problem === undefined) return;
+      clearInterval(timer);
+      gone(problem);
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   static open(path: string, options: OpenDatabaseOptions = {}): StateStore {

@@ -20,3 +20,23 @@ export const JSON_BYTES = {
   LOWER_E: 0x65,
   UPPER_E: 0x45,
 } as const;
+
+/**
+ * True when JSON `text` nests arrays and objects more than `maxDepth` deep (strings skipped): a
+ * file checked before it is parsed and walked, which would overflow the stack at some depth.
+ */
+export function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === JSON_BYTES.BACKSLASH) i++;
+      else if (c === JSON_BYTES.QUOTE) inString = false;
+    } else if (c === JSON_BYTES.QUOTE) inString = true;
+    else if (c === JSON_BYTES.OPEN_ARRAY || c === JSON_BYTES.OPEN_OBJECT) {
+      if (++depth > maxDepth) return true;
+    } else if (c === JSON_BYTES.CLOSE_ARRAY || c === JSON_BYTES.CLOSE_OBJECT) depth--;
+  }
+  return false;
+}

@@ -3,7 +3,7 @@
  * --output they refuse (exit 2) before the state database is opened, so nothing moves. The built
  * CLI as a child process against the simulator over loopback.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -113,5 +113,36 @@ describe("sync and backfill without anywhere to write", () => {
     expect(synced.code).toBe(0);
     expect(synced.out).toMatch(/sync ok: 1 devices, [1-9]\d* points/);
     expect(existsSync(file)).toBe(true);
+  });
+
+  it.each([
+    ["OUTPUT_FILE", ["sync"]],
+    ["--output", ["backfill", "--device", DEVICE, "--from", "-1d", "--output"]],
+  ])("%s naming a directory: exit 2 before any request, no state file", async (how, args) => {
+    const target = join(dir, "out");
+    mkdirSync(target);
+    if (how === "OUTPUT_FILE") env.OUTPUT_FILE = target;
+    const argv = how === "OUTPUT_FILE" ? args : [...args, target];
+    const requests = sim.count();
+    expect(await run(argv)).toEqual({
+      code: 2,
+      out: "",
+      err: `energy-etl: error: ${how} ${target}: is a directory: name a file (in it, or elsewhere)\n`,
+    });
+    expect(sim.count()).toBe(requests);
+    expect(existsSync(env.STATE_DB ?? "")).toBe(false);
+  });
+
+  it("OUTPUT_FILE under a file (not a directory): exit 2 before any request, saying why", async () => {
+    const file = join(dir, "plain");
+    writeFileSync(file, "");
+    env.OUTPUT_FILE = join(file, "points.lp");
+    const requests = sim.count();
+    const done = await run(["sync"]);
+    expect(done.code).toBe(2);
+    expect(done.err).toContain(
+      `energy-etl: error: OUTPUT_FILE ${env.OUTPUT_FILE}: cannot be written (`,
+    );
+    expect(sim.count()).toBe(requests);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
@@ -40,9 +40,18 @@ describe("createPointSink", () => {
     expect(text).toBe(`${LINES.join("\n")}\n`);
   });
 
+  it("a directory is refused when the sink is made, before anything is fetched", () => {
+    const dir = tempDir("lp-dir-");
+    expect(() => new LineProtocolFileSink(dir)).toThrow(/^is a directory: name a file/);
+  });
+
   it("a file that cannot be written rejects every write with a clear error, never crashes", async () => {
     const dir = tempDir("lp-dir-");
-    const sink = new LineProtocolFileSink(dir);
+    const file = join(dir, "points.lp");
+    const sink = new LineProtocolFileSink(file);
+    // the file becomes a directory after the sink was made
+    rmSync(file, { force: true });
+    mkdirSync(file);
     await expect(sink.write(lineBatch(LINES))).rejects.toThrow(
       /^cannot write line-protocol file .*EISDIR/,
     );

@@ -73,6 +73,8 @@ export interface HangProxy {
   count(filter?: { mode?: ProxyMode; path?: RegExp; method?: string }): number;
   /** Requests held open without an answer right now. */
   hanging(): number;
+  /** Forwards the requests held open to the target now (their answers come as in `pass`). */
+  release(): void;
   /** Connections open right now (client side). */
   openConnections(): number;
   /** Destroys every socket (client and target side) and stops listening. */
@@ -100,6 +102,8 @@ export async function startHangProxy(
   const sockets = new Set<Socket>();
   const upstreamSockets = new Set<Socket>();
   const held = new Set<ServerResponse>();
+  /** How each held request is forwarded on {@link HangProxy.release}. */
+  const releases = new Map<ServerResponse, () => void>();
   const requests: ProxiedRequest[] = [];
   let current: { mode: ProxyMode; options: ModeOptions } = { mode, options };
   const agent = new Agent({ keepAlive: false });
@@ -211,9 +215,16 @@ export async function startHangProxy(
       }
       case "hang":
         // read the request, answer nothing, keep the connection
-        req.resume();
+        {
+          const chunks: Buffer[] = [];
+          req.on("data", (chunk: Buffer) => chunks.push(chunk));
+          releases.set(res, () => forward(req, res, seen, Buffer.concat(chunks)));
+        }
         held.add(res);
-        res.on("close", () => held.delete(res));
+        res.on("close", () => {
+          held.delete(res);
+          releases.delete(res);
+        });
         return;
       case "retry-after": {
         req.resume();
@@ -278,6 +289,12 @@ export async function startHangProxy(
           (filter.path === undefined || filter.path.test(r.url)),
       ).length,
     hanging: () => held.size,
+    release() {
+      const pending = [...releases.values()];
+      held.clear();
+      releases.clear();
+      for (const forwardNow of pending) forwardNow();
+    },
     openConnections: () => sockets.size,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
