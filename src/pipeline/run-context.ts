@@ -61,10 +61,12 @@ export class RunContext {
    * A chunk failed: the first failure of a cause (the API down, a token refused, …) is one error
    * line; the same cause again is a debug line, counted for {@link reportFailures}.
    */
-  chunkFailed(context: Record<string, unknown>, error: unknown): void {
+  chunkFailed(context: Record<string, unknown>, error: unknown, answeredRequests = 0): void {
     this.counters.chunkErrors++;
-    // the attempts of a failed request travel with its error; a write that failed made one
-    this.counters.requests += error instanceof ApiError ? (error.attempts ?? 0) : 1;
+    // the attempts of a failed request travel with its error; a chunk whose write (or answer)
+    // failed after the API answered made the answer's requests
+    this.counters.requests +=
+      error instanceof ApiError && error.attempts !== undefined ? error.attempts : answeredRequests;
     const cause = causeOf(error);
     const seen = this.failures.get(cause);
     if (seen) {
