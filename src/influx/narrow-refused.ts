@@ -40,8 +40,9 @@ export interface NarrowingWrites<W extends BatchWork> {
  * and the rest sent again; a partial write is narrowed down by its count; otherwise both halves
  * are sent, then narrowed in turn (nothing of the batch was stored: every good line must be found).
  * Before InfluxDB took any line of the write, a refusal that is not the lines' own throws
- * {@link refusedWhole} instead: every line of a batch named or counted as refused, or both halves
- * refused at every halving down to two single lines (about 2 log2(n) requests, never n).
+ * {@link refusedWhole} instead: every line of a batch named or counted as refused (points beyond
+ * the retention policy excepted: dropped for their own time), or both halves refused at every
+ * halving down to two single lines (about 2 log2(n) requests, never n).
  */
 export async function narrowRefused<W extends BatchWork>(
   lines: readonly string[],
@@ -72,7 +73,10 @@ export async function narrowRefused<W extends BatchWork>(
   }
   const dropped = droppedCount(failure);
   if (dropped === lines.length) {
-    if (none) throw refusedWhole(failure, lines.length, `InfluxDB dropped all ${dropped} lines`);
+    // points beyond the retention policy are dropped for their own time: dead letters still
+    if (none && !beyondRetention(failure.message)) {
+      throw refusedWhole(failure, lines.length, `InfluxDB dropped all ${dropped} lines`);
+    }
     rejectAll(lines, status, failure.message, work);
   } else if (dropped !== undefined && dropped > 0 && dropped < lines.length) {
     await narrowPartial(lines, dropped, failure, work, writes);
@@ -186,7 +190,7 @@ function partialOrder(
   lines: readonly string[],
   message: string,
 ): { readonly lines: readonly string[]; readonly split?: number } {
-  if (/beyond retention policy/i.test(message)) {
+  if (beyondRetention(message)) {
     const timed = lines.map((line) => ({
       line,
       time: Number(line.slice(line.lastIndexOf(" ") + 1)),
@@ -212,6 +216,11 @@ function measurementOf(line: string): string {
     else name += c;
   }
   return name;
+}
+
+/** A partial write's message that its points were dropped for their age. */
+function beyondRetention(message: string): boolean {
+  return /beyond retention policy/i.test(message);
 }
 
 /** Every line refused, with the answer's message. */
