@@ -326,10 +326,12 @@ describe("a refusing InfluxDB is a failed run", () => {
       const apiRequests = sim.count("data");
       expect(apiRequests).toBeGreaterThan(0);
       const summary = /, (\d+) requests ->/.exec(refused.stdout)?.[1];
-      expect({ summary: Number(summary), row: stateOf(state).lastRun?.requests }).toEqual({
-        summary: apiRequests,
-        row: apiRequests,
-      });
+      const logged = refused.child.logged("backfill finished")[0]?.requests;
+      expect({
+        summary: Number(summary),
+        row: stateOf(state).lastRun?.requests,
+        logged,
+      }).toEqual({ summary: apiRequests, row: apiRequests, logged: apiRequests });
       measured.push(
         `backfill, every write refused (${refusal}): exit ${refused.code}, ${apiRequests} API ` +
           `requests (summary and runs row say ${summary}), ${front.writes.requests} write ` +
