@@ -12,7 +12,12 @@ import { excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
 import { checkInflux, type InfluxTarget } from "./influx-check.js";
-import { type BatchWork, type NarrowingWrites, narrowRefused, type Refusal } from "./narrow-refused.js";
+import {
+  type BatchWork,
+  type NarrowingWrites,
+  narrowRefused,
+  type Refusal,
+} from "./narrow-refused.js";
 import { type PointSink, type RejectedLine, storedOf, type WriteOutcome } from "./point-sink.js";
 import { RequestBodies } from "./request-bodies.js";
 import {

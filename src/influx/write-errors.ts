@@ -7,12 +7,15 @@ import { excerpt } from "../util/text.js";
  * `unavailable` also ends a write past its deadline or its Retry-After cap, and (fatal) every write
  * after abort().
  */
-export type InfluxWriteErrorCode =
-  | "auth_failed" // 401, 403: fatal, fix the token
-  | "bucket_not_found" // 404: fatal, fix the bucket
-  | "bad_data" // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
-  | "refused" // 400/413/422 for every line of a write, none taken (see refusedWhole): it fails
-  | "unavailable"; // 429, 5xx, timeouts, network: retried, then this (see below)
+export const WRITE_ERROR_CODES = [
+  "auth_failed", // 401, 403: fatal, fix the token
+  "bucket_not_found", // 404: fatal, fix the bucket
+  "bad_data", // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
+  "refused", // 400/413/422 for every line of a write, none taken (see refusedWhole): it fails
+  "unavailable", // 429, 5xx, timeouts, network: retried, then this (see below)
+] as const;
+
+export type InfluxWriteErrorCode = (typeof WRITE_ERROR_CODES)[number];
 
 /** A write that did not happen; nothing of the failed batch is reported as written. */
 export class InfluxWriteError extends Error {

@@ -4,6 +4,7 @@ import { InfluxWriteError } from "../influx/write-errors.js";
 import type { RunKind } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import type { ChunkResult } from "./chunk-writer.js";
+import { isRefusal } from "./errors.js";
 
 /** What one run (a sync or a backfill) counts, at zero; its own, never shared with another run. */
 export function emptyCounters() {
@@ -18,6 +19,8 @@ export function emptyCounters() {
     points: 0,
     chunks: 0,
     chunkErrors: 0,
+    /** Chunks whose write InfluxDB refused as a whole (none of its lines taken). */
+    refusedWrites: 0,
     /** New dead letters (rows that failed validation, lines InfluxDB refused). */
     deadLetters: 0,
     /** Members dropped because they were not requested. */
@@ -63,6 +66,7 @@ export class RunContext {
    */
   chunkFailed(context: Record<string, unknown>, error: unknown, answeredRequests = 0): void {
     this.counters.chunkErrors++;
+    if (isRefusal(error)) this.counters.refusedWrites++;
     // the attempts of a failed request travel with its error; a chunk whose write (or answer)
     // failed after the API answered made the answer's requests
     this.counters.requests +=
