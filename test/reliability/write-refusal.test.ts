@@ -268,7 +268,15 @@ describe("a refusing InfluxDB is a failed run", () => {
       expect(after.lastRun?.status).toBe("failed");
       const shown = await status(syncEnv);
       expect(shown.lastRun?.status).toBe("failed");
-      expect(shown.cursors.filter((c) => c.state === "ok")).toEqual([]);
+      // every resource had new records to write: each cursor says why it failed
+      expect(shown.cursors.length).toBe(before.cursors.length);
+      for (const c of shown.cursors) {
+        expect(c.state).toMatch(
+          new RegExp(
+            `^failing \\(1x.*\\): InfluxDB refused a write of \\d+ lines as a whole \\(HTTP ${refusal}`,
+          ),
+        );
+      }
       expect(shown.deadLetters).toBe(0);
       // each chunk fetched, and the rollups and the run's report (written whatever the chunks did),
       // cost at most MAX_WRITES_PER_CHUNK write requests, never one or two per line
