@@ -175,8 +175,17 @@ export class InfluxWriter implements PointSink {
     const batches = all.lines <= size ? [all] : inBatches(all, size);
     for (const batch of batches) {
       if (batch.lines === 0) continue;
-      const work: WriterWork = { run, requests: 0, narrowed: false, rejected: [] };
-      await this.writeBatch(batch, work);
+      const work: WriterWork = {
+        run,
+        lines: batch.lines,
+        requests: 0,
+        narrowed: false,
+        rejected: [],
+      };
+      await this.writeBatch(batch, work).catch((error: unknown) => {
+        this.logRefusedWhole(error, work);
+        throw error;
+      });
       if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.lines, work);
       for (const line of work.rejected) rejected.push(line);
     }
@@ -197,7 +206,7 @@ export class InfluxWriter implements PointSink {
     }
     if (lines.length === 1) {
       // no line of ours is that large: a limit in front of InfluxDB, which refuses every write
-      throw refusedWhole(refusal, 1, "a single line is too large");
+      throw refusedWhole(refusal, work.lines, "a single line is too large");
     }
     const half = Math.ceil(lines.length / 2);
     this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
@@ -302,6 +311,14 @@ export class InfluxWriter implements PointSink {
       },
       "InfluxDB refused lines of a batch; the others are written",
     );
+  }
+
+  /** One warning per write refused as a whole, with the requests it took to know. */
+  private logRefusedWhole(error: unknown, work: WriterWork): void {
+    if (!(error instanceof InfluxWriteError) || error.code !== "refused") return;
+    const { status, message } = error;
+    const context = { status, lines: work.lines, requests: work.requests, error: message };
+    this.log.warn(context, "InfluxDB refused a write as a whole");
   }
 
   private deadlinePassed(run: WriteRun): InfluxWriteError {

@@ -16,6 +16,8 @@ export interface Refusal extends InfluxFailure {
 
 /** One batch's bookkeeping while it is written and, if need be, narrowed down. */
 export interface BatchWork {
+  /** Lines of the batch as first sent (what a refusal of it as a whole names). */
+  readonly lines: number;
   /** HTTP requests sent for the batch so far (retries, 413 splits and narrowing included). */
   requests: number;
   /** True once a 400/422 made the writer narrow the batch down. */
@@ -59,7 +61,7 @@ export async function narrowRefused<W extends BatchWork>(
   const named = namedRefusals(failure, new Set(lines));
   const none = !writes.stored(work);
   if (none && named.size === lines.length) {
-    throw refusedWhole(failure, lines.length, "InfluxDB named every line as refused");
+    throw refusedWhole(failure, work.lines, "InfluxDB named every line as refused");
   }
   if (named.size > 0) {
     const rest: string[] = [];
@@ -75,7 +77,7 @@ export async function narrowRefused<W extends BatchWork>(
   if (dropped === lines.length) {
     // points beyond the retention policy are dropped for their own time: dead letters still
     if (none && !beyondRetention(failure.message)) {
-      throw refusedWhole(failure, lines.length, `InfluxDB dropped all ${dropped} lines`);
+      throw refusedWhole(failure, work.lines, `InfluxDB dropped all ${dropped} lines`);
     }
     rejectAll(lines, status, failure.message, work);
   } else if (dropped !== undefined && dropped > 0 && dropped < lines.length) {
@@ -99,7 +101,7 @@ async function bisect<W extends BatchWork>(
   const firstRefusal = await writes.send(first, work);
   const secondRefusal = await writes.send(second, work);
   if (firstRefusal && secondRefusal && lines.length === 2 && !writes.stored(work)) {
-    throw refusedWhole(failure, lines.length, "every line refused, halved down to single lines");
+    throw refusedWhole(failure, work.lines, "every line refused, halved down to single lines");
   }
   if (firstRefusal) await writes.refused(first, firstRefusal, work);
   if (secondRefusal) await writes.refused(second, secondRefusal, work);
@@ -224,7 +226,7 @@ function beyondRetention(message: string): boolean {
 }
 
 /** Every line refused, with the answer's message. */
-export function rejectAll(
+function rejectAll(
   lines: readonly string[],
   status: number,
   message: string,

@@ -339,7 +339,7 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
       status: 400,
       fatal: false,
       message: expect.stringMatching(
-        /^InfluxDB refused a write of 2 lines as a whole \(HTTP 400: bad;/,
+        /^InfluxDB refused a write of 1024 lines as a whole \(HTTP 400: bad;/,
       ),
     });
     // the batch, then both halves of each first half down to two single lines
