@@ -325,6 +325,8 @@ describe("a refusing InfluxDB is a failed run", () => {
       const { jobs } = readJobs(state);
       expect(jobs.length).toBeGreaterThan(0);
       expect(jobs.map((j) => [j.status, j.chunksDone])).toEqual(jobs.map(() => ["failed", 0]));
+      const chunksTotal = jobs.reduce((n, j) => n + j.chunksTotal, 0);
+      const fetched = sim.count("data", 200);
       expect(stateOf(state).deadLetters).toBe(0);
       const shown = await status(env);
       expect(shown.lastRun?.status).toBe("failed");
@@ -342,7 +344,8 @@ describe("a refusing InfluxDB is a failed run", () => {
       }).toEqual({ summary: apiRequests, row: apiRequests, logged: apiRequests });
       measured.push(
         `backfill, every write refused (${refusal}): exit ${refused.code}, ${apiRequests} API ` +
-          `requests (summary and runs row say ${summary}), ${front.writes.requests} write ` +
+          `requests (summary and runs row say ${summary}) for ${fetched} of ${chunksTotal} chunks, ` +
+          `${front.writes.requests} write ` +
           `requests for ${front.writes.lines} lines sent, 0 dead letters`,
       );
       expect(front.writes.requests).toBeLessThanOrEqual(apiRequests * MAX_WRITES_PER_CHUNK);
