@@ -17,16 +17,17 @@ import {
   type NarrowingWrites,
   narrowRefused,
   type Refusal,
-  rejectAll,
 } from "./narrow-refused.js";
 import { type PointSink, type RejectedLine, storedOf, type WriteOutcome } from "./point-sink.js";
 import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
   bucketMissing,
+  droppedCount,
   type InfluxFailure,
   InfluxWriteError,
   readInfluxFailure,
+  refusedWhole,
   retryAfterOverCap,
   tokenRefused,
   writeDeadlinePassed,
@@ -60,6 +61,8 @@ interface WriteRun {
   readonly deadline: Deadline;
   /** The last transient failure, for the deadline's message. */
   lastFailure?: string;
+  /** True once InfluxDB took any line of the write (a refusal before it may fail it whole). */
+  stored: boolean;
 }
 
 /** A failed request the retry policy decides on. */
@@ -82,7 +85,10 @@ interface WriterWork extends BatchWork {
  * - 400/422: the batch is narrowed down to the lines at fault (narrow-refused.ts), which come back
  *   as {@link RejectedLine}s while every other line is written (good lines may be written twice:
  *   the point is overwritten, not doubled); one warning per narrowed batch.
- * - 413: the batch is halved until it fits; a single line still too large is a RejectedLine.
+ * - 413: the batch is halved until it fits.
+ * - A refusal that is not the lines' own, before InfluxDB took any line of the write (a 413 at one
+ *   line, every line of a batch refused), rejects the write as `refused`: no line of it is a
+ *   RejectedLine (docs/design.md, "A refusing InfluxDB").
  * - 401/403/404 reject the write (fatal); 429/5xx/network are retried with backoff (never sooner
  *   than Retry-After), then reject it as `unavailable`; any other 4xx rejects it as `bad_data`.
  * One write() as a whole ends by `deadlineMs`; a Retry-After beyond `retryAfterMaxMs` fails it at
@@ -122,7 +128,7 @@ export class InfluxWriter implements PointSink {
   write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.shutdown.signal.aborted) return Promise.reject(this.shutdown.signal.reason);
     const deadline = new Deadline(this.deadlineMs, () => performance.now(), [this.shutdown.signal]);
-    const run: WriteRun = { deadline };
+    const run: WriteRun = { deadline, stored: false };
     deadline.resume();
     const done = this.writeAll(batch, run)
       .catch((error: unknown) => {
@@ -169,8 +175,17 @@ export class InfluxWriter implements PointSink {
     const batches = all.lines <= size ? [all] : inBatches(all, size);
     for (const batch of batches) {
       if (batch.lines === 0) continue;
-      const work: WriterWork = { run, requests: 0, narrowed: false, rejected: [] };
-      await this.writeBatch(batch, work);
+      const work: WriterWork = {
+        run,
+        lines: batch.lines,
+        requests: 0,
+        narrowed: false,
+        rejected: [],
+      };
+      await this.writeBatch(batch, work).catch((error: unknown) => {
+        this.logRefusedWhole(error, work);
+        throw error;
+      });
       if (work.narrowed || work.rejected.length > 0) this.logRefused(batch.lines, work);
       for (const line of work.rejected) rejected.push(line);
     }
@@ -180,15 +195,18 @@ export class InfluxWriter implements PointSink {
   /** One batch, retried when the failure is transient, halved on 413, narrowed on 400/422. */
   private async writeBatch(batch: LineBatch, work: WriterWork): Promise<void> {
     const refusal = await this.sendRetried(batch, work);
-    if (refusal === undefined) return;
-    const lines = linesOf(batch);
+    if (refusal !== undefined) await this.refused(linesOf(batch), refusal, work);
+  }
+
+  /** Lines refused: halved on 413 (one line too large fails the write), narrowed on 400/422. */
+  private async refused(lines: readonly string[], refusal: Refusal, work: WriterWork) {
     if (refusal.status !== 413) {
       await narrowRefused(lines, refusal, work, this.narrowing);
       return;
     }
     if (lines.length === 1) {
-      rejectAll(lines, refusal.status, refusal.message, work);
-      return;
+      // no line of ours is that large: a limit in front of InfluxDB, which refuses every write
+      throw refusedWhole(refusal, work.lines, "a single line is too large");
     }
     const half = Math.ceil(lines.length / 2);
     this.log.warn({ lines: lines.length }, "batch too large for InfluxDB (413), splitting it");
@@ -200,6 +218,8 @@ export class InfluxWriter implements PointSink {
   private readonly narrowing: NarrowingWrites<WriterWork> = {
     write: (lines, work) => this.writeBatch(lineBatch(lines), work),
     send: (lines, work) => this.sendRetried(lineBatch(lines), work),
+    refused: (lines, refusal, work) => this.refused(lines, refusal, work),
+    stored: (work) => work.run.stored,
   };
 
   /**
@@ -211,9 +231,14 @@ export class InfluxWriter implements PointSink {
       async () => {
         work.requests++;
         const failure = await this.send(batch, run);
-        if (!failure) return { ok: true, value: undefined };
+        if (!failure) {
+          run.stored = true;
+          return { ok: true, value: undefined };
+        }
         const { status } = failure;
         if (status === 400 || status === 413 || status === 422) {
+          // a partial write: InfluxDB took the lines it did not count as dropped
+          if ((droppedCount(failure) ?? batch.lines) < batch.lines) run.stored = true;
           return { ok: true, value: { ...failure, status } };
         }
         const transient = this.transient(failure, batch.lines);
@@ -286,6 +311,14 @@ export class InfluxWriter implements PointSink {
       },
       "InfluxDB refused lines of a batch; the others are written",
     );
+  }
+
+  /** One warning per write refused as a whole, with the requests it took to know. */
+  private logRefusedWhole(error: unknown, work: WriterWork): void {
+    if (!(error instanceof InfluxWriteError) || error.code !== "refused") return;
+    const { status, message } = error;
+    const context = { status, lines: work.lines, requests: work.requests, error: message };
+    this.log.warn(context, "InfluxDB refused a write as a whole");
   }
 
   private deadlinePassed(run: WriteRun): InfluxWriteError {

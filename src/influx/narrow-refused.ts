@@ -1,7 +1,7 @@
 import { excerpt } from "../util/text.js";
 import type { RejectedLine } from "./point-sink.js";
 import type { InfluxFailure } from "./write-errors.js";
-import { droppedCount, namedRefusals } from "./write-errors.js";
+import { droppedCount, namedRefusals, refusedWhole } from "./write-errors.js";
 
 /**
  * Requests a partial write (`dropped=N`, every other line stored) may take to be narrowed down by
@@ -16,6 +16,8 @@ export interface Refusal extends InfluxFailure {
 
 /** One batch's bookkeeping while it is written and, if need be, narrowed down. */
 export interface BatchWork {
+  /** Lines of the batch as first sent (what a refusal of it as a whole names). */
+  readonly lines: number;
   /** HTTP requests sent for the batch so far (retries, 413 splits and narrowing included). */
   requests: number;
   /** True once a 400/422 made the writer narrow the batch down. */
@@ -28,13 +30,21 @@ export interface NarrowingWrites<W extends BatchWork> {
   write(lines: readonly string[], work: W): Promise<void>;
   /** Sends lines once (transient failures retried): undefined when stored, else the refusal. */
   send(lines: readonly string[], work: W): Promise<Refusal | undefined>;
+  /** Lines sent and refused (`refusal`), handled as a batch's refusal is: split or narrowed. */
+  refused(lines: readonly string[], refusal: Refusal, work: W): Promise<void>;
+  /** True once InfluxDB took any line of the write `work` belongs to. */
+  stored(work: W): boolean;
 }
 
 /**
  * A 400/422 for `lines`: finds the lines at fault (so that one bad line never fails the others)
  * and writes the others. A single line is refused for good; lines the answer names are taken out
  * and the rest sent again; a partial write is narrowed down by its count; otherwise both halves
- * are written in turn (nothing of the batch was stored: every good line must be found).
+ * are sent, then narrowed in turn (nothing of the batch was stored: every good line must be found).
+ * Before InfluxDB took any line of the write, a refusal that is not the lines' own throws
+ * {@link refusedWhole} instead: every line of a batch named or counted as refused (points beyond
+ * the retention policy excepted: dropped for their own time), or both halves refused at every
+ * halving down to two single lines (about 2 log2(n) requests, never n).
  */
 export async function narrowRefused<W extends BatchWork>(
   lines: readonly string[],
@@ -49,6 +59,10 @@ export async function narrowRefused<W extends BatchWork>(
   }
   work.narrowed = true;
   const named = namedRefusals(failure, new Set(lines));
+  const none = !writes.stored(work);
+  if (none && named.size === lines.length) {
+    throw refusedWhole(failure, work.lines, "InfluxDB named every line as refused");
+  }
   if (named.size > 0) {
     const rest: string[] = [];
     for (const line of lines) {
@@ -60,14 +74,37 @@ export async function narrowRefused<W extends BatchWork>(
     return;
   }
   const dropped = droppedCount(failure);
-  if (dropped === lines.length) rejectAll(lines, status, failure.message, work);
-  else if (dropped !== undefined && dropped > 0 && dropped < lines.length) {
+  if (dropped === lines.length) {
+    // points beyond the retention policy are dropped for their own time: dead letters still
+    if (none && !beyondRetention(failure.message)) {
+      throw refusedWhole(failure, work.lines, `InfluxDB dropped all ${dropped} lines`);
+    }
+    rejectAll(lines, status, failure.message, work);
+  } else if (dropped !== undefined && dropped > 0 && dropped < lines.length) {
     await narrowPartial(lines, dropped, failure, work, writes);
-  } else {
-    const half = Math.ceil(lines.length / 2);
-    await writes.write(lines.slice(0, half), work);
-    await writes.write(lines.slice(half), work);
+  } else await bisect(lines, failure, work, writes);
+}
+
+/**
+ * Both halves of a refused batch are sent, then each refused one narrowed: when both are refused
+ * down to two single lines before InfluxDB took a line, the write is refused whole.
+ */
+async function bisect<W extends BatchWork>(
+  lines: readonly string[],
+  failure: Refusal,
+  work: W,
+  writes: NarrowingWrites<W>,
+): Promise<void> {
+  const half = Math.ceil(lines.length / 2);
+  const first = lines.slice(0, half);
+  const second = lines.slice(half);
+  const firstRefusal = await writes.send(first, work);
+  const secondRefusal = await writes.send(second, work);
+  if (firstRefusal && secondRefusal && lines.length === 2 && !writes.stored(work)) {
+    throw refusedWhole(failure, work.lines, "every line refused, halved down to single lines");
   }
+  if (firstRefusal) await writes.refused(first, firstRefusal, work);
+  if (secondRefusal) await writes.refused(second, secondRefusal, work);
 }
 
 /**
@@ -155,7 +192,7 @@ function partialOrder(
   lines: readonly string[],
   message: string,
 ): { readonly lines: readonly string[]; readonly split?: number } {
-  if (/beyond retention policy/i.test(message)) {
+  if (beyondRetention(message)) {
     const timed = lines.map((line) => ({
       line,
       time: Number(line.slice(line.lastIndexOf(" ") + 1)),
@@ -183,8 +220,13 @@ function measurementOf(line: string): string {
   return name;
 }
 
+/** A partial write's message that its points were dropped for their age. */
+function beyondRetention(message: string): boolean {
+  return /beyond retention policy/i.test(message);
+}
+
 /** Every line refused, with the answer's message. */
-export function rejectAll(
+function rejectAll(
   lines: readonly string[],
   status: number,
   message: string,

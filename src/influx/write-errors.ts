@@ -2,15 +2,20 @@ import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
- * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does); 400,
- * 422 and 413 are narrowed down to RejectedLines instead. `unavailable` also ends a write past its
- * deadline or its Retry-After cap, and (fatal) every write after abort().
+ * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does); lines
+ * a 400, 422 or 413 refuses among lines InfluxDB takes are narrowed down to RejectedLines instead.
+ * `unavailable` also ends a write past its deadline or its Retry-After cap, and (fatal) every write
+ * after abort().
  */
-export type InfluxWriteErrorCode =
-  | "auth_failed" // 401, 403: fatal, fix the token
-  | "bucket_not_found" // 404: fatal, fix the bucket
-  | "bad_data" // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
-  | "unavailable"; // 429, 5xx, timeouts, network: retried, then this (see below)
+export const WRITE_ERROR_CODES = [
+  "auth_failed", // 401, 403: fatal, fix the token
+  "bucket_not_found", // 404: fatal, fix the bucket
+  "bad_data", // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
+  "refused", // 400/413/422 for every line of a write, none taken (see refusedWhole): it fails
+  "unavailable", // 429, 5xx, timeouts, network: retried, then this (see below)
+] as const;
+
+export type InfluxWriteErrorCode = (typeof WRITE_ERROR_CODES)[number];
 
 /** A write that did not happen; nothing of the failed batch is reported as written. */
 export class InfluxWriteError extends Error {
@@ -213,6 +218,20 @@ export function writeRefused(message: string, status: number, lines: number): In
     `InfluxDB refused a write of ${lines} lines (HTTP ${status}: ${excerpt(message)})`,
     "bad_data",
     status,
+  );
+}
+
+/**
+ * InfluxDB took none of a write's lines and refused them for a reason that is not the lines' own
+ * (a 413 at one line, every line refused): the write fails as a whole, nothing of it a dead letter.
+ */
+export function refusedWhole(failure: InfluxFailure, lines: number, why: string): InfluxWriteError {
+  const said = `HTTP ${failure.status ?? "?"}: ${excerpt(failure.message)}`;
+  return new InfluxWriteError(
+    `InfluxDB refused a write of ${lines} lines as a whole (${said}; ${why}): nothing of it is ` +
+      "stored; check a proxy's body limit, the bucket's schema and retention, and INFLUX_BATCH_SIZE",
+    "refused",
+    failure.status,
   );
 }
 

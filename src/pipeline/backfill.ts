@@ -59,6 +59,12 @@ export async function runBackfillJobs(
       reportDevices: devices,
     }),
   );
+  const { run, status, errors, durationMs } = recorded;
+  const { chunks, chunkErrors, ...counted } = run.counters;
+  run.logger.info(
+    { status, jobs: jobs.length, ...counted, errors, ms: durationMs },
+    "backfill finished",
+  );
   return {
     ...runResult(recorded),
     jobs: finished,

@@ -10,7 +10,7 @@ import {
   writeAnswer,
 } from "./chunk-writer.js";
 import { DeviceSlots, deviceShare } from "./device-slots.js";
-import { cutByShutdown, isFatal } from "./errors.js";
+import { cutByShutdown, isFatal, isRefusal } from "./errors.js";
 import type { Chunk } from "./plan-chunks.js";
 import type { RunContext } from "./run-context.js";
 
@@ -58,7 +58,8 @@ export class ChunkRunner {
   }
 
   /**
-   * Fetches and writes `chunks`, yielding each outcome; none starts after a fatal failure or stop.
+   * Fetches and writes `chunks`, yielding each outcome; none starts after a fatal failure, a write
+   * InfluxDB refused whole, or a stop.
    */
   async *run(
     run: RunContext,
@@ -73,7 +74,9 @@ export class ChunkRunner {
     const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
       void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
-        if (outcome && "error" in outcome && isFatal(outcome.error)) fatal = true;
+        if (outcome && "error" in outcome) {
+          if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
+        }
         pending--;
         if (outcome) settled.push(outcome);
         wake?.();
@@ -100,10 +103,13 @@ export class ChunkRunner {
     stopped: () => boolean,
   ): Promise<ChunkOutcome | undefined> {
     const startedMs = Date.now();
+    // the API requests of a chunk whose write then failed count all the same
+    let requests = 0;
     try {
       const held = await this.forDevice(target.deviceId, async () => {
         if (stopped()) return undefined;
         const answered = await this.parts.client.data(dataQuery(target, chunk));
+        requests = answered.requests;
         const written = await writeAnswer(this.parts, target, chunk, answered.value);
         return { answered, written };
       });
@@ -116,7 +122,7 @@ export class ChunkRunner {
     } catch (error) {
       if (cutByShutdown(error, this.parts.isStopping())) return undefined;
       this.parts.metrics?.chunkFailed(error);
-      run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error);
+      run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error, requests);
       return { chunk, error };
     }
   }

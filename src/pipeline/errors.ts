@@ -11,6 +11,14 @@ export function isFatal(error: unknown): boolean {
 }
 
 /**
+ * InfluxDB refused a write whole (none of its lines taken): the resource's or job's other chunks
+ * would be refused too, so none of them starts (fetched for nothing); the chunk is read again.
+ */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof InfluxWriteError && error.code === "refused";
+}
+
+/**
  * A failure of the chunk itself that will not heal by waiting (the API refused that request or
  * answers it in a bad shape, InfluxDB refused the write), not a dependency down or slow.
  */

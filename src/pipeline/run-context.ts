@@ -4,6 +4,7 @@ import { InfluxWriteError } from "../influx/write-errors.js";
 import type { RunKind } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import type { ChunkResult } from "./chunk-writer.js";
+import { isRefusal } from "./errors.js";
 
 /** What one run (a sync or a backfill) counts, at zero; its own, never shared with another run. */
 export function emptyCounters() {
@@ -18,6 +19,8 @@ export function emptyCounters() {
     points: 0,
     chunks: 0,
     chunkErrors: 0,
+    /** Chunks whose write InfluxDB refused as a whole (none of its lines taken). */
+    refusedWrites: 0,
     /** New dead letters (rows that failed validation, lines InfluxDB refused). */
     deadLetters: 0,
     /** Members dropped because they were not requested. */
@@ -61,10 +64,13 @@ export class RunContext {
    * A chunk failed: the first failure of a cause (the API down, a token refused, …) is one error
    * line; the same cause again is a debug line, counted for {@link reportFailures}.
    */
-  chunkFailed(context: Record<string, unknown>, error: unknown): void {
+  chunkFailed(context: Record<string, unknown>, error: unknown, answeredRequests = 0): void {
     this.counters.chunkErrors++;
-    // the attempts of a failed request travel with its error; a write that failed made one
-    this.counters.requests += error instanceof ApiError ? (error.attempts ?? 0) : 1;
+    if (isRefusal(error)) this.counters.refusedWrites++;
+    // the attempts of a failed request travel with its error; a chunk whose write (or answer)
+    // failed after the API answered made the answer's requests
+    this.counters.requests +=
+      error instanceof ApiError && error.attempts !== undefined ? error.attempts : answeredRequests;
     const cause = causeOf(error);
     const seen = this.failures.get(cause);
     if (seen) {

@@ -26,7 +26,7 @@ export function runReportLines(
     `etl_run,kind=${run.kind},status=${summary.status} requests=${summary.requests},` +
       `points=${summary.points},errors=${summary.errors},devices=${summary.devices},` +
       `duration_s=${durationS},ok=${summary.status === "ok" ? 1 : 0},` +
-      `dead_letters=${run.counters.deadLetters} ${endS}`,
+      `dead_letters=${run.counters.deadLetters},refused_writes=${run.counters.refusedWrites} ${endS}`,
   ];
   for (const { cursor, deadLetters } of health) {
     const newest = cursor.newestRecordS ?? cursor.startedS;

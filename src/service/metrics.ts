@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ApiTelemetry, AttemptInfo } from "../api/api-request.js";
 import { ApiError } from "../api/errors.js";
-import { InfluxWriteError } from "../influx/write-errors.js";
+import { InfluxWriteError, WRITE_ERROR_CODES } from "../influx/write-errors.js";
 import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
@@ -146,7 +146,7 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   private readonly points = this.counter("points_written_total", "Points accepted by the sink");
   private readonly writeErrors = this.counter(
     "write_errors_total",
-    "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, unavailable); lines refused one by one are dead letters",
+    "Chunks whose write failed, by code (auth_failed, bucket_not_found, bad_data, refused: InfluxDB refused the write as a whole, unavailable); lines refused among lines taken are dead letters",
     ["code"],
   );
   private readonly chunkErrors = this.counter(
@@ -171,6 +171,8 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   constructor() {
     // every series of `dropped` shown from the start, at 0
     for (const what of Object.keys(DROPPED)) this.dropped.inc({ what }, 0);
+    // and every write error code, so that a rate over `refused` has a series before the first
+    for (const code of WRITE_ERROR_CODES) this.writeErrors.inc({ code }, 0);
   }
 
   /** Registers the gauges that read the pipeline's state when scraped. */

@@ -40,6 +40,7 @@ const PIPELINE_RULES = [
   "energy-device-silent",
   "energy-etl-lagging",
   "energy-etl-run-failed",
+  "energy-etl-writes-refused",
 ];
 /** The plant's rules (issue #35), each also tested on fixtures by plant-alerts.test.ts. */
 const PLANT_RULES = [
@@ -179,6 +180,7 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
       expect(rows["energy-dead-letters"]).toBe(5);
       expect(rows["energy-etl-lagging"]).toBe(5);
       expect(rows["energy-etl-run-failed"]).toBe(1);
+      expect(rows["energy-etl-writes-refused"]).toBe(1);
       // State of charge: every device resource with a %-unit soc measurement.
       const withSoc = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03", "site A+1"].filter(
         (d) =>
@@ -236,10 +238,10 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
       ]).toEqual([0, 0, 0]);
     });
 
-    it("fires for a silent device, dead letters, a failed run and a low state of charge", async () => {
+    it("fires for a silent device, dead letters, a failed run, refused writes and a low state of charge", async () => {
       await write([
         `etl_lag,device_id=ghost-07,resource_id=all_data lag_s=7200,fetched_lag_s=5400,silent=1,silent_since=${nowS - 7200 - 30},failures=2,dead_letters=3 ${nowS - 30}`,
-        `etl_run,kind=sync,status=failed requests=1,points=0,errors=1,devices=1,duration_s=0.5,ok=0,dead_letters=0 ${nowS - 20}`,
+        `etl_run,kind=sync,status=failed requests=1,points=0,errors=1,devices=1,duration_s=0.5,ok=0,dead_letters=0,refused_writes=2 ${nowS - 20}`,
         `battery_SOC,device_id=ghost-07,resource_id=all_data,values_id=002,unit=%,type=continuous value=12 ${nowS - 10}`,
       ]);
       const ghost = labelKey({ device_id: "ghost-07", resource_id: "all_data" });
@@ -247,6 +249,7 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
         expect(firing(await evaluate(rule(uid)))).toEqual([ghost]);
       }
       expect([...(await evaluate(rule("energy-etl-run-failed"))).values()]).toEqual([true]);
+      expect([...(await evaluate(rule("energy-etl-writes-refused"))).values()]).toEqual([true]);
       expect((await evaluate(rule("energy-battery-soc-low"))).get(ghost)).toBe(true);
     });
   });

@@ -163,16 +163,15 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
     expect(Math.max(...received.map((b) => b.length))).toBeLessThanOrEqual(3);
   });
 
-  it("a single line over the limit is rejected; the others are written", async () => {
+  it("413 at a single line fails the write as refused (a limit in front of InfluxDB, not the line)", async () => {
     const huge = `m text="${"x".repeat(100)}" 5`;
     answer = (lines) => ({ status: lines.some((l) => l.length > 50) ? 413 : 204 });
     const lines = ["m value=1 1", "m value=2 2", huge, "m value=4 4"];
-    const outcome = await writerFor(target()).writer.write(lineBatch(lines));
-    expect(outcome).toEqual({
-      written: 3,
-      rejected: [{ line: huge, status: 413, error: "status 413" }],
-    });
-    expect(received.flat()).toEqual(lines.filter((l) => l !== huge));
+    const error = await expectWriteError(writerFor(target()).writer.write(lineBatch(lines)));
+    expect(error).toMatchObject({ code: "refused", status: 413, fatal: false });
+    expect(error.message).toMatch(/a single line is too large/);
+    // halved down to the line: what fitted before it was stored, nothing is a dead letter
+    expect(received.flat()).toEqual(lines.slice(0, 2));
   });
 
   it("another 4xx is about the request, not a line: it rejects the write as bad_data", async () => {

@@ -263,7 +263,8 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
       rejected: [{ line: bad, status: 400, error: "field type conflict" }],
     });
     expect(requests).toBeLessThanOrEqual(2 * Math.log2(1024) + 1);
-    expect(stored).toEqual(all.filter((l) => l !== bad));
+    // both halves are sent before either is narrowed: stored in another order, each line once
+    expect(stored.sort()).toEqual(all.filter((l) => l !== bad).sort());
     expect(logEntries(logLines, REFUSED_LINES_LOG)).toEqual([
       expect.objectContaining({ lines: 1024, rejected: 1, requests }),
     ]);
@@ -327,13 +328,35 @@ describe("narrowing down against a fake InfluxDB that stores nothing of a refuse
     expect(stored).toEqual(all.filter((l) => !bad.includes(l)));
   });
 
-  it("a 400 for every line is narrowed down to every line (2n-1 requests)", async () => {
+  it("a 400 for every line fails the write as refused after 2*log2(n)+1 requests, not 2n-1", async () => {
     answer = () => ({ status: 400, body: { message: "bad" } });
 
-    const outcome = await writerFor(target()).writer.write(lineBatch(lines(8)));
+    const write = writerFor(target()).writer.write(lineBatch(lines(1024)));
 
-    expect(outcome).toMatchObject({ written: 0, rejected: lines(8).map((line) => ({ line })) });
-    expect(requests).toBe(15);
+    await expect(write).rejects.toMatchObject({
+      name: "InfluxWriteError",
+      code: "refused",
+      status: 400,
+      fatal: false,
+      message: expect.stringMatching(
+        /^InfluxDB refused a write of 1024 lines as a whole \(HTTP 400: bad;/,
+      ),
+    });
+    // the batch, then both halves of each first half down to two single lines
+    expect(requests).toBe(2 * Math.log2(1024) + 1);
+    expect(stored).toEqual([]);
+  });
+
+  it("one line in 8 refused, the first among them: dead letters, the others stored, no failure", async () => {
+    const all = lines(64);
+    const bad = all.filter((_, i) => i % 8 === 0);
+    answer = refusing(bad);
+
+    const outcome = await writerFor(target()).writer.write(lineBatch(all));
+
+    expect(outcome.rejected.map((r) => r.line)).toEqual(bad);
+    expect(outcome.written).toBe(56);
+    expect(stored.sort()).toEqual(all.filter((l) => !bad.includes(l)).sort());
   });
 
   it("a transient failure while narrowing is retried; one that lasts rejects the write", async () => {

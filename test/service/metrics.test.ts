@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
+import { refusedWhole } from "../../src/influx/write-errors.js";
 import { EtlMetrics } from "../../src/service/metrics.js";
 
 describe("EtlMetrics", () => {
@@ -36,5 +37,22 @@ describe("EtlMetrics", () => {
       'energy_etl_dropped_total{what="rows_outside_window"} 3',
       'energy_etl_dropped_total{what="duplicate_rows"} 1',
     ]);
+  });
+
+  it("counts writes InfluxDB refused as a whole under code refused, the series shown from the start", async () => {
+    const metrics = new EtlMetrics();
+    const refused = async (): Promise<string[]> =>
+      (await metrics.registry.metrics())
+        .split("\n")
+        .filter((line) => line.startsWith('energy_etl_write_errors_total{code="refused"}'));
+    expect(await refused()).toEqual(['energy_etl_write_errors_total{code="refused"} 0']);
+    const error = refusedWhole(
+      { status: 413, message: "too large" },
+      1,
+      "a single line is too large",
+    );
+    metrics.chunkFailed(error);
+    metrics.chunkFailed(error);
+    expect(await refused()).toEqual(['energy_etl_write_errors_total{code="refused"} 2']);
   });
 });

@@ -115,7 +115,7 @@ async function runBackfill(
   writeLine(
     context.io.stdout,
     `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
-      `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${s.requests} requests` +
+      `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${run.requests} requests` +
       ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}${rollupsNote(run.rollups)}`,
   );
   if (unfinished.length > 0) {
