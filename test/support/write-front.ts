@@ -93,7 +93,8 @@ export async function startWriteFront(options: {
   const server = createServer((req, res) => {
     void (async () => {
       const { target } = options;
-      const isWrite = req.url?.startsWith("/api/v2/write") === true;
+      const url = req.url ?? "/";
+      const isWrite = url.startsWith("/api/v2/write");
       if (isWrite) writes++;
       const body = await bodyOf(req);
       if (isWrite && body.length > 0 && front.paused) {
@@ -114,7 +115,7 @@ export async function startWriteFront(options: {
       });
       const dropped = lines.length - kept.length;
       if (target !== undefined && kept.length > 0) {
-        const answer = await fetch(new URL(req.url, target), {
+        const answer = await fetch(new URL(url, target), {
           method: "POST",
           headers: { authorization: req.headers.authorization ?? "" },
           body: kept.join("\n"),
