@@ -27,8 +27,8 @@ function deadLetters(path: string): number {
 }
 
 /** The retry's lines per second against a clean backfill's points per second (goal >= 0.5). */
-export async function benchRetry(influxd: TestInfluxd, quick: boolean): Promise<Row> {
-  const days = quick ? 1 : 2;
+export async function benchRetry(influxd: TestInfluxd): Promise<Row> {
+  const days = 1;
   const sim = await cachedSimulator(days);
   const front = await startWriteFront({ target: influxd.url, drop: isCounterLine });
   const state = stateDir();

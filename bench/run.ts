@@ -422,7 +422,7 @@ async function main(): Promise<void> {
         },
       ],
       ["rollups-rate", async () => rows.push(...(await benchRollupRateBound(influxd, QUICK)))],
-      ["retry", async () => rows.push(await benchRetry(influxd, QUICK))],
+      ["retry", async () => rows.push(await benchRetry(influxd))],
       ["fleet", () => benchFleet(influxd)],
     ] as const) {
       if (ONLY && !ONLY.includes(name)) continue;

@@ -31,8 +31,8 @@ export interface RetryOutcome {
   setAside: number;
   /** Lines InfluxDB stored. */
   lines: number;
-  /** Dead letters not tried: the retry stopped first (a signal, or a write that failed). */
-  left: number;
+  /** Dead letters settled: written, refused or skipped (the others were not tried). */
+  tried: number;
   /** Devices whose dead letters were written (their rollups are due). */
   readonly devices: Set<string>;
 }
@@ -75,7 +75,7 @@ interface Waiting {
  */
 export async function retryDeadLetters(
   deps: RetryDeps,
-  letters: readonly DeadLetter[],
+  pages: Iterable<readonly DeadLetter[]>,
 ): Promise<RetryOutcome> {
   const outcome: RetryOutcome = {
     written: 0,
@@ -83,7 +83,7 @@ export async function retryDeadLetters(
     skipped: 0,
     setAside: 0,
     lines: 0,
-    left: letters.length,
+    tried: 0,
     devices: new Set(),
   };
   let batch: Waiting[] = [];
@@ -98,7 +98,7 @@ export async function retryDeadLetters(
       throw new RetryStopped(error, outcome);
     }
   };
-  for (const letter of letters) {
+  for (const letter of lettersOf(pages)) {
     if (deps.isStopping()) return outcome;
     const row = letter.truncated ? undefined : rowLines(deps.decoder, letter);
     if (typeof row !== "object") {
@@ -107,7 +107,7 @@ export async function retryDeadLetters(
         deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(row), deps.now());
         outcome.refused++;
       }
-      outcome.left--;
+      outcome.tried++;
       deps.progress?.(1);
       continue;
     }
@@ -117,6 +117,11 @@ export async function retryDeadLetters(
   }
   if (batch.length > 0 && !deps.isStopping()) await flush();
   return outcome;
+}
+
+/** The letters of pages read one after the other (a page read once the one before is done). */
+function* lettersOf(pages: Iterable<readonly DeadLetter[]>): Generator<DeadLetter> {
+  for (const page of pages) yield* page;
 }
 
 /** A retry ended by a write that failed as a whole: what it did before, and why it stopped. */
@@ -174,7 +179,7 @@ async function writeBatch(
     }
     for (const { letter, times } of stored.values()) markRollups(deps, letter, times);
   });
-  outcome.left -= waiting.length;
+  outcome.tried += waiting.length;
   deps.progress?.(waiting.length);
 }
 

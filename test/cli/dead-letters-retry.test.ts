@@ -121,22 +121,57 @@ describe("dead-letters --retry", () => {
     expect({ code: audit.code, mismatches: audit.mismatches }).toEqual({ code: 0, mismatches: [] });
   });
 
-  it("SIGTERM in the middle gives exit 130 and the usual message; what was not stored stays a dead letter", async () => {
-    // 3 batches of line dead letters; the first write is held until the signal came
+  /** Three batches of line dead letters of device `deviceId` (not a counter's), kept now. */
+  function keepProbes(deviceId: string): string[] {
     const lines = Array.from(
       { length: 3 * BATCH },
-      (_, i) => `retry_probe,device_id=probe value=${i} ${Date.parse(FROM) / 1000 + i * 60}`,
+      (_, i) => `retry_probe,device_id=${deviceId} value=${i} ${Date.parse(FROM) / 1000 + i * 60}`,
     );
     const store = StateStore.open(stateDb);
     try {
       for (const payload of lines) {
-        const where = { deviceId: "probe", resourceId: "all_data", windowFromS: 1, windowToS: 2 };
+        const where = { deviceId, resourceId: "all_data", windowFromS: 1, windowToS: 2 };
         const letter = { kind: "line" as const, ...where, valueIds: ["probe"], payload };
         store.deadLetters.add({ ...letter, error: "HTTP 400: refused" }, new Date());
       }
     } finally {
       store.close();
     }
+    return lines;
+  }
+
+  /** The payloads of `deviceId`'s dead letters, oldest first. */
+  const payloadsOf = (deviceId: string) =>
+    lettersIn(stateDb)
+      .filter((l) => l.deviceId === deviceId)
+      .map((l) => l.payload);
+
+  it("a write refused as a whole stops it with exit 1; every dead letter not stored is kept", async () => {
+    const lines = keepProbes("refusal");
+    const second = lines[BATCH];
+    front.refuse = (written) =>
+      second !== undefined && written.includes(second) ? 401 : undefined;
+    const storedBefore = front.stored.length;
+    try {
+      const { code, out, err } = await cli("dead-letters", "--retry", "--device", "refusal");
+      expect(code).toBe(1);
+      expect(out).toMatch(new RegExp(`^retried ${BATCH} dead letters: ${BATCH} written, `));
+      expect(err).toMatch(
+        new RegExp(
+          `dead-letters --retry stopped: .*401.*; the ${2 * BATCH} dead letters not written are kept`,
+        ),
+      );
+    } finally {
+      front.refuse = () => undefined;
+    }
+    const stored = new Set(front.stored.slice(storedBefore));
+    expect(stored).toEqual(new Set(lines.slice(0, BATCH)));
+    expect(payloadsOf("refusal")).toEqual(lines.slice(BATCH));
+  });
+
+  it("SIGTERM in the middle gives exit 130 and the usual message; what was not stored stays a dead letter", async () => {
+    // the first write is held until the signal came
+    const lines = keepProbes("probe");
     let release = () => {};
     front.paused = new Promise<void>((resolve) => {
       release = resolve;
@@ -160,10 +195,7 @@ describe("dead-letters --retry", () => {
     // the held batch was stored and forgotten; every other line is still a dead letter
     const stored = new Set(front.stored.slice(storedBefore));
     expect(stored.size).toBe(BATCH);
-    const left = lettersIn(stateDb)
-      .filter((l) => l.deviceId === "probe")
-      .map((l) => l.payload);
-    expect(left).toEqual(lines.filter((line) => !stored.has(line)));
+    expect(payloadsOf("probe")).toEqual(lines.filter((line) => !stored.has(line)));
     // the start-up check (no lines) and the held batch: no write after the signal
     expect(front.writes() - writesBefore).toBe(2);
   });

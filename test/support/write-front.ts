@@ -22,6 +22,8 @@ export interface WriteFront {
   paused: Promise<void> | undefined;
   /** Writes waiting on {@link paused} now. */
   held(): number;
+  /** The status a write of these lines is refused with as a whole (undefined: none). */
+  refuse: (lines: readonly string[]) => number | undefined;
   close(): Promise<void>;
 }
 
@@ -86,9 +88,10 @@ export async function startWriteFront(options: {
   let held = 0;
   const stored: string[] = [];
   const droppedLines = new Set<string>();
-  const front: { drop: (line: string) => boolean; paused: Promise<void> | undefined } = {
+  const front: Pick<WriteFront, "drop" | "paused" | "refuse"> = {
     drop: options.drop,
     paused: undefined,
+    refuse: () => undefined,
   };
   const server = createServer((req, res) => {
     void (async () => {
@@ -108,6 +111,12 @@ export async function startWriteFront(options: {
         return;
       }
       const lines = body.toString("utf8").split("\n").filter(Boolean);
+      const refused = front.refuse(lines);
+      if (refused !== undefined) {
+        res.writeHead(refused, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "unauthorized", message: "refused by the test's front" }));
+        return;
+      }
       const kept = lines.filter((line) => {
         if (!front.drop(line)) return true;
         droppedLines.add(line);
@@ -146,6 +155,12 @@ export async function startWriteFront(options: {
     },
     set drop(fn) {
       front.drop = fn;
+    },
+    get refuse() {
+      return front.refuse;
+    },
+    set refuse(fn) {
+      front.refuse = fn;
     },
     get paused() {
       return front.paused;

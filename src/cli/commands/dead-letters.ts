@@ -35,6 +35,9 @@ const optionsSchema = z
   })
   .refine((o) => !(o.retry && o.clear), "--retry and --clear exclude each other");
 
+/** Dead letters read at once by --retry. */
+const RETRY_PAGE = 1000;
+
 const when = (s: number) => isoSeconds(s).slice(0, 16);
 const instant = (s: number) => isoSeconds(s).replace(".000Z", "Z");
 
@@ -134,7 +137,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
         if (opts.retry) {
           const target = { stateMustExist: true };
           return withPipeline(command, io, target, (pipeline, context) =>
-            retryLetters(pipeline, pipeline.store.deadLetters.list(only), context),
+            retryLetters(pipeline, only, context),
           );
         }
         return withStateStore(command, io, (store) => {
@@ -164,12 +167,13 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
  */
 async function retryLetters(
   pipeline: Pipeline,
-  letters: readonly DeadLetter[],
+  only: { readonly deviceId?: string; readonly limit?: number },
   { io, logger, terminal }: CommandContext,
 ): Promise<void> {
-  const progress = new StepProgress("dead-letters --retry", "dead letters", logger, terminal);
-  progress.start(letters.length);
   const { store } = pipeline;
+  const ids = store.deadLetters.ids(only);
+  const progress = new StepProgress("dead-letters --retry", "dead letters", logger, terminal);
+  progress.start(ids.length);
   let outcome: RetryOutcome;
   try {
     outcome = await retryDeadLetters(
@@ -184,14 +188,14 @@ async function retryLetters(
         isStopping: () => pipeline.isStopping,
         progress: (n) => progress.step(n),
       },
-      letters,
+      pagesOf(store, only.deviceId, ids),
     );
   } catch (error) {
     if (!(error instanceof RetryStopped)) throw error;
     progress.stop();
-    writeLine(io.stdout, retrySummary(letters.length, error.outcome, pipeline.sink.target));
+    writeLine(io.stdout, retrySummary(ids.length, error.outcome, pipeline.sink.target));
     throw new Error(
-      `dead-letters --retry stopped: ${error.message}; the ${error.outcome.left} dead letters not written are kept (run the same command again)`,
+      `dead-letters --retry stopped: ${error.message}; the ${ids.length - error.outcome.written} dead letters not written are kept (run the same command again)`,
     );
   } finally {
     progress.stop();
@@ -203,12 +207,25 @@ async function retryLetters(
     devices,
     () => pipeline.isStopping,
   );
-  writeLine(io.stdout, retrySummary(letters.length, outcome, pipeline.sink.target, rollups));
+  writeLine(io.stdout, retrySummary(ids.length, outcome, pipeline.sink.target, rollups));
   if (rollups?.failed) {
     throw new Error(
       `rollups of ${rollups.failed} device resources not written (${rollups.error ?? "see the log"}); ` +
         "the next sync or `energy-etl rollups` writes them",
     );
+  }
+}
+
+/** Letters of `ids` read a page at a time (read whole, a million would not fit in memory). */
+function* pagesOf(
+  store: StateStore,
+  deviceId: string | undefined,
+  ids: readonly number[],
+): Generator<DeadLetter[]> {
+  for (let i = 0; i < ids.length; i += RETRY_PAGE) {
+    const afterId = (ids[i] ?? 1) - 1;
+    const upToId = ids[Math.min(ids.length, i + RETRY_PAGE) - 1];
+    yield store.deadLetters.list({ deviceId, afterId, upToId, limit: RETRY_PAGE });
   }
 }
 
@@ -219,9 +236,10 @@ function retrySummary(
   target: string,
   rollups?: RollupResult,
 ): string {
-  const { written, setAside, refused, skipped, left } = outcome;
+  const { written, setAside, refused, skipped, tried } = outcome;
+  const left = total - tried;
   return (
-    `retried ${total - left} dead letters: ${written} written` +
+    `retried ${tried} dead letters: ${written} written` +
     (setAside > 0
       ? ` (${setAside} of their members still invalid: kept as member dead letters)`
       : "") +
