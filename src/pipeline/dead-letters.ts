@@ -88,18 +88,27 @@ export async function retryDeadLetters(
   };
   let batch: Waiting[] = [];
   let lines = 0;
-  const flush = async () => {
-    const waiting = batch;
-    batch = [];
-    lines = 0;
+  // one write at a time; the next batch is read and encoded while it runs
+  let inFlight: Promise<void> = Promise.resolve();
+  const settled = async () => {
     try {
-      await writeBatch(deps, waiting, outcome);
+      await inFlight;
     } catch (error) {
       throw new RetryStopped(error, outcome);
     }
   };
+  const flush = async () => {
+    await settled();
+    if (deps.isStopping()) return;
+    const waiting = batch;
+    batch = [];
+    lines = 0;
+    inFlight = writeBatch(deps, waiting, outcome);
+    // awaited by the next flush or at the end
+    inFlight.catch(() => undefined);
+  };
   for (const letter of lettersOf(pages)) {
-    if (deps.isStopping()) return outcome;
+    if (deps.isStopping()) break;
     const row = letter.truncated ? undefined : rowLines(deps.decoder, letter);
     if (typeof row !== "object") {
       if (row === undefined) outcome.skipped++;
@@ -116,6 +125,7 @@ export async function retryDeadLetters(
     if (lines >= deps.batchLines) await flush();
   }
   if (batch.length > 0 && !deps.isStopping()) await flush();
+  await settled();
   return outcome;
 }
 
