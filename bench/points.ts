@@ -38,7 +38,7 @@ const DEVICES = ["hybrid-site-01", "offgrid-genset-02", "audit-box-03"];
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
 /** `backfill` of the default devices over the last whole `days` before now. */
-function backfillOver(days: number): string[] {
+export function backfillOver(days: number): string[] {
   const toS = Math.floor(Date.now() / 1000 / DAY_S) * DAY_S;
   return backfillArgs(DEVICES, toS - days * DAY_S, toS);
 }

@@ -18,6 +18,7 @@ import {
   untilQuiet,
 } from "./harness.js";
 import { benchMemory, benchPointCost, type Row } from "./points.js";
+import { benchRetry } from "./retry.js";
 import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
 import {
   answerBytes,
@@ -421,6 +422,7 @@ async function main(): Promise<void> {
         },
       ],
       ["rollups-rate", async () => rows.push(...(await benchRollupRateBound(influxd, QUICK)))],
+      ["retry", async () => rows.push(await benchRetry(influxd))],
       ["fleet", () => benchFleet(influxd)],
     ] as const) {
       if (ONLY && !ONLY.includes(name)) continue;

@@ -136,9 +136,9 @@ export class StepProgress {
     }
   }
 
-  /** One step done; a step past the total raises the total (e.g. a request retried). */
-  step(): void {
-    this.done++;
+  /** `count` steps done (default one); a step past the total raises the total (a request retried). */
+  step(count = 1): void {
+    this.done += count;
     if (this.done > this.total) {
       this.total = this.done;
       this.bar?.setTotal(this.total);

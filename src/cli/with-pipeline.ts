@@ -7,6 +7,7 @@ import { processOwner } from "../state/owner.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { requireStateDb } from "./with-state-store.js";
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
 export class InterruptedError extends Error {
@@ -23,6 +24,8 @@ interface WithPipelineOptions {
   readonly dryRun?: boolean;
   /** Hold the service lock while working (`sync` must not race `run` over the same cursors). */
   readonly lock?: boolean;
+  /** STATE_DB must exist already (a command that only reads what others kept there). */
+  readonly stateMustExist?: boolean;
 }
 
 /**
@@ -36,6 +39,7 @@ export async function withPipeline<T>(
   work: (pipeline: Pipeline, context: CommandContext) => Promise<T>,
 ): Promise<T> {
   const context = createContext(command, io);
+  if (options.stateMustExist) requireStateDb(context.config.state.db);
   const owner = processOwner(command.name());
   const timeoutMs = context.config.service.shutdownTimeoutMs;
   let pipeline: Pipeline | undefined;

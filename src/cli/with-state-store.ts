@@ -16,11 +16,7 @@ export async function withStateStore<T>(
 ): Promise<T> {
   const context = createContext(command, io);
   const path = context.config.state.db;
-  if (!create && path !== ":memory:" && !existsSync(path)) {
-    throw new UsageError(
-      `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
-    );
-  }
+  if (!create) requireStateDb(path);
   const store = StateStore.open(path, { logger: context.logger });
   try {
     const result = await Promise.resolve(work(store, context)).catch((error: unknown) => {
@@ -30,5 +26,14 @@ export async function withStateStore<T>(
     return result;
   } finally {
     store.close();
+  }
+}
+
+/** A usage error unless STATE_DB `path` exists: a typo would make an empty one. */
+export function requireStateDb(path: string): void {
+  if (path !== ":memory:" && !existsSync(path)) {
+    throw new UsageError(
+      `STATE_DB ${path} does not exist (a typo?): sync, backfill, run or migrate create it`,
+    );
   }
 }

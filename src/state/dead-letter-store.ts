@@ -40,6 +40,14 @@ const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: 
 
 const lineRow = z.object({ id: integer, payload: z.string() });
 
+/** Which dead letters: of one device, at most `limit`, ids in (afterId, upToId]. */
+export interface DeadLetterQuery {
+  readonly deviceId?: string;
+  readonly limit?: number;
+  readonly afterId?: number;
+  readonly upToId?: number;
+}
+
 /**
  * Rows and members that failed validation and lines InfluxDB refused for good, one per distinct
  * payload (and member): the same bad row read again counts as an occurrence, not a new letter.
@@ -67,10 +75,17 @@ export class DeadLetterStore {
            RETURNING occurrences`,
         )
         .pluck(),
-      list: db.prepare<{ deviceId: string | null; limit: number }>(
-        `SELECT * FROM dead_letters WHERE @deviceId IS NULL OR device_id = @deviceId
+      list: db.prepare<{ deviceId: string | null; limit: number; afterId: number; upToId: number }>(
+        `SELECT * FROM dead_letters WHERE (@deviceId IS NULL OR device_id = @deviceId)
+           AND id > @afterId AND id <= @upToId
          ORDER BY id LIMIT @limit`,
       ),
+      ids: db
+        .prepare<{ deviceId: string | null; limit: number }>(
+          `SELECT id FROM dead_letters WHERE @deviceId IS NULL OR device_id = @deviceId
+           ORDER BY id LIMIT @limit`,
+        )
+        .pluck(),
       get: db.prepare<[number]>("SELECT * FROM dead_letters WHERE id = ?"),
       count: db.prepare<[]>("SELECT COUNT(*) FROM dead_letters").pluck(),
       countByDevice: db.prepare<[]>(
@@ -123,10 +138,21 @@ export class DeadLetterStore {
     return parseRow(integer, occurrences, "occurrences") === 1;
   }
 
-  /** Dead letters, oldest first (of one device, if given). */
-  list({ deviceId, limit }: { deviceId?: string; limit?: number } = {}): DeadLetter[] {
-    const rows = this.sql.list.all({ deviceId: deviceId ?? null, limit: limit ?? -1 });
+  /** Dead letters, oldest first (of one device, if given; with ids in (afterId, upToId]). */
+  list({ deviceId, limit, afterId, upToId }: DeadLetterQuery = {}): DeadLetter[] {
+    const rows = this.sql.list.all({
+      deviceId: deviceId ?? null,
+      limit: limit ?? -1,
+      afterId: afterId ?? 0,
+      upToId: upToId ?? Number.MAX_SAFE_INTEGER,
+    });
     return parseRows(deadLetterRow, rows, "dead letter");
+  }
+
+  /** The ids {@link list} would list, without their payloads (a retry reads them page by page). */
+  ids({ deviceId, limit }: Pick<DeadLetterQuery, "deviceId" | "limit"> = {}): number[] {
+    const rows = this.sql.ids.all({ deviceId: deviceId ?? null, limit: limit ?? -1 });
+    return parseRows(integer, rows, "dead letter id");
   }
 
   get(id: number): DeadLetter | undefined {

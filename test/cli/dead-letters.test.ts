@@ -93,9 +93,11 @@ describe("energy-etl dead-letters", () => {
     }
   }
 
-  /** SITE's points at one second, as InfluxDB holds them. */
+  /** SITE's raw points at one second, as InfluxDB holds them (not the rollups a retry writes). */
   const siteAt = async (tS: number): Promise<StoredPoint[]> =>
-    storedPoints(db, `"device_id" = '${SITE}' AND time = ${tS}s`);
+    (await storedPoints(db, `"device_id" = '${SITE}' AND time = ${tS}s`)).filter(
+      (p) => !p.measurement.startsWith("rollup_"),
+    );
 
   /** A row of SITE at `tS` with at least two members that carry a value, and its answer. */
   function siteRow(tS: number) {

@@ -12,12 +12,18 @@ export interface WriteFront {
   readonly url: string;
   /** Write requests received so far. */
   writes(): number;
-  /** Lines stored, in the order they came (memory mode only; a line written twice is twice). */
+  /** Lines stored, in the order they came (a line written twice is twice). */
   readonly stored: string[];
   /** Every line dropped so far. */
   readonly dropped: Set<string>;
   /** Which lines are dropped from now on. */
   drop: (line: string) => boolean;
+  /** While set, writes of lines that come wait for it (counted at once; empty ones go on). */
+  paused: Promise<void> | undefined;
+  /** Writes waiting on {@link paused} now. */
+  held(): number;
+  /** The status a write of these lines is refused with as a whole (undefined: none). */
+  refuse: (lines: readonly string[]) => number | undefined;
   close(): Promise<void>;
 }
 
@@ -79,37 +85,53 @@ export async function startWriteFront(options: {
   readonly reason?: "conflict" | "retention";
 }): Promise<WriteFront> {
   let writes = 0;
+  let held = 0;
   const stored: string[] = [];
   const droppedLines = new Set<string>();
-  const front = {
+  const front: Pick<WriteFront, "drop" | "paused" | "refuse"> = {
     drop: options.drop,
+    paused: undefined,
+    refuse: () => undefined,
   };
   const server = createServer((req, res) => {
     void (async () => {
-      const body = await bodyOf(req);
       const { target } = options;
-      if (!req.url?.startsWith("/api/v2/write")) {
+      const url = req.url ?? "/";
+      const isWrite = url.startsWith("/api/v2/write");
+      if (isWrite) writes++;
+      const body = await bodyOf(req);
+      if (isWrite && body.length > 0 && front.paused) {
+        held++;
+        await front.paused;
+        held--;
+      }
+      if (!isWrite) {
         if (target === undefined) res.writeHead(204).end();
         else await forward(target, req, body, res);
         return;
       }
-      writes++;
       const lines = body.toString("utf8").split("\n").filter(Boolean);
+      const refused = front.refuse(lines);
+      if (refused !== undefined) {
+        res.writeHead(refused, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "unauthorized", message: "refused by the test's front" }));
+        return;
+      }
       const kept = lines.filter((line) => {
         if (!front.drop(line)) return true;
         droppedLines.add(line);
         return false;
       });
       const dropped = lines.length - kept.length;
-      if (target === undefined) stored.push(...kept);
-      else if (kept.length > 0) {
-        const answer = await fetch(new URL(req.url, target), {
+      if (target !== undefined && kept.length > 0) {
+        const answer = await fetch(new URL(url, target), {
           method: "POST",
           headers: { authorization: req.headers.authorization ?? "" },
           body: kept.join("\n"),
         });
         if (!answer.ok) throw new Error(`the target refused the kept lines: ${answer.status}`);
       }
+      stored.push(...kept);
       if (dropped === 0) res.writeHead(204).end();
       else {
         const count = options.count ? options.count(dropped, lines.length) : dropped;
@@ -125,6 +147,7 @@ export async function startWriteFront(options: {
   return {
     url,
     writes: () => writes,
+    held: () => held,
     stored,
     dropped: droppedLines,
     get drop() {
@@ -132,6 +155,18 @@ export async function startWriteFront(options: {
     },
     set drop(fn) {
       front.drop = fn;
+    },
+    get refuse() {
+      return front.refuse;
+    },
+    set refuse(fn) {
+      front.refuse = fn;
+    },
+    get paused() {
+      return front.paused;
+    },
+    set paused(until) {
+      front.paused = until;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,11 +1,11 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { createPointSink } from "../../influx/create-sink.js";
 import { deadLetterTimeS } from "../../pipeline/audit-counts.js";
-import { retryDeadLetters } from "../../pipeline/dead-letters.js";
+import { type RetryOutcome, RetryStopped, retryDeadLetters } from "../../pipeline/dead-letters.js";
+import type { Pipeline } from "../../pipeline/pipeline.js";
+import { type RollupResult, rollupsAfterRun } from "../../rollups/rollup-run.js";
 import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
-import { ValueIdDecoder } from "../../transform/value-id.js";
 import { isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import {
@@ -19,8 +19,11 @@ import {
   writeText,
 } from "../io.js";
 import { countOption, nameOption } from "../options.js";
+import { StepProgress } from "../progress.js";
 import { fitText, renderItems, type TableStream } from "../table.js";
+import { withPipeline } from "../with-pipeline.js";
 import { withStateStore } from "../with-state-store.js";
+import { rollupsNote } from "./rollups.js";
 
 const optionsSchema = z
   .object({
@@ -31,6 +34,9 @@ const optionsSchema = z
     clear: z.boolean().optional(),
   })
   .refine((o) => !(o.retry && o.clear), "--retry and --clear exclude each other");
+
+/** Dead letters read at once by --retry. */
+const RETRY_PAGE = 1000;
 
 const when = (s: number) => isoSeconds(s).slice(0, 16);
 const instant = (s: number) => isoSeconds(s).replace(".000Z", "Z");
@@ -125,17 +131,24 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       ),
     )
     .action(
-      parsedAction(optionsSchema, (opts, command) =>
-        withStateStore(command, io, async (store, context) => {
-          const letters = store.deadLetters.list({ deviceId: opts.device, limit: opts.limit });
+      parsedAction(optionsSchema, (opts, command) => {
+        const only = { deviceId: opts.device, limit: opts.limit };
+        // the retry writes as a backfill does: its sinks, its rollups, its SIGINT/SIGTERM
+        if (opts.retry) {
+          const target = { stateMustExist: true };
+          return withPipeline(command, io, target, (pipeline, context) =>
+            retryLetters(pipeline, only, context),
+          );
+        }
+        return withStateStore(command, io, (store) => {
+          const letters = store.deadLetters.list(only);
           if (opts.clear) {
             for (const letter of letters) store.deadLetters.remove(letter.id);
             writeLine(io.stdout, `forgot ${letters.length} dead letters`);
-          } else if (opts.retry) await retryLetters(store, letters, context);
-          else if (opts.json) writeJson(io.stdout, letters);
+          } else if (opts.json) writeJson(io.stdout, letters);
           else listLetters(io, store, letters);
-        }),
-      ),
+        });
+      }),
     );
 
   deadLetters
@@ -148,29 +161,92 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** `--retry`: writes `letters` again; what the sink stores is forgotten. */
+/**
+ * `--retry`: writes `letters` again in batches (what InfluxDB stores is forgotten), then the
+ * rollups of what it wrote. A write that fails as a whole stops it: exit 1, the rest kept.
+ */
 async function retryLetters(
-  store: StateStore,
-  letters: readonly DeadLetter[],
-  { io, config, logger }: CommandContext,
+  pipeline: Pipeline,
+  only: { readonly deviceId?: string; readonly limit?: number },
+  { io, logger, terminal }: CommandContext,
 ): Promise<void> {
-  const sink = await createPointSink(config, logger);
+  const { store } = pipeline;
+  const ids = store.deadLetters.ids(only);
+  const progress = new StepProgress("dead-letters --retry", "dead letters", logger, terminal);
+  progress.start(ids.length);
+  let outcome: RetryOutcome;
   try {
-    const decoder = new ValueIdDecoder(logger);
-    const parts = { deadLetters: store.deadLetters, sink, decoder, now: () => new Date() };
-    const outcome = await retryDeadLetters(parts, letters);
-    writeLine(
-      io.stdout,
-      `retried ${letters.length} dead letters: ${outcome.written} written` +
-        (outcome.setAside > 0
-          ? ` (${outcome.setAside} of their members still invalid: kept as member dead letters)`
-          : "") +
-        `, ${outcome.refused} still refused, ${outcome.skipped} cut when kept (not retried)` +
-        ` -> ${sink.target}`,
+    outcome = await retryDeadLetters(
+      {
+        deadLetters: store.deadLetters,
+        rollups: pipeline.rollups?.marks,
+        transaction: (work) => store.transaction(work),
+        sink: pipeline.sink,
+        decoder: pipeline.decoder,
+        batchLines: pipeline.config.influx.batchSize,
+        now: pipeline.now,
+        isStopping: () => pipeline.isStopping,
+        progress: (n) => progress.step(n),
+      },
+      pagesOf(store, only.deviceId, ids),
+    );
+  } catch (error) {
+    if (!(error instanceof RetryStopped)) throw error;
+    progress.stop();
+    writeLine(io.stdout, retrySummary(ids.length, error.outcome, pipeline.sink.target));
+    throw new Error(
+      `dead-letters --retry stopped: ${error.message}; the ${ids.length - error.outcome.written} dead letters not written are kept (run the same command again)`,
     );
   } finally {
-    await sink.close();
+    progress.stop();
   }
+  const devices = [...outcome.devices];
+  const rollups = await rollupsAfterRun(
+    pipeline.rollups,
+    { logger },
+    devices,
+    () => pipeline.isStopping,
+  );
+  writeLine(io.stdout, retrySummary(ids.length, outcome, pipeline.sink.target, rollups));
+  if (rollups?.failed) {
+    throw new Error(
+      `rollups of ${rollups.failed} device resources not written (${rollups.error ?? "see the log"}); ` +
+        "the next sync or `energy-etl rollups` writes them",
+    );
+  }
+}
+
+/** Letters of `ids` read a page at a time (read whole, a million would not fit in memory). */
+function* pagesOf(
+  store: StateStore,
+  deviceId: string | undefined,
+  ids: readonly number[],
+): Generator<DeadLetter[]> {
+  for (let i = 0; i < ids.length; i += RETRY_PAGE) {
+    const afterId = (ids[i] ?? 1) - 1;
+    const upToId = ids[Math.min(ids.length, i + RETRY_PAGE) - 1];
+    yield store.deadLetters.list({ deviceId, afterId, upToId, limit: RETRY_PAGE });
+  }
+}
+
+/** What a retry did, as one line. */
+function retrySummary(
+  total: number,
+  outcome: RetryOutcome,
+  target: string,
+  rollups?: RollupResult,
+): string {
+  const { written, setAside, refused, skipped, tried } = outcome;
+  const left = total - tried;
+  return (
+    `retried ${tried} dead letters: ${written} written` +
+    (setAside > 0
+      ? ` (${setAside} of their members still invalid: kept as member dead letters)`
+      : "") +
+    `, ${refused} still refused, ${skipped} cut when kept (not retried)` +
+    (left > 0 ? `, ${left} not tried` : "") +
+    ` -> ${target}${rollupsNote(rollups)}`
+  );
 }
 
 function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
