@@ -19,6 +19,8 @@ export interface SeriesReadings {
 /** A reading, what it adds by the counter rule, and the base after it. */
 export interface ReadingStep {
   readonly s: number;
+  /** The reading itself. */
+  readonly value: number;
   readonly add: number;
   readonly base: number;
 }
@@ -66,7 +68,7 @@ export function readingSteps(
     const steps = readings.map((r) => {
       const step = addReading(kind, base, r.value);
       base = step.base;
-      return { s: r.s, add: step.add, base: step.base };
+      return { s: r.s, value: r.value, add: step.add, base: step.base };
     });
     out.set(key, { tags, steps });
   }

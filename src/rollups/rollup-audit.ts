@@ -6,6 +6,7 @@ import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influx-query.js";
 import { DAY_S } from "../util/utc-time.js";
 import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
+import { outOfBound, withinBound } from "./bounds.js";
 import { type Bucket, dayOf, HOUR_S, hourStart } from "./buckets.js";
 import { rawStatement, readingSteps } from "./readings.js";
 import type { RecomputeParts } from "./recompute.js";
@@ -158,7 +159,12 @@ function auditStatements(
   ];
 }
 
-/** Per series: what its readings make, by the rule, of the day and of each hour holding them. */
+/**
+ * Per series: what its readings make, by the rule, of the day and of each hour holding them. An
+ * hour beyond the bound (bounds.ts: its increase, its base or one of its readings) is set aside,
+ * so it has no point, and a day sums the whole hours that have one (plus, for a day a zone's
+ * midnight splits an hour of, what the split hour's readings add on its side), as recompute does.
+ */
 function fromReadings(
   target: Series.RollupTarget,
   day: Bucket,
@@ -168,19 +174,31 @@ function fromReadings(
   const out: Expected = new Map();
   for (const [key, { tags, steps }] of readingSteps(target, before, raw)) {
     if (steps.length === 0) continue;
-    let dayIncrease: number | undefined;
-    const hours = new Map<number, { increase: number; base: number }>();
+    const hours = new Map<number, { increase: number; base: number; beyond?: number }>();
     for (const step of steps) {
       const hour = hours.get(hourStart(step.s)) ?? { increase: 0, base: step.base };
       hour.increase += step.add;
       hour.base = step.base;
+      if (hour.beyond === undefined && !withinBound(step.value)) hour.beyond = step.value;
       hours.set(hourStart(step.s), hour);
-      if (step.s >= day.startS && step.s < day.endS) dayIncrease = (dayIncrease ?? 0) + step.add;
     }
+    const kept = new Map<number, Figures>();
+    for (const [startS, h] of hours) {
+      if (outOfBound(h.increase, h.base, h.beyond) === undefined)
+        kept.set(startS, { increase: h.increase, base: h.base });
+    }
+    let dayIncrease: number | undefined;
+    for (const step of steps) {
+      if (step.s < day.startS || step.s >= day.endS) continue;
+      const hourS = hourStart(step.s);
+      const split = hourS < day.startS || hourS + HOUR_S > day.endS;
+      if (split || kept.has(hourS)) dayIncrease = (dayIncrease ?? 0) + step.add;
+    }
+    const dayKept = dayIncrease !== undefined && outOfBound(dayIncrease) === undefined;
     out.set(key, {
       series: tags,
-      ...(dayIncrease === undefined ? {} : { day: { increase: dayIncrease } }),
-      hours,
+      ...(dayKept && dayIncrease !== undefined ? { day: { increase: dayIncrease } } : {}),
+      hours: kept,
     });
   }
   return out;

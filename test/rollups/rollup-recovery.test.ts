@@ -6,6 +6,7 @@
  * values come from the counter rule written again here.
  */
 import { InfluxQuery } from "../../src/influx/influx-query.js";
+import { auditRollups } from "../../src/rollups/rollup-audit.js";
 import { RollupLock } from "../../src/rollups/rollup-lock.js";
 import { type RollupParts, runRollups } from "../../src/rollups/rollup-run.js";
 import { processOwner } from "../../src/state/owner.js";
@@ -249,6 +250,16 @@ describe("a counter whose finite readings make an increase beyond the bound", ()
       expect(letters[0]?.error).toMatch(/beyond/);
       expect(letters[1]?.error).toMatch(/not finite/);
       expect(letters[2]?.error).toMatch(/a reading -1e\+20 is beyond/);
+      // `audit --rollups` judges by the same bound: the hours set aside are no mismatch
+      const target = {
+        deviceId: DEVICE,
+        resourceId: RESOURCE,
+        counters: [{ measurement: MEASUREMENT[kind], unit: "kWh", type: kind }],
+      };
+      const audit = await auditRollups(parts, target, [T0 + 3 * HOUR_S]);
+      expect(audit.mismatches).toEqual([]);
+      // the 3 hours kept and the day (an hour set aside is neither expected nor stored)
+      expect(audit.checked).toBe(4);
     } finally {
       store.close();
     }
