@@ -2,9 +2,10 @@ import type { PointSink } from "../influx/point-sink.js";
 import { scrubSecrets } from "../logger.js";
 import { dataRecordSchema } from "../records/data-record.js";
 import { isCounter } from "../rollups/counters.js";
-import type { DeadLetterStore } from "../state/dead-letter-store.js";
-import type { RollupStore } from "../state/rollup-store.js";
-import type { DeadLetter } from "../state/types.js";
+import { isRollupLine } from "../rollups/rollup-lines.js";
+import type { RetryLetter } from "../state/dead-letter-store.js";
+import { jsonStringArray } from "../state/rows.js";
+import type { NewDeadLetter } from "../state/types.js";
 import { lineBatch } from "../transform/line-protocol.js";
 import { RecordEncoder } from "../transform/record-encoder.js";
 import {
@@ -16,8 +17,8 @@ import {
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { messageOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
-import { DAY_S } from "../util/utc-time.js";
 import { deadLetterTimeS } from "./audit-counts.js";
+import { type LedgerParts, RetryLedger } from "./retry-ledger.js";
 
 /** What `dead-letters --retry` did. */
 export interface RetryOutcome {
@@ -31,28 +32,34 @@ export interface RetryOutcome {
   setAside: number;
   /** Lines InfluxDB stored. */
   lines: number;
-  /** Dead letters settled: written, refused or skipped (the others were not tried). */
+  /** Rollup points forgotten, their spans marked for the recompute at the end instead. */
+  recomputed: number;
+  /** Rollup points left as they are: this retry writes no rollups (ROLLUPS=false, a file). */
+  rollupsOff: number;
+  /** Dead letters settled: written, refused, skipped or recomputed (the others were not tried). */
   tried: number;
   /** Devices whose dead letters were written (their rollups are due). */
   readonly devices: Set<string>;
 }
 
-export interface RetryDeps {
-  readonly deadLetters: Pick<DeadLetterStore, "add" | "remove" | "recordRetryFailure">;
-  /** Where the ranges whose rollups are due are marked (absent: no rollups, a file sink). */
-  readonly rollups?: Pick<RollupStore, "mark">;
-  /** Runs a batch's bookkeeping (marks, forgotten and kept letters) as one transaction. */
-  readonly transaction: (work: () => void) => void;
+export interface RetryDeps extends LedgerParts {
   readonly sink: Pick<PointSink, "write">;
   readonly decoder: ValueIdDecoder;
   /** Lines per write (INFLUX_BATCH_SIZE). */
   readonly batchLines: number;
-  readonly now: () => Date;
   /** True once the retry must take no more batches (SIGINT/SIGTERM). */
   readonly isStopping: () => boolean;
   /** `letters` more were settled (written, refused or skipped). */
   readonly progress?: (letters: number) => void;
+  /** Letters settled per transaction (default {@link SETTLE_LETTERS}). */
+  readonly settleLetters?: number;
 }
+
+/**
+ * Letters settled per transaction: a crash re-sends at most these (identical points overwrite),
+ * and a commit per write cost more than the writes.
+ */
+const SETTLE_LETTERS = 50_000;
 
 /** The lines of a dead-lettered row or member, and the members still set aside. */
 interface RowLines {
@@ -62,77 +69,174 @@ interface RowLines {
 
 /** A dead letter waiting in a batch, with its lines. */
 interface Waiting {
-  readonly letter: DeadLetter;
+  readonly letter: RetryLetter;
   readonly row: RowLines;
 }
 
 /**
  * Writes dead letters again in batches of `batchLines` lines, as a backfill writes (the sink
  * narrows a refused batch down to its refused lines): a letter whose lines are stored is forgotten
- * and its rollup range marked; one with a line refused again is kept with the new error. Stops
- * before the next batch once `isStopping`; a write that fails as a whole rejects with the outcome
- * so far in {@link RetryStopped} (the letters not stored are all kept).
+ * and its rollup range marked; one with a line refused again is kept with the new error. What is
+ * settled is committed every {@link SETTLE_LETTERS} letters and at the end. Stops before the next
+ * batch once `isStopping`; a write that fails as a whole rejects with the outcome so far in
+ * {@link RetryStopped} (the letters not stored are all kept).
  */
 export async function retryDeadLetters(
   deps: RetryDeps,
-  pages: Iterable<readonly DeadLetter[]>,
+  pages: Iterable<readonly RetryLetter[]>,
 ): Promise<RetryOutcome> {
-  const outcome: RetryOutcome = {
+  const ledger = new RetryLedger(deps);
+  const retry = new Retry(deps, ledger);
+  try {
+    await retry.run(pages);
+  } finally {
+    // what was stored before a failed write or a stop is forgotten all the same
+    ledger.commit();
+  }
+  return retry.outcome;
+}
+
+/** One retry: its batch being filled, its write in flight, what it did. */
+class Retry {
+  readonly outcome: RetryOutcome = {
     written: 0,
     refused: 0,
     skipped: 0,
     setAside: 0,
+    recomputed: 0,
+    rollupsOff: 0,
     lines: 0,
     tried: 0,
     devices: new Set(),
   };
-  let batch: Waiting[] = [];
-  let lines = 0;
+  private batch: Waiting[] = [];
+  private lines = 0;
   // one write at a time; the next batch is read and encoded while it runs
-  let inFlight: Promise<void> = Promise.resolve();
-  const settled = async () => {
-    try {
-      await inFlight;
-    } catch (error) {
-      throw new RetryStopped(error, outcome);
-    }
-  };
-  const flush = async () => {
-    await settled();
-    if (deps.isStopping()) return;
-    const waiting = batch;
-    batch = [];
-    lines = 0;
-    inFlight = writeBatch(deps, waiting, outcome);
-    // awaited by the next flush or at the end
-    inFlight.catch(() => undefined);
-  };
-  for (const letter of lettersOf(pages)) {
-    if (deps.isStopping()) break;
-    const row = letter.truncated ? undefined : rowLines(deps.decoder, letter);
-    if (typeof row !== "object") {
-      if (row === undefined) outcome.skipped++;
-      else {
-        deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(row), deps.now());
-        outcome.refused++;
+  private inFlight: Promise<void> = Promise.resolve();
+  /** Value ids as stored -> whether one is a counter's (many letters share them). */
+  private readonly counters = new Map<string, boolean>();
+
+  constructor(
+    private readonly deps: RetryDeps,
+    private readonly ledger: RetryLedger,
+  ) {}
+
+  async run(pages: Iterable<readonly RetryLetter[]>): Promise<void> {
+    const { deps, outcome } = this;
+    for (const page of pages) {
+      for (const letter of page) {
+        if (deps.isStopping()) break;
+        if (isRollupLetter(letter)) {
+          this.recompute(letter);
+          continue;
+        }
+        const row = letter.truncated ? undefined : rowLines(deps.decoder, letter);
+        if (typeof row === "object") {
+          this.batch.push({ letter, row });
+          this.lines += row.lines.length;
+          if (this.lines >= deps.batchLines) await this.flush();
+          continue;
+        }
+        if (row === undefined) outcome.skipped++;
+        else {
+          this.ledger.refuse(letter.id, scrubSecrets(row));
+          outcome.refused++;
+        }
+        outcome.tried++;
+        deps.progress?.(1);
       }
-      outcome.tried++;
-      deps.progress?.(1);
-      continue;
+      if (deps.isStopping()) break;
     }
-    batch.push({ letter, row });
-    lines += row.lines.length;
-    if (lines >= deps.batchLines) await flush();
+    if (this.batch.length > 0 && !deps.isStopping()) await this.flush();
+    await this.settled();
   }
-  if (batch.length > 0 && !deps.isStopping()) await flush();
-  await settled();
-  return outcome;
+
+  /**
+   * A rollup point set aside beyond the bound is not sent (a finite one would be written as it
+   * is): it is forgotten and its span marked, so the recompute at the end writes it from the raw
+   * data, or sets it aside again if they are still beyond the bound.
+   */
+  private recompute(letter: RetryLetter): void {
+    const { deviceId, resourceId, windowFromS, windowToS } = letter;
+    if (this.deps.rollups === undefined) {
+      this.outcome.rollupsOff++;
+      return;
+    }
+    const times = [windowFromS, Math.max(windowFromS, windowToS - 1)];
+    this.ledger.forget(letter.id, { deviceId, resourceId, times });
+    this.outcome.recomputed++;
+    this.outcome.devices.add(deviceId);
+    this.outcome.tried++;
+    this.deps.progress?.(1);
+  }
+
+  private async settled(): Promise<void> {
+    try {
+      await this.inFlight;
+    } catch (error) {
+      throw new RetryStopped(error, this.outcome);
+    }
+  }
+
+  private async flush(): Promise<void> {
+    await this.settled();
+    if (this.deps.isStopping()) return;
+    const waiting = this.batch;
+    this.batch = [];
+    this.lines = 0;
+    this.inFlight = this.write(waiting);
+    // awaited by the next flush or at the end
+    this.inFlight.catch(() => undefined);
+  }
+
+  /** Writes the lines of `waiting` as one batch, then enters each letter in the ledger. */
+  private async write(waiting: readonly Waiting[]): Promise<void> {
+    const { deps, outcome, ledger } = this;
+    const lines: string[] = [];
+    for (const { row } of waiting) for (const line of row.lines) lines.push(line);
+    const written = await deps.sink.write(lineBatch(lines), { now: true });
+    const refused = new Map(written.rejected.map((r) => [r.line, r]));
+    for (const { letter, row } of waiting) {
+      const bad = refused.size === 0 ? undefined : row.lines.find((line) => refused.has(line));
+      const why = bad === undefined ? undefined : refused.get(bad);
+      if (why !== undefined) {
+        ledger.refuse(letter.id, scrubSecrets(`HTTP ${why.status}: ${why.error}`));
+        outcome.refused++;
+        continue;
+      }
+      const { deviceId, resourceId } = letter;
+      const counter = deps.rollups !== undefined && this.hasCounter(letter.valueIdsJson);
+      const times = counter ? row.lines.flatMap((payload) => lineTimeS(payload) ?? []) : [];
+      for (const member of row.bad) ledger.keep(setAside(letter, member));
+      ledger.forget(letter.id, { deviceId, resourceId, times });
+      outcome.setAside += row.bad.length;
+      outcome.written++;
+      outcome.lines += row.lines.length;
+      outcome.devices.add(deviceId);
+    }
+    outcome.tried += waiting.length;
+    deps.progress?.(waiting.length);
+    if (ledger.size >= (deps.settleLetters ?? SETTLE_LETTERS)) ledger.commit();
+  }
+
+  /** Whether value ids as stored name a counter (a letter of its raw points marks rollups). */
+  private hasCounter(valueIdsJson: string): boolean {
+    let counter = this.counters.get(valueIdsJson);
+    if (counter === undefined) {
+      const ids = jsonStringArray.safeParse(valueIdsJson).data ?? [];
+      counter = ids.some((id) => isCounter(this.deps.decoder, id));
+      this.counters.set(valueIdsJson, counter);
+    }
+    return counter;
+  }
 }
 
-/** The letters of pages read one after the other (a page read once the one before is done). */
-function* lettersOf(pages: Iterable<readonly DeadLetter[]>): Generator<DeadLetter> {
-  for (const page of pages) yield* page;
-}
+/** A dead letter of a rollup point (rollups set these aside, with no value ids). */
+const isRollupLetter = (letter: RetryLetter) =>
+  letter.kind === "line" && letter.valueIdsJson === "[]" && isRollupLine(letter.payload);
+
+/** The timestamp of a line (seconds), if it has one. */
+const lineTimeS = (payload: string) => deadLetterTimeS({ kind: "line", payload });
 
 /** A retry ended by a write that failed as a whole: what it did before, and why it stopped. */
 export class RetryStopped extends Error {
@@ -146,86 +250,24 @@ export class RetryStopped extends Error {
 }
 
 /** The lines of a letter, or why it is still refused. */
-function rowLines(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | string {
+function rowLines(decoder: ValueIdDecoder, letter: RetryLetter): RowLines | string {
   return letter.kind === "line"
     ? { lines: [letter.payload], bad: [] }
     : linesOfRow(decoder, letter);
 }
 
-/** Writes the lines of `waiting` as one batch, then settles each letter in one transaction. */
-async function writeBatch(
-  deps: RetryDeps,
-  waiting: readonly Waiting[],
-  outcome: RetryOutcome,
-): Promise<void> {
-  const written = await deps.sink.write(lineBatch(waiting.flatMap((w) => w.row.lines)), {
-    now: true,
-  });
-  const refused = new Map(written.rejected.map((r) => [r.line, r]));
-  const stored = new Map<string, { letter: DeadLetter; times: number[] }>();
-  deps.transaction(() => {
-    for (const { letter, row } of waiting) {
-      const bad = row.lines.flatMap((line) => refused.get(line) ?? [])[0];
-      if (bad !== undefined) {
-        const error = `HTTP ${bad.status}: ${bad.error}`;
-        deps.deadLetters.recordRetryFailure(letter.id, scrubSecrets(error), deps.now());
-        outcome.refused++;
-        continue;
-      }
-      if (deps.rollups && letter.valueIds.some((id) => isCounter(deps.decoder, id))) {
-        const key = JSON.stringify([letter.deviceId, letter.resourceId]);
-        const times = stored.get(key)?.times ?? [];
-        stored.set(key, { letter, times });
-        times.push(
-          ...row.lines.flatMap((payload) => deadLetterTimeS({ kind: "line", payload }) ?? []),
-        );
-      }
-      setAside(deps, letter, row.bad);
-      deps.deadLetters.remove(letter.id);
-      outcome.setAside += row.bad.length;
-      outcome.written++;
-      outcome.lines += row.lines.length;
-      outcome.devices.add(letter.deviceId);
-    }
-    for (const { letter, times } of stored.values()) markRollups(deps, letter, times);
-  });
-  outcome.tried += waiting.length;
-  deps.progress?.(waiting.length);
-}
-
-/** Members of a written row still not valid: each kept as a member dead letter of its own. */
-function setAside(deps: RetryDeps, letter: DeadLetter, bad: readonly BadMember[]): void {
+/** A member of a written row still not valid: a member dead letter of its own. */
+function setAside(letter: RetryLetter, member: BadMember): NewDeadLetter {
   const { deviceId, resourceId, windowFromS, windowToS, payload } = letter;
-  for (const member of bad) {
-    const error = `an invalid member (${badMemberMessage(member)}); the other members of its row were written by dead-letters --retry`;
-    const where = { deviceId, resourceId, windowFromS, windowToS, valueIds: [member.valueId] };
-    const kept = { kind: "member" as const, ...where, payload, error: scrubSecrets(error) };
-    deps.deadLetters.add(kept, deps.now());
-  }
-}
-
-/**
- * Marks the times a batch stored of a device resource's counters due for rollups (as a chunk's
- * write does): a range per run of times less than a day apart.
- */
-function markRollups(
-  deps: RetryDeps,
-  { deviceId, resourceId }: DeadLetter,
-  unsorted: readonly number[],
-): void {
-  const times = unsorted.toSorted((a, b) => a - b);
-  let [fromS] = times;
-  for (let i = 0; fromS !== undefined && i < times.length; i++) {
-    const atS = times[i] ?? fromS;
-    const next = times[i + 1];
-    if (next !== undefined && next - atS < DAY_S) continue;
-    deps.rollups?.mark(deviceId, resourceId, fromS, atS);
-    fromS = next;
-  }
+  const error = `an invalid member (${badMemberMessage(member)}); the other members of its row were written by dead-letters --retry`;
+  const where = { deviceId, resourceId, windowFromS, windowToS, valueIds: [member.valueId] };
+  return { kind: "member", ...where, payload, error: scrubSecrets(error) };
 }
 
 /** The lines of a dead-lettered row (its invalid members set aside) or member, or why not. */
-function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | string {
+function linesOfRow(decoder: ValueIdDecoder, letter: RetryLetter): RowLines | string {
+  const valueIds = jsonStringArray.safeParse(letter.valueIdsJson).data;
+  if (valueIds === undefined) return `its value ids are not a JSON array of strings`;
   let json: unknown;
   try {
     json = JSON.parse(letter.payload);
@@ -234,7 +276,7 @@ function linesOfRow(decoder: ValueIdDecoder, letter: DeadLetter): RowLines | str
   }
   const bad: BadMember[] = [];
   // as the client reads a row now: cut to the requested values first, then judged
-  if (!keepRequested(json, new Set(letter.valueIds), [], bad)) {
+  if (!keepRequested(json, new Set(valueIds), [], bad)) {
     const issue = dataRecordSchema.safeParse(json).error?.issues[0];
     const where = issue ? `${issue.path.join(".") || "(record)"}: ${issue.message}` : "invalid";
     return `still not a valid record (${where}); record starts: ${excerpt(letter.payload)}`;

@@ -10,6 +10,13 @@ export const HOUR_MEASUREMENT = "rollup_hour";
 /** The measurement of daily increases (tag `tz`: the time zone of the day). */
 export const DAY_MEASUREMENT = "rollup_day";
 
+/**
+ * Whether a line is a rollup point (one set aside beyond the bound is a dead letter of this line):
+ * derived from the raw data, so it is recomputed from them, never written again as it is.
+ */
+export const isRollupLine = (line: string): boolean =>
+  line.startsWith(`${HOUR_MEASUREMENT},`) || line.startsWith(`${DAY_MEASUREMENT},`);
+
 /** The head (measurement and tags) of a series' hour lines, made once per series and span. */
 const hourHeads = new WeakMap<SeriesTags, string>();
 

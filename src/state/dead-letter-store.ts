@@ -40,6 +40,27 @@ const countRow = columns({ deviceId: z.string(), resourceId: z.string(), count: 
 
 const lineRow = z.object({ id: integer, payload: z.string() });
 
+/** A dead letter as a retry reads it: what writing it again takes, its value ids as stored. */
+export interface RetryLetter extends Omit<DeadLetter, RetryLeftOut | "valueIds"> {
+  /** The value ids as stored (a JSON array): read when needed, many letters share them. */
+  readonly valueIdsJson: string;
+}
+type RetryLeftOut = "error" | "occurrences" | "retries" | "firstSeen" | "lastSeen";
+
+const retryRow: z.ZodType<RetryLetter> = columns({
+  id: integer,
+  kind: z.enum(DEAD_LETTER_KINDS),
+  deviceId: z.string(),
+  resourceId: z.string(),
+  windowFromS: ["window_from", integer],
+  windowToS: ["window_to", integer],
+  valueIdsJson: ["value_ids", z.string()],
+  payload: z.string(),
+  truncated: z.union([z.literal(0), z.literal(1)]).transform((v) => v === 1),
+});
+
+const spanRow = z.object({ count: integer, lastId: integer.nullable() });
+
 /** Which dead letters: of one device, at most `limit`, ids in (afterId, upToId]. */
 export interface DeadLetterQuery {
   readonly deviceId?: string;
@@ -80,18 +101,31 @@ export class DeadLetterStore {
            AND id > @afterId AND id <= @upToId
          ORDER BY id LIMIT @limit`,
       ),
-      ids: db
-        .prepare<{ deviceId: string | null; limit: number }>(
-          `SELECT id FROM dead_letters WHERE @deviceId IS NULL OR device_id = @deviceId
-           ORDER BY id LIMIT @limit`,
-        )
-        .pluck(),
+      retryPage: db.prepare<{
+        deviceId: string | null;
+        limit: number;
+        afterId: number;
+        upToId: number;
+      }>(
+        `SELECT id, kind, device_id, resource_id, window_from, window_to, value_ids, payload,
+           truncated
+         FROM dead_letters WHERE id > @afterId AND id <= @upToId
+           AND (@deviceId IS NULL OR device_id = @deviceId)
+         ORDER BY id LIMIT @limit`,
+      ),
+      span: db.prepare<{ deviceId: string | null; limit: number }>(
+        `SELECT count(*) AS count, max(id) AS lastId FROM (SELECT id FROM dead_letters
+           WHERE @deviceId IS NULL OR device_id = @deviceId ORDER BY id LIMIT @limit)`,
+      ),
       get: db.prepare<[number]>("SELECT * FROM dead_letters WHERE id = ?"),
       count: db.prepare<[]>("SELECT COUNT(*) FROM dead_letters").pluck(),
       countByDevice: db.prepare<[]>(
         "SELECT device_id, resource_id, COUNT(*) AS n FROM dead_letters GROUP BY device_id, resource_id",
       ),
       remove: db.prepare<[number]>("DELETE FROM dead_letters WHERE id = ?"),
+      forget: db.prepare<[string]>(
+        "DELETE FROM dead_letters WHERE id IN (SELECT value FROM json_each(?))",
+      ),
       hasLines: db
         .prepare<[string, string]>(
           `SELECT EXISTS (SELECT 1 FROM dead_letters
@@ -149,10 +183,29 @@ export class DeadLetterStore {
     return parseRows(deadLetterRow, rows, "dead letter");
   }
 
-  /** The ids {@link list} would list, without their payloads (a retry reads them page by page). */
-  ids({ deviceId, limit }: Pick<DeadLetterQuery, "deviceId" | "limit"> = {}): number[] {
-    const rows = this.sql.ids.all({ deviceId: deviceId ?? null, limit: limit ?? -1 });
-    return parseRows(integer, rows, "dead letter id");
+  /** How many {@link list} would list, and the last one's id (undefined: none). */
+  span({ deviceId, limit }: Pick<DeadLetterQuery, "deviceId" | "limit"> = {}): {
+    count: number;
+    lastId: number | undefined;
+  } {
+    const row = this.sql.span.get({ deviceId: deviceId ?? null, limit: limit ?? -1 });
+    const { count, lastId } = parseRow(spanRow, row, "dead letter span");
+    return { count, lastId: lastId ?? undefined };
+  }
+
+  /**
+   * A page of dead letters as a retry reads them (ids in (afterId, upToId], oldest first): only the
+   * columns that writing them again takes.
+   */
+  retryPage(query: {
+    readonly deviceId?: string;
+    readonly afterId: number;
+    readonly upToId: number;
+    readonly limit: number;
+  }): RetryLetter[] {
+    const { deviceId, limit, afterId, upToId } = query;
+    const rows = this.sql.retryPage.all({ deviceId: deviceId ?? null, limit, afterId, upToId });
+    return parseRows(retryRow, rows, "dead letter");
   }
 
   get(id: number): DeadLetter | undefined {
@@ -183,6 +236,11 @@ export class DeadLetterStore {
   /** Forgets a dead letter (it was written after all). */
   remove(id: number): void {
     this.sql.remove.run(id);
+  }
+
+  /** Forgets dead letters, in one statement (they were written after all, or cleared). */
+  forget(ids: readonly number[]): void {
+    if (ids.length > 0) this.sql.forget.run(JSON.stringify(ids));
   }
 
   /** A retry failed again: counted, with its new error. */

@@ -121,6 +121,109 @@ describe("dead-letters --retry", () => {
     expect({ code: audit.code, mismatches: audit.mismatches }).toEqual({ code: 0, mismatches: [] });
   });
 
+  /** Writes lines into the test's database (not through the front: no dead letters). */
+  async function writeRaw(lines: readonly string[]) {
+    const res = await fetch(`${db.rawUrl}/write?db=${db.bucket}&precision=s`, {
+      method: "POST",
+      body: lines.join("\n"),
+    });
+    expect(res.status).toBe(204);
+  }
+
+  /** The rollup points of `measurement` InfluxDB holds beyond the bound (±1e15). */
+  const B = "1000000000000000";
+  const beyondBound = (measurement: string) =>
+    db.series(
+      `SELECT * FROM "${measurement}" WHERE "increase" > ${B} OR "increase" < -${B} OR "base" > ${B} OR "base" < -${B}`,
+    );
+
+  /** The `increase` InfluxDB holds for the rollup point of `head` (measurement, tags) at `atS`. */
+  async function increaseOf(head: string, atS: number) {
+    const [measurement, ...tags] = head.split(",");
+    const where = tags.map((t) => t.replace(/^([^=]+)=(.*)$/, `"$1" = '$2'`)).join(" AND ");
+    const q = `SELECT "increase" FROM "${measurement}" WHERE ${where} AND time = ${atS}s`;
+    return (await db.series(q)).flatMap((s) => s.values.map((v) => Number(v[1])));
+  }
+
+  it("a rollup point set aside is never resent: its span is recomputed from the raw data, and it is a dead letter again only while they are still bad", async () => {
+    // two readings of one counter within an hour, from the backfill: made -1.7e308 and 1.7e308
+    const counter = front.stored.filter((l) => isCounterLine(l) && l.includes(`=${DEVICE},`));
+    const head = (line: string) => line.slice(0, line.indexOf(" "));
+    const timeOf = (line: string) => Number(line.slice(line.lastIndexOf(" ") + 1));
+    const series = counter.filter((l) => head(l) === head(counter[0] ?? ""));
+    const at = series.findIndex(
+      (l, i) =>
+        i > 20 && Math.floor(timeOf(l) / 3600) === Math.floor(timeOf(series[i + 1] ?? "") / 3600),
+    );
+    const good = [series[at], series[at + 1]].flatMap((l) => l ?? []);
+    expect(good).toHaveLength(2);
+    expect(good.join("")).not.toContain("\\");
+    const [from, to] = [timeOf(good[0] ?? ""), timeOf(good[1] ?? "")];
+    await writeRaw(
+      good.map((l, i) => `${head(l)} value=${i === 0 ? -1.7e308 : 1.7e308} ${timeOf(l)}`),
+    );
+    const hourIso = (s: number) => new Date(Math.floor(s / 3600) * 3600_000).toISOString();
+    expect(
+      await cli("rollups", "--device", DEVICE, "--from", hourIso(from), "--to", hourIso(to + 3600)),
+    ).toMatchObject({ code: 0 });
+    const setAside = () => lettersIn(stateDb).filter((l) => l.payload.startsWith("rollup_"));
+    const bad = setAside();
+    expect(bad.length).toBeGreaterThan(0);
+    expect(bad.map((l) => l.error).join("\n")).toMatch(/not finite|beyond/);
+
+    // a finite rollup point beyond the bound over good raw data (another counter, another hour)
+    const other = front.stored.findLast(
+      (l) =>
+        l.startsWith("rollup_hour,") &&
+        l.includes(`device_id=${DEVICE},`) &&
+        !l.includes(`measurement=${head(good[0] ?? "").split(",")[0]},`),
+    );
+    expect(other).toBeDefined();
+    const otherHead = head(other ?? "");
+    const otherS = timeOf(other ?? "");
+    const [stored] = await increaseOf(otherHead, otherS);
+    expect(stored).toBeDefined();
+    const resourceId = /,resource_id=([^,]+)/.exec(otherHead)?.[1] ?? "";
+    const finite = `${otherHead} increase=5e15,base=5e15 ${otherS}`;
+    const store = StateStore.open(stateDb);
+    try {
+      const where = { deviceId: DEVICE, resourceId, windowFromS: otherS, windowToS: otherS + 3600 };
+      const letter = { kind: "line" as const, ...where, valueIds: [], payload: finite };
+      store.deadLetters.add(
+        { ...letter, error: "rollup point set aside: increase 5e+15 is beyond ±1e+15" },
+        new Date(),
+      );
+    } finally {
+      store.close();
+    }
+    const lastId = Math.max(...lettersIn(stateDb).map((l) => l.id));
+
+    // the retry sends neither: the recompute at its end writes the good one from the raw data and
+    // sets the bad ones aside again, as new dead letters
+    const retry = await cli("dead-letters", "--retry", "--device", DEVICE);
+    expect(retry.code).toBe(0);
+    // one warning per point set aside again, as a rollup pass gives
+    expect(retry.err.trim().split("\n")).toHaveLength(bad.length);
+    expect(retry.err).toContain("rollup point beyond the bound: kept as a dead letter");
+    expect(retry.out).toContain(
+      `${bad.length + 1} rollup points recomputed from the raw data instead`,
+    );
+    expect(await beyondBound("rollup_hour")).toEqual([]);
+    expect(await beyondBound("rollup_day")).toEqual([]);
+    expect(await increaseOf(otherHead, otherS)).toEqual([stored]);
+    const again = setAside();
+    expect(again.map((l) => l.payload).sort()).toEqual(bad.map((l) => l.payload).sort());
+    expect(again.every((l) => l.id > lastId && l.retries === 0)).toBe(true);
+
+    // the raw data made good again: the next retry recomputes them, and none comes back
+    await writeRaw(good);
+    const fixed = await cli("dead-letters", "--retry", "--device", DEVICE);
+    expect(fixed).toMatchObject({ code: 0, err: "" });
+    expect(setAside()).toEqual([]);
+    expect(await beyondBound("rollup_hour")).toEqual([]);
+    expect(await auditRollups()).toMatchObject({ code: 0, mismatches: [] });
+  });
+
   /** Three batches of line dead letters of device `deviceId` (not a counter's), kept now. */
   function keepProbes(deviceId: string): string[] {
     const lines = Array.from(

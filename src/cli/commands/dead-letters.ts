@@ -4,6 +4,7 @@ import { deadLetterTimeS } from "../../pipeline/audit-counts.js";
 import { type RetryOutcome, RetryStopped, retryDeadLetters } from "../../pipeline/dead-letters.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { type RollupResult, rollupsAfterRun } from "../../rollups/rollup-run.js";
+import type { RetryLetter } from "../../state/dead-letter-store.js";
 import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
 import { isoSeconds } from "../../util/utc-time.js";
@@ -143,7 +144,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
         return withStateStore(command, io, (store) => {
           const letters = store.deadLetters.list(only);
           if (opts.clear) {
-            for (const letter of letters) store.deadLetters.remove(letter.id);
+            store.deadLetters.forget(letters.map((l) => l.id));
             writeLine(io.stdout, `forgot ${letters.length} dead letters`);
           } else if (opts.json) writeJson(io.stdout, letters);
           else listLetters(io, store, letters);
@@ -171,9 +172,9 @@ async function retryLetters(
   { io, logger, terminal }: CommandContext,
 ): Promise<void> {
   const { store } = pipeline;
-  const ids = store.deadLetters.ids(only);
+  const { count, lastId } = store.deadLetters.span(only);
   const progress = new StepProgress("dead-letters --retry", "dead letters", logger, terminal);
-  progress.start(ids.length);
+  progress.start(count);
   let outcome: RetryOutcome;
   try {
     outcome = await retryDeadLetters(
@@ -188,14 +189,14 @@ async function retryLetters(
         isStopping: () => pipeline.isStopping,
         progress: (n) => progress.step(n),
       },
-      pagesOf(store, only.deviceId, ids),
+      pagesOf(store, only.deviceId, lastId ?? 0),
     );
   } catch (error) {
     if (!(error instanceof RetryStopped)) throw error;
     progress.stop();
-    writeLine(io.stdout, retrySummary(ids.length, error.outcome, pipeline.sink.target));
+    writeLine(io.stdout, retrySummary(count, error.outcome, pipeline.sink.target));
     throw new Error(
-      `dead-letters --retry stopped: ${error.message}; the ${ids.length - error.outcome.written} dead letters not written are kept (run the same command again)`,
+      `dead-letters --retry stopped: ${error.message}; the ${count - error.outcome.written - error.outcome.recomputed} dead letters not written are kept (run the same command again)`,
     );
   } finally {
     progress.stop();
@@ -207,7 +208,7 @@ async function retryLetters(
     devices,
     () => pipeline.isStopping,
   );
-  writeLine(io.stdout, retrySummary(ids.length, outcome, pipeline.sink.target, rollups));
+  writeLine(io.stdout, retrySummary(count, outcome, pipeline.sink.target, rollups));
   if (rollups?.failed) {
     throw new Error(
       `rollups of ${rollups.failed} device resources not written (${rollups.error ?? "see the log"}); ` +
@@ -216,16 +217,22 @@ async function retryLetters(
   }
 }
 
-/** Letters of `ids` read a page at a time (read whole, a million would not fit in memory). */
+/**
+ * The dead letters up to `upToId` (the last one when the retry started: the members it sets aside
+ * wait for the next) read a page at a time (a million at once would not fit in memory), each page
+ * from the last id of the one before.
+ */
 function* pagesOf(
   store: StateStore,
   deviceId: string | undefined,
-  ids: readonly number[],
-): Generator<DeadLetter[]> {
-  for (let i = 0; i < ids.length; i += RETRY_PAGE) {
-    const afterId = (ids[i] ?? 1) - 1;
-    const upToId = ids[Math.min(ids.length, i + RETRY_PAGE) - 1];
-    yield store.deadLetters.list({ deviceId, afterId, upToId, limit: RETRY_PAGE });
+  upToId: number,
+): Generator<RetryLetter[]> {
+  for (let afterId = 0; ; ) {
+    const page = store.deadLetters.retryPage({ deviceId, afterId, upToId, limit: RETRY_PAGE });
+    const last = page.at(-1);
+    if (last === undefined) return;
+    yield page;
+    afterId = last.id;
   }
 }
 
@@ -236,7 +243,7 @@ function retrySummary(
   target: string,
   rollups?: RollupResult,
 ): string {
-  const { written, setAside, refused, skipped, tried } = outcome;
+  const { written, setAside, refused, skipped, recomputed, rollupsOff, tried } = outcome;
   const left = total - tried;
   return (
     `retried ${tried} dead letters: ${written} written` +
@@ -244,6 +251,10 @@ function retrySummary(
       ? ` (${setAside} of their members still invalid: kept as member dead letters)`
       : "") +
     `, ${refused} still refused, ${skipped} cut when kept (not retried)` +
+    (recomputed > 0 ? `, ${recomputed} rollup points recomputed from the raw data instead` : "") +
+    (rollupsOff > 0
+      ? `, ${rollupsOff} rollup points kept (not written as they are; this retry writes no rollups)`
+      : "") +
     (left > 0 ? `, ${left} not tried` : "") +
     ` -> ${target}${rollupsNote(rollups)}`
   );
