@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
-import { ApiClient } from "../api/api-client.js";
+import type { ApiClient } from "../api/api-client.js";
 import {
   apiClientSettings,
   type Config,
@@ -124,12 +124,16 @@ export function createContext(
   return { config, origins, env: mergeEnv(io.env, fromFile), logger, io, terminal };
 }
 
-/** An API client from the configuration with `overrides`; names every missing setting. */
-export function createApiClient(
+/**
+ * An API client from the configuration with `overrides`; names every missing setting. The client
+ * (and got under it) is loaded here, by the commands that talk to the API, not at start-up.
+ */
+export async function createApiClient(
   context: CommandContext,
   overrides: Partial<Pick<Config["api"], "url" | "key" | "user" | "password">> = {},
-): ApiClient {
+): Promise<ApiClient> {
   const { config, logger } = context;
   const settings = apiClientSettings({ ...config, api: { ...config.api, ...overrides } });
+  const { ApiClient } = await import("../api/api-client.js");
   return new ApiClient({ ...settings, logger });
 }

@@ -1,6 +1,6 @@
 import type { SingleBar } from "cli-progress";
 import type { Logger } from "pino";
-import { type BackfillRunResult, runBackfillJobs } from "../pipeline/backfill.js";
+import type { BackfillRunResult } from "../pipeline/backfill.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import type { BackfillJob } from "../state/types.js";
@@ -101,6 +101,8 @@ export async function runBackfillWithProgress(
 ): Promise<{ readonly run: BackfillRunResult; readonly progress: BackfillProgressSnapshot }> {
   const total = jobs.reduce((n, j) => n + j.chunksTotal, 0);
   const already = jobs.reduce((n, j) => n + j.chunksDone, 0);
+  // the backfill (p-queue, the rollups' queries) loads when one runs, not with this module
+  const { runBackfillJobs } = await import("../pipeline/backfill.js");
   const progress = new BackfillProgressReporter(total, already, out.logger, out.terminal);
   let run: BackfillRunResult;
   try {

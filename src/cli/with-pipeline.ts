@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { openPipeline } from "../pipeline/create-pipeline.js";
 import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { LockHeartbeat } from "../service/lock-heartbeat.js";
@@ -60,6 +59,8 @@ export async function withPipeline<T>(
     }, timeoutMs + 1000).unref();
   });
   try {
+    // the pipeline's parts (got, the InfluxDB client) load here, for the commands that run one
+    const { openPipeline } = await import("../pipeline/create-pipeline.js");
     pipeline = await openPipeline(context.config, context.logger, {
       output: options.output,
       dryRun: options.dryRun,

@@ -37,16 +37,6 @@ const resultSchema = z.object({
 /** One series of an InfluxQL answer (times in epoch seconds). */
 export type InfluxqlSeries = z.infer<typeof seriesSchema>;
 
-/** Quotes an InfluxQL identifier (a measurement): `"…"` with `"` and `\` escaped. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/[\\"]/g, "\\$&")}"`;
-}
-
-/** Quotes an InfluxQL string literal (a tag value): `'…'` with `'` and `\` escaped. */
-export function quoteLiteral(value: string): string {
-  return `'${value.replace(/[\\']/g, "\\$&")}'`;
-}
-
 /**
  * Reads InfluxDB with InfluxQL over `/query`: what 1.8 serves natively and 2.x/3.x through their
  * v1 compatibility API (a bucket is the database of its v1 mapping). Used by `energy-etl audit`.

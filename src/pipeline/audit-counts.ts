@@ -2,7 +2,8 @@
 import type { DataAnswer } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
-import { type InfluxQuery, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { InfluxQuery } from "../influx/influx-query.js";
+import { quoteIdentifier, quoteLiteral } from "../influx/influxql.js";
 import { type DataRecord, parseRecordTime } from "../records/data-record.js";
 import type { DeadLetter } from "../state/types.js";
 import { JsonArrayError } from "../transform/json-array-scanner.js";

@@ -1,5 +1,6 @@
 /** The gap audit (README "Audit"): what InfluxDB holds against what the API has, per UTC day. */
 import type { Answered } from "../api/api-request.js";
+import { MAX_VALUES_PER_REQUEST } from "../api/limits.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { BackfillSpec } from "../state/types.js";
 import { DAY_S, epochSeconds } from "../util/utc-time.js";
@@ -104,7 +105,10 @@ export async function auditGaps(
     for (let i = 0; i < requests; i++) progress?.step();
   };
   progress?.start(
-    targets.reduce((n, t) => n + Math.ceil(t.samples.length / 20) * windows.length, 0),
+    targets.reduce(
+      (n, t) => n + Math.ceil(t.samples.length / MAX_VALUES_PER_REQUEST) * windows.length,
+      0,
+    ),
   );
 
   const holes: AuditHole[] = [];

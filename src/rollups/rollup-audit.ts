@@ -3,7 +3,7 @@
  * one by one (not the hourly path's figures): a missing, extra or different point is a mismatch.
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
-import { quoteLiteral } from "../influx/influx-query.js";
+import { quoteLiteral } from "../influx/influxql.js";
 import { DAY_S } from "../util/utc-time.js";
 import { baseStatements, basesFrom, type SeriesBase } from "./bases.js";
 import { outOfBound, withinBound } from "./bounds.js";

@@ -1,5 +1,6 @@
 /** The counter series of a device resource as rollups read them back, and where rollups are. */
-import { type InfluxqlSeries, quoteIdentifier, quoteLiteral } from "../influx/influx-query.js";
+import type { InfluxqlSeries } from "../influx/influx-query.js";
+import { quoteIdentifier, quoteLiteral } from "../influx/influxql.js";
 import { storedName } from "../transform/line-protocol.js";
 
 /** A counter of a device resource, as InfluxDB stores its raw points. */

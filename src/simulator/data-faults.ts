@@ -7,6 +7,7 @@
  */
 import { VALUES_ID } from "../api/limits.js";
 import type { DataRecord, RecordMember } from "../records/data-record.js";
+import { DEFAULT_EXTRA_MEMBERS } from "../util/demo-defaults.js";
 import { META_VALUE_IDS } from "./model/catalog.js";
 import { hashString, subKey, unit2 } from "./model/rng.js";
 
@@ -42,8 +43,7 @@ export const POISON_TEXT = "1e400";
 export const FAR_FUTURE_TIMESTAMP = "2300-01-01T00:00:00";
 /** Timestamp of the second out-of-window row. */
 export const YEAR_ZERO_TIMESTAMP = "0000-01-01T00:00:00";
-/** Unrequested members per row when `extraMembers` is not set. */
-export const DEFAULT_EXTRA_MEMBERS = 3;
+export { DEFAULT_EXTRA_MEMBERS } from "../util/demo-defaults.js";
 
 const META = new Set(META_VALUE_IDS);
 

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { InfluxQuery } from "../../influx/influx-query.js";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
@@ -112,6 +111,7 @@ async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: Command
   if (influx.url === "") {
     throw new UsageError("audit reads InfluxDB: set INFLUX_URL (and INFLUX_TOKEN, INFLUX_BUCKET)");
   }
+  const { InfluxQuery } = await import("../../influx/influx-query.js");
   const progress = new StepProgress("audit", "data requests", context.logger, context.terminal);
   const [fromS, toS] = [epochSeconds(opts.from), epochSeconds(opts.to)];
   const request = { devices: opts.device ?? ("all" as const), fromS, toS };

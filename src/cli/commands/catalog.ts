@@ -40,7 +40,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
   const client = (command: Command) => createApiClient(createContext(command, io));
   listCommand(program, "devices", "list the devices the API user may read (GET /devices)").action(
     async (opts: { json?: boolean }, command: Command) => {
-      const body = (await client(command).listDevices()).value;
+      const api = await client(command);
+      const body = (await api.listDevices()).value;
       const rows = body.device_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["device_id"], rows, "device");
     },
@@ -50,7 +51,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
     .argument("<device>", "device id (as listed by `devices`)")
     .action(async (device: string, opts: { json?: boolean }, command: Command) => {
       const id = nameArgument("the device id", device);
-      const body = (await client(command).listResources(id)).value;
+      const api = await client(command);
+      const body = (await api.listResources(id)).value;
       const rows = body.resource_ids.map((id) => [id]);
       print(io, opts.json === true, body, ["resource_id"], rows, "resource");
     });
@@ -66,7 +68,8 @@ export function registerCatalogCommands(program: Command, io: CliIo): void {
       async (device: string, resource: string, opts: { json?: boolean }, command: Command) => {
         const id = nameArgument("the device id", device);
         const resourceId = nameArgument("the resource id", resource);
-        const body = (await client(command).listValues(id, resourceId)).value;
+        const api = await client(command);
+        const body = (await api.listValues(id, resourceId)).value;
         const head = ["value_id", "measurement", "unit", "type"];
         print(io, opts.json === true, body, head, body.values.map(valueRow), "value");
       },

@@ -3,7 +3,6 @@ import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:pa
 import type { Command } from "commander";
 import type { Config } from "../../config.js";
 import { planBackfill, queueBackfill } from "../../pipeline/backfill-plan.js";
-import { openPipeline } from "../../pipeline/create-pipeline.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import { runSync } from "../../pipeline/sync.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../../util/demo-defaults.js";
@@ -53,6 +52,7 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
   const simulator = await startSimulatorProcess(["--seed", "1"]);
   writeLine(io.stdout, `simulator: ${simulator.url} (pid ${simulator.pid})`);
   const config = demoConfig(context.config, simulator.url, stateDb);
+  const { openPipeline } = await import("../../pipeline/create-pipeline.js");
   const pipeline = await openPipeline(config, context.logger, { output });
   try {
     writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);

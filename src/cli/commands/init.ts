@@ -45,7 +45,7 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
   const context = createContext(command, io, true);
   const input = await gatherInput(io, flags, context);
   const { apiUrl: url, apiKey: key, user, password } = input;
-  const client = createApiClient(context, { url, key, user, password });
+  const client = await createApiClient(context, { url, key, user, password });
   writeLine(io.stdout, `API: ${url} as ${user}`);
   const passwordSet = await setPasswordOnFirstStart(io, client, input);
   try {

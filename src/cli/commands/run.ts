@@ -1,10 +1,8 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
-import { openPipeline } from "../../pipeline/create-pipeline.js";
 import { secondsBefore } from "../../pipeline/cursor.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import { EtlService } from "../../service/etl-service.js";
-import { EtlMetrics } from "../../service/metrics.js";
+import type { EtlService } from "../../service/etl-service.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
 import { sleep } from "../../util/timers.js";
@@ -35,11 +33,17 @@ async function runService(io: CliIo, command: Command): Promise<void> {
   let service: EtlService | undefined;
   const signals = listenForStop(logger, timeoutMs, () => service !== undefined);
   try {
+    // loaded when the service runs, not for `--help`: got, the InfluxDB client, prom-client
+    const [{ openPipeline }, { EtlService: Service }, { EtlMetrics }] = await Promise.all([
+      import("../../pipeline/create-pipeline.js"),
+      import("../../service/etl-service.js"),
+      import("../../service/metrics.js"),
+    ]);
     const metrics = new EtlMetrics();
     pipeline = await openPipeline(config, logger, { metrics, owner });
     const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
     if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
-    service = new EtlService(pipeline, {
+    service = new Service(pipeline, {
       cron: config.sync.cron,
       httpPort: config.http.port,
       httpHost: config.http.host,

@@ -35,7 +35,7 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         if (otpProblem) throw new UsageError(`ENERGY_API_OTP ${otpProblem}`);
         const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
         registerSecret(password);
-        const client = createApiClient(context, { user, password });
+        const client = await createApiClient(context, { user, password });
         try {
           await client.setPassword(user, otp, password);
         } catch (error) {

@@ -1,14 +1,13 @@
 import { type Command, Option } from "commander";
 import { z } from "zod";
 import { hostProblem } from "../../config/values.js";
+import type { GatewayOutage, Simulator } from "../../simulator/server.js";
 import {
   DEFAULT_EXTRA_MEMBERS,
   DEFAULT_NEW_VALUE_SHARE,
   DEFAULT_SIM_API_KEY,
   DEFAULT_SIM_USERS,
-  type GatewayOutage,
-  Simulator,
-} from "../../simulator/server.js";
+} from "../../util/demo-defaults.js";
 import { isoSeconds, parseUtcInstant } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -187,7 +186,7 @@ function parseSimulateOptions(rawOpts: Record<string, unknown>): SimulateOptions
 
 /** Serves the simulator of `o` until SIGINT/SIGTERM, after lines saying how to reach it. */
 async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Promise<void> {
-  const simulator = simulatorOf(o);
+  const simulator = await simulatorOf(o);
   const devices = simulator.fleet.deviceIds();
   const unknown = o.outage.find((outage) => !simulator.fleet.hasDevice(outage.deviceId));
   if (unknown) {
@@ -211,8 +210,10 @@ async function runSimulator(io: CliIo, o: SimulateOptions, command: Command): Pr
   await stopped;
 }
 
-function simulatorOf(o: SimulateOptions): Simulator {
-  return new Simulator({
+/** The simulator of `o`, loaded here: no other command (nor `--help`) loads src/simulator. */
+async function simulatorOf(o: SimulateOptions): Promise<Simulator> {
+  const server = await import("../../simulator/server.js");
+  return new server.Simulator({
     seed: o.seed,
     resolutionS: o.resolution,
     devices: o.devices,

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { ApiClient } from "../../api/api-client.js";
+import type { ApiClient } from "../../api/api-client.js";
 import { parseDateHeader } from "../../api/api-clock.js";
 import { ApiError } from "../../api/errors.js";
 import { apiClientSettings, type Config, ConfigError } from "../../config.js";
@@ -50,9 +50,11 @@ export async function apiChecks(config: Config, logger: Logger): Promise<CheckRe
 
 /** Credentials (POST /create_token) and devices (GET /devices), one attempt each. */
 async function accountChecks(config: Config, logger: Logger): Promise<CheckResult[]> {
+  // the client (and got) load here, for doctor's API checks only
+  const api = await import("../../api/api-client.js");
   let client: ApiClient;
   try {
-    client = new ApiClient({
+    client = new api.ApiClient({
       ...apiClientSettings(config),
       retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
       deadlineMs: config.api.timeoutMs * 2,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
-import { quoteIdentifier } from "../../influx/influx-query.js";
+import { quoteIdentifier } from "../../influx/influxql.js";
 import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest } from "./http.js";

@@ -17,8 +17,7 @@ export interface ScheduledValue {
 /** New values appear within this many seconds after the reference time (7 days). */
 export const NEW_VALUE_SPREAD_S = 7 * DAY_S;
 
-/** Share of generated devices that get a new value when the fleet options do not say. */
-export const DEFAULT_NEW_VALUE_SHARE = 0.02;
+export { DEFAULT_NEW_VALUE_SHARE } from "../../util/demo-defaults.js";
 
 /**
  * The seeded new values of a fleet of `devices`, in device order: generated devices whose draw is
