@@ -76,43 +76,67 @@ export async function withPipeline<T>(
     context.logger.error(error.message);
     void open.stop(timeoutMs);
   };
-  const lock = options.lock
-    ? new LockHeartbeat({
-        store: open.store,
-        owner,
-        log: context.logger,
-        nowMs: Date.now,
-        mayRenew: () => open.store.isOpen,
-        fatal: cut,
-      })
-    : undefined;
-  const unwatch = watchMemory({
-    budgetMb: context.config.service.memoryBudgetMb,
-    logger: context.logger,
-    onOver: cut,
-  });
-  const unwatchState = open.store.watchFile(cut);
+  let stopWatching = () => {};
   try {
-    lock?.hold();
+    stopWatching = watchWork(open, context, options.lock ? owner : undefined, cut);
     // a shutdown's cut is an interruption, a state file gone the failure, whatever they threw
     const cutShort = () =>
       cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
     const result = await work(open, context).catch((error: unknown) => {
       throw cutShort() ?? open.store.fileProblem() ?? error;
     });
-    const cut = cutShort() ?? open.store.fileProblem();
-    if (cut) throw cut;
+    const ended = cutShort() ?? open.store.fileProblem();
+    if (ended) throw ended;
     return result;
   } finally {
-    unwatchState();
-    unwatch();
+    stopWatching();
     removeSignals();
-    lock?.stop();
-    lock?.releaseAtStop();
     if (signal) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
     open.store.close();
   }
+}
+
+/**
+ * What may cut a command's work short, watched while it runs: the service lock (held and renewed
+ * for `lockOwner`), MEMORY_BUDGET_MB, STATE_DB deleted or replaced. Returns what stops watching.
+ */
+function watchWork(
+  open: Pipeline,
+  context: CommandContext,
+  lockOwner: ReturnType<typeof processOwner> | undefined,
+  cut: (error: Error) => void,
+): () => void {
+  const lock =
+    lockOwner === undefined
+      ? undefined
+      : new LockHeartbeat({
+          store: open.store,
+          owner: lockOwner,
+          log: context.logger,
+          nowMs: Date.now,
+          mayRenew: () => open.store.isOpen,
+          fatal: cut,
+        });
+  const unwatchMemory = watchMemory({
+    budgetMb: context.config.service.memoryBudgetMb,
+    logger: context.logger,
+    onOver: cut,
+  });
+  const unwatchState = open.store.watchFile(cut);
+  const stop = () => {
+    unwatchState();
+    unwatchMemory();
+    lock?.stop();
+    lock?.releaseAtStop();
+  };
+  try {
+    lock?.hold();
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  return stop;
 }
 
 /** Calls `stop` with the signal's name on every SIGINT and SIGTERM until the returned function. */

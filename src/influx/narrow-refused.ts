@@ -43,7 +43,8 @@ export interface NarrowingWrites<W extends BatchWork> {
  * are sent, then narrowed in turn (nothing of the batch was stored: every good line must be found).
  * Before InfluxDB took any line of the write, a refusal that is not the lines' own throws
  * {@link refusedWhole} instead: every line of a batch named or counted as refused (points beyond
- * the retention policy excepted: dropped for their own time), or both halves refused at every
+ * the retention policy or in a field type conflict excepted: dropped for their own time or type),
+ * or both halves refused at every
  * halving down to two single lines (about 2 log2(n) requests, never n).
  */
 export async function narrowRefused<W extends BatchWork>(
@@ -60,7 +61,7 @@ export async function narrowRefused<W extends BatchWork>(
   work.narrowed = true;
   const named = namedRefusals(failure, new Set(lines));
   const none = !writes.stored(work);
-  if (none && named.size === lines.length) {
+  if (none && named.size === lines.length && !linesOwn(failure.message)) {
     throw refusedWhole(failure, work.lines, "InfluxDB named every line as refused");
   }
   if (named.size > 0) {
@@ -75,8 +76,8 @@ export async function narrowRefused<W extends BatchWork>(
   }
   const dropped = droppedCount(failure);
   if (dropped === lines.length) {
-    // points beyond the retention policy are dropped for their own time: dead letters still
-    if (none && !beyondRetention(failure.message)) {
+    // dropped for their own time or their own field's type: dead letters still
+    if (none && !linesOwn(failure.message)) {
       throw refusedWhole(failure, work.lines, `InfluxDB dropped all ${dropped} lines`);
     }
     rejectAll(lines, status, failure.message, work);
@@ -100,7 +101,8 @@ async function bisect<W extends BatchWork>(
   const second = lines.slice(half);
   const firstRefusal = await writes.send(first, work);
   const secondRefusal = await writes.send(second, work);
-  if (firstRefusal && secondRefusal && lines.length === 2 && !writes.stored(work)) {
+  const whole = lines.length === 2 && !writes.stored(work) && !linesOwn(failure.message);
+  if (firstRefusal && secondRefusal && whole) {
     throw refusedWhole(failure, work.lines, "every line refused, halved down to single lines");
   }
   if (firstRefusal) await writes.refused(first, firstRefusal, work);
@@ -223,6 +225,15 @@ function measurementOf(line: string): string {
 /** A partial write's message that its points were dropped for their age. */
 function beyondRetention(message: string): boolean {
   return /beyond retention policy/i.test(message);
+}
+
+/**
+ * A partial write's message that its points were dropped for what they are: their age, or a
+ * field whose type the series already has otherwise (a type conflict on one measurement must not
+ * stop a resource whose batch holds only that measurement's lines).
+ */
+function linesOwn(message: string): boolean {
+  return beyondRetention(message) || /field type conflict/i.test(message);
 }
 
 /** Every line refused, with the answer's message. */
