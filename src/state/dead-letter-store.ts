@@ -19,16 +19,21 @@ import {
   type NewDeadLetter,
 } from "./types.js";
 
-const deadLetterRow: z.ZodType<DeadLetter> = columns({
+/** The columns a dead letter and a retry's letter share. */
+const letterColumns = {
   id: integer,
   kind: z.enum(DEAD_LETTER_KINDS),
   deviceId: z.string(),
   resourceId: z.string(),
   windowFromS: ["window_from", integer],
   windowToS: ["window_to", integer],
-  valueIds: jsonStringArray,
   payload: z.string(),
   truncated: z.union([z.literal(0), z.literal(1)]).transform((v) => v === 1),
+} as const;
+
+const deadLetterRow: z.ZodType<DeadLetter> = columns({
+  ...letterColumns,
+  valueIds: jsonStringArray,
   error: z.string(),
   occurrences: integer,
   retries: integer,
@@ -48,15 +53,8 @@ export interface RetryLetter extends Omit<DeadLetter, RetryLeftOut | "valueIds">
 type RetryLeftOut = "error" | "occurrences" | "retries" | "firstSeen" | "lastSeen";
 
 const retryRow: z.ZodType<RetryLetter> = columns({
-  id: integer,
-  kind: z.enum(DEAD_LETTER_KINDS),
-  deviceId: z.string(),
-  resourceId: z.string(),
-  windowFromS: ["window_from", integer],
-  windowToS: ["window_to", integer],
+  ...letterColumns,
   valueIdsJson: ["value_ids", z.string()],
-  payload: z.string(),
-  truncated: z.union([z.literal(0), z.literal(1)]).transform((v) => v === 1),
 });
 
 const spanRow = z.object({ count: integer, lastId: integer.nullable() });
