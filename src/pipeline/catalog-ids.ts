@@ -4,6 +4,7 @@
  * skipped, and each catalog read says so once.
  */
 import type { Logger } from "pino";
+import { unaddressable } from "../api/path-segment.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
 import { decodeValueId } from "../transform/value-id.js";
 
@@ -12,16 +13,6 @@ export interface SkippedId {
   readonly list: string;
   readonly id: string;
   readonly reason: string;
-}
-
-/** A lone UTF-16 surrogate (no URL, no UTF-8 can carry it); in `u` mode a pair is one code point. */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-/** Why an id cannot be a path segment (a device or resource id), if so. */
-function unaddressable(id: string): string | undefined {
-  if (id === "" || id === "." || id === "..") return "cannot be addressed in a URL path";
-  if (LONE_SURROGATE.test(id)) return "holds a lone UTF-16 surrogate";
-  return undefined;
 }
 
 /** What InfluxDB stores of an id (`stored`), and what it is before escaping (`raw`). */
