@@ -14,6 +14,7 @@ import { killCliChildren, spawnCli } from "../support/cli-child.js";
 import { bufferIo } from "../support/cli-io.js";
 import { asTerminal } from "../support/fake-tty.js";
 import { tempStateDb } from "../support/pipeline.js";
+import { controlsIn as rawControlsIn } from "../support/raw-controls.js";
 import { tempDir } from "../support/temp-dir.js";
 
 /** A device id that would print a fake summary line in red on a terminal. */
@@ -28,23 +29,10 @@ const PLAIN = "plain-01";
 const COMMAND_MS = 20_000;
 
 /**
- * The control characters in `text` (bidi controls too) but the line feed and the tab (those between the lines and
+ * The control characters in `text` but the line feed and the tab (those between the lines and
  * cells of tab-separated values; the number of cells of a row is checked), as hex codes.
  */
-function controlsIn(text: string): string[] {
-  return [...text]
-    .map((c) => c.charCodeAt(0))
-    .filter((code) => code !== 0x0a && code !== 0x09)
-    .filter(
-      (code) =>
-        code < 0x20 ||
-        (code >= 0x7f && code <= 0x9f) ||
-        [0x061c, 0x200e, 0x200f].includes(code) ||
-        (code >= 0x2028 && code <= 0x202e) ||
-        (code >= 0x2066 && code <= 0x2069),
-    )
-    .map((code) => code.toString(16));
-}
+const controlsIn = (text: string): string[] => rawControlsIn(text, [0x0a, 0x09]);
 
 /** A stand-in for the API: a token, the devices EVIL and PLAIN, no resources on either. */
 async function fakeApi(): Promise<{ url: string; close: () => Promise<void> }> {

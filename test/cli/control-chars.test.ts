@@ -10,6 +10,7 @@ import { fitText, renderTable } from "../../src/cli/table.js";
 import { Terminal } from "../../src/cli/terminal.js";
 import { createLogger } from "../../src/logger.js";
 import { escapeControls, escapeControlsLeftByJson } from "../../src/util/control-chars.js";
+import { controlsIn as rawControlsIn } from "../support/raw-controls.js";
 
 /** A device id that would print a fake summary line in red on a terminal. */
 const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred\u202edner";
@@ -17,22 +18,11 @@ const EVIL = "evil\r\nsync ok: 0 devices\u001b[31mred\u202edner";
 const EVIL_SHOWN = "evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner";
 
 /**
- * The control characters in `text` (C0, DEL, C1, U+2028/9, bidi) as hex codes, the line feed left out
- * with `lines`: those that would reach a terminal as they are.
+ * The control characters in `text` (test/support/raw-controls.ts) as hex codes, the line feed
+ * left out with `lines`: those that would reach a terminal as they are.
  */
 function controlsIn(text: string, options: { lines?: boolean } = {}): string[] {
-  return [...text]
-    .map((c) => c.charCodeAt(0))
-    .filter((code) => !(options.lines === true && code === 0x0a))
-    .filter(
-      (code) =>
-        code < 0x20 ||
-        (code >= 0x7f && code <= 0x9f) ||
-        [0x061c, 0x200e, 0x200f].includes(code) ||
-        (code >= 0x2028 && code <= 0x202e) ||
-        (code >= 0x2066 && code <= 0x2069),
-    )
-    .map((code) => code.toString(16));
+  return rawControlsIn(text, options.lines === true ? [0x0a] : []);
 }
 
 const ESC = "\u001b";
