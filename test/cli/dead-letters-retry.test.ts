@@ -85,8 +85,10 @@ describe("dead-letters --retry", () => {
     // and the rollups computed at its end lack them
     front.drop = isCounterLine;
     const backfill = await cli("backfill", "--device", DEVICE, "--from", FROM, "--to", TO);
-    // its stderr shown when it fails (a CI run under load once exited 1 here)
-    expect({ code: backfill.code, err: backfill.code === 0 ? "" : backfill.err }).toEqual({
+    // its stderr shown when it fails (a CI run under load once exited 1 here), but for the
+    // warnings of the partial writes the front makes
+    const told = backfill.err.split("\n").filter((l) => l !== "" && !l.includes('"level":"warn"'));
+    expect({ code: backfill.code, err: backfill.code === 0 ? "" : told.join("\n") }).toEqual({
       code: 0,
       err: "",
     });
