@@ -42,10 +42,6 @@ export function pipelineEnv(
     API_RETRY_BASE_DELAY_MS: "10",
     API_RETRY_MAX_DELAY_MS: "50",
     LOG_LEVEL: "debug",
-    // a command run in-process (runCli) would judge jest's worker by MEMORY_BUDGET_MB: its RSS
-    // holds every test file the worker ran (567 MB once in a full run, which ended a backfill);
-    // the budget's rule is tested on its own (test/pipeline/memory-budget.test.ts)
-    MEMORY_BUDGET_MB: "65536",
     ...extra,
   };
 }
