@@ -10,6 +10,11 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The working directory: where `./.env` is read (and `init` writes it). */
   readonly cwd: string;
+  /**
+   * The resident memory MEMORY_BUDGET_MB judges, in MB (default: this process's). A run inside
+   * another program (a test runner) gives its own: that program's memory is not the command's.
+   */
+  readonly residentMb?: () => number;
 }
 
 /** The process's own streams, environment and working directory. */

@@ -122,6 +122,7 @@ function watchWork(
     budgetMb: context.config.service.memoryBudgetMb,
     logger: context.logger,
     onOver: cut,
+    ...(context.io.residentMb ? { rssMb: context.io.residentMb } : {}),
   });
   const unwatchState = open.store.watchFile(cut);
   const stop = () => {

@@ -24,6 +24,8 @@ export interface EtlServiceOptions {
   readonly readiness: ReadinessRules;
   /** Served on /metrics when given. */
   readonly metrics?: EtlMetrics;
+  /** The resident memory MEMORY_BUDGET_MB judges, in MB (default: this process's). */
+  readonly residentMb?: () => number;
 }
 
 /** The health server's routes: /healthz, /readyz, and /metrics when there are metrics. */
@@ -137,6 +139,7 @@ export class EtlService {
       budgetMb: this.pipeline.config.service.memoryBudgetMb,
       logger: this.log,
       onOver: (error) => this.failures.fatal(error),
+      ...(this.options.residentMb ? { rssMb: this.options.residentMb } : {}),
     });
     this.tick();
   }

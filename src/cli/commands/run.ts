@@ -48,6 +48,7 @@ async function runService(io: CliIo, command: Command): Promise<void> {
       httpPort: config.http.port,
       httpHost: config.http.host,
       metrics,
+      ...(io.residentMb ? { residentMb: io.residentMb } : {}),
       readiness: {
         maxLagS: secondsBefore(epochSeconds(new Date()), config.service.readyMaxLag),
         failedSyncs: config.service.readyFailedSyncs,
