@@ -112,6 +112,34 @@ describe("AnswerTranscoder against its oracle", () => {
     expect(expected.batches.map((b) => b.lines)).toEqual([...Array(17).fill(7), 6]);
   });
 
+  it("a key that differs from the one its place predicts in any byte (a whole word or the tail) is read as itself, cut at every byte", () => {
+    // requested keys of one length that differ in the first, a middle and the last byte, so that
+    // each of the key comparison's words and its tail is the one that tells them apart
+    const keys = [`${A}_x`, `x${A.slice(1)}_x`, `${A.slice(0, 13)}X${A.slice(14)}_x`, `${A}_y`];
+    const at = (minute: number) => `2026-06-15T00:${String(minute).padStart(2, "0")}:00`;
+    const elements = [
+      // the first records teach each place its key; the next ones swap them around
+      `{"timestamp":"${at(0)}","${keys[0]}":1,"${keys[1]}":2,"${keys[2]}":3,"${keys[3]}":4}`,
+      `{"timestamp":"${at(1)}","${keys[0]}":1,"${keys[1]}":2,"${keys[2]}":3,"${keys[3]}":4}`,
+      `{"timestamp":"${at(2)}","${keys[3]}":5,"${keys[2]}":6,"${keys[1]}":7,"${keys[0]}":8}`,
+      `{"timestamp":"${at(3)}","${keys[1]}":9,"${keys[0]}":10,"${keys[3]}":11,"${keys[2]}":12}`,
+      // a key not requested, one byte off a requested one, in a place that predicts that one
+      `{"timestamp":"${at(4)}","${keys[1]}":13,"${A}_z":14,"${keys[3]}":15,"${keys[2]}":16}`,
+      `{"timestamp":"${at(5)}","${keys[0]}":17,"${keys[1]}":18,"${keys[2]}":19,"${keys[3]}":20}`,
+    ].map(elementBytes);
+    const request = requestFor(keys);
+    const body = answerBytes(elements, "");
+    const expected = oracleAnswer(elements, request, 5);
+    if (expected === DRIFT) throw new Error("plain records do not drift");
+    expect(expected.points).toBe(23);
+    for (let cut = 1; cut < body.length; cut++) {
+      const { fastRows, ...got } = transcodeAnswer(body, request, { sizes: [cut], batchLines: 5 });
+      expect(got).toEqual(expected);
+      // the record with the key not requested goes to the reference path (which drops that key)
+      expect(fastRows).toBeGreaterThanOrEqual(5);
+    }
+  });
+
   it("invalid rows outside the window are dropped, the others set aside; bad members go with their row", () => {
     const elements = [
       `{"timestamp":"2026-06-15T00:30:00","values_id":0,"${A}":1,"${B}":1e400}`,
