@@ -1,7 +1,7 @@
 /**
- * What a point costs: CPU per million points of a backfill into influxd, its wall time against raw
- * ingest of the same lines, and the peak RSS of 7- and 28-day backfills and of the demo, for each
- * way of starting energy-etl. The API side is the simulator with its answers cached after a
+ * What a point costs: CPU per million points of a backfill into influxd, against influxd's own CPU
+ * for the same points taken directly, its wall time against that direct ingest, and the peak RSS
+ * of 7- and 28-day backfills and of the demo, for each way of starting energy-etl. The API side is the simulator with its answers cached after a
  * warm-up run, so its own CPU is not counted (as against a remote API).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,11 +15,14 @@ import { influxql, type TestInfluxd } from "../test/support/influxd.js";
 import {
   backfillArgs,
   type ChildRun,
+  cpuMsOf,
   etlEnv,
   median,
+  quietText,
   runEtl,
   type StartMode,
   stateDir,
+  untilQuiet,
 } from "./harness.js";
 
 /** A result row (see run.ts). */
@@ -135,74 +138,140 @@ export async function postLines(
   await Promise.all(Array.from({ length: writers }, writer));
 }
 
-/** The same lines POSTed straight to influxd's /write by `writers` concurrent writers; seconds. */
-async function rawIngest(influxd: TestInfluxd, lines: readonly string[], writers: number) {
-  const db = `raw${++database}`;
-  await influxql(influxd.rawUrl, "", `CREATE DATABASE "${db}"`);
-  const started = performance.now();
-  await postLines(influxd, db, lines, writers, 5000);
-  return (performance.now() - started) / 1000;
+/** What a direct ingest of lines into influxd took: wall seconds and influxd's own CPU. */
+interface Ingest {
+  readonly wallS: number;
+  /** influxd's utime + stime (/proc/<pid>/stat) from the first request to the last answer. */
+  readonly influxdCpuMs: number;
 }
 
 /**
- * CPU per million points of a 14-day backfill (3 devices at 1 minute) into influxd, started as
- * the command and as plain node, and its wall time against raw ingest with 4 writers; each
- * figure the median of `rounds` rounds run side by side.
+ * The same lines POSTed straight to influxd's /write by `writers` concurrent writers, into a new
+ * database, once influxd is quiet (else its CPU would carry the compaction of the points before).
+ */
+async function rawIngest(influxd: TestInfluxd, lines: readonly string[], writers: number) {
+  const quiet = await untilQuiet(influxd.pid);
+  if (!quiet.quiet) log(`point cost: ${quietText(quiet)} before the direct ingest`);
+  const db = `raw${++database}`;
+  await influxql(influxd.rawUrl, "", `CREATE DATABASE "${db}"`);
+  const cpuBefore = cpuMsOf(influxd.pid);
+  const started = performance.now();
+  await postLines(influxd, db, lines, writers, 5000);
+  const ingest: Ingest = {
+    wallS: (performance.now() - started) / 1000,
+    influxdCpuMs: cpuMsOf(influxd.pid) - cpuBefore,
+  };
+  if (ingest.influxdCpuMs <= 0) throw new Error("influxd's CPU time could not be read from /proc");
+  return ingest;
+}
+
+/** One way of starting, in one round: energy-etl's backfill and the direct ingest after it. */
+interface Pair {
+  /** energy-etl's CPU per million points (process start included). */
+  readonly etlS: number;
+  /** influxd's CPU per million points, taking the same lines directly. */
+  readonly influxdS: number;
+  /** energy-etl's points per second, end to end, and the direct ingest's. */
+  readonly ours: number;
+  readonly raw: number;
+}
+
+const HOW: Record<StartMode, string> = { command: "`energy-etl`", node: "`node dist/cli.js`" };
+
+/**
+ * CPU per million points of a 14-day backfill (3 devices at 1 min) into influxd, started as the
+ * command and as plain node; after each, the same lines POSTed directly to influxd (4 writers,
+ * batches of 5,000) with influxd's own CPU read from /proc: energy-etl's CPU per point over
+ * influxd's, and its wall time against the direct ingest's; each figure the median of `rounds`
+ * rounds, each ratio taken pair by pair.
  */
 export async function benchPointCost(influxd: TestInfluxd, quick: boolean): Promise<Row[]> {
   const days = quick ? 2 : 14;
   const rounds = quick ? 1 : 3;
   const sim = await cachedSimulator(days);
   const lines = rawLines(days);
-  const cpu: Record<StartMode, number[]> = { command: [], node: [] };
-  const ratios: number[] = [];
-  const figures: { ours: number; raw: number }[] = [];
+  const pairs: Record<StartMode, Pair[]> = { command: [], node: [] };
   let points = 0;
   try {
     for (let round = 1; round <= rounds; round++) {
       for (const start of ["command", "node"] as const) {
+        // influxd quiet, as for the direct ingest: not compacting the points before
+        const quiet = await untilQuiet(influxd.pid);
+        if (!quiet.quiet) log(`point cost: ${quietText(quiet)} before the backfill`);
         // the hot path alone: the rollups' own cost is the rollups benchmark's
         const run = await backfillInto(influxd, sim.url, days, start, { ROLLUPS: "false" });
         points = pointsOf(run);
-        cpu[start].push((run.cpuS / points) * 1e6);
-        if (start === "command") {
-          const rawS = await rawIngest(influxd, lines, 4);
-          const ours = points / (run.wallMs / 1000);
-          const raw = lines.length / rawS;
-          ratios.push(ours / raw);
-          figures.push({ ours, raw });
-        }
+        if (points !== lines.length) log(`point cost: ${points} points, ${lines.length} lines`);
+        const ingest = await rawIngest(influxd, lines, 4);
+        const pair: Pair = {
+          etlS: (run.cpuS / points) * 1e6,
+          influxdS: (ingest.influxdCpuMs / 1000 / lines.length) * 1e6,
+          ours: points / (run.wallMs / 1000),
+          raw: lines.length / ingest.wallS,
+        };
+        pairs[start].push(pair);
+        log(
+          `point cost: round ${round}, ${start}: ${pair.etlS.toFixed(2)} s/M, influxd ${pair.influxdS.toFixed(2)} s/M, e2e ${(pair.ours / pair.raw).toFixed(2)}`,
+        );
       }
-      log(
-        `point cost: round ${round}: ${cpu.command.at(-1)?.toFixed(2)} s/M (command), e2e ${ratios.at(-1)?.toFixed(2)}`,
-      );
     }
   } finally {
     await sim.close();
   }
-  const command = median(cpu.command);
-  const node = median(cpu.node);
-  const ratio = median(ratios);
-  const mid = figures[ratios.indexOf(ratio)] ?? figures[0] ?? { ours: 0, raw: 0 };
   const mPoints = (points / 1e6).toFixed(2);
-  return [
-    {
-      bench: `CPU per million points, end to end: ${days}-day backfill of 3 devices at 1 min into influxd (${mPoints} M points; process start included; ROLLUPS=false; median of ${rounds})`,
-      measured: `${command.toFixed(2)} s as the command starts (${cpu.command.map((c) => c.toFixed(2)).join(" / ")})`,
-      baseline: `${node.toFixed(2)} s as node dist/cli.js`,
-      ratio: command / node,
-      goal: "<= 1.6 s both",
-      met: command <= 1.6 && node <= 1.6,
-    },
-    {
-      bench: `End to end vs raw ingest: the same backfill (ROLLUPS=false) vs its lines POSTed to influxd /write by 4 writers (median of ${rounds}: ${ratios.map((r) => r.toFixed(2)).join(" / ")})`,
-      measured: `${Math.round(mid.ours / 1000)} k points/s (through the test's v2 write front)`,
-      baseline: `${Math.round(mid.raw / 1000)} k points/s (${lines.length} lines)`,
-      ratio,
-      goal: ">= 0.85",
-      met: ratio >= 0.85,
-    },
-  ];
+  const what = `${days}-day backfill of 3 devices at 1 min into influxd (${mPoints} M points; ROLLUPS=false; median of ${rounds})`;
+  return [cpuRow(what, pairs), overInfluxdRow(what, pairs), endToEndRow(what, pairs, lines.length)];
+}
+
+const fixed = (values: readonly number[]) => values.map((v) => v.toFixed(2)).join(" / ");
+
+/** energy-etl's CPU per million points, for information (judged against influxd's: the next row). */
+function cpuRow(what: string, pairs: Record<StartMode, Pair[]>): Row {
+  const command = pairs.command.map((p) => p.etlS);
+  const node = pairs.node.map((p) => p.etlS);
+  return {
+    bench: `CPU per million points, end to end: ${what}; process start included`,
+    measured: `${median(command).toFixed(2)} s as ${HOW.command} (${fixed(command)})`,
+    baseline: `${median(node).toFixed(2)} s as ${HOW.node} (${fixed(node)})`,
+    ratio: median(command) / median(node),
+    goal: "none (for information: judged against influxd's CPU, the next row)",
+  };
+}
+
+/** energy-etl's CPU per point over influxd's for the same points, for each way of starting. */
+function overInfluxdRow(what: string, pairs: Record<StartMode, Pair[]>): Row {
+  const ratio = (start: StartMode) => median(pairs[start].map((p) => p.etlS / p.influxdS));
+  const figure = (start: StartMode) => {
+    const etl = median(pairs[start].map((p) => p.etlS)).toFixed(2);
+    const inf = median(pairs[start].map((p) => p.influxdS)).toFixed(2);
+    return `${ratio(start).toFixed(2)} as ${HOW[start]} (${etl} / ${inf} s per M points)`;
+  };
+  const worst = Math.max(ratio("command"), ratio("node"));
+  return {
+    bench: `CPU per point, energy-etl over influxd's for the same points: ${what}, against its lines POSTed to influxd /write right after by 4 writers in batches of 5,000 (influxd's utime + stime from /proc/<pid>/stat during that ingest); ratios pair by pair: ${fixed(pairs.command.map((p) => p.etlS / p.influxdS))} (${HOW.command}), ${fixed(pairs.node.map((p) => p.etlS / p.influxdS))} (${HOW.node})`,
+    measured: figure("command"),
+    baseline: figure("node"),
+    ratio: worst,
+    goal: "<= 0.80 both (ratio: the higher)",
+    met: worst <= 0.8,
+  };
+}
+
+/** Wall time of the backfill against the direct ingest's, for each way of starting. */
+function endToEndRow(what: string, pairs: Record<StartMode, Pair[]>, lines: number): Row {
+  const ratio = (start: StartMode) => median(pairs[start].map((p) => p.ours / p.raw));
+  const rate = (values: readonly number[]) => `${Math.round(median(values) / 1000)} k points/s`;
+  const figure = (start: StartMode) =>
+    `${ratio(start).toFixed(2)} as ${HOW[start]}: ${rate(pairs[start].map((p) => p.ours))} (${fixed(pairs[start].map((p) => p.ours / p.raw))})`;
+  const worst = Math.min(ratio("command"), ratio("node"));
+  return {
+    bench: `End to end vs direct ingest: ${what}, through the test's v2 write front, vs its ${lines} lines POSTed to influxd /write by 4 writers`,
+    measured: `${figure("command")}; ${figure("node")}`,
+    baseline: `${rate([...pairs.command, ...pairs.node].map((p) => p.raw))} directly`,
+    ratio: worst,
+    goal: ">= 0.90 both (ratio: the lower)",
+    met: worst >= 0.9,
+  };
 }
 
 /** Peak RSS of a 7- and a 28-day backfill for each way of starting, and of the demo. */

@@ -29,6 +29,41 @@ export function matchKey(bytes: Buffer, i: number, limit: number, key: Buffer): 
   return bytes[i + n] === QUOTE ? i + n + 1 : AS_TEXT;
 }
 
+/** A key's UTF-8 bytes, and their first whole 32-bit words (little-endian) for {@link matchKeyWords}. */
+export interface KeyBytes {
+  readonly bytes: Buffer;
+  readonly words: Int32Array;
+}
+
+export function keyBytes(text: string): KeyBytes {
+  const bytes = Buffer.from(text, "utf8");
+  const words = new Int32Array(bytes.length >> 2);
+  for (let w = 0; w < words.length; w++) words[w] = bytes.readInt32LE(4 * w);
+  return { bytes, words };
+}
+
+/**
+ * {@link matchKey} four bytes at a time, read through `view` (a DataView of all of `bytes`), when
+ * the key and the byte after it are in the bytes: keys are most of a record's bytes, and a byte
+ * loop over them was half of the record scanner's time.
+ */
+export function matchKeyWords(
+  bytes: Buffer,
+  view: DataView,
+  i: number,
+  limit: number,
+  key: KeyBytes,
+): number {
+  const n = key.bytes.length;
+  if (i + n >= limit) return matchKey(bytes, i, limit, key.bytes);
+  const { words } = key;
+  for (let w = 0; w < words.length; w++) {
+    if (view.getInt32(i + 4 * w, true) !== words[w]) return AS_TEXT;
+  }
+  for (let k = words.length * 4; k < n; k++) if (bytes[i + k] !== key.bytes[k]) return AS_TEXT;
+  return bytes[i + n] === QUOTE ? i + n + 1 : AS_TEXT;
+}
+
 /** `null`, `true` or `false` at `i`: the offset after it. */
 export function literal(bytes: Buffer, i: number, limit: number, word: Buffer): number {
   const n = word.length;

@@ -24,6 +24,8 @@ export interface Tag {
 }
 
 const TEXT_FIELD = Buffer.from(" text=");
+/** Room for ` seconds`: a space, a sign and 16 digits hold any record time. */
+const SECONDS_ROOM = 24;
 const ONE = Buffer.from("1");
 const ZERO = Buffer.from("0");
 
@@ -37,8 +39,10 @@ export class RecordLines {
   private readonly seriesIn: Int32Array;
   private serial = 0;
   private readonly tags = new Map<unknown, Tag>();
+  /** The record's ` seconds` as written at the end of its lines, kept for records of that second. */
   private secondsS = Number.NaN;
-  private secondsBytes = Buffer.alloc(0);
+  private readonly secondsBytes = Buffer.alloc(SECONDS_ROOM);
+  private secondsLength = 0;
 
   /** `values`: the requested value ids by the scanner's key index; `lineDone`: after each line. */
   constructor(
@@ -78,8 +82,11 @@ export class RecordLines {
 
   /** Every member of the scanned record (whose bytes are in `source`) as a line. */
   write(scanned: RecordScanner, source: Buffer, tag: Tag): void {
-    const seconds = this.secondsOf(scanned.timestampS);
-    for (let m = 0; m < scanned.members; m++) this.writeMember(scanned, m, source, tag, seconds);
+    if (scanned.timestampS !== this.secondsS) {
+      this.secondsS = scanned.timestampS;
+      this.secondsLength = this.secondsBytes.write(` ${scanned.timestampS}`, 0, "latin1");
+    }
+    for (let m = 0; m < scanned.members; m++) this.writeMember(scanned, m, source, tag);
   }
 
   private planOf(key: number): BytePlan {
@@ -104,38 +111,22 @@ export class RecordLines {
     return plan;
   }
 
-  /** The record's ` seconds` as written at the end of a line (one conversion per timestamp). */
-  private secondsOf(seconds: number): Buffer {
-    if (seconds !== this.secondsS) {
-      this.secondsS = seconds;
-      this.secondsBytes = Buffer.from(` ${seconds}`, "latin1");
-    }
-    return this.secondsBytes;
-  }
-
   /** One member as a line (as RecordEncoder's fieldOf makes its field); never an alarm_name. */
-  private writeMember(
-    scanned: RecordScanner,
-    m: number,
-    source: Buffer,
-    tag: Tag,
-    seconds: Buffer,
-  ): void {
+  private writeMember(scanned: RecordScanner, m: number, source: Buffer, tag: Tag): void {
     const plan = this.planOf(scanned.key[m] ?? 0);
     const from = scanned.start[m] ?? 0;
     const to = scanned.end[m] ?? 0;
     const kind = scanned.kind[m];
     // a number's own text (NumberText, numeric strings) is at most 25 characters
     const room = plan.prefix.length + tag.bytes.length + plan.field.length + (to - from) + 32;
-    const out = this.out.startLine(room + seconds.length);
+    const out = this.out.startLine(room + this.secondsLength);
     let o = this.out.end;
     if (kind === ValueKind.Number) {
       // the usual line: its head (prefix, tag, field) copied in one go, then the number's bytes
       const head = headOf(plan, tag);
       out.set(head, o);
       o = copyBytes(source, from, to, out, o + head.length);
-      out.set(seconds, o);
-      this.out.end = o + seconds.length;
+      this.out.end = copyBytes(this.secondsBytes, 0, this.secondsLength, out, o);
       this.lineDone();
       return;
     }
@@ -166,8 +157,7 @@ export class RecordLines {
         o += out.write(scanned.numberText[m] ?? "", o, "latin1");
       } else o = copyBytes(source, from, to, out, o);
     }
-    out.set(seconds, o);
-    this.out.end = o + seconds.length;
+    this.out.end = copyBytes(this.secondsBytes, 0, this.secondsLength, out, o);
     this.lineDone();
   }
 }

@@ -2,8 +2,11 @@ import { JSON_BYTES } from "../util/json-bytes.js";
 import { AS_TEXT, isJsonSpace, NEED_MORE } from "./json-array-scanner.js";
 import {
   FALSE_BYTES,
+  type KeyBytes,
+  keyBytes,
   literal,
   matchKey,
+  matchKeyWords,
   NULL_BYTES,
   numberEnd,
   numberIsShortest,
@@ -43,7 +46,10 @@ const MAX_MEMBERS = 256;
  * reads, it reads as the reference path would; the property tests hold both to that.
  */
 export class RecordScanner {
-  private readonly keys: readonly Buffer[];
+  private readonly keys: readonly KeyBytes[];
+  /** The bytes the last read was in, and a DataView of them (keys are compared by words). */
+  private viewOf: Buffer | undefined;
+  private view: DataView = NO_VIEW;
   /** For each member position, the key index read there last: records repeat their key order. */
   private readonly order = new Int32Array(MAX_MEMBERS).fill(UNKNOWN);
   /** Per key index, the record that last had it (duplicate keys are left to JSON.parse). */
@@ -68,7 +74,7 @@ export class RecordScanner {
 
   /** @param keys the requested value ids, by key index */
   constructor(keys: readonly string[]) {
-    this.keys = keys.map((key) => Buffer.from(key, "utf8"));
+    this.keys = keys.map(keyBytes);
     this.seenIn = new Int32Array(keys.length).fill(-1);
   }
 
@@ -78,6 +84,10 @@ export class RecordScanner {
    */
   read(bytes: Buffer, start: number, limit: number): number {
     if (bytes[start] !== OPEN_OBJECT) return AS_TEXT;
+    if (bytes !== this.viewOf) {
+      this.viewOf = bytes;
+      this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    }
     const serial = ++this.serial;
     this.members = 0;
     this.valuesId = undefined;
@@ -131,7 +141,7 @@ export class RecordScanner {
   private keyAt(bytes: Buffer, i: number, limit: number, position: number): number {
     const predicted = this.order[position] ?? UNKNOWN;
     if (predicted !== UNKNOWN) {
-      const after = matchKey(bytes, i, limit, this.keyBytes(predicted));
+      const after = matchKeyWords(bytes, this.view, i, limit, this.keyBytes(predicted));
       if (after >= 0) return after;
       if (after === NEED_MORE) return NEED_MORE;
     }
@@ -145,7 +155,7 @@ export class RecordScanner {
     if (j >= limit) return NEED_MORE;
     const length = j - i;
     for (let k = VALUES_ID; k < this.keys.length; k++) {
-      const key = this.keyBytes(k);
+      const key = this.keyBytes(k).bytes;
       if (key.length === length && matchKey(bytes, i, limit, key) === j + 1) {
         this.order[position] = k;
         return j + 1;
@@ -154,7 +164,7 @@ export class RecordScanner {
     return AS_TEXT;
   }
 
-  private keyBytes(index: number): Buffer {
+  private keyBytes(index: number): KeyBytes {
     if (index === TIMESTAMP) return TIMESTAMP_KEY;
     if (index === VALUES_ID) return VALUES_ID_KEY;
     return this.keys[index] ?? EMPTY;
@@ -251,6 +261,7 @@ export class RecordScanner {
   }
 }
 
-const TIMESTAMP_KEY = Buffer.from("timestamp");
-const VALUES_ID_KEY = Buffer.from("values_id");
-const EMPTY = Buffer.alloc(0);
+const TIMESTAMP_KEY = keyBytes("timestamp");
+const VALUES_ID_KEY = keyBytes("values_id");
+const EMPTY = keyBytes("");
+const NO_VIEW: DataView = new DataView(new ArrayBuffer(0));

@@ -112,6 +112,39 @@ describe("AnswerTranscoder against its oracle", () => {
     expect(expected.batches.map((b) => b.lines)).toEqual([...Array(17).fill(7), 6]);
   });
 
+  it("a key that differs from the one its place predicts in a word or in the tail is read as itself, cut at every byte", () => {
+    // keys are compared four bytes at a time, then the bytes after the last whole word: each
+    // record below has a key that its place does not predict, differing in a word or the tail
+    const [inv1, inv2] = ["e_03_01_00_001_inverter_power", "e_03_01_00_002_inverter_power"];
+    const record = (minute: number, keys: readonly string[]) =>
+      JSON.stringify({
+        timestamp: new Date((FROM + minute * 60) * 1000).toISOString().slice(0, 19),
+        ...Object.fromEntries(keys.map((key, k) => [key, minute * 10 + k])),
+      });
+    const elements = [
+      record(0, [A, B, inv1]),
+      record(1, [A, B, inv2]), // inv1 predicted: a middle word differs (the same line, though)
+      record(2, [B, A, inv1]), // keys of other lengths swapped
+      record(3, [A, B, inv1]),
+      record(4, [`x${A.slice(1)}`, B, inv1]), // not requested: the first word differs from A's
+      record(5, [A, B, `${inv1.slice(0, -1)}x`]), // not requested: the tail differs from inv1's
+      record(6, [`${A.slice(0, -1)}R`, B, inv2]), // not requested: A's last word differs
+      record(7, [A, B, inv1]),
+      record(8, [`${A.slice(0, 13)}X${A.slice(14)}`, B, inv1]), // not requested: a middle word
+    ].map(elementBytes);
+    const request = requestFor([A, B, inv1, inv2]);
+    const body = answerBytes(elements, "");
+    const expected = oracleAnswer(elements, request, 5);
+    if (expected === DRIFT) throw new Error("plain records do not drift");
+    expect(expected.points).toBe(23);
+    for (let cut = 1; cut < body.length; cut++) {
+      const { fastRows, ...got } = transcodeAnswer(body, request, { sizes: [cut], batchLines: 5 });
+      expect(got).toEqual(expected);
+      // the records with a key not requested go to the reference path, which drops that key
+      expect(fastRows).toBe(5);
+    }
+  });
+
   it("invalid rows outside the window are dropped, the others set aside; bad members go with their row", () => {
     const elements = [
       `{"timestamp":"2026-06-15T00:30:00","values_id":0,"${A}":1,"${B}":1e400}`,
