@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { subtractDuration } from "../util/iso-duration.js";
+import { resolveSyncStart } from "../config/values.js";
 import { type FutureRule, instantProblem, rangeProblem } from "../util/time-bounds.js";
 import { parseTimeSpec, TIME_SPEC_FORMS } from "../util/utc-time.js";
 import { devicesOption } from "./options.js";
@@ -16,7 +16,7 @@ export function instantOption(flag: string, future: FutureRule = "not-after-now"
       return z.NEVER;
     }
     const now = new Date();
-    const at = spec.kind === "at" ? spec.at : subtractDuration(now, spec.duration);
+    const at = resolveSyncStart(spec, now);
     const problem = instantProblem(flag, text, at, now, future);
     if (problem === undefined) return at;
     ctx.addIssue({ code: "custom", message: problem });

@@ -23,6 +23,18 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 /** How log lines are written: see {@link Terminal}. */
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 
+/** The deadline of an API request or InfluxDB write with its retries, and the longest Retry-After. */
+const deadlines = (prefix: "API" | "INFLUX", what: "request" | "write") => ({
+  deadlineMs: setting(int(1000, 86_400_000).default(900_000), {
+    env: `${prefix}_DEADLINE_MS`,
+    describe: `Deadline of one ${what} with all its attempts, retries and waits, in ms`,
+  }),
+  retryAfterMax: setting(boundedDuration("PT0S", "P1D").prefault("PT10M"), {
+    env: `${prefix}_RETRY_AFTER_MAX`,
+    describe: `Longest Retry-After honoured; a longer one fails the ${what}`,
+  }),
+});
+
 /**
  * The one schema of energy-etl's configuration: SETTINGS, the flags, `config` output and the
  * files of CONFIG_ARTEFACTS are derived from it. Besides the sections of settings, `sites`.
@@ -71,14 +83,7 @@ export const configSchema = z
         describe:
           "Timeout of each wait in one HTTP attempt (connecting, sending, the answer's head, each next part of its body), in ms",
       }),
-      deadlineMs: setting(int(1000, 86_400_000).default(900_000), {
-        env: "API_DEADLINE_MS",
-        describe: "Deadline of one request with all its attempts, retries and waits, in ms",
-      }),
-      retryAfterMax: setting(boundedDuration("PT0S", "P1D").prefault("PT10M"), {
-        env: "API_RETRY_AFTER_MAX",
-        describe: "Longest Retry-After honoured; a longer one fails the request",
-      }),
+      ...deadlines("API", "request"),
       retries: setting(int(0, 20).default(5), {
         env: "API_RETRIES",
         flag: "--api-retries",
@@ -131,14 +136,7 @@ export const configSchema = z
         env: "INFLUX_TIMEOUT_MS",
         describe: "Timeout of one write request in ms",
       }),
-      deadlineMs: setting(int(1000, 86_400_000).default(900_000), {
-        env: "INFLUX_DEADLINE_MS",
-        describe: "Deadline of one write with all its attempts, retries and waits, in ms",
-      }),
-      retryAfterMax: setting(boundedDuration("PT0S", "P1D").prefault("PT10M"), {
-        env: "INFLUX_RETRY_AFTER_MAX",
-        describe: "Longest Retry-After honoured; a longer one fails the write",
-      }),
+      ...deadlines("INFLUX", "write"),
       retries: setting(int(0, 20).default(5), {
         env: "INFLUX_RETRIES",
         describe:

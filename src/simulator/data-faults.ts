@@ -54,6 +54,9 @@ const RATE_OF = {
   duplicate: "duplicateRate",
 } as const;
 
+/** A per-row data fault. */
+export type RowFault = keyof typeof RATE_OF;
+
 /** True when some data fault can change an answer; false: answers are exactly the plain records. */
 export function dataFaultsActive(faults: DataFaultOptions): boolean {
   const { poisonRate, extraMemberRate, outOfWindowRate, duplicateRate } = faults;
@@ -65,7 +68,7 @@ export function dataFaultsActive(faults: DataFaultOptions): boolean {
 function rowChooser(
   seed: number,
   faults: DataFaultOptions,
-  channel: keyof typeof RATE_OF,
+  channel: RowFault,
   deviceId: string,
 ): ((timestamp: string, valuesId: RecordMember | undefined) => boolean) | undefined {
   const rate = faults[RATE_OF[channel]];
@@ -87,7 +90,7 @@ function rowChooser(
 export function rowHasFault(
   seed: number,
   faults: DataFaultOptions,
-  channel: keyof typeof RATE_OF,
+  channel: RowFault,
   [deviceId, timestamp, valuesId]: readonly [string, string, RecordMember | undefined],
 ): boolean {
   return rowChooser(seed, faults, channel, deviceId)?.(timestamp, valuesId) ?? false;

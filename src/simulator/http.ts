@@ -1,5 +1,6 @@
 /** The simulator's HTTP plumbing: answers, the request target, routing to an endpoint, dates. */
 import type { IncomingMessage } from "node:http";
+import { text } from "node:stream/consumers";
 import type { Endpoint } from "./options.js";
 
 /** An answer before it is written. */
@@ -62,8 +63,4 @@ export function jsonOrUndefined(text: string): unknown {
 }
 
 /** The whole request body as UTF-8. */
-export async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
+export const readBody = (req: IncomingMessage): Promise<string> => text(req);

@@ -15,6 +15,7 @@ import {
   dataFaultsActive,
   hasOutOfWindowRowsFor,
   isVisibleAt,
+  type RowFault,
   rowHasFault,
 } from "./data-faults.js";
 import { type Answer, fail, httpDate, parseTarget, readBody, routeOf } from "./http.js";
@@ -143,24 +144,18 @@ export class Simulator {
     this.auth.revokeTokens();
   }
 
-  /** True when the row is sent poisoned whatever is requested (unless only meta members are). */
-  isPoisoned(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "poison", [deviceId, timestamp, valuesId]);
-  }
-
-  /** True when the row (device, timestamp, values_id) carries unrequested members. */
-  hasExtraMembers(
+  /**
+   * True when the row (device, timestamp, values_id) has the data fault whatever is requested:
+   * `poison` (sent poisoned unless only meta members are), `extra-members` (unrequested members),
+   * `duplicate` (followed by a copy with numbers + 1).
+   */
+  rowHasFault(
+    fault: RowFault,
     deviceId: string,
     timestamp: string,
     valuesId: RecordMember | undefined,
   ): boolean {
-    const row = [deviceId, timestamp, valuesId] as const;
-    return rowHasFault(this.seed, this.dataFaults, "extra-members", row);
-  }
-
-  /** True when the row (device, timestamp, values_id) is followed by a copy with numbers + 1. */
-  isDuplicated(deviceId: string, timestamp: string, valuesId: RecordMember | undefined): boolean {
-    return rowHasFault(this.seed, this.dataFaults, "duplicate", [deviceId, timestamp, valuesId]);
+    return rowHasFault(this.seed, this.dataFaults, fault, [deviceId, timestamp, valuesId]);
   }
 
   /** True when a record of the device at `tS` is visible at `nowS` (epoch s) despite the outages. */

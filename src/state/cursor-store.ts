@@ -49,15 +49,9 @@ type StateRow = { [K in keyof CursorState]-?: Exclude<CursorState[K], undefined>
 function stateRow(state: CursorState): StateRow {
   requireInteger("fetchedUntilS", state.fetchedUntilS);
   requireInteger("failures", state.failures);
-  for (const field of [
-    "newestRecordS",
-    "nextProbeS",
-    "parkedUntilS",
-    "retryAtS",
-    "lookedBackS",
-  ] as const) {
+  for (const field of STATE_FIELDS) {
     const value = state[field];
-    if (value !== undefined) requireInteger(field, value);
+    if (typeof value !== "string" && value !== undefined) requireInteger(field, value);
   }
   const lastError = state.lastError === undefined ? undefined : storedText(state.lastError);
   return columnsOf({ ...state, lastError });

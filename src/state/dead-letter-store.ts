@@ -66,6 +66,11 @@ export interface DeadLetterQuery {
   readonly afterId?: number;
   readonly upToId?: number;
 }
+type PageQuery = { deviceId: string | null; limit: number; afterId: number; upToId: number };
+
+/** A page of dead letters, oldest first: see {@link PageQuery}. */
+const PAGE = `FROM dead_letters WHERE (@deviceId IS NULL OR device_id = @deviceId)
+  AND id > @afterId AND id <= @upToId ORDER BY id LIMIT @limit`;
 
 /**
  * Rows and members that failed validation and lines InfluxDB refused for good, one per distinct
@@ -94,22 +99,10 @@ export class DeadLetterStore {
            RETURNING occurrences`,
         )
         .pluck(),
-      list: db.prepare<{ deviceId: string | null; limit: number; afterId: number; upToId: number }>(
-        `SELECT * FROM dead_letters WHERE (@deviceId IS NULL OR device_id = @deviceId)
-           AND id > @afterId AND id <= @upToId
-         ORDER BY id LIMIT @limit`,
-      ),
-      retryPage: db.prepare<{
-        deviceId: string | null;
-        limit: number;
-        afterId: number;
-        upToId: number;
-      }>(
+      list: db.prepare<PageQuery>(`SELECT * ${PAGE}`),
+      retryPage: db.prepare<PageQuery>(
         `SELECT id, kind, device_id, resource_id, window_from, window_to, value_ids, payload,
-           truncated
-         FROM dead_letters WHERE id > @afterId AND id <= @upToId
-           AND (@deviceId IS NULL OR device_id = @deviceId)
-         ORDER BY id LIMIT @limit`,
+           truncated ${PAGE}`,
       ),
       span: db.prepare<{ deviceId: string | null; limit: number }>(
         `SELECT count(*) AS count, max(id) AS lastId FROM (SELECT id FROM dead_letters
@@ -120,16 +113,9 @@ export class DeadLetterStore {
       countByDevice: db.prepare<[]>(
         "SELECT device_id, resource_id, COUNT(*) AS n FROM dead_letters GROUP BY device_id, resource_id",
       ),
-      remove: db.prepare<[number]>("DELETE FROM dead_letters WHERE id = ?"),
       forget: db.prepare<[string]>(
         "DELETE FROM dead_letters WHERE id IN (SELECT value FROM json_each(?))",
       ),
-      hasLines: db
-        .prepare<[string, string]>(
-          `SELECT EXISTS (SELECT 1 FROM dead_letters
-             WHERE device_id = ? AND resource_id = ? AND kind = 'line' AND truncated = 0)`,
-        )
-        .pluck(),
       lines: db.prepare<[string, string]>(
         `SELECT id, payload FROM dead_letters
          WHERE device_id = ? AND resource_id = ? AND kind = 'line' AND truncated = 0`,
@@ -220,20 +206,15 @@ export class DeadLetterStore {
     return parseRows(countRow, this.sql.countByDevice.all(), "dead letter count");
   }
 
-  /**
-   * The refused lines of a device resource by text, so that a line written later can be forgotten.
-   */
+  /** The refused lines of a device resource by text, so that a line written later can be forgotten. */
   lineLetters(deviceId: string, resourceId: string): Map<string, number> {
-    if (parseRow(integer, this.sql.hasLines.get(deviceId, resourceId), "exists") === 0) {
-      return new Map();
-    }
     const lines = parseRows(lineRow, this.sql.lines.all(deviceId, resourceId), "line");
     return new Map(lines.map(({ id, payload }) => [payload, id]));
   }
 
   /** Forgets a dead letter (it was written after all). */
   remove(id: number): void {
-    this.sql.remove.run(id);
+    this.forget([id]);
   }
 
   /** Forgets dead letters, in one statement (they were written after all, or cleared). */

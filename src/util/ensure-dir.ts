@@ -7,12 +7,14 @@ import { dirname, resolve } from "node:path";
  */
 export function ensureDirectory(dir: string): void {
   const missing: string[] = [];
-  let current = resolve(dir);
-  while (!existsSync(current)) {
-    missing.push(current);
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
+  const existing = existingAncestor(dir);
+  for (let at = resolve(dir); at !== existing; at = dirname(at)) missing.push(at);
   for (const path of missing.reverse()) mkdirSync(path);
+}
+
+/** `dir` (resolved) or its closest ancestor that exists (the root when none does). */
+export function existingAncestor(dir: string): string {
+  let current = resolve(dir);
+  while (!existsSync(current) && dirname(current) !== current) current = dirname(current);
+  return current;
 }

@@ -3,10 +3,10 @@ import { type IsoDuration, NO_TIME, parseIsoDuration } from "./iso-duration.js";
 const INSTANT_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
-/** An ISO 8601 date or date-time (UTC without a zone); undefined: malformed or not a real date. */
 /** Seconds in a UTC day (no leap seconds: Unix time). */
 export const DAY_S = 86_400;
 
+/** An ISO 8601 date or date-time (UTC without a zone); undefined: malformed or not a real date. */
 export function parseUtcInstant(text: string): Date | undefined {
   const m = INSTANT_RE.exec(text.trim());
   if (!m) return undefined;

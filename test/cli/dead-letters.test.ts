@@ -131,7 +131,10 @@ describe("energy-etl dead-letters", () => {
       const keys = new Set(
         answers.flatMap((a) =>
           a.records
-            .filter((r) => hasPoisonTarget(r) && sim.isPoisoned(SITE, r.timestamp, r.values_id))
+            .filter(
+              (r) =>
+                hasPoisonTarget(r) && sim.rowHasFault("poison", SITE, r.timestamp, r.values_id),
+            )
             .map(rowKey),
         ),
       );

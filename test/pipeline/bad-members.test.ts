@@ -84,7 +84,9 @@ it("a record with one bad member: 19 points written, 1 member in dead letters", 
     const toS = candidateMs / 1000;
     const fromS = toS - 6 * HOUR_S;
     const rows = sim.fleet.records(DEVICE, RESOURCE, IDS, fromS, toS);
-    const poisoned = rows.filter((r) => sim.isPoisoned(DEVICE, r.timestamp, r.values_id));
+    const poisoned = rows.filter((r) =>
+      sim.rowHasFault("poison", DEVICE, r.timestamp, r.values_id),
+    );
     const [row] = poisoned;
     return poisoned.length === 1 && row !== undefined ? { fromS, toS, rows, row } : undefined;
   });

@@ -109,7 +109,7 @@ function poisonedRows(
   const rows = new Map<string, DataRecord>();
   for (const answer of answers) {
     for (const r of answer.records) {
-      if (hasPoisonTarget(r) && sim.isPoisoned(deviceId, r.timestamp, r.values_id)) {
+      if (hasPoisonTarget(r) && sim.rowHasFault("poison", deviceId, r.timestamp, r.values_id)) {
         rows.set(rowKey(r), r);
       }
     }
@@ -298,12 +298,15 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
       const fromS = toS - DAY_S;
       const answers = truthAnswers(sim, HYBRID, fromS, toS);
       const carriers = answers.filter((a) =>
-        a.records.some((r) => sim.hasExtraMembers(HYBRID, r.timestamp, r.values_id)),
+        a.records.some((r) => sim.rowHasFault("extra-members", HYBRID, r.timestamp, r.values_id)),
       );
       const [carrier] = carriers;
       const rows = answers.reduce(
         (n, a) =>
-          n + a.records.filter((r) => sim.hasExtraMembers(HYBRID, r.timestamp, r.values_id)).length,
+          n +
+          a.records.filter((r) =>
+            sim.rowHasFault("extra-members", HYBRID, r.timestamp, r.values_id),
+          ).length,
         0,
       );
       return rows === 1 && carrier ? { answers, carrier } : undefined;
@@ -385,7 +388,9 @@ describe("bad rows and refused lines become dead letters; the rest is written", 
     }, 0);
     const duplicates = answers.reduce(
       (n, a) =>
-        n + a.records.filter((r) => sim.isDuplicated(SITE, r.timestamp, r.values_id)).length,
+        n +
+        a.records.filter((r) => sim.rowHasFault("duplicate", SITE, r.timestamp, r.values_id))
+          .length,
       0,
     );
     expect(outOfWindow).toBe(2 * answers.length);

@@ -151,7 +151,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
         truth.push(...expectedPoints(deviceId, resourceId, rows));
         truthRows.push({ deviceId, resourceId, rows });
         for (const r of rows) {
-          const bad = sim.isPoisoned(deviceId, r.timestamp, r.values_id);
+          const bad = sim.rowHasFault("poison", deviceId, r.timestamp, r.values_id);
           const carries = Object.entries(r).some(
             ([k, v]) => !META.has(k) && k !== "timestamp" && v !== null,
           );

@@ -204,7 +204,7 @@ describe("poison rows", () => {
     let poisoned = 0;
     expected.forEach((row, i) => {
       const sent = rows[i];
-      if (sim.isPoisoned(DEV, row.timestamp, row.values_id)) {
+      if (sim.rowHasFault("poison", DEV, row.timestamp, row.values_id)) {
         poisoned++;
         const member = row.values_id === 0 ? SOLAR : SOC;
         expect(sent).toEqual({ ...row, [member]: Infinity });
@@ -252,7 +252,7 @@ describe("extra members", () => {
     expect(rows).toHaveLength(expected.length);
     let chosen = 0;
     expected.forEach((row, i) => {
-      if (sim.hasExtraMembers(DEV, row.timestamp, row.values_id)) {
+      if (sim.rowHasFault("extra-members", DEV, row.timestamp, row.values_id)) {
         chosen++;
         expect(rows[i]).toEqual({
           ...row,
@@ -286,7 +286,7 @@ describe("extra members", () => {
       expect(row.extra_9998).toBe(9998);
       expect(row.etl_run).toBe(1);
     }
-    expect(sim.hasExtraMembers(DEV, "2026-11-20T11:58:00", 2)).toBe(true);
+    expect(sim.rowHasFault("extra-members", DEV, "2026-11-20T11:58:00", 2)).toBe(true);
   });
 
   it("never reuses a member name the row has", () => {
@@ -342,7 +342,7 @@ describe("duplicate rows", () => {
     let copies = 0;
     for (const row of expected) {
       expect(rows[at++]).toEqual(row);
-      if (!sim.isDuplicated(DEV, row.timestamp, row.values_id)) continue;
+      if (!sim.rowHasFault("duplicate", DEV, row.timestamp, row.values_id)) continue;
       copies++;
       const bumped = Object.fromEntries(
         Object.entries(row).map(([k, v]) => [
@@ -386,9 +386,9 @@ describe("all data faults together", () => {
     const rows = truth(s5.sim, DEV, [SOLAR], NOW_S - 86_400, NOW_S);
     const picks = (sim: Simulator) =>
       rows.map((r) => [
-        sim.isPoisoned(DEV, r.timestamp, r.values_id),
-        sim.hasExtraMembers(DEV, r.timestamp, r.values_id),
-        sim.isDuplicated(DEV, r.timestamp, r.values_id),
+        sim.rowHasFault("poison", DEV, r.timestamp, r.values_id),
+        sim.rowHasFault("extra-members", DEV, r.timestamp, r.values_id),
+        sim.rowHasFault("duplicate", DEV, r.timestamp, r.values_id),
       ]);
     expect(picks(s5.sim)).toEqual(picks(s5.sim));
     expect(picks(s5.sim)).not.toEqual(picks(s6.sim));
@@ -401,8 +401,8 @@ describe("all data faults together", () => {
     const rows = truth(sim, DEV, [SOLAR], NOW_S - 86_400, NOW_S);
     const both = rows.filter(
       (r) =>
-        sim.isPoisoned(DEV, r.timestamp, r.values_id) &&
-        sim.isDuplicated(DEV, r.timestamp, r.values_id),
+        sim.rowHasFault("poison", DEV, r.timestamp, r.values_id) &&
+        sim.rowHasFault("duplicate", DEV, r.timestamp, r.values_id),
     ).length;
     expect(both / rows.length).toBeGreaterThan(0.2);
     expect(both / rows.length).toBeLessThan(0.3);

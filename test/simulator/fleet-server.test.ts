@@ -123,7 +123,7 @@ describe("a simulator of many devices over HTTP", () => {
       to: "20250301T120100",
     });
     expect(poisoned.text).toContain(`"${SOLAR}":1e400`);
-    expect(sim.isPoisoned("site-00012", "2025-03-01T12:00:00", 0)).toBe(true);
+    expect(sim.rowHasFault("poison", "site-00012", "2025-03-01T12:00:00", 0)).toBe(true);
     expect(sim.isVisible("site-00007", NOW_S - 3_600, NOW_S)).toBe(false);
     expect(sim.isVisible("site-00008", NOW_S - 3_600, NOW_S)).toBe(true);
   });

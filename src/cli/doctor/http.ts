@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
 import { formatSeconds } from "../../influx/write-errors.js";
+import { errnoOf, messageOf } from "../../util/errors.js";
 import { excerpt } from "../../util/text.js";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
@@ -87,8 +88,8 @@ export function httpRequest(
 const TLS_CODE = /CERT|TLS|SSL|EPROTO/i;
 
 function describeProblem(error: unknown): HttpProblem {
-  const code = field(error, "code");
-  const text = field(error, "message") ?? String(error);
+  const code = errnoOf(error);
+  const text = messageOf(error);
   const tls = (code !== undefined && TLS_CODE.test(code)) || /certificate|ssl|tls/i.test(text);
   // OpenSSL's own words ("wrong version number") say nothing to an operator
   const message =

@@ -14,6 +14,7 @@ import {
 import { processOwner } from "../../state/owner.js";
 import { SERVICE_LOCK } from "../../state/service-lock.js";
 import { stateError } from "../../state/state-error.js";
+import { existingAncestor } from "../../util/ensure-dir.js";
 import { messageOf } from "../../util/errors.js";
 import { blocking, type CheckResult, failure, formatBytes, ok, warning } from "./check.js";
 
@@ -164,16 +165,6 @@ export function diskCheck(config: Config): CheckResult {
   if (free < DISK_FAIL_BYTES) return failure(DISK, `${detail} (less than 100 MiB)`, fix);
   if (free < DISK_WARN_BYTES) return warning(DISK, `${detail} (less than 1 GiB)`, fix);
   return ok(DISK, detail);
-}
-
-function existingAncestor(dir: string): string {
-  let current = dir;
-  while (!existsSync(current)) {
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  return current;
 }
 
 function canWrite(path: string): boolean {

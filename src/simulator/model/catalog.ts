@@ -1,4 +1,5 @@
 /** Device definitions: the values every kind lists, and each kind's own (from readouts/). */
+import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { alarmName } from "./alarms.js";
 import { max, roundTo } from "./num.js";
 import { type DeviceKind, type SiteProfile, siteProfile } from "./profiles.js";
@@ -20,13 +21,8 @@ import { counter, sampled, type ValueDef } from "./values.js";
 /** Resource holding every value of a device. */
 export const ALL_DATA = "all_data";
 
-/** Meta values listed in every resource. */
-export const META_VALUE_IDS: readonly string[] = [
-  "values_id",
-  "protocol_id",
-  "alarm_index",
-  "alarm_name",
-];
+/** Meta values listed in every resource: the first four of COMMON_VALUE_IDS. */
+export const META_VALUE_IDS: readonly string[] = COMMON_VALUE_IDS.slice(0, 4);
 
 const PROTOCOL_IDS: Record<DeviceKind, number> = {
   hybrid: 12,
