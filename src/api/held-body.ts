@@ -26,12 +26,12 @@ export class HeldBody implements Iterable<Buffer> {
   /** The block being gathered (once an answer outgrows its raw part), and its bytes. */
   private block: Buffer | undefined;
   private blockBytes = 0;
+  private rawBytes = 0;
   private deflatedBytes = 0;
 
   /** Bytes of memory it holds: the raw part, the deflated blocks and the block being gathered. */
   get heldBytes(): number {
-    const raw = Math.min(this.bytes, BLOCK_BYTES);
-    return raw + this.deflatedBytes + (this.block ? BLOCK_BYTES : 0);
+    return this.rawBytes + this.deflatedBytes + (this.block ? BLOCK_BYTES : 0);
   }
 
   push(piece: Buffer): void {
@@ -40,6 +40,7 @@ export class HeldBody implements Iterable<Buffer> {
     this.noteEdges(piece);
     if (this.bytes <= BLOCK_BYTES) {
       this.raw.push(piece);
+      this.rawBytes += piece.length;
       return;
     }
     this.block ??= Buffer.allocUnsafe(BLOCK_BYTES);
