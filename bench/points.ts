@@ -301,6 +301,38 @@ export async function benchMemory(influxd: TestInfluxd, quick: boolean): Promise
   return rows;
 }
 
+/**
+ * Peak RSS of a 28-day backfill at API_CONCURRENCY 16 against the same at 4, for each way of
+ * starting: what API_ANSWER_BUDGET_MB holds flat.
+ */
+export async function benchMemoryConcurrency(influxd: TestInfluxd, quick: boolean): Promise<Row[]> {
+  const days = quick ? 8 : 28;
+  const rows: Row[] = [];
+  const sim = await startSimulator({ seed: 1, resolutionS: 60 });
+  try {
+    for (const start of ["command", "node"] as const) {
+      const [at4, at16] = [
+        await backfillInto(influxd, sim.url, days, start, { API_CONCURRENCY: "4" }),
+        await backfillInto(influxd, sim.url, days, start, { API_CONCURRENCY: "16" }),
+      ].map((run) => run.peakRssMb);
+      if (at4 === undefined || at16 === undefined) throw new Error("a backfill did not run");
+      log(`memory at API_CONCURRENCY 4 / 16 (${start}): ${at4.toFixed(0)} / ${at16.toFixed(0)} MB`);
+      const how = start === "command" ? "as the command starts" : "as node dist/cli.js";
+      rows.push({
+        bench: `Memory: peak RSS of a ${days}-day backfill of 3 devices at 1 min into influxd at API_CONCURRENCY 16 vs 4, ${how}`,
+        measured: `${at16.toFixed(0)} MB at 16`,
+        baseline: `${at4.toFixed(0)} MB at 4`,
+        ratio: at16 / at4,
+        goal: "<= 1.15 and <= 200 MB",
+        met: at16 / at4 <= 1.15 && at16 <= 200 && at4 <= 200,
+      });
+    }
+  } finally {
+    await sim.close();
+  }
+  return rows;
+}
+
 /** `npm run demo` (node dist/cli.js demo) in a directory of its own: its peak RSS. */
 async function benchDemo(): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), "bench-demo-"));

@@ -17,7 +17,7 @@ import {
   stateDir,
   untilQuiet,
 } from "./harness.js";
-import { benchMemory, benchPointCost, type Row } from "./points.js";
+import { benchMemory, benchMemoryConcurrency, benchPointCost, type Row } from "./points.js";
 import { benchRetry } from "./retry.js";
 import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
 import {
@@ -413,6 +413,10 @@ async function main(): Promise<void> {
       ["fuzz", benchFuzz],
       ["point-cost", async () => rows.push(...(await benchPointCost(influxd, QUICK)))],
       ["memory", async () => rows.push(...(await benchMemory(influxd, QUICK)))],
+      [
+        "memory-concurrency",
+        async () => rows.push(...(await benchMemoryConcurrency(influxd, QUICK))),
+      ],
       ["simulator", benchSimulatorStart],
       [
         "rollups",

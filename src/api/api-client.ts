@@ -10,7 +10,13 @@ import {
   type RequestSpec,
 } from "./api-request.js";
 import { type AccessToken, ApiAuth, type ApiCredentials, renewalMarginMs } from "./auth.js";
-import { type DataLimits, type DataQuery, DEFAULT_DATA_LIMITS, fetchData } from "./data-stream.js";
+import {
+  type DataCallOptions,
+  type DataLimits,
+  type DataQuery,
+  DEFAULT_DATA_LIMITS,
+  fetchData,
+} from "./data-stream.js";
 import { ApiError } from "./errors.js";
 import { invalidResponse, parseJson, registerSecretMembers } from "./parse-answer.js";
 import { encodeSegment } from "./path-segment.js";
@@ -122,7 +128,7 @@ export class ApiClient {
   }
 
   /** GET /data (spec 4.4): the whole answer, retried until it came whole ({@link fetchData}). */
-  data(query: DataQuery, options?: CallOptions) {
+  data(query: DataQuery, options?: DataCallOptions) {
     return fetchData(this.requester, this.limits, query, options);
   }
 

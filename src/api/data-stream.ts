@@ -31,6 +31,15 @@ export const DEFAULT_DATA_LIMITS: DataLimits = {
   maxAnswerBytes: 512 * 1024 * 1024,
 };
 
+/** How a GET /data request is made: its signal, and who is told the bytes its body holds. */
+export interface DataCallOptions extends CallOptions {
+  /** Told the body's bytes so far and the memory they hold, as each piece arrives. */
+  readonly onHeld?: (body: HeldSize) => void;
+}
+
+/** A body's bytes so far and the memory they hold ({@link HeldBody}). */
+export type HeldSize = Pick<HeldBody, "bytes" | "heldBytes">;
+
 /** One whole answer to a GET /data request, as transform/record-pages.ts's AnswerBody reads it. */
 export interface DataAnswer {
   readonly source: AnswerSource;
@@ -49,7 +58,7 @@ export async function fetchData(
   requester: ApiRequester,
   limits: DataLimits,
   query: DataQuery,
-  options: CallOptions = {},
+  options: DataCallOptions = {},
 ): Promise<Answered<DataAnswer>> {
   const path = `data/${encodeSegment(query.deviceId)}/${encodeSegment(query.resourceId)}`;
   return requester.run(
@@ -66,7 +75,7 @@ export async function fetchData(
     },
     async (exchange, context) => {
       const source: AnswerSource = { endpoint: context.endpoint, status: context.head.statusCode };
-      const body = await readWhole(exchange, source, limits);
+      const body = await readWhole(exchange, source, limits, options.onHeld);
       checkEnds(body, source);
       return { source, maxRecordBytes: limits.maxRecordBytes, pieces: body };
     },
@@ -79,6 +88,7 @@ async function readWhole(
   exchange: Exchange,
   source: AnswerSource,
   limits: DataLimits,
+  onHeld?: (body: HeldSize) => void,
 ): Promise<HeldBody> {
   const body = new HeldBody();
   try {
@@ -88,6 +98,7 @@ async function readWhole(
         throw invalidResponse(`${why}; ask for shorter windows or raise it`, false, "", source);
       }
       body.push(piece);
+      onHeld?.(body);
     }
   } catch (error) {
     // the stream broke midway (a reset, a stall of API_TIMEOUT_MS)

@@ -106,6 +106,12 @@ export const configSchema = z
         env: "API_MAX_ANSWER_BYTES",
         describe: "Largest data answer in bytes; a larger one fails its chunk",
       }),
+      answerBudgetMb: setting(int(1, 65_536).default(16), {
+        env: "API_ANSWER_BUDGET_MB",
+        describe:
+          "Memory the data answers in flight and their writes may hold at once, in MiB (7 days of " +
+          "20 values at one minute: about 3.5); a request waits for room ([Memory](operations.md#memory))",
+      }),
     }),
     influx: section({
       url: setting(optionalUrl("put the token into INFLUX_TOKEN").default(""), {

@@ -1,5 +1,6 @@
 import PQueue from "p-queue";
 import type { ApiClient } from "../api/api-client.js";
+import { AnswerBudget, claimFor } from "./answer-budget.js";
 import {
   type ChunkResult,
   type ChunkTarget,
@@ -28,6 +29,8 @@ export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
   /** API_CONCURRENCY. */
   readonly concurrency: number;
+  /** API_ANSWER_BUDGET_MB in bytes: what the chunks in flight hold at once. */
+  readonly answerBudgetBytes: number;
   readonly isStopping: () => boolean;
   readonly metrics?: ChunkMetrics;
 }
@@ -45,10 +48,13 @@ export interface RunChunksOptions {
  */
 export class ChunkRunner {
   readonly queue: PQueue;
+  /** What the chunks in flight hold, their answers and their writes: each waits for room. */
+  readonly budget: AnswerBudget;
   private readonly slots: DeviceSlots;
 
   constructor(private readonly parts: ChunkRunnerParts) {
     this.queue = new PQueue({ concurrency: parts.concurrency });
+    this.budget = new AnswerBudget(parts.answerBudgetBytes);
     this.slots = new DeviceSlots(deviceShare(parts.concurrency));
   }
 
@@ -105,10 +111,14 @@ export class ChunkRunner {
     const startedMs = Date.now();
     // the API requests of a chunk whose write then failed count all the same
     let requests = 0;
+    const claim = await claimFor(this.budget, chunk, this.parts.batchLines);
     try {
       const held = await this.forDevice(target.deviceId, async () => {
         if (stopped()) return undefined;
-        const answered = await this.parts.client.data(dataQuery(target, chunk));
+        const answered = await this.parts.client.data(dataQuery(target, chunk), {
+          onHeld: claim.onHeld,
+        });
+        claim.whole();
         requests = answered.requests;
         const written = await writeAnswer(this.parts, target, chunk, answered.value);
         return { answered, written };
@@ -124,6 +134,8 @@ export class ChunkRunner {
       this.parts.metrics?.chunkFailed(error);
       run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error, requests);
       return { chunk, error };
+    } finally {
+      claim.release();
     }
   }
 

@@ -72,6 +72,7 @@ export class Pipeline {
       deadLetters: parts.store.deadLetters,
       now: this.now,
       concurrency: parts.config.api.concurrency,
+      answerBudgetBytes: parts.config.api.answerBudgetMb * 2 ** 20,
       isStopping: () => this.stopping,
       metrics: parts.metrics,
     });

@@ -50,6 +50,16 @@ const WATCHED: readonly WatchedGauge[] = [
     read: ({ chunks }) => [[{}, chunks.queue.size + chunks.queue.pending]],
   },
   {
+    name: "answer_budget_held_bytes",
+    help: "Bytes the data answers in flight hold of API_ANSWER_BUDGET_MB",
+    read: ({ chunks }) => [[{}, chunks.budget.held]],
+  },
+  {
+    name: "answer_budget_waiting",
+    help: "Data requests waiting for room in API_ANSWER_BUDGET_MB",
+    read: ({ chunks }) => [[{}, chunks.budget.waiting]],
+  },
+  {
     name: "api_rate_limit_per_second",
     help: "Current request rate of the rate gate (lower after 429s)",
     read: ({ gate }) => (gate ? [[{}, gate.currentRatePerSecond]] : []),

@@ -74,6 +74,23 @@ describe("HeldBody", () => {
     expect(Buffer.concat([...held]).equals(whole)).toBe(true);
   });
 
+  it("keeps no more memory than the bytes it holds, and says how many (heldBytes)", () => {
+    const whole = answerLike(20 * MIB, 5);
+    const held = new HeldBody();
+    for (const piece of cut(whole, () => 65_536)) held.push(piece);
+    const members: unknown[] = Object.values(held);
+    const kept = members
+      .flatMap((m) => (Array.isArray(m) ? (m as unknown[]) : [m]))
+      .filter((b): b is Buffer => Buffer.isBuffer(b));
+    const keptBytes = kept.reduce((sum, b) => sum + b.length, 0);
+    expect(held.heldBytes).toBe(keptBytes);
+    // the memory behind them: a deflated block that views a larger buffer keeps all of it
+    // (zlib answers with a view of its 16 KiB output buffer); small copies share 8 KiB pools
+    const memory = new Set(kept.map((b) => b.buffer));
+    const memoryBytes = [...memory].reduce((sum, b) => sum + b.byteLength, 0);
+    expect(memoryBytes).toBeLessThanOrEqual(keptBytes * 1.05 + 8 * KIB);
+  });
+
   it.each([
     ["", -1, -1],
     [" \r\n\t ", -1, -1],

@@ -90,6 +90,9 @@ describe("the service's /healthz, /readyz and /metrics", () => {
     expect(first.get('energy_etl_last_run_success{kind="sync"}')).toBe(1);
     expect(first.get("energy_etl_chunk_duration_seconds_count")).toBeGreaterThan(0);
     expect(first.has("energy_etl_queue_size")).toBe(true);
+    // between syncs no answer is held and none waits for room
+    expect(first.get("energy_etl_answer_budget_held_bytes")).toBe(0);
+    expect(first.get("energy_etl_answer_budget_waiting")).toBe(0);
     expect(text).toContain("# TYPE energy_etl_api_retries_total counter");
     // a clean sync dropped nothing: each series of the counter is there, at 0
     for (const what of ["members", "rows_outside_window", "duplicate_rows"]) {
