@@ -108,12 +108,15 @@ export class ChunkRunner {
     try {
       const held = await this.forDevice(target.deviceId, async () => {
         if (stopped()) return undefined;
+        // 1. fetch: the whole answer (a failure midway is retried in the client, before writes)
         const answered = await this.parts.client.data(dataQuery(target, chunk));
         requests = answered.requests;
+        // 2. transcode + write, batch by batch; the last write is left running
         const written = await writeAnswer(this.parts, target, chunk, answered.value);
         return { answered, written };
       });
       if (held === undefined) return undefined;
+      // 3. finish: the last write settled, the rollup range marked; 4. the caller commits
       const result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
       this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
       run.countChunk(result);
