@@ -37,6 +37,11 @@ export interface RunChunksOptions {
   readonly stop?: () => boolean;
   /** More log context of a failed chunk (its job). */
   readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * Records a stored chunk done (a sync's cursor, a job's chunk), before its outcome is yielded;
+   * one that throws ends the run with its error, and nothing is committed after it.
+   */
+  readonly commit?: (chunk: Chunk, result: ChunkResult) => void;
 }
 
 /**
@@ -58,8 +63,8 @@ export class ChunkRunner {
   }
 
   /**
-   * Fetches and writes `chunks`, yielding each outcome; none starts after a fatal failure, a write
-   * InfluxDB refused whole, or a stop.
+   * Fetches, writes and commits `chunks`, yielding each outcome; none starts after a fatal
+   * failure, a write InfluxDB refused whole, a failed commit, or a stop.
    */
   async *run(
     run: RunContext,
@@ -71,21 +76,47 @@ export class ChunkRunner {
     let wake: (() => void) | undefined;
     let pending = chunks.length;
     let fatal = false;
+    let commitFailed: { readonly error: unknown } | undefined;
+    // nothing is committed once the caller left (or a commit failed), as when it committed itself
+    let closed = false;
     const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
+    const commit = (chunk: Chunk, result: ChunkResult) => {
+      if (closed) return;
+      try {
+        options.commit?.(chunk, result);
+      } catch (error) {
+        closed = true;
+        throw error;
+      }
+    };
     for (const chunk of chunks) {
-      void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
-        if (outcome && "error" in outcome) {
-          if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
-        }
-        pending--;
-        if (outcome) settled.push(outcome);
-        wake?.();
-      });
+      void this.runChunk(run, target, chunk, { ...options, commit }, stopped)
+        .then(
+          (outcome) => {
+            if (outcome && "error" in outcome) {
+              if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
+            }
+            if (outcome) settled.push(outcome);
+          },
+          (error: unknown) => {
+            commitFailed ??= { error };
+            fatal = true;
+          },
+        )
+        .finally(() => {
+          pending--;
+          wake?.();
+        });
     }
-    while (pending > 0 || settled.length > 0) {
-      const next = settled.shift();
-      if (next) yield next;
-      else await new Promise<void>((resolve) => (wake = resolve));
+    try {
+      while (commitFailed === undefined && (pending > 0 || settled.length > 0)) {
+        const next = settled.shift();
+        if (next) yield next;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+      if (commitFailed) throw commitFailed.error;
+    } finally {
+      closed = true;
     }
   }
 
@@ -94,7 +125,10 @@ export class ChunkRunner {
     return this.queue.onIdle();
   }
 
-  /** One chunk, written in its queue slot (the writes pace the fetching); undefined when cut. */
+  /**
+   * One chunk, top to bottom: fetch, transcode + write (both in its queue slot: the writes pace
+   * the fetching), finish, commit. Undefined when cut by a stop; rejects when its commit threw.
+   */
   private async runChunk(
     run: RunContext,
     target: ChunkTarget,
@@ -105,6 +139,7 @@ export class ChunkRunner {
     const startedMs = Date.now();
     // the API requests of a chunk whose write then failed count all the same
     let requests = 0;
+    let result: ChunkResult;
     try {
       const held = await this.forDevice(target.deviceId, async () => {
         if (stopped()) return undefined;
@@ -116,18 +151,20 @@ export class ChunkRunner {
         return { answered, written };
       });
       if (held === undefined) return undefined;
-      // 3. finish: the last write settled, the rollup range marked; 4. the caller commits
-      const result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
+      // 3. finish: the last write settled, dead letters kept, the rollup range marked
+      result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
       this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
       run.countChunk(result);
       this.logDropped(run, target, chunk, result);
-      return { chunk, result };
     } catch (error) {
       if (cutByShutdown(error, this.parts.isStopping())) return undefined;
       this.parts.metrics?.chunkFailed(error);
       run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error, requests);
       return { chunk, error };
     }
+    // 4. commit: the caller's record that the chunk is stored (a cursor, a job's chunk)
+    options.commit?.(chunk, result);
+    return { chunk, result };
   }
 
   /** What a chunk dropped and set aside, told once. */

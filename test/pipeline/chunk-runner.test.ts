@@ -17,6 +17,7 @@ import { expectedPoints, sortPoints, storedPoints } from "../support/expected-po
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
 const DAY_S = 86_400;
@@ -140,6 +141,44 @@ describe("ChunkRunner: the one place chunks run", () => {
     });
     expect(run.counters).toMatchObject({ requests: 2, dataRequests: 1, points: expected.length });
     expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
+  });
+
+  it("commits each stored chunk (the caller's commit) before its outcome comes back; a commit that throws ends the run with its error, nothing committed after it", async () => {
+    const toS = NOW_MS / 1000;
+    const chunks = planChunks(values.slice(0, 60), toS - DAY_S, toS);
+    expect(chunks.length).toBe(3);
+    const committed = new Map<number, number>();
+    const run = testRun(pipeline);
+    const commit = (chunk: Chunk, result: { points: number }) => {
+      committed.set(chunk.index, result.points);
+    };
+    for await (const outcome of pipeline.chunks.run(run, TARGET, chunks, { commit })) {
+      if ("error" in outcome) throw outcome.error;
+      // the commit came first, with what the outcome says
+      expect(committed.get(outcome.chunk.index)).toBe(outcome.result.points);
+    }
+    expect([...committed.keys()].sort((a, b) => a - b)).toEqual(chunks.map((c) => c.index));
+    const points = [...committed.values()].reduce((a, b) => a + b, 0);
+    expect(points).toBe(expectedPoints(DEVICE, RESOURCE, truth(chunks)).length);
+
+    sim.resetLog();
+    const full = new Error("state file full");
+    let commits = 0;
+    const failing = testRun(pipeline);
+    const throwing = () => {
+      commits++;
+      throw full;
+    };
+    await expect(
+      outcomesOf(pipeline.chunks.run(failing, TARGET, chunks, { commit: throwing })),
+    ).rejects.toBe(full);
+    // every chunk that started (its request made) has come to its commit: none was called again
+    await pipeline.chunks.onIdle();
+    const started = sim.count("data");
+    await waitUntil(() => failing.counters.chunks >= started, "the started chunks to finish", {
+      timeoutMs: 10_000,
+    });
+    expect(commits).toBe(1);
   });
 
   it("a failing chunk is an outcome of its own; the others run; a stop starts none", async () => {
