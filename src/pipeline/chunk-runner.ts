@@ -76,47 +76,38 @@ export class ChunkRunner {
     let wake: (() => void) | undefined;
     let pending = chunks.length;
     let fatal = false;
+    // a commit that threw ends the run: none is made after it, nor once the caller left
     let commitFailed: { readonly error: unknown } | undefined;
-    // nothing is committed once the caller left (or a commit failed), as when it committed itself
-    let closed = false;
-    const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
+    let left = false;
     const commit = (chunk: Chunk, result: ChunkResult) => {
-      if (closed) return;
+      if (left || commitFailed) return;
       try {
         options.commit?.(chunk, result);
       } catch (error) {
-        closed = true;
-        throw error;
+        commitFailed = { error };
       }
     };
+    const stopped = () =>
+      fatal || commitFailed !== undefined || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
-      void this.runChunk(run, target, chunk, { ...options, commit }, stopped)
-        .then(
-          (outcome) => {
-            if (outcome && "error" in outcome) {
-              if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
-            }
-            if (outcome) settled.push(outcome);
-          },
-          (error: unknown) => {
-            commitFailed ??= { error };
-            fatal = true;
-          },
-        )
-        .finally(() => {
-          pending--;
-          wake?.();
-        });
+      void this.runChunk(run, target, chunk, { ...options, commit }, stopped).then((outcome) => {
+        if (outcome && "error" in outcome) {
+          if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
+        }
+        pending--;
+        if (outcome) settled.push(outcome);
+        wake?.();
+      });
     }
     try {
-      while (commitFailed === undefined && (pending > 0 || settled.length > 0)) {
+      while (!commitFailed && (pending > 0 || settled.length > 0)) {
         const next = settled.shift();
         if (next) yield next;
         else await new Promise<void>((resolve) => (wake = resolve));
       }
       if (commitFailed) throw commitFailed.error;
     } finally {
-      closed = true;
+      left = true;
     }
   }
 
@@ -127,7 +118,7 @@ export class ChunkRunner {
 
   /**
    * One chunk, top to bottom: fetch, transcode + write (both in its queue slot: the writes pace
-   * the fetching), finish, commit. Undefined when cut by a stop; rejects when its commit threw.
+   * the fetching), finish, commit. Undefined when cut by a stop.
    */
   private async runChunk(
     run: RunContext,
