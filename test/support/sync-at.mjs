@@ -11,7 +11,7 @@ const nowMs = Number(process.argv[2]);
 if (!Number.isSafeInteger(nowMs))
   throw new Error(`usage: sync-at.mjs <epoch ms>, got ${process.argv[2]}`);
 const config = loadConfig({ env: process.env });
-const pipeline = await openPipeline(config, createLogger(config.log.level), {
+const { pipeline } = await openPipeline(config, createLogger(config.log.level), {
   now: () => new Date(nowMs),
 });
 try {
