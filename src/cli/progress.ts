@@ -1,8 +1,7 @@
 import type { SingleBar } from "cli-progress";
 import type { Logger } from "pino";
-import type { BackfillRunResult } from "../pipeline/backfill.js";
+import type { BackfillRunParts, BackfillRunResult } from "../pipeline/backfill.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
-import type { Pipeline } from "../pipeline/pipeline.js";
 import type { BackfillJob } from "../state/types.js";
 import type { Terminal } from "./terminal.js";
 
@@ -95,7 +94,7 @@ export type BackfillProgressSnapshot = ReturnType<BackfillProgressReporter["snap
 
 /** Runs `jobs` as one backfill run with a progress bar over all their chunks. */
 export async function runBackfillWithProgress(
-  pipeline: Pipeline,
+  parts: BackfillRunParts,
   jobs: readonly BackfillJob[],
   out: { readonly logger: Logger; readonly terminal: Terminal },
 ): Promise<{ readonly run: BackfillRunResult; readonly progress: BackfillProgressSnapshot }> {
@@ -106,7 +105,7 @@ export async function runBackfillWithProgress(
   const progress = new BackfillProgressReporter(total, already, out.logger, out.terminal);
   let run: BackfillRunResult;
   try {
-    run = await runBackfillJobs(pipeline, jobs, progress);
+    run = await runBackfillJobs(parts, jobs, progress);
   } finally {
     progress.stop();
   }

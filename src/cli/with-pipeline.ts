@@ -3,9 +3,11 @@ import { type MemoryBudgetError, watchMemory } from "../pipeline/memory-budget.j
 import type { Pipeline } from "../pipeline/pipeline.js";
 import { LockHeartbeat } from "../service/lock-heartbeat.js";
 import { processOwner } from "../state/owner.js";
+import type { StateStore } from "../state/state-store.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import type { OpenedPipeline } from "./open-pipeline.js";
 import { requireStateDb } from "./with-state-store.js";
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
@@ -41,7 +43,7 @@ export async function withPipeline<T>(
   if (options.stateMustExist) requireStateDb(context.config.state.db);
   const owner = processOwner(command.name());
   const timeoutMs = context.config.service.shutdownTimeoutMs;
-  let pipeline: Pipeline | undefined;
+  let opened: OpenedPipeline | undefined;
   let signal: string | undefined;
   /** What ended the work early: over MEMORY_BUDGET_MB, or the service lock lost. */
   let cutBy: MemoryBudgetError | Error | undefined;
@@ -50,8 +52,8 @@ export async function withPipeline<T>(
     if (signal) return;
     signal = name;
     context.logger.warn({ signal: name }, "stopping: finishing the requests in flight");
-    if (pipeline === undefined) process.exit(130);
-    void pipeline.stop(timeoutMs);
+    if (opened === undefined) process.exit(130);
+    void opened.pipeline.stop(timeoutMs);
     // chunks not recorded as done are fetched again next time
     setTimeout(() => {
       context.logger.error("requests still in flight after SHUTDOWN_TIMEOUT_MS: exiting");
@@ -60,8 +62,8 @@ export async function withPipeline<T>(
   });
   try {
     // the pipeline's parts (got, the InfluxDB client) load here, for the commands that run one
-    const { openPipeline } = await import("../pipeline/create-pipeline.js");
-    pipeline = await openPipeline(context.config, context.logger, {
+    const { openPipeline } = await import("./open-pipeline.js");
+    opened = await openPipeline(context.config, context.logger, {
       output: options.output,
       dryRun: options.dryRun,
       owner,
@@ -70,7 +72,7 @@ export async function withPipeline<T>(
     removeSignals();
     throw error;
   }
-  const open = pipeline;
+  const { pipeline: open, state } = opened;
   const cut = (error: Error) => {
     cutBy ??= error;
     context.logger.error(error.message);
@@ -78,14 +80,14 @@ export async function withPipeline<T>(
   };
   let stopWatching = () => {};
   try {
-    stopWatching = watchWork(open, context, options.lock ? owner : undefined, cut);
+    stopWatching = watchWork(state, context, options.lock ? owner : undefined, cut);
     // a shutdown's cut is an interruption, a state file gone the failure, whatever they threw
     const cutShort = () =>
       cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
     const result = await work(open, context).catch((error: unknown) => {
-      throw cutShort() ?? open.store.fileProblem() ?? error;
+      throw cutShort() ?? state.fileProblem() ?? error;
     });
-    const ended = cutShort() ?? open.store.fileProblem();
+    const ended = cutShort() ?? state.fileProblem();
     if (ended) throw ended;
     return result;
   } finally {
@@ -93,7 +95,7 @@ export async function withPipeline<T>(
     removeSignals();
     if (signal) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
-    open.store.close();
+    state.close();
   }
 }
 
@@ -102,7 +104,7 @@ export async function withPipeline<T>(
  * for `lockOwner`), MEMORY_BUDGET_MB, STATE_DB deleted or replaced. Returns what stops watching.
  */
 function watchWork(
-  open: Pipeline,
+  state: StateStore,
   context: CommandContext,
   lockOwner: ReturnType<typeof processOwner> | undefined,
   cut: (error: Error) => void,
@@ -111,11 +113,11 @@ function watchWork(
     lockOwner === undefined
       ? undefined
       : new LockHeartbeat({
-          store: open.store,
+          store: state,
           owner: lockOwner,
           log: context.logger,
           nowMs: Date.now,
-          mayRenew: () => open.store.isOpen,
+          mayRenew: () => state.isOpen,
           fatal: cut,
         });
   const unwatchMemory = watchMemory({
@@ -124,7 +126,7 @@ function watchWork(
     onOver: cut,
     ...(context.io.residentMb ? { rssMb: context.io.residentMb } : {}),
   });
-  const unwatchState = open.store.watchFile(cut);
+  const unwatchState = state.watchFile(cut);
   const stop = () => {
     unwatchState();
     unwatchMemory();

@@ -1,10 +1,12 @@
 /** What the gap audit (audit.ts) counts: API records, InfluxDB points and dead letters per day. */
+import type { ApiClient } from "../api/api-client.js";
 import type { DataAnswer } from "../api/data-stream.js";
 import { ApiError } from "../api/errors.js";
 import { VALUES_ID } from "../api/limits.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import { quoteIdentifier, quoteLiteral } from "../influx/influxql.js";
 import { type DataRecord, parseRecordTime } from "../records/data-record.js";
+import type { DeadLetterStore } from "../state/dead-letter-store.js";
 import type { DeadLetter } from "../state/types.js";
 import { JsonArrayError } from "../transform/json-array-scanner.js";
 import { storedMeasurement, storedName } from "../transform/line-protocol.js";
@@ -13,9 +15,9 @@ import { recordPages } from "../transform/record-pages.js";
 import { AnswerScreen } from "../transform/screen-answer.js";
 import type { ValueIdDecoder } from "../transform/value-id.js";
 import { DAY_S } from "../util/utc-time.js";
+import type { ChunkRunner } from "./chunk-runner.js";
 import { dataQuery, notRecords } from "./chunk-writer.js";
 import type { Window } from "./cursor.js";
-import type { Pipeline } from "./pipeline.js";
 import { valueGroups } from "./plan-chunks.js";
 
 /** The key of a (sample, day) count. */
@@ -93,7 +95,10 @@ export interface AuditTarget {
 
 /** The API's records of a target's samples per (sample, day) up to `untilS`, and newer ones. */
 export async function apiCounts(
-  pipeline: Pick<Pipeline, "client" | "chunks">,
+  parts: {
+    readonly client: Pick<ApiClient, "data">;
+    readonly chunks: Pick<ChunkRunner, "forDevice">;
+  },
   target: AuditTarget,
   windows: readonly Window[],
   untilS: number,
@@ -123,9 +128,9 @@ export async function apiCounts(
   await Promise.all(
     windows.flatMap((window) =>
       valueGroups(samples.map((s) => s.valueId)).map((ids) =>
-        pipeline.chunks.forDevice(deviceId, async () => {
+        parts.chunks.forDevice(deviceId, async () => {
           const query = dataQuery({ deviceId, resourceId }, { values: ids, ...window });
-          const answered = await pipeline.client.data(query).catch((error: unknown) => {
+          const answered = await parts.client.data(query).catch((error: unknown) => {
             requestsDone(error instanceof ApiError ? (error.attempts ?? 0) : 1);
             throw error;
           });
@@ -186,13 +191,13 @@ export function deadLetterTimeS(letter: Pick<DeadLetter, "kind" | "payload">): n
  * Per (sample, day): dead-lettered rows in [fromS, untilS] (a backfill would refuse them again).
  */
 export function deadLetteredPerDay(
-  pipeline: Pipeline,
+  deadLetters: Pick<DeadLetterStore, "list">,
   target: AuditTarget,
   fromS: number,
   untilS: number,
 ): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const letter of pipeline.store.deadLetters.list({ deviceId: target.deviceId })) {
+  for (const letter of deadLetters.list({ deviceId: target.deviceId })) {
     if (letter.kind !== "row" || letter.resourceId !== target.resourceId) continue;
     const atS = deadLetterTimeS(letter);
     if (atS === undefined || atS < fromS || atS > untilS) continue;

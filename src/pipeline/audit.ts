@@ -1,8 +1,10 @@
 /** The gap audit (README "Audit"): what InfluxDB holds against what the API has, per UTC day. */
-import type { Answered } from "../api/api-request.js";
+import type { ApiClient } from "../api/api-client.js";
 import { MAX_VALUES_PER_REQUEST } from "../api/limits.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
+import type { StateStore } from "../state/state-store.js";
 import type { BackfillSpec } from "../state/types.js";
+import type { ValueIdDecoder } from "../transform/value-id.js";
 import { DAY_S, epochSeconds } from "../util/utc-time.js";
 import {
   type AuditTarget,
@@ -13,10 +15,10 @@ import {
   sampleValues,
   storedCounts,
 } from "./audit-counts.js";
-import { usableResources, usableValues, warnSkipped } from "./catalog-ids.js";
-import type { Pipeline } from "./pipeline.js";
+import { type CatalogReadParts, readCatalog } from "./catalog.js";
+import type { ChunkRunner } from "./chunk-runner.js";
 import { countChunks, timeWindows } from "./plan-chunks.js";
-import { selectDevices } from "./select-devices.js";
+import { type SelectParts, selectDevices } from "./select-devices.js";
 
 /** What `energy-etl audit` asks for. */
 export interface AuditRequest {
@@ -73,6 +75,16 @@ export interface AuditResult {
   readonly unaudited: readonly { deviceId: string; resourceId: string; group: readonly string[] }[];
 }
 
+/** What the gap audit works with: the catalog and the data requests, cursors and dead letters. */
+export type AuditParts = SelectParts &
+  CatalogReadParts & {
+    readonly client: Pick<ApiClient, "data">;
+    readonly chunks: Pick<ChunkRunner, "forDevice">;
+    readonly decoder: ValueIdDecoder;
+    readonly store: Pick<StateStore, "cursors" | "deadLetters">;
+    readonly apiNow: () => Date;
+  };
+
 /** Told about each data request (HTTP attempt of GET /data) the audit makes, for a progress bar. */
 export interface AuditProgress {
   /** The data requests planned (a retry adds one). */
@@ -86,15 +98,15 @@ export interface AuditProgress {
  * InfluxQL count per sample and day.
  */
 export async function auditGaps(
-  pipeline: Pipeline,
+  parts: AuditParts,
   query: InfluxQuery,
   request: AuditRequest,
   progress?: AuditProgress,
 ): Promise<AuditResult> {
   let dataRequests = 0;
-  const { targets, unaudited, catalogRequests } = await auditTargets(pipeline, request.devices);
+  const { targets, unaudited, catalogRequests } = await auditTargets(parts, request.devices);
   // after the catalog reads: the API's clock is known, a local clock ahead of it cuts nothing
-  const nowS = epochSeconds(pipeline.apiNow());
+  const nowS = epochSeconds(parts.apiNow());
   // from the instant asked for, as backfill: `audit --from -30d` after `backfill --from -30d`
   // compares the first day from that instant on, not from its 00:00 (which was never fetched)
   const fromS = request.fromS;
@@ -118,7 +130,7 @@ export async function auditGaps(
     const { deviceId, resourceId, syncedUntilS } = target;
     // compared: up to the last sync; what the API has after it is not synced yet
     const untilS = Math.min(toS, syncedUntilS ?? fromS - 1);
-    const api = await apiCounts(pipeline, target, windows, untilS, requestsDone);
+    const api = await apiCounts(parts, target, windows, untilS, requestsDone);
     if (api.newer > 0) {
       const since = syncedUntilS === undefined ? {} : { syncedUntilS };
       notSynced.push({ deviceId, resourceId, ...since, apiRecords: api.newer });
@@ -126,7 +138,7 @@ export async function auditGaps(
     if (untilS < fromS) continue;
     const stored = await storedCounts(query, target, fromS, untilS);
     queries++;
-    const known = deadLetteredPerDay(pipeline, target, fromS, untilS);
+    const known = deadLetteredPerDay(parts.store.deadLetters, target, fromS, untilS);
     holes.push(...holesOf(target, fromS, untilS, { api: api.counts, stored, known }));
   }
   holes.sort(
@@ -179,36 +191,26 @@ function holesOf(
 
 /** The device resources to audit (from the API's catalog), their samples and their cursors. */
 async function auditTargets(
-  pipeline: Pipeline,
+  parts: AuditParts,
   devices: AuditRequest["devices"],
 ): Promise<Pick<AuditResult, "unaudited" | "catalogRequests"> & { targets: AuditTarget[] }> {
-  const { client, decoder, store } = pipeline;
-  const selected = await selectDevices(pipeline, devices);
+  const selected = await selectDevices(parts, devices);
   let catalogRequests = selected.requests;
-  const ask = <T>(deviceId: string, task: () => Promise<Answered<T>>): Promise<T> =>
-    pipeline.chunks.forDevice(deviceId, task).then((answer) => {
-      catalogRequests += answer.requests;
-      return answer.value;
-    });
   const targets: AuditTarget[] = [];
   const unaudited: AuditResult["unaudited"][number][] = [];
   for (const deviceId of selected.deviceIds) {
-    const { resource_ids } = await ask(deviceId, () => client.listResources(deviceId));
-    const resources = usableResources(resource_ids);
-    const skipped = [...resources.skipped];
-    for (const resourceId of resources.kept) {
-      const listed = await ask(deviceId, () => client.listValues(deviceId, resourceId));
-      const values = usableValues(resourceId, listed.values);
-      skipped.push(...values.skipped);
-      const picked = sampleValues(decoder, values.kept);
+    const read = await readCatalog(parts, deviceId, parts.logger.child({ device: deviceId }));
+    if ("unknown" in read) throw read.unknown;
+    catalogRequests += read.requests;
+    for (const { resourceId, values } of read.resources) {
+      const picked = sampleValues(parts.decoder, values);
       for (const group of picked.unaudited) unaudited.push({ deviceId, resourceId, group });
       if (picked.samples.length === 0) continue;
-      const cursor = store.cursors.get(deviceId, resourceId);
+      const cursor = parts.store.cursors.get(deviceId, resourceId);
       const syncedUntilS =
         cursor === undefined ? undefined : (cursor.newestRecordS ?? cursor.startedS - 1);
       targets.push({ deviceId, resourceId, samples: picked.samples, syncedUntilS });
     }
-    warnSkipped(pipeline.logger.child({ device: deviceId }), skipped);
   }
   return { targets, unaudited, catalogRequests };
 }

@@ -91,16 +91,19 @@ async function workOnJob(
     "backfill job started",
   );
   let firstError: unknown;
-  const chunks = parts.chunks.run(run, job, todo, { stop: leaseLost, context: { job: job.id } });
-  for await (const outcome of chunks) {
-    if ("error" in outcome) {
-      firstError ??= outcome.error;
-      continue;
-    }
-    const { points, requests, newestRecordS } = outcome.result;
+  // a chunk stored is recorded done in the job (with its counts)
+  const commit = (chunk: Chunk, { points, requests, newestRecordS }: ChunkResult) => {
     const stored = { points, requests, ...(newestRecordS === undefined ? {} : { newestRecordS }) };
-    store.jobs.recordChunkDone(job.id, outcome.chunk.index, stored, parts.now());
-    progress?.chunkDone(outcome.result, outcome.chunk);
+    store.jobs.recordChunkDone(job.id, chunk.index, stored, parts.now());
+  };
+  const context = { job: job.id };
+  for await (const outcome of parts.chunks.run(run, job, todo, {
+    stop: leaseLost,
+    context,
+    commit,
+  })) {
+    if ("error" in outcome) firstError ??= outcome.error;
+    else progress?.chunkDone(outcome.result, outcome.chunk);
   }
   const after = store.jobs.get(job.id) ?? job;
   if (leaseLost()) {

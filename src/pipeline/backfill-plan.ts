@@ -6,9 +6,12 @@ import type { QueuedBackfill } from "../state/job-store.js";
 import type { StateStore } from "../state/state-store.js";
 import type { BackfillSpec } from "../state/types.js";
 import { didYouMean } from "../util/suggest.js";
-import { type CatalogResource, deviceCatalog } from "./catalog.js";
-import { usableResources, usableValues, warnSkipped } from "./catalog-ids.js";
-import type { Pipeline } from "./pipeline.js";
+import {
+  type CatalogReadParts,
+  type CatalogResource,
+  deviceCatalog,
+  readCatalog,
+} from "./catalog.js";
 import { countChunks } from "./plan-chunks.js";
 import { type SelectParts, selectDevices } from "./select-devices.js";
 
@@ -42,20 +45,20 @@ export interface BackfillPlan {
 
 /** Plans a backfill from the catalog: the requested value ids must exist. */
 export async function planBackfill(
-  pipeline: SelectParts,
+  parts: SelectParts,
   request: BackfillRequest,
 ): Promise<BackfillPlan> {
-  const selected = await selectDevices(pipeline, request.devices);
+  const selected = await selectDevices(parts, request.devices);
   let { requests } = selected;
   const latencyMs: number[] = [];
   const planned: PlannedBackfill[] = [];
   const known = new Set<string>();
   for (const deviceId of selected.deviceIds) {
     // the stored catalog while fresh, as sync does; a dry run reads the API and records nothing
-    const log = pipeline.logger.child({ device: deviceId });
+    const log = parts.logger.child({ device: deviceId });
     const catalog = request.dryRun
-      ? await readCatalog(pipeline, deviceId, log)
-      : await deviceCatalog(pipeline, deviceId, "refresh-due", log);
+      ? await dryRunCatalog(parts, deviceId, log)
+      : await deviceCatalog(parts, deviceId, "refresh-due", log);
     requests += catalog.requests;
     if ("latencyMs" in catalog) latencyMs.push(...catalog.latencyMs);
     const { resources } = catalog;
@@ -131,31 +134,16 @@ export function remainingBackfill(
  * long each answer took from its sending (the client's clock is Date.now outside tests of
  * virtual time, which plan no dry run).
  */
-async function readCatalog(
-  pipeline: Pick<Pipeline, "client" | "chunks">,
+async function dryRunCatalog(
+  parts: CatalogReadParts,
   deviceId: string,
   log: Logger,
 ): Promise<{ resources: CatalogResource[]; requests: number; latencyMs: number[] }> {
   const latencyMs: number[] = [];
-  const ask = async <T extends Answered<unknown>>(task: () => Promise<T>) => {
-    const answer = await pipeline.chunks.forDevice(deviceId, task);
-    // from the answered attempt's sending (after the rate gate and the token): one request's time
+  // from the answered attempt's sending (after the rate gate and the token): one request's time
+  const answered = (answer: Answered<unknown>) =>
     latencyMs.push(Math.max(0, Date.now() - answer.sentAtMs));
-    return answer;
-  };
-  const listed = await ask(() => pipeline.client.listResources(deviceId));
-  let requests = listed.requests;
-  const usable = usableResources(listed.value.resource_ids);
-  const skipped = [...usable.skipped];
-  const resources = await Promise.all(
-    usable.kept.map(async (resourceId) => {
-      const answer = await ask(() => pipeline.client.listValues(deviceId, resourceId));
-      requests += answer.requests;
-      const values = usableValues(resourceId, answer.value.values);
-      skipped.push(...values.skipped);
-      return { resourceId, values: values.kept };
-    }),
-  );
-  warnSkipped(log, skipped);
-  return { resources, requests, latencyMs };
+  const read = await readCatalog(parts, deviceId, log, { answered });
+  if ("unknown" in read) throw read.unknown;
+  return { ...read, latencyMs };
 }

@@ -1,18 +1,14 @@
 /** The catalog at its own cadence: stored, read after CATALOG_REFRESH or when data says unknown. */
 import type { Logger } from "pino";
+import type { ApiClient } from "../api/api-client.js";
+import type { Answered } from "../api/api-request.js";
 import { ApiError } from "../api/errors.js";
 import { isRequestable, VALUES_ID } from "../api/limits.js";
 import type { Config } from "../config.js";
 import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
-import {
-  type SkippedId,
-  tagKey,
-  usableIds,
-  usableResources,
-  usableValues,
-  warnSkipped,
-} from "./catalog-ids.js";
+import { tagKey, usableIds, usableResources, usableValues, warnSkipped } from "./catalog-ids.js";
+import type { ChunkRunner } from "./chunk-runner.js";
 import { secondsBefore, syncRules } from "./cursor.js";
 import type { Pipeline } from "./pipeline.js";
 import { countChunks } from "./plan-chunks.js";
@@ -104,6 +100,62 @@ export async function deviceCatalog(
   return readDeviceCatalog(pipeline, deviceId, log);
 }
 
+/** What reading a device's catalog from the API takes: the client and the request queue. */
+export interface CatalogReadParts {
+  readonly client: Pick<ApiClient, "listResources" | "listValues">;
+  readonly chunks: Pick<ChunkRunner, "forDevice">;
+}
+
+/** A device's catalog as the API answers it now, or the API's 404 for the device. */
+export type ReadCatalog =
+  | { readonly resourceIds: string[]; readonly resources: CatalogResource[]; requests: number }
+  | { readonly unknown: ApiError };
+
+/**
+ * The one read of a device's catalog from the API: its usable resources and value lists
+ * (catalog-ids.ts; ids `known` from before are kept; one warning for the others), recorded
+ * nowhere. `answered` sees each answer; `unknown` when the API does not know the device.
+ */
+export async function readCatalog(
+  parts: CatalogReadParts,
+  deviceId: string,
+  log: Logger,
+  options: {
+    readonly known?: { resources: ReadonlySet<string>; values: (r: string) => ReadonlySet<string> };
+    readonly priority?: number;
+    readonly answered?: (answer: Answered<unknown>) => void;
+  } = {},
+): Promise<ReadCatalog> {
+  const { client } = parts;
+  let requests = 0;
+  const ask = async <T extends Answered<unknown>>(task: () => Promise<T>): Promise<T> => {
+    const answer = await parts.chunks.forDevice(deviceId, task, options.priority);
+    requests += answer.requests;
+    options.answered?.(answer);
+    return answer;
+  };
+  let listed: Answered<{ resource_ids: string[] }>;
+  try {
+    listed = await ask(() => client.listResources(deviceId));
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "not_found") return { unknown: error };
+    throw error;
+  }
+  const usable = usableResources(listed.value.resource_ids, options.known?.resources);
+  const skipped = [...usable.skipped];
+  const resources = await Promise.all(
+    usable.kept.map(async (resourceId) => {
+      const answer = await ask(() => client.listValues(deviceId, resourceId));
+      const known = options.known?.values(resourceId);
+      const values = usableValues(resourceId, answer.value.values, known);
+      skipped.push(...values.skipped);
+      return { resourceId, values: values.kept };
+    }),
+  );
+  warnSkipped(log, skipped);
+  return { resourceIds: usable.kept, resources, requests };
+}
+
 /** Reads a device's catalog from the API and records it; a device unknown to it is unlisted. */
 export async function readDeviceCatalog(
   pipeline: CatalogParts,
@@ -111,39 +163,22 @@ export async function readDeviceCatalog(
   log: Logger,
   priority = 0,
 ): Promise<DeviceCatalog> {
-  const { client, store } = pipeline;
-  const ask = <T>(task: () => Promise<T>) => pipeline.chunks.forDevice(deviceId, task, priority);
-  let resourceIds: readonly string[];
-  let requests = 0;
-  const skipped: SkippedId[] = [];
-  try {
-    const answer = await ask(() => client.listResources(deviceId));
-    const known = new Set(store.catalog.device(deviceId).resources.map((r) => r.resourceId));
-    const usable = usableResources(answer.value.resource_ids, known);
-    resourceIds = usable.kept;
-    skipped.push(...usable.skipped);
-    requests += answer.requests;
-  } catch (error) {
-    if (!(error instanceof ApiError && error.code === "not_found")) throw error;
+  const { store } = pipeline;
+  const stored = store.catalog.device(deviceId);
+  const known = {
+    resources: new Set(stored.resources.map((r) => r.resourceId)),
+    values: (resourceId: string) => new Set(store.catalog.list(deviceId, resourceId)),
+  };
+  const read = await readCatalog(pipeline, deviceId, log, { known, priority });
+  if ("unknown" in read) {
     store.catalog.unlistDevice(deviceId);
     log.warn("the API no longer knows the device: it is not synced until listed again");
-    return { resources: [], read: true, newValues: 0, requests: error.attempts ?? 1 };
+    return { resources: [], read: true, newValues: 0, requests: read.unknown.attempts ?? 1 };
   }
-  const listed = await Promise.all(
-    resourceIds.map(async (resourceId) => {
-      const answer = await ask(() => client.listValues(deviceId, resourceId));
-      requests += answer.requests;
-      const known = new Set(store.catalog.list(deviceId, resourceId));
-      const usable = usableValues(resourceId, answer.value.values, known);
-      skipped.push(...usable.skipped);
-      return { resourceId, values: usable.kept };
-    }),
-  );
-  warnSkipped(log, skipped);
-  const resources = requestableOnly(listed, log);
+  const resources = requestableOnly(read.resources, log);
   const newValues = store.transaction(() => {
     const now = pipeline.now();
-    store.catalog.recordResources(deviceId, resourceIds, now);
+    store.catalog.recordResources(deviceId, read.resourceIds, now);
     let count = 0;
     // the catalog rows and the history jobs land together: a value is never "seen" without its job
     for (const r of resources)
@@ -151,7 +186,7 @@ export async function readDeviceCatalog(
     store.catalog.markRead(deviceId, now);
     return count;
   });
-  return { resources, read: true, newValues, requests };
+  return { resources, read: true, newValues, requests: read.requests };
 }
 
 /** The value lists without the ids a `values=` list cannot carry (spec 4.4), with one warning. */

@@ -40,6 +40,11 @@ export interface RunChunksOptions {
   readonly stop?: () => boolean;
   /** More log context of a failed chunk (its job). */
   readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * Records a stored chunk done (a sync's cursor, a job's chunk), before its outcome is yielded;
+   * one that throws ends the run with its error, and nothing is committed after it.
+   */
+  readonly commit?: (chunk: Chunk, result: ChunkResult) => void;
 }
 
 /**
@@ -64,8 +69,8 @@ export class ChunkRunner {
   }
 
   /**
-   * Fetches and writes `chunks`, yielding each outcome; none starts after a fatal failure, a write
-   * InfluxDB refused whole, or a stop.
+   * Fetches, writes and commits `chunks`, yielding each outcome; none starts after a fatal
+   * failure, a write InfluxDB refused whole, a failed commit, or a stop.
    */
   async *run(
     run: RunContext,
@@ -77,9 +82,21 @@ export class ChunkRunner {
     let wake: (() => void) | undefined;
     let pending = chunks.length;
     let fatal = false;
-    const stopped = () => fatal || this.parts.isStopping() || options.stop?.() === true;
+    // a commit that threw ends the run: none is made after it, nor once the caller left
+    let commitFailed: { readonly error: unknown } | undefined;
+    let left = false;
+    const commit = (chunk: Chunk, result: ChunkResult) => {
+      if (left || commitFailed) return;
+      try {
+        options.commit?.(chunk, result);
+      } catch (error) {
+        commitFailed = { error };
+      }
+    };
+    const stopped = () =>
+      fatal || commitFailed !== undefined || this.parts.isStopping() || options.stop?.() === true;
     for (const chunk of chunks) {
-      void this.runChunk(run, target, chunk, options, stopped).then((outcome) => {
+      void this.runChunk(run, target, chunk, { ...options, commit }, stopped).then((outcome) => {
         if (outcome && "error" in outcome) {
           if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
         }
@@ -88,10 +105,15 @@ export class ChunkRunner {
         wake?.();
       });
     }
-    while (pending > 0 || settled.length > 0) {
-      const next = settled.shift();
-      if (next) yield next;
-      else await new Promise<void>((resolve) => (wake = resolve));
+    try {
+      while (!commitFailed && (pending > 0 || settled.length > 0)) {
+        const next = settled.shift();
+        if (next) yield next;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+      if (commitFailed) throw commitFailed.error;
+    } finally {
+      left = true;
     }
   }
 
@@ -100,7 +122,10 @@ export class ChunkRunner {
     return this.queue.onIdle();
   }
 
-  /** One chunk, written in its queue slot (the writes pace the fetching); undefined when cut. */
+  /**
+   * One chunk, top to bottom: fetch, transcode + write (both in its queue slot: the writes pace
+   * the fetching), finish, commit. Undefined when cut by a stop.
+   */
   private async runChunk(
     run: RunContext,
     target: ChunkTarget,
@@ -112,23 +137,26 @@ export class ChunkRunner {
     // the API requests of a chunk whose write then failed count all the same
     let requests = 0;
     const claim = await claimFor(this.budget, chunk, this.parts.batchLines);
+    let result: ChunkResult;
     try {
       const held = await this.forDevice(target.deviceId, async () => {
         if (stopped()) return undefined;
+        // 1. fetch: the whole answer (a failure midway is retried in the client, before writes)
         const answered = await this.parts.client.data(dataQuery(target, chunk), {
           onHeld: claim.onHeld,
         });
         claim.whole();
         requests = answered.requests;
+        // 2. transcode + write, batch by batch; the last write is left running
         const written = await writeAnswer(this.parts, target, chunk, answered.value);
         return { answered, written };
       });
       if (held === undefined) return undefined;
-      const result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
+      // 3. finish: the last write settled, dead letters kept, the rollup range marked
+      result = await finishChunk(this.parts, target, chunk, held.answered, held.written);
       this.parts.metrics?.chunkDone((Date.now() - startedMs) / 1000, result);
       run.countChunk(result);
       this.logDropped(run, target, chunk, result);
-      return { chunk, result };
     } catch (error) {
       if (cutByShutdown(error, this.parts.isStopping())) return undefined;
       this.parts.metrics?.chunkFailed(error);
@@ -137,6 +165,9 @@ export class ChunkRunner {
     } finally {
       claim.release();
     }
+    // 4. commit: the caller's record that the chunk is stored (a cursor, a job's chunk)
+    options.commit?.(chunk, result);
+    return { chunk, result };
   }
 
   /** What a chunk dropped and set aside, told once. */

@@ -194,7 +194,12 @@ export async function writeAnswer(
   return { records, points: () => points, newestS, oldestS, screen, letters, lastWrite };
 }
 
-/** An answer whose body is not a JSON array of records (or holds a record over its cap). */
+/**
+ * An answer whose body is not a JSON array of records (or holds a record over its cap), found
+ * while it was transcoded: final for this chunk, which fails and is read again next run (a body
+ * cut short is retried before any of it is written: data-stream.ts checkEnds; one cut right
+ * after a `]` inside its last record only shows here, after writes).
+ */
 export function notRecords(error: JsonArrayError, answer: DataAnswer): ApiError {
   const { source } = answer;
   const what = error.tooLong
@@ -204,6 +209,6 @@ export function notRecords(error: JsonArrayError, answer: DataAnswer): ApiError 
     code: "invalid_response",
     endpoint: source.endpoint,
     status: source.status,
-    retryable: error.truncated,
+    retryable: false,
   });
 }

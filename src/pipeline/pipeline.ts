@@ -14,11 +14,26 @@ import { ValueIdDecoder } from "../transform/value-id.js";
 import { sleep } from "../util/timers.js";
 import { type ChunkMetrics, ChunkRunner } from "./chunk-runner.js";
 
+/** The state the runs keep (not the file itself: its locks, checks and closing are the CLI's). */
+export type RunStore = Pick<
+  StateStore,
+  "runs" | "cursors" | "jobs" | "catalog" | "deadLetters" | "rollups" | "transaction" | "isOpen"
+>;
+
+/** The settings the runs read: SYNC_*, FAILURE_* and PARK_AFTER, the shard, the sites. */
+export type RunSettings = Pick<Config, "sync" | "failures" | "shard" | "sites"> & {
+  readonly api: Pick<Config["api"], "concurrency">;
+};
+
 export interface PipelineParts {
   readonly client: ApiClient;
-  readonly store: StateStore;
+  readonly store: RunStore & Pick<StateStore, "locks" | "close">;
   readonly sink: PointSink;
-  readonly config: Config;
+  readonly config: RunSettings &
+    Pick<Config, "rollups"> & {
+      readonly influx: Pick<Config["influx"], "batchSize">;
+      readonly api: Pick<Config["api"], "answerBudgetMb">;
+    };
   readonly logger: Logger;
   /** The client's rate gate, for status and metrics. */
   readonly gate?: RateGate;
@@ -36,9 +51,9 @@ export interface PipelineParts {
 /** The running pipeline, wired once, with one request queue for every run (its chunk runner). */
 export class Pipeline {
   readonly client: ApiClient;
-  readonly store: StateStore;
+  readonly store: RunStore;
   readonly sink: PointSink;
-  readonly config: Config;
+  readonly config: RunSettings;
   readonly logger: Logger;
   readonly chunks: ChunkRunner;
   /** Value ids decoded once each (what they become in InfluxDB). */
@@ -51,13 +66,16 @@ export class Pipeline {
   /** What writing rollups needs; undefined when there are none (points not going to InfluxDB). */
   readonly rollups: RollupParts | undefined;
   private readonly rollupSink: PointSink | undefined;
+  private readonly closeStore: () => void;
   private stopping = false;
 
   constructor(parts: PipelineParts) {
     this.client = parts.client;
     this.store = parts.store;
+    this.closeStore = () => parts.store.close();
     this.sink = parts.sink;
-    this.config = parts.config;
+    const { sync, failures, shard, sites, api } = parts.config;
+    this.config = { sync, failures, shard, sites, api: { concurrency: api.concurrency } };
     this.logger = parts.logger;
     this.gate = parts.gate;
     this.now = parts.now ?? (() => new Date());
@@ -136,7 +154,7 @@ export class Pipeline {
       await this.sink.close();
       await this.rollupSink?.close();
     } finally {
-      this.store.close();
+      this.closeStore();
     }
   }
 }

@@ -20,17 +20,17 @@ export type SelectParts = CatalogParts & { readonly config: Pick<Config, "shard"
  * stored list makes the list be read again, it may be new), or every device of this shard.
  */
 export async function selectDevices(
-  pipeline: SelectParts,
+  parts: SelectParts,
   wanted: readonly string[] | "all",
   policy: CatalogPolicy = "refresh-due",
 ): Promise<{ deviceIds: string[]; requests: number }> {
-  const listed = await listedDevices(pipeline, policy);
+  const listed = await listedDevices(parts, policy);
   let all = listed.deviceIds;
   let { requests } = listed;
   if (wanted !== "all") {
     const missing = (ids: readonly string[]) => wanted.filter((id) => !ids.includes(id));
     if (missing(all).length > 0 && !listed.read) {
-      const read = await readDeviceList(pipeline);
+      const read = await readDeviceList(parts);
       all = read.deviceIds;
       requests += read.requests;
     }
@@ -38,6 +38,6 @@ export async function selectDevices(
     if (unknown.length > 0) throw new UnknownDeviceError(unknown, all);
     return { deviceIds: [...new Set(wanted)], requests };
   }
-  const { count, index } = pipeline.config.shard;
+  const { count, index } = parts.config.shard;
   return { deviceIds: all.filter((id) => inShard(id, count, index)), requests };
 }

@@ -7,6 +7,7 @@ import type { Cursor } from "../state/types.js";
 import { messageOf } from "../util/errors.js";
 import { epochSeconds, isoSeconds } from "../util/utc-time.js";
 import type { CatalogResource } from "./catalog.js";
+import type { ChunkResult } from "./chunk-writer.js";
 import {
   afterCommit,
   afterLookback,
@@ -210,15 +211,20 @@ async function fetchResource(
   let seen = cursor ?? store.cursors.begin(deviceId, resourceId, fromS, parts.now());
   const spans = timeWindows(fromS, toS);
   const windows = new WindowCommits(spans, chunks.length / spans.length);
-  const commit = (parked: boolean): void => {
+  const commitDue = (parked: boolean): void => {
     for (const due of windows.due(parked)) {
       const next = (c: Cursor) => afterCommit(c, due);
       seen = store.cursors.update(deviceId, resourceId, next, parts.now(), seen);
     }
   };
+  // a chunk stored: the cursor moves past every window written whole so far
+  const commit = (chunk: Chunk, result: ChunkResult): void => {
+    windows.done(chunk, result);
+    commitDue(false);
+  };
   let firstError: unknown;
   let succeeded = 0;
-  for await (const done of parts.chunks.run(run, target, chunks)) {
+  for await (const done of parts.chunks.run(run, target, chunks, { commit })) {
     if ("error" in done) {
       firstError ??= done.error;
       windows.failed(done.chunk);
@@ -228,8 +234,6 @@ async function fetchResource(
     outcome.chunks++;
     outcome.points += done.result.points;
     outcome.deadLetters += done.result.deadLetters;
-    windows.done(done.chunk, done.result);
-    commit(false);
   }
   if (firstError === undefined) {
     // the lookback was read whole: not again before SYNC_LOOKBACK_EVERY
@@ -245,7 +249,7 @@ async function fetchResource(
   // over as a parked job and the cursor reads on after it; a dependency that is down is waited for
   const onItsOwn = failsOnItsOwn(firstError) || succeeded > 0;
   if (failures >= parts.config.failures.parkAfter && onItsOwn) {
-    park(parts, target, windows.failedChunks, () => commit(true));
+    park(parts, target, windows.failedChunks, () => commitDue(true));
     const parked = windows.failedChunks.length;
     target.log.warn(
       { resource: resourceId, chunks: parked, failures, error: messageOf(firstError) },

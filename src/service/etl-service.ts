@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
-import { runBackfillJobs } from "../pipeline/backfill.js";
-import { runCatalogRefresh } from "../pipeline/catalog-refresh.js";
+import { type BackfillRunParts, runBackfillJobs } from "../pipeline/backfill.js";
+import { type CatalogRunParts, runCatalogRefresh } from "../pipeline/catalog-refresh.js";
 import { syncRules } from "../pipeline/cursor.js";
 import { watchMemory } from "../pipeline/memory-budget.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
-import { runSync } from "../pipeline/sync.js";
+import { runSync, type SyncRunParts } from "../pipeline/sync.js";
+import type { StateStore } from "../state/state-store.js";
 import { sleep } from "../util/timers.js";
 import { BackfillDrain, CatalogRefresher, SyncTicks } from "./background-runs.js";
 import { ServiceFailures } from "./failures.js";
@@ -24,9 +25,19 @@ export interface EtlServiceOptions {
   readonly readiness: ReadinessRules;
   /** Served on /metrics when given. */
   readonly metrics?: EtlMetrics;
+  /** The state file: the service lock on it, and whether it is still the one in use. */
+  readonly state: Pick<StateStore, "locks" | "path" | "isOpen" | "checkFile">;
+  /** MEMORY_BUDGET_MB. */
+  readonly memoryBudgetMb: number;
   /** The resident memory MEMORY_BUDGET_MB judges, in MB (default: this process's). */
   readonly residentMb?: () => number;
 }
+
+/** What the service runs and asks: its syncs, backfills and catalog runs, the sink and the API. */
+export type ServicePipeline = SyncRunParts &
+  BackfillRunParts &
+  CatalogRunParts &
+  Pick<Pipeline, "sink" | "stop">;
 
 /** The health server's routes: /healthz, /readyz, and /metrics when there are metrics. */
 function healthRoutes(readyz: HealthHandler, metrics: EtlMetrics | undefined) {
@@ -39,8 +50,7 @@ function healthRoutes(readyz: HealthHandler, metrics: EtlMetrics | undefined) {
 
 /**
  * `energy-etl run`: the service lock, a sync at start and on every SYNC_CRON tick, backfill jobs
- * and catalogs in the background, /healthz, /readyz, /metrics, the state file watched. It holds the
- * whole Pipeline because the runs and its stop take it whole.
+ * and catalogs in the background, /healthz, /readyz, /metrics, the state file watched.
  */
 export class EtlService {
   private readonly log: Logger;
@@ -61,10 +71,11 @@ export class EtlService {
   port = 0;
 
   constructor(
-    private readonly pipeline: Pipeline,
+    private readonly pipeline: ServicePipeline,
     private readonly options: EtlServiceOptions,
   ) {
     const { store, owner, config } = pipeline;
+    const { state } = options;
     const log = pipeline.logger.child({ component: "service" });
     const failures = new ServiceFailures(log, () => this.stopped);
     this.failures = failures;
@@ -74,11 +85,11 @@ export class EtlService {
     this.log = log;
     this.failure = failures.failure;
     this.lock = new LockHeartbeat({
-      store,
+      store: state,
       owner,
       log,
       nowMs: Date.now,
-      mayRenew: () => !this.stopped && failures.stateFileInUse(store),
+      mayRenew: () => !this.stopped && failures.stateFileInUse(state),
       fatal,
     });
     this.backfills = new BackfillDrain({
@@ -100,7 +111,7 @@ export class EtlService {
     this.ticks = new SyncTicks({
       log,
       failures,
-      mayTick: () => !pipeline.isStopping && failures.stateFileInUse(store),
+      mayTick: () => !pipeline.isStopping && failures.stateFileInUse(state),
       // the tick takes the stored catalogs; the catalog run refreshes the due ones between ticks
       sync: () => runSync(pipeline, { catalog: "stored" }),
       afterSync: () => {
@@ -115,7 +126,7 @@ export class EtlService {
       sink: pipeline.sink,
       client: pipeline.client,
       scheduler: this.scheduler,
-      store,
+      store: { runs: store.runs, cursors: store.cursors, checkFile: () => state.checkFile() },
       apiNow: () => pipeline.apiNow(),
       silenceAt: (nowS) => syncRules(config, nowS),
       nowMs: Date.now,
@@ -136,7 +147,7 @@ export class EtlService {
     this.log.info({ host: httpHost, port: this.port, cron }, "service started");
     this.scheduler.start();
     this.unwatchMemory = watchMemory({
-      budgetMb: this.pipeline.config.service.memoryBudgetMb,
+      budgetMb: this.options.memoryBudgetMb,
       logger: this.log,
       onOver: (error) => this.failures.fatal(error),
       ...(this.options.residentMb ? { rssMb: this.options.residentMb } : {}),

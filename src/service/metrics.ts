@@ -1,17 +1,25 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ApiTelemetry, AttemptInfo } from "../api/api-request.js";
 import { ApiError } from "../api/errors.js";
+import type { Config } from "../config.js";
 import { InfluxWriteError, WRITE_ERROR_CODES } from "../influx/write-errors.js";
 import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
 import type { ChunkResult } from "../pipeline/chunk-writer.js";
 import { silentSince, syncRules } from "../pipeline/cursor.js";
 import type { Pipeline } from "../pipeline/pipeline.js";
+import type { StateStore } from "../state/state-store.js";
 import { epochSeconds } from "../util/utc-time.js";
 
 const PREFIX = "energy_etl_";
 
 /** One sample of a gauge: its label values (none for a gauge without labels) and its value. */
 type Sample = readonly [labels: Readonly<Record<string, string>>, value: number];
+
+/** What the gauges read when scraped: the queue, the rate gate, the API's clock, the state. */
+export type WatchedParts = Pick<Pipeline, "chunks" | "gate" | "apiNow"> & {
+  readonly store: Pick<StateStore, "runs" | "cursors" | "deadLetters" | "jobs">;
+  readonly config: Pick<Config, "sync">;
+};
 
 /** A gauge read from the pipeline when scraped. */
 interface WatchedGauge {
@@ -20,7 +28,7 @@ interface WatchedGauge {
   readonly labelNames?: readonly string[];
   /** Each scrape replaces the label sets: one not read again is gone (else it keeps its value). */
   readonly replace?: true;
-  read(pipeline: Pipeline): Iterable<Sample>;
+  read(parts: WatchedParts): Iterable<Sample>;
 }
 
 const byResource = ["device_id", "resource_id"] as const;
@@ -29,9 +37,9 @@ const resourceLabels = (of: { deviceId: string; resourceId: string }) => ({
   resource_id: of.resourceId,
 });
 const KINDS = ["sync", "backfill"] as const;
-const lastRuns = (pipeline: Pipeline) =>
+const lastRuns = (parts: WatchedParts) =>
   KINDS.flatMap((kind) => {
-    const run = pipeline.store.runs.last(kind);
+    const run = parts.store.runs.last(kind);
     return run?.endedAt ? [{ kind, endedAt: run.endedAt, ok: run.status === "ok" }] : [];
   });
 
@@ -69,9 +77,9 @@ const WATCHED: readonly WatchedGauge[] = [
     help: "Seconds between now and the newest record written, per device and resource",
     labelNames: byResource,
     replace: true,
-    read: (pipeline) => {
-      const nowS = epochSeconds(pipeline.apiNow());
-      return pipeline.store.cursors
+    read: (parts) => {
+      const nowS = epochSeconds(parts.apiNow());
+      return parts.store.cursors
         .list()
         .map((c) => [resourceLabels(c), Math.max(0, nowS - (c.newestRecordS ?? c.startedS))]);
     },
@@ -81,10 +89,10 @@ const WATCHED: readonly WatchedGauge[] = [
     help: "Epoch seconds since when a silent device resource has sent nothing (only silent ones)",
     labelNames: byResource,
     replace: true,
-    read: (pipeline) => {
-      const nowS = epochSeconds(pipeline.apiNow());
-      const rules = syncRules(pipeline.config, nowS);
-      return pipeline.store.cursors.list().flatMap((c): Sample[] => {
+    read: (parts) => {
+      const nowS = epochSeconds(parts.apiNow());
+      const rules = syncRules(parts.config, nowS);
+      return parts.store.cursors.list().flatMap((c): Sample[] => {
         const since = silentSince(c, nowS, rules);
         return since === undefined ? [] : [[resourceLabels(c), since]];
       });
@@ -107,14 +115,13 @@ const WATCHED: readonly WatchedGauge[] = [
     name: "last_run_timestamp_seconds",
     help: "End of the last finished run, by kind",
     labelNames: ["kind"],
-    read: (pipeline) =>
-      lastRuns(pipeline).map((r) => [{ kind: r.kind }, Date.parse(r.endedAt) / 1000]),
+    read: (parts) => lastRuns(parts).map((r) => [{ kind: r.kind }, Date.parse(r.endedAt) / 1000]),
   },
   {
     name: "last_run_success",
     help: "1 when the last finished run of the kind was ok, else 0",
     labelNames: ["kind"],
-    read: (pipeline) => lastRuns(pipeline).map((r) => [{ kind: r.kind }, r.ok ? 1 : 0]),
+    read: (parts) => lastRuns(parts).map((r) => [{ kind: r.kind }, r.ok ? 1 : 0]),
   },
   {
     name: "backfill_chunks",
@@ -186,14 +193,14 @@ export class EtlMetrics implements ApiTelemetry, ChunkMetrics {
   }
 
   /** Registers the gauges that read the pipeline's state when scraped. */
-  watch(pipeline: Pipeline): void {
+  watch(parts: WatchedParts): void {
     for (const gauge of WATCHED) {
       new Gauge({
         ...this.named(gauge.name, gauge.help),
         labelNames: gauge.labelNames ?? [],
         collect() {
           if (gauge.replace) this.reset();
-          for (const [labels, value] of gauge.read(pipeline)) this.set(labels, value);
+          for (const [labels, value] of gauge.read(parts)) this.set(labels, value);
         },
       });
     }

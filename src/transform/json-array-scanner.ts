@@ -1,14 +1,10 @@
 import { GrowingBytes } from "../util/growing-bytes.js";
 import { JSON_BYTES } from "../util/json-bytes.js";
 
-/**
- * A body that is not a JSON array; `truncated` when it looks cut off (worth retrying), `tooLong`
- * when one element is longer than the scanner's cap.
- */
+/** A body that is not a JSON array; `tooLong` when one element is longer than the scanner's cap. */
 export class JsonArrayError extends SyntaxError {
   constructor(
     message: string,
-    readonly truncated = false,
     readonly tooLong = false,
   ) {
     super(message);
@@ -154,7 +150,6 @@ export class JsonArrayScanner {
     if (this.state === State.Ended) return;
     throw new JsonArrayError(
       this.state === State.BeforeArray ? "empty body" : "the array is not closed (truncated?)",
-      true,
     );
   }
 
@@ -204,17 +199,15 @@ export class JsonArrayScanner {
 
   private checkLength(bytes: number): void {
     if (bytes > this.maxElementBytes) {
-      throw new JsonArrayError(`an element over ${this.maxElementBytes} bytes`, false, true);
+      throw new JsonArrayError(`an element over ${this.maxElementBytes} bytes`, true);
     }
   }
 }
 
-/** The first byte of a body that is not `[`: JSON of another kind (final), or not JSON at all. */
+/** The first byte of a body that is not `[`: JSON of another kind, or not JSON at all. */
 function notAnArray(c: number): JsonArrayError {
-  // something that is not JSON at all (an HTML error page from a proxy, a cut transfer) may
-  // pass, so it is worth a retry
   const json = /[{"\-0-9tfn]/.test(String.fromCharCode(c));
-  return new JsonArrayError(json ? "a JSON value that is not an array" : "not JSON", !json);
+  return new JsonArrayError(json ? "a JSON value that is not an array" : "not JSON");
 }
 
 /**

@@ -7,9 +7,9 @@
  */
 
 import type { AttemptInfo } from "../../src/api/api-request.js";
+import type { PipelineMetrics } from "../../src/cli/open-pipeline.js";
 import { estimateJsonBytes, heldEstimate, workingBytes } from "../../src/pipeline/answer-budget.js";
 import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
-import type { PipelineMetrics } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, valueGroups } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";

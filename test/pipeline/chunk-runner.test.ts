@@ -4,7 +4,11 @@
  * counts and the API's clock; an answer that failed midway is written again from its start and
  * counted once; a failing chunk is an outcome, not the end of the others.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ApiError } from "../../src/api/errors.js";
 import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
+import { failsOnItsOwn } from "../../src/pipeline/errors.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
@@ -13,6 +17,7 @@ import { expectedPoints, sortPoints, storedPoints } from "../support/expected-po
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
 const DAY_S = 86_400;
@@ -138,6 +143,44 @@ describe("ChunkRunner: the one place chunks run", () => {
     expect(sortPoints(await storedPoints(db))).toEqual(sortPoints(expected));
   });
 
+  it("commits each stored chunk (the caller's commit) before its outcome comes back; a commit that throws ends the run with its error, nothing committed after it", async () => {
+    const toS = NOW_MS / 1000;
+    const chunks = planChunks(values.slice(0, 60), toS - DAY_S, toS);
+    expect(chunks.length).toBe(3);
+    const committed = new Map<number, number>();
+    const run = testRun(pipeline);
+    const commit = (chunk: Chunk, result: { points: number }) => {
+      committed.set(chunk.index, result.points);
+    };
+    for await (const outcome of pipeline.chunks.run(run, TARGET, chunks, { commit })) {
+      if ("error" in outcome) throw outcome.error;
+      // the commit came first, with what the outcome says
+      expect(committed.get(outcome.chunk.index)).toBe(outcome.result.points);
+    }
+    expect([...committed.keys()].sort((a, b) => a - b)).toEqual(chunks.map((c) => c.index));
+    const points = [...committed.values()].reduce((a, b) => a + b, 0);
+    expect(points).toBe(expectedPoints(DEVICE, RESOURCE, truth(chunks)).length);
+
+    sim.resetLog();
+    const full = new Error("state file full");
+    let commits = 0;
+    const failing = testRun(pipeline);
+    const throwing = () => {
+      commits++;
+      throw full;
+    };
+    await expect(
+      outcomesOf(pipeline.chunks.run(failing, TARGET, chunks, { commit: throwing })),
+    ).rejects.toBe(full);
+    // every chunk that started (its request made) has come to its commit: none was called again
+    await pipeline.chunks.onIdle();
+    const started = sim.count("data");
+    await waitUntil(() => failing.counters.chunks >= started, "the started chunks to finish", {
+      timeoutMs: 10_000,
+    });
+    expect(commits).toBe(1);
+  });
+
   it("a failing chunk is an outcome of its own; the others run; a stop starts none", async () => {
     const toS = NOW_MS / 1000;
     const good = planChunks(values.slice(0, 2), toS - DAY_S, toS);
@@ -160,5 +203,81 @@ describe("ChunkRunner: the one place chunks run", () => {
     );
     expect(stopped).toEqual([]);
     expect(sim.count("data")).toBe(0);
+  });
+});
+
+/**
+ * Forwards every request to `target`; a GET /data answer comes back cut right after a `]` inside
+ * a last record that never closes: it ends in `]`, so only the transcoder finds it cut.
+ */
+async function cuttingProxy(target: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k, v]) => k !== "host" && typeof v === "string"),
+      ) as Record<string, string>;
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      const answer = await fetch(`${target}${req.url ?? "/"}`, {
+        method: req.method,
+        headers,
+        body,
+      });
+      let text = await answer.text();
+      if (req.url?.startsWith("/data/") && answer.ok) {
+        text = `${text.trimEnd().slice(0, -1)},{"timestamp":"2026-06-15T11:59:00","x":[1,2]`;
+      }
+      const type = answer.headers.get("content-type") ?? "application/json";
+      res.writeHead(answer.status, {
+        "content-type": type,
+        date: answer.headers.get("date") ?? "",
+      });
+      res.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe("ChunkRunner: a body whose cut shows only while it is transcoded", () => {
+  const clock = new ManualClock(NOW_MS);
+
+  it("fails its chunk for good after one request (no retry loop); what was written before stays", async () => {
+    const sim = await startTestSimulator({ now: clock.now, resolutionS: 60 });
+    const proxy = await cuttingProxy(sim.url);
+    const db = await createTestInfluxDb("chunks-cut");
+    const env = pipelineEnv(sim, db, tempStateDb(), {
+      ENERGY_API_URL: proxy.url,
+      // several writes before the end of the body is reached
+      INFLUX_BATCH_SIZE: "500",
+    });
+    const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()));
+    try {
+      const values = (sim.fleet.valueIds(DEVICE, RESOURCE) ?? []).filter((v) => v !== "values_id");
+      const toS = NOW_MS / 1000;
+      const [chunk] = planChunks(values.slice(0, 3), toS - DAY_S, toS);
+      if (chunk === undefined) throw new Error("no chunk planned");
+      const run = testRun(pipeline);
+      const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
+      expect(more).toEqual([]);
+      if (outcome === undefined || !("error" in outcome)) throw new Error("the chunk did not fail");
+      const { error } = outcome;
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ code: "invalid_response", retryable: false });
+      expect(String(error)).toMatch(/the array is not closed/);
+      // final: a sync parks the window after FAILURES_PARK_AFTER failures, as other bad answers
+      expect(failsOnItsOwn(error)).toBe(true);
+      expect(sim.count("data")).toBe(1);
+      const records = sim.fleet.records(DEVICE, RESOURCE, chunk.values, chunk.fromS, chunk.toS);
+      const expected = new Set(sortPoints(expectedPoints(DEVICE, RESOURCE, records)));
+      const stored = sortPoints(await storedPoints(db));
+      expect(stored.length).toBeGreaterThan(0);
+      expect(stored.every((p) => expected.has(p))).toBe(true);
+    } finally {
+      await pipeline.close();
+      await new Promise<void>((resolve) => proxy.server.close(() => resolve()));
+      await sim.close();
+    }
   });
 });

@@ -67,7 +67,7 @@ describe("a new value id on a synced device", () => {
     const db = await createTestInfluxDb("newvalue");
     // the value lists are read again every 5 minutes here (CATALOG_REFRESH)
     const env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P1D", CATALOG_REFRESH: "PT5M" });
-    const { pipeline, logLines } = await openTestPipeline(env, () => new Date(clock.now()));
+    const { pipeline, state, logLines } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
       await runSync(pipeline, { deviceIds: [DEVICE] });
       const newest = pipeline.store.cursors.get(DEVICE, "all_data")?.newestRecordS ?? 0;
@@ -77,7 +77,7 @@ describe("a new value id on a synced device", () => {
       expect(result.devices[0]?.newValues).toBe(1);
       expect(logLines.some((l) => l.includes("new values: history backfill queued"))).toBe(true);
 
-      const job = storedJobs(pipeline.store).at(-1);
+      const job = storedJobs(state).at(-1);
       expect(job).toMatchObject({
         reason: "new_value",
         status: "done",

@@ -35,10 +35,10 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { ApiError } from "../../src/api/errors.js";
 import { formatQueryTime } from "../../src/api/time-format.js";
+import type { PipelineMetrics } from "../../src/cli/open-pipeline.js";
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
-import type { PipelineMetrics } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import {

@@ -343,6 +343,8 @@ describe("state integrity and honest health", () => {
       const opened = await openTestPipeline(env, () => new Date(clock.now()));
       pipeline = opened.pipeline;
       service = new EtlService(pipeline, {
+        state: opened.state,
+        memoryBudgetMb: 512,
         cron: NO_TICK_CRON,
         httpPort: 0,
         httpHost: "127.0.0.1",

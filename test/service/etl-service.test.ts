@@ -18,8 +18,11 @@ describe("EtlService", () => {
   it("skips a tick while the previous sync still works, and records an interrupted run on stop", async () => {
     const db = await createTestInfluxDb("service");
     const env = pipelineEnv(sim, db, tempStateDb(), { SYNC_START: "P20D", API_CONCURRENCY: "1" });
-    const { pipeline, logLines } = await openTestPipeline(env, () => new Date(NOW_MS));
+    const { pipeline, state, logLines } = await openTestPipeline(env, () => new Date(NOW_MS));
     const service = new EtlService(pipeline, {
+      state,
+      // MEMORY_BUDGET_MB's default
+      memoryBudgetMb: 512,
       cron: "0 0 1 1 *",
       httpPort: 0,
       httpHost: "127.0.0.1",

@@ -8,6 +8,7 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { valueGroups } from "../../src/pipeline/plan-chunks.js";
 import { EtlService } from "../../src/service/etl-service.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import type { StateStore } from "../../src/state/state-store.js";
 import { storedJobs } from "../support/backfill-jobs.js";
 import { simulatorRecords } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
@@ -65,6 +66,7 @@ async function pointsOfValue(db: TestInfluxDb, deviceId: string): Promise<number
 describe("the service over a 50-device fleet", () => {
   let sim: Simulator;
   let pipeline: Pipeline;
+  let state: StateStore;
   let service: EtlService;
   let db: TestInfluxDb;
   const clock = new ManualClock(T0_S * 1000);
@@ -83,8 +85,11 @@ describe("the service over a 50-device fleet", () => {
       CATALOG_REFRESH: "PT1H",
       LOG_LEVEL: "info",
     });
-    ({ pipeline } = await openTestPipeline(env, () => new Date(clock.now())));
+    ({ pipeline, state } = await openTestPipeline(env, () => new Date(clock.now())));
     service = new EtlService(pipeline, {
+      state,
+      // MEMORY_BUDGET_MB's default
+      memoryBudgetMb: 512,
       cron: "0 0 1 1 *",
       httpPort: 0,
       httpHost: "127.0.0.1",
@@ -125,7 +130,7 @@ describe("the service over a 50-device fleet", () => {
         catalogRuns.push(nowS());
         expect(catalogRun).toMatchObject({ status: "ok", devices: DEVICES });
       }
-      const job = storedJobs(pipeline.store).findLast(
+      const job = storedJobs(state).findLast(
         (j) => j.reason === "new_value" && j.deviceId === device,
       );
       if (job?.status === "done") backfilledAtS = nowS();

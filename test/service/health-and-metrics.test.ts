@@ -1,5 +1,5 @@
+import { openPipeline } from "../../src/cli/open-pipeline.js";
 import { loadConfig } from "../../src/config.js";
-import { openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { EtlService } from "../../src/service/etl-service.js";
 import { EtlMetrics } from "../../src/service/metrics.js";
@@ -47,11 +47,15 @@ describe("the service's /healthz, /readyz and /metrics", () => {
       INFLUX_RETRIES: "0",
     });
     const metrics = new EtlMetrics();
-    pipeline = await openPipeline(loadConfig({ env }), logger, {
+    const opened = await openPipeline(loadConfig({ env }), logger, {
       metrics,
       now: () => new Date(clock.now()),
     });
+    pipeline = opened.pipeline;
     service = new EtlService(pipeline, {
+      state: opened.state,
+      // MEMORY_BUDGET_MB's default
+      memoryBudgetMb: 512,
       // the test ticks; a cron tick of its own would only race with it
       cron: "0 0 1 1 *",
       httpPort: 0,

@@ -1,9 +1,10 @@
 import { join } from "node:path";
+import { type OpenPipelineOptions, openPipeline } from "../../src/cli/open-pipeline.js";
 import { loadConfig } from "../../src/config.js";
-import { type OpenPipelineOptions, openPipeline } from "../../src/pipeline/create-pipeline.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { RunContext } from "../../src/pipeline/run-context.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import type { StateStore } from "../../src/state/state-store.js";
 import { captureLogger } from "./log-capture.js";
 import { tempDir } from "./temp-dir.js";
 
@@ -47,19 +48,20 @@ export function pipelineEnv(
 }
 
 /**
- * A pipeline wired as the CLI wires it, with a test clock; its log lines are kept. `file`: a
- * config file under the environment (`sites` can only be given there).
+ * A pipeline wired as the CLI wires it, with a test clock, and its state file (closed with the
+ * pipeline); its log lines are kept. `file`: a config file under the environment (`sites` can
+ * only be given there).
  */
 export async function openTestPipeline(
   env: Record<string, string>,
   now: () => Date,
   options: Pick<OpenPipelineOptions, "timers" | "metrics"> = {},
   file?: string,
-): Promise<{ pipeline: Pipeline; logLines: string[] }> {
+): Promise<{ pipeline: Pipeline; state: StateStore; logLines: string[] }> {
   const { logger, lines } = captureLogger("debug");
   const config = loadConfig(file === undefined ? { env } : { env, file });
-  const pipeline = await openPipeline(config, logger, { now, ...options });
-  return { pipeline, logLines: lines };
+  const { pipeline, state } = await openPipeline(config, logger, { now, ...options });
+  return { pipeline, state, logLines: lines };
 }
 
 /**

@@ -1,5 +1,4 @@
-import type { Pipeline } from "../../pipeline/pipeline.js";
-import { selectDevices } from "../../pipeline/select-devices.js";
+import { type SelectParts, selectDevices } from "../../pipeline/select-devices.js";
 import { auditRollups, type RollupMismatch, sampleDays } from "../../rollups/rollup-audit.js";
 import { countersOf, type RollupParts, recomputeNow } from "../../rollups/rollup-run.js";
 import type { RollupTarget } from "../../rollups/series.js";
@@ -13,20 +12,20 @@ import type { AuditOptions } from "./audit.js";
 /** `audit --rollups`: sampled daily rollups against the raw readings; exit 1 on a mismatch. */
 export async function runRollupAudit(
   opts: AuditOptions,
-  pipeline: Pipeline,
+  catalog: SelectParts,
+  parts: RollupParts | undefined,
   context: CommandContext,
 ): Promise<void> {
-  const parts = pipeline.rollups;
   if (parts === undefined) {
     throw new UsageError(
       "audit --rollups reads InfluxDB: set INFLUX_URL (not OUTPUT_FILE), ROLLUPS not false",
     );
   }
   const moments = sampleDays(epochSeconds(opts.from), epochSeconds(opts.to), opts.sampleDays);
-  const { deviceIds } = await selectDevices(pipeline, opts.device ?? "all", "stored");
+  const { deviceIds } = await selectDevices(catalog, opts.device ?? "all", "stored");
   const targets = deviceIds
     .flatMap((deviceId) =>
-      pipeline.store.catalog.device(deviceId).resources.map(({ resourceId }) => ({
+      catalog.store.catalog.device(deviceId).resources.map(({ resourceId }) => ({
         deviceId,
         resourceId,
         counters: countersOf(parts, deviceId, resourceId),

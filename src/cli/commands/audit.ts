@@ -98,7 +98,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
       parsedAction(optionsSchema, (opts, command) =>
         withPipeline(command, io, {}, (pipeline, context) =>
           opts.rollups
-            ? runRollupAudit(opts, pipeline, context)
+            ? runRollupAudit(opts, pipeline, pipeline.rollups, context)
             : runAudit(opts, pipeline, context),
         ),
       ),

@@ -169,8 +169,9 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
 async function retryLetters(
   pipeline: Pipeline,
   only: { readonly deviceId?: string; readonly limit?: number },
-  { io, logger, terminal }: CommandContext,
+  context: CommandContext,
 ): Promise<void> {
+  const { io, logger, terminal } = context;
   const { store } = pipeline;
   const { count, lastId } = store.deadLetters.span(only);
   const progress = new StepProgress("dead-letters --retry", "dead letters", logger, terminal);
@@ -184,7 +185,7 @@ async function retryLetters(
         transaction: (work) => store.transaction(work),
         sink: pipeline.sink,
         decoder: pipeline.decoder,
-        batchLines: pipeline.config.influx.batchSize,
+        batchLines: context.config.influx.batchSize,
         now: pipeline.now,
         isStopping: () => pipeline.isStopping,
         progress: (n) => progress.step(n),
@@ -223,7 +224,7 @@ async function retryLetters(
  * from the last id of the one before.
  */
 function* pagesOf(
-  store: StateStore,
+  store: Pick<StateStore, "deadLetters">,
   deviceId: string | undefined,
   upToId: number,
 ): Generator<RetryLetter[]> {

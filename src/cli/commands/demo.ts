@@ -52,8 +52,8 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
   const simulator = await startSimulatorProcess(["--seed", "1"]);
   writeLine(io.stdout, `simulator: ${simulator.url} (pid ${simulator.pid})`);
   const config = demoConfig(context.config, simulator.url, stateDb);
-  const { openPipeline } = await import("../../pipeline/create-pipeline.js");
-  const pipeline = await openPipeline(config, context.logger, { output });
+  const { openPipeline } = await import("../open-pipeline.js");
+  const { pipeline } = await openPipeline(config, context.logger, { output });
   try {
     writeLine(io.stdout, `state: ${stateDb} (migrated); data -> ${pipeline.sink.target}`);
     const c = await backfillAndSync(pipeline, context);

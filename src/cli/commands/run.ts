@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import { secondsBefore } from "../../pipeline/cursor.js";
-import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { EtlService } from "../../service/etl-service.js";
 import { processOwner } from "../../state/owner.js";
 import { messageOf } from "../../util/errors.js";
@@ -9,6 +8,7 @@ import { sleep } from "../../util/timers.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import type { CliIo } from "../io.js";
+import type { OpenedPipeline } from "../open-pipeline.js";
 import { onStopSignals } from "../with-pipeline.js";
 
 /** `run`: the long-running service (scheduler, backfill jobs, health server). */
@@ -29,21 +29,24 @@ async function runService(io: CliIo, command: Command): Promise<void> {
   const { config, logger } = createContext(command, io);
   const timeoutMs = config.service.shutdownTimeoutMs;
   const owner = processOwner("run");
-  let pipeline: Pipeline | undefined;
+  let opened: OpenedPipeline | undefined;
   let service: EtlService | undefined;
   const signals = listenForStop(logger, timeoutMs, () => service !== undefined);
   try {
     // loaded when the service runs, not for `--help`: got, the InfluxDB client, prom-client
     const [{ openPipeline }, { EtlService: Service }, { EtlMetrics }] = await Promise.all([
-      import("../../pipeline/create-pipeline.js"),
+      import("../open-pipeline.js"),
       import("../../service/etl-service.js"),
       import("../../service/metrics.js"),
     ]);
     const metrics = new EtlMetrics();
-    pipeline = await openPipeline(config, logger, { metrics, owner });
+    opened = await openPipeline(config, logger, { metrics, owner });
+    const { pipeline, state } = opened;
     const stale = pipeline.store.runs.markStaleInterrupted(pipeline.now(), owner);
     if (stale > 0) logger.warn({ runs: stale }, "runs of a dead process marked interrupted");
     service = new Service(pipeline, {
+      state,
+      memoryBudgetMb: config.service.memoryBudgetMb,
       cron: config.sync.cron,
       httpPort: config.http.port,
       httpHost: config.http.host,
@@ -64,11 +67,11 @@ async function runService(io: CliIo, command: Command): Promise<void> {
     if (ended !== undefined) throw ended;
   } finally {
     signals.remove();
-    if (pipeline) {
-      await Promise.race([pipeline.close(), sleep(1000, { unref: true })]).catch((error) =>
+    if (opened) {
+      await Promise.race([opened.pipeline.close(), sleep(1000, { unref: true })]).catch((error) =>
         logger.warn({ error: messageOf(error) }, "closing the pipeline failed"),
       );
-      pipeline.store.close();
+      opened.state.close();
     }
   }
 }

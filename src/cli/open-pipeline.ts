@@ -7,14 +7,15 @@ import { apiClientSettings, type Config } from "../config.js";
 import { DRY_RUN_SINK, openRollupSink, pointSinkOpener } from "../influx/create-sink.js";
 import { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
+import type { ChunkMetrics } from "../pipeline/chunk-runner.js";
+import { Pipeline } from "../pipeline/pipeline.js";
+import type { WatchedParts } from "../service/metrics.js";
 import type { Owner } from "../state/owner.js";
 import { StateStore } from "../state/state-store.js";
-import type { ChunkMetrics } from "./chunk-runner.js";
-import { Pipeline } from "./pipeline.js";
 
 /** Where API attempts and chunks are counted, where they happen; `watch` reads the pipeline. */
 export interface PipelineMetrics extends ApiTelemetry, ChunkMetrics {
-  watch?(pipeline: Pipeline): void;
+  watch?(parts: WatchedParts): void;
 }
 
 export interface OpenPipelineOptions {
@@ -31,14 +32,21 @@ export interface OpenPipelineOptions {
   readonly timers?: { readonly now: () => number; readonly sleep: (ms: number) => Promise<void> };
 }
 
+/** A pipeline and the state file it runs on (its locks, checks and closing are the command's). */
+export interface OpenedPipeline {
+  readonly pipeline: Pipeline;
+  readonly state: StateStore;
+}
+
 /**
- * Wires a pipeline; nowhere to write (and no dry run) is a ConfigError before the database opens.
+ * Wires a pipeline from the whole config (the commands' one place that reads it for the runs);
+ * nowhere to write (and no dry run) is a ConfigError before the database opens.
  */
 export async function openPipeline(
   config: Config,
   logger: Logger,
   options: OpenPipelineOptions = {},
-): Promise<Pipeline> {
+): Promise<OpenedPipeline> {
   const settings = apiClientSettings(config);
   const openSink = options.dryRun
     ? async () => DRY_RUN_SINK
@@ -82,7 +90,7 @@ export async function openPipeline(
       rollupSink,
     });
     metrics?.watch?.(pipeline);
-    return pipeline;
+    return { pipeline, state: store };
   } catch (error) {
     for (const opened of sinks) await opened.close().catch(() => undefined);
     store.close();
