@@ -17,7 +17,7 @@ interface Waiter {
 }
 
 /**
- * One byte budget (ANSWER_BUDGET_MB) that the answers held at once count against: a chunk
+ * One byte budget (API_ANSWER_BUDGET_MB) that the answers held at once count against: a chunk
  * reserves its estimate before its request and waits until it fits, first come first served; its
  * reservation follows what it holds and is released once its write settled. A reservation larger
  * than the whole budget is granted when nothing else is held, and runs alone. Pure: no timers.
