@@ -97,7 +97,9 @@ export class TestInfluxd {
         "reporting-disabled = true",
         `bind-address = "127.0.0.1:${bindPort}"`,
         `[meta]\n  dir = "${join(this.dir, "meta")}"`,
-        `[data]\n  dir = "${join(this.dir, "data")}"\n  wal-dir = "${join(this.dir, "wal")}"\n  query-log-enabled = false`,
+        // no series limit: the bench's 10,000-device fleet (raw points and rollups) holds more
+        // than influxd 1.x's default of a million series in one database, which refused its writes
+        `[data]\n  dir = "${join(this.dir, "data")}"\n  wal-dir = "${join(this.dir, "wal")}"\n  query-log-enabled = false\n  max-series-per-database = 0`,
         `[http]\n  bind-address = "127.0.0.1:${this.influxPort}"\n  log-enabled = false\n  max-body-size = 0`,
         "[ifql]\n  enabled = false",
         "[monitor]\n  store-enabled = false",
