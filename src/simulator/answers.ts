@@ -1,7 +1,4 @@
-/**
- * The simulator's answers to authorised reads (spec 4): the listings as of the clock, and data
- * answers with the spec's parameter checks (spec 8 limits) and the data faults.
- */
+/** Answers to authorised reads (spec 4): listings as of the clock, data with spec 8's checks. */
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS, VALUES_ID } from "../api/limits.js";
 import { parseQueryTime } from "../api/time-format.js";
 import type { DataRecord } from "../records/data-record.js";
@@ -43,7 +40,6 @@ export function listingAnswer(
   });
 }
 
-/** What a data answer depends on besides the request and the clock. */
 interface DataSource {
   readonly fleet: SimulatedFleet;
   readonly seed: number;

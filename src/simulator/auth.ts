@@ -20,7 +20,6 @@ function decodedAuth(req: IncomingMessage, scheme: keyof typeof SCHEMES): string
   return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
 }
 
-/** Accounts and access tokens of one simulator. */
 export class SimAuth {
   private readonly users = new Map<string, { otp?: string; password?: string }>();
   private readonly tokens = new Map<string, number>();
@@ -35,12 +34,11 @@ export class SimAuth {
     for (const u of users) this.users.set(u.user, { otp: u.otp, password: u.password });
   }
 
-  /** Every access token handed out so far, oldest first (expired and revoked ones too). */
+  /** Oldest first, expired and revoked ones too. */
   issuedTokens(): string[] {
     return [...this.issued];
   }
 
-  /** Makes every access token invalid at once. */
   revokeTokens(): void {
     this.tokens.clear();
   }

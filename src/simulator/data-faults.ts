@@ -1,9 +1,6 @@
 /**
- * Data faults of real installations (test knobs of the simulator): gateways that lose their
- * uplink and upload their buffer later, rows with a number JSON cannot hold, unrequested members,
- * rows far outside the requested window and rows sent twice. Every choice is a pure function of
- * the seed and of the row's (device id, timestamp, values_id) or of the request, never of which
- * values or which window were requested, so every answer that holds a row agrees about it.
+ * Data faults of real installations (test knobs). Every choice is a pure function of the seed and
+ * of the row (device, timestamp, values_id) or the request, so every answer holding a row agrees.
  */
 import { VALUES_ID } from "../api/limits.js";
 import type { DataRecord, RecordMember } from "../records/data-record.js";
@@ -39,9 +36,7 @@ export interface DataFaultOptions {
 
 /** The text a poisoned member is sent as: valid JSON, but no finite number (JSON.parse gives Infinity). */
 export const POISON_TEXT = "1e400";
-/** Timestamp of the first out-of-window row. */
 export const FAR_FUTURE_TIMESTAMP = "2300-01-01T00:00:00";
-/** Timestamp of the second out-of-window row. */
 export const YEAR_ZERO_TIMESTAMP = "0000-01-01T00:00:00";
 export { DEFAULT_EXTRA_MEMBERS } from "../util/demo-defaults.js";
 
@@ -54,7 +49,6 @@ const RATE_OF = {
   duplicate: "duplicateRate",
 } as const;
 
-/** A per-row data fault. */
 export type RowFault = keyof typeof RATE_OF;
 
 /** True when some data fault can change an answer; false: answers are exactly the plain records. */
@@ -137,7 +131,6 @@ export function visibleRecords(
   );
 }
 
-/** An unrequested member and its value. */
 export interface ExtraMember {
   readonly name: string;
   readonly value: number;
@@ -197,10 +190,7 @@ function rowText(row: DataRecord, poisonKey: string | undefined, bump: boolean):
   return `${text}}`;
 }
 
-/**
- * The body of a data answer with the row faults spliced in; without any, JSON.stringify of the
- * rows.
- */
+/** The body of a data answer with the row faults spliced in. */
 export function renderFaultedRecords(answer: {
   readonly seed: number;
   readonly faults: DataFaultOptions;

@@ -1,9 +1,6 @@
 /** The simulator's HTTP plumbing: answers, the request target, routing to an endpoint, dates. */
-import type { IncomingMessage } from "node:http";
-import { text } from "node:stream/consumers";
 import type { Endpoint } from "./options.js";
 
-/** An answer before it is written. */
 export interface Answer {
   readonly status: number;
   readonly body: string;
@@ -61,6 +58,3 @@ export function jsonOrUndefined(text: string): unknown {
     return undefined;
   }
 }
-
-/** The whole request body as UTF-8. */
-export const readBody = (req: IncomingMessage): Promise<string> => text(req);

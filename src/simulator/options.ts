@@ -24,13 +24,8 @@ export interface FaultOptions {
   /** Share of requests delayed by `delayMs` (default 1 when delayMs is set). */
   readonly delayRate?: number;
   readonly delayMs?: number;
-  /**
-   * Error answers echo the request's headers (`authorization`, `x-api-key`, …) as hostile real
-   * upstreams do: as `request_headers` in a JSON body, as a list in a text one; `"html"`: in the
-   * cells of an HTML page, as a proxy's error page does. Default false.
-   */
+  /** Error answers echo the request's headers as hostile upstreams do (`"html"`: a proxy's page). */
   readonly echoHeaders?: boolean | "html";
-  /** Endpoints the faults apply to (default: all). */
   readonly endpoints?: readonly Endpoint[];
 }
 
@@ -43,7 +38,6 @@ export interface RateLimitOptions {
 
 /** Options of a simulator; every one has a default (those of its fleet as in FleetOptions). */
 export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "newValuesFromS">> {
-  /** Seed of the data and of the faults (default 1). */
   readonly seed?: number;
   /** New values appear within 7 days after this (epoch s; default: the clock at creation). */
   readonly newValuesFromS?: number;
@@ -65,10 +59,7 @@ export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "
   readonly latencyMs?: number;
   /** Clock in epoch ms (default Date.now): of the data served, token expiry, outages and `Date`. */
   readonly now?: () => number;
-  /**
-   * Keeps every data answer and serves it again for the same URL, so that benchmarks do not time
-   * the simulator (default false). Not while a data fault is active (counter faults are fixed).
-   */
+  /** Serves a data answer again for the same URL (benchmarks), unless a data fault is active. */
   readonly cacheResponses?: boolean;
   /** Clock of the rate limit's one-second windows (default Date.now: real time, whatever `now`). */
   readonly rateClock?: () => number;
@@ -78,7 +69,6 @@ export interface SimulatorOptions extends Readonly<Omit<FleetOptions, "seed" | "
 export interface LoggedRequest {
   readonly method: string;
   readonly endpoint: Endpoint;
-  /** Path segments after percent-decoding. */
   readonly segments: readonly string[];
   readonly query: Readonly<Record<string, string>>;
   readonly status: number;

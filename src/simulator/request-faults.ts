@@ -6,13 +6,11 @@ import type { Endpoint, FaultOptions, RateLimitOptions } from "./options.js";
 
 export type RequestFault = "drop" | "error" | "malformed" | "delay";
 
-/** True when the faults apply to the endpoint. */
 export function faultsApplyTo(faults: FaultOptions, endpoint: Endpoint): boolean {
   const { endpoints } = faults;
   return endpoints === undefined || endpoints.includes(endpoint);
 }
 
-/** The server errors, by the count of server errors so far modulo 3. */
 const SERVER_ERRORS = [
   fail(500, "internal server error"),
   { status: 503, body: "Service Unavailable", headers: { "content-type": "text/plain" } },
@@ -78,10 +76,7 @@ export function truncated(answer: Answer): Answer {
   return { ...answer, body: answer.body.slice(0, Math.max(1, Math.floor(answer.body.length / 2))) };
 }
 
-/**
- * `answer` with the request's headers echoed in its body (the `echoHeaders` fault): in a JSON body
- * or as `name: value` lines; with `"html"`, as a proxy's error page does, in table cells.
- */
+/** `answer` with the request's headers echoed in its body (the `echoHeaders` fault). */
 export function withEchoedHeaders(
   answer: Answer,
   req: IncomingMessage,

@@ -1,9 +1,7 @@
-/**
- * The simulator's entry point: the `Simulator` (an HTTP server answering as the Energy Monitoring
- * Data API) and everything the commands and tests import (docs/simulator.md lists the pieces).
- */
+/** The simulator's entry point and everything commands and tests import (docs/simulator.md). */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { text } from "node:stream/consumers";
 import { DEFAULT_TOKEN_TTL_S } from "../api/limits.js";
 import type { RecordMember } from "../records/data-record.js";
 import { DEFAULT_SIM_API_KEY, DEFAULT_SIM_USERS } from "../util/demo-defaults.js";
@@ -18,7 +16,7 @@ import {
   type RowFault,
   rowHasFault,
 } from "./data-faults.js";
-import { type Answer, fail, httpDate, parseTarget, readBody, routeOf } from "./http.js";
+import { type Answer, fail, httpDate, parseTarget, routeOf } from "./http.js";
 import { createFleet, type SimulatedFleet } from "./model/fleet.js";
 import type {
   Endpoint,
@@ -42,7 +40,6 @@ export type { Endpoint, FaultOptions, LoggedRequest, SimulatorOptions } from "./
 
 /** The API over HTTP (specs 4, 5, 8), deterministic; each `Date` header is the injected clock's. */
 export class Simulator {
-  /** Seed of the data, the faults and the data faults. */
   readonly seed: number;
   readonly fleet: SimulatedFleet;
   readonly apiKey: string;
@@ -51,7 +48,6 @@ export class Simulator {
   tokenTtlS: number;
   rateLimit: RateLimitOptions | undefined;
   faults: FaultOptions;
-  /** Data faults; may be changed between requests. */
   dataFaults: DataFaultOptions;
   latencyMs: number;
 
@@ -110,12 +106,10 @@ export class Simulator {
     return this.baseUrl;
   }
 
-  /** Base URL once listening. */
   get url(): string {
     return this.baseUrl;
   }
 
-  /** Stops the server and drops open connections. */
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -134,7 +128,6 @@ export class Simulator {
     this.requests.length = 0;
   }
 
-  /** Every access token handed out so far, oldest first (expired and revoked ones too). */
   issuedTokens(): string[] {
     return this.auth.issuedTokens();
   }
@@ -144,11 +137,7 @@ export class Simulator {
     this.auth.revokeTokens();
   }
 
-  /**
-   * True when the row (device, timestamp, values_id) has the data fault whatever is requested:
-   * `poison` (sent poisoned unless only meta members are), `extra-members` (unrequested members),
-   * `duplicate` (followed by a copy with numbers + 1).
-   */
+  /** True when the row (device, timestamp, values_id) has the data fault whatever is requested. */
   rowHasFault(
     fault: RowFault,
     deviceId: string,
@@ -177,7 +166,7 @@ export class Simulator {
     const atMs = this.now();
     const { segments, query } = parseTarget(req.url ?? "/");
     const endpoint = routeOf(req.method ?? "GET", segments);
-    const body = await readBody(req);
+    const body = await text(req);
     const log = (status: number): void => {
       this.requests.push({ method: req.method ?? "", endpoint, segments, query, status, atMs });
       const excess = this.requests.length - this.maxLoggedRequests;

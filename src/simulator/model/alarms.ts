@@ -28,8 +28,7 @@ const SCHEDULED: Record<DeviceKind, readonly number[]> = {
   gridtied: [101, 102, 103, 301, 302, 501],
 };
 
-/** Code of the alarm raised while the grid is down. */
-export const GRID_FAILURE_CODE = 104;
+const GRID_FAILURE_CODE = 104;
 
 /** Name of an alarm code; null for 0 (no alarm). */
 export function alarmName(code: number): string | null {

@@ -18,7 +18,6 @@ import { subKey, unit2 } from "./rng.js";
 import type { DayFrame } from "./site-physics.js";
 import { counter, sampled, type ValueDef } from "./values.js";
 
-/** Resource holding every value of a device. */
 export const ALL_DATA = "all_data";
 
 /** Meta values listed in every resource: the first four of COMMON_VALUE_IDS. */
@@ -36,7 +35,6 @@ export interface ResourceDef {
   readonly valueIds: readonly string[];
 }
 
-/** The static definition of one device. */
 export interface DeviceCatalog {
   readonly profile: SiteProfile;
   /** Computable values (every listed id except values_id). */
@@ -79,7 +77,6 @@ function commonValues(ctx: ReadoutContext): ValueDef[] {
   ];
 }
 
-/** The kind's own readouts. */
 function specificValues(ctx: ReadoutContext): ValueDef[] {
   switch (ctx.kind) {
     case "hybrid":
@@ -99,7 +96,6 @@ function specificValues(ctx: ReadoutContext): ValueDef[] {
   }
 }
 
-/** Builds the catalog of a device of `kind` whose noise is keyed by `deviceKey`. */
 export function buildCatalog(kind: DeviceKind, deviceKey: number): DeviceCatalog {
   const profile = siteProfile(kind, deviceKey);
   const ctx: ReadoutContext = { kind, deviceKey, profile, key: (id) => subKey(deviceKey, id) };

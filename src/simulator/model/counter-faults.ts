@@ -1,9 +1,7 @@
 /**
- * Counter faults of real meters (a test knob of the simulator): readings of cumulative counters
- * (value type 04) and daily-reset counters (05) that fall for one reading (a shallow dip, a deep
- * dip, a transient zero), and daily counters whose day starts above 0. Every choice is a pure
- * function of the seed and of (device id, value id, timestamp, values_id), never of which values
- * or which window were requested, so every answer that holds a reading agrees about it.
+ * Counter faults of real meters (a test knob): counter readings (types 04, 05) that fall for one
+ * reading, and daily counters whose day starts above 0. Every choice is a pure function of the
+ * seed and (device, value id, timestamp, values_id), so every answer holding a reading agrees.
  */
 import type { DataRecord } from "../../records/data-record.js";
 import { max, min, roundTo } from "./num.js";
@@ -57,7 +55,6 @@ export function checkCounterFaults(faults: CounterFaultOptions | undefined): voi
   }
 }
 
-/** True when some counter fault can change a reading. */
 export function counterFaultsActive(faults: CounterFaultOptions | undefined): boolean {
   if (faults === undefined || faults.deviceIds?.length === 0) return false;
   const { shallowDipRate, deepDipRate, zeroRate, dailyOffsetMax } = faults;
@@ -112,10 +109,7 @@ export function dailyOffsetFor(largest: number, draw: number): number {
   return max(JITTER, roundTo(largest * (0.5 + 0.5 * draw), 3));
 }
 
-/**
- * Applies the counter faults to a device's records in place: the day's offset (type 05), then the
- * fall.
- */
+/** Applies the counter faults in place: the day's offset (type 05), then the fall. */
 export function applyCounterFaults(
   records: DataRecord[],
   scope: { readonly seed: number; readonly faults: CounterFaultOptions; readonly deviceId: string },

@@ -1,7 +1,6 @@
 /**
- * Energy integration of counter values: per-day totals, and running sums since commissioning in a
- * store that outlives the device, so a device rebuilt later resumes from there. Every sum is the
- * same sequence of additions from day 0 whatever the path: the same bytes.
+ * Counter integration: per-day totals and running sums in a store that outlives the device; every
+ * sum is the same sequence of additions from day 0 whatever the path (the same bytes).
  */
 import { floor, min } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
@@ -30,7 +29,6 @@ function advance(sums: CounterSums, day: number, sum: number): void {
   sums.sum = sum;
 }
 
-/** The running sums of a device's counters, by value id (one id has one generator per device). */
 export type CounterSumStore = Map<string, CounterSums>;
 
 /** Stores `sum` as the sum before `day` when `day` is the next anchor day. */
@@ -69,7 +67,6 @@ export class CounterLedger {
     return Number.isNaN(known) ? this.totalOn(def, this.frameOf(day)) : known;
   }
 
-  /** Sum of the counter's increments over all days before `day`. */
   sumBefore(def: CounterValueDef, day: number): number {
     if (day <= 0) return 0;
     const sums = this.sumsOf(def.id);

@@ -26,13 +26,11 @@ const SENSOR_BOARD_SHARE = 0.4;
 const BATTERY_BANK = "battery_bank";
 const SENSOR_BOARD = "sensor_board";
 
-/** A generated device as (seed, index) describe it. */
 export interface GeneratedDevice {
   readonly id: string;
   readonly kind: DeviceKind;
   /** Value ids listed in all_data, values_id not counted. */
   readonly valueCount: number;
-  /** The resource listed after all_data, if any. */
   readonly secondResource: string | undefined;
   /** Key of the device's own choices (which values, which sensors). */
   readonly key: number;
@@ -46,7 +44,6 @@ export function idWidth(devices: number): number {
   return max(5, String(devices).length);
 }
 
-/** `site-00005` for index 5 (the 5th device of the fleet). */
 export function generatedId(index: number, width: number): string {
   return `site-${String(index).padStart(width, "0")}`;
 }
@@ -106,7 +103,6 @@ function listedIds(device: GeneratedDevice): string[] {
   return ["values_id", ...catalog.filter((id) => COMMON.has(id) || keep.has(id))];
 }
 
-/** The resources of a generated device and what they list, all_data first. */
 export function generatedResources(device: GeneratedDevice): ResourceDef[] {
   const all = listedIds(device);
   const resources: ResourceDef[] = [{ id: ALL_DATA, valueIds: all }];

@@ -22,10 +22,7 @@ interface Readout {
   readonly columns: readonly { readonly def: ValueDef; readonly counter: number }[];
 }
 
-/**
- * A plain object with fast (non-dictionary) properties whatever the number of keys: rows spread
- * from it stay fast to build and serialise (storing many new keys would make them dictionaries).
- */
+/** An object with fast (non-dictionary) properties whatever its size: rows spread from it stay fast. */
 function fastObject(members: readonly [string, RecordMember][]): Record<string, RecordMember> {
   return JSON.parse(JSON.stringify(Object.fromEntries(members)));
 }
@@ -39,7 +36,7 @@ function listedAt(fromS: number | undefined, atS: number | undefined): boolean {
 export class SimulatedDevice {
   private readonly defs = new Map<string, ValueDef>();
   private readonly resources = new Map<string, string[]>();
-  /** Value ids and resources listed only from a time on (epoch s). */
+  /** Listed only from a time on (epoch s). */
   private readonly valueFromS = new Map<string, number>();
   private readonly resourceFromS = new Map<string, number>();
 

@@ -1,7 +1,4 @@
-/**
- * The simulated fleet: devices, resources, value ids and data records, deterministic from a seed;
- * no I/O, no clock. Devices are built on first use and kept in a bounded cache.
- */
+/** The simulated fleet, deterministic from a seed (no I/O, no clock); devices built on first use. */
 import type { DataRecord } from "../../records/data-record.js";
 import { ALL_DATA } from "./catalog.js";
 import {
@@ -34,14 +31,10 @@ export { COMMISSIONED_AT_S } from "./time.js";
 export { DEFAULT_NEW_VALUE_SHARE, NEW_VALUE_SPREAD_S } from "./value-schedule.js";
 
 export interface FleetOptions {
-  /** Changes the data, not the device ids. */
   seed: number;
   /** Sample spacing in whole seconds (default 60). */
   resolutionS?: number;
-  /**
-   * Number of devices (default 4): the default devices first (the first N when N < 4), then
-   * generated ones `site-00005` … (zero-padded to 5 digits, 6 for 100 000 devices).
-   */
+  /** Number of devices (default 4): the default ones, then generated `site-00005` …. */
   devices?: number;
   /** Share (0..1) of generated devices that get a new value id later (default 0.02; 0: none). */
   newValueShare?: number;
@@ -62,7 +55,6 @@ export interface CounterReset {
   readonly atS: number;
 }
 
-/** The default devices, in listing order. */
 export const DEFAULT_DEVICES: readonly { readonly id: string; readonly kind: DeviceKind }[] = [
   { id: "hybrid-site-01", kind: "hybrid" },
   { id: "offgrid-genset-02", kind: "offgrid" },
@@ -70,10 +62,7 @@ export const DEFAULT_DEVICES: readonly { readonly id: string; readonly kind: Dev
   { id: "site A+1", kind: "gridtied" },
 ];
 
-/**
- * Devices kept built at most (the least recently used is rebuilt when asked again): with up to
- * GENERATED_FRAME_SAMPLES samples each (0.8 MB at 60 s), near 100 MB however many a client walks.
- */
+/** Devices kept built (LRU): at 0.8 MB each, near 100 MB however many a client walks. */
 export const BUILT_DEVICE_LIMIT = 128;
 
 /** Day-frame samples a generated device keeps: the 8 UTC days of a 7-day window at 60 s. */
@@ -104,7 +93,6 @@ export class SimulatedFleet {
 
   private readonly resets: readonly CounterReset[];
   private readonly resetBases = new Map<CounterReset, number>();
-  /** The counter faults (a copy) when some are active, else undefined. */
   private readonly counterFaults: CounterFaultOptions | undefined;
 
   constructor(options: FleetOptions) {
@@ -146,7 +134,7 @@ export class SimulatedFleet {
     return [...this.ids];
   }
 
-  /** True for a device of the fleet (cheap: builds nothing). */
+  /** Cheap: builds nothing. */
   hasDevice(deviceId: string): boolean {
     return this.kindOf(deviceId) !== undefined;
   }
@@ -168,11 +156,7 @@ export class SimulatedFleet {
     return this.device(deviceId)?.valueIds(resourceId, atS);
   }
 
-  /**
-   * Records of [fromS, toS] on the resolution grid from COMMISSIONED_AT_S, in time order, one row
-   * per readout with a requested value; counters with their resets, then the counter faults. Throws
-   * for an unknown device, resource or value.
-   */
+  /** Records of [fromS, toS] with the counter resets, then the counter faults; throws for unknown ids. */
   records(
     deviceId: string,
     resourceId: string,
@@ -233,7 +217,6 @@ export class SimulatedFleet {
     return [...this.seededValues().values(), ...this.explicit].sort((a, b) => a.atS - b.atS);
   }
 
-  /** Devices built and held right now (at most BUILT_DEVICE_LIMIT). */
   builtDevices(): number {
     return this.built.size;
   }
@@ -255,7 +238,6 @@ export class SimulatedFleet {
     return index === undefined ? undefined : generatedDevice(this.seed, index, this.width);
   }
 
-  /** The seeded new values by device id, computed once. */
   private seededValues(): ReadonlyMap<string, ScheduledValue> {
     const { seed, deviceCount, newValueShare, newValuesFromS } = this;
     this.seeded ??= new Map(
@@ -302,7 +284,6 @@ export class SimulatedFleet {
   }
 }
 
-/** A fleet: the default devices, then generated ones past 4 devices. */
 export function createFleet(options: FleetOptions): SimulatedFleet {
   return new SimulatedFleet(options);
 }

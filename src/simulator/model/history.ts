@@ -1,8 +1,6 @@
 /**
- * The simulated history of one device: state chained day by day from commissioning, recent day
- * frames and counter totals. A pure function of (seed, device id, kind, resolution), so fleets
- * share histories through a small cache, and what a history learnt of the chain (its anchors) in
- * a larger one: a history built again resumes near the day asked, with the same bytes.
+ * One device's history: state chained day by day, recent day frames, counter totals. A pure function
+ * of (seed, device, kind, resolution), so fleets share histories and their anchors through caches.
  */
 import { applyAlarms } from "./alarms.js";
 import { buildCatalog, type DeviceCatalog } from "./catalog.js";
@@ -37,7 +35,6 @@ interface HistoryAnchors {
   readonly sums: CounterSumStore;
 }
 
-/** Day frames and counter totals of one device. */
 export class DeviceHistory {
   readonly catalog: DeviceCatalog;
   private readonly keys: SiteKeys;
@@ -47,7 +44,6 @@ export class DeviceHistory {
   /** State at 00:00 of the days this history knows. */
   private readonly starts = new Map<number, SiteState>();
   private readonly frames: LruCache<number, DayFrame>;
-  /** Per-day totals and running sums of the counters. */
   readonly ledger: CounterLedger;
   /** What this history learnt of the chain (shared with the histories of the same device). */
   readonly anchors: HistoryAnchors;
@@ -79,7 +75,7 @@ export class DeviceHistory {
     if (!this.tracked.has(def.id)) this.tracked.set(def.id, def);
   }
 
-  /** The simulated day `day` (0 = commissioning day). */
+  /** Day 0: the commissioning day. */
   frame(day: number): DayFrame {
     return this.frames.get(day) ?? this.simulate(day, this.startOf(day));
   }

@@ -8,7 +8,7 @@ export class LruCache<K, V> {
     return this.entries.size;
   }
 
-  /** The value of `key`, now the most recently used; undefined when not held. */
+  /** Now the most recently used. */
   get(key: K): V | undefined {
     const value = this.entries.get(key);
     if (value !== undefined) {

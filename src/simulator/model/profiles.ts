@@ -38,7 +38,6 @@ export interface LoadShape {
   readonly spikeKw: number;
 }
 
-/** Everything the site physics needs about one installation. */
 export interface SiteProfile {
   readonly solarPeakKw: number;
   readonly inverterMaxKw: number;

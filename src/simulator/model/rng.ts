@@ -14,8 +14,8 @@ function mixIn(h: number, k: number): number {
   return (imul(y, 5) + 0xe6546b64) | 0;
 }
 
-/** murmur3 finalizer: an avalanche of a 32-bit integer, returned unsigned. */
-export function fmix32(h: number): number {
+/** murmur3 finalizer, returned unsigned. */
+function fmix32(h: number): number {
   let x = h ^ (h >>> 16);
   x = imul(x, 0x85ebca6b);
   x ^= x >>> 13;
@@ -24,12 +24,10 @@ export function fmix32(h: number): number {
   return x >>> 0;
 }
 
-/** Unsigned 32-bit hash of two integers. */
 export function hash2(a: number, b: number): number {
   return fmix32(mixIn(mixIn(0x2f0b3c1d, a), b) ^ 8);
 }
 
-/** Unsigned 32-bit hash of three integers. */
 export function hash3(a: number, b: number, c: number): number {
   return fmix32(mixIn(mixIn(mixIn(0x2f0b3c1d, a), b), c) ^ 12);
 }
@@ -46,7 +44,6 @@ export function unit2(key: number, a: number): number {
   return hash2(key, a) / TWO_POW_32;
 }
 
-/** A uniform number in [0, 1) from a key and two integers. */
 export function unit3(key: number, a: number, b: number): number {
   return hash3(key, a, b) / TWO_POW_32;
 }

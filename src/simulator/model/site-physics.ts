@@ -1,7 +1,6 @@
 /**
- * Power flows of one site, simulated for one UTC day at the fleet resolution.
- * Sign convention (kW): load = solar + battery + genset + other; battery > 0 discharges,
- * other > 0 imports from the grid and other < 0 exports.
+ * Power flows of one site for one UTC day. Sign convention (kW): load = solar + battery + genset +
+ * other; battery > 0 discharges, other > 0 imports from the grid and other < 0 exports.
  */
 import { abs, clamp, exp, floor, min, roundTo } from "./num.js";
 import type { BatterySpec, SiteProfile } from "./profiles.js";
@@ -9,7 +8,6 @@ import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { dayGrid, dayStartOf, weekdayOf } from "./time.js";
 import { dayCloudiness, skyAndAir, sunWindow, weatherKeys } from "./weather.js";
 
-/** State carried from the end of one day into the next. */
 export interface SiteState {
   /** Battery state of charge, 0..1 (0 without battery). */
   readonly soc: number;
@@ -44,7 +42,6 @@ export interface DayFrame {
   readonly alarm: Uint16Array;
 }
 
-/** Noise keys of a site's physics channels. */
 export type SiteKeys = ReturnType<typeof siteKeys>;
 
 export function siteKeys(deviceKey: number) {
@@ -56,7 +53,6 @@ export function siteKeys(deviceKey: number) {
   };
 }
 
-/** State at commissioning. */
 export function initialSiteState(profile: SiteProfile): SiteState {
   return { soc: profile.battery?.initialSoc ?? 0, gensetOn: false };
 }
@@ -136,7 +132,6 @@ function nextGensetOn(
   return on ? soc < 0.6 : soc < 0.35;
 }
 
-/** A frame of `day` with every channel zero. */
 function emptyFrame(day: number, resolutionS: number, cloudiness: number): DayFrame {
   const { firstS, count } = dayGrid(day, resolutionS);
   return {
@@ -161,7 +156,6 @@ function emptyFrame(day: number, resolutionS: number, cloudiness: number): DayFr
   };
 }
 
-/** Power flows of one sample in kW (sign convention of this file). */
 interface Flows {
   readonly solar: number;
   readonly load: number;

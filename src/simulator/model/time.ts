@@ -11,7 +11,6 @@ export function dayIndexOf(t: number): number {
   return floor((t - COMMISSIONED_AT_S) / DAY_S);
 }
 
-/** 00:00 UTC of day `day`. */
 export function dayStartOf(day: number): number {
   return COMMISSIONED_AT_S + day * DAY_S;
 }
@@ -57,7 +56,6 @@ export function formatWithPrefix(datePrefix: string, t: number): string {
   return `${datePrefix}${pad2(h)}:${pad2(m)}:${pad2(floor(s % 60))}`;
 }
 
-/** `YYYY-MM-DDT` of the UTC day holding `t`. */
 export function datePrefixOf(t: number): string {
   return new Date(floor(t) * 1000).toISOString().slice(0, 11);
 }

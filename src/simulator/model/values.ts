@@ -12,7 +12,6 @@ export type IncrementFn = (frame: DayFrame, i: number) => number;
 /** Turns a counter's running sum into the reported member. */
 export type CounterOutput = (sum: number, frame: DayFrame, i: number, t: number) => RecordMember;
 
-/** A value computed from the sample alone. */
 export interface SampledValueDef {
   readonly kind: "sample";
   readonly id: string;
@@ -54,7 +53,6 @@ export function parseValueId(
   };
 }
 
-/** The readout (values_id) a value belongs to: its coded values id, else 0. */
 export function readoutOf(id: string): number {
   return parseValueId(id)?.readout ?? 0;
 }

@@ -3,7 +3,6 @@ import { cos, floor, max, min, PI, sin, sqrt } from "./num.js";
 import { smoothNoise, subKey, unit2, unit3 } from "./rng.js";
 import { DAY_S, dayOfYear } from "./time.js";
 
-/** Noise keys of one site's weather channels. */
 export type WeatherKeys = ReturnType<typeof weatherKeys>;
 
 export function weatherKeys(deviceKey: number) {
