@@ -1,7 +1,4 @@
-/**
- * Where each counter series stands before an instant: the `base` of the last hour point stored
- * before it, or a raw reading after that hour (history written with rollups off).
- */
+/** Each series' base before an instant: the last stored hour's `base`, or a raw reading after it. */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { HOUR_S } from "./buckets.js";
 import { HOUR_MEASUREMENT } from "./rollup-lines.js";

@@ -1,9 +1,6 @@
-/**
- * The days of a time zone rollups sum over, in epoch seconds, DST included (a midnight a zone
- * skips starts its day at the first instant of that date).
- */
+/** A time zone's days in epoch seconds, DST included (a skipped midnight: the date's first instant). */
 
-/** A bucket: [startS, endS). */
+/** [startS, endS) */
 export interface Bucket {
   readonly startS: number;
   readonly endS: number;
@@ -29,7 +26,6 @@ function formatOf(zone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The local date in `zone` at `s`. */
 function wallDate(zone: string, s: number) {
   const parts: Record<string, number> = {};
   for (const part of formatOf(zone).formatToParts(new Date(s * 1000))) {
@@ -71,7 +67,6 @@ function startOfDate(zone: string, year: number, month: number, day: number): nu
   return high;
 }
 
-/** The local day of `zone` holding `s`. */
 export function dayOf(zone: string, s: number): Bucket {
   const w = wallDate(zone, s);
   const startS = startOfDate(zone, w.year, w.month, w.day);

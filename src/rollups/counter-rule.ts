@@ -7,7 +7,6 @@
 /** Below this share of the highest reading, a cumulative counter's fall is a reset, not a dip. */
 const DIP_SHARE = 0.9;
 
-/** How a counter's falls are read. */
 export type CounterKind = "cumulative" | "cumulative_daily_reset";
 
 /** The counter kind of a value type name (as stored in the `type` tag); undefined: no counter. */
@@ -34,7 +33,6 @@ export interface Folded {
   readonly base: number | undefined;
 }
 
-/** What `values` (in time order) add from `base`. */
 export function foldReadings(
   kind: CounterKind,
   base: number | undefined,

@@ -1,7 +1,6 @@
 /**
- * Daily increases of a zone from the hourly ones stored a moment before: a day is the sum of the
- * UTC hours inside it, plus, for a zone whose days do not start on a UTC hour (Asia/Kolkata), what
- * the readings of an hour split by its start or end add on its side (from the base before it).
+ * Daily increases of a zone: the sum of the stored UTC hours inside the day, plus what the readings
+ * of an hour split by its start or end (Asia/Kolkata) add on its side.
  */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { baseStatements, basesFrom } from "./bases.js";
@@ -31,7 +30,6 @@ type SplitSteps = ReadonlyMap<
   { readonly tags: Series.SeriesTags; readonly steps: ReadingStep[] }
 >;
 
-/** The plan of `day` of `target` in `zone`. */
 export function dayPlan(
   target: Series.RollupTarget,
   zone: string,

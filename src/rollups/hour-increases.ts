@@ -35,7 +35,6 @@ export interface HourPoint {
   readonly beyond?: number;
 }
 
-/** What InfluxDB says of an hour of a series. */
 interface HourFacts {
   readonly first: number;
   readonly last: number;
@@ -91,7 +90,6 @@ export function spanStatements(span: HourSpan, home: Series.RollupHome): string[
   return statements;
 }
 
-/** Facts of nothing yet. */
 export const noFacts = (): SpanFacts => ({
   before: new Map(),
   hours: new Map(),
@@ -168,7 +166,6 @@ function readHours(
   }
 }
 
-/** The hour points stored over the span, per series. */
 function readStored(facts: SpanFacts, found: readonly InfluxqlSeries[]): void {
   for (const s of found) {
     const points = new Map<number, { increase: number; base: number }>();
@@ -196,9 +193,7 @@ export function fallingRuns(facts: SpanFacts): { fromS: number; toS: number }[] 
   return runs;
 }
 
-/**
- * Folds the span's hours from each series' base; `readings`: those of the hours with a fall inside.
- */
+/** Folds the span's hours from each series' base; `readings`: those of the hours with a fall inside. */
 export function foldSpan(
   bases: Map<Series.SeriesKey, number | undefined>,
   facts: SpanFacts,

@@ -25,7 +25,6 @@ const sameIncrease = (a: number, b: number) =>
  * then as before), has none stored, or the next range takes over.
  */
 export class Lane {
-  /** Each series' base where the lane stands. */
   readonly bases = new Map<SeriesKey, number | undefined>();
   /** The hours recomputed, [fromS, toS), in order. */
   readonly hours: { fromS: number; toS: number }[] = [];
@@ -40,7 +39,7 @@ export class Lane {
     private readonly ranges: LaneRange[],
   ) {}
 
-  /** The next span to recompute; undefined when the lane is through. */
+  /** Undefined when the lane is through. */
   nextSpan(): HourSpan | undefined {
     const { target } = this;
     if (this.extension !== undefined) {

@@ -10,7 +10,6 @@ import {
   selectionOf,
 } from "./series.js";
 
-/** A series' readings, in time order. */
 export interface SeriesReadings {
   readonly tags: SeriesTags;
   readonly readings: Reading[];
@@ -19,7 +18,6 @@ export interface SeriesReadings {
 /** A reading, what it adds by the counter rule, and the base after it. */
 export interface ReadingStep {
   readonly s: number;
-  /** The reading itself. */
   readonly value: number;
   readonly add: number;
   readonly base: number;

@@ -1,7 +1,4 @@
-/**
- * Recomputing rollups over the hours whose readings changed, from what InfluxDB stores (never a
- * running sum): the hours of each lane, then the days holding them. Idempotent.
- */
+/** Rollups recomputed from what InfluxDB stores (never a running sum): hours, then days. Idempotent. */
 import type { InfluxQuery, InfluxqlSeries } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { lineBatch } from "../transform/line-protocol.js";
@@ -29,7 +26,6 @@ export interface RecomputeParts {
   readonly query: Pick<InfluxQuery, "query">;
   /** Where rollup points go (ROLLUP_BUCKET's writer, or the raw points' own). */
   readonly sink: Pick<PointSink, "write">;
-  /** ROLLUP_TIME_ZONES. */
   readonly zones: readonly string[];
   /** Where InfluxQL reads the rollup points. */
   readonly home: RollupHome;
@@ -50,16 +46,13 @@ export interface RecomputeParts {
   readonly setAside?: (target: RollupTarget, line: string, reason: string, span: Span) => void;
 }
 
-/** The span [fromS, toS) a rollup point covers. */
+/** [fromS, toS) */
 interface Span {
   readonly fromS: number;
   readonly toS: number;
 }
 
-/**
- * The URL-encoded characters of statements in one InfluxQL request: under the 8 KB of URL proxies
- * commonly allow (a span with very many counters may go alone over it).
- */
+/** URL-encoded statement characters per InfluxQL request: under the 8 KB proxies commonly allow. */
 const QUERY_CHARS_PER_REQUEST = 6_000;
 
 /** Writes the rollups of `target` that readings in [fromS, toS] change; the points written. */
@@ -131,7 +124,6 @@ async function checkWritten(parts: RecomputeParts, lanes: readonly Lane[]): Prom
   });
 }
 
-/** One span of one lane, with its statements. */
 interface LaneSpan {
   readonly lane: Lane;
   readonly span: HourSpan;

@@ -1,7 +1,4 @@
-/**
- * Checking stored rollups of sampled days against the counter rule applied to the raw readings,
- * one by one (not the hourly path's figures): a missing, extra or different point is a mismatch.
- */
+/** Stored rollups of sampled days checked against the counter rule over the raw readings. */
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influxql.js";
 import { DAY_S } from "../util/utc-time.js";
@@ -16,7 +13,6 @@ import * as Series from "./series.js";
 /** Relative difference that still counts as equal (float sums in another order). */
 const TOLERANCE = 1e-9;
 
-/** A stored rollup that differs from the raw readings (or is missing, or extra). */
 export interface RollupMismatch {
   readonly deviceId: string;
   readonly resourceId: string;
@@ -28,7 +24,7 @@ export interface RollupMismatch {
   readonly series: Series.SeriesTags;
   /** From the raw readings; undefined: no readings, so there should be no rollup. */
   readonly expected: number | undefined;
-  /** As stored; undefined: missing. */
+  /** Undefined: missing. */
   readonly stored: number | undefined;
 }
 
@@ -66,7 +62,6 @@ type Expected = Map<
   { series: Series.SeriesTags; day?: Figures; hours: Map<number, Figures> }
 >;
 
-/** Per series, its figures per bucket start. */
 type PointsBySeries = Map<
   Series.SeriesKey,
   { series: Series.SeriesTags; points: Map<number, Figures> }
@@ -160,10 +155,8 @@ function auditStatements(
 }
 
 /**
- * Per series: what its readings make, by the rule, of the day and of each hour holding them. An
- * hour beyond the bound (bounds.ts: its increase, its base or one of its readings) is set aside,
- * so it has no point, and a day sums the whole hours that have one (plus, for a day a zone's
- * midnight splits an hour of, what the split hour's readings add on its side), as recompute does.
+ * Per series: what its readings make of the day and each hour, as recompute does: an hour beyond
+ * the bound has no point, and a day sums the whole hours that have one plus its split hours' part.
  */
 function fromReadings(
   target: Series.RollupTarget,

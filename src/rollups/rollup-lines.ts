@@ -10,31 +10,21 @@ export const HOUR_MEASUREMENT = "rollup_hour";
 /** The measurement of daily increases (tag `tz`: the time zone of the day). */
 export const DAY_MEASUREMENT = "rollup_day";
 
-/**
- * Whether a line is a rollup point (one set aside beyond the bound is a dead letter of this line):
- * derived from the raw data, so it is recomputed from them, never written again as it is.
- */
+/** A rollup point's line (a dead letter of one is recomputed from the raw data, never rewritten). */
 export const isRollupLine = (line: string): boolean =>
   line.startsWith(`${HOUR_MEASUREMENT},`) || line.startsWith(`${DAY_MEASUREMENT},`);
 
 /** The head (measurement and tags) of a series' hour lines, made once per series and span. */
 const hourHeads = new WeakMap<SeriesTags, string>();
 
-/** An hour point's line: its increase and the base after it. */
 export function hourLine(target: RollupTarget, p: HourPoint): string {
   const head = hourHeads.get(p.series) ?? headOf(HOUR_MEASUREMENT, target, p.series, "");
   hourHeads.set(p.series, head);
   return `${head} increase=${p.increase},base=${p.base} ${p.startS}`;
 }
 
-/**
- * The solar energy counter whose day points carry the specific yield: the API spec's
- * `total_solar_energy` (no type or unit tag tells solar from load), in kWh.
- */
-export const SOLAR_ENERGY = { measurement: "total_solar_energy", unit: "kWh" } as const;
-
-export const isSolarEnergy = (series: SeriesTags): boolean =>
-  series.measurement === SOLAR_ENERGY.measurement && series.unit === SOLAR_ENERGY.unit;
+/** The solar energy counter (the spec's `total_solar_energy`, kWh) whose day points carry the yield. */
+const SOLAR_ENERGY = { measurement: "total_solar_energy", unit: "kWh" } as const;
 
 /**
  * A day point, with its local month and year as fields (as tags: a series per month). A {@link
@@ -42,7 +32,9 @@ export const isSolarEnergy = (series: SeriesTags): boolean =>
  */
 export function dayLine(target: RollupTarget, zone: string, p: DayPoint, kwp?: number): string {
   const date = localDate(zone, p.startS);
-  const yieldFields = !isSolarEnergy(p.series)
+  const solar =
+    p.series.measurement === SOLAR_ENERGY.measurement && p.series.unit === SOLAR_ENERGY.unit;
+  const yieldFields = !solar
     ? ""
     : kwp !== undefined && kwp > 0
       ? `,kwp=${kwp},kwh_per_kwp=${p.increase / kwp}`

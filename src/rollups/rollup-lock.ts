@@ -1,17 +1,14 @@
 /**
- * One rollup pass at a time per state database: two passes over the same device resource could
- * write a base the other has just made stale. Passes of this process queue; one of another
- * process is waited for or left to run (the marks stay due).
+ * One rollup pass at a time per state database (two could write a base the other made stale):
+ * this process's passes queue; another process's is waited for or left to run (marks stay due).
  */
 import type { LockHolder, LockStore } from "../state/lock-store.js";
 import type { Owner } from "../state/owner.js";
 import { sleep } from "../util/timers.js";
 
-/** The lock's name in table `locks`. */
 export const ROLLUP_LOCK = "rollups";
 /** The lease runs out this long after its last renewal (renewed every third of it). */
 const TTL_MS = 30_000;
-/** How often a waiting pass asks again. */
 const POLL_MS = 500;
 
 /** What holding the lock gave: the work's value, or who holds it (the work was not run). */
@@ -19,7 +16,6 @@ type Held<T> =
   | { readonly held: true; readonly value: T }
   | { readonly held: false; readonly holder: LockHolder };
 
-/** The rollups lock of a state database, for one owner (this process). */
 export class RollupLock {
   private queue: Promise<void> = Promise.resolve();
 

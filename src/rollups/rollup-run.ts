@@ -1,6 +1,4 @@
-/**
- * Due rollups: marked ranges recomputed, then forgotten (a failure leaves them for the next run).
- */
+/** Due rollups: marked ranges recomputed, then forgotten (a failure leaves them for the next run). */
 import PQueue from "p-queue";
 import type { Logger } from "pino";
 import { scrubSecrets } from "../logger.js";
@@ -34,7 +32,6 @@ export interface RollupResult {
   readonly points: number;
   /** Device resources whose rollups failed (their marks stay). */
   readonly failed: number;
-  /** The first failure's error. */
   readonly error?: string;
   /** Another process held the rollups lock: nothing was done here, the marks stay due. */
   readonly heldBy?: LockHolder;
@@ -121,7 +118,6 @@ async function recomputeBatch(parts: RollupParts, batch: readonly Due[]): Promis
   return total;
 }
 
-/** Recomputes device resources together and forgets their marks. */
 async function recomputeItems(
   parts: RollupParts,
   items: readonly DueJobs[],
@@ -213,9 +209,7 @@ export function countersOf(
   return [...counters.values()];
 }
 
-/**
- * Rollup passes along a backfill, for devices kicked as chunks are written; finish runs the last.
- */
+/** Rollup passes along a backfill, for devices kicked as chunks are written; finish runs the last. */
 export class RollupsAlong {
   private readonly kicked = new Set<string>();
   private running: Promise<void> | undefined;

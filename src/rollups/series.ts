@@ -28,7 +28,6 @@ export type SeriesKey = string;
 export const keyOf = (t: SeriesTags): SeriesKey =>
   JSON.stringify([t.measurement, t.valuesId, t.unit, t.type]);
 
-/** A counter reading. */
 export interface Reading {
   readonly s: number;
   readonly value: number;

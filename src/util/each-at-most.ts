@@ -1,4 +1,3 @@
-/** What {@link eachAtMost} ran: each item's result (undefined for one not run), and the failure. */
 export interface EachResult<R> {
   /** In the items' order; undefined where the item was not started or its task failed. */
   readonly results: (R | undefined)[];

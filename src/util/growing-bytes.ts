@@ -7,7 +7,6 @@ const EMPTY = Buffer.alloc(0);
  */
 export class GrowingBytes {
   private buffer = EMPTY;
-  /** Bytes appended since the last {@link clear}. */
   length = 0;
 
   /** @param keepBytes a buffer larger than this is let go by {@link clear} */
@@ -25,7 +24,6 @@ export class GrowingBytes {
     this.length = total;
   }
 
-  /** The bytes appended so far. */
   view(): Buffer {
     return this.buffer.subarray(0, this.length);
   }

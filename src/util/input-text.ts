@@ -1,11 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { errnoOf, messageOf } from "./errors.js";
 
-/**
- * What no text a user gives may hold: a control character. A line break or a tab in a token, a
- * path or a URL is a paste gone wrong that a header refuses, a URL parser drops, a path keeps.
- */
-
+/** No text a user gives may hold a control character: a line break in a token is a bad paste. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
@@ -21,7 +17,6 @@ export type TextFile =
   | { readonly text: string }
   | { readonly problem: string; readonly errno?: string };
 
-/** What a file is when it is not a regular one, as a message says it. */
 function kindOf(stat: Stats): string {
   if (stat.isDirectory()) return "a directory";
   if (stat.isFIFO()) return "a FIFO (named pipe)";

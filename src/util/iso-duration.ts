@@ -65,7 +65,7 @@ export function fixedDurationMs(duration: IsoDuration): number {
   );
 }
 
-/** The ISO 8601 text of a duration (`P7D`, `PT1H`, `PT0S` for zero). */
+/** `P7D`, `PT1H`, `PT0S` for zero. */
 export function formatIsoDuration(d: IsoDuration): string {
   const date = `${d.years ? `${d.years}Y` : ""}${d.months ? `${d.months}M` : ""}${d.weeks ? `${d.weeks}W` : ""}${d.days ? `${d.days}D` : ""}`;
   const time = `${d.hours ? `${d.hours}H` : ""}${d.minutes ? `${d.minutes}M` : ""}${d.seconds ? `${d.seconds}S` : ""}`;

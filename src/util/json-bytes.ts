@@ -1,7 +1,6 @@
 /**
- * The bytes of JSON's punctuation, digits and letters the answer scanners compare with. Each takes
- * the ones it uses into consts of its own (`const { QUOTE } = JSON_BYTES`): an imported binding is
- * read from its module cell each time (30-60 % slower in a byte loop on Node 20).
+ * JSON's bytes the answer scanners compare with; each copies those it uses into its own consts
+ * (an imported binding is read from its module cell each time: 30-60 % slower in a byte loop).
  */
 export const JSON_BYTES = {
   QUOTE: 0x22,
@@ -21,10 +20,7 @@ export const JSON_BYTES = {
   UPPER_E: 0x45,
 } as const;
 
-/**
- * True when JSON `text` nests arrays and objects more than `maxDepth` deep (strings skipped): a
- * file checked before it is parsed and walked, which would overflow the stack at some depth.
- */
+/** True when JSON `text` nests deeper than `maxDepth` (checked before a parse that could overflow). */
 export function nestsDeeperThan(text: string, maxDepth: number): boolean {
   let depth = 0;
   let inString = false;

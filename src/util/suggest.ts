@@ -1,4 +1,4 @@
-/** Edit distance of two strings (insertions, deletions, substitutions). */
+/** Edit distance. */
 function distance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

@@ -1,4 +1,3 @@
-/** Longest excerpt of a body or line in messages. */
 const EXCERPT_CHARS = 200;
 
 /** The first characters of a text on one line (white space folded), for error messages. */

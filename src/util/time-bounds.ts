@@ -1,28 +1,22 @@
 /**
- * The bounds of every time a user gives (`--from`, `--to`, SYNC_START): none before 1970 (where
- * epoch seconds start), none after now (a `--to` may run a day ahead: it stops at now), and a
- * range of at most ten years (about 520 requests per device and 20 values) unless `--yes`. The
- * API names no horizon of its data, so these are energy-etl's own.
+ * The bounds of every time a user gives: none before 1970, none after now (a `--to` may run a day
+ * ahead), a range of at most ten years unless `--yes`. The API names none, so these are our own.
  */
 import { type IsoDuration, NO_TIME, subtractDuration } from "./iso-duration.js";
 
-/** The earliest time energy-etl takes: 1970-01-01T00:00:00Z. */
 export const EARLIEST = new Date(0);
-/** The text of {@link EARLIEST} in messages. */
 export const EARLIEST_TEXT = "1970-01-01T00:00:00Z";
 
-/** The longest range without `--yes`, in years. */
 const MAX_RANGE_YEARS = 10;
 /** {@link MAX_RANGE_YEARS} as a duration: also the longest SYNC_START before now. */
 export const MAX_RANGE: IsoDuration = { ...NO_TIME, years: MAX_RANGE_YEARS };
 
-/** How far after now a `--to` may be (it stops at now). */
 const TO_AHEAD_MS = 86_400_000;
 
 /** How a time is checked against now: never after it, or (a `--to`) at most a day after it. */
 export type FutureRule = "not-after-now" | "a-day-ahead";
 
-/** `2026-06-15T12:00:00Z`: an instant in messages, to the second. */
+/** `2026-06-15T12:00:00Z` */
 function shown(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }

@@ -1,7 +1,7 @@
 /** Waits that end at once when an AbortSignal fires and leave no timer or rejection behind. */
 import { setTimeout as delay } from "node:timers/promises";
 
-/** The longest delay a Node.js timer takes without overflowing to 1 ms. */
+/** Longer delays overflow to 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** `ms` as a delay a timer can hold: 0 for negative or NaN, at most {@link MAX_TIMER_MS}. */
@@ -11,9 +11,8 @@ export function clampTimerMs(ms: number): number {
 }
 
 /**
- * Resolves after `ms` milliseconds, clamped to what a timer holds (an absurd value never turns
- * into a busy loop of TimeoutOverflowWarnings); rejects with `signal.reason` once it aborts.
- * `unref`: the timer does not keep the process alive (a wait that must never block an exit).
+ * Resolves after `ms` clamped to what a timer holds (never a loop of TimeoutOverflowWarnings);
+ * rejects with `signal.reason` once it aborts. `unref`: the timer does not keep the process alive.
  */
 export async function sleep(
   ms: number,
@@ -49,7 +48,6 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
 /** A signal that aborts when any of its sources does, until it is released. */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
-  /** Aborts it (with `reason`) unless it already is. */
   abort(reason?: unknown): void;
   /** Forgets the sources: they no longer hold it (nor whatever listens to it). */
   release(): void;

@@ -19,7 +19,6 @@ export function parseUtcInstant(text: string): Date | undefined {
   return dayOk && Number(h) < 24 && Number(mi) < 60 && Number(s) < 60 ? date : undefined;
 }
 
-/** Whole seconds since the epoch of a Date (floored). */
 export function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
 }
@@ -29,17 +28,13 @@ export type TimeSpec =
   | { readonly kind: "at"; readonly at: Date }
   | { readonly kind: "ago"; readonly duration: IsoDuration };
 
-/** What {@link parseTimeSpec} takes, for messages. */
 export const TIME_SPEC_FORMS =
   'an ISO date or date-time (UTC), "now", or a time before now (P30D, PT6H, -30d, -12h)';
 
 /** `-30d`, `-12h`, `-90m`: a shorthand for P30D, PT12H, PT90M before now. */
 const SHORT_AGO = /^-(\d+)([dhm])$/i;
 
-/**
- * The one grammar of times: an ISO date or date-time (UTC unless a zone is given), `now`, or a
- * time before now (`P30D`, `PT6H`, `-30d`, `-12h`, `-90m`); undefined for anything else.
- */
+/** The one grammar of times: an ISO date(-time), UTC unless zoned; `now`; or a time before now. */
 export function parseTimeSpec(text: string): TimeSpec | undefined {
   const trimmed = text.trim();
   if (trimmed.toLowerCase() === "now") return { kind: "ago", duration: NO_TIME };
