@@ -36,7 +36,6 @@ export const SHALLOW_JITTER_SHARE = 0.25;
 export const SHALLOW_DEPTH = { from: 0.001, to: 0.08 } as const;
 /** Depth of a deep dip: from 15 % to 60 %. */
 export const DEEP_DEPTH = { from: 0.15, to: 0.6 } as const;
-/** What a shallow dip takes off at least. */
 const JITTER = 0.001;
 
 /** Throws a RangeError for a rate outside [0, 1], rates over 1 in all, or a bad dailyOffsetMax. */

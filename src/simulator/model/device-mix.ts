@@ -22,7 +22,6 @@ const KIND_MIX: readonly (readonly [DeviceKind, number])[] = [
 /** Share of non-hybrid devices with extra sensors that list them in a second resource. */
 const SENSOR_BOARD_SHARE = 0.4;
 
-/** The second resource of a hybrid (as hybrid-site-01's) and of a device with a sensor board. */
 const BATTERY_BANK = "battery_bank";
 const SENSOR_BOARD = "sensor_board";
 

@@ -29,7 +29,7 @@ export const SENSOR_TEMPLATES: readonly { readonly codes: string; readonly name:
   { codes: "00_29_00", name: "fan_air_speed" },
 ];
 
-/** Readout of the first sensor board; a board holds one sensor of each template. */
+/** A board holds one sensor of each template. */
 export const FIRST_BOARD = 6;
 
 /** Readout of the sensors that appear later (value-schedule.ts); above every board in use. */

@@ -25,7 +25,6 @@ const CACHED_SAMPLES = 30_000;
 /** Devices whose anchors are kept (a few kB each). */
 const CACHED_ANCHORS = 20_000;
 
-/** What survives a history: chained states and counter sums at some days. */
 interface HistoryAnchors {
   /** states[k]: the state at 00:00 of day k * ANCHOR_DAYS. */
   readonly states: SiteState[];

@@ -1,7 +1,4 @@
-/**
- * Math functions as module bindings: looking up the global `Math` is slow inside vm contexts
- * (Jest runs the simulator in one), and the model calls these millions of times.
- */
+/** Math as module bindings: the global `Math` is slow inside vm contexts (Jest runs the model in one). */
 export const { abs, ceil, cos, exp, floor, imul, max, min, round, sin, sqrt, PI } = Math;
 
 export function clamp(x: number, lo: number, hi: number): number {

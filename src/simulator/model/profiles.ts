@@ -4,7 +4,6 @@ import { subKey, unit2 } from "./rng.js";
 
 export type DeviceKind = "hybrid" | "offgrid" | "auditbox" | "gridtied";
 
-/** A battery bank (state of charge as a fraction 0..1). */
 export interface BatterySpec {
   readonly capacityKwh: number;
   readonly nominalV: number;
@@ -23,7 +22,6 @@ export interface GensetSpec {
   readonly tankLiter: number;
 }
 
-/** A grid connection (export allowed while it is up). */
 export interface GridSpec {
   /** Chance that a day has one outage. */
   readonly outageProbability: number;

@@ -1,7 +1,4 @@
-/**
- * The "spec" catalog option: a device lists only the value ids spec 2.3 documents for every device
- * and a few seeded coded ids the spec does not know (as a real installation's own sensors).
- */
+/** The "spec" catalog: spec 2.3's value ids and a few seeded coded ids the spec does not know. */
 import { COMMON_VALUE_IDS } from "../../api/common-values.js";
 import { ALL_DATA, type ResourceDef } from "./catalog.js";
 import { floor } from "./num.js";

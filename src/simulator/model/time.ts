@@ -39,7 +39,7 @@ export function dayOfYear(t: number): number {
   return ((days % 365.2425) + 365.2425) % 365.2425;
 }
 
-/** Day of the week, 0 = Sunday. */
+/** 0 = Sunday. */
 export function weekdayOf(t: number): number {
   return (floor(t / DAY_S) + 4) % 7;
 }

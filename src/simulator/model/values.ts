@@ -3,7 +3,6 @@ import type { RecordMember } from "../../records/data-record.js";
 import { roundTo } from "./num.js";
 import type { DayFrame } from "./site-physics.js";
 
-/** A value read off sample i (at time t) of a day frame. */
 export type SampleFn = (frame: DayFrame, i: number, t: number) => RecordMember;
 
 /** What a counter adds at sample i (e.g. power * resolutionS / 3600). */

@@ -6,7 +6,6 @@ import { COMMISSIONED_AT_S, DAY_S } from "../time.js";
 import { counter, sampled, type ValueDef } from "../values.js";
 import { at, type ReadoutContext, sampleTime } from "./context.js";
 
-/** The Audit Box's remaining monitoring credit in days. */
 export const DAYS_REMAINING_ID = "e_00_00_00_000_days_remaining";
 
 /** Credit days and logger readout 001: data sent, uptime, subscription age, firmware. */
@@ -68,7 +67,6 @@ function meterValues(ctx: ReadoutContext): ValueDef[] {
   ];
 }
 
-/** Every Audit Box value, in listing order. */
 export function auditValues(ctx: ReadoutContext): ValueDef[] {
   return [...loggerValues(ctx), ...meterValues(ctx)];
 }

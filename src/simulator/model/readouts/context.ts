@@ -2,7 +2,6 @@
 import type { DeviceKind, SiteProfile } from "../profiles.js";
 import type { DayFrame } from "../site-physics.js";
 
-/** The device a catalog is built for. */
 export interface ReadoutContext {
   readonly kind: DeviceKind;
   readonly deviceKey: number;
@@ -16,12 +15,10 @@ export function at(channel: ArrayLike<number>, i: number): number {
   return channel[i] ?? 0;
 }
 
-/** Length of one sample of the frame in hours. */
 export function dtH(f: DayFrame): number {
   return f.resolutionS / 3600;
 }
 
-/** Epoch seconds of sample `i` of the frame. */
 export function sampleTime(f: DayFrame, i: number): number {
   return f.firstS + i * f.resolutionS;
 }

@@ -11,7 +11,6 @@ export function batterySoc(): ValueDef {
   return sampled("e_00_05_00_002_battery_SOC", (f, i) => roundTo(at(f.soc, i) * 100, 1));
 }
 
-/** Battery readout 002. */
 export function batteryValues(ctx: ReadoutContext): ValueDef[] {
   const bat = ctx.profile.battery;
   if (bat === undefined) return [];
@@ -48,7 +47,6 @@ export function batteryValues(ctx: ReadoutContext): ValueDef[] {
   ];
 }
 
-/** Grid meter readout 003. */
 export function gridValues(ctx: ReadoutContext): ValueDef[] {
   const vk = ctx.key("e_00_02_00_003_grid_voltage");
   return [
@@ -59,7 +57,6 @@ export function gridValues(ctx: ReadoutContext): ValueDef[] {
   ];
 }
 
-/** Weather sensor readout 004. */
 export function weatherValues(ctx: ReadoutContext): ValueDef[] {
   const wk = weatherKeys(ctx.deviceKey);
   return [
@@ -73,7 +70,6 @@ export function weatherValues(ctx: ReadoutContext): ValueDef[] {
   ];
 }
 
-/** Standby genset readout 005. */
 export function gensetValues(ctx: ReadoutContext): ValueDef[] {
   const gen = ctx.profile.genset;
   if (gen === undefined) return [];

@@ -5,7 +5,6 @@ import type { DayFrame } from "../site-physics.js";
 import { counter, sampled, type ValueDef } from "../values.js";
 import { at, dtH, type ReadoutContext, sampleTime } from "./context.js";
 
-/** The inverter's signals several values derive from. */
 type InverterSignals = ReturnType<typeof inverterSignals>;
 
 /** AC power (kW) and voltage of phase 1..phases, reactive (kvar) and apparent (kVA) power. */
@@ -131,7 +130,6 @@ function lifetimeCounters(ctx: ReadoutContext, s: InverterSignals, phases: 1 | 3
   ];
 }
 
-/** Inverter readout 001 with `phases` AC phases. */
 export function inverterValues(ctx: ReadoutContext, phases: 1 | 3): ValueDef[] {
   const s = inverterSignals(ctx, phases);
   return [

@@ -9,7 +9,6 @@ import { at, dtH, type ReadoutContext, sampleTime } from "./context.js";
 const PIPE_AREA_M2 = PI * 0.025 * 0.025;
 const TANK_AREA_M2 = 12;
 
-/** Pump and tank readout 003. */
 export function pumpValues(ctx: ReadoutContext): ValueDef[] {
   const fk = ctx.key("e_00_14_00_003_pump_flow");
   const levelKey = ctx.key("e_00_20_00_003_tank_level");
