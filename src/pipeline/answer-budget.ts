@@ -160,15 +160,16 @@ export interface ChunkClaim {
   release(): void;
 }
 
-/** Waits until the budget has room for what `chunk` is estimated to hold; its claim. */
+/** Waits until the budget has room for what `chunk` is estimated to hold (or `signal`); its claim. */
 export async function claimFor(
   budget: AnswerBudget,
   chunk: Parameters<typeof estimateJsonBytes>[0],
   batchLines: number,
+  signal: AbortSignal,
 ): Promise<ChunkClaim> {
   const json = estimateJsonBytes(chunk);
   const estimate = heldEstimate(json) + workingBytes(json, batchLines);
-  const reservation = await budget.reserve(estimate);
+  const reservation = await budget.reserve(estimate, signal);
   let holds = 0;
   return {
     onHeld: (body) => {
