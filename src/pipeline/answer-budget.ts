@@ -17,10 +17,9 @@ interface Waiter {
 }
 
 /**
- * One byte budget (API_ANSWER_BUDGET_MB) that the answers held at once count against: a chunk
- * reserves its estimate before its request and waits until it fits, first come first served; its
- * reservation follows what it holds and is released once its write settled. A reservation larger
- * than the whole budget is granted when nothing else is held, and runs alone. Pure: no timers.
+ * One byte budget (API_ANSWER_BUDGET_MB) for the answers held at once: a chunk reserves its
+ * estimate before its request, first come first served, and holds what it holds until its write
+ * settled. A reservation over the whole budget is granted when nothing else is held. No timers.
  */
 export class AnswerBudget {
   /** Bytes reserved now (may exceed the limit: an answer larger than its estimate, or alone). */
@@ -29,14 +28,12 @@ export class AnswerBudget {
   peak = 0;
   private readonly queue: Waiter[] = [];
 
-  /** @param limitBytes the budget, in bytes (at least 1) */
   constructor(readonly limitBytes: number) {
     if (!Number.isSafeInteger(limitBytes) || limitBytes < 1) {
       throw new RangeError(`limitBytes must be a positive integer, got ${limitBytes}`);
     }
   }
 
-  /** Reservations waiting for budget. */
   get waiting(): number {
     return this.queue.length;
   }

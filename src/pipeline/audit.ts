@@ -67,7 +67,6 @@ export interface AuditResult {
   readonly requests: number;
   readonly dataRequests: number;
   readonly catalogRequests: number;
-  /** InfluxQL requests. */
   readonly queries: number;
   readonly holes: readonly AuditHole[];
   readonly notSynced: readonly NotSynced[];

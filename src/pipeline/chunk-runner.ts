@@ -27,7 +27,6 @@ export interface ChunkMetrics {
 
 export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
-  /** API_CONCURRENCY. */
   readonly concurrency: number;
   /** API_ANSWER_BUDGET_MB in bytes: what the chunks in flight hold at once. */
   readonly answerBudgetBytes: number;
@@ -131,7 +130,6 @@ export class ChunkRunner {
     }
   }
 
-  /** Resolves once nothing is queued or running. */
   onIdle(): Promise<void> {
     return this.queue.onIdle();
   }

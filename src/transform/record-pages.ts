@@ -8,7 +8,6 @@ export const DATA_PAGE_RECORDS = 2000;
 
 /** An element of a GET /data answer that is not a valid record (a "poison row"). */
 export interface InvalidRecord {
-  /** The element's JSON text as received. */
   readonly text: string;
   /** What is wrong with it (names the member). */
   readonly error: string;
@@ -18,7 +17,6 @@ export interface InvalidRecord {
 export interface RecordWithBadMembers {
   /** The record as handed on in {@link DataPage.records}: its good members only. */
   readonly record: DataRecord;
-  /** The element's JSON text as received. */
   readonly text: string;
   /** The members removed from it, in answer order: each names itself and what is wrong. */
   readonly members: readonly SetAsideMember[];
