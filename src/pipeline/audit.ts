@@ -78,7 +78,6 @@ export interface AuditResult {
 export type AuditParts = SelectParts &
   CatalogReadParts & {
     readonly client: Pick<ApiClient, "data">;
-    readonly chunks: Pick<ChunkRunner, "forDevice">;
     readonly decoder: ValueIdDecoder;
     readonly store: Pick<StateStore, "cursors" | "deadLetters">;
     readonly apiNow: () => Date;
