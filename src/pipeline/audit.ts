@@ -16,7 +16,6 @@ import {
   storedCounts,
 } from "./audit-counts.js";
 import { type CatalogReadParts, readCatalog } from "./catalog.js";
-import type { ChunkRunner } from "./chunk-runner.js";
 import { countChunks, timeWindows } from "./plan-chunks.js";
 import { type SelectParts, selectDevices } from "./select-devices.js";
 
