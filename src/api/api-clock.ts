@@ -6,7 +6,6 @@ export class ApiClock {
   /** The API's clock at its latest answer, and the local clock then (epoch ms). */
   private latest: { serverMs: number; localMs: number } | undefined;
 
-  /** @param local the local clock (injected by tests) */
   constructor(private readonly local: () => Date = () => new Date()) {}
 
   /** Notes the API's clock (epoch ms of an answer's `Date` header). */

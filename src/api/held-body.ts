@@ -15,7 +15,6 @@ export const BLOCK_BYTES = 120 * 1024;
  * Iterating yields the body's bytes in order, as often as it is iterated.
  */
 export class HeldBody implements Iterable<Buffer> {
-  /** Bytes of the body so far. */
   bytes = 0;
   /** The first byte that is not JSON white space; -1 while there is none. */
   firstByte = -1;

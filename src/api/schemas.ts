@@ -1,8 +1,4 @@
 import { z } from "zod";
-import { dataRecordSchema } from "../records/data-record.js";
-
-/** GET /data/<device_id>/<resource_id> (spec 4.4). */
-export const dataResponseSchema = z.array(dataRecordSchema);
 
 /** GET /devices (spec 4.1). Catalog objects keep unknown members, so `--json` shows them. */
 export const devicesResponseSchema = z.looseObject({ device_ids: z.array(z.string()) });

@@ -71,7 +71,6 @@ export class CoalescingSink implements PointSink {
     return this.sink.check?.(signal) ?? Promise.resolve();
   }
 
-  /** What waits, as one request. */
   private send(): void {
     clearTimeout(this.timer);
     this.timer = undefined;

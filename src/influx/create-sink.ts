@@ -87,15 +87,6 @@ async function openInfluxSink(
   return new CoalescingSink(writer, influx.batchSize);
 }
 
-/** Opens the sink {@link pointSinkOpener} decides on (a ConfigError when there is none). */
-export async function createPointSink(
-  config: Config,
-  logger: Logger,
-  output?: string,
-): Promise<PointSink> {
-  return pointSinkOpener(config, logger, output)();
-}
-
 /** The sink of a dry run: none is opened, and nothing may be written. */
 export const DRY_RUN_SINK: PointSink = {
   target: "nowhere (dry run)",

@@ -79,20 +79,9 @@ interface WriterWork extends BatchWork {
 }
 
 /**
- * Writes line protocol to InfluxDB (`POST /api/v2/write`: InfluxDB 2.x, 3.x and 1.8+) through the
- * transport of @influxdata/influxdb-client, in batches, with failures classified as Telegraf does,
- * except that one bad line never fails the others:
- * - 400/422: the batch is narrowed down to the lines at fault (narrow-refused.ts), which come back
- *   as {@link RejectedLine}s while every other line is written (good lines may be written twice:
- *   the point is overwritten, not doubled); one warning per narrowed batch.
- * - 413: the batch is halved until it fits.
- * - A refusal that is not the lines' own, before InfluxDB took any line of the write (a 413 at one
- *   line, every line of a batch refused), rejects the write as `refused`: no line of it is a
- *   RejectedLine (docs/design.md, "A refusing InfluxDB").
- * - 401/403/404 reject the write (fatal); 429/5xx/network are retried with backoff (never sooner
- *   than Retry-After), then reject it as `unavailable`; any other 4xx rejects it as `bad_data`.
- * One write() as a whole ends by `deadlineMs`; a Retry-After beyond `retryAfterMaxMs` fails it at
- * once; {@link abort} ends every request in flight at once.
+ * Writes line protocol to InfluxDB (`POST /api/v2/write`: 2.x, 3.x and 1.8+) in batches through
+ * influxdb-client's transport; what each answer does (retried, split, narrowed down to the lines at
+ * fault, refused whole) is docs/design.md, "Writing to InfluxDB". One write() ends by `deadlineMs`.
  */
 export class InfluxWriter implements PointSink {
   readonly target: string;
@@ -124,7 +113,6 @@ export class InfluxWriter implements PointSink {
     routeClientLogs(options.logger);
   }
 
-  /** See {@link PointSink.write} and the class comment for how failures are handled. */
   write(batch: LineBatch): Promise<WriteOutcome> {
     if (this.shutdown.signal.aborted) return Promise.reject(this.shutdown.signal.reason);
     const deadline = new Deadline(this.deadlineMs, () => performance.now(), [this.shutdown.signal]);

@@ -38,7 +38,6 @@ export class LineProtocolFileSink implements PointSink {
   private handle: FileHandle | undefined;
   /** Bytes in the open file (its size when opened plus what this sink appended). */
   private size = 0;
-  /** The last write queued. */
   private queue: Promise<void> = Promise.resolve();
   /** The first failure (disk full, a closed pipe…): every later write rejects with it. */
   private failure: InfluxWriteError | undefined;

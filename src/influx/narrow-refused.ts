@@ -37,15 +37,11 @@ export interface NarrowingWrites<W extends BatchWork> {
 }
 
 /**
- * A 400/422 for `lines`: finds the lines at fault (so that one bad line never fails the others)
- * and writes the others. A single line is refused for good; lines the answer names are taken out
- * and the rest sent again; a partial write is narrowed down by its count; otherwise both halves
- * are sent, then narrowed in turn (nothing of the batch was stored: every good line must be found).
- * Before InfluxDB took any line of the write, a refusal that is not the lines' own throws
- * {@link refusedWhole} instead: every line of a batch named or counted as refused (points beyond
- * the retention policy or in a field type conflict excepted: dropped for their own time or type),
- * or both halves refused at every
- * halving down to two single lines (about 2 log2(n) requests, never n).
+ * A 400/422 for `lines`: finds the lines at fault (one bad line never fails the others) and writes
+ * the others: lines the answer names are taken out, a partial write is narrowed by its count, else
+ * both halves are sent and narrowed in turn. Before InfluxDB took any line of the write, a refusal
+ * not the lines' own (their time or field type) throws {@link refusedWhole}: every line named or
+ * counted as refused, or both halves refused down to two single lines (about 2 log2(n) requests).
  */
 export async function narrowRefused<W extends BatchWork>(
   lines: readonly string[],

@@ -5,7 +5,6 @@ export interface RejectedLine {
   readonly line: string;
   /** The HTTP status InfluxDB answered (400, 413 or 422). */
   readonly status: number;
-  /** InfluxDB's message, as an excerpt. */
   readonly error: string;
   /** Of its group, the share InfluxDB dropped (the others were stored); absent: this line was. */
   readonly droppedShare?: number;
@@ -13,7 +12,6 @@ export interface RejectedLine {
 
 /** What a write did: every line not in `rejected` is stored. */
 export interface WriteOutcome {
-  /** Lines stored (see {@link storedOf}). */
   readonly written: number;
   readonly rejected: readonly RejectedLine[];
 }

@@ -2,10 +2,8 @@ import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 
 /**
- * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does); lines
- * a 400, 422 or 413 refuses among lines InfluxDB takes are narrowed down to RejectedLines instead.
- * `unavailable` also ends a write past its deadline or its Retry-After cap, and (fatal) every write
- * after abort().
+ * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does);
+ * `unavailable` also ends a write past its deadline or Retry-After cap, and every one after abort().
  */
 export const WRITE_ERROR_CODES = [
   "auth_failed", // 401, 403: fatal, fix the token

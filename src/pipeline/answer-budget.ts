@@ -17,10 +17,9 @@ interface Waiter {
 }
 
 /**
- * One byte budget (API_ANSWER_BUDGET_MB) that the answers held at once count against: a chunk
- * reserves its estimate before its request and waits until it fits, first come first served; its
- * reservation follows what it holds and is released once its write settled. A reservation larger
- * than the whole budget is granted when nothing else is held, and runs alone. Pure: no timers.
+ * One byte budget (API_ANSWER_BUDGET_MB) for the answers held at once: a chunk reserves its
+ * estimate before its request, first come first served, and holds what it holds until its write
+ * settled. A reservation over the whole budget is granted when nothing else is held. No timers.
  */
 export class AnswerBudget {
   /** Bytes reserved now (may exceed the limit: an answer larger than its estimate, or alone). */
@@ -29,14 +28,12 @@ export class AnswerBudget {
   peak = 0;
   private readonly queue: Waiter[] = [];
 
-  /** @param limitBytes the budget, in bytes (at least 1) */
   constructor(readonly limitBytes: number) {
     if (!Number.isSafeInteger(limitBytes) || limitBytes < 1) {
       throw new RangeError(`limitBytes must be a positive integer, got ${limitBytes}`);
     }
   }
 
-  /** Reservations waiting for budget. */
   get waiting(): number {
     return this.queue.length;
   }
@@ -160,15 +157,16 @@ export interface ChunkClaim {
   release(): void;
 }
 
-/** Waits until the budget has room for what `chunk` is estimated to hold; its claim. */
+/** Waits until the budget has room for what `chunk` is estimated to hold (or `signal`); its claim. */
 export async function claimFor(
   budget: AnswerBudget,
   chunk: Parameters<typeof estimateJsonBytes>[0],
   batchLines: number,
+  signal: AbortSignal,
 ): Promise<ChunkClaim> {
   const json = estimateJsonBytes(chunk);
   const estimate = heldEstimate(json) + workingBytes(json, batchLines);
-  const reservation = await budget.reserve(estimate);
+  const reservation = await budget.reserve(estimate, signal);
   let holds = 0;
   return {
     onHeld: (body) => {

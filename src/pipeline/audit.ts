@@ -16,7 +16,6 @@ import {
   storedCounts,
 } from "./audit-counts.js";
 import { type CatalogReadParts, readCatalog } from "./catalog.js";
-import type { ChunkRunner } from "./chunk-runner.js";
 import { countChunks, timeWindows } from "./plan-chunks.js";
 import { type SelectParts, selectDevices } from "./select-devices.js";
 
@@ -67,7 +66,6 @@ export interface AuditResult {
   readonly requests: number;
   readonly dataRequests: number;
   readonly catalogRequests: number;
-  /** InfluxQL requests. */
   readonly queries: number;
   readonly holes: readonly AuditHole[];
   readonly notSynced: readonly NotSynced[];
@@ -79,7 +77,6 @@ export interface AuditResult {
 export type AuditParts = SelectParts &
   CatalogReadParts & {
     readonly client: Pick<ApiClient, "data">;
-    readonly chunks: Pick<ChunkRunner, "forDevice">;
     readonly decoder: ValueIdDecoder;
     readonly store: Pick<StateStore, "cursors" | "deadLetters">;
     readonly apiNow: () => Date;

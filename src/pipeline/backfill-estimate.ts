@@ -1,11 +1,7 @@
 /**
- * How long a backfill takes, estimated for `backfill --dry-run` from API_RATE_LIMIT,
- * API_CONCURRENCY and the API's latency as the dry run measured it. Pure, no I/O.
- *
- * The model follows how a backfill runs (backfill.ts, chunk-runner.ts): the catalog is read
- * first, then the jobs one after the other, each job's requests `inFlight` at a time (a device's
- * share of API_CONCURRENCY), each started no sooner than 1/rate after the one before (the rate
- * gate) and taking `latencyMs` from sending to its whole answer.
+ * How long a backfill takes, for `backfill --dry-run`: the catalog first, then the jobs one after
+ * the other, each job's requests `inFlight` at a time (a device's share of API_CONCURRENCY), one
+ * at most every 1/API_RATE_LIMIT (the rate gate), each `latencyMs` to its whole answer. Pure.
  */
 import { deviceShare } from "./device-slots.js";
 

@@ -27,11 +27,11 @@ export interface ChunkMetrics {
 
 export interface ChunkRunnerParts extends ChunkWriterParts {
   readonly client: Pick<ApiClient, "data">;
-  /** API_CONCURRENCY. */
   readonly concurrency: number;
   /** API_ANSWER_BUDGET_MB in bytes: what the chunks in flight hold at once. */
   readonly answerBudgetBytes: number;
-  readonly isStopping: () => boolean;
+  /** The pipeline's stop: no chunk starts after it, and a wait for budget ends at once. */
+  readonly stopping: AbortSignal;
   readonly metrics?: ChunkMetrics;
 }
 
@@ -44,8 +44,11 @@ export interface RunChunksOptions {
    * Records a stored chunk done (a sync's cursor, a job's chunk), before its outcome is yielded;
    * one that throws ends the run with its error, and nothing is committed after it.
    */
-  readonly commit?: (chunk: Chunk, result: ChunkResult) => void;
+  readonly commit: (chunk: Chunk, result: ChunkResult) => void;
 }
+
+/** What ended a run before all its chunks ran: none starts after it. */
+type Ended = { readonly by: "fatal" | "refused" | "commit"; readonly error: unknown };
 
 /**
  * The one place chunks run: one p-queue (API_CONCURRENCY at once), a device's share of it at most
@@ -76,48 +79,57 @@ export class ChunkRunner {
     run: RunContext,
     target: ChunkTarget,
     chunks: readonly Chunk[],
-    options: RunChunksOptions = {},
+    options: RunChunksOptions,
   ): AsyncGenerator<ChunkOutcome, void, undefined> {
     const settled: ChunkOutcome[] = [];
     let wake: (() => void) | undefined;
     let pending = chunks.length;
-    let fatal = false;
-    // a commit that threw ends the run: none is made after it, nor once the caller left
-    let commitFailed: { readonly error: unknown } | undefined;
+    let ended: Ended | undefined;
+    let notRun = 0;
+    // none is committed after a commit threw, nor once the caller left
     let left = false;
     const commit = (chunk: Chunk, result: ChunkResult) => {
-      if (left || commitFailed) return;
+      if (left || ended?.by === "commit") return;
       try {
-        options.commit?.(chunk, result);
+        options.commit(chunk, result);
       } catch (error) {
-        commitFailed = { error };
+        ended = { by: "commit", error };
       }
     };
     const stopped = () =>
-      fatal || commitFailed !== undefined || this.parts.isStopping() || options.stop?.() === true;
+      ended !== undefined || this.parts.stopping.aborted || options.stop?.() === true;
     for (const chunk of chunks) {
       void this.runChunk(run, target, chunk, { ...options, commit }, stopped).then((outcome) => {
-        if (outcome && "error" in outcome) {
-          if (isFatal(outcome.error) || isRefusal(outcome.error)) fatal = true;
-        }
         pending--;
+        if (outcome === undefined) notRun++;
+        else if ("error" in outcome && ended === undefined) {
+          if (isFatal(outcome.error)) ended = { by: "fatal", error: outcome.error };
+          else if (isRefusal(outcome.error)) ended = { by: "refused", error: outcome.error };
+        }
         if (outcome) settled.push(outcome);
         wake?.();
       });
     }
     try {
-      while (!commitFailed && (pending > 0 || settled.length > 0)) {
+      while (ended?.by !== "commit" && (pending > 0 || settled.length > 0)) {
         const next = settled.shift();
         if (next) yield next;
         else await new Promise<void>((resolve) => (wake = resolve));
       }
-      if (commitFailed) throw commitFailed.error;
+      if (ended?.by === "commit") throw ended.error;
+      if (ended && notRun > 0) {
+        const context = {
+          ...options.context,
+          device: target.deviceId,
+          resource: target.resourceId,
+        };
+        run.logger.warn({ ...context, ended: ended.by, notRun }, "chunks not run: read next time");
+      }
     } finally {
       left = true;
     }
   }
 
-  /** Resolves once nothing is queued or running. */
   onIdle(): Promise<void> {
     return this.queue.onIdle();
   }
@@ -136,7 +148,10 @@ export class ChunkRunner {
     const startedMs = Date.now();
     // the API requests of a chunk whose write then failed count all the same
     let requests = 0;
-    const claim = await claimFor(this.budget, chunk, this.parts.batchLines);
+    const { stopping, batchLines } = this.parts;
+    // only a stop ends the wait for budget: the chunk is read again next time
+    const claim = await claimFor(this.budget, chunk, batchLines, stopping).catch(() => undefined);
+    if (claim === undefined) return undefined;
     let result: ChunkResult;
     try {
       const held = await this.forDevice(target.deviceId, async () => {
@@ -158,7 +173,7 @@ export class ChunkRunner {
       run.countChunk(result);
       this.logDropped(run, target, chunk, result);
     } catch (error) {
-      if (cutByShutdown(error, this.parts.isStopping())) return undefined;
+      if (cutByShutdown(error, stopping.aborted)) return undefined;
       this.parts.metrics?.chunkFailed(error);
       run.chunkFailed({ ...options.context, ...chunkContext(target, chunk) }, error, requests);
       return { chunk, error };
@@ -166,7 +181,7 @@ export class ChunkRunner {
       claim.release();
     }
     // 4. commit: the caller's record that the chunk is stored (a cursor, a job's chunk)
-    options.commit?.(chunk, result);
+    options.commit(chunk, result);
     return { chunk, result };
   }
 

@@ -74,12 +74,10 @@ interface Waiting {
 }
 
 /**
- * Writes dead letters again in batches of `batchLines` lines, as a backfill writes (the sink
- * narrows a refused batch down to its refused lines): a letter whose lines are stored is forgotten
- * and its rollup range marked; one with a line refused again is kept with the new error. What is
- * settled is committed every {@link SETTLE_LETTERS} letters and at the end. Stops before the next
- * batch once `isStopping`; a write that fails as a whole rejects with the outcome so far in
- * {@link RetryStopped} (the letters not stored are all kept).
+ * Writes dead letters again in batches of `batchLines`, as a backfill writes: a letter whose lines
+ * are stored is forgotten and its rollup range marked; one refused again is kept with the new
+ * error; committed every {@link SETTLE_LETTERS} letters. Stops before a batch once `isStopping`;
+ * a write that fails whole rejects with the outcome so far in {@link RetryStopped}.
  */
 export async function retryDeadLetters(
   deps: RetryDeps,

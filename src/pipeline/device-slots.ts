@@ -8,7 +8,6 @@ export class DeviceSlots {
   private readonly busy = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
 
-  /** @param limit tasks per device at once (at least 1) */
   constructor(readonly limit: number) {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new RangeError(`limit must be a positive integer, got ${limit}`);

@@ -13,7 +13,6 @@ export class MemoryBudgetError extends Error {
 }
 
 export interface MemoryWatch {
-  /** MEMORY_BUDGET_MB. */
   readonly budgetMb: number;
   readonly logger: Logger;
   /** Called once, when the process stayed over the budget for three checks in a row. */

@@ -67,7 +67,7 @@ export class Pipeline {
   readonly rollups: RollupParts | undefined;
   private readonly rollupSink: PointSink | undefined;
   private readonly closeStore: () => void;
-  private stopping = false;
+  private readonly stopper = new AbortController();
 
   constructor(parts: PipelineParts) {
     this.client = parts.client;
@@ -91,7 +91,7 @@ export class Pipeline {
       now: this.now,
       concurrency: parts.config.api.concurrency,
       answerBudgetBytes: parts.config.api.answerBudgetMb * 2 ** 20,
-      isStopping: () => this.stopping,
+      stopping: this.stopper.signal,
       metrics: parts.metrics,
     });
     this.rollupSink = parts.rollupSink;
@@ -119,7 +119,7 @@ export class Pipeline {
 
   /** True once {@link stop} was called: no new work is taken. */
   get isStopping(): boolean {
-    return this.stopping;
+    return this.stopper.signal.aborted;
   }
 
   /**
@@ -127,7 +127,7 @@ export class Pipeline {
    * (their chunks are fetched again next time). True when everything finished in time.
    */
   async stop(graceMs: number): Promise<boolean> {
-    this.stopping = true;
+    this.stopper.abort(new Error("shutting down"));
     const idle = this.chunks.onIdle().then(() => true);
     const finished = await Promise.race([idle, sleep(graceMs, { unref: true }).then(() => false)]);
     if (!finished) {
@@ -142,7 +142,7 @@ export class Pipeline {
 
   /** Ends every open API request and InfluxDB write at once; later ones fail at once too. */
   abort(reason: string): void {
-    this.stopping = true;
+    this.stopper.abort(new Error(reason));
     this.client.abort(reason);
     this.sink.abort?.(reason);
     this.rollupSink?.abort?.(reason);

@@ -31,10 +31,8 @@ export interface RunResult {
   readonly runId: number;
   /** `interrupted`: stopped by a signal; what was not done is done next time. */
   readonly status: RunSummary["status"];
-  /** HTTP attempts of the run. */
   readonly requests: number;
   readonly points: number;
-  /** New dead letters. */
   readonly deadLetters: number;
   readonly counters: Readonly<RunCounters>;
 }

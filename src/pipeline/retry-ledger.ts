@@ -8,7 +8,6 @@ export interface LedgerParts {
   readonly deadLetters: Pick<DeadLetterStore, "add" | "forget" | "recordRetryFailure">;
   /** Where the ranges whose rollups are due are marked (absent: no rollups, a file sink). */
   readonly rollups?: Pick<RollupStore, "mark">;
-  /** Runs its argument as one transaction. */
   readonly transaction: (work: () => void) => void;
   readonly now: () => Date;
 }

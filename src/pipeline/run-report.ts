@@ -54,7 +54,6 @@ export interface ReportParts {
   readonly store: Pick<StateStore, "cursors" | "deadLetters">;
   readonly config: Pick<Config, "sync" | "sites">;
   readonly sink: Pick<PointSink, "write">;
-  /** Now as the API sees it. */
   readonly apiNow: () => Date;
 }
 

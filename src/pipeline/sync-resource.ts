@@ -151,7 +151,8 @@ async function probe(
   let found = false;
   // one window after the other: a failure ends the probe
   for (const chunk of chunks) {
-    for await (const done of parts.chunks.run(run, target, [chunk])) {
+    // a probe moves no cursor: the fetch after it reads the window again
+    for await (const done of parts.chunks.run(run, target, [chunk], { commit: () => undefined })) {
       if ("error" in done) {
         outcome.error ??= done.error;
         if (!catalogMayBeStale(done.error, failing)) recordFailure(parts, run, target, done.error);

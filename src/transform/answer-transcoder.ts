@@ -14,7 +14,6 @@ import type { ValueIdDecoder } from "./value-id.js";
 /** A row or a member set aside as a dead letter. */
 export interface SetAside {
   readonly kind: "row" | "member";
-  /** The row's JSON text as received. */
   readonly text: string;
   readonly error: string;
   /** The member's value id (kind `member`). */

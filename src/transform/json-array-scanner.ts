@@ -191,7 +191,6 @@ export class JsonArrayScanner {
     this.carryOn(rest);
   }
 
-  /** Copies `bytes` after the carried ones. */
   private carryOn(bytes: Buffer): void {
     this.checkLength(this.carry.length + bytes.length);
     this.carry.append(bytes);

@@ -26,7 +26,6 @@ export class LineBuffer {
   private heldBytes = 0;
   private heldLines = 0;
 
-  /** True once {@link mark} set the end of the next batch. */
   get marked(): boolean {
     return this.markBytes >= 0;
   }
@@ -45,7 +44,6 @@ export class LineBuffer {
     return this.bytes;
   }
 
-  /** The offset where the next byte goes. */
   get end(): number {
     return this.length;
   }

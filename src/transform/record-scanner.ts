@@ -59,7 +59,6 @@ export class RecordScanner {
   private lastTimestampS = Number.NaN;
 
   // what the last read found
-  /** Epoch seconds of its timestamp. */
   timestampS = 0;
   /** Its `values_id` member's value (JSON.parse of its text); undefined when it has none. */
   valuesId: number | string | boolean | null | undefined;

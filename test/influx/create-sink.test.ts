@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
 import { CoalescingSink } from "../../src/influx/coalescing-sink.js";
-import { createPointSink, openRollupSink } from "../../src/influx/create-sink.js";
+import { openRollupSink, pointSinkOpener } from "../../src/influx/create-sink.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
@@ -14,13 +14,13 @@ import { tempDir } from "../support/temp-dir.js";
 
 const LINES = ["m,device_id=a value=1 1700000000", 'm,device_id=a text="x y" 1700000060'];
 
-describe("createPointSink", () => {
+describe("pointSinkOpener", () => {
   const { logger } = captureLogger();
 
   it("writes line protocol to a file with --output, appending", async () => {
     const file = join(tempDir("lp-"), "sub", "out.lp");
     for (let i = 0; i < 2; i++) {
-      const sink = await createPointSink(loadConfig(), logger, file);
+      const sink = await pointSinkOpener(loadConfig(), logger, file)();
       expect(sink.target).toContain(file);
       await expect(sink.write(lineBatch(LINES))).resolves.toEqual({ written: 2, rejected: [] });
       await sink.close();
@@ -69,7 +69,7 @@ describe("createPointSink", () => {
         INFLUX_BUCKET: db.bucket,
       },
     });
-    const sink = await createPointSink(config, logger);
+    const sink = await pointSinkOpener(config, logger)();
     // the writer, behind the coalescing of short writes
     expect(sink).toBeInstanceOf(CoalescingSink);
     expect(sink.target).toBe(`InfluxDB ${db.url} bucket ${db.bucket}`);
@@ -92,7 +92,7 @@ describe("createPointSink", () => {
         INFLUX_BUCKET: db.bucket,
       },
     });
-    await expect(createPointSink(config, logger)).rejects.toThrow(
+    await expect(pointSinkOpener(config, logger)()).rejects.toThrow(
       /^InfluxDB refused the token \(HTTP 401\)/,
     );
   });

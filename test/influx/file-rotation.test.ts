@@ -10,7 +10,7 @@ import {
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { loadConfig } from "../../src/config.js";
-import { createPointSink } from "../../src/influx/create-sink.js";
+import { pointSinkOpener } from "../../src/influx/create-sink.js";
 import { LineProtocolFileSink } from "../../src/influx/line-protocol-file-sink.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
@@ -157,7 +157,7 @@ describe("LineProtocolFileSink rotation by size", () => {
   });
 });
 
-describe("createPointSink with OUTPUT_FILE", () => {
+describe("pointSinkOpener with OUTPUT_FILE", () => {
   const { logger } = captureLogger();
 
   it("OUTPUT_FILE is rotated past OUTPUT_FILE_MAX_BYTES, OUTPUT_FILE_KEEP copies kept", async () => {
@@ -165,7 +165,7 @@ describe("createPointSink with OUTPUT_FILE", () => {
     const config = loadConfig({
       env: { OUTPUT_FILE: file, OUTPUT_FILE_MAX_BYTES: "1024", OUTPUT_FILE_KEEP: "2" },
     });
-    const sink = await createPointSink(config, logger);
+    const sink = await pointSinkOpener(config, logger)();
     expect(sink.target).toBe(`line-protocol file ${file}`);
     const all = lines(200);
     for (let i = 0; i < all.length; i += 10) await sink.write(lineBatch(all.slice(i, i + 10)));
@@ -182,7 +182,7 @@ describe("createPointSink with OUTPUT_FILE", () => {
     const config = loadConfig({
       env: { OUTPUT_FILE: file, OUTPUT_FILE_MAX_BYTES: "1024", OUTPUT_FILE_KEEP: "2" },
     });
-    const sink = await createPointSink(config, logger, output);
+    const sink = await pointSinkOpener(config, logger, output)();
     const all = lines(200);
     for (let i = 0; i < all.length; i += 10) await sink.write(lineBatch(all.slice(i, i + 10)));
     await sink.close();

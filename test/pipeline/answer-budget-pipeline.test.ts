@@ -9,13 +9,18 @@
 import type { AttemptInfo } from "../../src/api/api-request.js";
 import type { PipelineMetrics } from "../../src/cli/open-pipeline.js";
 import { estimateJsonBytes, heldEstimate, workingBytes } from "../../src/pipeline/answer-budget.js";
-import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { type Chunk, valueGroups } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import {
+  openTestPipeline,
+  pipelineEnv,
+  runChunks,
+  tempStateDb,
+  testRun,
+} from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -67,12 +72,6 @@ class InFlight implements PipelineMetrics {
   }
 }
 
-async function outcomesOf(run: AsyncIterable<ChunkOutcome>): Promise<ChunkOutcome[]> {
-  const outcomes: ChunkOutcome[] = [];
-  for await (const outcome of run) outcomes.push(outcome);
-  return outcomes;
-}
-
 describe("API_ANSWER_BUDGET_MB: what the chunks in flight hold at once", () => {
   let sim: Simulator;
   let db: TestInfluxDb;
@@ -117,7 +116,7 @@ describe("API_ANSWER_BUDGET_MB: what the chunks in flight hold at once", () => {
     const pipeline = await openPipeline(inFlight);
     const run = testRun(pipeline);
 
-    const outcomes = await outcomesOf(pipeline.chunks.run(run, TARGET, chunks));
+    const outcomes = await runChunks(pipeline, run, TARGET, chunks);
 
     expect(inFlight.most).toBe(1);
     for (const outcome of outcomes) if ("error" in outcome) throw outcome.error;
@@ -141,7 +140,7 @@ describe("API_ANSWER_BUDGET_MB: what the chunks in flight hold at once", () => {
     const inFlight = new InFlight();
     // 1 MiB: less than one chunk's reservation
     const pipeline = await openPipeline(inFlight, { API_ANSWER_BUDGET_MB: "1" });
-    const outcomes = await outcomesOf(pipeline.chunks.run(testRun(pipeline), TARGET, chunks));
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, chunks);
     for (const outcome of outcomes) if ("error" in outcome) throw outcome.error;
     expect(outcomes).toHaveLength(chunks.length);
     expect(inFlight.most).toBe(1);
@@ -157,13 +156,37 @@ describe("API_ANSWER_BUDGET_MB: what the chunks in flight hold at once", () => {
     const bad: Chunk = { ...first, index: 99, values: ["e_00_00_00_000_no_such_value"] };
     const inFlight = new InFlight();
     const pipeline = await openPipeline(inFlight);
-    const outcomes = await outcomesOf(
-      pipeline.chunks.run(testRun(pipeline), TARGET, [bad, ...chunks]),
-    );
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, [bad, ...chunks]);
     expect(outcomes.filter((o) => "error" in o).map((o) => o.chunk.index)).toEqual([99]);
     expect(outcomes.filter((o) => "result" in o)).toHaveLength(chunks.length);
     expect(pipeline.chunks.budget.held).toBe(0);
     expect(pipeline.chunks.budget.waiting).toBe(0);
+  });
+
+  it("a shutdown ends every wait for budget at once: no chunk that waited starts", async () => {
+    const chunks = sixHourChunks(values, 8);
+    let pipeline: Pipeline | undefined;
+    let stopped: Promise<boolean> | undefined;
+    let waitingAtStop = 0;
+    let waitingAfterStop = -1;
+    let fetchedAtStop = 0;
+    // the graceful stop comes as the first chunk ends: at 6 MiB two chunks are in flight, the
+    // others wait for room, and their waits end with the stop, not as the two give theirs back
+    const inFlight = new InFlight(() => {
+      if (pipeline === undefined || pipeline.isStopping) return;
+      waitingAtStop = pipeline.chunks.budget.waiting;
+      fetchedAtStop = sim.count("data");
+      stopped = pipeline.stop(60_000);
+      waitingAfterStop = pipeline.chunks.budget.waiting;
+    });
+    pipeline = await openPipeline(inFlight, { API_ANSWER_BUDGET_MB: "6" });
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, chunks);
+    expect(await stopped).toBe(true);
+    expect(waitingAtStop).toBeGreaterThan(0);
+    expect(waitingAfterStop).toBe(0);
+    expect(sim.count("data")).toBe(fetchedAtStop);
+    expect(outcomes.length).toBeLessThan(chunks.length);
+    expect(pipeline.chunks.budget.held).toBe(0);
   });
 
   it("gives every byte back when a shutdown aborts the chunks in flight and those waiting", async () => {
@@ -180,7 +203,7 @@ describe("API_ANSWER_BUDGET_MB: what the chunks in flight hold at once", () => {
       pipeline.abort("test: shutting down");
     });
     pipeline = await openPipeline(inFlight, { API_ANSWER_BUDGET_MB: "6" });
-    const outcomes = await outcomesOf(pipeline.chunks.run(testRun(pipeline), TARGET, chunks));
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, chunks);
     expect(inFlightAtAbort).toBeGreaterThan(0);
     expect(waitingAtAbort).toBeGreaterThan(0);
     expect(outcomes.length).toBeLessThan(chunks.length);

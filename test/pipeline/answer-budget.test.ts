@@ -219,7 +219,7 @@ describe("a chunk's claim on the budget", () => {
   it("waits for its estimate, keeps it while the answer arrives, then holds what the answer holds", async () => {
     const budget = new AnswerBudget(64 * 2 ** 20);
     const estimate = heldEstimate(weekJson) + workingBytes(weekJson, 5000);
-    const claim = await claimFor(budget, week, 5000);
+    const claim = await claimFor(budget, week, 5000, new AbortController().signal);
     expect(budget.held).toBe(estimate);
     // the first pieces: below the estimate, which stays (more is to come)
     claim.onHeld({ bytes: 64 * KIB, heldBytes: 64 * KIB });

@@ -15,7 +15,13 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { linesOf } from "../../src/transform/line-protocol.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import {
+  openTestPipeline,
+  pipelineEnv,
+  runChunks,
+  tempStateDb,
+  testRun,
+} from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -68,7 +74,7 @@ describe("ChunkRunner: the one place chunks run", () => {
     const chunks = planChunks(values, toS - DAY_S, toS);
     expect(chunks.length).toBeGreaterThan(2);
     const run = testRun(pipeline);
-    const outcomes = await outcomesOf(pipeline.chunks.run(run, TARGET, chunks));
+    const outcomes = await runChunks(pipeline, run, TARGET, chunks);
     expect(outcomes.map((o) => o.chunk.index).sort((a, b) => a - b)).toEqual(
       chunks.map((c) => c.index),
     );
@@ -120,7 +126,7 @@ describe("ChunkRunner: the one place chunks run", () => {
       written.push(...linesOf(batch));
       return write(batch);
     };
-    const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
+    const [outcome, ...more] = await runChunks(pipeline, run, TARGET, [chunk]);
     expect(more).toEqual([]);
     sim.faults = {};
     if (outcome === undefined || "error" in outcome) throw new Error("the chunk failed");
@@ -191,18 +197,28 @@ describe("ChunkRunner: the one place chunks run", () => {
       toS,
     };
     const run = testRun(pipeline);
-    const outcomes = await outcomesOf(pipeline.chunks.run(run, TARGET, [...good, bad]));
+    const outcomes = await runChunks(pipeline, run, TARGET, [...good, bad]);
     const failed = outcomes.filter((o) => "error" in o);
     expect(failed.map((o) => o.chunk.index)).toEqual([99]);
     expect(outcomes.filter((o) => "result" in o)).toHaveLength(good.length);
     expect(run.counters.chunkErrors).toBe(1);
 
     sim.resetLog();
-    const stopped = await outcomesOf(
-      pipeline.chunks.run(testRun(pipeline), TARGET, good, { stop: () => true }),
-    );
+    const stopped = await runChunks(pipeline, testRun(pipeline), TARGET, good, {
+      stop: () => true,
+    });
     expect(stopped).toEqual([]);
     expect(sim.count("data")).toBe(0);
+  });
+
+  it("takes no run without a commit: one past the types fails at its first stored chunk", async () => {
+    const toS = NOW_MS / 1000;
+    const chunks = planChunks(values.slice(0, 2), toS - DAY_S, toS);
+    // @ts-expect-error the commit is required: a run whose stored chunks move no cursor is a bug
+    const run = pipeline.chunks.run(testRun(pipeline), TARGET, chunks, {});
+    await expect(outcomesOf(run)).rejects.toThrow(TypeError);
+    await pipeline.chunks.onIdle();
+    expect(sim.count("data")).toBe(chunks.length);
   });
 });
 
@@ -259,7 +275,7 @@ describe("ChunkRunner: a body whose cut shows only while it is transcoded", () =
       const [chunk] = planChunks(values.slice(0, 3), toS - DAY_S, toS);
       if (chunk === undefined) throw new Error("no chunk planned");
       const run = testRun(pipeline);
-      const [outcome, ...more] = await outcomesOf(pipeline.chunks.run(run, TARGET, [chunk]));
+      const [outcome, ...more] = await runChunks(pipeline, run, TARGET, [chunk]);
       expect(more).toEqual([]);
       if (outcome === undefined || !("error" in outcome)) throw new Error("the chunk did not fail");
       const { error } = outcome;

@@ -12,7 +12,13 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { expectedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
-import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import {
+  openTestPipeline,
+  pipelineEnv,
+  runChunks,
+  tempStateDb,
+  testRun,
+} from "../support/pipeline.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -32,12 +38,6 @@ const dayChunks = (n: number, toS: number): Chunk[] =>
     toS: toS - (n - 1 - i) * DAY_S,
   }));
 
-async function outcomesOf(run: AsyncIterable<ChunkOutcome>): Promise<ChunkOutcome[]> {
-  const outcomes: ChunkOutcome[] = [];
-  for await (const outcome of run) outcomes.push(outcome);
-  return outcomes;
-}
-
 /** The error code of each outcome (`ok` for a chunk done). */
 const codesOf = (outcomes: readonly ChunkOutcome[]): string[] =>
   outcomes.map((o) =>
@@ -48,6 +48,7 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
   let sim: Simulator;
   let db: TestInfluxDb;
   let pipeline: Pipeline;
+  let logLines: string[];
   const clock = new ManualClock(NOW_MS);
   const toS = NOW_MS / 1000;
 
@@ -64,7 +65,7 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
   async function open(batch: number): Promise<void> {
     sim.resetLog();
     db = await createTestInfluxDb("chunk_stops");
-    ({ pipeline } = await openTestPipeline(
+    ({ pipeline, logLines } = await openTestPipeline(
       pipelineEnv(sim, db, tempStateDb(), {
         API_CONCURRENCY: "1",
         INFLUX_BATCH_SIZE: String(batch),
@@ -94,7 +95,7 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
         fetchedAtFailure ??= sim.count("data");
         throw error;
       });
-    const outcomes = await outcomesOf(pipeline.chunks.run(testRun(pipeline), TARGET, chunks));
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, chunks);
     // each chunk that started failed as the first did, and was fetched once
     expect(new Set(codesOf(outcomes))).toEqual(new Set(["bucket_not_found"]));
     expect(sim.count("data")).toBe(outcomes.length);
@@ -102,6 +103,18 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
     if (fetchedAtFailure === undefined) throw new Error("no write failed");
     expect(sim.count("data")).toBeLessThanOrEqual(fetchedAtFailure + 1);
     expect(sim.count("data")).toBeLessThan(chunks.length);
+    // what ended the run is told once, with the chunks it left for next time
+    const told = logLines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === "chunks not run: read next time");
+    expect(told).toEqual([
+      expect.objectContaining({
+        ended: "fatal",
+        notRun: chunks.length - outcomes.length,
+        device: DEVICE,
+        resource: RESOURCE,
+      }),
+    ]);
     // nothing was stored: no rollups are due
     expect(pipeline.store.rollups.pending()).toEqual([]);
   });
@@ -123,7 +136,7 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
       if (stored.length === 1) await dropDatabase();
       return outcome;
     };
-    const outcomes = await outcomesOf(pipeline.chunks.run(testRun(pipeline), TARGET, [chunk]));
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, [chunk]);
     expect(codesOf(outcomes)).toEqual(["bucket_not_found"]);
     expect(stored).toEqual([Math.ceil((points.length * 2) / 3)]);
     expect(pipeline.store.rollups.pending()).toEqual([
@@ -142,7 +155,7 @@ describe("ChunkRunner when InfluxDB fails a chunk's write", () => {
     if (chunk === undefined) throw new Error("no chunk planned");
     await open(5000);
     await dropDatabase();
-    const outcomes = await outcomesOf(pipeline.chunks.run(testRun(pipeline), TARGET, [chunk]));
+    const outcomes = await runChunks(pipeline, testRun(pipeline), TARGET, [chunk]);
     expect(codesOf(outcomes)).toEqual(["bucket_not_found"]);
     expect(sim.count("data")).toBe(1);
     expect(pipeline.store.rollups.pending()).toEqual([]);

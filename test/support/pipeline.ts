@@ -1,7 +1,10 @@
 import { join } from "node:path";
 import { type OpenPipelineOptions, openPipeline } from "../../src/cli/open-pipeline.js";
 import { loadConfig } from "../../src/config.js";
+import type { ChunkOutcome, RunChunksOptions } from "../../src/pipeline/chunk-runner.js";
+import type { ChunkTarget } from "../../src/pipeline/chunk-writer.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
+import type { Chunk } from "../../src/pipeline/plan-chunks.js";
 import { RunContext } from "../../src/pipeline/run-context.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import type { StateStore } from "../../src/state/state-store.js";
@@ -80,4 +83,30 @@ export class VirtualTimers {
 export function testRun(pipeline: Pipeline): RunContext {
   const id = pipeline.store.runs.start("backfill", pipeline.now());
   return RunContext.create(id, "backfill", pipeline.logger);
+}
+
+/**
+ * Runs `chunks` in the pipeline's chunk runner to the end: their outcomes. Its commit counts the
+ * chunks committed: each stored chunk is committed once, before its outcome comes back.
+ */
+export async function runChunks(
+  pipeline: Pipeline,
+  run: RunContext,
+  target: ChunkTarget,
+  chunks: readonly Chunk[],
+  options: Omit<RunChunksOptions, "commit"> = {},
+): Promise<ChunkOutcome[]> {
+  const committed = new Set<Chunk>();
+  const commit = (chunk: Chunk) => {
+    if (committed.has(chunk)) throw new Error(`chunk ${chunk.index} committed twice`);
+    committed.add(chunk);
+  };
+  const outcomes: ChunkOutcome[] = [];
+  for await (const outcome of pipeline.chunks.run(run, target, chunks, { ...options, commit })) {
+    if ("result" in outcome && !committed.has(outcome.chunk)) {
+      throw new Error(`chunk ${outcome.chunk.index} came back before it was committed`);
+    }
+    outcomes.push(outcome);
+  }
+  return outcomes;
 }

@@ -1,7 +1,11 @@
-import { dataResponseSchema } from "../../../src/api/schemas.js";
+import { z } from "zod";
+import { dataRecordSchema } from "../../../src/records/data-record.js";
 import { COMMISSIONED_AT_S, createFleet } from "../../../src/simulator/model/fleet.js";
 import { readoutOf } from "../../../src/simulator/model/values.js";
 import { dayStart, num, requestable, secondsOf } from "./helpers.js";
+
+/** GET /data/<device_id>/<resource_id> (spec 4.4). */
+const dataResponseSchema = z.array(dataRecordSchema);
 
 const fleet = createFleet({ seed: 11 });
 const DEVICES = fleet.deviceIds();
