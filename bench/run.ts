@@ -20,6 +20,7 @@ import {
 import { benchMemory, benchMemoryConcurrency, benchPointCost, type Row } from "./points.js";
 import { benchRetry } from "./retry.js";
 import { benchRollupQuery, benchRollupRateBound, benchRollupWriteCost } from "./rollups.js";
+import { benchStartup } from "./startup.js";
 import {
   answerBytes,
   bigRecordMs,
@@ -418,6 +419,7 @@ async function main(): Promise<void> {
         async () => rows.push(...(await benchMemoryConcurrency(influxd, QUICK))),
       ],
       ["simulator", benchSimulatorStart],
+      ["start-up", async () => rows.push(...benchStartup(QUICK))],
       [
         "rollups",
         async () => {

@@ -4,10 +4,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { ConfigError } from "../config.js";
 import { readTextFile } from "../util/input-text.js";
+import { DEFAULT_ENV_FILE } from "./global-options.js";
 import { type CliIo, parseOptions, UsageError } from "./io.js";
-
-/** The env file unless `--env-path` names another: `./.env` of the working directory. */
-export const DEFAULT_ENV_FILE = "./.env";
 
 /** The env file of a command: read by every command (below the environment), written by init. */
 export interface EnvFile {

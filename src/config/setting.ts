@@ -1,23 +1,7 @@
 import { z } from "zod";
+import type { SettingMeta, SettingNames } from "./setting-names.js";
 
-/** How a setting is named outside the config file, and what it means. */
-export type SettingMeta = {
-  /** Environment variable (also the key of flag values in `ConfigSources.flags`). */
-  readonly env: string;
-  /** One line for docs/configuration.md (Markdown) and config/schema.json (as plain text). */
-  readonly describe: string;
-} & (
-  | {
-      /** Long CLI flag of the program. */
-      readonly flag?: `--${string}`;
-      readonly secret?: false;
-    }
-  | {
-      /** Masked wherever the configuration is shown; no flag (command lines show in `ps`). */
-      readonly secret: true;
-      readonly flag?: never;
-    }
-);
+export type { SettingMeta };
 
 /** One setting: its place in the config file (`section.key`) and its {@link SettingMeta}. */
 export type Setting = SettingMeta & {
@@ -74,15 +58,32 @@ export function section<T extends z.ZodRawShape>(shape: T) {
     .prefault({} as z.input<z.ZodObject<T, z.core.$strict>>);
 }
 
-/** Every setting of a configuration schema's sections, in order, each made with {@link setting}. */
-export function settingsOf(sections: Readonly<Record<string, z.ZodType>>): Setting[] {
-  return Object.entries(sections).flatMap(([section, schema]) => {
+/**
+ * Every setting of a configuration schema's sections, in order, each made with {@link setting}
+ * from its entry in `names`; throws when the two do not name the same settings in the same order.
+ */
+export function settingsOf(
+  sections: Readonly<Record<string, z.ZodType>>,
+  names: SettingNames,
+): Setting[] {
+  const found = Object.entries(sections).flatMap(([section, schema]) => {
     const object = schema instanceof z.ZodPrefault ? schema.unwrap() : schema;
     if (!(object instanceof z.ZodObject)) throw new Error(`config section ${section}: no object`);
     return Object.entries(object.shape).map(([key, value]): Setting => {
       const meta = settings.get(value);
       if (!meta) throw new Error(`config setting ${section}.${key}: made without setting()`);
+      if (meta.env !== names[section]?.[key]?.env) {
+        throw new Error(`config setting ${section}.${key}: made with the names of ${meta.env}`);
+      }
       return { ...meta, path: [section, key], name: `${section}.${key}` };
     });
   });
+  const named = Object.entries(names).flatMap(([section, keys]) =>
+    Object.keys(keys).map((key) => `${section}.${key}`),
+  );
+  const inSchema = found.map(({ name }) => name).join(", ");
+  if (named.join(", ") !== inSchema) {
+    throw new Error(`the settings named (${named.join(", ")}) are not the schema's (${inSchema})`);
+  }
+  return found;
 }

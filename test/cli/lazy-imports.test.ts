@@ -65,6 +65,41 @@ describe("commands load what they use (#41)", () => {
     expect(heavyIn(loads)).toEqual([]);
   });
 
+  // the start-up goal (#41): --help and --version take about what `node -e 0` takes
+  const NOT_AT_START: readonly (readonly [string, RegExp])[] = [
+    ...HEAVY,
+    ["zod", /\/node_modules\/zod\//],
+    ["better-sqlite3", /\/node_modules\/better-sqlite3\//],
+    ["pino", /\/node_modules\/pino\//],
+    ["a command's module", /\/dist\/cli\/commands\//],
+  ];
+  const startIn = (loads: readonly string[]): string[] =>
+    NOT_AT_START.filter(([, pattern]) => loads.some((url) => pattern.test(url))).map(([n]) => n);
+
+  it("the recorder sees zod, better-sqlite3, pino and a command's module when they load", () => {
+    const command = new URL(`file://${resolve("dist/cli/commands/decode.js")}`).href;
+    const script =
+      'await import("zod"); await import("better-sqlite3"); await import("pino");' +
+      "await import(process.env.COMMAND_URL);";
+    const loads = loadsOf(["--input-type=module", "-e", script], { COMMAND_URL: command });
+    expect(loads.status).toBe(0);
+    expect(startIn(loads.loads)).toEqual(NOT_AT_START.slice(HEAVY.length).map(([name]) => name));
+  });
+
+  it.each([
+    [["--help"], /^Usage: energy-etl \[options\] \[command\]\n/],
+    [["-h"], /\n {2}--api-url <value> +overrides ENERGY_API_URL/],
+    [["help"], /\n {2}backfill \[options\] +fetch the history/],
+    [["--version"], /^0\.1\.0\n$/],
+    [["-V"], /^0\.1\.0\n$/],
+  ])("%j loads no command's module, nor zod, better-sqlite3 or pino", (args, out) => {
+    const { status, stdout, stderr, loads } = loadsOf([cli, ...args]);
+    expect({ status, stderr }).toEqual({ status: 0, stderr: "" });
+    expect(stdout).toMatch(out);
+    expect(loads).toContain(new URL(`file://${cli}`).href);
+    expect(startIn(loads)).toEqual([]);
+  });
+
   it("status on a state file loads none of them either", () => {
     const db = join(tempDir("energy-etl-lazy-status-"), "state.db");
     expect(loadsOf([cli, "migrate"], { STATE_DB: db }).status).toBe(0);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { meaningOf, plainText, setting, settingsOf } from "../../src/config/setting.js";
+import type { SettingNames } from "../../src/config/setting-names.js";
 import { configJsonSchema, SETTINGS } from "../../src/config.js";
 
 describe("setting", () => {
@@ -23,25 +24,45 @@ describe("setting", () => {
 });
 
 describe("settingsOf", () => {
-  const a = setting(z.string().default(""), { env: "A_ONE", flag: "--a-one", describe: "one" });
-  const b = setting(z.string().default(""), { env: "A_TWO", secret: true, describe: "two" });
+  const names = {
+    first: { one: { env: "A_ONE", flag: "--a-one", describe: "one" } },
+    second: { two: { env: "A_TWO", secret: true, describe: "two" } },
+  } satisfies SettingNames;
+  const a = setting(z.string().default(""), names.first.one);
+  const b = setting(z.string().default(""), names.second.two);
 
   it("reads every setting of every section in order, with its path and name", () => {
     const sections = {
       first: z.object({ one: a }).strict().prefault({}),
       second: z.object({ two: b }),
     };
-    expect(settingsOf(sections)).toEqual([
+    expect(settingsOf(sections, names)).toEqual([
       { env: "A_ONE", flag: "--a-one", describe: "one", path: ["first", "one"], name: "first.one" },
       { env: "A_TWO", secret: true, describe: "two", path: ["second", "two"], name: "second.two" },
     ]);
   });
 
   it("names a key made without setting(), and a section that is no object", () => {
-    expect(() => settingsOf({ s: z.object({ one: a, bare: z.string() }) })).toThrow(
+    const s = { one: names.first.one, bare: { env: "BARE", describe: "bare" } };
+    expect(() => settingsOf({ s: z.object({ one: a, bare: z.string() }) }, { s })).toThrow(
       "config setting s.bare: made without setting()",
     );
-    expect(() => settingsOf({ s: z.string() })).toThrow("config section s: no object");
+    expect(() => settingsOf({ s: z.string() }, { s })).toThrow("config section s: no object");
+  });
+
+  // the names are plain data for --help (no zod): they and the schema cannot drift apart
+  it("refuses a schema whose settings are not the ones the names name, in their order", () => {
+    const first = z.object({ one: a });
+    const second = z.object({ two: b });
+    expect(() => settingsOf({ first: z.object({ one: b }), second }, names)).toThrow(
+      "config setting first.one: made with the names of A_TWO",
+    );
+    expect(() => settingsOf({ first }, names)).toThrow(
+      "the settings named (first.one, second.two) are not the schema's (first.one)",
+    );
+    expect(() => settingsOf({ second, first }, names)).toThrow(
+      "the settings named (first.one, second.two) are not the schema's (second.two, first.one)",
+    );
   });
 });
 
