@@ -6,7 +6,7 @@
  */
 import TestSequencer from "@jest/test-sequencer";
 
-/** Test files (below test/, without `.test.ts`) that take a minute or more on 2 cores. */
+/** Test files (below test/, without `.test.ts`) that take half a minute or more on 2 cores, longest first. */
 export const SLOW_FILES = [
   "reliability/thirty-days",
   "cli/closed-stdout-api",
@@ -17,6 +17,8 @@ export const SLOW_FILES = [
   "deploy/dashboards",
   "service/fleet-ticks",
   "cli/demo",
+  "pipeline/crash-resume",
+  "reliability/crash-loop",
 ];
 
 const Base = TestSequencer.default ?? TestSequencer;
