@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { urlProblem } from "../../config.js";
+import { checked, urlProblem } from "../../config/values.js";
 import { registerSecret } from "../../logger.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -32,13 +32,12 @@ const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
   );
 
 /** An http(s) URL without credentials; messages never repeat the value. */
-const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
-  const problem = urlProblem(
+const apiUrlSchema = checked(envValue(z.string().trim()), (s) =>
+  urlProblem(
     s,
     "put the user into ENERGY_API_USER (or --user) and the password into ENERGY_API_PASSWORD",
-  );
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+  ),
+);
 
 /** The values `init` gathers. */
 export const FIELDS = {
