@@ -9,7 +9,6 @@ import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
 import { checkTarget, writeInitEnvFile } from "../init/write-env.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 
-/** The command's own flags as commander hands them over; checked before anything else. */
 const optionsSchema = z.object({
   apiUrl: z.string().optional(),
   user: z.string().optional(),
@@ -22,10 +21,7 @@ const globalsSchema = z.object({
   apiUser: z.string().optional(),
 });
 
-/**
- * The flags, checked before anything else happens; `--api-url` and `--api-user` may arrive as the
- * program's settings flags (commander hands those to the program, not to init).
- */
+/** The flags, checked first; `--api-url` and `--api-user` may come as the program's own flags. */
 function readFlags(command: Command) {
   const opts = parseOptions(optionsSchema, command.opts());
   const globals = globalsSchema.parse(command.optsWithGlobals());
@@ -78,7 +74,6 @@ function whatNext(io: CliIo, file: EnvFile): string {
   );
 }
 
-/** `init`: the first setup; secrets are never printed nor taken as flags. */
 export function registerInitCommand(program: Command, io: CliIo): void {
   const init = program
     .command("init")
