@@ -1,4 +1,3 @@
-/** Option schemas of names (not blank, no control character); a message names its flag. */
 import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
 import { UsageError } from "./io.js";

@@ -70,10 +70,7 @@ export class Terminal implements DestinationStream {
     return this.current;
   }
 
-  /**
-   * stderr for the bar, without its "save cursor" / "restore cursor" sequences: log lines scroll
-   * the screen, so the saved position would be above them and what comes next would overwrite them.
-   */
+  /** stderr without the bar's save/restore cursor: log lines scroll, a restore overwrites them. */
   private barStream(): Writable {
     const stderr = this.stderr;
     return Object.assign(
@@ -94,10 +91,7 @@ export class Terminal implements DestinationStream {
   }
 }
 
-/**
- * A log line for pino-pretty, which prints `msg` and `stack` as they are: their controls escaped
- * (a stack keeps its lines), in other strings those JSON leaves (DEL, C1); not JSON: the line.
- */
+/** For pino-pretty: controls escaped in `msg` and `stack` (by line), DEL and C1 elsewhere. */
 function forPretty(line: string): string {
   let entry: unknown;
   try {

@@ -74,10 +74,7 @@ function readConfigFile(file: string): RawConfig {
   return sections.data;
 }
 
-/**
- * Loads the configuration: flags over environment over env file over config file over defaults;
- * an empty variable is unset. Throws {@link ConfigError} naming the setting and its source.
- */
+/** Flags over environment over env file over config file over defaults; a ConfigError names. */
 export function loadConfig(sources: ConfigSources = {}): Config {
   return resolveConfig(sources).config;
 }

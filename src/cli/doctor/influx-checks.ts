@@ -120,10 +120,7 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
   return ok(REACHABLE, detail);
 }
 
-/**
- * Writes one point to the scratch measurement of `target` and deletes it again. A 404 from InfluxDB
- * 1.x before 1.8 (by its version header) means no v2 write API; any other, no such bucket.
- */
+/** One scratch point written to `target` and deleted; a 404 of InfluxDB < 1.8: no v2 write API. */
 export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
   const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);

@@ -21,10 +21,7 @@ const oneLine = (schema: z.ZodString) =>
     .min(1, "must not be empty")
     .refine((s) => !/\p{Cc}/u.test(s), "must not hold line breaks or other control characters");
 
-/**
- * A value for the .env file: one line, and neither ' nor \ (docker compose reads a
- * single-quoted value up to the first ' not after a \, and takes it literally).
- */
+/** A .env value: one line, no ' nor \ (compose reads '…' up to the first ' not after a \). */
 const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
   oneLine(schema).refine(
     (s) => !/['\\]/.test(s),
@@ -39,7 +36,6 @@ const apiUrlSchema = checked(envValue(z.string().trim()), (s) =>
   ),
 );
 
-/** The values `init` gathers. */
 export const FIELDS = {
   apiUrl: {
     flag: "--api-url",
@@ -150,10 +146,7 @@ async function gatherPassword(
   );
 }
 
-/**
- * Gathers the values: a flag's, else the setting's, else a prompt's on a terminal (a one-time
- * password: ENERGY_API_OTP, or asked on a first start). Secrets are registered before any request.
- */
+/** A flag's value, else the setting's, else asked on a terminal; secrets registered at once. */
 export async function gatherInput(
   io: CliIo,
   flags: { readonly apiUrl?: string; readonly user?: string },
