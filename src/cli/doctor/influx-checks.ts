@@ -3,7 +3,7 @@ import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influxql.js";
 import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
-import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest } from "./http.js";
+import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, tlsFix } from "./http.js";
 
 /** The first InfluxDB check: the others are not made when it fails. */
 export const REACHABLE = "InfluxDB reachable";
@@ -89,8 +89,7 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
       REACHABLE,
       `${influx.url} is not reachable (${answer.message})`,
       answer.reason === "tls"
-        ? "check INFLUX_URL: https:// to a plain-http server (or the reverse), or a certificate " +
-            "Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)"
+        ? tlsFix("INFLUX_URL")
         : "check INFLUX_URL and that InfluxDB is running",
     );
   }
