@@ -95,30 +95,20 @@ export class Terminal implements DestinationStream {
 function forPretty(line: string): string {
   let entry: unknown;
   try {
-    entry = JSON.parse(line);
+    entry = JSON.parse(line, (key, value: unknown) => {
+      if (typeof value !== "string") return value;
+      if (key === "stack") return value.split("\n").map(escapeControls).join("\n");
+      return escapeControlsLeftByJson(value);
+    });
   } catch {
     // not JSON: escaped whole below
   }
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
     return `${escapeControls(line.trimEnd())}\n`;
   }
-  const escaped = Object.entries(entry).map(([key, value]) => [
-    key,
-    key === "msg" && typeof value === "string" ? escapeControls(value) : escapedStrings(value, key),
-  ]);
-  return `${JSON.stringify(Object.fromEntries(escaped))}\n`;
-}
-
-/** `value` with its strings escaped as {@link forPretty} says, at any depth. */
-function escapedStrings(value: unknown, key?: string): unknown {
-  if (typeof value === "string") {
-    return key === "stack"
-      ? value.split("\n").map(escapeControls).join("\n")
-      : escapeControlsLeftByJson(value);
+  if ("msg" in entry && typeof entry.msg === "string") {
+    // the top level's `msg`: its C0 controls too (what JSON leaves is escaped already)
+    entry = { ...entry, msg: escapeControls(entry.msg) };
   }
-  if (Array.isArray(value)) return value.map((v) => escapedStrings(v));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapedStrings(v, k)]));
-  }
-  return value;
+  return `${JSON.stringify(entry)}\n`;
 }
