@@ -10,7 +10,6 @@ export function nameOption(flag: string, what: string) {
   });
 }
 
-/** `-d, --device <id...>`: device ids, each named. */
 export const devicesOption = z.array(nameOption("--device", "a device id")).optional();
 
 /** `-o, --output <file>`: a file for line protocol, or `-` for stdout. */

@@ -5,7 +5,6 @@ import { meaningOf } from "./setting.js";
 /** The line before the generated table in docs/configuration.md. */
 export const TABLE_START =
   "<!-- Generated from src/config/schema.ts by `npm run docs:config`: edit the schema, not this. -->";
-/** The line after it. */
 export const TABLE_END = "<!-- End of the generated table. -->";
 
 const jsonText = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;

@@ -13,7 +13,6 @@ import { CRON_EXAMPLE, cronProblem, normalizeCron } from "./cron.js";
 import { withBounds } from "./setting.js";
 import { canonicalTimeZone } from "./time-zones.js";
 
-/** What a setting holds once parsed. */
 export type SettingValue = string | number | boolean | IsoDuration | TimeSpec;
 
 /** The branches of a union for the text of a variable or flag, left out of config/schema.json. */

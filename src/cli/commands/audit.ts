@@ -103,7 +103,6 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
 async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: CommandContext) {
   const { influx } = context.config;
   if (influx.url === "") {

@@ -18,14 +18,6 @@ const SCRATCH_MEASUREMENT = "energy_etl_doctor";
 
 export type Influx = Config["influx"];
 
-/** A bucket doctor writes its scratch point to: the check's name, what to do when it is missing. */
-export interface WriteTarget {
-  readonly bucket: string;
-  readonly check: string;
-  /** What to do when InfluxDB has no such bucket. */
-  readonly missingFix: string;
-}
-
 /** Where points go; with INFLUX_URL, that InfluxDB answers, takes writes, and its retention. */
 export async function influxChecks(config: Config): Promise<CheckResult[]> {
   const { influx } = config;
@@ -120,7 +112,10 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
 }
 
 /** One scratch point written to `target` and deleted; a 404 of InfluxDB < 1.8: no v2 write API. */
-export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
+export async function writeCheck(
+  influx: Influx,
+  target: { readonly bucket: string; readonly check: string; readonly missingFix: string },
+): Promise<CheckResult> {
   const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);
   const query = new URLSearchParams({ org: influx.org, bucket, precision: "s" });

@@ -28,7 +28,6 @@ const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
     "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
   );
 
-/** An http(s) URL without credentials; messages never repeat the value. */
 const apiUrlSchema = checked(envValue(z.string().trim()), (s) =>
   urlProblem(
     s,
@@ -121,7 +120,6 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
   );
 }
 
-/** The values of one `init` run, validated. */
 export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
 /** The API password: the setting's, else asked on a terminal (twice for a new one). */
