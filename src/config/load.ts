@@ -8,10 +8,7 @@ import type { Setting } from "./setting.js";
 
 /** A configuration that cannot be used; the message names the setting, never a secret's value. */
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
+  override readonly name = "ConfigError";
 }
 
 /** Variables or flag values by environment name; an empty one counts as unset. */

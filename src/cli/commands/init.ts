@@ -9,24 +9,19 @@ import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
 import { checkTarget, writeInitEnvFile } from "../init/write-env.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 
+/** Its flags, and the program's `--api-url` and `--api-user` (commander gives those to it). */
 const optionsSchema = z.object({
   apiUrl: z.string().optional(),
   user: z.string().optional(),
+  apiUser: z.string().optional(),
   force: z.boolean().default(false),
 });
 
-/** The program's settings flags `init` honours too (`energy-etl init --api-url …` sets them). */
-const globalsSchema = z.object({
-  apiUrl: z.string().optional(),
-  apiUser: z.string().optional(),
-});
-
-/** The flags, checked first; `--api-url` and `--api-user` may come as the program's own flags. */
+/** The flags, checked before anything else; init's own over the program's. */
 function readFlags(command: Command) {
-  const opts = parseOptions(optionsSchema, command.opts());
-  const globals = globalsSchema.parse(command.optsWithGlobals());
-  const apiUrl = opts.apiUrl ?? globals.apiUrl;
-  const user = opts.user ?? globals.apiUser;
+  const opts = parseOptions(optionsSchema, command.optsWithGlobals());
+  const { apiUrl } = opts;
+  const user = opts.user ?? opts.apiUser;
   return {
     apiUrl: apiUrl === undefined ? undefined : checkValue(FIELDS.apiUrl, apiUrl, "flag"),
     user: user === undefined ? undefined : checkValue(FIELDS.user, user, "flag"),
