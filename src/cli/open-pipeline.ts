@@ -38,10 +38,7 @@ export interface OpenedPipeline {
   readonly state: StateStore;
 }
 
-/**
- * Wires a pipeline from the whole config (the commands' one place that reads it for the runs);
- * nowhere to write (and no dry run) is a ConfigError before the database opens.
- */
+/** A pipeline from the whole config; nowhere to write is a ConfigError before the state opens. */
 export async function openPipeline(
   config: Config,
   logger: Logger,

@@ -1,4 +1,3 @@
-/** Option schemas of names (not blank, no control character); a message names its flag. */
 import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
 import { UsageError } from "./io.js";
@@ -11,7 +10,6 @@ export function nameOption(flag: string, what: string) {
   });
 }
 
-/** `-d, --device <id...>`: device ids, each named. */
 export const devicesOption = z.array(nameOption("--device", "a device id")).optional();
 
 /** `-o, --output <file>`: a file for line protocol, or `-` for stdout. */

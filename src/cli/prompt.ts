@@ -1,65 +1,43 @@
 import { type CliIo, UsageError } from "./io.js";
 
 /** Asks for a secret on the terminal without echo (raw mode): Backspace edits, Ctrl-C aborts. */
-export function askHidden(io: CliIo, question: string): Promise<string> {
-  const { stdin, stderr } = io;
-  return new Promise((resolve, reject) => {
-    let answer = "";
-    stderr.write(question);
-    stdin.setRawMode?.(true);
-    stdin.resume();
-    const done = (error?: Error): void => {
-      stdin.removeListener("data", onData);
-      stdin.setRawMode?.(false);
-      stdin.pause();
-      stderr.write("\n");
-      if (error) reject(error);
-      else resolve(answer);
-    };
-    const onData = (chunk: Buffer | string): void => {
-      for (const ch of chunk.toString("utf8")) {
-        if (ch === "\r" || ch === "\n" || ch === "\u0004") {
-          done();
-          return;
-        }
-        if (ch === "\u0003") {
-          done(new Error("cancelled"));
-          return;
-        }
-        if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
-        else answer += ch;
-      }
-    };
-    stdin.on("data", onData);
-  });
-}
+export const askHidden = (io: CliIo, question: string) => ask(io, question, true);
 
 /** Asks for one echoed line on the terminal; rejects when input ends before Enter. */
-export function askLine(io: CliIo, question: string): Promise<string> {
+export const askLine = (io: CliIo, question: string) => ask(io, question, false);
+
+function ask(io: CliIo, question: string, hidden: boolean): Promise<string> {
   const { stdin, stderr } = io;
   return new Promise((resolve, reject) => {
     let answer = "";
     stderr.write(question);
-    const finish = (error?: Error): void => {
+    if (hidden) stdin.setRawMode?.(true);
+    const done = (error?: Error): void => {
       stdin.removeListener("data", onData);
       stdin.removeListener("end", onEnd);
+      if (hidden) stdin.setRawMode?.(false);
       stdin.pause();
+      if (hidden) stderr.write("\n");
       if (error) reject(error);
       else resolve(answer.replace(/\r$/, ""));
     };
     const onData = (chunk: Buffer | string): void => {
-      const text = chunk.toString("utf8");
-      const newline = text.indexOf("\n");
-      if (newline < 0) {
-        answer += text;
-        return;
+      for (const ch of chunk.toString("utf8")) {
+        if (ch === "\n" || (hidden && (ch === "\r" || ch === "\u0004"))) {
+          done();
+          return;
+        }
+        if (hidden && ch === "\u0003") {
+          done(new Error("cancelled"));
+          return;
+        }
+        if (hidden && (ch === "\u007f" || ch === "\b")) answer = answer.slice(0, -1);
+        else answer += ch;
       }
-      answer += text.slice(0, newline);
-      finish();
     };
-    const onEnd = (): void => finish(new UsageError("input ended before an answer"));
+    const onEnd = (): void => done(new UsageError("input ended before an answer"));
     stdin.on("data", onData);
-    stdin.on("end", onEnd);
+    if (!hidden) stdin.on("end", onEnd);
     stdin.resume();
   });
 }

@@ -9,9 +9,7 @@ interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-/**
- * Starts `energy-etl simulate --port 0 …args` as a child, apart like the real API; once it listens.
- */
+/** `energy-etl simulate --port 0 …args` as a child (apart, as the real API), once it listens. */
 export function startSimulatorProcess(args: readonly string[]): Promise<SimulatorProcess> {
   const cli = process.argv[1] ?? "";
   const child = spawn(

@@ -18,10 +18,7 @@ export interface TableStream {
   readonly columns?: number;
 }
 
-/**
- * Rows under a header: on a terminal a compact table fitted to its width, else tab-separated
- * values, every cell whole (for cut and awk) and escaped. Write it with `writeText`.
- */
+/** On a terminal a table fitted to its width, else tab-separated values (cut, awk); escaped. */
 export function renderTable(
   head: readonly (string | TableColumn)[],
   rows: readonly (readonly string[])[],
@@ -76,11 +73,7 @@ const frame = (n: number) => 1 + 3 * n;
 
 const length = (text: string) => [...text].length;
 
-/**
- * The columns shown and their widths: optional columns left out (last first) while the table
- * cannot fit `total`; then columns that wrap narrowed (widest first, down to their `min`), then
- * those that may be cut, until it fits.
- */
+/** Columns shown: optional ones left out (last first), wrapping ones narrowed, then cut ones. */
 function fitColumns(
   columns: readonly TableColumn[],
   rows: readonly (readonly string[])[],

@@ -70,10 +70,7 @@ export class Terminal implements DestinationStream {
     return this.current;
   }
 
-  /**
-   * stderr for the bar, without its "save cursor" / "restore cursor" sequences: log lines scroll
-   * the screen, so the saved position would be above them and what comes next would overwrite them.
-   */
+  /** stderr without the bar's save/restore cursor: log lines scroll, a restore overwrites them. */
   private barStream(): Writable {
     const stderr = this.stderr;
     return Object.assign(
@@ -94,37 +91,24 @@ export class Terminal implements DestinationStream {
   }
 }
 
-/**
- * A log line for pino-pretty, which prints `msg` and `stack` as they are: their controls escaped
- * (a stack keeps its lines), in other strings those JSON leaves (DEL, C1); not JSON: the line.
- */
+/** For pino-pretty: controls escaped in `msg` and `stack` (by line), DEL and C1 elsewhere. */
 function forPretty(line: string): string {
   let entry: unknown;
   try {
-    entry = JSON.parse(line);
+    entry = JSON.parse(line, (key, value: unknown) => {
+      if (typeof value !== "string") return value;
+      if (key === "stack") return value.split("\n").map(escapeControls).join("\n");
+      return escapeControlsLeftByJson(value);
+    });
   } catch {
     // not JSON: escaped whole below
   }
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
     return `${escapeControls(line.trimEnd())}\n`;
   }
-  const escaped = Object.entries(entry).map(([key, value]) => [
-    key,
-    key === "msg" && typeof value === "string" ? escapeControls(value) : escapedStrings(value, key),
-  ]);
-  return `${JSON.stringify(Object.fromEntries(escaped))}\n`;
-}
-
-/** `value` with its strings escaped as {@link forPretty} says, at any depth. */
-function escapedStrings(value: unknown, key?: string): unknown {
-  if (typeof value === "string") {
-    return key === "stack"
-      ? value.split("\n").map(escapeControls).join("\n")
-      : escapeControlsLeftByJson(value);
+  if ("msg" in entry && typeof entry.msg === "string") {
+    // the top level's `msg`: its C0 controls too (what JSON leaves is escaped already)
+    entry = { ...entry, msg: escapeControls(entry.msg) };
   }
-  if (Array.isArray(value)) return value.map((v) => escapedStrings(v));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapedStrings(v, k)]));
-  }
-  return value;
+  return `${JSON.stringify(entry)}\n`;
 }

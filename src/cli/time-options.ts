@@ -8,18 +8,13 @@ import { devicesOption } from "./options.js";
 export function instantOption(flag: string, future: FutureRule = "not-after-now") {
   return z.string().transform((text, ctx) => {
     const spec = parseTimeSpec(text);
-    if (!spec) {
-      ctx.addIssue({
-        code: "custom",
-        message: `${flag}: expected ${TIME_SPEC_FORMS}, got ${JSON.stringify(text)}`,
-      });
-      return z.NEVER;
-    }
     const now = new Date();
-    const at = resolveSyncStart(spec, now);
-    const problem = instantProblem(flag, text, at, now, future);
-    if (problem === undefined) return at;
-    ctx.addIssue({ code: "custom", message: problem });
+    const at = spec && resolveSyncStart(spec, now);
+    const problem = at
+      ? instantProblem(flag, text, at, now, future)
+      : `${flag}: expected ${TIME_SPEC_FORMS}, got ${JSON.stringify(text)}`;
+    if (at && problem === undefined) return at;
+    ctx.addIssue({ code: "custom", message: problem ?? "" });
     return z.NEVER;
   });
 }

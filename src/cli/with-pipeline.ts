@@ -7,7 +7,7 @@ import type { StateStore } from "../state/state-store.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
 import type { CliIo } from "./io.js";
-import type { OpenedPipeline } from "./open-pipeline.js";
+import type { OpenedPipeline, OpenPipelineOptions } from "./open-pipeline.js";
 import { requireStateDb } from "./with-state-store.js";
 
 /** A command stopped by SIGINT/SIGTERM after finishing its in-flight work (exit code 130). */
@@ -18,21 +18,14 @@ export class InterruptedError extends Error {
   }
 }
 
-interface WithPipelineOptions {
-  /** Line-protocol file instead of InfluxDB (`-` for stdout). */
-  readonly output?: string;
-  /** Plans only: no sink is opened (see OpenPipelineOptions). */
-  readonly dryRun?: boolean;
+interface WithPipelineOptions extends Pick<OpenPipelineOptions, "output" | "dryRun"> {
   /** Hold the service lock while working (`sync` must not race `run` over the same cursors). */
   readonly lock?: boolean;
   /** STATE_DB must exist already (a command that only reads what others kept there). */
   readonly stateMustExist?: boolean;
 }
 
-/**
- * Runs `work` with an open pipeline; on SIGINT/SIGTERM lets in-flight chunks finish for
- * SHUTDOWN_TIMEOUT_MS, then aborts and closes: the process is gone within it and a second.
- */
+/** `work` on a pipeline; SIGINT/SIGTERM: in-flight chunks finish within SHUTDOWN_TIMEOUT_MS. */
 export async function withPipeline<T>(
   command: Command,
   io: CliIo,
@@ -99,10 +92,7 @@ export async function withPipeline<T>(
   }
 }
 
-/**
- * What may cut a command's work short, watched while it runs: the service lock (held and renewed
- * for `lockOwner`), MEMORY_BUDGET_MB, STATE_DB deleted or replaced. Returns what stops watching.
- */
+/** Watches the service lock (of `lockOwner`), MEMORY_BUDGET_MB, STATE_DB; returns the unwatch. */
 function watchWork(
   state: StateStore,
   context: CommandContext,

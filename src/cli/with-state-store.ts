@@ -4,10 +4,7 @@ import { StateStore } from "../state/state-store.js";
 import { type CommandContext, createContext } from "./context.js";
 import { type CliIo, UsageError } from "./io.js";
 
-/**
- * Runs `work` on STATE_DB, which must exist unless `create`: a typo would make an empty one. A
- * state file deleted or replaced meanwhile fails the command (what it wrote went into nothing).
- */
+/** `work` on STATE_DB (existing unless `create`); the file deleted or replaced meanwhile fails. */
 export async function withStateStore<T>(
   command: Command,
   io: CliIo,

@@ -2,17 +2,9 @@ import { configJsonSchema, describeConfig } from "./describe.js";
 import { configSchema, SETTINGS } from "./schema.js";
 import { meaningOf } from "./setting.js";
 
-/** A file derived from the configuration schema: `render` turns its current text into the new. */
-export interface ConfigArtefact {
-  /** Relative to the repository's root. */
-  readonly path: string;
-  readonly render: (current: string) => string;
-}
-
 /** The line before the generated table in docs/configuration.md. */
 export const TABLE_START =
   "<!-- Generated from src/config/schema.ts by `npm run docs:config`: edit the schema, not this. -->";
-/** The line after it. */
 export const TABLE_END = "<!-- End of the generated table. -->";
 
 const jsonText = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
@@ -61,8 +53,8 @@ export function withSettingsTable(markdown: string): string {
   return `${before}${settingsTable()}${markdown.slice(end)}`;
 }
 
-/** Every file derived from the schema; `npm run docs:config` rewrites them, a test compares. */
-export const CONFIG_ARTEFACTS: readonly ConfigArtefact[] = [
+/** Files derived from the schema (`render`: old text to new); `npm run docs:config` writes them. */
+export const CONFIG_ARTEFACTS: readonly { path: string; render: (text: string) => string }[] = [
   { path: "config/default.json", render: defaultConfigText },
   { path: "config/schema.json", render: () => jsonText(configJsonSchema()) },
   { path: "docs/configuration.md", render: withSettingsTable },

@@ -1,10 +1,6 @@
-/**
- * SYNC_CRON's grammar, checked before node-cron gets it: five fields (at most once a minute), no
- * wrapping ranges, oversized steps, `L`, `W` or `#` that node-cron takes but a typo should not reach.
- */
+/** SYNC_CRON checked before node-cron: 5 fields, no wrapping range, oversized step, L, W or #. */
 import cron from "node-cron";
 
-/** The example every message gives. */
 export const CRON_EXAMPLE = "*/5 * * * *";
 
 interface Field {

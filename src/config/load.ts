@@ -8,10 +8,7 @@ import type { Setting } from "./setting.js";
 
 /** A configuration that cannot be used; the message names the setting, never a secret's value. */
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
+  override readonly name = "ConfigError";
 }
 
 /** Variables or flag values by environment name; an empty one counts as unset. */
@@ -74,10 +71,7 @@ function readConfigFile(file: string): RawConfig {
   return sections.data;
 }
 
-/**
- * Loads the configuration: flags over environment over env file over config file over defaults;
- * an empty variable is unset. Throws {@link ConfigError} naming the setting and its source.
- */
+/** Flags over environment over env file over config file over defaults; a ConfigError names. */
 export function loadConfig(sources: ConfigSources = {}): Config {
   return resolveConfig(sources).config;
 }

@@ -5,10 +5,7 @@ import type { Setting } from "./setting.js";
 
 const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
-/**
- * The path (`api.__proto__`) of the first key of a parsed JSON value that names an object's
- * prototype, or undefined: a copy made with `target[key] = value` would replace its prototype.
- */
+/** The path (`api.__proto__`) of the first key naming a prototype: a copy would replace it. */
 export function prototypeKey(json: unknown, path: readonly string[] = []): string | undefined {
   if (typeof json !== "object" || json === null) return undefined;
   for (const [key, value] of Object.entries(json)) {

@@ -4,23 +4,22 @@
  */
 import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
+import { checked } from "./values.js";
 
 /** Largest peak power accepted, in kWp (a 10 GWp plant): above it, a unit mistake (Wp). */
 export const MAX_KWP = 10_000_000;
 
 /** Text a user gives: no control character (see {@link textProblem}), not blank. */
 const text = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1, "must not be empty (leave it out instead)")
-    .max(max, `must be at most ${max} characters`)
-    .superRefine((value, ctx) => {
-      const problem = textProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    });
+  checked(
+    z
+      .string()
+      .trim()
+      .min(1, "must not be empty (leave it out instead)")
+      .max(max, `must be at most ${max} characters`),
+    textProblem,
+  );
 
-/** One device's site. */
 export const siteSchema = z
   .object(
     {
@@ -46,13 +45,10 @@ export type Site = z.output<typeof siteSchema>;
 /** `sites`: by device id (as the API lists it), each device's site; none by default. */
 export const sitesSchema = z
   .record(
-    z
-      .string()
-      .min(1, "a device id must not be empty")
-      .superRefine((value, ctx) => {
-        const problem = textProblem(value);
-        if (problem) ctx.addIssue({ code: "custom", message: `a device id ${problem}` });
-      }),
+    checked(z.string().min(1, "a device id must not be empty"), (value) => {
+      const problem = textProblem(value);
+      return problem && `a device id ${problem}`;
+    }),
     siteSchema,
   )
   .default({})

@@ -13,16 +13,11 @@ import { CRON_EXAMPLE, cronProblem, normalizeCron } from "./cron.js";
 import { withBounds } from "./setting.js";
 import { canonicalTimeZone } from "./time-zones.js";
 
-/** Where a device without a watermark starts: a fixed instant, or a duration back from now. */
-export type SyncStart = TimeSpec;
-
-/** What a setting holds once parsed. */
-export type SettingValue = string | number | boolean | IsoDuration | SyncStart;
+export type SettingValue = string | number | boolean | IsoDuration | TimeSpec;
 
 /** The branches of a union for the text of a variable or flag, left out of config/schema.json. */
 export const TEXT_BRANCHES = new WeakSet<object>();
 
-/** `schema` as a branch for text only (see {@link TEXT_BRANCHES}). */
 function textOnly<S extends z.ZodType>(schema: S): S {
   TEXT_BRANCHES.add(schema);
   return schema;
@@ -32,18 +27,16 @@ function textOnly<S extends z.ZodType>(schema: S): S {
 const numberOrText = (form: RegExp, message: string) =>
   z.union([z.number(), textOnly(z.string().trim().regex(form, message))]).transform(Number);
 
-/** A whole number in `min..max`, from JSON or text. */
 export const int = (min: number, max: number) =>
   numberOrText(/^-?\d+$/, "must be a whole number").pipe(
     z.number().int("must be a whole number").min(min).max(max),
   );
 
-/** A number above 0 and at most `max`, from JSON or text. */
 export const positiveNumber = (max: number) =>
   numberOrText(/^\d+(\.\d+)?$/, "must be a positive number").pipe(z.number().positive().max(max));
 
 /** `schema`, refusing a value that `problemOf` finds a problem with (the problem as message). */
-function checked<S extends z.ZodType<string>>(
+export function checked<S extends z.ZodType<string>>(
   schema: S,
   problemOf: (value: string) => string | undefined,
 ): S {
@@ -53,30 +46,21 @@ function checked<S extends z.ZodType<string>>(
   });
 }
 
-const TRUE_WORDS = ["true", "1", "yes"];
-const FALSE_WORDS = ["false", "0", "no"];
-
 /** true/false, also as the words true, 1, yes, false, 0, no (any case). */
 export const bool = z.union([z.boolean(), textOnly(z.string())]).transform((value, ctx) => {
   if (typeof value === "boolean") return value;
   const word = value.trim().toLowerCase();
-  if (TRUE_WORDS.includes(word)) return true;
-  if (!FALSE_WORDS.includes(word))
+  if (["true", "1", "yes"].includes(word)) return true;
+  if (!["false", "0", "no"].includes(word))
     ctx.addIssue({ code: "custom", message: "must be true or false" });
   return false;
 });
 
-/**
- * An http(s) URL, or "" (unset); credentials in it are refused (they would be logged with it),
- * `credentials` saying where they belong.
- */
+/** An http(s) URL or "" (unset), without credentials (logged with it): `credentials` says where. */
 export const optionalUrl = (credentials: string) =>
   checked(z.string().trim(), (s) => (s === "" ? undefined : urlProblem(s, credentials)));
 
-/**
- * What is wrong with `text` as an http(s) URL without credentials, or undefined; never repeats
- * the value (it may be a secret set in the wrong variable).
- */
+/** What is wrong with `text` as an http(s) URL without credentials; never the value (a secret?). */
 export function urlProblem(text: string, credentials: string): string | undefined {
   const url = /^https?:\/\/[^\s/]/i.test(text) && URL.canParse(text) ? new URL(text) : undefined;
   if (!url) {
@@ -93,7 +77,6 @@ export function urlProblem(text: string, credentials: string): string | undefine
   return undefined;
 }
 
-/** An ISO 8601 duration (`PT1H`, `P7D`). */
 export const isoDuration = z.string().transform((s, ctx) => {
   const parsed = parseIsoDuration(s);
   if (!parsed) {
@@ -121,7 +104,7 @@ export function boundedDuration(min: string, max: string) {
 }
 
 /** What is wrong with a SYNC_START, or undefined: before 1970, after now, too long before now. */
-function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
+function syncStartProblem(spec: TimeSpec, now: Date): string | undefined {
   if (spec.kind === "ago") {
     if (durationMs(spec.duration) <= durationMs(MAX_RANGE)) return undefined;
     const longest = formatIsoDuration(MAX_RANGE);
@@ -135,7 +118,7 @@ function syncStartProblem(spec: SyncStart, now: Date): string | undefined {
 
 /** SYNC_START, in the grammar of `--from`: an instant from 1970 to now, or at most 10 years ago. */
 export const syncStart = withBounds(
-  z.string().transform((s, ctx): SyncStart => {
+  z.string().transform((s, ctx): TimeSpec => {
     const spec = parseTimeSpec(s);
     const problem = spec ? syncStartProblem(spec, new Date()) : `must be ${TIME_SPEC_FORMS}`;
     if (spec && problem === undefined) return spec;
@@ -167,7 +150,6 @@ export const timeZoneList = z.string().transform((s, ctx) => {
   return zones.join(",");
 });
 
-/** The time zones of a {@link timeZoneList}'s value. */
 export function timeZonesOf(list: string): string[] {
   return list
     .split(",")
@@ -222,7 +204,6 @@ export function hostProblem(text: string): string | undefined {
   return ok && !/^[\d.]+$/.test(text) ? undefined : form;
 }
 
-/** HTTP_HOST: a host name or an IP address ({@link hostProblem}). */
 export const hostName = withBounds(
   checked(z.string().trim(), hostProblem),
   "a host name or an IP address",
@@ -245,7 +226,7 @@ export const apiUser = z
   );
 
 /** The instant a device without a watermark starts syncing from. */
-export function resolveSyncStart(start: SyncStart, now: Date): Date {
+export function resolveSyncStart(start: TimeSpec, now: Date): Date {
   return start.kind === "at" ? start.at : subtractDuration(now, start.duration);
 }
 

@@ -32,7 +32,6 @@ const optionsSchema = boundedRange(
   }),
 );
 
-/** What `audit` takes (and `audit --rollups`). */
 export type AuditOptions = z.infer<typeof optionsSchema>;
 
 const day = (s: number) => isoSeconds(s).slice(0, 10);
@@ -60,7 +59,6 @@ function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
   );
 }
 
-/** `audit`: holes in InfluxDB compared with what the API has, per device resource and day. */
 export function registerAuditCommand(program: Command, io: CliIo): void {
   program
     .command("audit")
@@ -105,7 +103,6 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     );
 }
 
-/** The audit of `opts`, fixed with `--fix`, printed; exit 1 when holes remain. */
 async function runAudit(opts: AuditOptions, pipeline: Pipeline, context: CommandContext) {
   const { influx } = context.config;
   if (influx.url === "") {
@@ -139,10 +136,8 @@ async function fixHoles(pipeline: Pipeline, holes: AuditResult["holes"], context
   };
 }
 
-/** What `--fix` did: backfill jobs run and done, dead letters they made. */
 type Fixed = Awaited<ReturnType<typeof fixHoles>>;
 
-/** The audit as `--json` prints it. */
 function auditJson(result: AuditResult, fixed: Fixed | undefined) {
   return {
     from: isoSeconds(result.fromS),

@@ -23,7 +23,7 @@ import { renderTable } from "../table.js";
 import { boundedRange, instantOption, toOption } from "../time-options.js";
 import { withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
-import { rollupsNote } from "./rollups.js";
+import { rollupsNote, throwIfRollupsFailed } from "./rollups.js";
 import { formatSpan } from "./status.js";
 
 // a --from after now is refused by instantOption; a --to up to a day ahead stops at now
@@ -59,7 +59,6 @@ const optionsSchema = boundedRange(
 
 type BackfillOptions = z.infer<typeof optionsSchema>;
 
-/** `backfill`: history on demand, stored as jobs that survive restarts. */
 export function registerBackfillCommand(program: Command, io: CliIo): void {
   program
     .command("backfill")
@@ -123,12 +122,7 @@ async function runBackfill(
       `${unfinished.length} backfill jobs unfinished (${unfinished[0]?.lastError ?? "see the log"}); run the same command again to continue`,
     );
   }
-  if (run.rollups?.failed) {
-    throw new Error(
-      `rollups of ${run.rollups.failed} device resources not written (${run.rollups.error ?? "see the log"}); ` +
-        "the next sync or `energy-etl rollups` writes them",
-    );
-  }
+  throwIfRollupsFailed(run.rollups);
 }
 
 /** `--retry-parked`: the parked jobs (of --device, or all) with a fresh set of attempts. */
@@ -183,7 +177,6 @@ async function plannedJobs(
   return queued.jobs.map((c) => c.job);
 }
 
-/** A dry run's estimate, and what it rests on. */
 interface DryRunEstimate extends BackfillEstimate, EstimateInputs {
   /** Catalog answers the latency is the median of (0: none, the latency is not measured). */
   readonly latencySamples: number;

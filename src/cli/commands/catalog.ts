@@ -28,14 +28,12 @@ function valueRow(id: string): string[] {
   return [id, decoded.measurement || "(tag values_id)", decoded.unit, decoded.type];
 }
 
-/** A command that lists part of the catalog, as a table or (`--json`) as the API's object. */
 const listCommand = (program: Command, name: string, description: string): Command =>
   program
     .command(name)
     .description(description)
     .option("--json", "print the API's JSON object as it came");
 
-/** `devices`, `resources DEVICE`, `values DEVICE [RESOURCE]`: the catalog of spec 4.1-4.3. */
 export function registerCatalogCommands(program: Command, io: CliIo): void {
   const client = (command: Command) => createApiClient(createContext(command, io));
   listCommand(program, "devices", "list the devices the API user may read (GET /devices)").action(

@@ -4,7 +4,6 @@ import { createContext } from "../context.js";
 import { type CliIo, writeJson, writeText } from "../io.js";
 import { renderTable } from "../table.js";
 
-/** `config`: the effective configuration, where each setting came from, or the JSON Schema. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
   program
     .command("config")

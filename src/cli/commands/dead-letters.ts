@@ -24,7 +24,7 @@ import { StepProgress } from "../progress.js";
 import { fitText, renderItems, type TableStream } from "../table.js";
 import { withPipeline } from "../with-pipeline.js";
 import { withStateStore } from "../with-state-store.js";
-import { rollupsNote } from "./rollups.js";
+import { rollupsNote, throwIfRollupsFailed } from "./rollups.js";
 
 const optionsSchema = z
   .object({
@@ -109,7 +109,6 @@ function letterLines(l: DeadLetter): string[] {
   ];
 }
 
-/** `dead-letters`: what was kept instead of freezing a device; retry or clear it. */
 export function registerDeadLettersCommand(program: Command, io: CliIo): void {
   const deadLetters = program
     .command("dead-letters")
@@ -162,10 +161,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
     );
 }
 
-/**
- * `--retry`: writes `letters` again in batches (what InfluxDB stores is forgotten), then the
- * rollups of what it wrote. A write that fails as a whole stops it: exit 1, the rest kept.
- */
+/** `--retry`, then the rollups of what it wrote; a write failing as a whole stops it (exit 1). */
 async function retryLetters(
   pipeline: Pipeline,
   only: { readonly deviceId?: string; readonly limit?: number },
@@ -210,19 +206,10 @@ async function retryLetters(
     () => pipeline.isStopping,
   );
   writeLine(io.stdout, retrySummary(count, outcome, pipeline.sink.target, rollups));
-  if (rollups?.failed) {
-    throw new Error(
-      `rollups of ${rollups.failed} device resources not written (${rollups.error ?? "see the log"}); ` +
-        "the next sync or `energy-etl rollups` writes them",
-    );
-  }
+  throwIfRollupsFailed(rollups);
 }
 
-/**
- * The dead letters up to `upToId` (the last one when the retry started: the members it sets aside
- * wait for the next) read a page at a time (a million at once would not fit in memory), each page
- * from the last id of the one before.
- */
+/** The dead letters up to `upToId` (the last when the retry started), a page at a time. */
 function* pagesOf(
   store: Pick<StateStore, "deadLetters">,
   deviceId: string | undefined,
@@ -237,7 +224,6 @@ function* pagesOf(
   }
 }
 
-/** What a retry did, as one line. */
 function retrySummary(
   total: number,
   outcome: RetryOutcome,

@@ -23,7 +23,6 @@ function rowOf(decoded: DecodedValueId): string[] {
   ];
 }
 
-/** `decode ID...`: what each value id becomes in InfluxDB (spec 2.3); no configuration or API. */
 export function registerDecodeCommand(program: Command, io: CliIo): void {
   program
     .command("decode")

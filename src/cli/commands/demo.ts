@@ -19,7 +19,6 @@ export function demoDir(stateDb: string): string {
   return join(dirname(resolve(stateDb)), "demo");
 }
 
-/** `demo`: the embedded simulator, a 2-day backfill and one sync, into InfluxDB or files. */
 export function registerDemoCommand(program: Command, io: CliIo): void {
   program
     .command("demo")
@@ -76,11 +75,7 @@ async function runDemo(io: CliIo, command: Command): Promise<void> {
   }
 }
 
-/**
- * How to run energy-etl again from where the demo ran: `energy-etl` when that name on the PATH is
- * this very script (after `npm link`), else `node <this script>`, relative to the working
- * directory when inside it (`node dist/cli.js` in a clone, after the README's `npm run demo`).
- */
+/** How to run energy-etl again: `energy-etl` if the PATH's is this script, else `node <script>`. */
 export function cliCommand(io: Pick<CliIo, "cwd" | "env">, script = process.argv[1] ?? ""): string {
   const self = realOrUndefined(script);
   const onPath = (io.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "");
@@ -99,10 +94,7 @@ function realOrUndefined(path: string): string | undefined {
   }
 }
 
-/**
- * How to load the demo's line protocol into InfluxDB 2.x (the compose stack's org and bucket):
- * its timestamps are in seconds, which `influx write` must be told (else they land in 1970).
- */
+/** `influx write` of the demo's file: its timestamps are seconds (else they land in 1970). */
 function loadLines(file: string): string[] {
   return [
     `  load it   influx write --org energy --bucket energy --precision s --file ${file}`,

@@ -12,7 +12,6 @@ import { type CliIo, ExitStatus, writeJson, writeLine } from "../io.js";
 /** Headroom of a group of checks over the bounds of its own requests. */
 const SLACK_MS = 2000;
 
-/** `doctor`: checks the API, InfluxDB, the state database, the clock and the disk. */
 export function registerDoctorCommand(program: Command, io: CliIo): void {
   program
     .command("doctor")

@@ -9,28 +9,19 @@ import { checkValue, FIELDS, gatherInput } from "../init/prompts.js";
 import { checkTarget, writeInitEnvFile } from "../init/write-env.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 
-/** The command's own flags as commander hands them over; checked before anything else. */
+/** Its flags, and the program's `--api-url` and `--api-user` (commander gives those to it). */
 const optionsSchema = z.object({
   apiUrl: z.string().optional(),
   user: z.string().optional(),
+  apiUser: z.string().optional(),
   force: z.boolean().default(false),
 });
 
-/** The program's settings flags `init` honours too (`energy-etl init --api-url …` sets them). */
-const globalsSchema = z.object({
-  apiUrl: z.string().optional(),
-  apiUser: z.string().optional(),
-});
-
-/**
- * The flags, checked before anything else happens; `--api-url` and `--api-user` may arrive as the
- * program's settings flags (commander hands those to the program, not to init).
- */
+/** The flags, checked before anything else; init's own over the program's. */
 function readFlags(command: Command) {
-  const opts = parseOptions(optionsSchema, command.opts());
-  const globals = globalsSchema.parse(command.optsWithGlobals());
-  const apiUrl = opts.apiUrl ?? globals.apiUrl;
-  const user = opts.user ?? globals.apiUser;
+  const opts = parseOptions(optionsSchema, command.optsWithGlobals());
+  const { apiUrl } = opts;
+  const user = opts.user ?? opts.apiUser;
   return {
     apiUrl: apiUrl === undefined ? undefined : checkValue(FIELDS.apiUrl, apiUrl, "flag"),
     user: user === undefined ? undefined : checkValue(FIELDS.user, user, "flag"),
@@ -78,7 +69,6 @@ function whatNext(io: CliIo, file: EnvFile): string {
   );
 }
 
-/** `init`: the first setup; secrets are never printed nor taken as flags. */
 export function registerInitCommand(program: Command, io: CliIo): void {
   const init = program
     .command("init")

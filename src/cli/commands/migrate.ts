@@ -4,7 +4,6 @@ import type { StateStore } from "../../state/state-store.js";
 import { type CliIo, writeLine } from "../io.js";
 import { withStateStore } from "../with-state-store.js";
 
-/** `migrate`: creates or upgrades the state database (STATE_DB) and prints what was applied. */
 export function registerMigrateCommand(program: Command, io: CliIo): void {
   program
     .command("migrate")

@@ -37,7 +37,16 @@ export function rollupsNote(result: RollupResult | undefined): string {
   return held + failed;
 }
 
-/** `rollups`: the hourly and daily rollups of data already in InfluxDB. */
+/** Fails the command when a run's rollups were not all written (after its summary line). */
+export function throwIfRollupsFailed(result: RollupResult | undefined): void {
+  if (result?.failed) {
+    throw new Error(
+      `rollups of ${result.failed} device resources not written (${result.error ?? "see the log"}); ` +
+        "the next sync or `energy-etl rollups` writes them",
+    );
+  }
+}
+
 export function registerRollupsCommand(program: Command, io: CliIo): void {
   program
     .command("rollups")

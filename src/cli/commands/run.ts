@@ -11,7 +11,6 @@ import type { CliIo } from "../io.js";
 import type { OpenedPipeline } from "../open-pipeline.js";
 import { onStopSignals } from "../with-pipeline.js";
 
-/** `run`: the long-running service (scheduler, backfill jobs, health server). */
 export function registerRunCommand(program: Command, io: CliIo): void {
   program
     .command("run")
@@ -76,10 +75,7 @@ async function runService(io: CliIo, command: Command): Promise<void> {
   }
 }
 
-/**
- * SIGINT/SIGTERM handlers until `remove`: the first resolves `signalled`; the process is then gone
- * within `timeoutMs` and a second (at once while not `started`); a second Ctrl-C skips no clean-up.
- */
+/** SIGINT/SIGTERM until `remove`: the first resolves `signalled`; a second skips no clean-up. */
 function listenForStop(
   logger: Logger,
   timeoutMs: number,

@@ -12,7 +12,6 @@ const optionsSchema = z.object({
   user: nameOption("--user", "the API username").optional(),
 });
 
-/** `set-password`: spec 5.1 with a one-time password; the request is never sent twice. */
 export function registerSetPasswordCommand(program: Command, io: CliIo): void {
   const setPassword = program
     .command("set-password")

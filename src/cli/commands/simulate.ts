@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import { z } from "zod";
-import { hostProblem } from "../../config/values.js";
+import { checked, hostProblem } from "../../config/values.js";
 import type { GatewayOutage, Simulator } from "../../simulator/server.js";
 import {
   DEFAULT_EXTRA_MEMBERS,
@@ -51,10 +51,7 @@ const outageSpec = z.string().transform((spec, ctx): GatewayOutage => {
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65_535),
-  host: z.string().superRefine((host, ctx) => {
-    const problem = hostProblem(host);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  }),
+  host: checked(z.string(), hostProblem),
   seed: z.coerce.number().int(),
   resolution: z.coerce.number().int().min(1).max(86_400),
   tokenTtl: z.coerce.number().int().min(1),
@@ -160,7 +157,6 @@ function simulateFlags(): Option[] {
   ];
 }
 
-/** `simulate`: the API simulator as a server, for the demo and for trying energy-etl out. */
 export function registerSimulateCommand(program: Command, io: CliIo): void {
   const simulate = program
     .command("simulate")

@@ -19,7 +19,6 @@ export function formatSpan(seconds: number, days = true): string {
 
 const iso = (s: number | undefined): string | null => (s === undefined ? null : isoSeconds(s));
 
-/** `status`: cursors and their state per device, the last run, jobs, dead letters. */
 export function registerStatusCommand(program: Command, io: CliIo): void {
   program
     .command("status")

@@ -9,7 +9,6 @@ import { rollupsNote } from "./rollups.js";
 
 const optionsSchema = z.object({ device: devicesOption, output: outputOption });
 
-/** `sync`: one incremental cycle, then exit (non-zero when a device failed). */
 export function registerSyncCommand(program: Command, io: CliIo): void {
   program
     .command("sync")

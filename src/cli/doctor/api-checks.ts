@@ -6,7 +6,7 @@ import { apiClientSettings, type Config, ConfigError } from "../../config.js";
 import { messageOf } from "../../util/errors.js";
 import { formatSpan } from "../commands/status.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
-import { type HttpAnswer, httpRequest } from "./http.js";
+import { type HttpAnswer, httpRequest, tlsFix } from "./http.js";
 
 const REACHABLE = "API reachable";
 const CREDENTIALS = "API credentials";
@@ -28,8 +28,7 @@ export async function apiChecks(config: Config, logger: Logger): Promise<CheckRe
   if (answer.kind === "problem") {
     const fix =
       answer.reason === "tls"
-        ? "check ENERGY_API_URL: https:// to a plain-http server (or the reverse), or a " +
-          "certificate Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)"
+        ? tlsFix("ENERGY_API_URL")
         : answer.reason === "timeout"
           ? "check ENERGY_API_URL and the network (firewall, proxy) between here and the API; " +
             "raise API_TIMEOUT_MS if the API is only slow"

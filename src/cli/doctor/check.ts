@@ -32,7 +32,6 @@ export const blocking = (failed: CheckResult, why: string, ...after: string[]): 
   ...after.map((check) => notChecked(check, why, failed.check)),
 ];
 
-/** The result with every registered secret removed from its texts. */
 export function scrubbed(result: CheckResult): CheckResult {
   const detail = scrubSecrets(result.detail);
   return result.fix === undefined

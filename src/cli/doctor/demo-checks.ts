@@ -5,7 +5,6 @@ import { type CheckResult, ok, warning } from "./check.js";
 /** The InfluxDB token of docker-compose.yml's demo (`${INFLUX_TOKEN:-change-me-demo-token}`). */
 export const DEMO_INFLUX_TOKEN = "change-me-demo-token";
 
-/** The simulator's port (`energy-etl simulate`, docker-compose.yml). */
 const SIMULATOR_PORT = "8099";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
@@ -13,12 +12,9 @@ const LIVE = "fine for the demo; change before going live";
 
 /** True when `url` is the demo simulator: port 8099 on this host, or compose's `simulator`. */
 function isSimulatorUrl(url: string): boolean {
-  try {
-    const { hostname, port } = new URL(url);
-    return hostname === "simulator" || (LOOPBACK.has(hostname) && port === SIMULATOR_PORT);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(url)) return false;
+  const { hostname, port } = new URL(url);
+  return hostname === "simulator" || (LOOPBACK.has(hostname) && port === SIMULATOR_PORT);
 }
 
 /** A warning for each setting still at the demo's value (never showing a secret's value). */

@@ -1,8 +1,14 @@
 import { request } from "node:http";
 import { request as requestTls } from "node:https";
+import { z } from "zod";
 import { formatSeconds } from "../../influx/write-errors.js";
 import { errnoOf, messageOf } from "../../util/errors.js";
 import { excerpt } from "../../util/text.js";
+
+/** What to check when TLS fails: `setting` (INFLUX_URL) and the CA. */
+export const tlsFix = (setting: string) =>
+  `check ${setting}: https:// to a plain-http server (or the reverse), or a certificate ` +
+  "Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)";
 
 /** An HTTP answer, its body read (a few KiB at most are expected). */
 export interface HttpAnswer {
@@ -101,20 +107,15 @@ function describeProblem(error: unknown): HttpProblem {
   return { kind: "problem", reason: tls ? "tls" : "network", message: excerpt(message) };
 }
 
-function field(value: unknown, key: string): string | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const found: unknown = Reflect.get(value, key);
-  return typeof found === "string" ? found : undefined;
-}
+const said = z.string().optional().catch(undefined);
+const errorBody = z.object({ message: said, error: said });
 
 /** The message of an InfluxDB-style JSON error body (`message` or `error`), else its start. */
 export function bodyMessage(body: string): string {
   try {
-    const json: unknown = JSON.parse(body);
-    for (const key of ["message", "error"]) {
-      const value = field(json, key);
-      if (value) return excerpt(value);
-    }
+    const json = errorBody.safeParse(JSON.parse(body));
+    const value = json.data?.message || json.data?.error;
+    if (value) return excerpt(value);
   } catch {
     // not JSON: its text
   }

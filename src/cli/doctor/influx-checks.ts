@@ -3,7 +3,7 @@ import type { Config } from "../../config.js";
 import { quoteIdentifier } from "../../influx/influxql.js";
 import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
-import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest } from "./http.js";
+import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, tlsFix } from "./http.js";
 
 /** The first InfluxDB check: the others are not made when it fails. */
 export const REACHABLE = "InfluxDB reachable";
@@ -17,14 +17,6 @@ const RETENTION_FIX =
 const SCRATCH_MEASUREMENT = "energy_etl_doctor";
 
 export type Influx = Config["influx"];
-
-/** A bucket doctor writes its scratch point to: the check's name, what to do when it is missing. */
-export interface WriteTarget {
-  readonly bucket: string;
-  readonly check: string;
-  /** What to do when InfluxDB has no such bucket. */
-  readonly missingFix: string;
-}
 
 /** Where points go; with INFLUX_URL, that InfluxDB answers, takes writes, and its retention. */
 export async function influxChecks(config: Config): Promise<CheckResult[]> {
@@ -89,8 +81,7 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
       REACHABLE,
       `${influx.url} is not reachable (${answer.message})`,
       answer.reason === "tls"
-        ? "check INFLUX_URL: https:// to a plain-http server (or the reverse), or a certificate " +
-            "Node.js does not trust (add its CA with NODE_EXTRA_CA_CERTS)"
+        ? tlsFix("INFLUX_URL")
         : "check INFLUX_URL and that InfluxDB is running",
     );
   }
@@ -120,11 +111,11 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
   return ok(REACHABLE, detail);
 }
 
-/**
- * Writes one point to the scratch measurement of `target` and deletes it again. A 404 from InfluxDB
- * 1.x before 1.8 (by its version header) means no v2 write API; any other, no such bucket.
- */
-export async function writeCheck(influx: Influx, target: WriteTarget): Promise<CheckResult> {
+/** One scratch point written to `target` and deleted; a 404 of InfluxDB < 1.8: no v2 write API. */
+export async function writeCheck(
+  influx: Influx,
+  target: { readonly bucket: string; readonly check: string; readonly missingFix: string },
+): Promise<CheckResult> {
   const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);
   const query = new URLSearchParams({ org: influx.org, bucket, precision: "s" });

@@ -1,8 +1,3 @@
-/**
- * Where the rollups live (ROLLUP_BUCKET): beside the raw points a year of daily energy reads every
- * shard group of the raw points' year (a warning); a bucket of their own wants year-long ones.
- */
-
 import { databaseAndPolicy } from "../../config/values.js";
 import type { Config } from "../../config.js";
 import { DAY_S } from "../../util/utc-time.js";
@@ -22,11 +17,7 @@ const ROLLUPS_WRITE = "InfluxDB rollups write";
 /** Shard groups this long or longer (52 weeks) hold a year of daily rollups in one or two. */
 const YEAR_SHARDS_S = 364 * DAY_S;
 
-/**
- * The commands that give the rollups of `database` a home `database/policy` with infinite
- * retention and year-long shard groups, on InfluxDB 1.8, 2.x (`influx bucket create` cannot set
- * both on one bucket, influxdata/influx-cli#524: `update` does) and 3 (no shard groups).
- */
+/** A home for rollups: infinite retention, year-long shard groups (2.x: influx-cli#524). */
 export function rollupHomeCommands(database: string, policy: string): string {
   return (
     `InfluxDB 1.8: CREATE RETENTION POLICY "${policy}" ON "${database}" DURATION INF ` +

@@ -153,7 +153,6 @@ function lockCheck(db: Database.Database): CheckResult {
   return ok(LOCK, `held by ${who}: a service works on this state`);
 }
 
-/** Free space on the file system of the state database. */
 export function diskCheck(config: Config): CheckResult {
   const path = config.state.db;
   if (path === ":memory:") return ok(DISK, "not measured: STATE_DB is :memory:");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { urlProblem } from "../../config.js";
+import { checked, urlProblem } from "../../config/values.js";
 import { registerSecret } from "../../logger.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -21,26 +21,20 @@ const oneLine = (schema: z.ZodString) =>
     .min(1, "must not be empty")
     .refine((s) => !/\p{Cc}/u.test(s), "must not hold line breaks or other control characters");
 
-/**
- * A value for the .env file: one line, and neither ' nor \ (docker compose reads a
- * single-quoted value up to the first ' not after a \, and takes it literally).
- */
+/** A .env value: one line, no ' nor \ (compose reads '…' up to the first ' not after a \). */
 const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
   oneLine(schema).refine(
     (s) => !/['\\]/.test(s),
     "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
   );
 
-/** An http(s) URL without credentials; messages never repeat the value. */
-const apiUrlSchema = envValue(z.string().trim()).superRefine((s, ctx) => {
-  const problem = urlProblem(
+const apiUrlSchema = checked(envValue(z.string().trim()), (s) =>
+  urlProblem(
     s,
     "put the user into ENERGY_API_USER (or --user) and the password into ENERGY_API_PASSWORD",
-  );
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+  ),
+);
 
-/** The values `init` gathers. */
 export const FIELDS = {
   apiUrl: {
     flag: "--api-url",
@@ -126,7 +120,6 @@ function notOnTerminal(field: Field, extra = ""): UsageError {
   );
 }
 
-/** The values of one `init` run, validated. */
 export type InitInput = Awaited<ReturnType<typeof gatherInput>>;
 
 /** The API password: the setting's, else asked on a terminal (twice for a new one). */
@@ -151,10 +144,7 @@ async function gatherPassword(
   );
 }
 
-/**
- * Gathers the values: a flag's, else the setting's, else a prompt's on a terminal (a one-time
- * password: ENERGY_API_OTP, or asked on a first start). Secrets are registered before any request.
- */
+/** A flag's value, else the setting's, else asked on a terminal; secrets registered at once. */
 export async function gatherInput(
   io: CliIo,
   flags: { readonly apiUrl?: string; readonly user?: string },
