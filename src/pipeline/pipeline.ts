@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
@@ -70,6 +71,8 @@ export class Pipeline {
   private readonly stopper = new AbortController();
 
   constructor(parts: PipelineParts) {
+    // every chunk waiting for answer budget listens to it: many at once is no leak
+    setMaxListeners(0, this.stopper.signal);
     this.client = parts.client;
     this.store = parts.store;
     this.closeStore = () => parts.store.close();
