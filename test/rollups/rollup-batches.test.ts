@@ -18,8 +18,12 @@ import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.
 import { startTestSimulator } from "../support/simulator.js";
 
 const HOUR_MS = 3_600_000;
-/** The simulator's clock and the pipeline's: fixed, 25 minutes into an hour. */
-const NOW_MS = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 35 * 60_000;
+/**
+ * The simulator's clock and the pipeline's: fixed, 25 minutes into an hour, its 6 hours inside one
+ * day in UTC and in Berlin (a window across midnight takes a day's queries more: the test failed
+ * from 00:35 to 06:35 UTC when it followed the wall clock).
+ */
+const NOW_MS = Date.UTC(2026, 5, 15, 12, 25);
 const FROM_MS = NOW_MS - 6 * HOUR_MS;
 
 let sim: Simulator;
