@@ -6,7 +6,11 @@ import { type Config, SETTINGS } from "./schema.js";
 export function configSecrets(config: Config): string[] {
   const { key, user, password } = config.api;
   const credential = password === "" ? "" : `${user}:${password}`;
-  return [key, password, credential, config.influx.token].filter((s) => s !== "");
+  const influx = config.influx;
+  const influxCredential = influx.password === "" ? "" : `${influx.username}:${influx.password}`;
+  return [key, password, credential, influx.token, influx.password, influxCredential].filter(
+    (s) => s !== "",
+  );
 }
 
 /** The settings the API needs to be reached at all. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type Setting, section, setting, settingsOf } from "./setting.js";
-import { LOG_FORMATS, LOG_LEVELS, NAMES } from "./setting-names.js";
+import { INFLUX_APIS, LOG_FORMATS, LOG_LEVELS, NAMES } from "./setting-names.js";
 import { sitesSchema } from "./sites.js";
 import {
   apiUser,
@@ -65,6 +65,9 @@ export const configSchema = z
     influx: section({
       url: setting(optionalUrl("put the token into INFLUX_TOKEN").default(""), NAMES.influx.url),
       token: setting(headerSecret.default(""), NAMES.influx.token),
+      api: setting(z.enum(INFLUX_APIS).default("auto"), NAMES.influx.api),
+      username: setting(z.string().default(""), NAMES.influx.username),
+      password: setting(z.string().default(""), NAMES.influx.password),
       org: setting(z.string().default(""), NAMES.influx.org),
       bucket: setting(requiredName.default("energy"), NAMES.influx.bucket),
       batchSize: setting(int(1, 100_000).default(5000), NAMES.influx.batchSize),

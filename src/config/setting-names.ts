@@ -27,6 +27,8 @@ export type SettingMeta = {
 /** The settings of each section of the config file, by key, in the config file's order. */
 export type SettingNames = Readonly<Record<string, Readonly<Record<string, SettingMeta>>>>;
 
+/** INFLUX_API: how points are written (`auto`: from the version `/ping` answers). */
+export const INFLUX_APIS = ["auto", "v1", "v2"] as const;
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 /** How log lines are written: see {@link Terminal}. */
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
@@ -121,7 +123,24 @@ export const NAMES = {
     token: {
       env: "INFLUX_TOKEN",
       secret: true,
-      describe: "InfluxDB API token",
+      describe:
+        "InfluxDB API token (2.x, 3, 1.8 with auth; 1.x: INFLUX_USERNAME and INFLUX_PASSWORD)",
+    },
+    api: {
+      env: "INFLUX_API",
+      flag: "--influx-api",
+      describe:
+        "How to write: `v1` (`/write?db=&rp=`, InfluxDB 1.x), `v2` (`/api/v2/write`: 1.8+, 2.x, 3); " +
+        "`auto` reads the version from `/ping` (below 1.8: `v1`)",
+    },
+    username: {
+      env: "INFLUX_USERNAME",
+      describe: "InfluxDB 1.x user, when its auth is on (with `v1`; empty: no auth)",
+    },
+    password: {
+      env: "INFLUX_PASSWORD",
+      secret: true,
+      describe: "InfluxDB 1.x user's password",
     },
     org: {
       env: "INFLUX_ORG",
