@@ -1,0 +1,87 @@
+import { InfluxDB } from "@influxdata/influxdb-client";
+import { databaseAndPolicy } from "../config/values.js";
+import { clampTimerMs } from "../util/timers.js";
+
+/** How points are written: `v1` is `/write?db=&rp=` (InfluxDB 1.x), `v2` is `/api/v2/write`. */
+export type InfluxApi = "v1" | "v2";
+
+/** INFLUX_API as set: `auto` asks the server (see {@link resolveInfluxApi}). */
+export type InfluxApiSetting = InfluxApi | "auto";
+
+/** Where InfluxDB is and who we are to it: a token, or a 1.x user and password, or nothing. */
+export interface InfluxConnection {
+  readonly url: string;
+  readonly token: string;
+  readonly username: string;
+  readonly password: string;
+  /** Timeout of one request. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * influxdb-client's client for `connection`: a token goes as `Token <token>`; without one, a 1.x
+ * user and password as HTTP Basic (what 1.x takes beside `u=`/`p=`, and never in a URL we log).
+ */
+export function influxClient(connection: InfluxConnection): InfluxDB {
+  const { url, token, username, password, timeoutMs } = connection;
+  const basic =
+    token === "" && username !== ""
+      ? { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` }
+      : undefined;
+  return new InfluxDB({
+    url,
+    ...(token === "" ? {} : { token }),
+    timeout: timeoutMs,
+    ...(basic && { headers: basic }),
+  });
+}
+
+/** The server's version from `/ping` (`X-Influxdb-Version`), and the write API it takes. */
+export interface InfluxServer {
+  readonly api: InfluxApi;
+  /** As the server says it (`1.6.7`, `v2.7.4`); undefined when it says none. */
+  readonly version: string | undefined;
+}
+
+/** The write API for a version: 1.x before 1.8 has no `/api/v2/write`; 1.8+, 2.x and 3 do. */
+export function apiOfVersion(version: string | undefined): InfluxApi {
+  const match = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  if (!match) return "v2";
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major === 1 && minor < 8 ? "v1" : "v2";
+}
+
+/**
+ * INFLUX_API resolved: `v1` or `v2` as set, or for `auto` the server's answer to `GET /ping` (no
+ * auth needed on any version). A server that names no version is taken for `v2`. Throws what the
+ * request threw (unreachable, timeout): the caller's check words it.
+ */
+export async function resolveInfluxApi(
+  connection: InfluxConnection,
+  setting: InfluxApiSetting,
+  signal?: AbortSignal,
+): Promise<InfluxServer> {
+  if (setting !== "auto") return { api: setting, version: undefined };
+  const timeout = AbortSignal.timeout(clampTimerMs(connection.timeoutMs));
+  const answer = await fetch(new URL("/ping", connection.url), {
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+  });
+  await answer.body?.cancel();
+  const version = answer.headers.get("x-influxdb-version") ?? undefined;
+  return { api: apiOfVersion(version), version };
+}
+
+/** The write request's path and query for `bucket` (`database[/retention-policy]` on `v1`). */
+export function writePath(
+  api: InfluxApi,
+  target: { readonly org: string; readonly bucket: string },
+): string {
+  if (api === "v2") {
+    const { org, bucket } = target;
+    return `/api/v2/write?${new URLSearchParams({ org, bucket, precision: "s" })}`;
+  }
+  const { database, retentionPolicy } = databaseAndPolicy(target.bucket);
+  const query = new URLSearchParams({ db: database, precision: "s" });
+  if (retentionPolicy !== undefined) query.set("rp", retentionPolicy);
+  return `/write?${query}`;
+}
