@@ -12,8 +12,9 @@ export type InfluxApiSetting = InfluxApi | "auto";
 export interface InfluxConnection {
   readonly url: string;
   readonly token: string;
-  readonly username: string;
-  readonly password: string;
+  /** A 1.x user (INFLUX_USERNAME), taken when there is no token; empty or absent: none. */
+  readonly username?: string;
+  readonly password?: string;
   /** Timeout of one request. */
   readonly timeoutMs: number;
 }
@@ -23,7 +24,7 @@ export interface InfluxConnection {
  * user and password as HTTP Basic (what 1.x takes beside `u=`/`p=`, and never in a URL we log).
  */
 export function influxClient(connection: InfluxConnection): InfluxDB {
-  const { url, token, username, password, timeoutMs } = connection;
+  const { url, token, username = "", password = "", timeoutMs } = connection;
   const basic =
     token === "" && username !== ""
       ? { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` }

@@ -1,7 +1,7 @@
-import { InfluxDB } from "@influxdata/influxdb-client";
+import type { InfluxDB } from "@influxdata/influxdb-client";
 import { z } from "zod";
 import { excerpt } from "../util/text.js";
-import type { InfluxTarget } from "./influx-check.js";
+import { type InfluxConnection, influxClient } from "./influx-connection.js";
 import { readInfluxFailure } from "./write-errors.js";
 
 /** A query InfluxDB refused or answered in another shape. */
@@ -10,7 +10,10 @@ export class InfluxQueryError extends Error {
 }
 
 /** Where InfluxQL queries go (the writer's settings; on 2.x/3.x the bucket's v1 database). */
-export type InfluxQueryTarget = Omit<InfluxTarget, "org" | "bucketSetting">;
+export interface InfluxQueryTarget extends InfluxConnection {
+  /** `database[/retention-policy]`, or a 2.x/3.x bucket. */
+  readonly bucket: string;
+}
 
 const seriesSchema = z.object({
   name: z.string(),
@@ -47,7 +50,7 @@ export class InfluxQuery {
   private readonly rp: string | undefined;
 
   constructor(private readonly target: InfluxQueryTarget) {
-    this.influx = new InfluxDB({ url: target.url, token: target.token, timeout: target.timeoutMs });
+    this.influx = influxClient(target);
     const [db = "", rp] = target.bucket.split("/");
     this.db = db;
     this.rp = rp;
@@ -55,14 +58,20 @@ export class InfluxQuery {
 
   /**
    * Runs statements in one request: the series of each, in order; an error throws InfluxDB's text.
+   * `change` sends them as POST, which 1.x wants for statements that change it (CREATE ...).
    */
-  async query(statements: readonly string[]): Promise<InfluxqlSeries[][]> {
+  async query(
+    statements: readonly string[],
+    { change = false }: { readonly change?: boolean } = {},
+  ): Promise<InfluxqlSeries[][]> {
     if (statements.length === 0) return [];
     const params = new URLSearchParams({ db: this.db, epoch: "s", q: statements.join(";") });
     if (this.rp) params.set("rp", this.rp);
     let answer: unknown;
     try {
-      answer = await this.influx.transport.request(`/query?${params}`, "", { method: "GET" });
+      answer = await this.influx.transport.request(`/query?${params}`, "", {
+        method: change ? "POST" : "GET",
+      });
     } catch (error) {
       const { status, message } = readInfluxFailure(error);
       const auth =
