@@ -88,7 +88,8 @@ const cliOf = (file: EnvFile) => `energy-etl${file.explicit ? ` --env-path ${fil
 
 /** What next with an existing InfluxDB that passed every step. */
 function nextForExisting(file: EnvFile): string {
-  return `Next: ${cliOf(file)} doctor, then ${cliOf(file)} backfill --all --from -14d and run.`;
+  const cli = cliOf(file);
+  return `Next: ${cli} doctor; then ${cli} backfill --all --from -14d (history) and ${cli} run.`;
 }
 
 /** What next: the compose stack beside a docker-compose.yml, else the CLI with this env file. */

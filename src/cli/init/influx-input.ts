@@ -88,14 +88,16 @@ export interface ExistingInflux {
   readonly timeoutMs: number;
 }
 
+/** A member of what a library threw, without trusting its type (nor its realm). */
+function memberOf(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null ? Reflect.get(value, key) : undefined;
+}
+
 /** Why a request got no answer: a timeout, or the system's code (ECONNREFUSED). */
 function whyUnanswered(error: unknown, timeoutMs: number): string {
-  if (error instanceof DOMException && error.name === "TimeoutError") {
-    return `no answer within ${timeoutMs / 1000} s`;
-  }
-  const cause: unknown = error instanceof Error ? error.cause : undefined;
-  const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
-  return code ?? messageOf(error);
+  if (memberOf(error, "name") === "TimeoutError") return `no answer within ${timeoutMs / 1000} s`;
+  const code = memberOf(memberOf(error, "cause"), "code");
+  return typeof code === "string" ? code : messageOf(error);
 }
 
 /** A failure no later step gets past (unreachable, credentials refused): init stops there. */

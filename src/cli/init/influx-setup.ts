@@ -78,17 +78,15 @@ async function ensureDatabase(client: InfluxDB, query: InfluxQuery, influx: Exis
   return "created";
 }
 
-/** 1.x: the rollups' retention policy, made when SHOW RETENTION POLICIES lists none. */
-async function ensurePolicy(query: InfluxQuery, database: string) {
-  const [series = []] = await query.query([
-    `SHOW RETENTION POLICIES ON ${quoteIdentifier(database)}`,
-  ]);
-  const names = series.flatMap((s) => {
-    const at = s.columns.indexOf("name");
-    return s.values.map((row) => row[at]);
-  });
-  if (names.includes(ROLLUP_POLICY)) return "exists (kept as it is)";
-  await query.query([createPolicyStatement(database)], { change: true });
+/** 1.x: the rollups' retention policy, made when the empty write to it finds none. */
+async function ensurePolicy(client: InfluxDB, query: InfluxQuery, influx: ExistingInflux) {
+  try {
+    await emptyWrite(client, influx, `${influx.database}/${ROLLUP_POLICY}`);
+    return "exists (kept as it is)";
+  } catch (error) {
+    if (!(error instanceof Missing)) throw error;
+  }
+  await query.query([createPolicyStatement(influx.database)], { change: true });
   return "created (infinite, shard groups of 520w)";
 }
 
@@ -132,7 +130,7 @@ export async function setUpInflux(io: CliIo, influx: ExistingInflux): Promise<st
       () => ensureDatabase(client, query, influx),
     );
     await run(`Retention policy ${rollups}`, `${admin}: ${createPolicyStatement(database)}`, () =>
-      ensurePolicy(query, database),
+      ensurePolicy(client, query, influx),
     );
   } else {
     writeLine(io.stdout, "Make the buckets and their InfluxQL mappings, if not done yet:");
