@@ -302,4 +302,32 @@ describe("init --influx existing", () => {
     expect(io.out() + io.err()).not.toContain(influxPassword);
     expect(io.out() + io.err()).not.toContain(PASSWORD);
   });
+
+  it("on a terminal with the v2 API: asks the token (without echo) and the organisation", async () => {
+    const db = newDatabase();
+    const { front, direct } = influxUrls();
+    await influxql(direct, "", `CREATE DATABASE "${db}"`);
+    await influxql(
+      direct,
+      "",
+      `CREATE RETENTION POLICY "rollups" ON "${db}" DURATION INF REPLICATION 1`,
+    );
+    const path = join(dir, "asked-v2.env");
+    const answers = ["e", sim.url, API_KEY, "ops", "", PASSWORD, front, TEST_INFLUX_TOKEN];
+    const io = terminalIo([...answers, TEST_INFLUX_ORG, db]);
+    expect(await runCli(["init", "--influx-api", "v2", "--env-path", path], io)).toBe(0);
+    expect(io.prompts().slice(6)).toEqual([
+      "InfluxDB URL: ",
+      "InfluxDB token: ",
+      "InfluxDB organisation: ",
+      "InfluxDB bucket [energy]: ",
+    ]);
+    expect(readEnv(path)).toMatchObject({
+      INFLUX_TOKEN: TEST_INFLUX_TOKEN,
+      INFLUX_ORG: TEST_INFLUX_ORG,
+      INFLUX_BUCKET: db,
+    });
+    expect(io.out()).toContain(`Write to ${db}/rollups: ok`);
+    expect(io.out() + io.err()).not.toContain(TEST_INFLUX_TOKEN);
+  });
 });

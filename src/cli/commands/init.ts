@@ -69,11 +69,12 @@ async function runInit(io: CliIo, command: Command): Promise<void> {
           "not needed.",
       );
     }
-    if (failedSteps.length > 0) throw incomplete(failedSteps, envFile);
-    writeLine(io.stdout, influx ? nextForExisting(envFile) : whatNext(io, envFile));
   } catch (error) {
     throw passwordSet ? afterPasswordSet(error, user) : error;
   }
+  // the file is written (and a password set): what is left is for InfluxDB's operator
+  if (failedSteps.length > 0) throw incomplete(failedSteps, envFile);
+  writeLine(io.stdout, influx ? nextForExisting(envFile) : whatNext(io, envFile));
 }
 
 /** The InfluxDB steps that failed: the file is written, what the lines above say is still to do. */
