@@ -106,6 +106,11 @@ describe("init --influx existing", () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(out).toContain(`Wrote ${path} (mode 0600): ${Object.keys(vars).join(", ")}.`);
 
+    // the file is a configuration every later command takes
+    const config = bufferIo();
+    expect(await runCli(["config", "--env-path", path], config)).toBe(0);
+    expect(config.out()).toContain(`"bucket": "${db}/rollups"`);
+
     // the empty writes stored nothing
     expect(await influxql(direct, db, "SHOW MEASUREMENTS")).toEqual({
       results: [{ statement_id: 0 }],
