@@ -1,26 +1,15 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
 import type { CliIo } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli.js";
 import { DEFAULT_SIM_USERS, type Simulator } from "../../src/simulator/server.js";
 import { bufferIo } from "../support/cli-io.js";
 import { clientFor, startTestSimulator } from "../support/simulator.js";
+import { readEnv, terminalIo } from "./init/terminal-io.js";
 
 /** Runs `energy-etl ARGV` in-process. */
 const cli = (argv: readonly string[], io: CliIo): Promise<number> => runCli(argv, io);
-
-/** The variables of a .env file (single quotes removed). */
-function readEnv(path: string): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    const m = /^([A-Z_]+)=(.*)$/.exec(line);
-    if (!m?.[1] || m[2] === undefined) continue;
-    vars[m[1]] = m[2].replace(/^'(.*)'$/, "$1");
-  }
-  return vars;
-}
 
 const ENV_KEYS = [
   "ENERGY_API_URL",
@@ -259,6 +248,7 @@ describe("init", () => {
     const path = join(dir, ".env");
     // the answers, in the order of the prompts
     const io = terminalIo([
+      "", // compose: the default
       "ftp://wrong", // refused: asked again
       sim.url,
       API_KEY,
@@ -270,6 +260,7 @@ describe("init", () => {
     ]);
     expect(await cli(["init", "--env-path", path], io)).toBe(0);
     expect(io.prompts()).toEqual([
+      "InfluxDB: the compose stack's (compose) or one you have (existing)? [compose/existing] ",
       "API URL: ",
       "API URL: ",
       "API key: ",
@@ -280,6 +271,8 @@ describe("init", () => {
       "Repeat the new password: ",
     ]);
     expect(io.err()).toContain("the API URL must be an http(s) URL");
+    // compose, as before: the stack's accounts with fresh secrets
+    expect(Object.keys(readEnv(path))).toEqual(ENV_KEYS);
     expect(readEnv(path)).toMatchObject({
       ENERGY_API_URL: sim.url,
       ENERGY_API_USER: OTP_USER.user,
@@ -288,36 +281,3 @@ describe("init", () => {
     expect(sim.count("set_password", 200)).toBe(1);
   });
 });
-
-/**
- * A terminal: stdin is a TTY, and each prompt written to stderr (text ending in ": " or "] ") is
- * answered with the next of `answers`, as a user would type it.
- */
-function terminalIo(answers: string[]) {
-  const base = bufferIo({ LOG_LEVEL: "warn" });
-  const stdin = Object.assign(new PassThrough(), {
-    isTTY: true,
-    setRawMode: (_raw: boolean) => undefined,
-  });
-  let err = "";
-  const prompts: string[] = [];
-  const stderr = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      const text = chunk.toString("utf8");
-      err += text;
-      if (/(: |\] )$/.test(text)) {
-        prompts.push(text);
-        const next = answers.shift();
-        if (next !== undefined) setImmediate(() => stdin.write(`${next}\n`));
-      }
-      cb();
-    },
-  });
-  return {
-    ...base,
-    stdin,
-    stderr,
-    err: () => err,
-    prompts: () => prompts,
-  };
-}

@@ -22,7 +22,7 @@ const oneLine = (schema: z.ZodString) =>
     .refine((s) => !/\p{Cc}/u.test(s), "must not hold line breaks or other control characters");
 
 /** A .env value: one line, no ' nor \ (compose reads '…' up to the first ' not after a \). */
-const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
+export const envValue = (schema: z.ZodString): z.ZodType<string, string> =>
   oneLine(schema).refine(
     (s) => !/['\\]/.test(s),
     "must not hold ' or \\ (a .env file cannot hold them reliably; write it by hand)",
@@ -82,7 +82,7 @@ export function checkValue(field: Field, value: string, origin: Origin): string 
   throw new UsageError(`${where} ${message}`);
 }
 
-async function askFor(
+export async function askFor(
   io: CliIo,
   field: Field,
   question = `${field.label.charAt(0).toUpperCase()}${field.label.slice(1)}: `,
@@ -101,7 +101,7 @@ async function askFor(
 }
 
 /** The flag's value, else the setting's (environment or --config), else the answer to a prompt. */
-async function resolveField(
+export async function resolveField(
   io: CliIo,
   field: Field,
   flagValue: string | undefined,
@@ -113,7 +113,7 @@ async function resolveField(
   return askFor(io, field);
 }
 
-function notOnTerminal(field: Field, extra = ""): UsageError {
+export function notOnTerminal(field: Field, extra = ""): UsageError {
   const how = field.flag ? `pass ${field.flag} or set ${field.env}` : `set ${field.env}`;
   return new UsageError(
     `no ${field.label}: ${how}${extra} (stdin is not a terminal, so init cannot ask)`,

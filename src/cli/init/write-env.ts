@@ -5,6 +5,7 @@ import { registerSecret } from "../../logger.js";
 import { errnoOf, messageOf } from "../../util/errors.js";
 import type { EnvFile } from "../env-file.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
+import type { ExistingInflux } from "./influx-input.js";
 import type { InitInput } from "./prompts.js";
 
 /** Characters written without quotes (no shell or compose meaning). */
@@ -50,13 +51,20 @@ function randomSecret(): string {
   return secret;
 }
 
-/** What `init` writes, in order: the API access it checked, fresh secrets for InfluxDB, Grafana. */
-export function envValuesOf(input: InitInput) {
+/** The API access init checked, as .env holds it. */
+function apiValuesOf(input: InitInput) {
   return {
     ENERGY_API_URL: input.apiUrl,
     ENERGY_API_KEY: input.apiKey,
     ENERGY_API_USER: input.user,
     ENERGY_API_PASSWORD: input.password,
+  };
+}
+
+/** What `init` writes, in order: the API access it checked, fresh secrets for InfluxDB, Grafana. */
+export function envValuesOf(input: InitInput) {
+  return {
+    ...apiValuesOf(input),
     INFLUX_ADMIN_USER: "admin",
     INFLUX_ADMIN_PASSWORD: randomSecret(),
     INFLUX_TOKEN: randomSecret(),
@@ -66,6 +74,45 @@ export function envValuesOf(input: InitInput) {
     GRAFANA_ADMIN_USER: "admin",
     GRAFANA_ADMIN_PASSWORD: randomSecret(),
   };
+}
+
+/** The settings of an existing InfluxDB that init checked: only those its API uses. */
+export function existingInfluxValues(influx: ExistingInflux): Record<string, string> {
+  const auth: Record<string, string> =
+    influx.api === "v2"
+      ? { INFLUX_TOKEN: influx.token, INFLUX_ORG: influx.org }
+      : influx.username === ""
+        ? {}
+        : { INFLUX_USERNAME: influx.username, INFLUX_PASSWORD: influx.password };
+  return {
+    INFLUX_URL: influx.url,
+    ...(influx.forcedApi && { INFLUX_API: influx.api }),
+    ...auth,
+    INFLUX_BUCKET: influx.database,
+    ROLLUP_BUCKET: `${influx.database}/rollups`,
+  };
+}
+
+/** The .env text for an existing InfluxDB: API access, then that InfluxDB's settings. */
+export function renderExistingEnvFile(
+  input: InitInput,
+  influx: ExistingInflux,
+  now = new Date(),
+): string {
+  const lines = (record: Record<string, string>) =>
+    Object.entries(record).map(([name, value]) => envLine(name, value));
+  const version = influx.version === undefined ? "" : ` ${influx.version}`;
+  return [
+    `# Written by \`energy-etl init\` on ${now.toISOString()}. Holds secrets: keep it private`,
+    "# (mode 0600). .env.example describes these and every other setting.",
+    "",
+    "# --- energy-etl: API access ---",
+    ...lines(apiValuesOf(input)),
+    "",
+    `# --- InfluxDB${version} (existing), checked by init; the rollups in their own policy ---`,
+    ...lines(existingInfluxValues(influx)),
+    "",
+  ].join("\n");
 }
 
 /** Refuses an existing file without --force, and a missing directory, before anything is sent. */
@@ -95,17 +142,37 @@ export function writeEnvFile(file: EnvFile, text: string, force: boolean): void 
   }
 }
 
-/** Writes the env file for `input` and says so (and, replacing one, that the secrets are new). */
-export function writeInitEnvFile(io: CliIo, file: EnvFile, input: InitInput, force: boolean): void {
+/** The compose stack's values for `input` and the file's text. */
+function composeFile(input: InitInput): [Record<string, string>, string] {
   const values = envValuesOf(input);
+  return [values, renderEnvFile(values)];
+}
+
+/**
+ * Writes the env file for `input` and says so: for the compose stack (and, replacing one, that
+ * its secrets are new), or with `influx` the settings of that existing InfluxDB only.
+ */
+export function writeInitEnvFile(
+  io: CliIo,
+  file: EnvFile,
+  input: InitInput,
+  force: boolean,
+  influx?: ExistingInflux,
+): void {
+  const [values, text] = influx
+    ? [
+        { ...apiValuesOf(input), ...existingInfluxValues(influx) },
+        renderExistingEnvFile(input, influx),
+      ]
+    : composeFile(input);
   const replacing = force && existsSync(file.path);
-  writeEnvFile(file, renderEnvFile(values), force);
+  writeEnvFile(file, text, force);
   writeLine(
     io.stdout,
     `Wrote ${file.label} (mode 0600${replacing ? ", replaced" : ""}): ` +
       `${Object.keys(values).join(", ")}.`,
   );
-  if (replacing) {
+  if (replacing && !influx) {
     writeLine(
       io.stderr,
       "Note: the InfluxDB and Grafana secrets are new. An InfluxDB or Grafana already set up " +
