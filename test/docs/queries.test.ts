@@ -44,7 +44,7 @@ const PAGES = [
  * statements (CREATE USER, CREATE CONTINUOUS QUERY: the operator's commands, with placeholders)
  * are not queries.
  */
-export function docQueries(page: string, text: string): DocQuery[] {
+function docQueries(page: string, text: string): DocQuery[] {
   const queries: DocQuery[] = [];
   let block: { line: number; text: string }[] | undefined;
   const flush = () => {

@@ -18,8 +18,8 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     .command("doctor")
     .description(
       "check the setup: the API (reachable, credentials, devices), InfluxDB (reachable, write, " +
-        "retention, where the rollups live, each site's kWp against its solar power), the state " +
-        "database, the clock, free disk, demo defaults still in use",
+        "retention, where the rollups live), the state database, the clock, free disk, demo " +
+        "defaults still in use",
     )
     .option("--json", "print the checks as a JSON array of {check, status, detail, fix}")
     .addHelpText(
