@@ -1,9 +1,11 @@
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import {
   apiClientSettings,
   type Config,
+  type ConfigSources,
   configSecrets,
   resolveConfig,
   SETTINGS,
@@ -34,10 +36,38 @@ function flagKey(flag: string): string {
   return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** The variable that names the config file when `--config` is not given. */
+export const CONFIG_FILE = "CONFIG_FILE";
+
+/**
+ * The config file: `--config FILE`, else CONFIG_FILE of the environment, else of the env file
+ * (an empty one counts as unset), with where the name came from unless it was the flag. A relative
+ * path is under the working directory, wherever it was given.
+ */
+function configFileOf(
+  flag: unknown,
+  io: CliIo,
+  envFileLabel: string,
+  fromFile: Readonly<Record<string, string>> | undefined,
+): Pick<ConfigSources, "file" | "fileFrom"> {
+  const given = parseOptions(nameOption("--config", "a JSON config file").optional(), flag, false);
+  if (given !== undefined) return { file: resolve(io.cwd, given) };
+  const candidates: [string | undefined, string][] = [
+    [io.env[CONFIG_FILE], `environment ${CONFIG_FILE}`],
+    [fromFile?.[CONFIG_FILE], `${CONFIG_FILE} of .env file ${envFileLabel}`],
+  ];
+  for (const [value, from] of candidates) {
+    if (value === undefined || value === "") continue;
+    const name = parseOptions(nameOption(CONFIG_FILE, "a JSON config file"), value, false);
+    return { file: resolve(io.cwd, name), fileFrom: from };
+  }
+  return {};
+}
+
 /** The configuration each program's command loaded, for what runCli says after a failure. */
 export const loadedConfigs = new WeakMap<Command, Config>();
 
-/** Configuration from flags, environment, env file (may be missing: init) and --config. */
+/** Configuration from flags, environment, env file (may be missing: init) and the config file. */
 export function createContext(
   command: Command,
   io: CliIo,
@@ -49,18 +79,13 @@ export function createContext(
     const value = setting.flag ? opts[flagKey(setting.flag)] : undefined;
     if (typeof value === "string") flags[setting.env] = value;
   }
-  const file = parseOptions(
-    nameOption("--config", "a JSON config file").optional(),
-    opts.config,
-    false,
-  );
   const envFile = envFileOf(command, io);
   const fromFile = readEnvFile(envFile, envFileMayBeMissing);
   const { config, origins } = resolveConfig({
     flags,
     env: io.env,
     envFile: fromFile && { name: envFile.label, values: fromFile },
-    file,
+    ...configFileOf(opts.config, io, envFile.label, fromFile),
   });
   let root = command;
   while (root.parent) root = root.parent;

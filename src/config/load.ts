@@ -21,8 +21,10 @@ export interface ConfigSources {
   readonly env?: Values;
   /** The variables of an env file (`./.env`, `--env-path FILE`), and how messages name it. */
   readonly envFile?: { readonly name: string; readonly values: Values };
-  /** Path of a JSON config file (`--config FILE`). */
+  /** Path of a JSON config file (`--config FILE`, or the file CONFIG_FILE names). */
   readonly file?: string;
+  /** Where `file` was named when not by `--config` (`environment CONFIG_FILE`), for messages. */
+  readonly fileFrom?: string;
 }
 
 /** A validated configuration and where each setting came from. */
@@ -39,8 +41,9 @@ export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 /** The deepest a config file may nest (`sites` → device → field is 3). */
 export const MAX_CONFIG_DEPTH = 16;
 
-function readConfigFile(file: string): RawConfig {
-  const read = readTextFile(file, MAX_CONFIG_FILE_BYTES);
+/** The config file at `path`, named `file` in messages (with where its name came from). */
+function readConfigFile(path: string, file: string): RawConfig {
+  const read = readTextFile(path, MAX_CONFIG_FILE_BYTES);
   if ("problem" in read) throw new ConfigError(`config file ${file}: ${read.problem}`);
   const { text } = read;
   if (nestsDeeperThan(text, MAX_CONFIG_DEPTH)) {
@@ -78,11 +81,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 
 /** {@link loadConfig}, with where each setting came from. */
 export function resolveConfig(sources: ConfigSources = {}): ResolvedConfig {
-  const raw: RawConfig = sources.file ? readConfigFile(sources.file) : {};
+  const { file, fileFrom } = sources;
+  const named = fileFrom === undefined ? file : `${file} (named by ${fileFrom})`;
+  const raw: RawConfig = file && named ? readConfigFile(file, named) : {};
   const origin = new Map<string, string>();
   for (const [section, values] of Object.entries(raw)) {
     for (const [key, value] of Object.entries(values)) {
-      const from = `config file ${sources.file}`;
+      const from = `config file ${named}`;
       origin.set(`${section}.${key}`, from);
       const setting = SETTINGS.find((s) => s.name === `${section}.${key}`);
       if (!setting) continue;

@@ -6,7 +6,11 @@ import { z } from "zod";
 import { textProblem } from "../util/input-text.js";
 import { checked } from "./values.js";
 
-/** Largest peak power accepted, in kWp (a 10 GWp plant): above it, a unit mistake (Wp). */
+/**
+ * Largest peak power accepted, in kWp (a 10 GWp plant): above it, a unit mistake (Wp). A Wp value
+ * below it (9800 for 9.8 kWp) is also a plant's kWp: `doctor` tells them apart by the data
+ * (src/cli/doctor/site-checks.ts).
+ */
 export const MAX_KWP = 10_000_000;
 
 /** Text a user gives: no control character (see {@link textProblem}), not blank. */

@@ -62,6 +62,37 @@ export interface AlertingFile {
   readonly policies?: unknown;
 }
 
+/**
+ * The rollups' retention policy: that of docker-compose.yml's default ROLLUP_BUCKET
+ * (`${ROLLUP_BUCKET:-${INFLUX_BUCKET:-energy}/rollups}` -> `rollups`), which `init` writes too.
+ * Grafana reads an alert query's model as written, without environment variables (they would
+ * eat `$timeFilter`), so the rules name it; the tests hold them to this one place.
+ */
+export const ROLLUP_POLICY = composeRollupPolicy(readFileSync("docker-compose.yml", "utf8"));
+
+function composeRollupPolicy(compose: string): string {
+  const bucket =
+    /^\s+ROLLUP_BUCKET: \$\{ROLLUP_BUCKET:-\$\{INFLUX_BUCKET:-[^}]+\}\/([^}]+)\}$/m.exec(
+      compose,
+    )?.[1];
+  if (bucket === undefined) throw new Error("docker-compose.yml gives ROLLUP_BUCKET no default");
+  return bucket;
+}
+
+/**
+ * The retention policies the rules' queries read the rollups from: `"rollups"."rollup_hour"` ->
+ * `rollups`; a rollup measurement without a policy (the database's default) -> `""`.
+ */
+export function rollupPolicies(rules: readonly AlertRule[]): string[] {
+  const found = new Set<string>();
+  for (const q of rules.flatMap((r) => r.data)) {
+    const query = q.model.query ?? "";
+    for (const m of query.matchAll(/(?:"([^"]+)"\.)?"(rollup_hour|rollup_day)"/g))
+      found.add(m[1] ?? "");
+  }
+  return [...found].sort();
+}
+
 /** Every provisioning file of the directory, parsed. */
 export function loadAlertingFiles(
   dir: string = ALERTING_DIR,

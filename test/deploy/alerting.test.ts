@@ -12,6 +12,7 @@ import {
   loadAlertingFiles,
   loadAlertRules,
   queryTextAt,
+  ROLLUP_POLICY,
   type RuleQuery,
   ruleOf,
 } from "./alert-rules.js";
@@ -143,9 +144,9 @@ describe("Grafana alert rules (grafana/provisioning/alerting)", () => {
     let nowS = 0;
 
     beforeAll(async () => {
-      // The rollups in their retention policy "rollups", as docker-compose.yml has them: the
-      // counter rule reads "rollups"."rollup_hour" and "rollups"."rollup_day".
-      filled = await fillFromSimulator("alerting", { rollupPolicy: "rollups" });
+      // The rollups in their retention policy, as docker-compose.yml has them: the counter rule
+      // reads "rollups"."rollup_hour" and "rollups"."rollup_day".
+      filled = await fillFromSimulator("alerting", { rollupPolicy: ROLLUP_POLICY });
       nowS = filled.toS + 60;
     });
     afterAll(async () => {

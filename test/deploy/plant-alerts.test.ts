@@ -14,7 +14,9 @@ import {
   labelKey,
   loadAlertRules,
   queryTextAt,
+  ROLLUP_POLICY,
   type RuleQuery,
+  rollupPolicies,
   ruleOf,
 } from "./alert-rules.js";
 
@@ -72,6 +74,28 @@ function rollups(
   return lines;
 }
 
+describe("the rollups' retention policy of the alert rules", () => {
+  it("is one, ROLLUP_BUCKET's of docker-compose.yml (and init): no rule reads another", () => {
+    // the oracle: docker-compose.yml's default, `${ROLLUP_BUCKET:-${INFLUX_BUCKET:-energy}/rollups}`
+    expect(ROLLUP_POLICY).toBe("rollups");
+    expect(rollupPolicies(rules)).toEqual([ROLLUP_POLICY]);
+    expect(rollupPolicies(rules.filter((r) => r.uid === "energy-counter-stalled"))).toEqual([
+      ROLLUP_POLICY,
+    ]);
+  });
+
+  it("rollupPolicies names a rule's policy, and the default one as empty", () => {
+    const ruleReading = (query: string): AlertRule => ({
+      ...rule("energy-counter-stalled"),
+      data: [{ refId: "A", datasourceUid: "influxdb", model: { query } }],
+    });
+    expect(rollupPolicies([ruleReading('SELECT 1 FROM "rollup_day"')])).toEqual([""]);
+    expect(rollupPolicies([ruleReading('SELECT 1 FROM "autogen"."rollup_hour"')])).toEqual([
+      "autogen",
+    ]);
+  });
+});
+
 describe("the plant's alert rules on fixtures (influxd)", () => {
   let db: TestInfluxDb;
 
@@ -89,7 +113,7 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
     await influxql(
       db.rawUrl,
       db.bucket,
-      `CREATE RETENTION POLICY "rollups" ON "${db.bucket}" DURATION INF REPLICATION 1`,
+      `CREATE RETENTION POLICY "${ROLLUP_POLICY}" ON "${db.bucket}" DURATION INF REPLICATION 1`,
     );
   });
 
@@ -237,7 +261,7 @@ describe("the plant's alert rules on fixtures (influxd)", () => {
           h < stopAtS ? 0.5 : 0,
         ),
       ],
-      "rollups",
+      ROLLUP_POLICY,
     );
     const { firing: on, quiet } = await outcome("energy-counter-stalled");
     const key = (d: string, m: string) =>

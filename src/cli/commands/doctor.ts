@@ -6,6 +6,7 @@ import { bounded, type CheckResult, failure, scrubbed } from "../doctor/check.js
 import { demoChecks } from "../doctor/demo-checks.js";
 import { influxChecks, REACHABLE } from "../doctor/influx-checks.js";
 import { rollupChecks } from "../doctor/rollup-checks.js";
+import { siteChecks } from "../doctor/site-checks.js";
 import { diskCheck, stateChecks } from "../doctor/state-checks.js";
 import { type CliIo, ExitStatus, writeJson, writeLine } from "../io.js";
 
@@ -68,14 +69,19 @@ async function runChecks(command: Command, io: CliIo): Promise<CheckResult[]> {
   // the API: the base URL, then a token and the device list, one attempt each
   const apiMs = 3 * config.api.timeoutMs * 2 + SLACK_MS;
   // InfluxDB: health (and ping), write, delete (and DROP), buckets (and SHOW RETENTION POLICIES);
-  // the rollups' bucket: write, delete (and DROP), buckets (and SHOW RETENTION POLICIES)
-  const influxMs = 13 * config.influx.timeoutMs + SLACK_MS;
+  // the rollups' bucket: write, delete (and DROP), buckets (and SHOW RETENTION POLICIES); the
+  // sites' peak solar power
+  const influxMs = 14 * config.influx.timeoutMs + SLACK_MS;
   const groups = await Promise.all([
     bounded("API", apiMs, () => apiChecks(config, logger)),
     bounded("InfluxDB", influxMs, async () => {
       const checks = await influxChecks(config);
       const reachable = checks.some((c) => c.check === REACHABLE && c.status !== "failure");
-      return [...checks, ...(await rollupChecks(config, reachable))];
+      return [
+        ...checks,
+        ...(await rollupChecks(config, reachable)),
+        ...(await siteChecks(config, reachable, Date.now())),
+      ];
     }),
     bounded("state DB", SLACK_MS * 3, async () => stateChecks(config)),
     bounded("free disk", SLACK_MS, async () => [diskCheck(config)]),
