@@ -62,13 +62,16 @@ function which(command: string): string | undefined {
  * it is not, and doctor judges the write's answer, not the number.
  */
 export class TestInfluxd {
+  /** `authEnabled`: influxd's `[http] auth-enabled` (create an admin user first, see adminUser). */
+  constructor(private readonly options: { readonly authEnabled?: boolean } = {}) {}
+
   private child: ChildProcess | undefined;
   private proxy: Server | undefined;
   private dir = "";
   private influxPort = 0;
   private proxyPort = 0;
 
-  /** URL of the proxy: what energy-etl talks to. */
+  /** URL of the proxy: the v2 path (`/api/v2/write`, token auth), as 1.8+, 2.x and 3 serve it. */
   get url(): string {
     return `http://127.0.0.1:${this.proxyPort}`;
   }
@@ -78,7 +81,7 @@ export class TestInfluxd {
     return this.child?.pid;
   }
 
-  /** URL of influxd itself, for InfluxQL queries. */
+  /** URL of influxd itself, no proxy: the v1 path (`/write?db=&rp=`), and InfluxQL queries. */
   get rawUrl(): string {
     return `http://127.0.0.1:${this.influxPort}`;
   }
@@ -100,7 +103,8 @@ export class TestInfluxd {
         // no series limit: the bench's 10,000-device fleet (raw points and rollups) holds more
         // than influxd 1.x's default of a million series in one database, which refused its writes
         `[data]\n  dir = "${join(this.dir, "data")}"\n  wal-dir = "${join(this.dir, "wal")}"\n  query-log-enabled = false\n  max-series-per-database = 0`,
-        `[http]\n  bind-address = "127.0.0.1:${this.influxPort}"\n  log-enabled = false\n  max-body-size = 0`,
+        `[http]\n  bind-address = "127.0.0.1:${this.influxPort}"\n  log-enabled = false\n  max-body-size = 0` +
+          `\n  auth-enabled = ${this.options.authEnabled === true}`,
         "[ifql]\n  enabled = false",
         "[monitor]\n  store-enabled = false",
         "[continuous_queries]\n  enabled = false",
@@ -296,10 +300,17 @@ function forwardWrite(
   req.pipe(upstream);
 }
 
-/** Runs InfluxQL against a test influxd; returns the parsed JSON. */
-export async function influxql(rawUrl: string, db: string, q: string): Promise<InfluxqlResult> {
+/** Runs InfluxQL against a test influxd (as `basic` user:password when given); the parsed JSON. */
+export async function influxql(
+  rawUrl: string,
+  db: string,
+  q: string,
+  basic?: { readonly username: string; readonly password: string },
+): Promise<InfluxqlResult> {
+  const credentials = basic && Buffer.from(`${basic.username}:${basic.password}`).toString("base64");
   const res = await fetch(`${rawUrl}/query?${new URLSearchParams({ db, q, epoch: "s" })}`, {
     method: "POST",
+    headers: credentials ? { authorization: `Basic ${credentials}` } : {},
   });
   if (!res.ok) throw new Error(`InfluxQL ${q} failed: HTTP ${res.status} ${await res.text()}`);
   const body = (await res.json()) as InfluxqlResult;
