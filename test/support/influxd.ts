@@ -55,11 +55,13 @@ function which(command: string): string | undefined {
 }
 
 /**
- * A throwaway influxd (1.x) on free loopback ports with its data in a temp dir, behind a small
- * proxy that serves what InfluxDB 1.8+ serves natively: `POST /api/v2/write` (bucket = db[/rp],
- * token auth), `/ping` and `/health`. Reads go to the real `/query` (InfluxQL). The proxy passes
- * influxd's own `X-Influxdb-Version` (1.6.7 from Debian) through unchanged: it claims no version
- * it is not, and doctor judges the write's answer, not the number.
+ * A throwaway influxd (1.x) on free loopback ports with its data in a temp dir. `rawUrl` is influxd
+ * itself: the v1 path (`/write?db=&rp=`), as Debian's 1.6.7 serves it. `url` is a small proxy
+ * that serves what InfluxDB 1.8+ serves natively: `POST /api/v2/write` (bucket = db[/rp], token
+ * auth), `/ping` and `/health`: the v2 path. Reads go to the real `/query` (InfluxQL). The proxy
+ * names no `X-Influxdb-Version`: it is not influxd 1.6.7 (which has no /api/v2/write), so it claims
+ * no version at all, and INFLUX_API=auto takes it for v2, as energy-etl takes any server that says
+ * none.
  */
 export class TestInfluxd {
   /** `authEnabled`: influxd's `[http] auth-enabled` (create an admin user first, see adminUser). */
@@ -168,19 +170,16 @@ export class TestInfluxd {
   private async startProxy(): Promise<void> {
     const proxy = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://proxy");
-      const send = (status: number, body?: unknown, version?: string) => {
-        res.writeHead(status, {
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(version ? { "x-influxdb-version": version } : {}),
-        });
+      const send = (status: number, body?: unknown) => {
+        res.writeHead(status, body === undefined ? {} : { "content-type": "application/json" });
         res.end(body === undefined ? undefined : JSON.stringify(body));
       };
       if (url.pathname === "/ping") {
-        return forward(req, res, this.rawUrl, "/ping", (s, v) => send(s, undefined, v));
+        return forward(req, res, this.rawUrl, "/ping", (s) => send(s));
       }
       if (url.pathname === "/health") {
-        return forward(req, res, this.rawUrl, "/ping", (s, v) =>
-          s === 204 ? send(200, { status: "pass" }, v) : send(503, { status: "fail" }, v),
+        return forward(req, res, this.rawUrl, "/ping", (s) =>
+          s === 204 ? send(200, { status: "pass" }) : send(503, { status: "fail" }),
         );
       }
       if (url.pathname === "/query") {
@@ -222,11 +221,11 @@ function forward(
   res: import("node:http").ServerResponse,
   base: string,
   path: string,
-  answer: (status: number, version: string | undefined) => void,
+  answer: (status: number) => void,
 ): void {
   req.resume();
   fetch(`${base}${path}`).then(
-    (r) => answer(r.status, r.headers.get("x-influxdb-version") ?? undefined),
+    (r) => answer(r.status),
     () => {
       res.writeHead(503, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: "unavailable", message: "influxd is down" }));
