@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
-import { quoteIdentifier } from "../../influx/influxql.js";
 import {
   apiOfVersion,
   authHeaders,
@@ -9,6 +8,7 @@ import {
   resolveInfluxApi,
   writePath,
 } from "../../influx/influx-connection.js";
+import { quoteIdentifier } from "../../influx/influxql.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, tlsFix } from "./http.js";
 
@@ -150,11 +150,16 @@ export async function writeCheck(
   }
   const { status } = answer;
   const said = `HTTP ${status}: ${bodyMessage(answer.body)}`;
-  const who = api === "v1" ? "user" : "token";
+  const who =
+    api === "v2"
+      ? "token"
+      : influx.username === ""
+        ? "no user (auth off)"
+        : `user ${influx.username}`;
   if (status === 401 || status === 403) {
     return failure(
       check,
-      `${who} cannot write bucket ${bucket} (${said})`,
+      `${api === "v2" ? "token" : "user"} cannot write bucket ${bucket} (${said})`,
       api === "v1"
         ? `set ${credentialSettings(api)} to a user with read and write access to database ` +
             `${bucket} (InfluxQL: GRANT ALL ON <database> TO <user>)`
