@@ -11,10 +11,10 @@ import {
   abortedError,
   type BucketTarget,
   bucketMissing,
+  credentialsRefused,
   formatSeconds,
   InfluxWriteError,
   readInfluxFailure,
-  credentialsRefused,
   writeNotFound,
 } from "./write-errors.js";
 
@@ -69,7 +69,10 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
 }
 
 /** No answer from InfluxDB at `target.url`: `why` a text, or the error (fetch's cause named). */
-export function influxUnreachable(target: { readonly url: string }, why: unknown): InfluxWriteError {
+export function influxUnreachable(
+  target: { readonly url: string },
+  why: unknown,
+): InfluxWriteError {
   const cause: unknown = typeof why === "string" ? undefined : memberOf(why, "cause");
   const text = typeof why === "string" ? why : excerpt(messageOf(cause ?? why));
   return new InfluxWriteError(

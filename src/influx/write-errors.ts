@@ -1,5 +1,5 @@
-import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { databaseAndPolicy } from "../config/values.js";
+import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
 import { apiOfVersion, credentialSettings, type InfluxApi } from "./influx-connection.js";
 import { quoteIdentifier } from "./influxql.js";
@@ -158,7 +158,11 @@ export function droppedCount(failure: InfluxFailure): number | undefined {
 }
 
 /** 401/403 on `api`: the credentials are wrong or may not write to the bucket (or database). */
-export function credentialsRefused(api: InfluxApi, status: number, bucket: string): InfluxWriteError {
+export function credentialsRefused(
+  api: InfluxApi,
+  status: number,
+  bucket: string,
+): InfluxWriteError {
   const what = api === "v1" ? "the user and password" : "the token";
   const on = api === "v1" ? "database" : "bucket";
   return new InfluxWriteError(
@@ -177,7 +181,7 @@ export interface BucketTarget {
   readonly bucketSetting?: string;
 }
 
-/** A 404, or InfluxDB 1.8's 500 `retention policy not found`: the bucket is missing. */
+/** A 404, or InfluxDB 1.x's 500 `retention policy not found`: the bucket is missing. */
 export function bucketMissing(failure: InfluxFailure): boolean {
   return (
     failure.status === 404 ||

@@ -83,7 +83,9 @@ describe.each(INFLUX_PATHS)("InfluxWriter against a real influxd ($name)", (path
     const { writer } = writerFor({ ...db, bucket: `${db.bucket}/no_such_rp` });
     const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
     expect(error).toMatchObject({ code: "bucket_not_found", fatal: true });
-    expect(error.message).toMatch(db.api === "v1" ? /no retention policy no_such_rp/ : /no_such_rp/);
+    expect(error.message).toMatch(
+      db.api === "v1" ? /no retention policy no_such_rp/ : /no_such_rp/,
+    );
   });
 });
 

@@ -306,7 +306,8 @@ export async function influxql(
   q: string,
   basic?: { readonly username: string; readonly password: string },
 ): Promise<InfluxqlResult> {
-  const credentials = basic && Buffer.from(`${basic.username}:${basic.password}`).toString("base64");
+  const credentials =
+    basic && Buffer.from(`${basic.username}:${basic.password}`).toString("base64");
   const res = await fetch(`${rawUrl}/query?${new URLSearchParams({ db, q, epoch: "s" })}`, {
     method: "POST",
     headers: credentials ? { authorization: `Basic ${credentials}` } : {},
