@@ -206,7 +206,7 @@ export function writeNotFound(
       ? `InfluxDB ${failure.version} has no /api/v2/write (${said}): set INFLUX_API=auto or v1`
       : api === "v2"
         ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
-          "INFLUX_ORG (on InfluxDB 1.8+: database[/retention-policy])"
+          "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])"
         : /retention policy not found/i.test(failure.message)
           ? `InfluxDB has no retention policy ${retentionPolicy ?? ""} on database ${database} ` +
             `(${said}): create it (CREATE RETENTION POLICY ... ON ${quoteIdentifier(database)}), ` +
