@@ -1,11 +1,14 @@
+import { runCli } from "../../src/cli.js";
 import { loadConfig } from "../../src/config.js";
 import { pointSinkOpener } from "../../src/influx/create-sink.js";
 import { resolveInfluxApi } from "../../src/influx/influx-connection.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
+import { bufferIo } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries } from "../support/influx-writer.js";
 import { freePort, influxql, TestInfluxd } from "../support/influxd.js";
 import { captureLogger } from "../support/log-capture.js";
+import { tempStateDb } from "../support/pipeline.js";
 
 const LINE = "m,device_id=a value=1 1700000000";
 const API_LOG = "InfluxDB write API";
@@ -137,5 +140,45 @@ describe("InfluxDB 1.x with auth-enabled: INFLUX_USERNAME and INFLUX_PASSWORD (H
       for (const secret of forms(admin.password)) expect(line).not.toContain(secret);
       expect(line).not.toMatch(/Basic\s+[A-Za-z0-9+/=]{8,}/);
     }
+  });
+
+  /** doctor's lines about InfluxDB (the API is a closed port here: its checks fail at once). */
+  async function doctorInflux(password: string): Promise<{ code: number; lines: string[] }> {
+    const io = bufferIo({
+      ...env(password),
+      ENERGY_API_URL: `http://127.0.0.1:${await freePort()}`,
+      STATE_DB: tempStateDb(),
+      LOG_LEVEL: "silent",
+    });
+    const code = await runCli(["doctor"], io);
+    const out = io.out();
+    for (const secret of [...forms(password), ...forms(admin.password)]) {
+      expect(out).not.toContain(secret);
+    }
+    return { code, lines: out.split("\n").filter((l) => l.includes("InfluxDB")) };
+  }
+
+  it("doctor: the right user writes on v1 (Basic) and reads the retention policies", async () => {
+    const { lines } = await doctorInflux(admin.password);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^ok {7}InfluxDB reachable: .* answers \/ping \(version 1\.6\.7\S*, writes with \/write \(v1\), INFLUX_API=auto\)$/,
+        ),
+        `ok       InfluxDB write: user ${admin.username} can write bucket ${DB} on v1 (wrote one ` +
+          "point to energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
+        "ok       InfluxDB retention: retention policy autogen keeps data forever",
+      ]),
+    );
+  });
+
+  it("doctor: a wrong password is a write failure naming INFLUX_USERNAME and INFLUX_PASSWORD", async () => {
+    const { code, lines } = await doctorInflux(WRONG);
+    expect(lines).toContain(
+      `failure  InfluxDB write: user cannot write bucket ${DB} (HTTP 401: authorization failed) ` +
+        "-> set INFLUX_USERNAME and INFLUX_PASSWORD to a user with read and write access to " +
+        `database ${DB} (InfluxQL: GRANT ALL ON <database> TO <user>)`,
+    );
+    expect(code).toBe(1);
   });
 });
