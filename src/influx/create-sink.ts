@@ -3,7 +3,8 @@ import { type Config, ConfigError } from "../config.js";
 import { errnoOf, messageOf } from "../util/errors.js";
 import { durationMs } from "../util/iso-duration.js";
 import { CoalescingSink } from "./coalescing-sink.js";
-import { checkInflux } from "./influx-check.js";
+import { checkInflux, influxUnreachable } from "./influx-check.js";
+import { resolveInfluxApi } from "./influx-connection.js";
 import { InfluxWriter } from "./influx-writer.js";
 import { type LineProtocolFileOptions, LineProtocolFileSink } from "./line-protocol-file-sink.js";
 import type { PointSink } from "./point-sink.js";
@@ -70,16 +71,28 @@ export async function openRollupSink(
   return openInfluxSink(config.influx, logger, { bucket, bucketSetting: "ROLLUP_BUCKET" });
 }
 
-/** InfluxDB at INFLUX_URL, bucket `target`, after the start-up check; short writes coalesced. */
+/**
+ * InfluxDB at INFLUX_URL, bucket `target`: its write API resolved once (INFLUX_API, or `/ping`'s
+ * version), then the start-up check on that path; short writes coalesced.
+ */
 async function openInfluxSink(
   influx: Config["influx"],
   logger: Logger,
   target: BucketTarget,
 ): Promise<PointSink> {
-  await checkInflux({ ...influx, ...target });
+  const server = await resolveInfluxApi(influx, influx.api).catch((error: unknown) => {
+    throw influxUnreachable(influx, error);
+  });
+  const { api, version } = server;
+  logger.info(
+    { api, version: version ?? "unknown", bucket: target.bucket, setting: influx.api },
+    "InfluxDB write API",
+  );
+  await checkInflux({ ...influx, ...target, api });
   const writer = new InfluxWriter({
     ...influx,
     ...target,
+    api,
     retryAfterMaxMs: durationMs(influx.retryAfterMax),
     retry: { retries: influx.retries, baseDelayMs: 1000, maxDelayMs: 30_000 },
     logger,

@@ -20,21 +20,25 @@ export interface InfluxConnection {
 }
 
 /**
- * influxdb-client's client for `connection`: a token goes as `Token <token>`; without one, a 1.x
- * user and password as HTTP Basic (what 1.x takes beside `u=`/`p=`, and never in a URL we log).
+ * The Authorization header for `connection`: a token as `Token <token>`; without one, a 1.x user
+ * and password as HTTP Basic (what 1.x takes beside `u=`/`p=`, and never in a URL we log); else none.
  */
+export function authHeaders(connection: InfluxConnection): Record<string, string> {
+  const { token, username = "", password = "" } = connection;
+  if (token !== "") return { authorization: `Token ${token}` };
+  if (username === "") return {};
+  return { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` };
+}
+
+/** influxdb-client's client for `connection`, with {@link authHeaders}. */
 export function influxClient(connection: InfluxConnection): InfluxDB {
-  const { url, token, username = "", password = "", timeoutMs } = connection;
-  const basic =
-    token === "" && username !== ""
-      ? { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` }
-      : undefined;
-  return new InfluxDB({
-    url,
-    ...(token === "" ? {} : { token }),
-    timeout: timeoutMs,
-    ...(basic && { headers: basic }),
-  });
+  const { url, timeoutMs } = connection;
+  return new InfluxDB({ url, timeout: timeoutMs, headers: authHeaders(connection) });
+}
+
+/** The settings to fix when InfluxDB refuses our credentials on `api`. */
+export function credentialSettings(api: InfluxApi): string {
+  return api === "v1" ? "INFLUX_USERNAME and INFLUX_PASSWORD" : "INFLUX_TOKEN";
 }
 
 /** The server's version from `/ping` (`X-Influxdb-Version`), and the write API it takes. */

@@ -41,7 +41,7 @@ const resultSchema = z.object({
 export type InfluxqlSeries = z.infer<typeof seriesSchema>;
 
 /**
- * Reads InfluxDB with InfluxQL over `/query`: what 1.8 serves natively and 2.x/3.x through their
+ * Reads InfluxDB with InfluxQL over `/query`: what 1.x serves natively and 2.x/3.x through their
  * v1 compatibility API (a bucket is the database of its v1 mapping). Used by `energy-etl audit`.
  */
 export class InfluxQuery {

@@ -1,4 +1,4 @@
-import { InfluxDB } from "@influxdata/influxdb-client";
+import type { InfluxDB } from "@influxdata/influxdb-client";
 import type { Logger } from "pino";
 import { Deadline } from "../retry/deadline.js";
 import {
@@ -12,6 +12,7 @@ import { excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
 import { checkInflux, type InfluxTarget } from "./influx-check.js";
+import { influxClient, writePath } from "./influx-connection.js";
 import {
   type BatchWork,
   type NarrowingWrites,
@@ -23,13 +24,13 @@ import { RequestBodies } from "./request-bodies.js";
 import {
   abortedError,
   bucketMissing,
+  credentialsRefused,
   droppedCount,
   type InfluxFailure,
   InfluxWriteError,
   readInfluxFailure,
   refusedWhole,
   retryAfterOverCap,
-  tokenRefused,
   writeDeadlinePassed,
   writeNotFound,
   writeRefused,
@@ -79,7 +80,8 @@ interface WriterWork extends BatchWork {
 }
 
 /**
- * Writes line protocol to InfluxDB (`POST /api/v2/write`: 2.x, 3.x and 1.8+) in batches through
+ * Writes line protocol to InfluxDB on the resolved api's path (`/api/v2/write`: 2.x, 3.x and 1.8+;
+ * `/write?db=&rp=`: 1.x) with influxClient's credentials, in batches through
  * influxdb-client's transport; what each answer does (retried, split, narrowed down to the lines at
  * fault, refused whole) is docs/design.md, "Writing to InfluxDB". One write() ends by `deadlineMs`.
  */
@@ -96,11 +98,7 @@ export class InfluxWriter implements PointSink {
   private readonly shutdown = new AbortController();
 
   constructor(private readonly options: InfluxWriterOptions) {
-    this.influx = new InfluxDB({
-      url: options.url,
-      token: options.token,
-      timeout: options.timeoutMs,
-    });
+    this.influx = influxClient(options);
     this.log = options.logger.child({ component: "influx-writer" });
     this.deadlineMs = options.deadlineMs ?? DEFAULT_INFLUX_DEADLINE_MS;
     this.policy = {
@@ -108,8 +106,7 @@ export class InfluxWriter implements PointSink {
       retryAfterMaxMs: options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS,
     };
     this.target = `InfluxDB ${options.url} bucket ${options.bucket}`;
-    const { org, bucket } = options;
-    this.writePath = `/api/v2/write?${new URLSearchParams({ org, bucket, precision: "s" })}`;
+    this.writePath = writePath(options.api, options);
     routeClientLogs(options.logger);
   }
 
@@ -265,8 +262,9 @@ export class InfluxWriter implements PointSink {
    */
   private transient(failure: InfluxFailure, lines: number): TransientFailure {
     const { status } = failure;
-    if (status === 401 || status === 403) throw tokenRefused(status, this.options.bucket);
-    if (bucketMissing(failure)) throw writeNotFound(this.options, failure);
+    const { api, bucket } = this.options;
+    if (status === 401 || status === 403) throw credentialsRefused(api, status, bucket);
+    if (bucketMissing(failure)) throw writeNotFound(api, this.options, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
       this.log.error(
         { status, lines, error: failure.message },

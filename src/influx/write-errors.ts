@@ -1,12 +1,15 @@
+import { databaseAndPolicy } from "../config/values.js";
 import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { excerpt } from "../util/text.js";
+import { apiOfVersion, credentialSettings, type InfluxApi } from "./influx-connection.js";
+import { quoteIdentifier } from "./influxql.js";
 
 /**
  * Why a write to InfluxDB failed, classified once (as Telegraf's InfluxDB v2 output does);
  * `unavailable` also ends a write past its deadline or Retry-After cap, and every one after abort().
  */
 export const WRITE_ERROR_CODES = [
-  "auth_failed", // 401, 403: fatal, fix the token
+  "auth_failed", // 401, 403: fatal, fix the token (or 1.x user and password)
   "bucket_not_found", // 404: fatal, fix the bucket
   "bad_data", // another 4xx (405, 415…): InfluxDB refused the request itself; that chunk fails
   "refused", // 400/413/422 for every line of a write, none taken (see refusedWhole): it fails
@@ -154,41 +157,31 @@ export function droppedCount(failure: InfluxFailure): number | undefined {
   return dropped === null ? undefined : Number(dropped[1]);
 }
 
-/** 401/403: the token is wrong or may not write to the bucket. */
-export function tokenRefused(status: number, bucket: string): InfluxWriteError {
+/** 401/403 on `api`: the credentials are wrong or may not write to the bucket (or database). */
+export function credentialsRefused(
+  api: InfluxApi,
+  status: number,
+  bucket: string,
+): InfluxWriteError {
+  const what = api === "v1" ? "the user and password" : "the token";
+  const on = api === "v1" ? "database" : "bucket";
   return new InfluxWriteError(
-    `InfluxDB refused the token (HTTP ${status}): check INFLUX_TOKEN and its write permission on bucket ${bucket}`,
+    `InfluxDB refused ${what} (HTTP ${status}): check ${credentialSettings(api)} and the write ` +
+      `permission on ${on} ${bucket}`,
     "auth_failed",
     status,
   );
 }
 
-/** True for InfluxDB 1.x before 1.8 (`X-Influxdb-Version`), which lacks `/api/v2/write`. */
-export function lacksV2Write(version: string | undefined): boolean {
-  const parts = /^v?(\d+)\.(\d+)/.exec(version ?? "");
-  return parts !== null && Number(parts[1]) === 1 && Number(parts[2]) < 8;
-}
-
-/** What to do about an InfluxDB without the v2 write API (see {@link lacksV2Write}). */
-export const NO_V2_WRITE_FIX = "upgrade InfluxDB to 1.8 or later, or use InfluxDB 2.x or 3.x";
-
-/** What is wrong when InfluxDB `version` answered `said` (`HTTP 404: …`) on /api/v2/write. */
-export function noV2Write(version: string, said: string): string {
-  return (
-    `InfluxDB ${version} has no v2 write API (/api/v2/write answers ${said}; InfluxDB 1.x ` +
-    "has it from 1.8 on)"
-  );
-}
-
 /** Where a write goes: the bucket and the setting that names it (default INFLUX_BUCKET). */
 export interface BucketTarget {
-  /** Bucket (InfluxDB 2.x/3.x) or `database[/retention-policy]` (1.8). */
+  /** Bucket (InfluxDB 2.x/3.x) or `database[/retention-policy]` (1.x). */
   readonly bucket: string;
   /** For messages: INFLUX_BUCKET, or ROLLUP_BUCKET for the rollups' own. */
   readonly bucketSetting?: string;
 }
 
-/** A 404, or InfluxDB 1.8's 500 `retention policy not found`: the bucket is missing. */
+/** A 404, or InfluxDB 1.x's 500 `retention policy not found`: the bucket is missing. */
 export function bucketMissing(failure: InfluxFailure): boolean {
   return (
     failure.status === 404 ||
@@ -196,18 +189,31 @@ export function bucketMissing(failure: InfluxFailure): boolean {
   );
 }
 
-/** The bucket is missing, or (InfluxDB 1.x before 1.8, by its version) /api/v2/write: fatal. */
-export function writeNotFound(target: BucketTarget, failure: InfluxFailure): InfluxWriteError {
+/**
+ * The bucket (database, retention policy) is missing, or, on `v2` to an InfluxDB 1.x before 1.8
+ * (by its version), /api/v2/write is: fatal either way.
+ */
+export function writeNotFound(
+  api: InfluxApi,
+  target: BucketTarget,
+  failure: InfluxFailure,
+): InfluxWriteError {
   const said = `HTTP ${failure.status ?? 404}: ${excerpt(failure.message)}`;
   const setting = target.bucketSetting ?? "INFLUX_BUCKET";
-  return new InfluxWriteError(
-    failure.version !== undefined && lacksV2Write(failure.version)
-      ? `${noV2Write(failure.version, said)}: ${NO_V2_WRITE_FIX}`
-      : `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
-          "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])",
-    "bucket_not_found",
-    404,
-  );
+  const { database, retentionPolicy } = databaseAndPolicy(target.bucket);
+  const message =
+    api === "v2" && failure.version !== undefined && apiOfVersion(failure.version) === "v1"
+      ? `InfluxDB ${failure.version} has no /api/v2/write (${said}): set INFLUX_API=auto or v1`
+      : api === "v2"
+        ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
+          "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])"
+        : /retention policy not found/i.test(failure.message)
+          ? `InfluxDB has no retention policy ${retentionPolicy ?? ""} on database ${database} ` +
+            `(${said}): create it (CREATE RETENTION POLICY ... ON ${quoteIdentifier(database)}), ` +
+            `fix ${setting}, or run \`energy-etl init\``
+          : `database not found: create it (CREATE DATABASE ${quoteIdentifier(database)}) or ` +
+            `run \`energy-etl init\` (${setting}=${target.bucket}; ${said})`;
+  return new InfluxWriteError(message, "bucket_not_found", 404);
 }
 
 /** A write InfluxDB refused as a whole with a 4xx that is no other case (bad_data, final). */

@@ -41,7 +41,7 @@ describe("energy-etl doctor", () => {
   let db: TestInfluxDb;
   let dir: string;
   let stateDb: string;
-  /** influxd's own version (the proxy passes it through): 1.6.7, older than 1.8. */
+  /** influxd's own version (the v2 proxy names none): 1.6.7, older than 1.8. */
   let influxVersion: string;
 
   beforeAll(async () => {
@@ -77,8 +77,9 @@ describe("energy-etl doctor", () => {
         "ok       API credentials: user demo got an access token",
         "ok       API devices: GET /devices lists 4 devices",
         "ok       clock offset: the local clock is within 1 s of the API's",
-        `ok       InfluxDB reachable: ${db.url} answers /health (pass, version ${influxVersion})`,
-        `ok       InfluxDB write: token can write bucket ${db.bucket} (wrote one point to ` +
+        `ok       InfluxDB reachable: ${db.url} answers /health (pass, version unknown, writes ` +
+          "with /api/v2/write (v2), INFLUX_API=auto)",
+        `ok       InfluxDB write: token can write bucket ${db.bucket} on v2 (wrote one point to ` +
           "energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
         "ok       InfluxDB retention: retention policy autogen keeps data forever",
         `ok       state DB writable: ${stateDb} opens and can be written`,
@@ -107,29 +108,57 @@ describe("energy-etl doctor", () => {
     expect(JSON.stringify(measurements)).not.toContain("energy_etl_doctor");
   });
 
-  it("InfluxDB 1.x before 1.8 (no /api/v2/write): a failure naming the version and 1.8, exit 1", async () => {
-    // the raw influxd, without the proxy that adds /api/v2/write as 1.8 does
+  it("InfluxDB 1.x before 1.8 directly: reports its version and v1, writes on /write, exit 0", async () => {
+    // the raw influxd, as Debian's package installs it: no proxy, no token, no auth
     const version = influxVersion;
-    const { code, lines, out } = await doctor(env({ INFLUX_URL: db.rawUrl }));
-    expect(lines).toContain(
-      `ok       InfluxDB reachable: ${db.rawUrl} answers /ping (version ${version})`,
+    const { code, lines } = await doctor(env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "" }));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `ok       InfluxDB reachable: ${db.rawUrl} answers /ping (version ${version}, writes ` +
+          "with /write (v1), INFLUX_API=auto)",
+        `ok       InfluxDB write: no user (auth off) can write bucket ${db.bucket} on v1 (wrote ` +
+          "one point to energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
+        "ok       InfluxDB retention: retention policy autogen keeps data forever",
+      ]),
+    );
+    expect(lines.join("\n")).not.toMatch(/upgrade|1\.8 or later/);
+    expect(code).toBe(0);
+    const measurements = await db.series("SHOW MEASUREMENTS");
+    expect(JSON.stringify(measurements)).not.toContain("energy_etl_doctor");
+  });
+
+  it("INFLUX_API=v2 forced on InfluxDB 1.x before 1.8: a failure naming the version and INFLUX_API, exit 1", async () => {
+    const version = influxVersion;
+    const { code, lines, out } = await doctor(
+      env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "", INFLUX_API: "v2" }),
     );
     expect(lines).toContain(
-      `failure  InfluxDB write: InfluxDB ${version} has no v2 write API (/api/v2/write answers ` +
-        "HTTP 404: 404 page not found; InfluxDB 1.x has it from 1.8 on) -> upgrade InfluxDB to " +
-        "1.8 or later, or use InfluxDB 2.x or 3.x",
+      `failure  InfluxDB write: InfluxDB ${version} has no /api/v2/write (HTTP 404: 404 page not ` +
+        "found) -> set INFLUX_API=auto (or v1): InfluxDB 1.x is written on /write",
     );
     expect(out).not.toContain("no bucket");
     expect(code).toBe(1);
   });
 
+  it("v1: a missing database is a failure saying how to create it, exit 1", async () => {
+    const { code, lines } = await doctor(
+      env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "", INFLUX_BUCKET: "no_such_db" }),
+    );
+    expect(lines).toContain(
+      "failure  InfluxDB write: InfluxDB has no bucket no_such_db (HTTP 404: database not " +
+        'found: "no_such_db") -> create it (1.x: CREATE DATABASE, or `energy-etl init`), or fix ' +
+        "INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.x: database[/retention-policy])",
+    );
+    expect(code).toBe(1);
+  });
+
   it("InfluxDB 1.6 behind a v2 write proxy (what 1.8 serves): a missing bucket is a missing bucket", async () => {
-    // the version alone decides nothing: the proxy says 1.6.7 and serves /api/v2/write
+    // the proxy names no version: auto takes it for v2 and writes /api/v2/write
     const { code, lines } = await doctor(env({ INFLUX_BUCKET: "no_such_db" }));
     expect(lines).toContain(
       "failure  InfluxDB write: InfluxDB has no bucket no_such_db (HTTP 404: database not " +
-        'found: "no_such_db") -> create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB ' +
-        "1.8: database[/retention-policy])",
+        'found: "no_such_db") -> create it (1.x: CREATE DATABASE, or `energy-etl init`), or fix ' +
+        "INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.x: database[/retention-policy])",
     );
     expect(code).toBe(1);
   });
@@ -139,7 +168,8 @@ describe("energy-etl doctor", () => {
     const retention = lines.filter((l) => l.includes("InfluxDB retention"));
     expect(retention).toEqual([
       "warning  InfluxDB retention: not readable (HTTP 404 on /api/v2/buckets: 404 page not " +
-        "found; database not found: no_such_db) -> give INFLUX_TOKEN read access too (the " +
+        "found; database not found: no_such_db) -> give INFLUX_TOKEN (1.x: INFLUX_USERNAME) read " +
+        "access too (the " +
         "rollups and audit read with InfluxQL); the retention must be longer than " +
         "LATE_DATA_HORIZON, SYNC_START and any history you backfill",
     ]);
@@ -252,7 +282,7 @@ describe("energy-etl doctor", () => {
       await policy("rollups", "DURATION INF REPLICATION 1 SHARD DURATION 52w");
       const { code, lines } = await doctor(env({ ROLLUP_BUCKET: `${db.bucket}/rollups` }));
       expect(rollupLines(lines)).toEqual([
-        `ok       InfluxDB rollups write: token can write bucket ${db.bucket}/rollups (wrote one ` +
+        `ok       InfluxDB rollups write: token can write bucket ${db.bucket}/rollups on v2 (wrote one ` +
           "point to energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
         "ok       InfluxDB rollups: retention policy rollups keeps data forever in shard groups " +
           "of 364 d",
@@ -334,7 +364,8 @@ describe("energy-etl doctor", () => {
         env({ INFLUX_URL: influx.url, INFLUX_TIMEOUT_MS: "300" }),
       );
       expect(lines).toContain(
-        `ok       InfluxDB reachable: ${influx.url} answers /health (pass, version ${influxVersion})`,
+        `ok       InfluxDB reachable: ${influx.url} answers /health (pass, version unknown, ` +
+          "writes with /api/v2/write (v2), INFLUX_API=auto)",
       );
       expect(lines).toContain(
         `failure  InfluxDB write: the write to bucket ${db.bucket} got no answer (no answer ` +

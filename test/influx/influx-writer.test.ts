@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxWriteError } from "../../src/influx/write-errors.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { createTestInfluxDb, INFLUX_PATHS, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries, REFUSED_LINES_LOG, writerFor } from "../support/influx-writer.js";
 import { influxql, TestInfluxd } from "../support/influxd.js";
 
@@ -17,10 +17,10 @@ async function expectWriteError(promise: Promise<unknown>): Promise<InfluxWriteE
   throw new Error("expected an InfluxWriteError");
 }
 
-describe("InfluxWriter against a real influxd", () => {
-  let db: TestInfluxDb;
+describe.each(INFLUX_PATHS)("InfluxWriter against a real influxd ($name)", (path) => {
+  let db: TestInfluxDb & { readonly api: "v1" | "v2" };
   beforeAll(async () => {
-    db = await createTestInfluxDb("writer");
+    db = path.target(await createTestInfluxDb("writer"));
   });
 
   it("writes batches through the real client; InfluxQL reads them back", async () => {
@@ -68,19 +68,35 @@ describe("InfluxWriter against a real influxd", () => {
     expect(devices).toEqual(["a", "b", "c"]);
   });
 
-  it("a wrong token is fatal with a message that says what to fix", async () => {
+  it("a missing bucket (database) is fatal with a message that says what to fix", async () => {
+    const { writer } = writerFor({ ...db, bucket: "no_such_db" });
+    const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
+    expect(error).toMatchObject({ code: "bucket_not_found", status: 404, fatal: true });
+    expect(error.message).toMatch(
+      db.api === "v1"
+        ? /^database not found: create it \(CREATE DATABASE "no_such_db"\) or run `energy-etl init` \(INFLUX_BUCKET=no_such_db/
+        : /no bucket no_such_db .*INFLUX_BUCKET/,
+    );
+  });
+
+  it("a missing retention policy is fatal, naming it", async () => {
+    const { writer } = writerFor({ ...db, bucket: `${db.bucket}/no_such_rp` });
+    const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
+    expect(error).toMatchObject({ code: "bucket_not_found", fatal: true });
+    expect(error.message).toMatch(
+      db.api === "v1" ? /no retention policy no_such_rp/ : /no_such_rp/,
+    );
+  });
+});
+
+describe("InfluxWriter with a wrong token (v2 proxy)", () => {
+  it("is fatal with a message that says what to fix", async () => {
+    const db = await createTestInfluxDb("writer_token");
     const { writer } = writerFor({ ...db, token: "wrong-token-value" });
     const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
     expect(error).toMatchObject({ code: "auth_failed", status: 401, fatal: true });
     expect(error.message).toMatch(/check INFLUX_TOKEN/);
     expect(error.message).not.toContain("wrong-token-value");
-  });
-
-  it("a missing bucket is fatal with a message that says what to fix", async () => {
-    const { writer } = writerFor({ ...db, bucket: "no_such_db" });
-    const error = await expectWriteError(writer.write(lineBatch(["r value=1 1700000000"])));
-    expect(error).toMatchObject({ code: "bucket_not_found", status: 404, fatal: true });
-    expect(error.message).toMatch(/no bucket no_such_db .*INFLUX_BUCKET/);
   });
 });
 
@@ -202,18 +218,25 @@ describe("checkInflux (start-up check)", () => {
   beforeAll(async () => {
     db = await createTestInfluxDb("check");
   });
-  const check = (overrides: Partial<{ url: string; token: string; bucket: string }>) =>
+  const check = (
+    overrides: Partial<{ url: string; token: string; bucket: string; api: "v1" | "v2" }>,
+  ) =>
     checkInflux({
       url: db.url,
       token: db.token,
       org: db.org,
       bucket: db.bucket,
+      api: "v2",
       timeoutMs: 2000,
       ...overrides,
     });
 
   it("passes for a reachable InfluxDB, a good token and an existing bucket", async () => {
     await expect(check({})).resolves.toBeUndefined();
+  });
+
+  it("passes on the v1 path: influxd directly, /write?db= with no credentials", async () => {
+    await expect(check({ url: db.rawUrl, token: "", api: "v1" })).resolves.toBeUndefined();
   });
 
   it.each([
@@ -231,14 +254,23 @@ describe("checkInflux (start-up check)", () => {
     expect(error.message).not.toContain("bad-token-123");
   });
 
-  it("InfluxDB 1.x before 1.8 (the raw influxd): names its version and the fix, not the bucket", async () => {
+  it("v1: a missing database says how to create it", async () => {
+    const error = await expectWriteError(
+      check({ url: db.rawUrl, token: "", api: "v1", bucket: "absent" }),
+    );
+    expect(error.message).toMatch(
+      /^database not found: create it \(CREATE DATABASE "absent"\) or run `energy-etl init`/,
+    );
+    expect(error).toMatchObject({ code: "bucket_not_found", fatal: true });
+  });
+
+  it("INFLUX_API=v2 forced on InfluxDB 1.x before 1.8: names its version and INFLUX_API", async () => {
     const version = (await fetch(`${db.rawUrl}/ping`)).headers.get("x-influxdb-version") ?? "";
     expect(version).toMatch(/^1\.[0-7]\./); // the premise: the test's influxd is older than 1.8
     const error = await expectWriteError(check({ url: db.rawUrl }));
     expect(error.message).toBe(
-      `InfluxDB ${version} has no v2 write API (/api/v2/write answers HTTP 404: 404 page not ` +
-        "found; InfluxDB 1.x has it from 1.8 on): upgrade InfluxDB to 1.8 or later, or use " +
-        "InfluxDB 2.x or 3.x",
+      `InfluxDB ${version} has no /api/v2/write (HTTP 404: 404 page not found): set ` +
+        "INFLUX_API=auto or v1",
     );
     expect(error).toMatchObject({ status: 404, fatal: true });
   });

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { InfluxApi } from "../../src/influx/influx-connection.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { createTestInfluxDb, INFLUX_PATHS, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries, REFUSED_LINES_LOG, writerFor } from "../support/influx-writer.js";
 import { influxql } from "../support/influxd.js";
 
@@ -36,11 +37,11 @@ async function listen(server: Server): Promise<Listening> {
   };
 }
 
-/** A pass-through proxy in front of the test InfluxDB that counts the write requests. */
+/** A pass-through proxy in front of the test InfluxDB that counts the write requests (v1, v2). */
 async function countingProxy(target: string): Promise<Listening & { requests(): number }> {
   let requests = 0;
   const server = createServer((req, res) => {
-    if (req.url?.startsWith("/api/v2/write")) requests++;
+    if (/^\/(api\/v2\/)?write\?/.test(req.url ?? "")) requests++;
     const upstream = request(
       new URL(req.url ?? "/", target),
       { method: req.method, headers: req.headers },
@@ -59,159 +60,165 @@ async function values(db: TestInfluxDb, q: string): Promise<unknown[][]> {
   return (await db.series(q))[0]?.values ?? [];
 }
 
-describe("one bad line never fails the others (real influxd 1.x)", () => {
-  let db: TestInfluxDb;
-  let proxy: Awaited<ReturnType<typeof countingProxy>>;
-  beforeAll(async () => {
-    db = await createTestInfluxDb("partial");
-    proxy = await countingProxy(db.url);
-  });
-  afterAll(() => proxy.close());
-
-  const writer = (bucket = db.bucket) => {
-    const before = proxy.requests();
-    const { writer, logLines } = writerFor({ ...db, url: proxy.url, bucket });
-    return { writer, logLines, requests: () => proxy.requests() - before };
-  };
-
-  it("1000 good lines and 1 unparsable: the 1000 are stored once, the bad one is rejected", async () => {
-    const bad = "pa,device_id=d value= 1700000999";
-    const lines = goodLines("pa", 1000);
-    lines.splice(613, 0, bad);
-    const { writer: w, logLines, requests } = writer();
-
-    const outcome = await w.write(lineBatch(lines));
-
-    expect(outcome).toEqual({
-      written: 1000,
-      rejected: [
-        { line: bad, status: 400, error: `unable to parse '${bad}': missing field value` },
-      ],
-    });
-    // influxd names the unparsable line: it is taken out and the rest sent again, no bisection
-    expect(requests()).toBe(2);
-    expect(await values(db, "SELECT count(value), sum(value) FROM pa")).toEqual([
-      [0, 1000, (999 * 1000) / 2],
-    ]);
-    expect(logEntries(logLines, REFUSED_LINES_LOG)).toEqual([
-      expect.objectContaining({ lines: 1001, rejected: 1, requests: 2, status: 400 }),
-    ]);
-  });
-
-  it("several unparsable lines, one quote in a line: all named, all taken out at once", async () => {
-    const bad = ["it's not line protocol", "pa2 value=", "pa2,device_id=d value=1 12x"];
-    const lines = goodLines("pa2", 300);
-    lines.splice(250, 0, bad[2] ?? "");
-    lines.splice(100, 0, bad[1] ?? "");
-    lines.splice(0, 0, bad[0] ?? "");
-    const { writer: w, requests } = writer();
-
-    const outcome = await w.write(lineBatch(lines));
-
-    expect(outcome.written).toBe(300);
-    expect(outcome.rejected.map((r) => r.line)).toEqual(bad);
-    for (const r of outcome.rejected) {
-      expect(r.error.startsWith(`unable to parse '${r.line}': `)).toBe(true);
-      expect(r.error).not.toMatch(/dropped=|\n/);
-    }
-    expect(requests()).toBe(2);
-    expect(await values(db, "SELECT count(value) FROM pa2")).toEqual([[0, 300]]);
-  });
-
-  it("a field type conflict with stored data: that line is rejected, the others stored", async () => {
-    const { writer: w } = writer();
-    await expect(w.write(lineBatch([`pb,t=a text=1 ${T0}`]))).resolves.toEqual({
-      written: 1,
-      rejected: [],
-    });
-    const conflicting = `pb,t=a text="x" ${T0 + 10_000}`;
-    const lines = Array.from({ length: 400 }, (_, i) => `pb,t=a value=${i} ${T0 + 1 + i}`);
-    lines.splice(123, 0, conflicting);
-    const { writer: w2, logLines, requests } = writer();
-
-    const outcome = await w2.write(lineBatch(lines));
-
-    expect(outcome.written).toBe(400);
-    expect(outcome.rejected).toEqual([
-      { line: conflicting, status: 400, error: expect.stringMatching(/field type conflict/) },
-    ]);
-    expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
-    expect(await values(db, "SELECT count(value) FROM pb")).toEqual([[0, 400]]);
-    expect(await values(db, "SELECT text FROM pb WHERE text = text")).toEqual([[T0, 1]]);
-    const [warning] = logEntries(logLines, REFUSED_LINES_LOG);
-    expect(warning).toMatchObject({ lines: 401, rejected: 1, requests: requests() });
-  });
-
-  it("a field type conflict within one batch (influxd stores none of it): narrowed, every good line stored", async () => {
-    // a week no other test writes to: the batch opens a new shard, where influxd refuses it whole
-    const from = T0 + 60 * DAY_S;
-    const offending = `pc,device_id=d value="text" ${from + 10_000}`;
-    const lines = goodLines("pc", 500, from);
-    lines.splice(321, 0, offending);
-    // the premise, on a scratch database: the batch as a whole stores nothing
-    const scratch = await createTestInfluxDb("premise");
-    const premise = await fetch(`${scratch.rawUrl}/write?db=${scratch.bucket}&precision=s`, {
-      method: "POST",
-      body: lines.join("\n"),
-    });
-    expect([premise.status, await premise.json()]).toEqual([400, { error: "field type conflict" }]);
-    expect(await scratch.series("SELECT count(value) FROM pc")).toEqual([]);
-    const { writer: w, requests } = writer();
-
-    const outcome = await w.write(lineBatch(lines));
-
-    expect(outcome.written).toBe(500);
-    expect(outcome.rejected).toEqual([
-      { line: offending, status: 400, error: expect.stringMatching(/field type conflict/) },
-    ]);
-    expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
-    expect(await values(db, "SELECT count(value), sum(value) FROM pc")).toEqual([
-      [0, 500, (499 * 500) / 2],
-    ]);
-  });
-
-  describe("a retention policy of 1 h", () => {
+describe.each(INFLUX_PATHS)(
+  "one bad line never fails the others (real influxd 1.x, $name)",
+  (path) => {
+    let db: TestInfluxDb & { readonly api: InfluxApi };
+    let proxy: Awaited<ReturnType<typeof countingProxy>>;
     beforeAll(async () => {
-      await influxql(
-        db.rawUrl,
-        db.bucket,
-        `CREATE RETENTION POLICY "short" ON "${db.bucket}" DURATION 1h REPLICATION 1`,
-      );
+      db = path.target(await createTestInfluxDb("partial"));
+      proxy = await countingProxy(db.url);
     });
-    const nowS = () => Math.floor(Date.now() / 1000);
+    afterAll(() => proxy.close());
 
-    it("a line dated a day ago is rejected, the current ones stored", async () => {
-      const now = nowS();
-      const old = `pd,device_id=d value=-1 ${now - DAY_S}`;
-      const lines = Array.from({ length: 100 }, (_, i) => `pd,device_id=d value=${i} ${now - i}`);
-      lines.splice(42, 0, old);
-      const { writer: w, requests } = writer(`${db.bucket}/short`);
+    const writer = (bucket = db.bucket) => {
+      const before = proxy.requests();
+      const { writer, logLines } = writerFor({ ...db, url: proxy.url, bucket });
+      return { writer, logLines, requests: () => proxy.requests() - before };
+    };
+
+    it("1000 good lines and 1 unparsable: the 1000 are stored once, the bad one is rejected", async () => {
+      const bad = "pa,device_id=d value= 1700000999";
+      const lines = goodLines("pa", 1000);
+      lines.splice(613, 0, bad);
+      const { writer: w, logLines, requests } = writer();
 
       const outcome = await w.write(lineBatch(lines));
 
-      expect(outcome.written).toBe(100);
+      expect(outcome).toEqual({
+        written: 1000,
+        rejected: [
+          { line: bad, status: 400, error: `unable to parse '${bad}': missing field value` },
+        ],
+      });
+      // influxd names the unparsable line: it is taken out and the rest sent again, no bisection
+      expect(requests()).toBe(2);
+      expect(await values(db, "SELECT count(value), sum(value) FROM pa")).toEqual([
+        [0, 1000, (999 * 1000) / 2],
+      ]);
+      expect(logEntries(logLines, REFUSED_LINES_LOG)).toEqual([
+        expect.objectContaining({ lines: 1001, rejected: 1, requests: 2, status: 400 }),
+      ]);
+    });
+
+    it("several unparsable lines, one quote in a line: all named, all taken out at once", async () => {
+      const bad = ["it's not line protocol", "pa2 value=", "pa2,device_id=d value=1 12x"];
+      const lines = goodLines("pa2", 300);
+      lines.splice(250, 0, bad[2] ?? "");
+      lines.splice(100, 0, bad[1] ?? "");
+      lines.splice(0, 0, bad[0] ?? "");
+      const { writer: w, requests } = writer();
+
+      const outcome = await w.write(lineBatch(lines));
+
+      expect(outcome.written).toBe(300);
+      expect(outcome.rejected.map((r) => r.line)).toEqual(bad);
+      for (const r of outcome.rejected) {
+        expect(r.error.startsWith(`unable to parse '${r.line}': `)).toBe(true);
+        expect(r.error).not.toMatch(/dropped=|\n/);
+      }
+      expect(requests()).toBe(2);
+      expect(await values(db, "SELECT count(value) FROM pa2")).toEqual([[0, 300]]);
+    });
+
+    it("a field type conflict with stored data: that line is rejected, the others stored", async () => {
+      const { writer: w } = writer();
+      await expect(w.write(lineBatch([`pb,t=a text=1 ${T0}`]))).resolves.toEqual({
+        written: 1,
+        rejected: [],
+      });
+      const conflicting = `pb,t=a text="x" ${T0 + 10_000}`;
+      const lines = Array.from({ length: 400 }, (_, i) => `pb,t=a value=${i} ${T0 + 1 + i}`);
+      lines.splice(123, 0, conflicting);
+      const { writer: w2, logLines, requests } = writer();
+
+      const outcome = await w2.write(lineBatch(lines));
+
+      expect(outcome.written).toBe(400);
       expect(outcome.rejected).toEqual([
-        { line: old, status: 400, error: expect.stringMatching(/beyond retention policy/) },
+        { line: conflicting, status: 400, error: expect.stringMatching(/field type conflict/) },
       ]);
       expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
-      expect(await values(db, 'SELECT count(value), sum(value) FROM "short"."pd"')).toEqual([
-        [0, 100, (99 * 100) / 2],
-      ]);
+      expect(await values(db, "SELECT count(value) FROM pb")).toEqual([[0, 400]]);
+      expect(await values(db, "SELECT text FROM pb WHERE text = text")).toEqual([[T0, 1]]);
+      const [warning] = logEntries(logLines, REFUSED_LINES_LOG);
+      expect(warning).toMatchObject({ lines: 401, rejected: 1, requests: requests() });
     });
 
-    it("a batch entirely beyond it is rejected from one answer, without narrowing", async () => {
-      const lines = goodLines("pe", 50, nowS() - DAY_S);
-      const { writer: w, requests } = writer(`${db.bucket}/short`);
+    it("a field type conflict within one batch (influxd stores none of it): narrowed, every good line stored", async () => {
+      // a week no other test writes to: the batch opens a new shard, where influxd refuses it whole
+      const from = T0 + 60 * DAY_S;
+      const offending = `pc,device_id=d value="text" ${from + 10_000}`;
+      const lines = goodLines("pc", 500, from);
+      lines.splice(321, 0, offending);
+      // the premise, on a scratch database: the batch as a whole stores nothing
+      const scratch = await createTestInfluxDb("premise");
+      const premise = await fetch(`${scratch.rawUrl}/write?db=${scratch.bucket}&precision=s`, {
+        method: "POST",
+        body: lines.join("\n"),
+      });
+      expect([premise.status, await premise.json()]).toEqual([
+        400,
+        { error: "field type conflict" },
+      ]);
+      expect(await scratch.series("SELECT count(value) FROM pc")).toEqual([]);
+      const { writer: w, requests } = writer();
 
       const outcome = await w.write(lineBatch(lines));
 
-      expect(outcome.written).toBe(0);
-      expect(outcome.rejected.map((r) => r.line)).toEqual(lines);
-      expect(requests()).toBe(1);
-      expect(await values(db, 'SELECT count(value) FROM "short"."pe"')).toEqual([]);
+      expect(outcome.written).toBe(500);
+      expect(outcome.rejected).toEqual([
+        { line: offending, status: 400, error: expect.stringMatching(/field type conflict/) },
+      ]);
+      expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
+      expect(await values(db, "SELECT count(value), sum(value) FROM pc")).toEqual([
+        [0, 500, (499 * 500) / 2],
+      ]);
     });
-  });
-});
+
+    describe("a retention policy of 1 h", () => {
+      beforeAll(async () => {
+        await influxql(
+          db.rawUrl,
+          db.bucket,
+          `CREATE RETENTION POLICY "short" ON "${db.bucket}" DURATION 1h REPLICATION 1`,
+        );
+      });
+      const nowS = () => Math.floor(Date.now() / 1000);
+
+      it("a line dated a day ago is rejected, the current ones stored", async () => {
+        const now = nowS();
+        const old = `pd,device_id=d value=-1 ${now - DAY_S}`;
+        const lines = Array.from({ length: 100 }, (_, i) => `pd,device_id=d value=${i} ${now - i}`);
+        lines.splice(42, 0, old);
+        const { writer: w, requests } = writer(`${db.bucket}/short`);
+
+        const outcome = await w.write(lineBatch(lines));
+
+        expect(outcome.written).toBe(100);
+        expect(outcome.rejected).toEqual([
+          { line: old, status: 400, error: expect.stringMatching(/beyond retention policy/) },
+        ]);
+        expect(requests()).toBeLessThanOrEqual(bisectionBound(lines.length));
+        expect(await values(db, 'SELECT count(value), sum(value) FROM "short"."pd"')).toEqual([
+          [0, 100, (99 * 100) / 2],
+        ]);
+      });
+
+      it("a batch entirely beyond it is rejected from one answer, without narrowing", async () => {
+        const lines = goodLines("pe", 50, nowS() - DAY_S);
+        const { writer: w, requests } = writer(`${db.bucket}/short`);
+
+        const outcome = await w.write(lineBatch(lines));
+
+        expect(outcome.written).toBe(0);
+        expect(outcome.rejected.map((r) => r.line)).toEqual(lines);
+        expect(requests()).toBe(1);
+        expect(await values(db, 'SELECT count(value) FROM "short"."pe"')).toEqual([]);
+      });
+    });
+  },
+);
 
 describe("narrowing down against a fake InfluxDB that stores nothing of a refused batch", () => {
   let server: Listening;

@@ -5,7 +5,7 @@ import { lineBatch } from "../../src/transform/line-protocol.js";
 import { RecordEncoder } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
-import { createTestInfluxDb } from "../support/influx-db.js";
+import { createTestInfluxDb, INFLUX_PATHS } from "../support/influx-db.js";
 import { writerFor } from "../support/influx-writer.js";
 
 const pad = (width: number) => (n: number) => String(n).padStart(width, "0");
@@ -70,23 +70,28 @@ const recordArb: fc.Arbitrary<DataRecord> = fc
   }));
 const nameArb = fc.string({ unit: charArb, minLength: 1, maxLength: 10 });
 
-describe("records -> line protocol -> influxd -> InfluxQL (property)", () => {
-  it("influxd accepts every point and returns equal measurement, tags, fields and time", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        nameArb,
-        nameArb,
-        fc.array(recordArb, { minLength: 1, maxLength: 5 }),
-        async (device, resource, records) => {
-          const db = await createTestInfluxDb("roundtrip");
-          const lines: string[] = [];
-          new RecordEncoder(new ValueIdDecoder(), device, resource).encode(records, lines);
-          await writerFor(db).writer.write(lineBatch(lines));
-          const stored = await storedPoints(db);
-          expect(sortPoints(stored)).toEqual(sortPoints(expectedPoints(device, resource, records)));
-        },
-      ),
-      { numRuns: 60, seed: 20261121 },
-    );
-  });
-});
+describe.each(INFLUX_PATHS)(
+  "records -> line protocol -> influxd -> InfluxQL (property, $name)",
+  (path) => {
+    it("influxd accepts every point and returns equal measurement, tags, fields and time", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          nameArb,
+          nameArb,
+          fc.array(recordArb, { minLength: 1, maxLength: 5 }),
+          async (device, resource, records) => {
+            const db = path.target(await createTestInfluxDb("roundtrip"));
+            const lines: string[] = [];
+            new RecordEncoder(new ValueIdDecoder(), device, resource).encode(records, lines);
+            await writerFor(db).writer.write(lineBatch(lines));
+            const stored = await storedPoints(db);
+            expect(sortPoints(stored)).toEqual(
+              sortPoints(expectedPoints(device, resource, records)),
+            );
+          },
+        ),
+        { numRuns: 60, seed: 20261121 },
+      );
+    });
+  },
+);

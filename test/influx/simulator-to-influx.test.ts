@@ -6,14 +6,14 @@ import { RecordEncoder } from "../../src/transform/record-encoder.js";
 import { ValueIdDecoder } from "../../src/transform/value-id.js";
 import { answerRecords } from "../support/data-answers.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
-import { createTestInfluxDb } from "../support/influx-db.js";
+import { createTestInfluxDb, INFLUX_PATHS } from "../support/influx-db.js";
 import { writerFor } from "../support/influx-writer.js";
 import { clientFor, startTestSimulator } from "../support/simulator.js";
 
 const NOW = Date.UTC(2026, 5, 15, 12);
 const DAY_MS = 86_400_000;
 
-describe("simulator records -> encoder -> writer -> influxd", () => {
+describe.each(INFLUX_PATHS)("simulator records -> encoder -> writer -> influxd ($name)", (path) => {
   let sim: Simulator;
   let client: ApiClient;
   beforeAll(async () => {
@@ -44,7 +44,7 @@ describe("simulator records -> encoder -> writer -> influxd", () => {
   it.each(["hybrid-site-01", "site A+1", "audit-box-03"])(
     "%s: InfluxDB holds exactly the simulator's values; a replay leaves the count unchanged",
     async (device) => {
-      const db = await createTestInfluxDb("sim");
+      const db = path.target(await createTestInfluxDb("sim"));
       const records = await fetchRecords(device, 40);
       const lines: string[] = [];
       const stats = new RecordEncoder(new ValueIdDecoder(), device, "all_data").encode(

@@ -70,7 +70,7 @@ async function fakeInflux(answer: (n: number) => Answer) {
   };
 }
 
-const target = (url: string) => ({ url, token: "t", org: "o", bucket: "b" });
+const target = (url: string) => ({ url, token: "t", org: "o", bucket: "b", api: "v2" as const });
 const LINE = "m,device_id=d value=1 1700000000";
 
 describe("InfluxWriter: one write() is bounded by INFLUX_DEADLINE_MS", () => {
@@ -294,6 +294,7 @@ describe("checkInflux: one bounded, abortable request", () => {
     try {
       const check = checkInflux({
         url: proxy.url,
+        api: "v2",
         token: db.token,
         org: db.org,
         bucket: db.bucket,

@@ -19,7 +19,7 @@ import type { FaultOptions, Simulator } from "../../src/simulator/server.js";
 import { builtCli } from "../support/cli-child.js";
 import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { freePort, TEST_INFLUX_TOKEN } from "../support/influxd.js";
+import { freePort, influxql, TEST_INFLUX_TOKEN, TestInfluxd } from "../support/influxd.js";
 import { tempStateDb } from "../support/pipeline.js";
 import { collect, trackExit } from "../support/reliability-bounds.js";
 import { startTestSimulator } from "../support/simulator.js";
@@ -41,6 +41,10 @@ type Mode = keyof typeof USERS;
 const SHORT_USER = "secret-user-c";
 const SHORT_PASSWORD = '~"^';
 const WRONG_SHORT_PASSWORD = "!*~";
+/** An InfluxDB 1.x user (auth-enabled, written on /write with HTTP Basic) and its passwords. */
+const V1_USER = "secret-influx-v1-user";
+const V1_PASSWORD = "SECRET-influx-v1-password-5a1b";
+const WRONG_V1_PASSWORD = "SECRET-wrong-influx-v1-password-9c0d";
 /** The userinfo of a URL given as ENERGY_API_URL or INFLUX_URL (refused). */
 const URL_USER = "SECRET-url-user-6d4e";
 const URL_PASSWORD = "SECRET-url-password-1f7a";
@@ -68,6 +72,8 @@ function forbiddenStrings(accessTokens: readonly string[]): string[] {
     WRONG_SHORT_PASSWORD,
     URL_USER,
     URL_PASSWORD,
+    V1_PASSWORD,
+    WRONG_V1_PASSWORD,
     ...accessTokens,
   ];
   const credentials = [
@@ -76,6 +82,7 @@ function forbiddenStrings(accessTokens: readonly string[]): string[] {
     ),
     ...[SHORT_PASSWORD, WRONG_SHORT_PASSWORD].map((pw) => `${SHORT_USER}:${pw}`),
     `${URL_USER}:${URL_PASSWORD}`,
+    ...[V1_PASSWORD, WRONG_V1_PASSWORD].map((pw) => `${V1_USER}:${pw}`),
   ];
   const forms = [...secrets, ...credentials].flatMap((s) => [
     s,
@@ -705,6 +712,51 @@ describe("secrets never reach stdout, stderr, logs or error messages", () => {
       error: "invalid token",
       request_headers: { authorization: "Bearer not-a-token-8c3" },
     });
+  });
+
+  describe("InfluxDB 1.x with auth-enabled: INFLUX_USERNAME and INFLUX_PASSWORD as HTTP Basic", () => {
+    const influxd = new TestInfluxd({ authEnabled: true });
+    const admin = { username: V1_USER, password: V1_PASSWORD };
+    beforeAll(async () => {
+      await influxd.start();
+      await influxql(
+        influxd.rawUrl,
+        "",
+        `CREATE USER "${V1_USER}" WITH PASSWORD '${V1_PASSWORD}' WITH ALL PRIVILEGES`,
+      );
+      await influxql(influxd.rawUrl, "", 'CREATE DATABASE "secrets_v1"', admin);
+    });
+    afterAll(() => influxd.stop());
+
+    it.each([
+      ["child process", "a wrong", WRONG_V1_PASSWORD, 1],
+      ["in-process", "a wrong", WRONG_V1_PASSWORD, 1],
+      ["child process", "the right", V1_PASSWORD, 0],
+      ["in-process", "the right", V1_PASSWORD, 0],
+    ] as const)(
+      "%s: sync on v1 with %s password prints no credential",
+      async (mode, _which, pw, code) => {
+        const stateDb = tempStateDb();
+        stateDbs.push(stateDb);
+        const env = envOf(mode, stateDb, {
+          INFLUX_URL: influxd.rawUrl,
+          INFLUX_TOKEN: "",
+          INFLUX_BUCKET: "secrets_v1",
+          INFLUX_USERNAME: V1_USER,
+          INFLUX_PASSWORD: pw,
+        });
+        const argv = ["sync", "--device", DEVICE];
+        const outcome = await (mode === "in-process"
+          ? runInProcess(argv, env)
+          : runChild(argv, env));
+        outcomes.push({ name: `${mode}: sync on InfluxDB 1.x (v1, Basic)`, outcome });
+        expect(leaks(outcome, forbiddenStrings(sim.issuedTokens()))).toEqual([]);
+        expect({ code: outcome.code, err: code === 0 ? "" : outcome.err }).toEqual({
+          code,
+          err: code === 0 ? "" : expect.stringMatching(/check INFLUX_USERNAME and INFLUX_PASSWORD/),
+        });
+      },
+    );
   });
 
   it("none of the outputs above holds a secret, a Base64 form of one, or an access token", () => {

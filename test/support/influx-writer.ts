@@ -1,13 +1,17 @@
 import type { AddressInfo, Socket } from "node:net";
 import { createServer as createNetServer } from "node:net";
+import type { InfluxApi } from "../../src/influx/influx-connection.js";
 import { InfluxWriter, type InfluxWriterOptions } from "../../src/influx/influx-writer.js";
 import type { TestInfluxDb } from "./influx-db.js";
 import { captureLogger } from "./log-capture.js";
 import { waitUntil } from "./wait.js";
 
-/** A writer for a test database with fast retries; its log lines are kept. */
+/**
+ * A writer for a test database with fast retries; its log lines are kept. `db.api` (default `v2`,
+ * the proxy's) is the write path: `v1` with `url: db.rawUrl` writes influxd directly.
+ */
 export function writerFor(
-  db: Pick<TestInfluxDb, "url" | "token" | "org" | "bucket">,
+  db: Pick<TestInfluxDb, "url" | "token" | "org" | "bucket"> & { readonly api?: InfluxApi },
   overrides: Partial<InfluxWriterOptions> = {},
 ) {
   const { logger, lines } = captureLogger("debug");
@@ -16,6 +20,7 @@ export function writerFor(
     token: db.token,
     org: db.org,
     bucket: db.bucket,
+    api: db.api ?? "v2",
     batchSize: 5000,
     timeoutMs: 5000,
     retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 50 },

@@ -55,20 +55,25 @@ function which(command: string): string | undefined {
 }
 
 /**
- * A throwaway influxd (1.x) on free loopback ports with its data in a temp dir, behind a small
- * proxy that serves what InfluxDB 1.8+ serves natively: `POST /api/v2/write` (bucket = db[/rp],
- * token auth), `/ping` and `/health`. Reads go to the real `/query` (InfluxQL). The proxy passes
- * influxd's own `X-Influxdb-Version` (1.6.7 from Debian) through unchanged: it claims no version
- * it is not, and doctor judges the write's answer, not the number.
+ * A throwaway influxd (1.x) on free loopback ports with its data in a temp dir. `rawUrl` is influxd
+ * itself: the v1 path (`/write?db=&rp=`), as Debian's 1.6.7 serves it. `url` is a small proxy
+ * that serves what InfluxDB 1.8+ serves natively: `POST /api/v2/write` (bucket = db[/rp], token
+ * auth), `/ping` and `/health`: the v2 path. Reads go to the real `/query` (InfluxQL). The proxy
+ * names no `X-Influxdb-Version`: it is not influxd 1.6.7 (which has no /api/v2/write), so it claims
+ * no version at all, and INFLUX_API=auto takes it for v2, as energy-etl takes any server that says
+ * none.
  */
 export class TestInfluxd {
+  /** `authEnabled`: influxd's `[http] auth-enabled` (create an admin user first, see adminUser). */
+  constructor(private readonly options: { readonly authEnabled?: boolean } = {}) {}
+
   private child: ChildProcess | undefined;
   private proxy: Server | undefined;
   private dir = "";
   private influxPort = 0;
   private proxyPort = 0;
 
-  /** URL of the proxy: what energy-etl talks to. */
+  /** URL of the proxy: the v2 path (`/api/v2/write`, token auth), as 1.8+, 2.x and 3 serve it. */
   get url(): string {
     return `http://127.0.0.1:${this.proxyPort}`;
   }
@@ -78,7 +83,7 @@ export class TestInfluxd {
     return this.child?.pid;
   }
 
-  /** URL of influxd itself, for InfluxQL queries. */
+  /** URL of influxd itself, no proxy: the v1 path (`/write?db=&rp=`), and InfluxQL queries. */
   get rawUrl(): string {
     return `http://127.0.0.1:${this.influxPort}`;
   }
@@ -100,7 +105,8 @@ export class TestInfluxd {
         // no series limit: the bench's 10,000-device fleet (raw points and rollups) holds more
         // than influxd 1.x's default of a million series in one database, which refused its writes
         `[data]\n  dir = "${join(this.dir, "data")}"\n  wal-dir = "${join(this.dir, "wal")}"\n  query-log-enabled = false\n  max-series-per-database = 0`,
-        `[http]\n  bind-address = "127.0.0.1:${this.influxPort}"\n  log-enabled = false\n  max-body-size = 0`,
+        `[http]\n  bind-address = "127.0.0.1:${this.influxPort}"\n  log-enabled = false\n  max-body-size = 0` +
+          `\n  auth-enabled = ${this.options.authEnabled === true}`,
         "[ifql]\n  enabled = false",
         "[monitor]\n  store-enabled = false",
         "[continuous_queries]\n  enabled = false",
@@ -164,19 +170,16 @@ export class TestInfluxd {
   private async startProxy(): Promise<void> {
     const proxy = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://proxy");
-      const send = (status: number, body?: unknown, version?: string) => {
-        res.writeHead(status, {
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(version ? { "x-influxdb-version": version } : {}),
-        });
+      const send = (status: number, body?: unknown) => {
+        res.writeHead(status, body === undefined ? {} : { "content-type": "application/json" });
         res.end(body === undefined ? undefined : JSON.stringify(body));
       };
       if (url.pathname === "/ping") {
-        return forward(req, res, this.rawUrl, "/ping", (s, v) => send(s, undefined, v));
+        return forward(req, res, this.rawUrl, "/ping", (s) => send(s));
       }
       if (url.pathname === "/health") {
-        return forward(req, res, this.rawUrl, "/ping", (s, v) =>
-          s === 204 ? send(200, { status: "pass" }, v) : send(503, { status: "fail" }, v),
+        return forward(req, res, this.rawUrl, "/ping", (s) =>
+          s === 204 ? send(200, { status: "pass" }) : send(503, { status: "fail" }),
         );
       }
       if (url.pathname === "/query") {
@@ -218,11 +221,11 @@ function forward(
   res: import("node:http").ServerResponse,
   base: string,
   path: string,
-  answer: (status: number, version: string | undefined) => void,
+  answer: (status: number) => void,
 ): void {
   req.resume();
   fetch(`${base}${path}`).then(
-    (r) => answer(r.status, r.headers.get("x-influxdb-version") ?? undefined),
+    (r) => answer(r.status),
     () => {
       res.writeHead(503, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: "unavailable", message: "influxd is down" }));
@@ -296,10 +299,18 @@ function forwardWrite(
   req.pipe(upstream);
 }
 
-/** Runs InfluxQL against a test influxd; returns the parsed JSON. */
-export async function influxql(rawUrl: string, db: string, q: string): Promise<InfluxqlResult> {
+/** Runs InfluxQL against a test influxd (as `basic` user:password when given); the parsed JSON. */
+export async function influxql(
+  rawUrl: string,
+  db: string,
+  q: string,
+  basic?: { readonly username: string; readonly password: string },
+): Promise<InfluxqlResult> {
+  const credentials =
+    basic && Buffer.from(`${basic.username}:${basic.password}`).toString("base64");
   const res = await fetch(`${rawUrl}/query?${new URLSearchParams({ db, q, epoch: "s" })}`, {
     method: "POST",
+    headers: credentials ? { authorization: `Basic ${credentials}` } : {},
   });
   if (!res.ok) throw new Error(`InfluxQL ${q} failed: HTTP ${res.status} ${await res.text()}`);
   const body = (await res.json()) as InfluxqlResult;

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import type { Config } from "../../config.js";
+import {
+  apiOfVersion,
+  authHeaders,
+  credentialSettings,
+  type InfluxApi,
+  resolveInfluxApi,
+  writePath,
+} from "../../influx/influx-connection.js";
 import { quoteIdentifier } from "../../influx/influxql.js";
-import { lacksV2Write, NO_V2_WRITE_FIX, noV2Write } from "../../influx/write-errors.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, tlsFix } from "./http.js";
 
@@ -10,7 +17,7 @@ export const REACHABLE = "InfluxDB reachable";
 const WRITE = "InfluxDB write";
 const RETENTION = "InfluxDB retention";
 const RETENTION_FIX =
-  "give INFLUX_TOKEN read access too (the rollups and audit read with InfluxQL); the retention " +
+  "give INFLUX_TOKEN (1.x: INFLUX_USERNAME) read access too (the rollups and audit read with InfluxQL); the retention " +
   "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
@@ -42,19 +49,19 @@ export async function influxChecks(config: Config): Promise<CheckResult[]> {
     return blocking(reachable, "InfluxDB is not reachable", WRITE, RETENTION);
   }
   const missingFix =
-    "create it, or fix INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])";
+    "create it (1.x: CREATE DATABASE, or `energy-etl init`), or fix INFLUX_BUCKET and INFLUX_ORG " +
+    "(on InfluxDB 1.x: database[/retention-policy])";
   const write = await writeCheck(influx, { bucket: influx.bucket, check: WRITE, missingFix });
   return [reachable, write, await retentionCheck(influx)];
 }
 
-/** One request to InfluxDB with INFLUX_TOKEN, bounded by INFLUX_TIMEOUT_MS. */
+/** One request to InfluxDB with its credentials (authHeaders), bounded by INFLUX_TIMEOUT_MS. */
 function request(
   influx: Influx,
   path: string,
   init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string } = {},
 ): Promise<HttpAnswer | HttpProblem> {
-  const headers: Record<string, string> = { ...init.headers };
-  if (influx.token !== "") headers.authorization = `Token ${influx.token}`;
+  const headers: Record<string, string> = { ...init.headers, ...authHeaders(influx) };
   const url = `${influx.url.replace(/\/+$/, "")}${path}`;
   return httpRequest(url, { ...init, headers }, influx.timeoutMs);
 }
@@ -99,7 +106,12 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
     // /ping has no body, and not every server answers JSON
   }
   const version = answer.header("x-influxdb-version") ?? parsed.version;
-  const said = [parsed.status, version ? `version ${version}` : undefined].filter(Boolean);
+  const api = influx.api === "auto" ? apiOfVersion(version) : influx.api;
+  const said = [
+    parsed.status,
+    `version ${version ?? "unknown"}`,
+    `writes with ${api === "v1" ? "/write (v1)" : "/api/v2/write (v2)"}, INFLUX_API=${influx.api}`,
+  ].filter(Boolean);
   const detail = `${influx.url} answers ${path}${said.length > 0 ? ` (${said.join(", ")})` : ""}`;
   if (answer.status >= 500 || parsed.status === "fail") {
     return failure(
@@ -111,15 +123,20 @@ async function reachableCheck(influx: Influx): Promise<CheckResult> {
   return ok(REACHABLE, detail);
 }
 
-/** One scratch point written to `target` and deleted; a 404 of InfluxDB < 1.8: no v2 write API. */
+/** The write API in use: INFLUX_API, or for `auto` the version `/ping` names (v2 when none). */
+async function apiInUse(influx: Influx): Promise<InfluxApi> {
+  return (await resolveInfluxApi(influx, influx.api).catch(() => ({ api: "v2" as const }))).api;
+}
+
+/** One scratch point written to `target` on the api in use and deleted. */
 export async function writeCheck(
   influx: Influx,
   target: { readonly bucket: string; readonly check: string; readonly missingFix: string },
 ): Promise<CheckResult> {
   const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);
-  const query = new URLSearchParams({ org: influx.org, bucket, precision: "s" });
-  const answer = await request(influx, `/api/v2/write?${query}`, {
+  const api = await apiInUse(influx);
+  const answer = await request(influx, writePath(api, { org: influx.org, bucket }), {
     method: "POST",
     headers: { "content-type": "text/plain; charset=utf-8" },
     body: `${SCRATCH_MEASUREMENT} check=1i ${nowS}`,
@@ -133,17 +150,30 @@ export async function writeCheck(
   }
   const { status } = answer;
   const said = `HTTP ${status}: ${bodyMessage(answer.body)}`;
+  const who =
+    api === "v2"
+      ? "token"
+      : influx.username === ""
+        ? "no user (auth off)"
+        : `user ${influx.username}`;
   if (status === 401 || status === 403) {
     return failure(
       check,
-      `token cannot write bucket ${bucket} (${said})`,
-      `set INFLUX_TOKEN to a token with read and write access to bucket ${bucket} ` +
-        "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)",
+      `${api === "v2" ? "token" : "user"} cannot write bucket ${bucket} (${said})`,
+      api === "v1"
+        ? `set ${credentialSettings(api)} to a user with read and write access to database ` +
+            `${bucket} (InfluxQL: GRANT ALL ON <database> TO <user>)`
+        : `set INFLUX_TOKEN to a token with read and write access to bucket ${bucket} ` +
+            "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)",
     );
   }
   const server = answer.header("x-influxdb-version");
-  if (status === 404 && server !== undefined && lacksV2Write(server)) {
-    return failure(check, noV2Write(server, said), NO_V2_WRITE_FIX);
+  if (status === 404 && api === "v2" && server !== undefined && apiOfVersion(server) === "v1") {
+    return failure(
+      check,
+      `InfluxDB ${server} has no /api/v2/write (${said})`,
+      "set INFLUX_API=auto (or v1): InfluxDB 1.x is written on /write",
+    );
   }
   if (status === 404 || (status === 500 && /retention policy not found/i.test(answer.body))) {
     return failure(check, `InfluxDB has no bucket ${bucket} (${said})`, target.missingFix);
@@ -155,8 +185,8 @@ export async function writeCheck(
       "see InfluxDB's log; check that INFLUX_URL points at InfluxDB",
     );
   }
-  const wrote = `token can write bucket ${bucket} (wrote one point to ${SCRATCH_MEASUREMENT}`;
-  const deleted = await deleteScratch(influx, bucket, nowS);
+  const wrote = `${who} can write bucket ${bucket} on ${api} (wrote one point to ${SCRATCH_MEASUREMENT}`;
+  const deleted = await deleteScratch(influx, api, bucket, nowS);
   return ok(
     check,
     deleted.done
@@ -195,12 +225,19 @@ export async function influxql(
   }
 }
 
-/** The v2 delete API, else InfluxQL DROP MEASUREMENT (InfluxDB 1.x). */
+/** The v2 delete API, else (and on v1 at once) InfluxQL DROP MEASUREMENT (InfluxDB 1.x). */
 async function deleteScratch(
   influx: Influx,
+  api: InfluxApi,
   bucket: string,
   atS: number,
 ): Promise<{ done: boolean; how: string }> {
+  if (api === "v1") {
+    const dropped = await dropScratch(influx);
+    return typeof dropped === "string"
+      ? { done: false, how: `DROP MEASUREMENT: ${dropped}` }
+      : { done: true, how: "InfluxQL DROP MEASUREMENT" };
+  }
   const query = new URLSearchParams({ org: influx.org, bucket });
   const answer = await request(influx, `/api/v2/delete?${query}`, {
     method: "POST",
@@ -215,13 +252,13 @@ async function deleteScratch(
     return { done: true, how: "/api/v2/delete" };
   }
   const v2 = failed(answer, "/api/v2/delete");
-  const dropped = await influxql(
-    influx,
-    `DROP MEASUREMENT ${quoteIdentifier(SCRATCH_MEASUREMENT)}`,
-    "POST",
-  );
+  const dropped = await dropScratch(influx);
   if (typeof dropped !== "string") return { done: true, how: "InfluxQL DROP MEASUREMENT" };
   return { done: false, how: `${v2}; DROP MEASUREMENT: ${dropped}` };
+}
+
+function dropScratch(influx: Influx): ReturnType<typeof influxql> {
+  return influxql(influx, `DROP MEASUREMENT ${quoteIdentifier(SCRATCH_MEASUREMENT)}`, "POST");
 }
 
 const retentionRule = z.object({
