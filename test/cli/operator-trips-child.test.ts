@@ -105,13 +105,13 @@ describe("the CLI as a child process: what an operator trips over", () => {
     expect(shown.stdout).toContain("one whole: energy-etl dead-letters show ID");
   });
 
-  it("item 6: doctor against influxd 1.6 (no /api/v2/write) names the version and the fix", async () => {
+  it("item 6: doctor against influxd 1.6 directly (no /api/v2/write) writes on /write (v1)", async () => {
+    // #42: what was "upgrade InfluxDB to 1.8" is now written through 1.x's own /write
     const { code, out } = await cli(["doctor"], { INFLUX_URL: db.rawUrl });
-    expect(code).toBe(1);
-    expect(out).toMatch(
-      /failure {2}InfluxDB write: InfluxDB 1\.[0-7]\.\S+ has no v2 write API .* -> upgrade InfluxDB to 1\.8 or later, or use InfluxDB 2\.x or 3\.x/,
-    );
-    expect(out).not.toContain("no bucket");
+    expect(out).toMatch(/version 1\.[0-7]\.\S+, writes with \/write \(v1\)/);
+    expect(out).toMatch(/ok {2,}InfluxDB write: .*v1/);
+    expect(out).not.toMatch(/upgrade|no v2 write API|no bucket/);
+    expect(code).toBe(0);
   });
 
   it("item 8: a refused connection to the API says to check ENERGY_API_URL", async () => {
