@@ -18,41 +18,54 @@ export function bar(value: number, max: number, width: number): string {
 export interface BarItem {
   readonly label: string;
   readonly value: number | null;
-  /** What follows the bar (the figure); default the value to 0.1. */
-  readonly text?: string;
+  /** The figure after the bar (right-aligned); default the value to 0.1. */
+  readonly figure?: string;
+  /** What follows the figure (left-aligned). */
+  readonly note?: string;
 }
 
 const chars = (s: string) => [...s].length;
-const cut = (s: string, width: number) =>
+/** `s` in exactly `width` characters: padded, or cut with "…". */
+const padTo = (s: string, width: number) =>
   chars(s) <= width
-    ? s.padEnd(width + s.length - chars(s))
-    : `${[...s].slice(0, width - 1).join("")}…`;
+    ? s + " ".repeat(width - chars(s))
+    : `${[...s].slice(0, Math.max(0, width - 1)).join("")}…`;
 const kwh = (n: number | null) => (n === null ? "" : n.toFixed(1));
 const ratio = (n: number | null) => (n === null ? "" : n.toFixed(2));
 
 /**
- * One line per item: its label, a bar scaled to the largest value, its figure; no line longer
- * than `columns` (labels are cut to a third of it when they would not leave room for a bar).
+ * One line per item: its label, a bar scaled to the largest value, its figure and note; no line
+ * longer than `columns` (labels are cut to a third of it, notes at the edge).
  */
 export function barLines(items: readonly BarItem[], columns: number): string[] {
-  const texts = items.map((i) => escapeControls(i.text ?? kwh(i.value)));
+  const figures = items.map((i) => escapeControls(i.figure ?? kwh(i.value)));
+  const notes = items.map((i) => (i.note === undefined ? "" : ` ${escapeControls(i.note)}`));
   const labels = items.map((i) => escapeControls(i.label));
-  const textWidth = Math.max(0, ...texts.map(chars));
+  const figureWidth = Math.max(0, ...figures.map(chars));
+  const noteWidth = Math.max(0, ...notes.map(chars));
   const labelWidth = Math.min(
     Math.max(0, ...labels.map(chars)),
     Math.max(4, Math.floor(columns / 3)),
   );
-  const barWidth = Math.max(1, columns - labelWidth - textWidth - 2);
+  // the notes give way first: a bar of a quarter of the width at least
+  const room = columns - labelWidth - figureWidth - 2;
+  const barWidth = Math.max(1, room - noteWidth, Math.floor(room / 4));
   const max = Math.max(0, ...items.map((i) => i.value ?? 0));
   return items.map((item, k) => {
-    const drawn = bar(item.value ?? 0, max, barWidth);
-    const line = `${cut(labels[k] ?? "", labelWidth)} ${drawn.padEnd(barWidth)} ${(texts[k] ?? "").padStart(textWidth)}`;
-    return [...line.trimEnd()].slice(0, columns).join("");
+    const drawn = padTo(bar(item.value ?? 0, max, barWidth), barWidth);
+    const figure = (figures[k] ?? "").padStart(figureWidth);
+    const line = `${padTo(labels[k] ?? "", labelWidth)} ${drawn} ${figure}${notes[k] ?? ""}`;
+    return [...line].slice(0, columns).join("").trimEnd();
   });
 }
 
-// a figure up to 99999.9 kWh stays on one line; a head wraps ("battery / out")
-const ENERGY_HEAD: TableColumn[] = METRICS.map((m) => ({ head: m.label, min: 8 }));
+// a figure up to 99999.9 kWh stays on one line, a head wraps ("battery / out"); a terminal too
+// narrow for every column leaves out the last ones first (TSV and --json have them all)
+const ENERGY_HEAD: TableColumn[] = METRICS.map((m, i) => ({
+  head: m.label,
+  min: 8,
+  optional: i >= 2,
+}));
 const energyCells = (e: Energy) => METRICS.map((m) => kwh(e[m.key]));
 
 const sites = (n: number) => (n === 1 ? "1 site" : `${n} sites`);
@@ -94,7 +107,8 @@ export function renderBars(report: Report, columns: number): string {
         .map((s) => ({
           label: `${s.rank}. ${s.name}`,
           value: s.kwhPerKwp,
-          text: `${ratio(s.kwhPerKwp)} (${kwh(s.total.produced)} kWh / ${s.kwp ?? ""} kWp)`,
+          figure: ratio(s.kwhPerKwp),
+          note: `(${kwh(s.total.produced)} kWh / ${s.kwp ?? ""} kWp)`,
         })),
       columns,
     ),

@@ -1,0 +1,365 @@
+/**
+ * `energy-etl report` on a real influxd and simulator: backfill (which writes the rollups), then
+ * the report, its figures held to an oracle computed here from the simulator's readings (the
+ * counter rule of docs/schema.md written again; the report's counters as docs/commands.md maps
+ * them), per day, ISO week and month, in UTC and Europe/Berlin; TSV piped, bars on a terminal.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { runCli } from "../../src/cli.js";
+import type { Simulator } from "../../src/simulator/server.js";
+import { killCliChildren, spawnCli } from "../support/cli-child.js";
+import { bufferIo } from "../support/cli-io.js";
+import { asTerminal } from "../support/fake-tty.js";
+import { createTestInfluxDb } from "../support/influx-db.js";
+import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { startTestSimulator } from "../support/simulator.js";
+import { tempDir } from "../support/temp-dir.js";
+
+// Berlin moves to summer time on 29 March 2026; 27-29 March are ISO week 13, 30 March week 14
+const FROM = "2026-03-27T00:00:00Z";
+const TO = "2026-03-30T23:59:59Z";
+const FROM_S = Date.parse(FROM) / 1000;
+const TO_S = Date.parse(TO) / 1000;
+
+/** The oracle's mapping: each of the report's energies and the simulator's counter it is. */
+const COUNTERS = {
+  produced: "total_solar_energy",
+  consumed: "total_load_energy",
+  imported: "total_other_energy",
+  exported: "total_export_energy",
+  batteryIn: "charge_energy_today",
+  batteryOut: "total_battery_energy",
+} as const;
+type Key = keyof typeof COUNTERS;
+const KEYS = Object.keys(COUNTERS) as Key[];
+
+const SITES = {
+  "hybrid-site-01": { kwp: 9.8, name: "Hybrid roof" },
+  "audit-box-03": { kwp: 30, name: "Audit box", group: "north" },
+  "site A+1": { kwp: 5 },
+};
+
+const energy = z.object(Object.fromEntries(KEYS.map((k) => [k, z.number().nullable()])));
+const period = z.object({ period: z.string(), energy, kwhPerKwp: z.number().nullable() });
+/** The shape docs/commands.md documents for `report --json`. */
+const reportSchema = z.object({
+  tz: z.string(),
+  by: z.enum(["day", "week", "month"]),
+  from: z.string(),
+  to: z.string(),
+  unit: z.literal("kWh"),
+  periods: z.array(z.string()),
+  sites: z.array(
+    z.object({
+      deviceId: z.string(),
+      name: z.string(),
+      group: z.string().nullable(),
+      kwp: z.number().nullable(),
+      periods: z.array(period),
+      total: energy,
+      kwhPerKwp: z.number().nullable(),
+      rank: z.number().nullable(),
+    }),
+  ),
+  fleet: z.object({
+    periods: z.array(period),
+    total: energy,
+    kwp: z.number().nullable(),
+    kwhPerKwp: z.number().nullable(),
+  }),
+});
+
+const localDate = (tz: string, s: number) =>
+  new Intl.DateTimeFormat("en-CA", {
+    timeZone: tz,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).format(new Date(s * 1000));
+
+/** What each reading adds by the counter rule (type 04 cumulative, 05 daily reset). */
+function adds(type: string, values: readonly number[]): number[] {
+  let high = values[0] ?? 0;
+  return values.map((v, i) => {
+    const before = values[i - 1];
+    if (before === undefined) return 0;
+    if (type === "05") return v >= before ? v - before : v;
+    if (v >= high) {
+      const add = v - high;
+      high = v;
+      return add;
+    }
+    if (v >= 0.9 * high) return 0;
+    high = v;
+    return v;
+  });
+}
+
+type Oracle = Map<string, Map<string, Partial<Record<Key, number>>>>;
+
+/** Per device, local date of `tz`: the kWh of each energy (absent: the device has no counter). */
+function oracle(sim: Simulator, tz: string): Oracle {
+  const out: Oracle = new Map();
+  for (const deviceId of sim.fleet.deviceIds()) {
+    const days = new Map<string, Partial<Record<Key, number>>>();
+    out.set(deviceId, days);
+    // battery_bank repeats all_data's battery counters: all_data is the device's data
+    const ids = sim.fleet.valueIds(deviceId, "all_data") ?? [];
+    for (const key of KEYS) {
+      for (const id of ids.filter(
+        (i) => i.match(/^e_03_07_0[45]_\d{3}_(.*)$/)?.[1] === COUNTERS[key],
+      )) {
+        const byReadout = new Map<string, { s: number; v: number }[]>();
+        for (const r of sim.fleet.records(deviceId, "all_data", [id], FROM_S, TO_S)) {
+          const v = r[id];
+          if (typeof v !== "number") continue;
+          const list = byReadout.get(String(r.values_id)) ?? [];
+          list.push({ s: Date.parse(`${r.timestamp}Z`) / 1000, v });
+          byReadout.set(String(r.values_id), list);
+        }
+        for (const readings of byReadout.values()) {
+          const added = adds(
+            id.slice(8, 10),
+            readings.map((r) => r.v),
+          );
+          readings.forEach(({ s }, i) => {
+            const day = days.get(localDate(tz, s)) ?? {};
+            day[key] = (day[key] ?? 0) + (added[i] ?? 0);
+            days.set(localDate(tz, s), day);
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The ISO week label of a date, as the oracle counts it. */
+function isoWeek(date: string): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  const thursday = new Date(d.getTime() + (3 - ((d.getUTCDay() + 6) % 7)) * 86_400_000);
+  const jan1 = Date.UTC(thursday.getUTCFullYear(), 0, 1);
+  const week = Math.floor((thursday.getTime() - jan1) / 86_400_000 / 7) + 1;
+  return `${thursday.getUTCFullYear()}-W${String(week).padStart(2, "0")}`;
+}
+
+/** The oracle's energies of a device summed by `periodOf` of each date. */
+function byPeriod(
+  days: Map<string, Partial<Record<Key, number>>>,
+  periodOf: (d: string) => string,
+) {
+  const out = new Map<string, Partial<Record<Key, number>>>();
+  for (const [date, day] of days) {
+    const sum = out.get(periodOf(date)) ?? {};
+    for (const key of KEYS)
+      if (day[key] !== undefined) sum[key] = (sum[key] ?? 0) + (day[key] ?? 0);
+    out.set(periodOf(date), sum);
+  }
+  return out;
+}
+
+describe("energy-etl report against influxd, figures from the simulator's readings", () => {
+  let sim: Simulator;
+  let env: Record<string, string>;
+  let configFile: string;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator({ resolutionS: 900 });
+    const db = await createTestInfluxDb("cli_report");
+    env = pipelineEnv(sim, db, tempStateDb(), {
+      LOG_LEVEL: "warn",
+      ROLLUP_TIME_ZONES: "UTC,Europe/Berlin",
+    });
+    configFile = join(tempDir("energy-etl-report-"), "config.json");
+    writeFileSync(configFile, JSON.stringify({ sites: SITES }));
+    const backfill = await run(env, "backfill", "--all", "--from", FROM, "--to", TO);
+    expect([backfill.code, backfill.err]).toEqual([0, ""]);
+  }, 300_000);
+  afterEach(() => killCliChildren());
+  afterAll(() => sim?.close());
+
+  /**
+   * The built CLI as a child: each run a process of its own, as an operator's (in this process,
+   * node's shared keep-alive agent would send a query on a socket influxd's proxy closed after
+   * 5 idle seconds: ECONNRESET).
+   */
+  async function run(extra: Record<string, string>, ...argv: string[]) {
+    const child = spawnCli(["--config", configFile, ...argv], { ...env, ...extra });
+    const { code } = await child.wait(120_000, `energy-etl ${argv.join(" ")}`);
+    return { code, out: child.stdout(), err: child.stderr() };
+  }
+  const report = async (...argv: string[]) => {
+    const { code, out, err } = await run(
+      {},
+      "report",
+      "--from",
+      FROM,
+      "--to",
+      TO,
+      "--json",
+      ...argv,
+    );
+    expect([code, err]).toEqual([0, ""]);
+    return reportSchema.parse(JSON.parse(out));
+  };
+
+  /** Every site's every period equal to the oracle's, empty where the device has no counter. */
+  function expectFigures(
+    got: z.infer<typeof reportSchema>,
+    want: Oracle,
+    periodOf: (d: string) => string,
+  ) {
+    let compared = 0;
+    for (const [deviceId, days] of want) {
+      const site = got.sites.find((s) => s.deviceId === deviceId);
+      expect(site?.periods.map((p) => p.period)).toEqual(got.periods);
+      const periods = byPeriod(days, periodOf);
+      for (const p of site?.periods ?? []) {
+        for (const key of KEYS) {
+          const expected = periods.get(p.period)?.[key];
+          if (expected === undefined)
+            expect([deviceId, p.period, key, p.energy[key]]).toEqual([
+              deviceId,
+              p.period,
+              key,
+              null,
+            ]);
+          else expect(p.energy[key]).toBeCloseTo(expected, 6);
+          compared++;
+        }
+      }
+    }
+    return compared;
+  }
+
+  it("per day in the first of ROLLUP_TIME_ZONES (UTC): six energies per site and day, fleet totals, specific yield and its ranking", async () => {
+    const got = await report();
+    expect([got.tz, got.by, got.from, got.to]).toEqual(["UTC", "day", "2026-03-27", "2026-03-30"]);
+    expect(got.periods).toEqual(["2026-03-27", "2026-03-28", "2026-03-29", "2026-03-30"]);
+    const want = oracle(sim, "UTC");
+    expect(expectFigures(got, want, (d) => d)).toBe(4 * 4 * 6);
+    // the hybrid alone has a battery charge counter: the others' battery in is empty, not 0
+    const batteryIn = got.sites.map((s) => [s.deviceId, s.total.batteryIn === null]);
+    expect(batteryIn.sort()).toEqual(
+      [...want.keys()].map((id) => [id, id !== "hybrid-site-01"]).sort(),
+    );
+    // fleet: the sum of the oracle's sites
+    const totals = (key: Key) =>
+      [...want.values()]
+        .flatMap((days) => [...days.values()].map((d) => d[key] ?? 0))
+        .reduce((a, b) => a + b, 0);
+    for (const key of KEYS) expect(got.fleet.total[key]).toBeCloseTo(totals(key), 6);
+    // specific yield: produced kWh over the configured kWp; ranked highest first, no kWp unranked
+    const produced = (id: string) =>
+      [...(want.get(id)?.values() ?? [])].reduce((n, d) => n + (d.produced ?? 0), 0);
+    const yields = Object.entries(SITES)
+      .map(([id, s]) => ({ id, y: produced(id) / s.kwp }))
+      .sort((a, b) => b.y - a.y);
+    expect(got.sites.map((s) => [s.deviceId, s.rank])).toEqual([
+      ...yields.map((y, i) => [y.id, i + 1]),
+      ["offgrid-genset-02", null],
+    ]);
+    for (const { id, y } of yields) {
+      expect(got.sites.find((s) => s.deviceId === id)?.kwhPerKwp).toBeCloseTo(y, 9);
+    }
+    const ratedKwh = yields.reduce((n, { id }) => n + produced(id), 0);
+    expect(got.fleet.kwp).toBe(9.8 + 30 + 5);
+    expect(got.fleet.kwhPerKwp).toBeCloseTo(ratedKwh / (9.8 + 30 + 5), 9);
+    expect(got.sites[0]?.name).toBe(
+      yields[0]?.id === "site A+1" ? "site A+1" : SITES[yields[0]?.id as "audit-box-03"].name,
+    );
+  }, 120_000);
+
+  it("--tz Europe/Berlin --by week: Berlin's local days summed into whole ISO weeks", async () => {
+    const got = await report("--tz", "Europe/Berlin", "--by", "week");
+    expect([got.tz, got.by, got.from, got.to]).toEqual([
+      "Europe/Berlin",
+      "week",
+      "2026-03-23",
+      "2026-04-05",
+    ]);
+    expect(got.periods).toEqual(["2026-W13", "2026-W14"]);
+    expect(expectFigures(got, oracle(sim, "Europe/Berlin"), isoWeek)).toBe(4 * 2 * 6);
+  }, 120_000);
+
+  it("the default zone is the first of ROLLUP_TIME_ZONES; a zone not rolled up or not a zone is an error naming it", async () => {
+    const berlinFirst = await run(
+      { ROLLUP_TIME_ZONES: "Europe/Berlin,UTC" },
+      "report",
+      "--from",
+      FROM,
+      "--to",
+      TO,
+      "--json",
+    );
+    expect(berlinFirst.code).toBe(0);
+    expect(reportSchema.parse(JSON.parse(berlinFirst.out)).tz).toBe("Europe/Berlin");
+    const notRolled = await run({}, "report", "--from", FROM, "--tz", "America/New_York");
+    expect(notRolled.code).toBe(2);
+    expect(notRolled.out).toBe("");
+    expect(notRolled.err).toContain(
+      "America/New_York is not rolled up: ROLLUP_TIME_ZONES is UTC,Europe/Berlin",
+    );
+    const notZone = await run({}, "report", "--from", FROM, "--tz", "Mars/Olympus");
+    expect(notZone.code).toBe(2);
+    expect(notZone.err).toContain("--tz: Mars/Olympus is not a time zone");
+  });
+
+  it("piped: TSV, a header row and one row per site and month, the figures the oracle's", async () => {
+    const { code, out } = await run({}, "report", "--from", FROM, "--to", TO, "--by", "month");
+    expect(code).toBe(0);
+    const [head, ...rows] = out
+      .replace(/\n$/, "")
+      .split("\n")
+      .map((line) => line.split("\t"));
+    expect(head).toEqual([
+      "device_id",
+      "name",
+      "group",
+      "kwp",
+      "period",
+      "produced_kwh",
+      "consumed_kwh",
+      "imported_kwh",
+      "exported_kwh",
+      "battery_in_kwh",
+      "battery_out_kwh",
+      "kwh_per_kwp",
+    ]);
+    const want = oracle(sim, "UTC");
+    expect(rows.map((r) => [r[0], r[4]]).sort()).toEqual(
+      [...want.keys()].map((id) => [id, "2026-03"]).sort(),
+    );
+    for (const row of rows) {
+      expect(row).toHaveLength(12);
+      const month =
+        byPeriod(want.get(row[0] ?? "") ?? new Map(), (d) => d.slice(0, 7)).get("2026-03") ?? {};
+      KEYS.forEach((key, i) => {
+        const expected = month[key];
+        if (expected === undefined) expect(row[5 + i]).toBe("");
+        else expect(Number(row[5 + i])).toBeCloseTo(expected, 2);
+      });
+    }
+  });
+
+  // in this process (a terminal's stdout), the only runs here that query influxd: no stale socket
+  it("on a terminal: bar charts of Unicode blocks, no line wider than the terminal", async () => {
+    for (const columns of [60, 100, 160]) {
+      const io = bufferIo(env);
+      asTerminal(io.stdout, columns);
+      const code = await runCli(["--config", configFile, "report", "--from", FROM, "--to", TO], io);
+      expect([code, io.err()]).toEqual([0, ""]);
+      const lines = io.out().trimEnd().split("\n");
+      const bars = lines.filter((l) => /[█▉▊▋▌▍▎▏]/.test(l));
+      // 4 days of the fleet's production, 3 ranked sites
+      expect(bars.length).toBe(4 + 3);
+      for (const line of lines) expect([...line].length).toBeLessThanOrEqual(columns);
+      // the largest bar reaches the figure at the right edge's side: the width is used
+      const longest = Math.max(...bars.map((l) => (l.match(/█+/)?.[0] ?? "").length));
+      expect(longest).toBeGreaterThan(columns / 4);
+      expect(io.out()).toContain("Hybrid roof");
+    }
+  });
+});
