@@ -9,10 +9,12 @@ import { join } from "node:path";
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { killCliChildren, spawnCli } from "../support/cli-child.js";
-import { bufferIo } from "../support/cli-io.js";
+import { builtCli, killCliChildren, spawnCli } from "../support/cli-child.js";
+import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { asTerminal } from "../support/fake-tty.js";
+import { headOne, inBatches, looksLikeStackTrace } from "../support/head-one.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
+import { influxql } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -100,7 +102,7 @@ function adds(type: string, values: readonly number[]): number[] {
 type Oracle = Map<string, Map<string, Partial<Record<Key, number>>>>;
 
 /** Per device, local date of `tz`: the kWh of each energy (absent: the device has no counter). */
-function oracle(sim: Simulator, tz: string): Oracle {
+function oracle(sim: Simulator, tz: string, fromS = FROM_S, toS = TO_S): Oracle {
   const out: Oracle = new Map();
   for (const deviceId of sim.fleet.deviceIds()) {
     const days = new Map<string, Partial<Record<Key, number>>>();
@@ -112,7 +114,7 @@ function oracle(sim: Simulator, tz: string): Oracle {
         (i) => i.match(/^e_03_07_0[45]_\d{3}_(.*)$/)?.[1] === COUNTERS[key],
       )) {
         const byReadout = new Map<string, { s: number; v: number }[]>();
-        for (const r of sim.fleet.records(deviceId, "all_data", [id], FROM_S, TO_S)) {
+        for (const r of sim.fleet.records(deviceId, "all_data", [id], fromS, toS)) {
           const v = r[id];
           if (typeof v !== "number") continue;
           const list = byReadout.get(String(r.values_id)) ?? [];
@@ -362,4 +364,54 @@ describe("energy-etl report against influxd, figures from the simulator's readin
       expect(io.out()).toContain("Hybrid roof");
     }
   });
+
+  it("| head -1: exits 0 with no stack trace, 8 runs", async () => {
+    const args = ["--config", configFile, "report", "--from", FROM, "--to", TO, "--by", "day"];
+    const runs = await inBatches(8, 4, () =>
+      headOne(builtCli(), args, { ...process.env, ...env }, NO_ENV_DIR),
+    );
+    for (const { code, stderr, seen } of runs) {
+      expect({ code, stackTrace: looksLikeStackTrace(stderr) }).toEqual({
+        code: 0,
+        stackTrace: false,
+      });
+      expect(seen.startsWith("device_id\tname\t")).toBe(true);
+    }
+  }, 120_000);
+
+  it("ROLLUP_BUCKET=<database>/rollups: the report reads the rollups' own retention policy", async () => {
+    const own = await createTestInfluxDb("cli_report_rp");
+    await influxql(
+      own.rawUrl,
+      own.bucket,
+      `CREATE RETENTION POLICY "rollups" ON "${own.bucket}" DURATION INF REPLICATION 1 SHARD DURATION 52w`,
+    );
+    const ownEnv = {
+      ...pipelineEnv(sim, own, tempStateDb(), { LOG_LEVEL: "warn", ROLLUP_TIME_ZONES: "UTC" }),
+      ROLLUP_BUCKET: `${own.bucket}/rollups`,
+    };
+    const [from, to] = ["2026-03-28T00:00:00Z", "2026-03-28T23:59:59Z"];
+    const backfill = await run(
+      ownEnv,
+      "backfill",
+      "--device",
+      "hybrid-site-01",
+      "--from",
+      from,
+      "--to",
+      to,
+    );
+    expect([backfill.code, backfill.err]).toEqual([0, ""]);
+    // none beside the raw points: a report that read there would find nothing
+    expect(await own.series(`SELECT count("increase") FROM "rollup_day"`)).toEqual([]);
+    const { code, out } = await run(ownEnv, "report", "--from", from, "--to", to, "--json");
+    expect(code).toBe(0);
+    const got = reportSchema.parse(JSON.parse(out));
+    const want = oracle(sim, "UTC", Date.parse(from) / 1000, Date.parse(to) / 1000).get(
+      "hybrid-site-01",
+    );
+    const site = got.sites.find((s) => s.deviceId === "hybrid-site-01");
+    expect(site?.total.produced).toBeCloseTo(want?.get("2026-03-28")?.produced ?? Number.NaN, 6);
+    expect(site?.total.produced).toBeGreaterThan(0);
+  }, 120_000);
 });
