@@ -1,6 +1,6 @@
 /** The `rollup_day` points a report needs, read in one InfluxQL request. */
 import { z } from "zod";
-import type { InfluxQuery } from "../influx/influx-query.js";
+import { type InfluxQuery, InfluxQueryError } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influxql.js";
 import { localDate } from "../rollups/buckets.js";
 import { type RollupHome, rollupSource } from "../rollups/series.js";
@@ -43,7 +43,7 @@ export async function readRollupDays(
   for (const one of series) {
     const tags = tagsSchema.safeParse(one.tags);
     if (!tags.success) {
-      throw new Error(
+      throw new InfluxQueryError(
         `InfluxDB answered rollups without their tags: ${excerpt(JSON.stringify(one.tags) ?? "")}`,
       );
     }
@@ -52,7 +52,7 @@ export async function readRollupDays(
     for (const raw of one.values) {
       const row = rowSchema.safeParse([raw[timeAt], raw[increaseAt]]);
       if (!row.success) {
-        throw new Error(
+        throw new InfluxQueryError(
           `InfluxDB answered a rollup row that is not [time, increase]: ${excerpt(JSON.stringify(raw))}`,
         );
       }

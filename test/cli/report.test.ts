@@ -307,6 +307,9 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     const notZone = await run({}, "report", "--from", FROM, "--tz", "Mars/Olympus");
     expect(notZone.code).toBe(2);
     expect(notZone.err).toContain("--tz: Mars/Olympus is not a time zone");
+    const notPeriod = await run({}, "report", "--by", "year");
+    expect(notPeriod.code).toBe(2);
+    expect(notPeriod.err).toContain('--by: expected day, week or month, got "year"');
   });
 
   it("piped: TSV, a header row and one row per site and month, the figures the oracle's", async () => {
