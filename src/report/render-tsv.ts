@@ -13,7 +13,7 @@ export const TSV_HEAD = [
   "kwh_per_kwp",
 ] as const;
 
-/** A figure as TSV writes it: to the Wh (a milli-unit) , empty when there is none. */
+/** A figure as TSV writes it: to the Wh (3 decimals of kWh), empty when there is none. */
 export const tsvNumber = (n: number | null): string =>
   n === null ? "" : String(Math.round(n * 1000) / 1000);
 

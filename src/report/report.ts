@@ -146,43 +146,24 @@ function energyByDevice(
   rows: readonly RollupDay[],
   by: PeriodKind,
 ): Map<string, Map<string, Energy>> {
-  // device -> period -> metric -> date -> resource -> kWh
-  const sums = new Map<string, Map<string, Map<MetricKey, Map<string, Map<string, number>>>>>();
-  const at = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
-    const found = map.get(key);
-    if (found !== undefined) return found;
-    const made = make();
-    map.set(key, made);
-    return made;
-  };
+  /** Per device, period, energy and date: the kWh of each resource. */
+  const days = new Map<string, { row: RollupDay; metric: MetricKey; kwh: Map<string, number> }>();
   for (const row of rows) {
     const metric = METRIC_OF.get(row.measurement);
     if (metric === undefined) continue;
-    const label = periodLabel(by, row.date);
-    const days = at(
-      at(
-        at(sums, row.deviceId, () => new Map()),
-        label,
-        () => new Map(),
-      ),
-      metric,
-      () => new Map(),
-    );
-    const resources = at(days, row.date, () => new Map<string, number>());
-    resources.set(row.resourceId, (resources.get(row.resourceId) ?? 0) + row.kwh);
+    const key = JSON.stringify([row.deviceId, metric, row.date]);
+    const day = days.get(key) ?? { row, metric, kwh: new Map<string, number>() };
+    days.set(key, day);
+    day.kwh.set(row.resourceId, (day.kwh.get(row.resourceId) ?? 0) + row.kwh);
   }
   const out = new Map<string, Map<string, Energy>>();
-  for (const [deviceId, periods] of sums) {
-    const energies = at(out, deviceId, () => new Map<string, Energy>());
-    for (const [label, metrics] of periods) {
-      const energy = emptyEnergy();
-      for (const [metric, days] of metrics) {
-        for (const resources of days.values()) {
-          energy[metric] = add(energy[metric], Math.max(...resources.values()));
-        }
-      }
-      energies.set(label, energy);
-    }
+  for (const { row, metric, kwh } of days.values()) {
+    const periods = out.get(row.deviceId) ?? new Map<string, Energy>();
+    out.set(row.deviceId, periods);
+    const label = periodLabel(by, row.date);
+    const energy = periods.get(label) ?? emptyEnergy();
+    periods.set(label, energy);
+    energy[metric] = add(energy[metric], Math.max(...kwh.values()));
   }
   return out;
 }

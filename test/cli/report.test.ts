@@ -1,14 +1,24 @@
 /**
  * `energy-etl report` on a real influxd and simulator: backfill (which writes the rollups), then
- * the report, its figures held to an oracle computed here from the simulator's readings (the
- * counter rule of docs/schema.md written again; the report's counters as docs/commands.md maps
- * them), per day, ISO week and month, in UTC and Europe/Berlin; TSV piped, bars on a terminal.
+ * the report, its figures held to an oracle computed from the simulator's readings (the
+ * counter rule of docs/schema.md written again in test/report/report-oracle.ts; the counters as
+ * docs/schema.md maps them), per day, ISO week and month, in UTC and Europe/Berlin; TSV piped,
+ * bars on a terminal.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import {
+  byPeriod,
+  isoWeek,
+  KEYS,
+  type Key,
+  type Oracle,
+  oracle,
+  reportSchema,
+} from "../report/report-oracle.js";
 import { builtCli, killCliChildren, spawnCli } from "../support/cli-child.js";
 import { bufferIo, NO_ENV_DIR } from "../support/cli-io.js";
 import { asTerminal } from "../support/fake-tty.js";
@@ -25,142 +35,11 @@ const TO = "2026-03-30T23:59:59Z";
 const FROM_S = Date.parse(FROM) / 1000;
 const TO_S = Date.parse(TO) / 1000;
 
-/** The oracle's mapping: each of the report's energies and the simulator's counter it is. */
-const COUNTERS = {
-  produced: "total_solar_energy",
-  consumed: "total_load_energy",
-  imported: "total_other_energy",
-  exported: "total_export_energy",
-  batteryIn: "charge_energy_today",
-  batteryOut: "total_battery_energy",
-} as const;
-type Key = keyof typeof COUNTERS;
-const KEYS = Object.keys(COUNTERS) as Key[];
-
 const SITES = {
   "hybrid-site-01": { kwp: 9.8, name: "Hybrid roof" },
   "audit-box-03": { kwp: 30, name: "Audit box", group: "north" },
   "site A+1": { kwp: 5 },
 };
-
-const energy = z.object(Object.fromEntries(KEYS.map((k) => [k, z.number().nullable()])));
-const period = z.object({ period: z.string(), energy, kwhPerKwp: z.number().nullable() });
-/** The shape docs/commands.md documents for `report --json`. */
-const reportSchema = z.object({
-  tz: z.string(),
-  by: z.enum(["day", "week", "month"]),
-  from: z.string(),
-  to: z.string(),
-  unit: z.literal("kWh"),
-  periods: z.array(z.string()),
-  sites: z.array(
-    z.object({
-      deviceId: z.string(),
-      name: z.string(),
-      group: z.string().nullable(),
-      kwp: z.number().nullable(),
-      periods: z.array(period),
-      total: energy,
-      kwhPerKwp: z.number().nullable(),
-      rank: z.number().nullable(),
-    }),
-  ),
-  fleet: z.object({
-    periods: z.array(period),
-    total: energy,
-    kwp: z.number().nullable(),
-    kwhPerKwp: z.number().nullable(),
-  }),
-});
-
-const localDate = (tz: string, s: number) =>
-  new Intl.DateTimeFormat("en-CA", {
-    timeZone: tz,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-  }).format(new Date(s * 1000));
-
-/** What each reading adds by the counter rule (type 04 cumulative, 05 daily reset). */
-function adds(type: string, values: readonly number[]): number[] {
-  let high = values[0] ?? 0;
-  return values.map((v, i) => {
-    const before = values[i - 1];
-    if (before === undefined) return 0;
-    if (type === "05") return v >= before ? v - before : v;
-    if (v >= high) {
-      const add = v - high;
-      high = v;
-      return add;
-    }
-    if (v >= 0.9 * high) return 0;
-    high = v;
-    return v;
-  });
-}
-
-type Oracle = Map<string, Map<string, Partial<Record<Key, number>>>>;
-
-/** Per device, local date of `tz`: the kWh of each energy (absent: the device has no counter). */
-function oracle(sim: Simulator, tz: string, fromS = FROM_S, toS = TO_S): Oracle {
-  const out: Oracle = new Map();
-  for (const deviceId of sim.fleet.deviceIds()) {
-    const days = new Map<string, Partial<Record<Key, number>>>();
-    out.set(deviceId, days);
-    // battery_bank repeats all_data's battery counters: all_data is the device's data
-    const ids = sim.fleet.valueIds(deviceId, "all_data") ?? [];
-    for (const key of KEYS) {
-      for (const id of ids.filter(
-        (i) => i.match(/^e_03_07_0[45]_\d{3}_(.*)$/)?.[1] === COUNTERS[key],
-      )) {
-        const byReadout = new Map<string, { s: number; v: number }[]>();
-        for (const r of sim.fleet.records(deviceId, "all_data", [id], fromS, toS)) {
-          const v = r[id];
-          if (typeof v !== "number") continue;
-          const list = byReadout.get(String(r.values_id)) ?? [];
-          list.push({ s: Date.parse(`${r.timestamp}Z`) / 1000, v });
-          byReadout.set(String(r.values_id), list);
-        }
-        for (const readings of byReadout.values()) {
-          const added = adds(
-            id.slice(8, 10),
-            readings.map((r) => r.v),
-          );
-          readings.forEach(({ s }, i) => {
-            const day = days.get(localDate(tz, s)) ?? {};
-            day[key] = (day[key] ?? 0) + (added[i] ?? 0);
-            days.set(localDate(tz, s), day);
-          });
-        }
-      }
-    }
-  }
-  return out;
-}
-
-/** The ISO week label of a date, as the oracle counts it. */
-function isoWeek(date: string): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  const thursday = new Date(d.getTime() + (3 - ((d.getUTCDay() + 6) % 7)) * 86_400_000);
-  const jan1 = Date.UTC(thursday.getUTCFullYear(), 0, 1);
-  const week = Math.floor((thursday.getTime() - jan1) / 86_400_000 / 7) + 1;
-  return `${thursday.getUTCFullYear()}-W${String(week).padStart(2, "0")}`;
-}
-
-/** The oracle's energies of a device summed by `periodOf` of each date. */
-function byPeriod(
-  days: Map<string, Partial<Record<Key, number>>>,
-  periodOf: (d: string) => string,
-) {
-  const out = new Map<string, Partial<Record<Key, number>>>();
-  for (const [date, day] of days) {
-    const sum = out.get(periodOf(date)) ?? {};
-    for (const key of KEYS)
-      if (day[key] !== undefined) sum[key] = (sum[key] ?? 0) + (day[key] ?? 0);
-    out.set(periodOf(date), sum);
-  }
-  return out;
-}
 
 describe("energy-etl report against influxd, figures from the simulator's readings", () => {
   let sim: Simulator;
@@ -240,7 +119,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     const got = await report();
     expect([got.tz, got.by, got.from, got.to]).toEqual(["UTC", "day", "2026-03-27", "2026-03-30"]);
     expect(got.periods).toEqual(["2026-03-27", "2026-03-28", "2026-03-29", "2026-03-30"]);
-    const want = oracle(sim, "UTC");
+    const want = oracle(sim, "UTC", FROM_S, TO_S);
     expect(expectFigures(got, want, (d) => d)).toBe(4 * 4 * 6);
     // the hybrid alone has a battery charge counter: the others' battery in is empty, not 0
     const batteryIn = got.sites.map((s) => [s.deviceId, s.total.batteryIn === null]);
@@ -283,7 +162,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
       "2026-04-05",
     ]);
     expect(got.periods).toEqual(["2026-W13", "2026-W14"]);
-    expect(expectFigures(got, oracle(sim, "Europe/Berlin"), isoWeek)).toBe(4 * 2 * 6);
+    expect(expectFigures(got, oracle(sim, "Europe/Berlin", FROM_S, TO_S), isoWeek)).toBe(4 * 2 * 6);
   }, 120_000);
 
   it("the default zone is the first of ROLLUP_TIME_ZONES; a zone not rolled up or not a zone is an error naming it", async () => {
@@ -333,7 +212,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
       "battery_out_kwh",
       "kwh_per_kwp",
     ]);
-    const want = oracle(sim, "UTC");
+    const want = oracle(sim, "UTC", FROM_S, TO_S);
     expect(rows.map((r) => [r[0], r[4]]).sort()).toEqual(
       [...want.keys()].map((id) => [id, "2026-03"]).sort(),
     );
