@@ -165,7 +165,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     expect(expectFigures(got, oracle(sim, "Europe/Berlin", FROM_S, TO_S), isoWeek)).toBe(4 * 2 * 6);
   }, 120_000);
 
-  it("the default zone is the first of ROLLUP_TIME_ZONES; a zone not rolled up or not a zone is an error naming it", async () => {
+  it("the default zone is the first of ROLLUP_TIME_ZONES; a zone not rolled up, not a zone, or a bad --by is a usage error; a range without rollups lists the sites empty, with a warning", async () => {
     const berlinFirst = await run(
       { ROLLUP_TIME_ZONES: "Europe/Berlin,UTC" },
       "report",
@@ -186,6 +186,20 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     const notZone = await run({}, "report", "--from", FROM, "--tz", "Mars/Olympus");
     expect(notZone.code).toBe(2);
     expect(notZone.err).toContain("--tz: Mars/Olympus is not a time zone");
+    // a range without rollups: every site listed with empty figures, and a warning
+    const none = await run(
+      { LOG_FORMAT: "json" },
+      "report",
+      "--from",
+      "2026-01-05",
+      "--to",
+      "2026-01-05",
+    );
+    expect(none.code).toBe(0);
+    expect(none.out.split("\n").filter((l) => l.startsWith("hybrid-site-01\t"))).toEqual([
+      "hybrid-site-01\tHybrid roof\t\t9.8\t2026-01-05\t\t\t\t\t\t\t",
+    ]);
+    expect(none.err).toContain("no rollups in the range");
     const notPeriod = await run({}, "report", "--by", "year");
     expect(notPeriod.code).toBe(2);
     expect(notPeriod.err).toContain('--by: expected day, week or month, got "year"');
