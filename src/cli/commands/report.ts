@@ -119,8 +119,9 @@ async function print(result: Report, io: CliIo, json: boolean): Promise<void> {
   const { stdout } = io;
   if (stdout.isTTY === true) {
     const { renderBars } = await import("../../report/render-bars.js");
-    const columns = (stdout as { columns?: number }).columns;
-    writeText(stdout, renderBars(result, columns !== undefined && columns > 0 ? columns : 80));
+    // a terminal that says no width, or 0 (a pseudo-terminal under `script`): 80, as tables
+    const columns = "columns" in stdout && typeof stdout.columns === "number" ? stdout.columns : 0;
+    writeText(stdout, renderBars(result, columns > 0 ? columns : 80));
   } else {
     const { renderTsv } = await import("../../report/render-tsv.js");
     writeText(stdout, renderTsv(result));
