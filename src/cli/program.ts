@@ -106,6 +106,16 @@ const COMMANDS: readonly {
   {
     listed: [
       [
+        "report",
+        "[options]",
+        "energy per site and for the fleet per day, week or month from the daily rollups: produced, consumed, imported, exported, battery in and out, specific yield (kWh/kWp) and its ranking; bar charts on a terminal, TSV when piped, --json",
+      ],
+    ],
+    load: async () => (await import("./commands/report.js")).registerReportCommand,
+  },
+  {
+    listed: [
+      [
         "run",
         "",
         "run the service: a sync now and on every SYNC_CRON tick, due backfill jobs in the background, /healthz, /readyz and /metrics on HTTP_HOST:HTTP_PORT; SIGTERM/SIGINT stop it within SHUTDOWN_TIMEOUT_MS (exit 0)",
