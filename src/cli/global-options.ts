@@ -28,6 +28,7 @@ const SECRET_FLAGS: Readonly<Record<string, string>> = {
   "--api-password": "ENERGY_API_PASSWORD",
   "--otp": "ENERGY_API_OTP",
   "--influx-token": "INFLUX_TOKEN",
+  "--influx-password": "INFLUX_PASSWORD",
 };
 
 /** The variables a command asks for on a terminal when they are not set (init, set-password). */

@@ -1,6 +1,6 @@
 /**
  * A secret given as a flag (`--api-key`, `--password`, `--api-password`, `--otp`,
- * `--influx-token`) is refused on every command, before the command's name or after it, with
+ * `--influx-token`, `--influx-password`) is refused on every command, before the command's name or after it, with
  * or without a value, in one line that says where the secret belongs: exit 2, nothing sent to
  * the API, nothing on stdout. `init` and `set-password` add that they ask on a terminal for the
  * secrets they ask for; `simulate` keeps the flags that are its own (the simulator's secrets).
@@ -17,6 +17,7 @@ const FLAGS: readonly (readonly [string, string])[] = [
   ["--api-password", "ENERGY_API_PASSWORD"],
   ["--otp", "ENERGY_API_OTP"],
   ["--influx-token", "INFLUX_TOKEN"],
+  ["--influx-password", "INFLUX_PASSWORD"],
 ];
 
 /** Each command as it would otherwise run (its arguments given). */
@@ -41,7 +42,13 @@ const COMMANDS: readonly (readonly string[])[] = [
 
 /** The variables `command` asks for on a terminal (the oracle of the message's last clause). */
 const ASKS: Readonly<Record<string, readonly string[]>> = {
-  init: ["ENERGY_API_KEY", "ENERGY_API_PASSWORD", "ENERGY_API_OTP"],
+  init: [
+    "ENERGY_API_KEY",
+    "ENERGY_API_PASSWORD",
+    "ENERGY_API_OTP",
+    "INFLUX_TOKEN",
+    "INFLUX_PASSWORD",
+  ],
   "set-password": ["ENERGY_API_OTP", "ENERGY_API_PASSWORD"],
 };
 

@@ -131,5 +131,11 @@ export function registerInitCommand(program: Command, io: CliIo): void {
       "InfluxDB 1.x user (default: INFLUX_USERNAME; none: no auth)",
     )
     .action((_opts: unknown, command: Command) => runInit(io, command));
-  asksForSecrets(init, ["ENERGY_API_KEY", "ENERGY_API_PASSWORD", "ENERGY_API_OTP"]);
+  asksForSecrets(init, [
+    "ENERGY_API_KEY",
+    "ENERGY_API_PASSWORD",
+    "ENERGY_API_OTP",
+    "INFLUX_TOKEN",
+    "INFLUX_PASSWORD",
+  ]);
 }
