@@ -1,5 +1,6 @@
 import type { InfluxDB } from "@influxdata/influxdb-client";
 import { z } from "zod";
+import { errnoOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
 import { type InfluxConnection, influxClient } from "./influx-connection.js";
 import { readInfluxFailure } from "./write-errors.js";
@@ -16,7 +17,8 @@ export interface InfluxQueryTarget extends InfluxConnection {
 }
 
 const seriesSchema = z.object({
-  name: z.string(),
+  // 1.x names no series of SHOW RETENTION POLICIES
+  name: z.string().default(""),
   tags: z.record(z.string(), z.string()).optional(),
   columns: z.array(z.string()),
   // rows checked in one loop: a rollup pass reads hundreds of thousands of them
@@ -69,9 +71,7 @@ export class InfluxQuery {
     if (this.rp) params.set("rp", this.rp);
     let answer: unknown;
     try {
-      answer = await this.influx.transport.request(`/query?${params}`, "", {
-        method: change ? "POST" : "GET",
-      });
+      answer = await this.request(`/query?${params}`, change);
     } catch (error) {
       const { status, message } = readInfluxFailure(error);
       const auth =
@@ -107,4 +107,24 @@ export class InfluxQuery {
     }
     return results.map((result) => result.series ?? []);
   }
+
+  /**
+   * One request; a read whose kept-alive connection the server had closed while idle (a reset
+   * before any answer) is sent once more on a new one. A change (POST) is never sent twice.
+   */
+  private async request(path: string, change: boolean): Promise<unknown> {
+    const method = change ? "POST" : "GET";
+    try {
+      return await this.influx.transport.request(path, "", { method });
+    } catch (error) {
+      if (change || !resetBeforeAnswer(error)) throw error;
+      return this.influx.transport.request(path, "", { method });
+    }
+  }
+}
+
+/** The connection was reset or hung up before any answer (no HTTP status). */
+function resetBeforeAnswer(error: unknown): boolean {
+  const { status, message } = readInfluxFailure(error);
+  return status === undefined && /ECONNRESET|socket hang up/i.test(`${errnoOf(error)} ${message}`);
 }

@@ -78,3 +78,59 @@ describe("InfluxQuery: one result per statement, in order", () => {
     }
   });
 });
+
+describe("InfluxQuery: what 1.x answers, and a connection reset while idle", () => {
+  it("SHOW RETENTION POLICIES, whose series 1.x does not name, is read", async () => {
+    const db = await createTestInfluxDb("influx_query_rp");
+    const query = new InfluxQuery({ ...target(db.rawUrl), token: "", bucket: db.bucket });
+    const [series] = await query.query(["SHOW RETENTION POLICIES"]);
+    const names = (series ?? []).flatMap((s) => s.values.map((row) => row[0]));
+    expect(names).toContain("autogen");
+  });
+
+  /** A server that resets the first `resets` connections before answering, then answers. */
+  async function resetting(resets: number) {
+    const methods: string[] = [];
+    const server = createServer((req, res) => {
+      methods.push(req.method ?? "");
+      if (methods.length <= resets) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ results: [{ statement_id: 0 }] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url, server, methods };
+  }
+
+  it("a read reset before any answer is sent once more, and answered", async () => {
+    const { url, server, methods } = await resetting(1);
+    try {
+      await expect(new InfluxQuery(target(url)).query(["SHOW DATABASES"])).resolves.toEqual([[]]);
+      expect(methods).toEqual(["GET", "GET"]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("a read reset twice fails; a change (POST) reset once is never sent again", async () => {
+    const twice = await resetting(2);
+    const once = await resetting(1);
+    try {
+      await expect(new InfluxQuery(target(twice.url)).query(["SHOW DATABASES"])).rejects.toThrow(
+        /refused the query/,
+      );
+      expect(twice.methods).toEqual(["GET", "GET"]);
+      const change = new InfluxQuery(target(once.url)).query(['CREATE DATABASE "x"'], {
+        change: true,
+      });
+      await expect(change).rejects.toThrow(/refused the query/);
+      expect(once.methods).toEqual(["POST"]);
+    } finally {
+      twice.server.close();
+      once.server.close();
+    }
+  });
+});
