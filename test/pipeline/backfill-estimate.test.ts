@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import {
   estimateBackfill,
   LEARN_FROM_RUNS,
   learnPointCost,
+  MIN_POINTS,
   medianMs,
 } from "../../src/pipeline/backfill-estimate.js";
 import { StateStore } from "../../src/state/state-store.js";
@@ -281,5 +283,13 @@ describe("learnPointCost: the points' cost from earlier runs in the state file",
     const cost = learned();
     expect(cost?.runs).toBe(LEARN_FROM_RUNS);
     expect(cost?.msPerPoint).toBeCloseTo(extraMs(6, 3) / (6 * PER_REQUEST), 12);
+  });
+
+  it("docs/commands.md quotes how many runs and how many points as the code has them", () => {
+    // the prose is reflowed: one space for any run of white space
+    const doc = readFileSync("docs/commands.md", "utf8").replace(/\s+/g, " ");
+    expect(doc).toContain(`of the newest ${LEARN_FROM_RUNS} finished backfills`);
+    expect(doc).toContain(`at least ${MIN_POINTS.toLocaleString("en-US")} points`);
+    expect(doc).toContain(`among the newest ${LEARN_FROM_RUNS}`);
   });
 });
