@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { StateStore } from "../../src/state/state-store.js";
 import { bufferIo } from "../support/cli-io.js";
 import { tempStateDb } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
@@ -27,6 +28,10 @@ const estimateLogSchema = z.object({
   latencyMs: z.number(),
   catalogMs: z.number(),
   latencySamples: z.number(),
+  // optional here so that the tests, not the parse, say what an estimate without them misses
+  points: z.number().optional(),
+  pointsSeconds: z.number().optional(),
+  learnedFromRuns: z.number().optional(),
   jobs: z.number(),
 });
 
@@ -43,13 +48,13 @@ describe("backfill --dry-run estimates from the rate, the concurrency and the me
   });
   afterAll(() => sim.close());
 
-  async function dryRun(extra: Record<string, string>) {
+  async function dryRun(extra: Record<string, string>, stateDb = tempStateDb()) {
     const env = {
       ENERGY_API_URL: sim.url,
       ENERGY_API_KEY: sim.apiKey,
       ENERGY_API_USER: "demo",
       ENERGY_API_PASSWORD: "demo-password",
-      STATE_DB: tempStateDb(),
+      STATE_DB: stateDb,
       LOG_LEVEL: "debug",
       ...extra,
     };
@@ -113,14 +118,64 @@ describe("backfill --dry-run estimates from the rate, the concurrency and the me
       "  rate: {8}at most 1000 requests/s \\(API_RATE_LIMIT\\): alone 0\\.\\d s",
       "  concurrency: 3 at once \\(API_CONCURRENCY 4, one device at a time\\)",
       `  latency: {5}\\d+ ms a request \\(median of 3 catalog answers now\\): alone ${span}`,
+      "  \\+ points: {4}not counted: no earlier backfill of 10000\\+ points to learn from",
     ];
     expect(out).toMatch(new RegExp(`^${basis.join("\n")}$`, "m"));
+    expect(estimate.learnedFromRuns).toBe(0);
+    expect(estimate.pointsSeconds).toBe(0);
     // every line of the estimate fits an 80-column terminal
-    for (const line of out.trimEnd().split("\n").slice(-5)) {
+    for (const line of out.trimEnd().split("\n").slice(-6)) {
       expect(line.length).toBeLessThanOrEqual(80);
     }
     const printedMs = Number(/(\d+) ms a request/.exec(out)?.[1]);
     expect(printedMs).toBe(Math.round(estimate.latencyMs));
+  });
+
+  it("earlier backfills in the state file: their points' cost is learned and added", async () => {
+    // recorded as the pipeline records runs: 3 ok backfills of 3 requests and 1,000,000 points
+    // that took 30, 60 and 90 s; a failed one and a tiny one (under 10,000 points) are left out
+    const stateDb = tempStateDb();
+    const store = StateStore.open(stateDb);
+    const T0 = Date.UTC(2026, 5, 1);
+    const runs = [
+      { status: "ok", wallMs: 60_000, points: 1_000_000 },
+      { status: "ok", wallMs: 30_000, points: 1_000_000 },
+      { status: "failed", wallMs: 900_000, points: 1_000_000 },
+      { status: "ok", wallMs: 90_000, points: 1_000_000 },
+      { status: "ok", wallMs: 900_000, points: 9_000 },
+    ] as const;
+    runs.forEach(({ status, wallMs, points }, i) => {
+      const startMs = T0 + i * 3_600_000;
+      const id = store.runs.start("backfill", new Date(startMs));
+      const summary = { status, devices: 1, requests: 3, points, errors: 0, detail: null };
+      store.runs.finish(id, summary, new Date(startMs + wallMs));
+    });
+    store.close();
+    const { code, out, estimate } = await dryRun(
+      { API_RATE_LIMIT: "1000", API_CONCURRENCY: "4" },
+      stateDb,
+    );
+    expect(code).toBe(0);
+    if (estimate === undefined) throw new Error("no estimate logged");
+    // the oracle: 3 requests at 1000/s, 3 in flight take one latency and 2 gate gaps of 1 ms;
+    // the median run (60 s) less that, per point; as many points a request as those runs brought
+    const msPerPoint = (60_000 - (estimate.latencyMs + 2)) / 1_000_000;
+    const total = jobRequests(out).reduce((a, b) => a + b, 0);
+    const points = Math.round((total * 1_000_000) / 3);
+    expect(estimate.seconds).toBeCloseTo(
+      estimate.catalogMs / 1000 + estimate.dataSeconds + (points * msPerPoint) / 1000,
+      6,
+    );
+    const us = (msPerPoint * 1000).toFixed(1);
+    expect(out).toMatch(
+      new RegExp(
+        `^  \\+ points: {4}${points} at ${us.replace(".", "\\.")} µs each \\(learned from 3 earlier runs\\): \\d+(\\.\\d)? (s|min)$`,
+        "m",
+      ),
+    );
+    expect(estimate.learnedFromRuns).toBe(3);
+    expect(estimate.points).toBe(points);
+    expect(estimate.pointsSeconds).toBeCloseTo((points * msPerPoint) / 1000, 6);
   });
 
   it("at a low rate the rate limit holds it, the latency still on the last request", async () => {

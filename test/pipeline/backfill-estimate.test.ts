@@ -1,4 +1,14 @@
-import { estimateBackfill, medianMs } from "../../src/pipeline/backfill-estimate.js";
+import { readFileSync } from "node:fs";
+import {
+  estimateBackfill,
+  LEARN_FROM_RUNS,
+  learnPointCost,
+  MIN_POINTS,
+  medianMs,
+} from "../../src/pipeline/backfill-estimate.js";
+import { StateStore } from "../../src/state/state-store.js";
+import type { RunKind, RunSummary } from "../../src/state/types.js";
+import { tempStateDb } from "../support/pipeline.js";
 
 /**
  * The oracle: one job of `n` requests, at most `e` in flight, started `gapMs` apart at the
@@ -167,5 +177,119 @@ describe("medianMs", () => {
     expect(medianMs([500, 100, 300])).toBe(300);
     expect(medianMs([400, 100, 300, 200])).toBe(250);
     expect(medianMs([])).toBeUndefined();
+  });
+});
+
+describe("learnPointCost: the points' cost from earlier runs in the state file", () => {
+  /** 5 requests/s, 3 in flight at 200 ms: rate-bound, so n requests take n * 200 ms (oracle). */
+  const PACE = { ratePerSecond: 5, concurrency: 4, latencyMs: 200 };
+  const requestsMs = (n: number) => n * 200;
+  /** 7 days of 20 values at one-minute records: the points a full request brings. */
+  const PER_REQUEST = 20 * 7 * 1440;
+  const T0 = Date.UTC(2026, 5, 1);
+  let store: StateStore;
+  let clockMs: number;
+
+  beforeEach(() => {
+    store = StateStore.open(tempStateDb());
+    clockMs = T0;
+  });
+  afterEach(() => store.close());
+
+  /** A run recorded as the pipeline records it: started, then finished `wallMs` later. */
+  function record(kind: RunKind, wallMs: number, summary: Partial<RunSummary>): void {
+    const id = store.runs.start(kind, new Date(clockMs));
+    clockMs += wallMs;
+    const base: RunSummary = {
+      status: "ok",
+      devices: 3,
+      requests: 0,
+      points: 0,
+      errors: 0,
+      detail: null,
+    };
+    store.runs.finish(id, { ...base, ...summary }, new Date(clockMs));
+    clockMs += 60_000;
+  }
+
+  /** The whole ms beyond its requests a run of full requests at `usPerPoint` took (the file holds ms). */
+  const extraMs = (requests: number, usPerPoint: number) =>
+    Math.round((requests * PER_REQUEST * usPerPoint) / 1000);
+
+  /** An ok backfill of `requests` full requests whose points took `usPerPoint` beyond them. */
+  function backfill(requests: number, usPerPoint: number): void {
+    const points = requests * PER_REQUEST;
+    record("backfill", requestsMs(requests) + extraMs(requests, usPerPoint), { requests, points });
+  }
+
+  const learned = () =>
+    learnPointCost(store.runs.recentFinished("backfill", LEARN_FROM_RUNS), PACE);
+
+  it("no earlier runs: nothing learned, the estimate is the requests alone", () => {
+    expect(learned()).toBeUndefined();
+    const e = estimateBackfill({ jobRequests: [18], ...PACE, catalogMs: 0 });
+    expect(e.points).toBe(0);
+    expect(e.pointsSeconds).toBe(0);
+    expect(e.seconds).toBeCloseTo(requestsMs(18) / 1000, 9);
+  });
+
+  it("one tiny run (under 10,000 points) tells nothing: nothing learned", () => {
+    // 2 requests of hourly records, a whole second beyond its requests: 100 µs a point if taken
+    record("backfill", requestsMs(2) + 1000, { requests: 2, points: 9_999 });
+    expect(learned()).toBeUndefined();
+  });
+
+  it("the median of the usable runs, the others left out; the estimate adds their points' work", () => {
+    // the usable ones: 2, 3, 3.5, 4 and 12 µs a point (12: a busy machine); median 3.5
+    for (const [requests, us] of [
+      [6, 3],
+      [3, 12],
+      [6, 2],
+      [9, 4],
+      [6, 3.5],
+    ] as const) {
+      backfill(requests, us);
+    }
+    // left out: a failed and an interrupted backfill, a sync, a tiny backfill (all far slower)
+    record("backfill", 600_000, { status: "failed", requests: 6, points: 6 * PER_REQUEST });
+    record("backfill", 600_000, { status: "interrupted", requests: 6, points: 6 * PER_REQUEST });
+    record("sync", 600_000, { requests: 6, points: 6 * PER_REQUEST });
+    record("backfill", 600_000, { requests: 1, points: 500 });
+    const cost = learned();
+    expect(cost?.runs).toBe(5);
+    expect(cost?.pointsPerRequest).toBeCloseTo(PER_REQUEST, 6);
+    const msPerPoint = extraMs(6, 3.5) / (6 * PER_REQUEST);
+    expect(msPerPoint).toBeCloseTo(0.0035, 6);
+    expect(cost?.msPerPoint).toBeCloseTo(msPerPoint, 12);
+    if (cost === undefined) throw new Error("nothing learned");
+    // 18 requests (14 days of 3 devices): 18 * 201,600 points at 3.5 us after 3.6 s of requests
+    const e = estimateBackfill({ jobRequests: [18], ...PACE, catalogMs: 400, pointCost: cost });
+    const points = 18 * PER_REQUEST;
+    expect(e.points).toBe(points);
+    expect(e.pointsSeconds).toBeCloseTo((points * msPerPoint) / 1000, 9); // 12.7 s
+    expect(e.dataSeconds).toBeCloseTo(3.6, 9);
+    expect(e.seconds).toBeCloseTo(0.4 + 3.6 + (points * msPerPoint) / 1000, 9);
+  });
+
+  it("a run faster than its requests at today's pace counts as no point cost, not a negative one", () => {
+    for (let i = 0; i < 3; i++) record("backfill", 100, { requests: 6, points: 6 * PER_REQUEST });
+    expect(learned()).toEqual({ pointsPerRequest: PER_REQUEST, msPerPoint: 0, runs: 3 });
+  });
+
+  it(`learns from the newest ${LEARN_FROM_RUNS} finished backfills only`, () => {
+    // an old, slow era (50 us a point), then LEARN_FROM_RUNS runs at 3 us
+    for (let i = 0; i < LEARN_FROM_RUNS; i++) backfill(6, 50);
+    for (let i = 0; i < LEARN_FROM_RUNS; i++) backfill(6, 3);
+    const cost = learned();
+    expect(cost?.runs).toBe(LEARN_FROM_RUNS);
+    expect(cost?.msPerPoint).toBeCloseTo(extraMs(6, 3) / (6 * PER_REQUEST), 12);
+  });
+
+  it("docs/commands.md quotes how many runs and how many points as the code has them", () => {
+    // the prose is reflowed: one space for any run of white space
+    const doc = readFileSync("docs/commands.md", "utf8").replace(/\s+/g, " ");
+    expect(doc).toContain(`of the newest ${LEARN_FROM_RUNS} finished backfills`);
+    expect(doc).toContain(`at least ${MIN_POINTS.toLocaleString("en-US")} points`);
+    expect(doc).toContain(`among the newest ${LEARN_FROM_RUNS}`);
   });
 });

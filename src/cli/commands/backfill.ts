@@ -4,6 +4,9 @@ import {
   type BackfillEstimate,
   type EstimateInputs,
   estimateBackfill,
+  LEARN_FROM_RUNS,
+  learnPointCost,
+  MIN_POINTS,
   medianMs,
 } from "../../pipeline/backfill-estimate.js";
 import {
@@ -13,7 +16,7 @@ import {
   remainingBackfill,
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
-import type { BackfillJob } from "../../state/types.js";
+import type { BackfillJob, RunRecord } from "../../state/types.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, writeJson, writeLine, writeText } from "../io.js";
@@ -159,7 +162,8 @@ async function plannedJobs(
   if (opts.dryRun) {
     const remaining = remainingBackfill(pipeline, plan);
     const catalogMs = performance.now() - startedMs;
-    const estimate = dryRunEstimate(remaining, planned.latencyMs, catalogMs, context);
+    const earlier = pipeline.store.runs.recentFinished("backfill", LEARN_FROM_RUNS);
+    const estimate = dryRunEstimate(remaining, planned.latencyMs, catalogMs, earlier, context);
     printPlan(context.io, remaining, estimate, opts.json === true);
     return undefined;
   }
@@ -182,27 +186,40 @@ interface DryRunEstimate extends BackfillEstimate, EstimateInputs {
   readonly latencySamples: number;
 }
 
-/** The time a plan takes, from the configuration and the latency this dry run measured. */
+/**
+ * The time a plan takes, from the configuration, the latency this dry run measured and the point
+ * cost of the earlier runs.
+ */
 function dryRunEstimate(
   plan: readonly PlannedBackfill[],
   latencySamples: readonly number[],
   catalogMs: number,
+  earlier: readonly RunRecord[],
   context: CommandContext,
 ): DryRunEstimate {
-  const inputs: EstimateInputs = {
-    jobRequests: plan.map((p) => p.chunks),
+  const pace = {
     ratePerSecond: context.config.api.rateLimit,
     concurrency: context.config.api.concurrency,
     latencyMs: medianMs(latencySamples) ?? 0,
+  };
+  const pointCost = learnPointCost(earlier, pace);
+  const inputs: EstimateInputs = {
+    jobRequests: plan.map((p) => p.chunks),
+    ...pace,
     catalogMs,
+    ...(pointCost && { pointCost }),
   };
   const estimate = {
     ...estimateBackfill(inputs),
     ...inputs,
     latencySamples: latencySamples.length,
   };
-  const { jobRequests, ...figures } = estimate;
-  context.logger.debug({ ...figures, jobs: jobRequests.length }, "backfill estimate");
+  const { jobRequests, pointCost: cost, ...figures } = estimate;
+  const { runs: learnedFromRuns = 0, ...learned } = cost ?? {};
+  context.logger.debug(
+    { ...figures, ...learned, learnedFromRuns, jobs: jobRequests.length },
+    "backfill estimate",
+  );
   return estimate;
 }
 
@@ -256,7 +273,19 @@ function estimateBasis(e: DryRunEstimate): string[] {
     `  rate:        at most ${e.ratePerSecond} requests/s (API_RATE_LIMIT): alone ${span(e.rateOnlySeconds)}`,
     `  concurrency: ${e.inFlight} at once (API_CONCURRENCY ${e.concurrency}, one device at a time)`,
     `  latency:     ${latency}: alone ${span(e.latencyOnlySeconds)}`,
+    pointsBasis(e),
   ];
+}
+
+/** The points' line of the basis: what was learned and from how many runs, or that nothing was. */
+function pointsBasis({ pointCost, points, pointsSeconds }: DryRunEstimate): string {
+  if (pointCost === undefined) {
+    return `  + points:    not counted: no earlier backfill of ${MIN_POINTS}+ points to learn from`;
+  }
+  const { runs, msPerPoint } = pointCost;
+  const from = `learned from ${runs} earlier run${runs === 1 ? "" : "s"}`;
+  const us = (msPerPoint * 1000).toFixed(1);
+  return `  + points:    ${points} at ${us} µs each (${from}): ${formatEstimate(pointsSeconds)}`;
 }
 
 /** A span of seconds: tenths below 10 s, whole seconds below 2 min, then as `status` says it. */
