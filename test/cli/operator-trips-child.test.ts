@@ -66,7 +66,7 @@ describe("the CLI as a child process: what an operator trips over", () => {
   it("item 5: a sync names the dead letters it made (and SYNC_START=-2d, --from's grammar, is taken: item 8)", () => {
     expect(poisonedSync.code).toBe(0);
     expect(poisonedSync.out).toMatch(
-      /^sync ok: 1 devices, .*; \d+ new dead letters? \(see energy-etl dead-letters\)$/m,
+      /^sync ok: 1 device, .*; \d+ new dead letters? \(see energy-etl dead-letters\)$/m,
     );
   });
 

@@ -14,6 +14,7 @@ import {
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob } from "../../state/types.js";
+import { counted } from "../../util/text.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, writeJson, writeLine, writeText } from "../io.js";
@@ -114,7 +115,7 @@ async function runBackfill(
   writeLine(
     context.io.stdout,
     `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
-      `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${run.requests} requests` +
+      `${s.chunksDone}/${s.chunksTotal} chunks, ${counted(s.points, "point")}, ${counted(run.requests, "request")}` +
       ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}${rollupsNote(run.rollups)}`,
   );
   if (unfinished.length > 0) {
@@ -238,7 +239,7 @@ function printPlan(
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   writeLine(
     io.stdout,
-    `total: ${total} requests; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
+    `total: ${counted(total, "request")}; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
   );
   for (const line of estimateBasis(estimate)) writeLine(io.stdout, line);
 }

@@ -7,6 +7,7 @@ import { type RollupResult, rollupsAfterRun } from "../../rollups/rollup-run.js"
 import type { RetryLetter } from "../../state/dead-letter-store.js";
 import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
+import { counted } from "../../util/text.js";
 import { isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import {
@@ -100,7 +101,7 @@ function letterLines(l: DeadLetter): string[] {
     `dead letter ${l.id}: ${l.kind} of ${l.deviceId} / ${l.resourceId}`,
     `time:     ${at === undefined ? "unknown" : instant(at)} (window ${instant(l.windowFromS)} .. ${instant(l.windowToS)})`,
     `values:   ${l.valueIds.length} requested: ${l.valueIds.join(", ")}`,
-    `seen:     ${l.occurrences} times, first ${l.firstSeen}, last ${l.lastSeen}; ${l.retries} retries failed`,
+    `seen:     ${counted(l.occurrences, "time")}, first ${l.firstSeen}, last ${l.lastSeen}; ${counted(l.retries, "retry", "retries")} failed`,
     `error:    ${l.error}`,
     `payload:  ${l.payload}`,
     ...(l.truncated
@@ -144,7 +145,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
           const letters = store.deadLetters.list(only);
           if (opts.clear) {
             store.deadLetters.forget(letters.map((l) => l.id));
-            writeLine(io.stdout, `forgot ${letters.length} dead letters`);
+            writeLine(io.stdout, `forgot ${counted(letters.length, "dead letter")}`);
           } else if (opts.json) writeJson(io.stdout, letters);
           else listLetters(io, store, letters);
         });
@@ -233,7 +234,7 @@ function retrySummary(
   const { written, setAside, refused, skipped, recomputed, rollupsOff, tried } = outcome;
   const left = total - tried;
   return (
-    `retried ${tried} dead letters: ${written} written` +
+    `retried ${counted(tried, "dead letter")}: ${written} written` +
     (setAside > 0
       ? ` (${setAside} of their members still invalid: kept as member dead letters)`
       : "") +
