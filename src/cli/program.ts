@@ -1,6 +1,6 @@
 import { Command, Help } from "commander";
 import { addGlobalOptions, refuseSecretFlags } from "./global-options.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, ERROR_PREFIX } from "./io.js";
 import { version } from "./version.js";
 
 type Register = (program: Command, io: CliIo) => void;
@@ -272,7 +272,8 @@ function pointAtHelp(command: Command): void {
   const path = commandPath(command);
   command.configureOutput({
     ...command.configureOutput(),
-    outputError: (text, write) => write(`${text.trimEnd()}\n(see ${path} --help)\n`),
+    outputError: (text, write) =>
+      write(`${ERROR_PREFIX}${text.trimEnd().replace(/^error: /, "")}\n(see ${path} --help)\n`),
   });
   for (const sub of command.commands) pointAtHelp(sub);
 }

@@ -91,7 +91,7 @@ describe("set-password", () => {
     const code = await runCli(["set-password", "-u", "ops"], io);
     expect(code).toBe(1);
     expect(io.err()).toBe(
-      "energy-etl: API error (auth_failed): POST /set_password refused the credentials (HTTP " +
+      "energy-etl: error: API auth_failed: POST /set_password refused the credentials (HTTP " +
         "401): invalid one-time password. The API refused the one-time password: it is wrong, " +
         "expired or already used (it works once). Ask for a new one and run set-password again " +
         "with it (ENERGY_API_OTP or the prompt).\n",
