@@ -22,7 +22,7 @@ import { devicesOption, nameOption, outputOption } from "../options.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
 import { boundedRange, instantOption, toOption } from "../time-options.js";
-import { withPipeline } from "../with-pipeline.js";
+import { type MarkFinished, withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 import { rollupsNote, throwIfRollupsFailed } from "./rollups.js";
 import { formatSpan } from "./status.js";
@@ -92,8 +92,8 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
         // nothing after now exists yet: a later --to would plan empty requests
         const nowS = epochSeconds(new Date());
         const target = { output: opts.output, dryRun: opts.dryRun };
-        return withPipeline(command, io, target, (pipeline, context) =>
-          runBackfill(opts, nowS, pipeline, context),
+        return withPipeline(command, io, target, (pipeline, context, finished) =>
+          runBackfill(opts, nowS, pipeline, context, finished),
         );
       }),
     );
@@ -105,6 +105,7 @@ async function runBackfill(
   nowS: number,
   pipeline: Pipeline,
   context: CommandContext,
+  finished: MarkFinished,
 ): Promise<void> {
   const jobs = opts.retryParked
     ? retryParked(opts, pipeline, context.io)
@@ -112,6 +113,8 @@ async function runBackfill(
   if (jobs === undefined) return;
   const { run, progress: s } = await runBackfillWithProgress(pipeline, jobs, context);
   const unfinished = run.jobs.filter((j) => j.status === "failed" || j.status === "parked");
+  // every job done: a Ctrl-C during the rollups or the summary stops nothing left to do
+  if (run.jobs.length === jobs.length && run.jobs.every((j) => j.status === "done")) finished();
   writeLine(
     context.io.stdout,
     `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
