@@ -102,7 +102,8 @@ describe("the CLI as a child process: what an operator trips over", () => {
     expect(lines.filter((line) => [...line].length > 140)).toEqual([]);
     // the error's useful part, the member that was bad, not the request
     expect(shown.stdout).toMatch(/e_\w+:/);
-    expect(shown.stdout).toContain("one whole: energy-etl dead-letters show ID");
+    // a summary by default (#42), the rows a command away
+    expect(shown.stdout).toContain("each one: energy-etl dead-letters --list");
   });
 
   it("item 6: doctor against influxd 1.6 (no /api/v2/write) names the version and the fix", async () => {
