@@ -1,6 +1,6 @@
 import { scrubSecrets } from "../logger.js";
 import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
-import { excerpt } from "../util/text.js";
+import { counted, excerpt } from "../util/text.js";
 
 /**
  * Errors of the API client, classified once at the HTTP boundary (spec section 7 leaves the error
@@ -203,7 +203,7 @@ export function notSentTwice(failure: ApiError): ApiError {
 /** A 401 for every fresh token: the renewals are spent. */
 export function tokenRefusedAgain(endpoint: string, failure: ApiError, renewals: number): ApiError {
   return failure.withMessage(
-    `${endpoint} refused the access token (HTTP 401) even after renewing it ${renewals} times ` +
+    `${endpoint} refused the access token (HTTP 401) even after renewing it ${counted(renewals, "time")} ` +
       `(POST /create_token gave new tokens, each was refused): ${failure.message}`,
     { retryable: false },
   );

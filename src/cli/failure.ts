@@ -5,7 +5,7 @@ import { scrubSecrets } from "../logger.js";
 import { NewerSchemaError } from "../state/migrator.js";
 import { messageOf } from "../util/errors.js";
 import { loadedConfigs } from "./context.js";
-import { type CliIo, ExitStatus, UsageError, writeLine, writeText } from "./io.js";
+import { type CliIo, ERROR_PREFIX, ExitStatus, UsageError, writeLine, writeText } from "./io.js";
 import { commandPath } from "./program.js";
 import { InterruptedError } from "./with-pipeline.js";
 
@@ -26,22 +26,21 @@ export function reportFailure(
     writeLine(io.stderr, `energy-etl: ${error.message}`);
     return 130;
   }
-  const [prefix, code] =
-    // a state database of a newer version is STATE_DB naming the wrong file: a usage error
-    error instanceof ConfigError || error instanceof UsageError || error instanceof NewerSchemaError
-      ? ["error", 2]
-      : error instanceof ApiError
-        ? [`API error (${error.code})`, 1]
-        : ["failed", 1];
+  // a state database of a newer version is STATE_DB naming the wrong file: a usage error
+  const usage =
+    error instanceof ConfigError ||
+    error instanceof UsageError ||
+    error instanceof NewerSchemaError;
+  const what = error instanceof ApiError ? `API ${error.code}: ` : "";
   // a configuration error lists its problems a line each; any other message is one line
   const write = error instanceof ConfigError ? writeText : writeLine;
-  write(io.stderr, scrubSecrets(`energy-etl: ${prefix}: ${messageOf(error)}`));
+  write(io.stderr, scrubSecrets(`${ERROR_PREFIX}${what}${messageOf(error)}`));
   if (error instanceof UsageError && error.pointAtHelp) {
     writeLine(io.stderr, `(see ${commandPath(called)} --help)`);
   }
   const next = nextStep(error, loadedConfigs.get(program)?.api.url);
   if (next) writeLine(io.stderr, `  ${next}`);
-  return code;
+  return usage ? 2 : 1;
 }
 
 /** What to do about an error when its message does not say it; `apiUrl` is the API's base URL. */

@@ -28,6 +28,9 @@ export const processIo: CliIo = {
   },
 };
 
+/** How every failure the CLI prints starts: its own, commander's usage errors, configuration's. */
+export const ERROR_PREFIX = "energy-etl: error: ";
+
 /** Writes a line, every control character escaped: what data holds cannot break or colour it. */
 export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
   stream.write(`${escapeControls(line)}\n`);

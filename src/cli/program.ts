@@ -1,6 +1,6 @@
 import { Command, Help } from "commander";
 import { addGlobalOptions, refuseSecretFlags } from "./global-options.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, ERROR_PREFIX } from "./io.js";
 import { version } from "./version.js";
 
 type Register = (program: Command, io: CliIo) => void;
@@ -221,6 +221,7 @@ export async function createProgram(io: CliIo, argv: readonly string[] = []): Pr
   const help = new Help();
   program.configureHelp({
     subcommandTerm: (command) => terms.get(command) ?? help.subcommandTerm(command),
+    formatHelp: (command, helper) => commandsFirst(help.formatHelp(command, helper)),
   });
   refuseSecretFlags(
     program,
@@ -228,6 +229,17 @@ export async function createProgram(io: CliIo, argv: readonly string[] = []): Pr
   );
   pointAtHelp(program);
   return program;
+}
+
+/** A help text with its commands before its options: the 27+ setting flags scroll them away. */
+function commandsFirst(text: string): string {
+  const sections = text.trimEnd().split("\n\n");
+  const commands = sections.findIndex((section) => section.startsWith("Commands:"));
+  const options = sections.findIndex((section) => section.startsWith("Options:"));
+  if (commands < 0 || options < 0 || commands < options) return text;
+  const [listed = ""] = sections.splice(commands, 1);
+  sections.splice(options, 0, listed);
+  return `${sections.join("\n\n")}\n`;
 }
 
 /** Lists the command `name` on `program`, its module not loaded: run, it throws {@link NotLoaded}. */
@@ -270,7 +282,8 @@ function pointAtHelp(command: Command): void {
   const path = commandPath(command);
   command.configureOutput({
     ...command.configureOutput(),
-    outputError: (text, write) => write(`${text.trimEnd()}\n(see ${path} --help)\n`),
+    outputError: (text, write) =>
+      write(`${ERROR_PREFIX}${text.trimEnd().replace(/^error: /, "")}\n(see ${path} --help)\n`),
   });
   for (const sub of command.commands) pointAtHelp(sub);
 }

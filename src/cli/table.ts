@@ -63,7 +63,7 @@ export function fitText(text: string, stream: TableStream): string {
 }
 
 /** A terminal's width; one that says 0 (a pseudo-terminal under `script`) or nothing: 80. */
-function widthOf(stream: TableStream): number {
+export function widthOf(stream: TableStream): number {
   const { columns } = stream;
   return columns !== undefined && columns > 0 ? columns : 80;
 }

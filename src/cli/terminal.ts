@@ -28,13 +28,17 @@ export class Terminal implements DestinationStream {
             translateTime: "SYS:HH:MM:ss",
             ignore: "pid,hostname,app",
             singleLine: true,
+            // the fields as key=value after the message, not a JSON object (#42)
+            hideObject: true,
+            messageFormat: (log, messageKey) => eventText(log, messageKey),
           })
         : undefined;
   }
 
   /** One log line (pino's destination): above the bar when one is drawn. */
   write(line: string): void {
-    const text = this.pretty ? this.pretty(forPretty(line)) : line;
+    const pretty = this.pretty?.(forPretty(line));
+    const text = pretty === undefined ? line : pretty.endsWith("\n") ? pretty : `${pretty}\n`;
     if (this.current === undefined) {
       this.stderr.write(text);
       return;
@@ -112,3 +116,41 @@ function forPretty(line: string): string {
   }
   return `${JSON.stringify(entry)}\n`;
 }
+
+/** What pino prints of its own, not a field of the event. */
+const OWN_KEYS = new Set(["level", "time", "msg", "pid", "hostname", "app"]);
+
+/**
+ * A pretty event after its time and level: the message, then its fields as `key=value` on the
+ * same line (nested objects flattened `err.message=…`, arrays as compact JSON, a value with a
+ * space or a quote in quotes); an error's stack, several lines by nature, on the lines below.
+ */
+function eventText(log: Readonly<Record<string, unknown>>, messageKey: string): string {
+  const message = log[messageKey];
+  const fields: string[] = typeof message === "string" && message !== "" ? [message] : [];
+  const stacks: string[] = [];
+  const add = (entries: [string, unknown][], prefix: string): void => {
+    for (const [key, value] of entries) {
+      if (prefix === "" && (OWN_KEYS.has(key) || key === messageKey)) continue;
+      if (key === "stack" && typeof value === "string") stacks.push(value);
+      else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        add(Object.entries(value), `${prefix}${key}.`);
+      } else fields.push(`${escapeControls(`${prefix}${key}`)}=${valueText(value)}`);
+    }
+  };
+  add(Object.entries(log), "");
+  return [fields.join(" "), ...stacks.map((stack) => indent(stack))].join("\n");
+}
+
+/** A field's value in `key=value`: escaped, quoted where a space, a quote or `=` would blur it. */
+function valueText(value: unknown): string {
+  if (typeof value !== "string") return escapeControls(JSON.stringify(value) ?? String(value));
+  const text = escapeControls(value);
+  return text === "" || /[\s"=]/.test(text) ? `"${text.replaceAll('"', '\\"')}"` : text;
+}
+
+const indent = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n");

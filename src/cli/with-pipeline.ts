@@ -6,7 +6,7 @@ import { processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { sleep } from "../util/timers.js";
 import { type CommandContext, createContext } from "./context.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, writeLine } from "./io.js";
 import type { OpenedPipeline, OpenPipelineOptions } from "./open-pipeline.js";
 import { requireStateDb } from "./with-state-store.js";
 
@@ -25,12 +25,18 @@ interface WithPipelineOptions extends Pick<OpenPipelineOptions, "output" | "dryR
   readonly stateMustExist?: boolean;
 }
 
+/**
+ * Tells {@link withPipeline} that the work is whole (every job done): a SIGINT/SIGTERM from then
+ * on, or one that came during its last steps (rollups, flush, summary), is no interruption.
+ */
+export type MarkFinished = () => void;
+
 /** `work` on a pipeline; SIGINT/SIGTERM: in-flight chunks finish within SHUTDOWN_TIMEOUT_MS. */
 export async function withPipeline<T>(
   command: Command,
   io: CliIo,
   options: WithPipelineOptions,
-  work: (pipeline: Pipeline, context: CommandContext) => Promise<T>,
+  work: (pipeline: Pipeline, context: CommandContext, finished: MarkFinished) => Promise<T>,
 ): Promise<T> {
   const context = createContext(command, io);
   if (options.stateMustExist) requireStateDb(context.config.state.db);
@@ -41,9 +47,15 @@ export async function withPipeline<T>(
   /** What ended the work early: over MEMORY_BUDGET_MB, or the service lock lost. */
   let cutBy: MemoryBudgetError | Error | undefined;
   // installed before the start-up (which may wait for InfluxDB), kept to the end
+  /** The work said it is whole: a stop signal only hurries its last steps. */
+  let whole = false;
   const removeSignals = onStopSignals((name) => {
     if (signal) return;
     signal = name;
+    if (whole) {
+      context.logger.info({ signal: name }, "stopping: the work is done, ending its last steps");
+      return;
+    }
     context.logger.warn({ signal: name }, "stopping: finishing the requests in flight");
     if (opened === undefined) process.exit(130);
     void opened.pipeline.stop(timeoutMs);
@@ -76,17 +88,24 @@ export async function withPipeline<T>(
     stopWatching = watchWork(state, context, options.lock ? owner : undefined, cut);
     // a shutdown's cut is an interruption, a state file gone the failure, whatever they threw
     const cutShort = () =>
-      cutBy ?? (signal === undefined ? undefined : new InterruptedError(signal));
-    const result = await work(open, context).catch((error: unknown) => {
+      cutBy ?? (signal === undefined || whole ? undefined : new InterruptedError(signal));
+    const finished = () => {
+      whole = true;
+    };
+    const result = await work(open, context, finished).catch((error: unknown) => {
       throw cutShort() ?? state.fileProblem() ?? error;
     });
     const ended = cutShort() ?? state.fileProblem();
     if (ended) throw ended;
+    // Ctrl-C once every job was done: nothing to run again (#42)
+    if (signal)
+      writeLine(io.stderr, `energy-etl: finished (${signal} came after the work was done)`);
     return result;
   } finally {
     stopWatching();
     removeSignals();
-    if (signal) open.abort(`stopped by ${signal}`);
+    // what is done is kept whole: its writes flushed by close(), not aborted
+    if (signal && !whole) open.abort(`stopped by ${signal}`);
     await Promise.race([open.close(), sleep(timeoutMs, { unref: true })]);
     state.close();
   }

@@ -8,7 +8,7 @@ import {
 } from "../retry/retry-policy.js";
 import { retrying } from "../retry/retrying.js";
 import { inBatches, type LineBatch, lineBatch, linesOf } from "../transform/line-protocol.js";
-import { excerpt } from "../util/text.js";
+import { counted, excerpt } from "../util/text.js";
 import { linkedSignal } from "../util/timers.js";
 import { routeClientLogs } from "./client-logs.js";
 import { checkInflux, type InfluxTarget } from "./influx-check.js";
@@ -243,7 +243,7 @@ export class InfluxWriter implements PointSink {
           }
           if (why.reason === "past-deadline") return this.deadlinePassed(run);
           return new InfluxWriteError(
-            `InfluxDB write failed after ${retries + 1} attempts (${failure.what})`,
+            `InfluxDB write failed after ${counted(retries + 1, "attempt")} (${failure.what})`,
             "unavailable",
             failure.status,
           );

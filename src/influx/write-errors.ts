@@ -1,6 +1,6 @@
 import { databaseAndPolicy } from "../config/values.js";
 import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
-import { excerpt } from "../util/text.js";
+import { counted, excerpt } from "../util/text.js";
 import { apiOfVersion, credentialSettings, type InfluxApi } from "./influx-connection.js";
 import { quoteIdentifier } from "./influxql.js";
 
@@ -219,7 +219,7 @@ export function writeNotFound(
 /** A write InfluxDB refused as a whole with a 4xx that is no other case (bad_data, final). */
 export function writeRefused(message: string, status: number, lines: number): InfluxWriteError {
   return new InfluxWriteError(
-    `InfluxDB refused a write of ${lines} lines (HTTP ${status}: ${excerpt(message)})`,
+    `InfluxDB refused a write of ${counted(lines, "line")} (HTTP ${status}: ${excerpt(message)})`,
     "bad_data",
     status,
   );
@@ -232,7 +232,7 @@ export function writeRefused(message: string, status: number, lines: number): In
 export function refusedWhole(failure: InfluxFailure, lines: number, why: string): InfluxWriteError {
   const said = `HTTP ${failure.status ?? "?"}: ${excerpt(failure.message)}`;
   return new InfluxWriteError(
-    `InfluxDB refused a write of ${lines} lines as a whole (${said}; ${why}): nothing of it is ` +
+    `InfluxDB refused a write of ${counted(lines, "line")} as a whole (${said}; ${why}): nothing of it is ` +
       "stored; check a proxy's body limit, the bucket's schema and retention, and INFLUX_BATCH_SIZE",
     "refused",
     failure.status,
@@ -248,7 +248,7 @@ export function retryAfterOverCap(
   return new InfluxWriteError(
     `InfluxDB asked to wait ${formatWait(failure.retryAfterMs ?? 0)} (Retry-After: ` +
       `${excerpt(failure.retryAfter ?? "")}), more than INFLUX_RETRY_AFTER_MAX ` +
-      `(${formatWait(capMs)}): the write of ${lines} lines fails now`,
+      `(${formatWait(capMs)}): the write of ${counted(lines, "line")} fails now`,
     "unavailable",
     failure.status,
   );

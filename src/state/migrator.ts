@@ -169,7 +169,7 @@ export function migrate(db: Database, dir = MIGRATIONS_DIR, logger?: Logger): nu
     const failed = `migration ${migration.file} failed and was rolled back`;
     if (!failingAs(failed, () => applyOne.immediate(migration, sql))) continue;
     appliedNow.push(migration.version);
-    logger?.info({ version: migration.version, file: migration.file }, "applied migration");
+    logger?.debug({ version: migration.version, file: migration.file }, "applied migration");
   }
   return appliedNow;
 }

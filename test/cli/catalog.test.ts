@@ -64,7 +64,7 @@ describe("catalog commands: devices, resources, values", () => {
     const { code, err } = await run("resources", "nope");
     expect(code).toBe(1);
     expect(err.trim().split("\n")).toHaveLength(1);
-    expect(err).toMatch(/API error \(not_found\).*unknown device: nope/);
+    expect(err).toMatch(/^energy-etl: error: API not_found: .*unknown device: nope/);
   });
 
   it("missing connection settings are named, exit 2", async () => {

@@ -147,7 +147,7 @@ describe("control characters from the API and the state DB never reach stdout as
       expect.any(String),
       "1",
     ]);
-    const letters = await child("dead-letters");
+    const letters = await child("dead-letters", "--list");
     expect(letters.code).toBe(0);
     expect(controlsIn(letters.out)).toEqual([]);
     // id, kind, device, resource, window, seen, error, payload: the head and one row
@@ -163,7 +163,7 @@ describe("control characters from the API and the state DB never reach stdout as
       ERROR_SHOWN,
       '{"timestamp":"2026-02-01T00:00:00Z","x":"\\u001b[2J"}',
     ]);
-    expect(rest.join("\n")).toMatch(/^1 of 1 dead letters /);
+    expect(rest.join("\n")).toMatch(/^1 of 1 dead letter /);
     const id = row?.split("\t")[0] ?? "";
     const shown = await child("dead-letters", "show", id);
     expect(shown.code).toBe(0);

@@ -153,7 +153,7 @@ describe("log lines", () => {
     });
   });
 
-  it("pretty: the message escaped, the fields as JSON, an error's stack on its lines", () => {
+  it("pretty: the message escaped, the fields as key=value, an error's stack on its lines", () => {
     const err = screen(false);
     const logger = createLogger("info", new Terminal(err.stream, "pretty"));
     logger.warn({ device: `${EVIL}\u007f` }, `device ${EVIL} failed`);
@@ -167,7 +167,7 @@ describe("log lines", () => {
       /^\[\d\d:\d\d:\d\d\] WARN: device evil\\r\\nsync ok: 0 devices\\u001b\[31mred\\u202edner failed /,
     );
     expect(first).toContain(
-      '"device":"evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner\\u007f"',
+      ' device="evil\\r\\nsync ok: 0 devices\\u001b[31mred\\u202edner\\u007f"',
     );
     expect(text).toContain("Error: upstream said \\u001b[31mno\n");
     expect(text).toMatch(/\n\s+at fetch \(x\.js:1:1\)\n/);

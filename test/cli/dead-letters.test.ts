@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { DataRecord } from "../../src/records/data-record.js";
@@ -172,7 +173,7 @@ describe("energy-etl dead-letters", () => {
   it("lists them as tab-separated rows when piped: one row per dead letter and the summary line", async () => {
     const letters = stored();
     expect(letters).toHaveLength(memberLetters + 1);
-    const { code, out } = await cli("dead-letters");
+    const { code, out } = await cli("dead-letters", "--list");
     expect(code).toBe(0);
     const rows = out.split("\n").filter((l) => /^\d+\t(row|member|line)\t/.test(l));
     expect(rows).toHaveLength(letters.length);
@@ -199,7 +200,7 @@ describe("energy-etl dead-letters", () => {
       const letters = stored();
       const io = bufferIo(env);
       asTerminal(io.stdout, columns);
-      expect(await runCli(["dead-letters"], io)).toBe(0);
+      expect(await runCli(["dead-letters", "--list"], io)).toBe(0);
       const out = io.out();
       const tooLong = out.split("\n").filter((line) => [...line].length > columns);
       expect(tooLong).toEqual([]);
@@ -220,6 +221,80 @@ describe("energy-etl dead-letters", () => {
       expect(out).toContain("one whole: energy-etl dead-letters show ID");
     },
   );
+
+  it("by default sums them up: a row per device, value id and reason, its count and first/last time, the biggest first", async () => {
+    // the oracle: the letters as stored, grouped by device and value id (a member's own; a line
+    // of several values requested: how many), each its data's times
+    const letters = stored();
+    const timeOf = (l: DeadLetter): string =>
+      l.kind === "line"
+        ? new Date(Number(/ (\d+)$/.exec(l.payload)?.[1]) * 1000).toISOString()
+        : // the API's times are UTC, written without a zone
+          new Date(
+            `${z.object({ timestamp: z.string() }).parse(JSON.parse(l.payload)).timestamp}Z`,
+          ).toISOString();
+    const expected = new Map<string, { count: number; times: string[] }>();
+    for (const l of letters) {
+      const value = l.valueIds.length === 1 ? l.valueIds[0] : `(${l.valueIds.length} values)`;
+      const key = `${l.deviceId}\t${value}`;
+      const group = expected.get(key) ?? { count: 0, times: [] };
+      group.count++;
+      group.times.push(timeOf(l));
+      expected.set(key, group);
+    }
+
+    const { code, out } = await cli("dead-letters");
+    expect(code).toBe(0);
+    const [head, ...lines] = out.split("\n");
+    expect(head).toBe("count\tdevice\tvalue id\treason\tfirst (UTC)\tlast (UTC)");
+    const rows = lines.filter((l) => /^\d+\t/.test(l)).map((l) => l.split("\t"));
+    expect(rows).toHaveLength(expected.size);
+    const counts = rows.map((r) => Number(r[0]));
+    expect(counts).toEqual([...counts].sort((a, b) => b - a));
+    for (const [count, device, value, reason, first, last] of rows) {
+      const want = expected.get(`${device}\t${value}`);
+      const times = [...(want?.times ?? [])].sort();
+      expect([Number(count), first, last]).toEqual([
+        want?.count,
+        times[0]?.replace(".000Z", "Z"),
+        times.at(-1)?.replace(".000Z", "Z"),
+      ]);
+      // the reason is the error's gist: the member it names, or the conflict; not the request
+      expect(reason).not.toMatch(/^GET /);
+      if (device === SITE) expect(reason).toContain(`${value}:`);
+      else expect(reason).toContain('field type conflict: input field "value" on measurement');
+    }
+    expect(out).toContain(
+      `${letters.length} dead letters in ${expected.size} groups of device, value id and reason`,
+    );
+  });
+
+  it("the summary on an 80-column terminal: no line longer, each device and value id whole on its group's line", async () => {
+    const io = bufferIo(env);
+    asTerminal(io.stdout, 80);
+    expect(await runCli(["dead-letters"], io)).toBe(0);
+    const lines = io.out().trimEnd().split("\n");
+    expect(lines.filter((line) => [...line].length > 80)).toEqual([]);
+    const groupLines = lines.filter((line) => /^\s*\d+ {2}\S/.test(line));
+    const keys = new Set(
+      stored().map((l) => `${l.deviceId}|${l.valueIds.length === 1 ? l.valueIds[0] : ""}`),
+    );
+    expect(groupLines).toHaveLength(keys.size);
+    for (const key of keys) {
+      const [device = "", value = ""] = key.split("|");
+      expect(groupLines.some((line) => line.includes(`  ${device}  ${value}`))).toBe(true);
+    }
+  });
+
+  it("--list --limit N lists the first N and says how many more", async () => {
+    const letters = stored();
+    const { code, out } = await cli("dead-letters", "--list", "--limit", "1");
+    expect(code).toBe(0);
+    const rows = out.split("\n").filter((l) => /^\d+\t(row|member|line)\t/.test(l));
+    expect(rows.map((r) => r.split("\t")[0])).toEqual([String(letters[0]?.id)]);
+    expect(out).toContain(`1 of ${letters.length} dead letters`);
+    expect(out).toContain(`${letters.length - 1} more: --limit ${letters.length}\n`);
+  });
 
   it("show ID prints one whole: its error and its payload, uncut; an unknown id is a usage error", async () => {
     for (const letter of stored()) {
@@ -251,12 +326,18 @@ describe("energy-etl dead-letters", () => {
   });
 
   it("--device shows that device's only", async () => {
-    const { code, out } = await cli("dead-letters", "--device", HYBRID);
+    const { code, out } = await cli("dead-letters", "--list", "--device", HYBRID);
     expect(code).toBe(0);
     const rows = out.split("\n").filter((l) => /^\d+\t(row|member|line)\t/.test(l));
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatch(/^\d+\tline\thybrid-site-01\tall_data\t/);
-    expect(out).toContain(`1 of ${memberLetters + 1} dead letters`);
+    // of that device's: none more
+    expect(out).toContain("1 of 1 dead letter (");
+    expect(out).not.toContain("more: --limit");
+    const summed = await cli("dead-letters", "--device", HYBRID);
+    expect(summed.out.split("\n").filter((l) => /^\d+\t/.test(l))).toEqual([
+      expect.stringMatching(/^1\thybrid-site-01\t/),
+    ]);
     const json = await cli("dead-letters", "--device", SITE, "--json");
     expect(json.code).toBe(0);
     expect(JSON.parse(json.out)).toEqual(
@@ -271,7 +352,7 @@ describe("energy-etl dead-letters", () => {
     const { code, out } = await cli("dead-letters", "--retry", "--device", SITE, "--limit", "1");
     expect(code).toBe(0);
     expect(out).toMatch(
-      /^retried 1 dead letters: 0 written, 1 still refused, 0 cut when kept \(not retried\) -> InfluxDB /,
+      /^retried 1 dead letter: 0 written, 1 still refused, 0 cut when kept \(not retried\) -> InfluxDB /,
     );
     const after = stored().filter((l) => l.deviceId === SITE);
     expect(after.map((l) => l.id)).toEqual([first?.id, ...others.map((l) => l.id)]);
@@ -296,7 +377,7 @@ describe("energy-etl dead-letters", () => {
     await dropShardAt(db, conflictS);
     const { code, out } = await cli("dead-letters", "--retry");
     expect(code).toBe(0);
-    expect(out).toMatch(/^retried 1 dead letters: 1 written, 0 still refused, 0 cut when kept/);
+    expect(out).toMatch(/^retried 1 dead letter: 1 written, 0 still refused, 0 cut when kept/);
     expect(stored()).toEqual([]);
     const truth = [
       ...recordsByResource(truthAnswers(sim, HYBRID, conflictS, conflictS)).entries(),
@@ -338,7 +419,7 @@ describe("energy-etl dead-letters", () => {
     });
     const { code, out } = await cli("dead-letters", "--retry");
     expect(code).toBe(0);
-    expect(out).toMatch(/^retried 1 dead letters: 1 written, 0 still refused, 0 cut when kept/);
+    expect(out).toMatch(/^retried 1 dead letter: 1 written, 0 still refused, 0 cut when kept/);
     expect(stored()).toEqual([]);
     // the member's point has the letter's value; every other point is as it was
     expect(sortPoints(await siteAt(tS))).toEqual(
@@ -366,7 +447,7 @@ describe("energy-etl dead-letters", () => {
     const first = await cli("dead-letters", "--retry");
     expect(first.code).toBe(0);
     expect(first.out).toMatch(
-      /^retried 1 dead letters: 1 written \(1 of their members still invalid: kept as member dead letters\), 0 still refused, 0 cut when kept/,
+      /^retried 1 dead letter: 1 written \(1 of their members still invalid: kept as member dead letters\), 0 still refused, 0 cut when kept/,
     );
     const good = Object.fromEntries(Object.entries(row).filter(([k]) => k !== bad)) as DataRecord;
     expect(sortPoints(await siteAt(tS))).toEqual(
@@ -387,7 +468,7 @@ describe("energy-etl dead-letters", () => {
     expect(letter?.error).toContain(`(${bad}: must be a finite number`);
     // the member alone is still poison
     const second = await cli("dead-letters", "--retry");
-    expect(second.out).toMatch(/^retried 1 dead letters: 0 written, 1 still refused/);
+    expect(second.out).toMatch(/^retried 1 dead letter: 0 written, 1 still refused/);
     expect(stored()).toEqual([expect.objectContaining({ id: letter?.id, retries: 1 })]);
     expect(sortPoints(await siteAt(tS))).toEqual(
       sortPoints(expectedPoints(SITE, answer.resourceId, [good])),
@@ -441,7 +522,7 @@ describe("energy-etl sync's summary", () => {
     expect(made).toBeGreaterThan(0);
     expect(first.out()).toMatch(
       new RegExp(
-        `^sync ok: 1 devices, .*; ${made} new dead letters? \\(see energy-etl dead-letters\\)$`,
+        `^sync ok: 1 device, .*; ${made} new dead letters? \\(see energy-etl dead-letters\\)$`,
         "m",
       ),
     );
@@ -449,7 +530,7 @@ describe("energy-etl sync's summary", () => {
     const again = bufferIo(env);
     expect(await runCli(["sync", "--device", SITE], again)).toBe(0);
     expect(deadLetters()).toBe(made);
-    expect(again.out()).toMatch(/^sync ok: 1 devices, /m);
+    expect(again.out()).toMatch(/^sync ok: 1 device, /m);
     expect(again.out()).not.toContain("dead letter");
   });
 });

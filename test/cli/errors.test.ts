@@ -38,11 +38,27 @@ describe("errors that say what to do", () => {
     return { code, out: io.out(), err: io.err() };
   }
 
+  it("every failure starts the same way: a configuration error, commander's usage error, a runtime failure, an API error", async () => {
+    const failures = [
+      await run(["devices"], { ENERGY_API_URL: "127.0.0.1:8099" }),
+      await run(["sync", "--devise", "x"]),
+      await run(["backfill", "--device", "hybrid-site-1", "--from", "P1D", "--dry-run"]),
+      await run(["devices"], { ENERGY_API_PASSWORD: "wrong" }),
+    ];
+    expect(failures.map(({ code }) => code)).toEqual([2, 2, 1, 1]);
+    for (const { out, err } of failures) {
+      expect(out).toBe("");
+      expect(err).toMatch(/^energy-etl: error: \S/);
+      // one prefix, once: not `error: error:` nor commander's bare `error:` on a later line
+      expect(err.match(/error: /g)).toHaveLength(1);
+    }
+  });
+
   it("a typo in a command: one line, a suggestion and where to read more", async () => {
     expect(await run(["synk"])).toEqual({
       code: 2,
       out: "",
-      err: "error: unknown command 'synk'\n(Did you mean sync?)\n(see energy-etl --help)\n",
+      err: "energy-etl: error: unknown command 'synk'\n(Did you mean sync?)\n(see energy-etl --help)\n",
     });
   });
 
@@ -50,7 +66,7 @@ describe("errors that say what to do", () => {
     expect(await run(["sync", "--devise", "x"])).toEqual({
       code: 2,
       out: "",
-      err: "error: unknown option '--devise'\n(Did you mean --device?)\n(see energy-etl sync --help)\n",
+      err: "energy-etl: error: unknown option '--devise'\n(Did you mean --device?)\n(see energy-etl sync --help)\n",
     });
   });
 
@@ -58,7 +74,7 @@ describe("errors that say what to do", () => {
     const { code, err } = await run(["devices"], { ENERGY_API_PASSWORD: "wrong" });
     expect(code).toBe(1);
     expect(err).toBe(
-      "energy-etl: API error (auth_failed): POST /create_token refused the credentials (HTTP 401): invalid username or password\n" +
+      "energy-etl: error: API auth_failed: POST /create_token refused the credentials (HTTP 401): invalid username or password\n" +
         "  check ENERGY_API_KEY, ENERGY_API_USER (--api-user) and ENERGY_API_PASSWORD; on a first start, set the password with your one-time password: energy-etl set-password\n",
     );
   });
@@ -69,7 +85,7 @@ describe("errors that say what to do", () => {
     });
     expect(code).toBe(1);
     expect(err).toBe(
-      "energy-etl: API error (network): POST /create_token failed: the TLS handshake failed, so the server at that address does not speak https: use http:// in the URL (or check the port)\n",
+      "energy-etl: error: API network: POST /create_token failed: the TLS handshake failed, so the server at that address does not speak https: use http:// in the URL (or check the port)\n",
     );
   });
 
@@ -79,7 +95,7 @@ describe("errors that say what to do", () => {
     expect(code).toBe(1);
     expect(err.split("\n")).toEqual([
       expect.stringMatching(
-        /^energy-etl: API error \(network\): POST \/create_token failed \(ECONNREFUSED\): /,
+        /^energy-etl: error: API network: POST \/create_token failed \(ECONNREFUSED\): /,
       ),
       `  check ENERGY_API_URL (is the API reachable at ${url}?)`,
       "",
@@ -91,7 +107,7 @@ describe("errors that say what to do", () => {
     const { code, err } = await run(["devices"], { ENERGY_API_URL: url });
     expect(code).toBe(1);
     expect(err.split("\n")).toEqual([
-      expect.stringMatching(/^energy-etl: API error \(network\): POST \/create_token failed \(E/),
+      expect.stringMatching(/^energy-etl: error: API network: POST \/create_token failed \(E/),
       `  check ENERGY_API_URL (is the API reachable at ${url}?)`,
       "",
     ]);
@@ -120,7 +136,7 @@ describe("errors that say what to do", () => {
     ]);
     expect(code).toBe(1);
     expect(err).toBe(
-      "energy-etl: failed: unknown device: hybrid-site-1 (did you mean hybrid-site-01?) (see energy-etl devices)\n",
+      "energy-etl: error: unknown device: hybrid-site-1 (did you mean hybrid-site-01?) (see energy-etl devices)\n",
     );
   });
 
@@ -137,7 +153,7 @@ describe("errors that say what to do", () => {
     ]);
     expect(code).toBe(1);
     expect(err).toBe(
-      "energy-etl: failed: unknown value id for these devices: total_solar_power (did you mean e_03_01_00_000_total_solar_power?) (see energy-etl values DEVICE)\n",
+      "energy-etl: error: unknown value id for these devices: total_solar_power (did you mean e_03_01_00_000_total_solar_power?) (see energy-etl values DEVICE)\n",
     );
   });
 

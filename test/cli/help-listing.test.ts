@@ -63,6 +63,20 @@ describe("the program's help, its modules not loaded (#41)", () => {
     expect(out.match(/^ {2}--[a-z-]+ <value>/gm)).toHaveLength(flagged.length);
   });
 
+  it("lists the commands first, then the setting flags (#42)", async () => {
+    const { code, out } = await run("--help");
+    expect(code).toBe(0);
+    const commands = out.indexOf("\nCommands:\n");
+    const options = out.indexOf("\nOptions:\n");
+    expect([commands > 0, options > 0]).toEqual([true, true]);
+    expect(commands).toBeLessThan(options);
+    // the first command and the last listed both come before the first setting flag
+    expect(out.indexOf("\n  set-password ")).toBeLessThan(options);
+    expect(out.indexOf("\n  init ")).toBeLessThan(options);
+    expect(out.indexOf("\n  --api-url <value>")).toBeGreaterThan(options);
+    expect(out.endsWith("\n")).toBe(true);
+  });
+
   it("shows a command's own help when help names it, or a flag hides it from the first look", async () => {
     // `-cFILE` is one word: the first look takes the next word (sync) for its value
     for (const argv of [

@@ -133,7 +133,7 @@ describe("init", () => {
     const io = bufferIo(secrets("not-the-password-1"));
     expect(await cli(flags(path), io)).toBe(1);
     expect(io.err()).toBe(
-      "energy-etl: API error (auth_failed): POST /create_token refused the credentials " +
+      "energy-etl: error: API auth_failed: POST /create_token refused the credentials " +
         "(HTTP 401): invalid username or password. The API refused the credentials: check the " +
         "API key (ENERGY_API_KEY), the user (--user or ENERGY_API_USER) and the password " +
         "(ENERGY_API_PASSWORD). On a first start, with the one-time password you were given, " +

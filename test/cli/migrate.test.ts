@@ -50,6 +50,6 @@ describe("energy-etl migrate", () => {
     const db = join(file, "state.db");
     const io = bufferIo({ STATE_DB: db, LOG_LEVEL: "silent" });
     expect(await runCli(["migrate"], io)).toBe(1);
-    expect(io.err()).toContain(`energy-etl: failed: cannot open state database ${db}`);
+    expect(io.err()).toContain(`energy-etl: error: cannot open state database ${db}`);
   });
 });

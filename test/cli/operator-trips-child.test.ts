@@ -66,7 +66,7 @@ describe("the CLI as a child process: what an operator trips over", () => {
   it("item 5: a sync names the dead letters it made (and SYNC_START=-2d, --from's grammar, is taken: item 8)", () => {
     expect(poisonedSync.code).toBe(0);
     expect(poisonedSync.out).toMatch(
-      /^sync ok: 1 devices, .*; \d+ new dead letters? \(see energy-etl dead-letters\)$/m,
+      /^sync ok: 1 device, .*; \d+ new dead letters? \(see energy-etl dead-letters\)$/m,
     );
   });
 
@@ -102,7 +102,8 @@ describe("the CLI as a child process: what an operator trips over", () => {
     expect(lines.filter((line) => [...line].length > 140)).toEqual([]);
     // the error's useful part, the member that was bad, not the request
     expect(shown.stdout).toMatch(/e_\w+:/);
-    expect(shown.stdout).toContain("one whole: energy-etl dead-letters show ID");
+    // a summary by default (#42), the rows a command away
+    expect(shown.stdout).toContain("each one: energy-etl dead-letters --list");
   });
 
   it("item 6: doctor against influxd 1.6 directly (no /api/v2/write) writes on /write (v1)", async () => {

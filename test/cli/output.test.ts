@@ -112,8 +112,42 @@ describe("log lines", () => {
         "device synced",
       );
       const text = err.text().replace(ESCAPES, "");
-      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: device synced \{"device":"d1"\}\n$/);
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: device synced device=d1\n$/);
     }
+  });
+
+  it("pretty: the fields as key=value on the event's line, nested ones flattened, not JSON objects (#42)", () => {
+    const err = screen(true);
+    const logger = createLogger("info", new Terminal(err.stream, "auto"));
+    logger
+      .child({ device: "site A+1", run: 7 })
+      .info(
+        { points: 3, window: { from: "2026-06-15T12:00:00Z", to: 5 }, ids: ["a", "b"], ok: true },
+        "chunk written",
+      );
+    logger.warn({ note: 'said "no"', empty: "" }, "refused");
+    logger.info("plain");
+    const lines = err.text().replace(ESCAPES, "").split("\n");
+    expect(lines.map((line) => line.replace(/^\[\d\d:\d\d:\d\d\] /, ""))).toEqual([
+      'INFO: chunk written device="site A+1" run=7 points=3 window.from=2026-06-15T12:00:00Z ' +
+        'window.to=5 ids=["a","b"] ok=true',
+      'WARN: refused note="said \\"no\\"" empty=""',
+      "INFO: plain",
+      "",
+    ]);
+  });
+
+  it("pretty: an error's type and message on the event's line, its stack below it", () => {
+    const err = screen(false);
+    const logger = createLogger("info", new Terminal(err.stream, "pretty"));
+    const failure = new Error("upstream said no");
+    failure.stack = "Error: upstream said no\n    at fetch (x.js:1:1)";
+    logger.error({ err: failure, device: "d1" }, "sync failed");
+    expect(err.text().replace(/^\[\d\d:\d\d:\d\d\] /, "")).toBe(
+      'ERROR: sync failed err.type=Error err.message="upstream said no" device=d1\n' +
+        "    Error: upstream said no\n" +
+        "        at fetch (x.js:1:1)\n",
+    );
   });
 
   it("print above the progress bar on a terminal, never through it; summaries stay whole", async () => {

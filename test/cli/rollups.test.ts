@@ -150,8 +150,8 @@ describe("rollups and audit --rollups from the command line", () => {
     }
     const again = await run({ ROLLUP_TIME_ZONES: ZONES }, "rollups", "--from", FROM, "--to", TO);
     expect(again.code).toBe(0);
-    expect(again.out).toMatch(/continuing: 1 days an earlier run of this command left/);
-    expect(again.out).toMatch(/rollups: 1 devices, \d+ points written/);
+    expect(again.out).toMatch(/continuing: 1 day an earlier run of this command left/);
+    expect(again.out).toMatch(/rollups: 1 device, \d+ points written/);
     expect(pendingMarks()).toBe(0);
   });
 

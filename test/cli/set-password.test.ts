@@ -11,6 +11,7 @@ import { answerToken, closeHostileServers, hostileServer } from "../api/hostile-
 import { bufferIo } from "../support/cli-io.js";
 import { captureLogger } from "../support/log-capture.js";
 import { startTestSimulator } from "../support/simulator.js";
+import { waitUntil } from "../support/wait.js";
 
 describe("set-password", () => {
   let sim: Simulator;
@@ -35,7 +36,11 @@ describe("set-password", () => {
     expect(io.err()).not.toContain("otp-4711");
     expect(io.err()).not.toContain("Pa55-word!");
     expect(code).toBe(0);
-    expect(io.out()).toContain("Password set for ops");
+    // says where the new password came from (#42), never the password
+    expect(io.out()).toBe(
+      "Password set for ops: the new password is ENERGY_API_PASSWORD of the environment (not " +
+        "asked for), which energy-etl goes on reading.\n",
+    );
 
     const check = bufferIo({
       ...baseEnv(),
@@ -54,7 +59,11 @@ describe("set-password", () => {
       );
       const io = bufferIo(baseEnv(), dir);
       expect(await runCli(["set-password"], io)).toBe(0);
-      expect(io.out()).toContain("Password set for ops");
+      expect(io.out()).toBe(
+        "Password set for ops: the new password is ENERGY_API_PASSWORD of .env file ./.env (not " +
+          "asked for), which energy-etl goes on reading.\n",
+      );
+      expect(io.out()).not.toContain("x-Pa55");
       expect(sim.count("set_password", 200)).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -82,6 +91,28 @@ describe("set-password", () => {
     },
   );
 
+  it("a new password typed at the prompt: says so, and where to put it", async () => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined });
+    const io = { ...bufferIo({ ...baseEnv(), ENERGY_API_OTP: "otp-4711" }), stdin };
+    const done = runCli(["set-password", "--user", "ops"], io);
+    // each answer once its question is asked: a prompt takes the line it is asked for
+    await waitUntil(() => io.err().endsWith("New password: "), "the first question", {
+      timeoutMs: 10_000,
+    });
+    stdin.write("Typed-Pa55\r");
+    await waitUntil(() => io.err().endsWith("Repeat new password: "), "the second question", {
+      timeoutMs: 10_000,
+    });
+    stdin.write("Typed-Pa55\r");
+    expect(await done).toBe(0);
+    expect(io.out()).toBe(
+      "Password set for ops: the new password is the one typed at the prompt; put it in " +
+        "ENERGY_API_PASSWORD for energy-etl.\n",
+    );
+    expect(`${io.out()}${io.err()}`).not.toContain("Typed-Pa55");
+    expect(sim.count("set_password", 200)).toBe(1);
+  });
+
   it("a wrong one-time password: exit 1, advice about the one-time password only, not echoed", async () => {
     const io = bufferIo({
       ...baseEnv(),
@@ -91,7 +122,7 @@ describe("set-password", () => {
     const code = await runCli(["set-password", "-u", "ops"], io);
     expect(code).toBe(1);
     expect(io.err()).toBe(
-      "energy-etl: API error (auth_failed): POST /set_password refused the credentials (HTTP " +
+      "energy-etl: error: API auth_failed: POST /set_password refused the credentials (HTTP " +
         "401): invalid one-time password. The API refused the one-time password: it is wrong, " +
         "expired or already used (it works once). Ask for a new one and run set-password again " +
         "with it (ENERGY_API_OTP or the prompt).\n",

@@ -111,7 +111,7 @@ describe("sync and backfill without anywhere to write", () => {
     env.OUTPUT_FILE = file;
     const synced = await run(["sync", "--device", DEVICE]);
     expect(synced.code).toBe(0);
-    expect(synced.out).toMatch(/sync ok: 1 devices, [1-9]\d* points/);
+    expect(synced.out).toMatch(/sync ok: 1 device, [1-9]\d* points/);
     expect(existsSync(file)).toBe(true);
   });
 

@@ -1105,7 +1105,7 @@ describe("fuzzed API responses through the real pipeline", () => {
     );
     const lines = err().trim().split("\n");
     expect(lines.at(-1)).toMatch(
-      /^energy-etl: failed: 2 backfill jobs unfinished \(.+\); run the same command again to continue$/,
+      /^energy-etl: error: 2 backfill jobs unfinished \(.+\); run the same command again to continue$/,
     );
     // everything else is JSON log lines: no stack trace, no unhandled rejection
     for (const line of lines.slice(0, -1)) expect(() => JSON.parse(line)).not.toThrow();

@@ -10,6 +10,7 @@ import {
   migrate,
   pendingMigrations,
 } from "../../src/state/migrator.js";
+import { captureLogger } from "../support/log-capture.js";
 
 let dir: string;
 let db: Database.Database;
@@ -142,18 +143,36 @@ describe("migrate", () => {
     expect(pendingMigrations(db)).toEqual([]);
   });
 
-  it("applies in order, only the pending ones, and logs each", () => {
+  it("applies in order, only the pending ones, and logs each at debug (none at info)", () => {
     const path = migrationsDir({
       "001_a.sql": "CREATE TABLE a (x INTEGER);",
       "002_b.sql": "CREATE TABLE b (y INTEGER REFERENCES a (x));\nINSERT INTO a VALUES (1);",
     });
     expect(pendingMigrations(db, path).map((m) => m.version)).toEqual([1, 2]);
-    const logged: unknown[] = [];
-    const logger = { info: (obj: unknown) => logged.push(obj) };
-    expect(migrate(db, path, logger as unknown as Parameters<typeof migrate>[2])).toEqual([1, 2]);
-    expect(logged).toEqual([
-      { version: 1, file: "001_a.sql" },
-      { version: 2, file: "002_b.sql" },
+    // a new state database at the default level: not a line per migration (#42)
+    const info = captureLogger("info");
+    const fresh = new Database(":memory:");
+    try {
+      expect(migrate(fresh, path, info.logger)).toEqual([1, 2]);
+    } finally {
+      fresh.close();
+    }
+    expect(info.lines).toEqual([]);
+    const debug = captureLogger("debug");
+    expect(migrate(db, path, debug.logger)).toEqual([1, 2]);
+    expect(debug.lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      expect.objectContaining({
+        level: "debug",
+        msg: "applied migration",
+        version: 1,
+        file: "001_a.sql",
+      }),
+      expect.objectContaining({
+        level: "debug",
+        msg: "applied migration",
+        version: 2,
+        file: "002_b.sql",
+      }),
     ]);
     writeFileSync(join(path, "003_c.sql"), "ALTER TABLE a ADD COLUMN z TEXT;");
     expect(pendingMigrations(db, path).map((m) => m.file)).toEqual(["003_c.sql"]);

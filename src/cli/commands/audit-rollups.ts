@@ -2,6 +2,7 @@ import { type SelectParts, selectDevices } from "../../pipeline/select-devices.j
 import { auditRollups, type RollupMismatch, sampleDays } from "../../rollups/rollup-audit.js";
 import { countersOf, type RollupParts, recomputeNow } from "../../rollups/rollup-run.js";
 import type { RollupTarget } from "../../rollups/series.js";
+import { counted } from "../../util/text.js";
 import { epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { ExitStatus, UsageError, writeJson, writeText } from "../io.js";
@@ -145,10 +146,10 @@ function printReport(summary: ReturnType<typeof summaryOf>, io: CommandContext["
       ? "every one equals the raw readings"
       : `${mismatches.length} differ from the raw readings`;
   const lines = [
-    `audit of rollups: ${summary.resources} device resources x ${summary.days.length} sampled ` +
-      `days x ${summary.zones.length} zones, ${summary.checked} daily rollups: ${verdict}`,
+    `audit of rollups: ${counted(summary.resources, "device resource")} x ${summary.days.length} sampled ` +
+      `${summary.days.length === 1 ? "day" : "days"} x ${counted(summary.zones.length, "zone")}, ${counted(summary.checked, "daily rollup")}: ${verdict}`,
     summary.fixedDays !== undefined
-      ? `fixed: ${summary.fixedDays} days recomputed from the raw readings, ` +
+      ? `fixed: ${counted(summary.fixedDays, "day")} recomputed from the raw readings, ` +
         `${summary.remaining} rollups still differ`
       : mismatches.length > 0
         ? "run again with --fix to recompute those days"

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type AuditResult, auditGaps, holeJobs, type NotSynced } from "../../pipeline/audit.js";
 import { queueBackfill } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
+import { counted } from "../../util/text.js";
 import { DAY_S, epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import {
@@ -54,7 +55,7 @@ function notSyncedLine(notSynced: readonly NotSynced[]): string | undefined {
   const never = notSynced.length - synced.length;
   if (never > 0) since.push(`${never} never synced`);
   return (
-    `not synced yet: ${records} records on ${notSynced.length} device resources, newer than ` +
+    `not synced yet: ${counted(records, "record")} on ${counted(notSynced.length, "device resource")}, newer than ` +
     `their last sync (${since.join(", ")}); not holes: the next sync reads them`
   );
 }
@@ -191,10 +192,10 @@ function printAudit(io: CliIo, result: AuditResult, fixed: Fixed | undefined): v
   const holes =
     result.holes.length === 0
       ? "no holes"
-      : `${result.holes.length} holes (${missing} points of the samples missing)`;
+      : `${counted(result.holes.length, "hole")} (${counted(missing, "point")} of the samples missing)`;
   const lines = [
-    `audit ${startText(result.fromS)} .. ${day(result.toS)}: ${result.resources} device resources x ` +
-      `${result.days} days, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
+    `audit ${startText(result.fromS)} .. ${day(result.toS)}: ${counted(result.resources, "device resource")} x ` +
+      `${counted(result.days, "day")}, ${result.samples} sample values, ${result.dataRequests} data requests, ` +
       `${result.catalogRequests} catalog requests, ${result.queries} InfluxDB queries: ${holes}`,
     notSyncedLine(result.notSynced),
     fixed

@@ -17,6 +17,7 @@ import {
 } from "../../pipeline/backfill-plan.js";
 import type { Pipeline } from "../../pipeline/pipeline.js";
 import type { BackfillJob, RunRecord } from "../../state/types.js";
+import { counted } from "../../util/text.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, writeJson, writeLine, writeText } from "../io.js";
@@ -24,7 +25,7 @@ import { devicesOption, nameOption, outputOption } from "../options.js";
 import { runBackfillWithProgress } from "../progress.js";
 import { renderTable } from "../table.js";
 import { boundedRange, instantOption, toOption } from "../time-options.js";
-import { withPipeline } from "../with-pipeline.js";
+import { type MarkFinished, withPipeline } from "../with-pipeline.js";
 import { newDeadLettersNote } from "./dead-letters.js";
 import { rollupsNote, throwIfRollupsFailed } from "./rollups.js";
 import { formatSpan } from "./status.js";
@@ -94,8 +95,8 @@ export function registerBackfillCommand(program: Command, io: CliIo): void {
         // nothing after now exists yet: a later --to would plan empty requests
         const nowS = epochSeconds(new Date());
         const target = { output: opts.output, dryRun: opts.dryRun };
-        return withPipeline(command, io, target, (pipeline, context) =>
-          runBackfill(opts, nowS, pipeline, context),
+        return withPipeline(command, io, target, (pipeline, context, finished) =>
+          runBackfill(opts, nowS, pipeline, context, finished),
         );
       }),
     );
@@ -107,6 +108,7 @@ async function runBackfill(
   nowS: number,
   pipeline: Pipeline,
   context: CommandContext,
+  finished: MarkFinished,
 ): Promise<void> {
   const jobs = opts.retryParked
     ? retryParked(opts, pipeline, context.io)
@@ -114,10 +116,12 @@ async function runBackfill(
   if (jobs === undefined) return;
   const { run, progress: s } = await runBackfillWithProgress(pipeline, jobs, context);
   const unfinished = run.jobs.filter((j) => j.status === "failed" || j.status === "parked");
+  // every job done: a Ctrl-C during the rollups or the summary stops nothing left to do
+  if (run.jobs.length === jobs.length && run.jobs.every((j) => j.status === "done")) finished();
   writeLine(
     context.io.stdout,
     `backfill: ${run.jobs.filter((j) => j.status === "done").length}/${jobs.length} jobs done, ` +
-      `${s.chunksDone}/${s.chunksTotal} chunks, ${s.points} points, ${run.requests} requests` +
+      `${s.chunksDone}/${s.chunksTotal} chunks, ${counted(s.points, "point")}, ${counted(run.requests, "request")}` +
       ` -> ${pipeline.sink.target}${newDeadLettersNote(run.deadLetters)}${rollupsNote(run.rollups)}`,
   );
   if (unfinished.length > 0) {
@@ -255,7 +259,7 @@ function printPlan(
   const total = plan.reduce((n, p) => n + p.chunks, 0);
   writeLine(
     io.stdout,
-    `total: ${total} requests; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
+    `total: ${counted(total, "request")}; about ${formatEstimate(estimate.seconds)} (dry run: nothing fetched)`,
   );
   for (const line of estimateBasis(estimate)) writeLine(io.stdout, line);
 }

@@ -7,6 +7,7 @@ import { type RollupResult, rollupsAfterRun } from "../../rollups/rollup-run.js"
 import type { RetryLetter } from "../../state/dead-letter-store.js";
 import type { StateStore } from "../../state/state-store.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../state/types.js";
+import { counted } from "../../util/text.js";
 import { isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import {
@@ -21,7 +22,7 @@ import {
 } from "../io.js";
 import { countOption, nameOption } from "../options.js";
 import { StepProgress } from "../progress.js";
-import { fitText, renderItems, type TableStream } from "../table.js";
+import { fitText, renderItems, renderTable, type TableStream, widthOf } from "../table.js";
 import { withPipeline } from "../with-pipeline.js";
 import { withStateStore } from "../with-state-store.js";
 import { rollupsNote, throwIfRollupsFailed } from "./rollups.js";
@@ -30,6 +31,7 @@ const optionsSchema = z
   .object({
     device: nameOption("--device", "a device id").optional(),
     limit: countOption("--limit", 1, 1_000_000).optional(),
+    list: z.boolean().optional(),
     json: z.boolean().optional(),
     retry: z.boolean().optional(),
     clear: z.boolean().optional(),
@@ -38,6 +40,9 @@ const optionsSchema = z
 
 /** Dead letters read at once by --retry. */
 const RETRY_PAGE = 1000;
+
+/** Dead letters `--list` shows without `--limit`. */
+const LIST_LIMIT = 50;
 
 const when = (s: number) => isoSeconds(s).slice(0, 16);
 const instant = (s: number) => isoSeconds(s).replace(".000Z", "Z");
@@ -85,12 +90,8 @@ function lettersTable(letters: readonly DeadLetter[], stream: TableStream): stri
 /** Each letter's time; the year only when one is of another year than this one (as ls -l). */
 function timeColumn(letters: readonly DeadLetter[]): (letter: DeadLetter) => string {
   const timeOf = (l: DeadLetter) => deadLetterTimeS(l) ?? l.windowFromS;
-  const year = new Date().getUTCFullYear();
-  const sameYear = letters.every((l) => new Date(timeOf(l) * 1000).getUTCFullYear() === year);
-  return (l) =>
-    when(timeOf(l))
-      .slice(sameYear ? 5 : 0)
-      .replace("T", " ");
+  const time = shortTime(letters.map(timeOf));
+  return (l) => time(timeOf(l));
 }
 
 /** One dead letter whole, a field a line (each a line of writeLine, whatever it holds). */
@@ -100,7 +101,7 @@ function letterLines(l: DeadLetter): string[] {
     `dead letter ${l.id}: ${l.kind} of ${l.deviceId} / ${l.resourceId}`,
     `time:     ${at === undefined ? "unknown" : instant(at)} (window ${instant(l.windowFromS)} .. ${instant(l.windowToS)})`,
     `values:   ${l.valueIds.length} requested: ${l.valueIds.join(", ")}`,
-    `seen:     ${l.occurrences} times, first ${l.firstSeen}, last ${l.lastSeen}; ${l.retries} retries failed`,
+    `seen:     ${counted(l.occurrences, "time")}, first ${l.firstSeen}, last ${l.lastSeen}; ${counted(l.retries, "retry", "retries")} failed`,
     `error:    ${l.error}`,
     `payload:  ${l.payload}`,
     ...(l.truncated
@@ -117,7 +118,11 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
         "instead of freezing their device); --retry writes again what can now be written",
     )
     .option("-d, --device <id>", "only this device's")
-    .option("--limit <n>", "at most n (oldest first)")
+    .option(
+      "--list",
+      `one row per dead letter, oldest first (at most ${LIST_LIMIT} unless --limit)`,
+    )
+    .option("--limit <n>", "at most n (oldest first); without --retry, --clear or --json: --list")
     .option("--json", "print them as JSON, payloads whole")
     .option("--retry", "write them again; what InfluxDB stores is forgotten")
     .option("--clear", "forget them (after reading them)")
@@ -125,6 +130,7 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
       "after",
       examples(
         "energy-etl dead-letters",
+        "energy-etl dead-letters --list --limit 200",
         "energy-etl dead-letters --device hybrid-site-01 --json",
         "energy-etl dead-letters show 12",
         "energy-etl dead-letters --retry",
@@ -141,12 +147,17 @@ export function registerDeadLettersCommand(program: Command, io: CliIo): void {
           );
         }
         return withStateStore(command, io, (store) => {
+          if (opts.list || (opts.limit !== undefined && !opts.clear && !opts.json)) {
+            const limit = opts.limit ?? LIST_LIMIT;
+            listLetters(io, store, store.deadLetters.list({ ...only, limit }), opts.device);
+            return;
+          }
           const letters = store.deadLetters.list(only);
           if (opts.clear) {
             store.deadLetters.forget(letters.map((l) => l.id));
-            writeLine(io.stdout, `forgot ${letters.length} dead letters`);
+            writeLine(io.stdout, `forgot ${counted(letters.length, "dead letter")}`);
           } else if (opts.json) writeJson(io.stdout, letters);
-          else listLetters(io, store, letters);
+          else summarizeLetters(io, letters);
         });
       }),
     );
@@ -233,7 +244,7 @@ function retrySummary(
   const { written, setAside, refused, skipped, recomputed, rollupsOff, tried } = outcome;
   const left = total - tried;
   return (
-    `retried ${tried} dead letters: ${written} written` +
+    `retried ${counted(tried, "dead letter")}: ${written} written` +
     (setAside > 0
       ? ` (${setAside} of their members still invalid: kept as member dead letters)`
       : "") +
@@ -247,17 +258,122 @@ function retrySummary(
   );
 }
 
-function listLetters(io: CliIo, store: StateStore, letters: readonly DeadLetter[]): void {
+function listLetters(
+  io: CliIo,
+  store: StateStore,
+  letters: readonly DeadLetter[],
+  deviceId: string | undefined,
+): void {
   if (letters.length === 0) {
     writeLine(io.stdout, "no dead letters");
     return;
   }
   writeText(io.stdout, lettersTable(letters, io.stdout));
+  const total = store.deadLetters.span({ deviceId }).count;
   const footer = [
-    `${letters.length} of ${store.deadLetters.count()} dead letters (--json for whole payloads, --retry to write them again)`,
+    `${letters.length} of ${counted(total, "dead letter")} (--json for whole payloads, --retry to write them again)`,
+    ...(total > letters.length ? [`${total - letters.length} more: --limit ${total}`] : []),
     "one whole: energy-etl dead-letters show ID",
   ];
   for (const line of footer) writeText(io.stdout, fitText(line, io.stdout));
+}
+
+/** Dead letters of one device, value id and reason. */
+interface LetterGroup {
+  readonly deviceId: string;
+  readonly valueId: string;
+  readonly reason: string;
+  count: number;
+  firstS: number;
+  lastS: number;
+}
+
+/** The value id a dead letter is about: a member's own (or a row's only one), else how many. */
+const letterValueId = (l: DeadLetter): string =>
+  l.valueIds.length === 1 ? (l.valueIds[0] ?? "") : `(${counted(l.valueIds.length, "value")})`;
+
+/** The letters grouped by device, value id and reason (the error's gist), the biggest first. */
+function groupLetters(letters: readonly DeadLetter[]): LetterGroup[] {
+  const groups = new Map<string, LetterGroup>();
+  for (const letter of letters) {
+    const [deviceId, valueId, reason] = [
+      letter.deviceId,
+      letterValueId(letter),
+      errorGist(letter.error),
+    ];
+    const atS = deadLetterTimeS(letter) ?? letter.windowFromS;
+    const key = JSON.stringify([deviceId, valueId, reason]);
+    const group = groups.get(key);
+    if (group === undefined) {
+      groups.set(key, { deviceId, valueId, reason, count: 1, firstS: atS, lastS: atS });
+      continue;
+    }
+    group.count++;
+    group.firstS = Math.min(group.firstS, atS);
+    group.lastS = Math.max(group.lastS, atS);
+  }
+  return [...groups.values()].sort(
+    (a, b) =>
+      b.count - a.count ||
+      a.deviceId.localeCompare(b.deviceId) ||
+      a.valueId.localeCompare(b.valueId),
+  );
+}
+
+/**
+ * The default view (#42): a group a line (count, device, value id), then its data's time span and
+ * reason wrapped below it on a terminal; piped, a tab-separated row per group, times whole.
+ */
+function summarizeLetters(io: CliIo, letters: readonly DeadLetter[]): void {
+  if (letters.length === 0) {
+    writeLine(io.stdout, "no dead letters");
+    return;
+  }
+  const groups = groupLetters(letters);
+  const { stdout } = io;
+  if (stdout.isTTY !== true) {
+    writeText(
+      stdout,
+      renderTable(
+        ["count", "device", "value id", "reason", "first (UTC)", "last (UTC)"],
+        groups.map((g) => [
+          String(g.count),
+          g.deviceId,
+          g.valueId,
+          g.reason,
+          instant(g.firstS),
+          instant(g.lastS),
+        ]),
+        stdout,
+      ),
+    );
+  } else {
+    const time = shortTime(groups.flatMap((g) => [g.firstS, g.lastS]));
+    const pad = String(groups[0]?.count ?? 0).length;
+    const indent = " ".repeat(pad + 2);
+    const narrower = { isTTY: true, columns: Math.max(20, widthOf(stdout) - indent.length) };
+    for (const g of groups) {
+      writeLine(stdout, `${String(g.count).padStart(pad)}  ${g.deviceId}  ${g.valueId}`);
+      const span = g.firstS === g.lastS ? time(g.firstS) : `${time(g.firstS)} .. ${time(g.lastS)}`;
+      const text = fitText(`${span} UTC: ${g.reason}`, narrower);
+      writeText(stdout, text.replace(/^/gm, indent));
+    }
+  }
+  const footer = [
+    `${counted(letters.length, "dead letter")} in ${counted(groups.length, "group")} of device, value id and reason, the biggest first`,
+    `each one: energy-etl dead-letters --list (at most ${LIST_LIMIT}: --limit N); --json for all whole`,
+  ];
+  for (const line of footer) writeText(stdout, fitText(line, stdout));
+}
+
+/** Times as `06-15 12:00`; with the year when one of `all` is of another year than this one. */
+function shortTime(all: readonly number[]): (s: number) => string {
+  const year = new Date().getUTCFullYear();
+  const sameYear = all.every((s) => new Date(s * 1000).getUTCFullYear() === year);
+  return (s) =>
+    when(s)
+      .slice(sameYear ? 5 : 0)
+      .replace("T", " ");
 }
 
 function showLetter(io: CliIo, rawId: string, command: Command): Promise<void> {

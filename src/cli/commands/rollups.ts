@@ -4,6 +4,7 @@ import type { Pipeline } from "../../pipeline/pipeline.js";
 import { selectDevices } from "../../pipeline/select-devices.js";
 import { isCounter } from "../../rollups/counters.js";
 import { type RollupResult, runRollups } from "../../rollups/rollup-run.js";
+import { counted } from "../../util/text.js";
 import { DAY_S, epochSeconds, isoSeconds } from "../../util/utc-time.js";
 import type { CommandContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeLine } from "../io.js";
@@ -32,7 +33,7 @@ export function rollupsNote(result: RollupResult | undefined): string {
     : "";
   const failed =
     result.failed > 0
-      ? `; rollups of ${result.failed} device resources NOT written (tried again next run)`
+      ? `; rollups of ${counted(result.failed, "device resource")} NOT written (tried again next run)`
       : "";
   return held + failed;
 }
@@ -41,7 +42,7 @@ export function rollupsNote(result: RollupResult | undefined): string {
 export function throwIfRollupsFailed(result: RollupResult | undefined): void {
   if (result?.failed) {
     throw new Error(
-      `rollups of ${result.failed} device resources not written (${result.error ?? "see the log"}); ` +
+      `rollups of ${counted(result.failed, "device resource")} not written (${result.error ?? "see the log"}); ` +
         "the next sync or `energy-etl rollups` writes them",
     );
   }
@@ -97,8 +98,8 @@ async function rollups(pipeline: Pipeline, context: CommandContext, opts: Rollup
   if (opts.dryRun) {
     const plan = { dryRun: true, ...range, resources: targets.length };
     const text =
-      `would write the rollups of ${targets.length} device resources with counters over ` +
-      `${days} days (${range.from} to ${range.to}); nothing written`;
+      `would write the rollups of ${counted(targets.length, "device resource")} with counters over ` +
+      `${counted(days, "day")} (${range.from} to ${range.to}); nothing written`;
     writeLine(io.stdout, opts.json ? JSON.stringify(plan) : text);
     return;
   }
@@ -111,7 +112,7 @@ async function rollups(pipeline: Pipeline, context: CommandContext, opts: Rollup
   const wanted = new Set(deviceIds);
   const left = markDays(pipeline, targets, fromS, toS, opts.device);
   if (left > 0 && !opts.json) {
-    writeLine(io.stdout, `continuing: ${left} days an earlier run of this command left`);
+    writeLine(io.stdout, `continuing: ${counted(left, "day")} an earlier run of this command left`);
   }
   const devices = [...new Set(pipeline.store.rollups.pending().map((m) => m.deviceId))].filter(
     (id) => wanted.has(id),
@@ -134,13 +135,14 @@ async function rollups(pipeline: Pipeline, context: CommandContext, opts: Rollup
   }
   progress.stop();
   const summary = { ...range, resources: targets.length, devices: devices.length, ...total };
-  const failed = `, ${total.failed} device resources failed (run the same command again)`;
-  const text = `rollups: ${devices.length} devices, ${total.points} points written`;
+  const failed = `, ${counted(total.failed, "device resource")} failed (run the same command again)`;
+  const text = `rollups: ${counted(devices.length, "device")}, ${counted(total.points, "point")} written`;
   writeLine(
     io.stdout,
     opts.json ? JSON.stringify(summary) : text + (total.failed > 0 ? failed : ""),
   );
-  if (total.failed > 0) throw new Error(`${total.failed} device resources failed (see the log)`);
+  if (total.failed > 0)
+    throw new Error(`${counted(total.failed, "device resource")} failed (see the log)`);
 }
 
 /** Marks the days of `targets` due, unless an earlier run of this request left some (how many). */

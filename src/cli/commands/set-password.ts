@@ -32,7 +32,8 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         registerSecret(otp);
         const otpProblem = textProblem(otp);
         if (otpProblem) throw new UsageError(`ENERGY_API_OTP ${otpProblem}`);
-        const password = nonEmpty(context.config.api.password) ?? (await askNew(io));
+        const configured = nonEmpty(context.config.api.password);
+        const password = configured ?? (await askNew(io));
         registerSecret(password);
         const client = await createApiClient(context, { user, password });
         try {
@@ -42,7 +43,7 @@ export function registerSetPasswordCommand(program: Command, io: CliIo): void {
         }
         writeLine(
           io.stdout,
-          `Password set for ${user}. Put it in ENERGY_API_PASSWORD for energy-etl.`,
+          `Password set for ${user}: ${passwordSource(configured && context.origins.get("api.password"))}.`,
         );
       }),
     );
@@ -83,6 +84,18 @@ export function adviseOnFailure(
 }
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === "" ? undefined : s);
+
+/**
+ * Where the new password came from, never the password: the prompt (`origin` undefined), or the
+ * configuration's origin of ENERGY_API_PASSWORD (`.env file ./.env`, `environment …`).
+ */
+function passwordSource(origin: string | undefined): string {
+  if (origin === undefined) {
+    return "the new password is the one typed at the prompt; put it in ENERGY_API_PASSWORD for energy-etl";
+  }
+  const where = origin.startsWith("environment ") ? "the environment" : origin;
+  return `the new password is ENERGY_API_PASSWORD of ${where} (not asked for), which energy-etl goes on reading`;
+}
 
 /** Asks for a secret without echo; off a terminal a usage error naming `env`, its variable. */
 async function ask(io: CliIo, question: string, env: string): Promise<string> {

@@ -8,6 +8,7 @@ import {
   DEFAULT_SIM_API_KEY,
   DEFAULT_SIM_USERS,
 } from "../../util/demo-defaults.js";
+import { counted } from "../../util/text.js";
 import { isoSeconds, parseUtcInstant } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, UsageError, writeLine } from "../io.js";
@@ -253,7 +254,7 @@ function startupLines(o: SimulateOptions, simulator: Simulator): string[] {
     ...dataFaultLines(o),
     ...(first !== undefined && last !== undefined
       ? [
-          `  new value ids: ${scheduled.length} devices, from ${instantText(first.atS)} to ${instantText(last.atS)}`,
+          `  new value ids: ${counted(scheduled.length, "device")}, from ${instantText(first.atS)} to ${instantText(last.atS)}`,
         ]
       : []),
     `  devices: ${devices.length} (${shownDevices(devices)})`,

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { runSync } from "../../pipeline/sync.js";
+import { counted } from "../../util/text.js";
 import { type CliIo, parseOptions, writeLine } from "../io.js";
 import { devicesOption, outputOption } from "../options.js";
 import { withPipeline } from "../with-pipeline.js";
@@ -33,8 +34,8 @@ export function registerSyncCommand(program: Command, io: CliIo): void {
       }
       writeLine(
         io.stdout,
-        `sync ${result.status}: ${result.devices.length} devices, ${result.points} points, ` +
-          `${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s` +
+        `sync ${result.status}: ${counted(result.devices.length, "device")}, ${counted(result.points, "point")}, ` +
+          `${counted(result.requests, "request")}, ${(result.durationMs / 1000).toFixed(1)} s` +
           newDeadLettersNote(result.deadLetters) +
           rollupsNote(result.rollups),
       );
