@@ -5,12 +5,15 @@
  * the API's limits and the service lock's timings are the code's. The expected values are read
  * from those files here, not computed by the code that uses them.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_VALUES_PER_REQUEST, MAX_WINDOW_MS } from "../../src/api/limits.js";
 import { SETTINGS } from "../../src/config/schema.js";
+import { apiOfVersion } from "../../src/influx/influx-connection.js";
 import { HEARTBEAT_MS } from "../../src/service/lock-heartbeat.js";
 import { LOCK_TTL_MS } from "../../src/state/service-lock.js";
+import { builtCli } from "../support/cli-child.js";
 
 const read = (path: string) => readFileSync(path, "utf8");
 const COMPOSE = read("docker-compose.yml");
@@ -145,5 +148,70 @@ describe("the figures the manual quotes", () => {
     const grace = /stop_grace_period: (\d+)s/.exec(COMPOSE);
     expect(allows?.[1]).toBeDefined();
     expect(allows?.[1]).toBe(grace?.[1]);
+  });
+});
+
+/** The options the built CLI's help lists (the program's setting flags without a command). */
+function optionsOf(...command: string[]): string[] {
+  const help = execFileSync(process.execPath, [builtCli(), ...command, "--help"], {
+    encoding: "utf8",
+    env: { ...process.env, COLUMNS: "200" },
+  });
+  return [...help.matchAll(/^ +(?:-\w, )?(--[a-z][a-z-]*)/gm)].map((m) => m[1] ?? "");
+}
+
+describe("#42's claims: the operator's way without Docker", () => {
+  const readme = read("README.md");
+
+  it("every energy-etl command line of the README's going-live block takes its flags", () => {
+    const block = /## Going live[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const lines = block.split("\n").filter((line) => line.startsWith("energy-etl "));
+    // init (existing), backfill --all, report and run: the walk-through test/deploy/v1-write runs
+    expect(lines.map((line) => line.split(/\s+/)[1])).toEqual([
+      "init",
+      "backfill",
+      "report",
+      "run",
+    ]);
+    const global = optionsOf();
+    expect(global).toContain("--influx-url");
+    for (const line of lines) {
+      const [, command = "", ...rest] = line.replace(/#.*$/, "").trim().split(/\s+/);
+      const taken = [...global, ...optionsOf(command)];
+      const flags = rest.filter((word) => word.startsWith("--"));
+      expect({ command, missing: flags.filter((f) => !taken.includes(f)) }).toEqual({
+        command,
+        missing: [],
+      });
+    }
+  });
+
+  it("says Debian's package is 1.6.7, as the tests' influxd (Debian's) answers /ping", async () => {
+    const said = /Debian's `apt-get install influxdb` gives (\d+\.\d+\.\d+)/.exec(readme)?.[1];
+    const raw = process.env.TEST_INFLUX_RAW_URL;
+    if (raw === undefined) throw new Error("no test influxd (jest's global setup starts it)");
+    const version = (await fetch(`${raw}/ping`)).headers.get("x-influxdb-version");
+    expect(said).toBeDefined();
+    expect(version?.startsWith(said ?? "-")).toBe(true);
+  });
+
+  it("writes 1.x below 1.8 through /write and 1.8+, 2.x and 3 through /api/v2/write, as the docs say", () => {
+    const operations = read("docs/operations.md");
+    expect(operations).toMatch(/writes 1\.x before 1\.8 through\s+`\/write\?db=&rp=`/);
+    expect(operations).toMatch(/1\.8\+, 2\.x and 3 through `\/api\/v2\/write`/);
+    const api = (version: string) => apiOfVersion(version);
+    expect(["1.6.7~rc0", "1.7.11", "1.0.0"].map(api)).toEqual(["v1", "v1", "v1"]);
+    expect(["1.8.0", "1.8.10", "v2.7.4", "2.0.0", "3.0.1"].map(api)).toEqual([
+      "v2",
+      "v2",
+      "v2",
+      "v2",
+      "v2",
+    ]);
+  });
+
+  it("puts the rollups where init and compose put them: <database>/rollups", () => {
+    expect(composeDefaultOf("ROLLUP_BUCKET")).toBe(`${defaultOf("INFLUX_BUCKET")}/rollups`);
+    expect(readme).toContain("`energy/rollups`");
   });
 });
