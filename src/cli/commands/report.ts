@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { canonicalTimeZone } from "../../config/time-zones.js";
-import { databaseAndPolicy, timeZonesOf } from "../../config/values.js";
-import type { Config } from "../../config.js";
+import { timeZonesOf } from "../../config/values.js";
 import type { Report } from "../../report/report.js";
 import { localDate } from "../../rollups/buckets.js";
+import { rollupHomeOf } from "../../rollups/series.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeJson, writeText } from "../io.js";
@@ -83,7 +83,7 @@ async function report(command: Command, io: CliIo, opts: ReportOptions): Promise
   ]);
   const rows = await readRollupDays(
     new InfluxQuery(config.influx),
-    homeOf(config),
+    rollupHomeOf(config),
     tz,
     fromDate,
     toDate,
@@ -100,15 +100,6 @@ async function report(command: Command, io: CliIo, opts: ReportOptions): Promise
     );
   }
   await print(result, io, opts.json === true);
-}
-
-/** Where the rollups are: ROLLUP_BUCKET's retention policy, else beside the raw points. */
-function homeOf(config: Config): { retentionPolicy?: string } {
-  const rp =
-    config.rollups.bucket === ""
-      ? undefined
-      : databaseAndPolicy(config.rollups.bucket).retentionPolicy;
-  return rp ? { retentionPolicy: rp } : {};
 }
 
 async function print(result: Report, io: CliIo, json: boolean): Promise<void> {
