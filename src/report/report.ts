@@ -14,7 +14,8 @@ export const METRICS = [
   { key: "imported", label: "imported", measurement: "total_other_energy" },
   { key: "exported", label: "exported", measurement: "total_export_energy" },
   { key: "batteryIn", label: "battery in", measurement: "charge_energy_today" },
-  { key: "batteryOut", label: "battery out", measurement: "total_battery_energy" },
+  // battery out from the same readout and kind of counter as battery in (002, daily reset)
+  { key: "batteryOut", label: "battery out", measurement: "discharge_energy_today" },
 ] as const;
 
 export type MetricKey = (typeof METRICS)[number]["key"];
