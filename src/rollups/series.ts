@@ -39,8 +39,10 @@ export interface RollupHome {
   readonly retentionPolicy?: string;
 }
 
-/** Where the rollups are: ROLLUP_BUCKET's retention policy (`database/policy`), else beside the raw points. */
-export function rollupHomeOf(config: { readonly rollups: { readonly bucket: string } }): RollupHome {
+/** Where the rollups are: ROLLUP_BUCKET's retention policy (`database/policy`), else the raw points'. */
+export function rollupHomeOf(config: {
+  readonly rollups: { readonly bucket: string };
+}): RollupHome {
   const { bucket } = config.rollups;
   const rp = bucket === "" ? undefined : databaseAndPolicy(bucket).retentionPolicy;
   return rp ? { retentionPolicy: rp } : {};
