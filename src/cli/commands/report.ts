@@ -73,22 +73,20 @@ async function report(command: Command, io: CliIo, opts: ReportOptions): Promise
   if (config.influx.url === "") {
     throw new UsageError("report reads the rollups in InfluxDB: set INFLUX_URL");
   }
-  const fromDate = localDate(tz, epochSeconds(opts.from));
-  const toDate = localDate(tz, Math.min(epochSeconds(opts.to), epochSeconds(new Date())));
+  const fromS = epochSeconds(opts.from);
+  const toS = Math.min(epochSeconds(opts.to), epochSeconds(new Date()));
   // the client (and got under it) loads here, for this command only
-  const [{ InfluxQuery }, { readRollupDays }, { buildReport }] = await Promise.all([
+  const [{ InfluxQuery }, { readRollupDays }, { buildReport, coveredDates }] = await Promise.all([
     import("../../influx/influx-query.js"),
     import("../../report/read-rollups.js"),
     import("../../report/report.js"),
   ]);
-  const rows = await readRollupDays(
-    new InfluxQuery(config.influx),
-    rollupHomeOf(config),
-    tz,
-    fromDate,
-    toDate,
-  );
-  const result = buildReport(rows, { tz, by: opts.by, fromDate, toDate, sites: config.sites });
+  // [--from, --to) as backfill's: the last day is that of --to's second before (or --from's)
+  const lastS = Math.max(fromS, toS - 1);
+  const covered = coveredDates(opts.by, localDate(tz, fromS), localDate(tz, lastS));
+  const query = new InfluxQuery(config.influx);
+  const rows = await readRollupDays(query, rollupHomeOf(config), tz, covered);
+  const result = buildReport(rows, { tz, by: opts.by, covered, sites: config.sites });
   context.logger.debug(
     { tz, by: opts.by, rows: rows.length, sites: result.sites.length },
     "report read",
