@@ -3,12 +3,13 @@ import type { Logger } from "pino";
 import type { ApiClient } from "../api/api-client.js";
 import type { RateGate } from "../api/rate-gate.js";
 import { siteOf } from "../config/sites.js";
-import { databaseAndPolicy, timeZonesOf } from "../config/values.js";
+import { timeZonesOf } from "../config/values.js";
 import type { Config } from "../config.js";
 import type { InfluxQuery } from "../influx/influx-query.js";
 import type { PointSink } from "../influx/point-sink.js";
 import { RollupLock } from "../rollups/rollup-lock.js";
 import type { RollupParts } from "../rollups/rollup-run.js";
+import { rollupHomeOf } from "../rollups/series.js";
 import { type Owner, processOwner } from "../state/owner.js";
 import type { StateStore } from "../state/state-store.js";
 import { ValueIdDecoder } from "../transform/value-id.js";
@@ -98,7 +99,6 @@ export class Pipeline {
       metrics: parts.metrics,
     });
     this.rollupSink = parts.rollupSink;
-    const own = parts.rollupSink && databaseAndPolicy(parts.config.rollups.bucket).retentionPolicy;
     this.rollups = parts.rollupQuery
       ? {
           marks: parts.store.rollups,
@@ -107,7 +107,8 @@ export class Pipeline {
           query: parts.rollupQuery,
           sink: parts.rollupSink ?? parts.sink,
           zones: timeZonesOf(parts.config.rollups.timeZones),
-          home: own ? { retentionPolicy: own } : {},
+          // ROLLUP_BUCKET's policy only where the rollups are written there
+          home: parts.rollupSink ? rollupHomeOf(parts.config) : {},
           kwpOf: (deviceId: string) => siteOf(parts.config.sites, deviceId)?.kwp,
           lock: new RollupLock(parts.store.locks, this.owner),
           deadLetters: parts.store.deadLetters,

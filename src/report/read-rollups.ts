@@ -2,17 +2,28 @@
 import { z } from "zod";
 import { type InfluxQuery, InfluxQueryError } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influxql.js";
-import { localDate } from "../rollups/buckets.js";
+import { dayOf, localDate } from "../rollups/buckets.js";
 import { type RollupHome, rollupSource } from "../rollups/series.js";
 import { excerpt } from "../util/text.js";
 import { DAY_S, isoSeconds } from "../util/utc-time.js";
-import { METRICS, type RollupDay } from "./report.js";
+import { type Covered, METRICS, plusDays, type RollupDay } from "./report.js";
 
-/** The statement: every report counter's day points of `tz` in kWh, one series per counter. */
-export function reportStatement(home: RollupHome, tz: string, fromDate: string, toDate: string) {
-  // a day more on each side (a zone is at most 14 hours from UTC); rows are kept by local date
-  const fromS = Date.parse(`${fromDate}T00:00:00Z`) / 1000 - DAY_S;
-  const toS = Date.parse(`${toDate}T00:00:00Z`) / 1000 + 2 * DAY_S;
+/**
+ * The first instant of the local date `date` in `tz`. Its UTC midnight is on that date in a zone
+ * east of UTC (up to +14 h), 12 hours later in one west of it (down to -12 h).
+ */
+export function startOfLocalDate(tz: string, date: string): number {
+  const midnight = Date.parse(`${date}T00:00:00Z`) / 1000;
+  return dayOf(tz, localDate(tz, midnight) === date ? midnight : midnight + DAY_S / 2).startS;
+}
+
+/**
+ * The statement: every report counter's day points of `tz` in kWh, one series per counter, of
+ * the local dates `covered.from` to `covered.to` exactly (a day point is at its day's start).
+ */
+export function reportStatement(home: RollupHome, tz: string, covered: Covered) {
+  const fromS = startOfLocalDate(tz, covered.from);
+  const toS = startOfLocalDate(tz, plusDays(covered.to, 1));
   const measurements = METRICS.map((m) => m.measurement).join("|");
   return (
     `SELECT "increase" FROM ${rollupSource(home, "rollup_day")} WHERE "tz" = ${quoteLiteral(tz)} ` +
@@ -35,10 +46,9 @@ export async function readRollupDays(
   query: Pick<InfluxQuery, "query">,
   home: RollupHome,
   tz: string,
-  fromDate: string,
-  toDate: string,
+  covered: Covered,
 ): Promise<RollupDay[]> {
-  const [series = []] = await query.query([reportStatement(home, tz, fromDate, toDate)]);
+  const [series = []] = await query.query([reportStatement(home, tz, covered)]);
   const days: RollupDay[] = [];
   for (const one of series) {
     const tags = tagsSchema.safeParse(one.tags);

@@ -14,7 +14,8 @@ export const METRICS = [
   { key: "imported", label: "imported", measurement: "total_other_energy" },
   { key: "exported", label: "exported", measurement: "total_export_energy" },
   { key: "batteryIn", label: "battery in", measurement: "charge_energy_today" },
-  { key: "batteryOut", label: "battery out", measurement: "total_battery_energy" },
+  // battery out from the same readout and kind of counter as battery in (002, daily reset)
+  { key: "batteryOut", label: "battery out", measurement: "discharge_energy_today" },
 ] as const;
 
 export type MetricKey = (typeof METRICS)[number]["key"];
@@ -75,7 +76,8 @@ export interface Report {
 const DAY_MS = 86_400_000;
 const utcOf = (date: string): Date => new Date(`${date}T00:00:00Z`);
 const dateOf = (d: Date): string => d.toISOString().slice(0, 10);
-const plusDays = (date: string, n: number): string =>
+/** The date `n` days after `date` (before, for a negative `n`). */
+export const plusDays = (date: string, n: number): string =>
   dateOf(new Date(utcOf(date).getTime() + n * DAY_MS));
 
 /** The first date of the period holding `date` (a week starts on Monday, as ISO 8601's). */
@@ -104,8 +106,15 @@ function nextPeriod(by: PeriodKind, start: string): string {
   return dateOf(new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)));
 }
 
+/** The local dates a report covers (first, last) and its periods' labels. */
+export interface Covered {
+  readonly from: string;
+  readonly to: string;
+  readonly labels: readonly string[];
+}
+
 /** The dates the report covers: the whole periods that hold `fromDate` to `toDate`. */
-export function coveredDates(by: PeriodKind, fromDate: string, toDate: string) {
+export function coveredDates(by: PeriodKind, fromDate: string, toDate: string): Covered {
   const from = periodStart(by, fromDate);
   const after = nextPeriod(by, periodStart(by, toDate));
   const starts: string[] = [];
@@ -171,16 +180,14 @@ function energyByDevice(
 export interface ReportRequest {
   readonly tz: string;
   readonly by: PeriodKind;
-  /** Local dates of the range's first and last instant (widened to whole periods). */
-  readonly fromDate: string;
-  readonly toDate: string;
+  /** The whole periods asked ({@link coveredDates}): the rows read are of these dates. */
+  readonly covered: Covered;
   readonly sites: Sites;
 }
 
 /** The report of `rows` (rollup days of the zone; those outside the periods are left out). */
 export function buildReport(rows: readonly RollupDay[], request: ReportRequest): Report {
-  const { by } = request;
-  const covered = coveredDates(by, request.fromDate, request.toDate);
+  const { by, covered } = request;
   const inRange = rows.filter((r) => r.date >= covered.from && r.date <= covered.to);
   const byDevice = energyByDevice(inRange, by);
   const siteIds = new Map(Object.keys(request.sites).map((id) => [storedName(id), id]));

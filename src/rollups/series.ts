@@ -1,4 +1,5 @@
 /** The counter series of a device resource as rollups read them back, and where rollups are. */
+import { databaseAndPolicy } from "../config/values.js";
 import type { InfluxqlSeries } from "../influx/influx-query.js";
 import { quoteIdentifier, quoteLiteral } from "../influx/influxql.js";
 import { storedName } from "../transform/line-protocol.js";
@@ -36,6 +37,15 @@ export interface Reading {
 /** The retention policy InfluxQL reads rollup points from (none: the raw points' default). */
 export interface RollupHome {
   readonly retentionPolicy?: string;
+}
+
+/** Where the rollups are: ROLLUP_BUCKET's retention policy (`database/policy`), else the raw points'. */
+export function rollupHomeOf(config: {
+  readonly rollups: { readonly bucket: string };
+}): RollupHome {
+  const { bucket } = config.rollups;
+  const rp = bucket === "" ? undefined : databaseAndPolicy(bucket).retentionPolicy;
+  return rp ? { retentionPolicy: rp } : {};
 }
 
 /** A rollup measurement as InfluxQL names it in `home`: `"rp"."rollup_day"` or `"rollup_day"`. */

@@ -29,11 +29,23 @@ import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { tempDir } from "../support/temp-dir.js";
 
-// Berlin moves to summer time on 29 March 2026; 27-29 March are ISO week 13, 30 March week 14
+// Berlin moves to summer time on 29 March 2026; 23-29 March are ISO week 13, 30 March week 14.
+// The backfill starts days before the reports' --from: on Sunday 22 March (week 12).
+const BACKFILL_FROM = "2026-03-22T00:00:00Z";
 const FROM = "2026-03-27T00:00:00Z";
 const TO = "2026-03-30T23:59:59Z";
-const FROM_S = Date.parse(FROM) / 1000;
+const BACKFILL_FROM_S = Date.parse(BACKFILL_FROM) / 1000;
 const TO_S = Date.parse(TO) / 1000;
+/** The oracle over what the backfill read (the counter rule needs the reading before each day). */
+const truth = (sim: Simulator, tz: string) => oracle(sim, tz, BACKFILL_FROM_S, TO_S);
+/** The oracle's days from `first` to `last` alone. */
+function within(want: Oracle, first: string, last: string): Oracle {
+  const out: Oracle = new Map();
+  for (const [id, days] of want) {
+    out.set(id, new Map([...days].filter(([date]) => date >= first && date <= last)));
+  }
+  return out;
+}
 
 const SITES = {
   "hybrid-site-01": { kwp: 9.8, name: "Hybrid roof" },
@@ -51,11 +63,11 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     const db = await createTestInfluxDb("cli_report");
     env = pipelineEnv(sim, db, tempStateDb(), {
       LOG_LEVEL: "warn",
-      ROLLUP_TIME_ZONES: "UTC,Europe/Berlin",
+      ROLLUP_TIME_ZONES: "UTC,Europe/Berlin,America/New_York",
     });
     configFile = join(tempDir("energy-etl-report-"), "config.json");
     writeFileSync(configFile, JSON.stringify({ sites: SITES }));
-    const backfill = await run(env, "backfill", "--all", "--from", FROM, "--to", TO);
+    const backfill = await run(env, "backfill", "--all", "--from", BACKFILL_FROM, "--to", TO);
     expect([backfill.code, backfill.err]).toEqual([0, ""]);
   }, 300_000);
   afterEach(() => killCliChildren());
@@ -119,13 +131,18 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     const got = await report();
     expect([got.tz, got.by, got.from, got.to]).toEqual(["UTC", "day", "2026-03-27", "2026-03-30"]);
     expect(got.periods).toEqual(["2026-03-27", "2026-03-28", "2026-03-29", "2026-03-30"]);
-    const want = oracle(sim, "UTC", FROM_S, TO_S);
+    const want = within(truth(sim, "UTC"), "2026-03-27", "2026-03-30");
     expect(expectFigures(got, want, (d) => d)).toBe(4 * 4 * 6);
-    // the hybrid alone has a battery charge counter: the others' battery in is empty, not 0
-    const batteryIn = got.sites.map((s) => [s.deviceId, s.total.batteryIn === null]);
-    expect(batteryIn.sort()).toEqual(
-      [...want.keys()].map((id) => [id, id !== "hybrid-site-01"]).sort(),
-    );
+    // battery in and out are one readout's pair (charge/discharge_energy_today): the hybrid has
+    // both, the others neither (empty, not 0), so the fleet's in and out sum the same sites
+    const battery = got.sites.map((s) => [
+      s.deviceId,
+      s.total.batteryIn === null,
+      s.total.batteryOut === null,
+    ]);
+    const hybridOnly = (id: string) => [id, id !== "hybrid-site-01", id !== "hybrid-site-01"];
+    expect(battery.sort()).toEqual([...want.keys()].map(hybridOnly).sort());
+    expect(got.fleet.total.batteryOut).toBeGreaterThan(0);
     // fleet: the sum of the oracle's sites
     const totals = (key: Key) =>
       [...want.values()]
@@ -162,7 +179,61 @@ describe("energy-etl report against influxd, figures from the simulator's readin
       "2026-04-05",
     ]);
     expect(got.periods).toEqual(["2026-W13", "2026-W14"]);
-    expect(expectFigures(got, oracle(sim, "Europe/Berlin", FROM_S, TO_S), isoWeek)).toBe(4 * 2 * 6);
+    expect(expectFigures(got, truth(sim, "Europe/Berlin"), isoWeek)).toBe(4 * 2 * 6);
+  }, 120_000);
+
+  it("--by week or month from mid-period: the first period holds the days before --from, and no day before it leaks in (UTC, Berlin, New York)", async () => {
+    for (const tz of ["UTC", "Europe/Berlin", "America/New_York"]) {
+      // week 13 is 23-29 March: the rollups of 23-26 March are read too; Sunday 22 is week 12
+      const week = await report("--tz", tz, "--by", "week");
+      expect([week.tz, week.from, week.to, week.periods]).toEqual([
+        tz,
+        "2026-03-23",
+        "2026-04-05",
+        ["2026-W13", "2026-W14"],
+      ]);
+      const want = truth(sim, tz);
+      expect(expectFigures(week, want, isoWeek)).toBe(4 * 2 * 6);
+      // the month: every March day the rollups hold, from 22 March (21 March in New York)
+      const month = await report("--tz", tz, "--by", "month");
+      expect([month.from, month.to, month.periods]).toEqual([
+        "2026-03-01",
+        "2026-03-31",
+        ["2026-03"],
+      ]);
+      expect(expectFigures(month, want, (d) => d.slice(0, 7))).toBe(4 * 6);
+    }
+    // the oracle's week 12 is not empty: a day of it read into week 13 would show
+    const hybrid = byPeriod(
+      truth(sim, "America/New_York").get("hybrid-site-01") ?? new Map(),
+      isoWeek,
+    );
+    expect(hybrid.get("2026-W12")?.produced).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("--to is an instant the range ends before, as backfill's: --to 2026-04-01 is March alone, --to 2026-03-30 ends on the 29th, --from = --to is that day", async () => {
+    const month = await run(
+      {},
+      "report",
+      "--from",
+      "2026-03-01",
+      "--to",
+      "2026-04-01",
+      "--by",
+      "month",
+      "--json",
+    );
+    expect([month.code, month.err]).toEqual([0, ""]);
+    expect(reportSchema.parse(JSON.parse(month.out)).periods).toEqual(["2026-03"]);
+    const days = await run({}, "report", "--from", FROM, "--to", "2026-03-30", "--json");
+    expect([days.code, days.err]).toEqual([0, ""]);
+    expect(reportSchema.parse(JSON.parse(days.out)).periods).toEqual([
+      "2026-03-27",
+      "2026-03-28",
+      "2026-03-29",
+    ]);
+    const one = await run({}, "report", "--from", "2026-03-28", "--to", "2026-03-28", "--json");
+    expect(reportSchema.parse(JSON.parse(one.out)).periods).toEqual(["2026-03-28"]);
   }, 120_000);
 
   it("the default zone is the first of ROLLUP_TIME_ZONES; a zone not rolled up, not a zone, or a bad --by is a usage error; a range without rollups lists the sites empty, with a warning", async () => {
@@ -177,11 +248,11 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     );
     expect(berlinFirst.code).toBe(0);
     expect(reportSchema.parse(JSON.parse(berlinFirst.out)).tz).toBe("Europe/Berlin");
-    const notRolled = await run({}, "report", "--from", FROM, "--tz", "America/New_York");
+    const notRolled = await run({}, "report", "--from", FROM, "--tz", "Asia/Tokyo");
     expect(notRolled.code).toBe(2);
     expect(notRolled.out).toBe("");
     expect(notRolled.err).toContain(
-      "America/New_York is not rolled up: ROLLUP_TIME_ZONES is UTC,Europe/Berlin",
+      "Asia/Tokyo is not rolled up: ROLLUP_TIME_ZONES is UTC,Europe/Berlin,America/New_York",
     );
     const notZone = await run({}, "report", "--from", FROM, "--tz", "Mars/Olympus");
     expect(notZone.code).toBe(2);
@@ -226,7 +297,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
       "battery_out_kwh",
       "kwh_per_kwp",
     ]);
-    const want = oracle(sim, "UTC", FROM_S, TO_S);
+    const want = truth(sim, "UTC");
     expect(rows.map((r) => [r[0], r[4]]).sort()).toEqual(
       [...want.keys()].map((id) => [id, "2026-03"]).sort(),
     );

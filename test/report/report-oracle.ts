@@ -13,7 +13,7 @@ export const COUNTERS = {
   imported: "total_other_energy",
   exported: "total_export_energy",
   batteryIn: "charge_energy_today",
-  batteryOut: "total_battery_energy",
+  batteryOut: "discharge_energy_today",
 } as const;
 export type Key = keyof typeof COUNTERS;
 export const KEYS = Object.keys(COUNTERS) as Key[];

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { canonicalTimeZone } from "../../config/time-zones.js";
-import { databaseAndPolicy, timeZonesOf } from "../../config/values.js";
-import type { Config } from "../../config.js";
+import { timeZonesOf } from "../../config/values.js";
 import type { Report } from "../../report/report.js";
 import { localDate } from "../../rollups/buckets.js";
+import { rollupHomeOf } from "../../rollups/series.js";
 import { epochSeconds } from "../../util/utc-time.js";
 import { createContext } from "../context.js";
 import { type CliIo, examples, parsedAction, UsageError, writeJson, writeText } from "../io.js";
@@ -73,22 +73,20 @@ async function report(command: Command, io: CliIo, opts: ReportOptions): Promise
   if (config.influx.url === "") {
     throw new UsageError("report reads the rollups in InfluxDB: set INFLUX_URL");
   }
-  const fromDate = localDate(tz, epochSeconds(opts.from));
-  const toDate = localDate(tz, Math.min(epochSeconds(opts.to), epochSeconds(new Date())));
+  const fromS = epochSeconds(opts.from);
+  const toS = Math.min(epochSeconds(opts.to), epochSeconds(new Date()));
   // the client (and got under it) loads here, for this command only
-  const [{ InfluxQuery }, { readRollupDays }, { buildReport }] = await Promise.all([
+  const [{ InfluxQuery }, { readRollupDays }, { buildReport, coveredDates }] = await Promise.all([
     import("../../influx/influx-query.js"),
     import("../../report/read-rollups.js"),
     import("../../report/report.js"),
   ]);
-  const rows = await readRollupDays(
-    new InfluxQuery(config.influx),
-    homeOf(config),
-    tz,
-    fromDate,
-    toDate,
-  );
-  const result = buildReport(rows, { tz, by: opts.by, fromDate, toDate, sites: config.sites });
+  // [--from, --to) as backfill's: the last day is that of --to's second before (or --from's)
+  const lastS = Math.max(fromS, toS - 1);
+  const covered = coveredDates(opts.by, localDate(tz, fromS), localDate(tz, lastS));
+  const query = new InfluxQuery(config.influx);
+  const rows = await readRollupDays(query, rollupHomeOf(config), tz, covered);
+  const result = buildReport(rows, { tz, by: opts.by, covered, sites: config.sites });
   context.logger.debug(
     { tz, by: opts.by, rows: rows.length, sites: result.sites.length },
     "report read",
@@ -100,15 +98,6 @@ async function report(command: Command, io: CliIo, opts: ReportOptions): Promise
     );
   }
   await print(result, io, opts.json === true);
-}
-
-/** Where the rollups are: ROLLUP_BUCKET's retention policy, else beside the raw points. */
-function homeOf(config: Config): { retentionPolicy?: string } {
-  const rp =
-    config.rollups.bucket === ""
-      ? undefined
-      : databaseAndPolicy(config.rollups.bucket).retentionPolicy;
-  return rp ? { retentionPolicy: rp } : {};
 }
 
 async function print(result: Report, io: CliIo, json: boolean): Promise<void> {
