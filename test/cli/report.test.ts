@@ -7,11 +7,11 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import {
   byPeriod,
+  expectFigures,
   isoWeek,
   KEYS,
   type Key,
@@ -97,35 +97,6 @@ describe("energy-etl report against influxd, figures from the simulator's readin
     expect([code, err]).toEqual([0, ""]);
     return reportSchema.parse(JSON.parse(out));
   };
-
-  /** Every site's every period equal to the oracle's, empty where the device has no counter. */
-  function expectFigures(
-    got: z.infer<typeof reportSchema>,
-    want: Oracle,
-    periodOf: (d: string) => string,
-  ) {
-    let compared = 0;
-    for (const [deviceId, days] of want) {
-      const site = got.sites.find((s) => s.deviceId === deviceId);
-      expect(site?.periods.map((p) => p.period)).toEqual(got.periods);
-      const periods = byPeriod(days, periodOf);
-      for (const p of site?.periods ?? []) {
-        for (const key of KEYS) {
-          const expected = periods.get(p.period)?.[key];
-          if (expected === undefined)
-            expect([deviceId, p.period, key, p.energy[key]]).toEqual([
-              deviceId,
-              p.period,
-              key,
-              null,
-            ]);
-          else expect(p.energy[key]).toBeCloseTo(expected, 6);
-          compared++;
-        }
-      }
-    }
-    return compared;
-  }
 
   it("per day in the first of ROLLUP_TIME_ZONES (UTC): six energies per site and day, fleet totals, specific yield and its ranking", async () => {
     const got = await report();

@@ -136,3 +136,27 @@ export function byPeriod(
   }
   return out;
 }
+
+/** Every site's every period equal to the oracle's, empty where the device has no counter. */
+export function expectFigures(
+  got: z.infer<typeof reportSchema>,
+  want: Oracle,
+  periodOf: (d: string) => string,
+) {
+  let compared = 0;
+  for (const [deviceId, days] of want) {
+    const site = got.sites.find((s) => s.deviceId === deviceId);
+    expect(site?.periods.map((p) => p.period)).toEqual(got.periods);
+    const periods = byPeriod(days, periodOf);
+    for (const p of site?.periods ?? []) {
+      for (const key of KEYS) {
+        const expected = periods.get(p.period)?.[key];
+        if (expected === undefined)
+          expect([deviceId, p.period, key, p.energy[key]]).toEqual([deviceId, p.period, key, null]);
+        else expect(p.energy[key]).toBeCloseTo(expected, 6);
+        compared++;
+      }
+    }
+  }
+  return compared;
+}
