@@ -324,7 +324,7 @@ export async function startInfluxFront(options: {
       if (path === "/ping") res.writeHead(204, named).end();
       else if (health)
         res.writeHead(200, { ...named, "content-type": "application/json" }).end(health);
-      else res.writeHead(404, named).end("404 page not found");
+      else res.writeHead(404).end("404 page not found");
       return;
     }
     const headers = { ...req.headers, ...(v2 && { authorization: `Token ${TEST_INFLUX_TOKEN}` }) };
