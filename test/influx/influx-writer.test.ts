@@ -196,7 +196,7 @@ describe("InfluxWriter against a fake that answers 413 and 429", () => {
       writerFor(target()).writer.write(lineBatch(["m value=1 1"])),
     );
     expect(error).toMatchObject({ code: "bad_data", status: 405, fatal: false });
-    expect(error.message).toMatch(/refused a write of 1 lines \(HTTP 405: status 405\)/);
+    expect(error.message).toMatch(/refused a write of 1 line \(HTTP 405: status 405\)/);
   });
 
   it("429 waits at least Retry-After, then succeeds", async () => {
