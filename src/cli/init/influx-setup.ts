@@ -105,8 +105,9 @@ export function bucketCommands(influx: ExistingInflux): string[] {
 /**
  * Sets up an existing InfluxDB for energy-etl and checks it, one line per step: on any 1.x (by
  * its version, 1.8 too, whatever API it is written on) the database and the rollups' policy (made
- * when missing); on 2.x/3 the commands that make them are printed. Then an empty write to each and a read. Unreachable or refused credentials throw
- * (InfluxSetupStop); the names of the steps that failed otherwise are returned.
+ * when missing); on 2.x/3 the commands that make them are printed. Then an empty write to each
+ * and a read. Unreachable or refused credentials throw (InfluxSetupStop); the names of the steps
+ * that failed otherwise are returned.
  */
 export async function setUpInflux(io: CliIo, influx: ExistingInflux): Promise<string[]> {
   const query = new InfluxQuery({ ...influx, bucket: influx.database });
