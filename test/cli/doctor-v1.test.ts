@@ -156,6 +156,31 @@ describe("energy-etl doctor on InfluxDB 1.x", () => {
     }
   });
 
+  it("a /health that passes but a /ping that is no InfluxDB's (404): a reachable failure naming INFLUX_URL and INFLUX_API, never a silent v2", async () => {
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      if (req.url === "/health") res.writeHead(200).end(JSON.stringify({ status: "pass" }));
+      else res.writeHead(404).end("<html>not here</html>");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { code, lines } = await doctor(env({ INFLUX_URL: url }));
+      expect(lines).toContain(
+        `failure  InfluxDB reachable: ${url} answers HTTP 200 on /health, and /ping: ${url}/ping ` +
+          "answered HTTP 404, not InfluxDB's /ping (2xx): set INFLUX_URL to InfluxDB's base URL " +
+          "(with the path prefix of a proxy before it), or INFLUX_API=v1 or v2 to name its write " +
+          "API -> set INFLUX_URL to InfluxDB's base URL (http://host:8086, without /api/v2)",
+      );
+      expect(lines.filter((l) => l.includes("InfluxDB write"))).toEqual([
+        'warning  InfluxDB write: not checked: InfluxDB is not reachable -> fix "InfluxDB reachable" first',
+      ]);
+      expect(code).toBe(1);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it("InfluxDB 1.8 without auth: its version, /api/v2/write, and no token named where none is given", async () => {
     const { TEST_INFLUX_URL: proxy = "" } = process.env;
     const front = await startInfluxFront({ url: proxy, rawUrl: db.rawUrl });
