@@ -4,6 +4,7 @@ import { clampTimerMs, linkedSignal } from "../util/timers.js";
 import {
   type InfluxApi,
   type InfluxConnection,
+  InfluxPingError,
   influxClient,
   writePath,
 } from "./influx-connection.js";
@@ -68,11 +69,15 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
   }
 }
 
-/** No answer from InfluxDB at `target.url`: `why` a text, or the error (fetch's cause named). */
+/**
+ * No answer from InfluxDB at `target.url`: `why` a text, or the error (fetch's cause named); an
+ * answer `/ping` gives that is not InfluxDB's (InfluxPingError) says so in its own words.
+ */
 export function influxUnreachable(
   target: { readonly url: string },
   why: unknown,
 ): InfluxWriteError {
+  if (why instanceof InfluxPingError) return new InfluxWriteError(why.message, "unavailable");
   const cause: unknown = typeof why === "string" ? undefined : memberOf(why, "cause");
   const text = typeof why === "string" ? why : excerpt(messageOf(cause ?? why));
   return new InfluxWriteError(

@@ -2,7 +2,7 @@ import type { InfluxDB } from "@influxdata/influxdb-client";
 import { z } from "zod";
 import { errnoOf } from "../util/errors.js";
 import { excerpt } from "../util/text.js";
-import { type InfluxConnection, influxClient } from "./influx-connection.js";
+import { credentialSettings, type InfluxConnection, influxClient } from "./influx-connection.js";
 import { readInfluxFailure } from "./write-errors.js";
 
 /** A query InfluxDB refused or answered in another shape. */
@@ -74,8 +74,7 @@ export class InfluxQuery {
       answer = await this.request(`/query?${params}`, change);
     } catch (error) {
       const { status, message } = readInfluxFailure(error);
-      const auth =
-        status === 401 || status === 403 ? ": the token needs read access to the bucket" : "";
+      const auth = status === 401 || status === 403 ? `: ${this.readAdvice()}` : "";
       const http = status ? `HTTP ${status}: ` : "";
       throw new InfluxQueryError(
         `InfluxDB at ${this.target.url} refused the query (${http}${message})${auth}`,
@@ -106,6 +105,17 @@ export class InfluxQuery {
       );
     }
     return results.map((result) => result.series ?? []);
+  }
+
+  /** Whose read access a 401/403 is about: the token, the 1.x user, or credentials not given. */
+  private readAdvice(): string {
+    const { token, username = "" } = this.target;
+    if (token !== "")
+      return `the token (${credentialSettings("v2", this.target)}) needs read access to the bucket`;
+    if (username !== "") {
+      return `the user ${username} (${credentialSettings("v1", this.target)}) needs read access to the database`;
+    }
+    return "InfluxDB wants credentials: set INFLUX_TOKEN, or on 1.x INFLUX_USERNAME and INFLUX_PASSWORD";
   }
 
   /**

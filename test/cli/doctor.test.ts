@@ -41,16 +41,10 @@ describe("energy-etl doctor", () => {
   let db: TestInfluxDb;
   let dir: string;
   let stateDb: string;
-  /** influxd's own version (the v2 proxy names none): 1.6.7, older than 1.8. */
-  let influxVersion: string;
 
   beforeAll(async () => {
     sim = await startTestSimulator();
     db = await createTestInfluxDb("doctor");
-    const ping = await fetch(`${db.rawUrl}/ping`);
-    influxVersion = ping.headers.get("x-influxdb-version") ?? "";
-    // the premise of the 1.x tests: the test's influxd is older than 1.8
-    expect(influxVersion).toMatch(/^1\.[0-7]\./);
   });
   afterAll(() => sim.close());
   beforeEach(() => {
@@ -106,61 +100,6 @@ describe("energy-etl doctor", () => {
     for (const secret of [sim.apiKey, "demo-password", db.token]) expect(out).not.toContain(secret);
     const measurements = await db.series("SHOW MEASUREMENTS");
     expect(JSON.stringify(measurements)).not.toContain("energy_etl_doctor");
-  });
-
-  it("InfluxDB 1.x before 1.8 directly: reports its version and v1, writes on /write, exit 0", async () => {
-    // the raw influxd, as Debian's package installs it: no proxy, no token, no auth
-    const version = influxVersion;
-    const { code, lines } = await doctor(env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "" }));
-    expect(lines).toEqual(
-      expect.arrayContaining([
-        `ok       InfluxDB reachable: ${db.rawUrl} answers /ping (version ${version}, writes ` +
-          "with /write (v1), INFLUX_API=auto)",
-        `ok       InfluxDB write: no user (auth off) can write bucket ${db.bucket} on v1 (wrote ` +
-          "one point to energy_etl_doctor, deleted it with InfluxQL DROP MEASUREMENT)",
-        "ok       InfluxDB retention: retention policy autogen keeps data forever",
-      ]),
-    );
-    expect(lines.join("\n")).not.toMatch(/upgrade|1\.8 or later/);
-    expect(code).toBe(0);
-    const measurements = await db.series("SHOW MEASUREMENTS");
-    expect(JSON.stringify(measurements)).not.toContain("energy_etl_doctor");
-  });
-
-  it("INFLUX_API=v2 forced on InfluxDB 1.x before 1.8: a failure naming the version and INFLUX_API, exit 1", async () => {
-    const version = influxVersion;
-    const { code, lines, out } = await doctor(
-      env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "", INFLUX_API: "v2" }),
-    );
-    expect(lines).toContain(
-      `failure  InfluxDB write: InfluxDB ${version} has no /api/v2/write (HTTP 404: 404 page not ` +
-        "found) -> set INFLUX_API=auto (or v1): InfluxDB 1.x is written on /write",
-    );
-    expect(out).not.toContain("no bucket");
-    expect(code).toBe(1);
-  });
-
-  it("v1: a missing database is a failure saying how to create it, exit 1", async () => {
-    const { code, lines } = await doctor(
-      env({ INFLUX_URL: db.rawUrl, INFLUX_TOKEN: "", INFLUX_BUCKET: "no_such_db" }),
-    );
-    expect(lines).toContain(
-      "failure  InfluxDB write: InfluxDB has no bucket no_such_db (HTTP 404: database not " +
-        'found: "no_such_db") -> create it (1.x: CREATE DATABASE, or `energy-etl init`), or fix ' +
-        "INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.x: database[/retention-policy])",
-    );
-    expect(code).toBe(1);
-  });
-
-  it("InfluxDB 1.6 behind a v2 write proxy (what 1.8 serves): a missing bucket is a missing bucket", async () => {
-    // the proxy names no version: auto takes it for v2 and writes /api/v2/write
-    const { code, lines } = await doctor(env({ INFLUX_BUCKET: "no_such_db" }));
-    expect(lines).toContain(
-      "failure  InfluxDB write: InfluxDB has no bucket no_such_db (HTTP 404: database not " +
-        'found: "no_such_db") -> create it (1.x: CREATE DATABASE, or `energy-etl init`), or fix ' +
-        "INFLUX_BUCKET and INFLUX_ORG (on InfluxDB 1.x: database[/retention-policy])",
-    );
-    expect(code).toBe(1);
   });
 
   it("a retention that cannot be read is a warning with the reason, never ok", async () => {

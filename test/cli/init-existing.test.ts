@@ -8,7 +8,13 @@ import { join } from "node:path";
 import { runCli } from "../../src/cli.js";
 import { DEFAULT_SIM_USERS, type Simulator } from "../../src/simulator/server.js";
 import { bufferIo } from "../support/cli-io.js";
-import { freePort, influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN } from "../support/influxd.js";
+import {
+  freePort,
+  influxql,
+  startInfluxFront,
+  TEST_INFLUX_ORG,
+  TEST_INFLUX_TOKEN,
+} from "../support/influxd.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { tempDir } from "../support/temp-dir.js";
 import { readEnv, terminalIo } from "./init/terminal-io.js";
@@ -127,6 +133,49 @@ describe("init --influx existing", () => {
     });
   });
 
+  it("1.8 (writes on /api/v2/write, set up as 1.x): no token asked, makes the database and policy, writes the user settings only", async () => {
+    const db = newDatabase();
+    const { front: proxy, direct } = influxUrls();
+    const front = await startInfluxFront({ url: proxy, rawUrl: direct });
+    try {
+      const path = join(dir, "v18.env");
+      const argv = [...apiFlags(path), "--influx", "existing", "--influx-url", front.url];
+      const io = bufferIo(secrets);
+      expect(await runCli([...argv, "--influx-bucket", db], io)).toBe(0);
+      expect(io.err()).toBe("");
+      const out = io.out();
+      expect(out).toContain(
+        `InfluxDB: ${front.url}, version 1.8.10: writes through /api/v2/write\n`,
+      );
+      for (const line of [
+        `Database ${db}: ok, created`,
+        `Retention policy ${db}/rollups: ok, created (infinite, shard groups of 520w)`,
+        `Write to ${db}: ok, an empty write, nothing stored`,
+        `Write to ${db}/rollups: ok, an empty write, nothing stored`,
+        `Read ${db}: ok, SHOW MEASUREMENTS: 0`,
+      ]) {
+        expect(out).toContain(`${line}\n`);
+      }
+      expect(out).not.toContain("influx bucket create");
+      // the oracle: influxd's own listing
+      expect(await policies(db)).toEqual({
+        autogen: ["0s", "168h0m0s"],
+        rollups: ["0s", "87360h0m0s"],
+      });
+      expect(readEnv(path)).toEqual({
+        ENERGY_API_URL: sim.url,
+        ENERGY_API_KEY: API_KEY,
+        ENERGY_API_USER: "ops",
+        ENERGY_API_PASSWORD: PASSWORD,
+        INFLUX_URL: front.url,
+        INFLUX_BUCKET: db,
+        ROLLUP_BUCKET: `${db}/rollups`,
+      });
+    } finally {
+      await front.close();
+    }
+  });
+
   it("2.x path (INFLUX_API=v2, token): prints the bucket commands, checks a write and a read, writes the token and org", async () => {
     const db = newDatabase();
     const { front, direct } = influxUrls();
@@ -194,7 +243,7 @@ describe("init --influx existing", () => {
     expect(await runCli(argv, io)).toBe(1);
     expect(io.out()).toMatch(
       new RegExp(
-        `^Write to ${db}: failed: not found \\(HTTP 404: .*\\) -> run the commands above, then energy-etl doctor$`,
+        `^Write to ${db}: failed: InfluxDB has no bucket ${db} \\(HTTP 404: .*\\): .* -> run the commands above, then energy-etl doctor$`,
         "m",
       ),
     );
@@ -228,7 +277,7 @@ describe("init --influx existing", () => {
     const io = bufferIo({ ...secrets, INFLUX_TOKEN: wrong });
     expect(await runCli(argv, io)).toBe(1);
     expect(io.err()).toContain(
-      `InfluxDB at ${front} refused the credentials (HTTP 401: unauthorized access): check ` +
+      `InfluxDB at ${front} refused the credentials (HTTP 401): check ` +
         "INFLUX_TOKEN (it needs write and read access); nothing was written",
     );
     expect(io.out() + io.err()).not.toContain(wrong);

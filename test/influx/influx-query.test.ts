@@ -134,3 +134,38 @@ describe("InfluxQuery: what 1.x answers, and a connection reset while idle", () 
     }
   });
 });
+
+describe("InfluxQuery: a refused read names the credentials in use", () => {
+  const proxy = () => {
+    const url = process.env.TEST_INFLUX_URL;
+    if (!url) throw new Error("no test influxd: jest's globalSetup starts it");
+    return url;
+  };
+  // the tests' proxy takes only its token on /query: anything else is a 401, as an InfluxDB with auth
+  it.each([
+    [
+      "a 1.x user",
+      { token: "", username: "etl", password: "pw-5e1c" },
+      ": the user etl (INFLUX_USERNAME and INFLUX_PASSWORD) needs read access to the database",
+    ],
+    [
+      "a token",
+      { token: "wrong-token-2b7f" },
+      ": the token (INFLUX_TOKEN) needs read access to the bucket",
+    ],
+    [
+      "no credentials",
+      { token: "" },
+      ": InfluxDB wants credentials: set INFLUX_TOKEN, or on 1.x INFLUX_USERNAME and INFLUX_PASSWORD",
+    ],
+  ])("%s: the 401 says whose read access to fix", async (_name, credentials, advice) => {
+    const query = new InfluxQuery({ ...target(proxy()), ...credentials });
+    const error: unknown = await query.query(["SHOW MEASUREMENTS"]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    const message = error instanceof Error ? error.message : "";
+    expect(message).toBe(
+      `InfluxDB at ${proxy()} refused the query (HTTP 401: authorization failed)${advice}`,
+    );
+    if ("username" in credentials) expect(message).not.toMatch(/token/i);
+  });
+});

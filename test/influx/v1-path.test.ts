@@ -1,12 +1,14 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { runCli } from "../../src/cli.js";
 import { loadConfig } from "../../src/config.js";
 import { pointSinkOpener } from "../../src/influx/create-sink.js";
-import { resolveInfluxApi } from "../../src/influx/influx-connection.js";
+import { InfluxPingError, resolveInfluxApi } from "../../src/influx/influx-connection.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { bufferIo } from "../support/cli-io.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { logEntries } from "../support/influx-writer.js";
-import { freePort, influxql, TestInfluxd } from "../support/influxd.js";
+import { freePort, influxql, startInfluxFront, TestInfluxd } from "../support/influxd.js";
 import { captureLogger } from "../support/log-capture.js";
 import { tempStateDb } from "../support/pipeline.js";
 
@@ -78,6 +80,68 @@ describe("INFLUX_API: the write API resolved from /ping", () => {
     await expect(pointSinkOpener(config, captureLogger().logger)()).rejects.toThrow(
       `InfluxDB at ${url} is not reachable (connect ECONNREFUSED ${url.slice(7)}): check INFLUX_URL`,
     );
+  });
+});
+
+/** A loopback server answering every request with `status` and `headers`; its URL. */
+async function answering(status: number, headers: Record<string, string> = {}) {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(status, headers).end(status === 204 ? undefined : "<html>a proxy page</html>");
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  const close = () => new Promise<void>((r) => server.close(() => r()));
+  return { url: `http://127.0.0.1:${port}`, close };
+}
+
+describe("/ping: under INFLUX_URL's path, a 2xx, a version header", () => {
+  const connection = (url: string) => ({ url, token: "", timeoutMs: 5000 });
+
+  it("INFLUX_URL with a path prefix (a reverse proxy's /influx): /ping is asked under it, as the writer writes", async () => {
+    const { TEST_INFLUX_URL: url = "", TEST_INFLUX_RAW_URL: rawUrl = "" } = process.env;
+    const front = await startInfluxFront({ url, rawUrl, version: "1.6.7", prefix: "/influx" });
+    try {
+      expect(front.url).toMatch(/\/influx$/);
+      for (const base of [front.url, `${front.url}/`, `${front.url}//`]) {
+        await expect(resolveInfluxApi(connection(base), "auto")).resolves.toEqual({
+          api: "v1",
+          version: "1.6.7",
+        });
+      }
+    } finally {
+      await front.close();
+    }
+  });
+
+  it("a 404 on /ping (no InfluxDB there) is an error naming INFLUX_URL and INFLUX_API, not a silent v2", async () => {
+    const server = await answering(404);
+    try {
+      const resolving = resolveInfluxApi(connection(`${server.url}/influx`), "auto");
+      await expect(resolving).rejects.toThrow(InfluxPingError);
+      await expect(resolving).rejects.toThrow(
+        `${server.url}/influx/ping answered HTTP 404, not InfluxDB's /ping (2xx): set INFLUX_URL`,
+      );
+      await expect(resolving).rejects.toThrow("INFLUX_API=v1 or v2");
+      // the sink says it in its one line
+      const config = loadConfig({ env: { INFLUX_URL: server.url, INFLUX_BUCKET: "x" } });
+      await expect(pointSinkOpener(config, captureLogger().logger)()).rejects.toThrow(
+        `${server.url}/ping answered HTTP 404, not InfluxDB's /ping (2xx)`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a version header that is no version is an error naming it", async () => {
+    const server = await answering(204, { "x-influxdb-version": "OSS-unknown" });
+    try {
+      await expect(resolveInfluxApi(connection(server.url), "auto")).rejects.toThrow(
+        'names its version "OSS-unknown" (X-Influxdb-Version), not a version',
+      );
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -299,6 +299,56 @@ function forwardWrite(
   req.pipe(upstream);
 }
 
+/**
+ * InfluxDB 1.8 (by default) before the tests' influxd: `/ping` and `/health` name `version`;
+ * `/api/v2/write` goes to the v2 proxy `url` (1.8 serves it natively; auth off, so any
+ * credentials do: the proxy's token is put in), `/write` and `/query` to influxd itself (`rawUrl`).
+ * Served under `prefix` (`/influx`, as a reverse proxy does); other paths answer 404. Its `url`
+ * has the prefix.
+ */
+export async function startInfluxFront(options: {
+  readonly url: string;
+  readonly rawUrl: string;
+  readonly version?: string;
+  readonly prefix?: string;
+}): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const { version = "1.8.10", prefix = "" } = options;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://front");
+    const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : "";
+    const named = { "x-influxdb-version": version };
+    const v2 = path === "/api/v2/write";
+    if (!v2 && path !== "/write" && path !== "/query") {
+      req.resume();
+      const health = path === "/health" && JSON.stringify({ status: "pass", version });
+      if (path === "/ping") res.writeHead(204, named).end();
+      else if (health)
+        res.writeHead(200, { ...named, "content-type": "application/json" }).end(health);
+      else res.writeHead(404).end("404 page not found");
+      return;
+    }
+    const headers = { ...req.headers, ...(v2 && { authorization: `Token ${TEST_INFLUX_TOKEN}` }) };
+    delete headers.host;
+    const target = `${v2 ? options.url : options.rawUrl}${path}${url.search}`;
+    const upstream = request(target, { method: req.method ?? "GET", headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, { ...up.headers, ...named });
+      up.pipe(res);
+    });
+    upstream.on("error", () => res.writeHead(503, named).end("upstream down"));
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${prefix}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 /** Runs InfluxQL against a test influxd (as `basic` user:password when given); the parsed JSON. */
 export async function influxql(
   rawUrl: string,

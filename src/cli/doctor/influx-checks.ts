@@ -5,10 +5,11 @@ import {
   authHeaders,
   credentialSettings,
   type InfluxApi,
-  resolveInfluxApi,
+  pingInflux,
   writePath,
 } from "../../influx/influx-connection.js";
 import { quoteIdentifier } from "../../influx/influxql.js";
+import { messageOf } from "../../util/errors.js";
 import { blocking, type CheckResult, failure, ok, warning } from "./check.js";
 import { bodyMessage, type HttpAnswer, type HttpProblem, httpRequest, tlsFix } from "./http.js";
 
@@ -75,57 +76,78 @@ function failed(answer: HttpAnswer | HttpProblem, path: string): string {
 
 const healthBody = z.object({ status: z.string().optional(), version: z.string().optional() });
 
-/** GET /health (InfluxDB 1.8+, 2.x, 3.x), or /ping where there is none. */
-async function reachableCheck(influx: Influx): Promise<CheckResult> {
-  let path = "/health";
-  let answer = await request(influx, path);
-  if (answer.kind === "answer" && answer.status === 404) {
-    path = "/ping";
-    answer = await request(influx, path);
+type Pinged = { readonly version: string | undefined } | { readonly problem: string };
+
+/**
+ * `/ping` asked once per configuration (a doctor run: every check gets the same `influx`): the
+ * server's version (what INFLUX_API=auto writes by), or why it gave none.
+ */
+const pinged = new WeakMap<Influx, Promise<Pinged>>();
+
+function pingOnce(influx: Influx): Promise<Pinged> {
+  let ping = pinged.get(influx);
+  if (ping === undefined) {
+    ping = pingInflux(influx).then(
+      (version) => ({ version }),
+      (error: unknown) => ({ problem: messageOf(error) }),
+    );
+    pinged.set(influx, ping);
   }
-  if (answer.kind === "problem") {
+  return ping;
+}
+
+/** The write API in use: INFLUX_API, or for `auto` the version `/ping` names; else why none. */
+export async function apiInUse(influx: Influx): Promise<{ api: InfluxApi } | { problem: string }> {
+  if (influx.api !== "auto") return { api: influx.api };
+  const ping = await pingOnce(influx);
+  return "problem" in ping ? ping : { api: apiOfVersion(ping.version) };
+}
+
+/** GET /health (InfluxDB 1.8+, 2.x, 3.x) and the one `/ping` (the version, the write API). */
+async function reachableCheck(influx: Influx): Promise<CheckResult> {
+  const health = await request(influx, "/health");
+  if (health.kind === "problem") {
     return failure(
       REACHABLE,
-      `${influx.url} is not reachable (${answer.message})`,
-      answer.reason === "tls"
+      `${influx.url} is not reachable (${health.message})`,
+      health.reason === "tls"
         ? tlsFix("INFLUX_URL")
         : "check INFLUX_URL and that InfluxDB is running",
     );
   }
-  if (answer.status === 404) {
+  const path = health.status === 404 ? "/ping" : "/health";
+  const ping = await pingOnce(influx);
+  if ("problem" in ping && (path === "/ping" || influx.api === "auto")) {
     return failure(
       REACHABLE,
-      `${influx.url} answers HTTP 404 on /health and /ping: is it InfluxDB?`,
+      `${influx.url} answers HTTP ${health.status} on /health, and /ping: ${ping.problem}`,
       "set INFLUX_URL to InfluxDB's base URL (http://host:8086, without /api/v2)",
     );
   }
   let parsed: z.infer<typeof healthBody> = {};
   try {
-    parsed = healthBody.parse(JSON.parse(answer.body));
+    parsed = path === "/health" ? healthBody.parse(JSON.parse(health.body)) : {};
   } catch {
-    // /ping has no body, and not every server answers JSON
+    // not every server answers JSON
   }
-  const version = answer.header("x-influxdb-version") ?? parsed.version;
-  const api = influx.api === "auto" ? apiOfVersion(version) : influx.api;
+  const pingVersion = "version" in ping ? ping.version : undefined;
+  const version = pingVersion ?? health.header("x-influxdb-version") ?? parsed.version;
+  const resolved = await apiInUse(influx);
+  const api = "api" in resolved ? resolved.api : influx.api;
   const said = [
     parsed.status,
     `version ${version ?? "unknown"}`,
     `writes with ${api === "v1" ? "/write (v1)" : "/api/v2/write (v2)"}, INFLUX_API=${influx.api}`,
   ].filter(Boolean);
   const detail = `${influx.url} answers ${path}${said.length > 0 ? ` (${said.join(", ")})` : ""}`;
-  if (answer.status >= 500 || parsed.status === "fail") {
+  if (path === "/health" && (health.status >= 500 || parsed.status === "fail")) {
     return failure(
       REACHABLE,
-      `${influx.url} reports itself unhealthy on ${path} (HTTP ${answer.status}: ${bodyMessage(answer.body)})`,
+      `${influx.url} reports itself unhealthy on ${path} (HTTP ${health.status}: ${bodyMessage(health.body)})`,
       "see InfluxDB's log; check that INFLUX_URL points at InfluxDB",
     );
   }
   return ok(REACHABLE, detail);
-}
-
-/** The write API in use: INFLUX_API, or for `auto` the version `/ping` names (v2 when none). */
-async function apiInUse(influx: Influx): Promise<InfluxApi> {
-  return (await resolveInfluxApi(influx, influx.api).catch(() => ({ api: "v2" as const }))).api;
 }
 
 /** One scratch point written to `target` on the api in use and deleted. */
@@ -135,7 +157,15 @@ export async function writeCheck(
 ): Promise<CheckResult> {
   const { bucket, check } = target;
   const nowS = Math.floor(Date.now() / 1000);
-  const api = await apiInUse(influx);
+  const resolved = await apiInUse(influx);
+  if ("problem" in resolved) {
+    return failure(
+      check,
+      `the write API is unknown (${resolved.problem})`,
+      "see InfluxDB reachable",
+    );
+  }
+  const { api } = resolved;
   const answer = await request(influx, writePath(api, { org: influx.org, bucket }), {
     method: "POST",
     headers: { "content-type": "text/plain; charset=utf-8" },
@@ -150,21 +180,19 @@ export async function writeCheck(
   }
   const { status } = answer;
   const said = `HTTP ${status}: ${bodyMessage(answer.body)}`;
-  const who =
-    api === "v2"
-      ? "token"
-      : influx.username === ""
-        ? "no user (auth off)"
-        : `user ${influx.username}`;
+  // the credentials in use (1.8 takes a user on /api/v2/write too), not the API's
+  const { token, username } = influx;
+  const byToken = token !== "" || (username === "" && api === "v2");
+  const who = token !== "" ? "token" : username === "" ? "no user (auth off)" : `user ${username}`;
   if (status === 401 || status === 403) {
     return failure(
       check,
-      `${api === "v2" ? "token" : "user"} cannot write bucket ${bucket} (${said})`,
-      api === "v1"
-        ? `set ${credentialSettings(api)} to a user with read and write access to database ` +
-            `${bucket} (InfluxQL: GRANT ALL ON <database> TO <user>)`
-        : `set INFLUX_TOKEN to a token with read and write access to bucket ${bucket} ` +
-            "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)",
+      `${byToken ? "token" : "user"} cannot write bucket ${bucket} (${said})`,
+      byToken
+        ? `set INFLUX_TOKEN to a token with read and write access to bucket ${bucket} ` +
+            "(InfluxDB 2.x: `influx auth create --read-bucket BUCKET_ID --write-bucket BUCKET_ID`)"
+        : `set ${credentialSettings("v1")} to a user with read and write access to database ` +
+            `${bucket} (InfluxQL: GRANT ALL ON <database> TO <user>)`,
     );
   }
   const server = answer.header("x-influxdb-version");

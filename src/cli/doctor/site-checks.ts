@@ -6,10 +6,12 @@
 import { z } from "zod";
 import { siteOf } from "../../config/sites.js";
 import type { Config } from "../../config.js";
+import { credentialSettings } from "../../influx/influx-connection.js";
 import { storedName } from "../../transform/line-protocol.js";
+import { excerpt } from "../../util/text.js";
 import { DAY_S } from "../../util/utc-time.js";
 import { type CheckResult, notChecked, ok, warning } from "./check.js";
-import { influxql, REACHABLE } from "./influx-checks.js";
+import { apiInUse, influxql, REACHABLE } from "./influx-checks.js";
 
 export const SITES_KWP = "sites' kWp";
 /** The days of solar power the check reads, up to now. */
@@ -26,12 +28,17 @@ const KW_PER_UNIT: Readonly<Record<string, number>> = { W: 0.001, kW: 1, MW: 100
 
 /** Rows of `SELECT max("value"), "device_id", "unit"`: time, peak, device, unit. */
 const peakRow = z.tuple([z.unknown(), z.number(), z.string(), z.string()]);
+const PEAK_ROW_SHAPE = `[time, max of "value" (a number), "device_id", "unit" (W, kW or MW)]`;
+
+/** Each device's peak in kW, and the rows of another shape (not compared): their count, the first. */
+interface Peaks {
+  readonly kw: Map<string, number>;
+  readonly rejected: number;
+  readonly firstRejected?: unknown;
+}
 
 /** The highest solar power in kW of each device (by the id as stored) since `fromS`. */
-async function peaks(
-  influx: Config["influx"],
-  fromS: number,
-): Promise<Map<string, number> | string> {
+async function peaks(influx: Config["influx"], fromS: number): Promise<Peaks | string> {
   const from = new Date(fromS * 1000).toISOString();
   const result = await influxql(
     influx,
@@ -41,17 +48,32 @@ async function peaks(
   );
   if (typeof result === "string") return result;
   const kw = new Map<string, number>();
+  let rejected = 0;
+  let firstRejected: unknown;
   for (const series of result.series ?? []) {
     for (const row of series.values) {
       const parsed = peakRow.safeParse(row);
-      if (!parsed.success) continue;
-      const [, peak, device, unit] = parsed.data;
-      const factor = KW_PER_UNIT[unit];
-      if (factor === undefined) continue;
+      const factor = parsed.success ? KW_PER_UNIT[parsed.data[3]] : undefined;
+      if (!parsed.success || factor === undefined) {
+        if (rejected++ === 0) firstRejected = row;
+        continue;
+      }
+      const [, peak, device] = parsed.data;
       kw.set(device, Math.max(kw.get(device) ?? 0, peak * factor));
     }
   }
-  return kw;
+  return { kw, rejected, firstRejected };
+}
+
+/** Rows of the peaks that could not be compared: a warning naming the shape wanted. */
+function rejectedWarning({ rejected, firstRejected }: Peaks): CheckResult {
+  return warning(
+    SITES_KWP,
+    `${rejected} row(s) of "${SOLAR_POWER}"'s peaks are not ${PEAK_ROW_SHAPE} (the first: ` +
+      `${excerpt(JSON.stringify(firstRejected) ?? "")}): their devices' kWp was not compared`,
+    `each "${SOLAR_POWER}" point needs a number field "value" and the tags "device_id" and ` +
+      `"unit" (W, kW or MW), as energy-etl writes it`,
+  );
 }
 
 const figure = (value: number): string => String(Number(value.toPrecision(3)));
@@ -70,18 +92,21 @@ export async function siteChecks(
   if (!reachable) return [notChecked(SITES_KWP, "InfluxDB is not reachable", REACHABLE)];
   const found = await peaks(config.influx, Math.floor(nowMs / 1000) - SITE_CHECK_DAYS * DAY_S);
   if (typeof found === "string") {
+    const resolved = await apiInUse(config.influx);
+    const api = "api" in resolved ? resolved.api : "v2";
+    const settings = credentialSettings(api, config.influx);
     return [
       warning(
         SITES_KWP,
         `the solar power is not readable (${found})`,
-        "check that INFLUX_TOKEN may read INFLUX_BUCKET",
+        `check that ${settings} may read INFLUX_BUCKET`,
       ),
     ];
   }
-  const warnings: CheckResult[] = [];
+  const warnings: CheckResult[] = found.rejected > 0 ? [rejectedWarning(found)] : [];
   let compared = 0;
   for (const { device, kwp } of withKwp) {
-    const peakKw = found.get(storedName(device));
+    const peakKw = found.kw.get(storedName(device));
     if (peakKw === undefined || peakKw <= 0) continue;
     compared += 1;
     const figures =

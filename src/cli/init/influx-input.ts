@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { checked, urlProblem } from "../../config/values.js";
 import {
-  type InfluxApi,
+  apiOfVersion,
   type InfluxApiSetting,
-  resolveInfluxApi,
+  InfluxPingError,
+  type InfluxServer,
+  isV1Server,
+  pingInflux,
 } from "../../influx/influx-connection.js";
 import { registerSecret } from "../../logger.js";
 import { messageOf } from "../../util/errors.js";
@@ -49,10 +52,10 @@ export const INFLUX_FIELDS = {
   },
 } satisfies Record<string, Field>;
 
-const bucketField = (api: InfluxApi): Field => ({
+const bucketField = (v1Server: boolean): Field => ({
   flag: "--influx-bucket",
   env: "INFLUX_BUCKET",
-  label: api === "v1" ? "InfluxDB database" : "InfluxDB bucket",
+  label: v1Server ? "InfluxDB database" : "InfluxDB bucket",
   schema: nameSchema,
 });
 
@@ -72,13 +75,16 @@ export async function chooseMode(io: CliIo, flag: InfluxMode | undefined): Promi
 }
 
 /** An InfluxDB the operator has, as init found and was told it. */
-export interface ExistingInflux {
+export interface ExistingInflux extends InfluxServer {
   readonly url: string;
-  readonly api: InfluxApi;
   /** INFLUX_API was set to v1 or v2 (written to .env); else found from `/ping` at each start. */
   readonly forcedApi: boolean;
-  readonly version: string | undefined;
-  /** v2: the token and organisation; v1: a user and password, or none (no auth). */
+  /**
+   * The server is 1.x (1.8 too, which takes /api/v2/write): InfluxQL makes its database and
+   * policy, and it takes a user and password; else (2.x, 3) a token and organisation.
+   */
+  readonly v1Server: boolean;
+  /** 2.x/3: the token and organisation; 1.x: a user and password, or none (no auth). */
   readonly token: string;
   readonly org: string;
   readonly username: string;
@@ -106,19 +112,27 @@ export class InfluxSetupStop extends Error {
 }
 
 /** The unreachable server's error: where to look, and that nothing was written. */
-export function unreachable(url: string, why: string): InfluxSetupStop {
+function unreachable(url: string, why: string): InfluxSetupStop {
   return new InfluxSetupStop(
     `InfluxDB at ${url} is not reachable (${why}): check the InfluxDB URL (--influx-url or ` +
       "INFLUX_URL) and that InfluxDB is running; nothing was written",
   );
 }
 
-/** The server's write API: INFLUX_API as set, else its version from `/ping`. */
+/**
+ * The server's version from `/ping` (asked also when INFLUX_API is set: it decides the set-up;
+ * then an answer that is not InfluxDB's leaves it unknown) and its write API: INFLUX_API as set,
+ * else the version's.
+ */
 async function detect(url: string, setting: InfluxApiSetting, timeoutMs: number) {
   try {
-    return await resolveInfluxApi({ url, token: "", timeoutMs }, setting);
+    const version = await pingInflux({ url, timeoutMs });
+    return { api: setting === "auto" ? apiOfVersion(version) : setting, version };
   } catch (error) {
-    throw unreachable(url, whyUnanswered(error, timeoutMs));
+    if (!(error instanceof InfluxPingError))
+      throw unreachable(url, whyUnanswered(error, timeoutMs));
+    if (setting === "auto") throw new InfluxSetupStop(`${error.message}; nothing was written`);
+    return { api: setting, version: undefined };
   }
 }
 
@@ -133,8 +147,8 @@ async function gatherUser(io: CliIo, flag: string | undefined, setting: string):
 }
 
 /** The database or bucket: the flag or setting, else asked with `energy` as the default. */
-async function gatherDatabase(io: CliIo, api: InfluxApi, context: CommandContext) {
-  const field = bucketField(api);
+async function gatherDatabase(io: CliIo, v1Server: boolean, context: CommandContext) {
+  const field = bucketField(v1Server);
   const { config, origins } = context;
   const origin = origins.get("influx.bucket");
   if (origin !== undefined) {
@@ -145,15 +159,15 @@ async function gatherDatabase(io: CliIo, api: InfluxApi, context: CommandContext
   return checkValue(field, answer === "" ? "energy" : answer, "prompt");
 }
 
-/** The credentials for `api`: a token and organisation (v2), or a user and password (v1). */
+/** The credentials: a token and organisation (2.x, 3), or on any 1.x a user and password. */
 async function gatherCredentials(
   io: CliIo,
-  api: InfluxApi,
+  v1Server: boolean,
   usernameFlag: string | undefined,
   { config }: CommandContext,
 ) {
   const { influx } = config;
-  if (api === "v2") {
+  if (!v1Server) {
     const token = await resolveField(io, INFLUX_FIELDS.token, undefined, influx.token);
     registerSecret(token);
     const org = await resolveField(io, INFLUX_FIELDS.org, undefined, influx.org);
@@ -181,8 +195,9 @@ export async function gatherInflux(
   const how = server.api === "v1" ? "/write?db=&rp= (1.x)" : "/api/v2/write";
   const version = server.version === undefined ? "" : `, version ${server.version}`;
   writeLine(io.stdout, `InfluxDB: ${url}${version}: writes through ${how}`);
-  const credentials = await gatherCredentials(io, server.api, usernameFlag, context);
-  const database = await gatherDatabase(io, server.api, context);
+  const v1Server = isV1Server(server);
+  const credentials = await gatherCredentials(io, v1Server, usernameFlag, context);
+  const database = await gatherDatabase(io, v1Server, context);
   const forcedApi = influx.api !== "auto";
-  return { url, ...server, forcedApi, ...credentials, database, timeoutMs };
+  return { url, ...server, forcedApi, v1Server, ...credentials, database, timeoutMs };
 }

@@ -1,12 +1,10 @@
-import type { InfluxDB } from "@influxdata/influxdb-client";
-import { influxClient, writePath } from "../../influx/influx-connection.js";
+import { checkInflux } from "../../influx/influx-check.js";
 import { InfluxQuery } from "../../influx/influx-query.js";
 import { quoteIdentifier } from "../../influx/influxql.js";
-import { bucketMissing, readInfluxFailure } from "../../influx/write-errors.js";
+import { InfluxWriteError } from "../../influx/write-errors.js";
 import { messageOf } from "../../util/errors.js";
-import { excerpt } from "../../util/text.js";
 import { type CliIo, writeLine } from "../io.js";
-import { type ExistingInflux, InfluxSetupStop, unreachable } from "./influx-input.js";
+import { type ExistingInflux, InfluxSetupStop } from "./influx-input.js";
 
 /** The rollups' retention policy (ROLLUP_BUCKET `<database>/rollups`). */
 export const ROLLUP_POLICY = "rollups";
@@ -29,28 +27,25 @@ function credentialAdvice(influx: ExistingInflux): string {
 }
 
 /**
- * A write of zero lines through the write path of the server's API: it proves the URL, the
- * credentials and the bucket (database and policy) and stores nothing in the operator's InfluxDB.
+ * A write of zero lines through the write path of the server's API (checkInflux): it proves the
+ * URL, the credentials and the bucket (database and policy) and stores nothing. Unreachable or
+ * refused credentials stop init; a missing bucket is {@link Missing}; the rest fails its step.
  */
-async function emptyWrite(client: InfluxDB, influx: ExistingInflux, bucket: string) {
+async function emptyWrite(influx: ExistingInflux, bucket: string) {
   try {
-    await client.transport.request(writePath(influx.api, { org: influx.org, bucket }), "", {
-      method: "POST",
-      headers: { "content-type": "text/plain; charset=utf-8" },
-    });
+    await checkInflux({ ...influx, bucket });
   } catch (error) {
-    const failure = readInfluxFailure(error);
-    const { status } = failure;
-    const message = excerpt(failure.message);
-    if (status === undefined) throw unreachable(influx.url, message);
-    if (status === 401 || status === 403) {
+    if (!(error instanceof InfluxWriteError)) throw error;
+    const { code, status, message } = error;
+    if (code === "auth_failed") {
       throw new InfluxSetupStop(
-        `InfluxDB at ${influx.url} refused the credentials (HTTP ${status}: ${message}): ` +
+        `InfluxDB at ${influx.url} refused the credentials (HTTP ${status}): ` +
           `${credentialAdvice(influx)}; nothing was written`,
       );
     }
-    if (bucketMissing(failure)) throw new Missing(`not found (HTTP ${status}: ${message})`);
-    throw new Error(`HTTP ${status}: ${message}`);
+    if (code === "bucket_not_found") throw new Missing(message);
+    if (status === undefined) throw new InfluxSetupStop(`${message}; nothing was written`);
+    throw error;
   }
 }
 
@@ -67,9 +62,9 @@ async function step(io: CliIo, name: string, fix: string, run: () => Promise<str
 }
 
 /** 1.x: the database, made when the empty write finds none. */
-async function ensureDatabase(client: InfluxDB, query: InfluxQuery, influx: ExistingInflux) {
+async function ensureDatabase(query: InfluxQuery, influx: ExistingInflux) {
   try {
-    await emptyWrite(client, influx, influx.database);
+    await emptyWrite(influx, influx.database);
     return "exists";
   } catch (error) {
     if (!(error instanceof Missing)) throw error;
@@ -79,9 +74,9 @@ async function ensureDatabase(client: InfluxDB, query: InfluxQuery, influx: Exis
 }
 
 /** 1.x: the rollups' retention policy, made when the empty write to it finds none. */
-async function ensurePolicy(client: InfluxDB, query: InfluxQuery, influx: ExistingInflux) {
+async function ensurePolicy(query: InfluxQuery, influx: ExistingInflux) {
   try {
-    await emptyWrite(client, influx, `${influx.database}/${ROLLUP_POLICY}`);
+    await emptyWrite(influx, `${influx.database}/${ROLLUP_POLICY}`);
     return "exists (kept as it is)";
   } catch (error) {
     if (!(error instanceof Missing)) throw error;
@@ -108,13 +103,13 @@ export function bucketCommands(influx: ExistingInflux): string[] {
 }
 
 /**
- * Sets up an existing InfluxDB for energy-etl and checks it, one line per step: on 1.x the
- * database and the rollups' policy (made when missing); on 2.x/3 the commands that make them are
- * printed. Then an empty write to each and a read. Unreachable or refused credentials throw
- * (InfluxSetupStop); the names of the steps that failed otherwise are returned.
+ * Sets up an existing InfluxDB for energy-etl and checks it, one line per step: on any 1.x (by
+ * its version, 1.8 too, whatever API it is written on) the database and the rollups' policy (made
+ * when missing); on 2.x/3 the commands that make them are printed. Then an empty write to each
+ * and a read. Unreachable or refused credentials throw (InfluxSetupStop); the names of the steps
+ * that failed otherwise are returned.
  */
 export async function setUpInflux(io: CliIo, influx: ExistingInflux): Promise<string[]> {
-  const client = influxClient(influx);
   const query = new InfluxQuery({ ...influx, bucket: influx.database });
   const { database } = influx;
   const rollups = `${database}/${ROLLUP_POLICY}`;
@@ -122,28 +117,28 @@ export async function setUpInflux(io: CliIo, influx: ExistingInflux): Promise<st
   const run = async (name: string, fix: string, work: () => Promise<string>) => {
     if (!(await step(io, name, fix, work))) failed.push(name);
   };
-  if (influx.api === "v1") {
+  if (influx.v1Server) {
     const admin = "run as an InfluxDB admin (influx -execute '...')";
     await run(
       `Database ${database}`,
       `${admin}: CREATE DATABASE ${quoteIdentifier(database)}`,
-      () => ensureDatabase(client, query, influx),
+      () => ensureDatabase(query, influx),
     );
     await run(`Retention policy ${rollups}`, `${admin}: ${createPolicyStatement(database)}`, () =>
-      ensurePolicy(client, query, influx),
+      ensurePolicy(query, influx),
     );
   } else {
     writeLine(io.stdout, "Make the buckets and their InfluxQL mappings, if not done yet:");
     for (const command of bucketCommands(influx)) writeLine(io.stdout, `  ${command}`);
   }
-  const fix = `${influx.api === "v1" ? "fix the step above" : "run the commands above"}, then energy-etl doctor`;
+  const fix = `${influx.v1Server ? "fix the step above" : "run the commands above"}, then energy-etl doctor`;
   const empty = "an empty write, nothing stored";
   await run(`Write to ${database}`, fix, async () => {
-    await emptyWrite(client, influx, database);
+    await emptyWrite(influx, database);
     return empty;
   });
   await run(`Write to ${rollups}`, fix, async () => {
-    await emptyWrite(client, influx, rollups);
+    await emptyWrite(influx, rollups);
     return empty;
   });
   await run(`Read ${database}`, fix, async () => {

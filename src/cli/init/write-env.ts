@@ -76,14 +76,13 @@ export function envValuesOf(input: InitInput) {
   };
 }
 
-/** The settings of an existing InfluxDB that init checked: only those its API uses. */
+/** The settings of an existing InfluxDB that init checked: only those its server uses. */
 export function existingInfluxValues(influx: ExistingInflux): Record<string, string> {
-  const auth: Record<string, string> =
-    influx.api === "v2"
-      ? { INFLUX_TOKEN: influx.token, INFLUX_ORG: influx.org }
-      : influx.username === ""
-        ? {}
-        : { INFLUX_USERNAME: influx.username, INFLUX_PASSWORD: influx.password };
+  const auth: Record<string, string> = !influx.v1Server
+    ? { INFLUX_TOKEN: influx.token, INFLUX_ORG: influx.org }
+    : influx.username === ""
+      ? {}
+      : { INFLUX_USERNAME: influx.username, INFLUX_PASSWORD: influx.password };
   return {
     INFLUX_URL: influx.url,
     ...(influx.forcedApi && { INFLUX_API: influx.api }),
