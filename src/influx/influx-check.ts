@@ -55,7 +55,7 @@ export async function checkInflux(target: InfluxTarget, signal?: AbortSignal): P
     const failure = readInfluxFailure(error);
     const { status } = failure;
     if (status === 401 || status === 403) {
-      throw credentialsRefused(target.api, status, target.bucket);
+      throw credentialsRefused(target.api, status, target.bucket, target);
     }
     if (bucketMissing(failure)) throw writeNotFound(target.api, target, failure);
     if (status === undefined) throw unreachable(excerpt(failure.message));

@@ -263,7 +263,8 @@ export class InfluxWriter implements PointSink {
   private transient(failure: InfluxFailure, lines: number): TransientFailure {
     const { status } = failure;
     const { api, bucket } = this.options;
-    if (status === 401 || status === 403) throw credentialsRefused(api, status, bucket);
+    if (status === 401 || status === 403)
+      throw credentialsRefused(api, status, bucket, this.options);
     if (bucketMissing(failure)) throw writeNotFound(api, this.options, failure);
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
       this.log.error(

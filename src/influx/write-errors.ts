@@ -1,7 +1,12 @@
 import { databaseAndPolicy } from "../config/values.js";
 import { formatWait, parseRetryAfter } from "../retry/retry-policy.js";
 import { counted, excerpt } from "../util/text.js";
-import { apiOfVersion, credentialSettings, type InfluxApi } from "./influx-connection.js";
+import {
+  apiOfVersion,
+  credentialSettings,
+  type InfluxApi,
+  type InfluxConnection,
+} from "./influx-connection.js";
 import { quoteIdentifier } from "./influxql.js";
 
 /**
@@ -162,11 +167,13 @@ export function credentialsRefused(
   api: InfluxApi,
   status: number,
   bucket: string,
+  connection?: Pick<InfluxConnection, "token" | "username">,
 ): InfluxWriteError {
-  const what = api === "v1" ? "the user and password" : "the token";
+  const settings = credentialSettings(api, connection);
+  const what = settings === "INFLUX_TOKEN" ? "the token" : "the user and password";
   const on = api === "v1" ? "database" : "bucket";
   return new InfluxWriteError(
-    `InfluxDB refused ${what} (HTTP ${status}): check ${credentialSettings(api)} and the write ` +
+    `InfluxDB refused ${what} (HTTP ${status}): check ${settings} and the write ` +
       `permission on ${on} ${bucket}`,
     "auth_failed",
     status,

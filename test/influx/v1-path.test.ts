@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { runCli } from "../../src/cli.js";
 import { loadConfig } from "../../src/config.js";
 import { pointSinkOpener } from "../../src/influx/create-sink.js";
+import { checkInflux } from "../../src/influx/influx-check.js";
 import { InfluxPingError, resolveInfluxApi } from "../../src/influx/influx-connection.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
 import { bufferIo } from "../support/cli-io.js";
@@ -244,5 +245,41 @@ describe("InfluxDB 1.x with auth-enabled: INFLUX_USERNAME and INFLUX_PASSWORD (H
         `database ${DB} (InfluxQL: GRANT ALL ON <database> TO <user>)`,
     );
     expect(code).toBe(1);
+  });
+});
+
+describe("a refused write names the credentials given, on either write API", () => {
+  it.each([
+    [
+      "a 1.8 user on /api/v2/write",
+      { api: "v2", token: "", username: "u" },
+      "INFLUX_USERNAME and INFLUX_PASSWORD",
+    ],
+    ["a token on /api/v2/write", { api: "v2", token: "t", username: "" }, "INFLUX_TOKEN"],
+    [
+      "a 1.x user on /write",
+      { api: "v1", token: "", username: "u" },
+      "INFLUX_USERNAME and INFLUX_PASSWORD",
+    ],
+  ] as const)("%s: a 401 names those credentials", async (_name, credentials, settings) => {
+    const server = createServer((_req, res) => {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "authorization failed" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const target = { url, org: "o", bucket: "b", password: "secret-pw", timeoutMs: 5_000 };
+      const error = await checkInflux({ ...target, ...credentials }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      const message = error instanceof Error ? error.message : "";
+      expect(message).toContain(`check ${settings} and the write permission`);
+      expect(message).not.toContain("secret-pw");
+    } finally {
+      server.close();
+    }
   });
 });

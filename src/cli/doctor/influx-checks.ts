@@ -18,7 +18,7 @@ export const REACHABLE = "InfluxDB reachable";
 const WRITE = "InfluxDB write";
 const RETENTION = "InfluxDB retention";
 const RETENTION_FIX =
-  "give INFLUX_TOKEN (1.x: INFLUX_USERNAME) read access too (the rollups and audit read with InfluxQL); the retention " +
+  "give INFLUX_TOKEN (or the 1.x user, INFLUX_USERNAME) read access too (the rollups and audit read with InfluxQL); the retention " +
   "must be longer than LATE_DATA_HORIZON, SYNC_START and any history you backfill";
 
 /** Where doctor writes its one scratch point (and deletes it again). */
