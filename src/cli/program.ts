@@ -180,7 +180,7 @@ const COMMANDS: readonly {
       [
         "init",
         "[options]",
-        "first setup: checks the API credentials (setting the password with a one-time password on a first start), lists the devices, and writes the env file (--env-path, default ./.env) with random InfluxDB and Grafana secrets; asks on a terminal, else reads ENERGY_API_URL, ENERGY_API_KEY, ENERGY_API_USER, ENERGY_API_PASSWORD and ENERGY_API_OTP",
+        "first setup: checks the API credentials (setting the password with a one-time password on a first start), lists the devices, and writes the env file (--env-path, default ./.env): with random InfluxDB and Grafana secrets for the compose stack, or (--influx existing) for an InfluxDB you have, which it checks (1.x: makes the database and the rollups' policy); asks on a terminal, else reads ENERGY_API_URL, ENERGY_API_KEY, ENERGY_API_USER, ENERGY_API_PASSWORD, ENERGY_API_OTP, INFLUX_TOKEN and INFLUX_PASSWORD",
       ],
     ],
     load: async () => (await import("./commands/init.js")).registerInitCommand,

@@ -107,7 +107,8 @@ describe("energy-etl doctor", () => {
     const retention = lines.filter((l) => l.includes("InfluxDB retention"));
     expect(retention).toEqual([
       "warning  InfluxDB retention: not readable (HTTP 404 on /api/v2/buckets: 404 page not " +
-        "found; database not found: no_such_db) -> give INFLUX_TOKEN (1.x: INFLUX_USERNAME) read " +
+        "found; database not found: no_such_db) -> give INFLUX_TOKEN (or the 1.x user, " +
+        "INFLUX_USERNAME) read " +
         "access too (the " +
         "rollups and audit read with InfluxQL); the retention must be longer than " +
         "LATE_DATA_HORIZON, SYNC_START and any history you backfill",

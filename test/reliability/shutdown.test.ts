@@ -186,9 +186,10 @@ describe("shutdown: `run` and the CLI commands end whatever their dependencies d
       INFLUX_DEADLINE_MS: "1000",
       INFLUX_RETRIES: "0",
     });
-    // the start-up check is answered; every write after it is held, its socket left open
-    let requests = 0;
-    influx.setMode("hang", { only: () => requests++ > 0 });
+    // /ping and the start-up check (the first write) are answered; every write after it is
+    // held, its socket left open
+    let writes = 0;
+    influx.setMode("hang", { only: (url) => url.includes("/write") && writes++ > 0 });
     const sync = spawnCli(["sync"], env);
     const summaryAt = await sync.waitForStdout(/^sync \w+: 4 devices.*\n/m, STEP_DEADLINE_MS * 2);
     const exit = await sync.wait(10_000, "sync to exit after printing its summary");
