@@ -59,7 +59,7 @@ describe("energy-etl report against influxd, figures from the simulator's readin
   let configFile: string;
 
   beforeAll(async () => {
-    sim = await startTestSimulator({ resolutionS: 900 });
+    sim = await startTestSimulator({ resolutionS: 3600 });
     const db = await createTestInfluxDb("cli_report");
     env = pipelineEnv(sim, db, tempStateDb(), {
       LOG_LEVEL: "warn",
