@@ -70,6 +70,15 @@ describe("init --influx existing", () => {
   const apiFlags = (envFile: string) =>
     ["init", "--api-url", sim.url, "--user", "ops", "--env-path", envFile] as const;
   const secrets = { ENERGY_API_KEY: API_KEY, ENERGY_API_PASSWORD: PASSWORD };
+  /** init for an existing InfluxDB written on /api/v2/write (the tests' front), token and org. */
+  const v2Flags = (envFile: string, url: string, db: string) => [
+    ...apiFlags(envFile),
+    "--influx=existing",
+    `--influx-url=${url}`,
+    "--influx-api=v2",
+    `--influx-org=${TEST_INFLUX_ORG}`,
+    `--influx-bucket=${db}`,
+  ];
 
   it("1.x (v1 write path, no auth): makes the database and its rollups policy, checks a write and a read, writes only its settings", async () => {
     const db = newDatabase();
@@ -231,14 +240,7 @@ describe("init --influx existing", () => {
     const db = newDatabase();
     const { front } = influxUrls();
     const path = join(dir, "missing.env");
-    const argv = [
-      ...apiFlags(path),
-      "--influx=existing",
-      `--influx-url=${front}`,
-      "--influx-api=v2",
-      `--influx-org=${TEST_INFLUX_ORG}`,
-      `--influx-bucket=${db}`,
-    ];
+    const argv = v2Flags(path, front, db);
     const io = bufferIo({ ...secrets, INFLUX_TOKEN: TEST_INFLUX_TOKEN });
     expect(await runCli(argv, io)).toBe(1);
     expect(io.out()).toMatch(
@@ -266,14 +268,7 @@ describe("init --influx existing", () => {
     const { front } = influxUrls();
     const path = join(dir, "wrong.env");
     const wrong = "wrong-influx-token-9d1e";
-    const argv = [
-      ...apiFlags(path),
-      "--influx=existing",
-      `--influx-url=${front}`,
-      "--influx-api=v2",
-      `--influx-org=${TEST_INFLUX_ORG}`,
-      `--influx-bucket=${db}`,
-    ];
+    const argv = v2Flags(path, front, db);
     const io = bufferIo({ ...secrets, INFLUX_TOKEN: wrong });
     expect(await runCli(argv, io)).toBe(1);
     expect(io.err()).toContain(
