@@ -30,6 +30,13 @@ describe("lineEnds", () => {
     ],
     ["a quote in a tag does not open a string", 'm,t="x value=1 1\nm value=2 2', [16, 28]],
     ["an escaped quote stays inside the string", 'm text="a\\"\nb" 1\nm value=1 2', [16, 28]],
+    // a quote opens a string only right after a field's `=`
+    ["a quote in a field key does not open a string", 'm fi"eld=1 1\nm value=2 2', [12, 24]],
+    [
+      "a quote in a later field key, after a string field, neither",
+      'm text="x",k"ey=1 1\nm value=2 2',
+      [19, 31],
+    ],
   ])("%s", (_what, text, ends) => {
     expect(lineEnds(Buffer.from(text, "utf8"))).toEqual(ends);
   });
