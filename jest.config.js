@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 export default {
   preset: "ts-jest/presets/default-esm",
   // a temp dir per test file, removed after it; a file that leaves something in it fails
-  testEnvironment: "<rootDir>/test/support/test-environment.ts",
+  testEnvironment: "<rootDir>/test/support/test-environment.mjs",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   // the container image test has its own command (npm run test:image, jest.image.config.js)

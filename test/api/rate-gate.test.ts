@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, jest } from "@jest/globals
 import fc from "fast-check";
 import { RateGate } from "../../src/api/rate-gate.js";
 import { timerSleep, useFakeTime, useRealTime } from "../support/fake-time.js";
+import { propertyRuns } from "../support/property-runs.js";
 
 /**
  * The rate limit is p-queue's, on the global timers: these tests run on jest's fake clock
@@ -298,7 +299,7 @@ describe("RateGate (p-queue)", () => {
           });
         },
       ),
-      { numRuns: 100 },
+      { numRuns: propertyRuns(100) },
     );
   });
 });

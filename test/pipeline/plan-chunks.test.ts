@@ -7,6 +7,7 @@ import {
   planChunks,
   timeWindows,
 } from "../../src/pipeline/plan-chunks.js";
+import { propertyRuns } from "../support/property-runs.js";
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -169,7 +170,7 @@ describe("planChunks", () => {
       fc.property(fc.array(valueIdArb, { maxLength: 70 }), rangeArb, (values, { from, to }) => {
         expectValidPlan(planChunks(values, from, to), values, from, to);
       }),
-      { numRuns: 150 },
+      { numRuns: propertyRuns(150) },
     );
   });
 
@@ -222,7 +223,7 @@ describe("timeWindows", () => {
         // Minimum: each inclusive window holds at most MAX_WINDOW_S + 1 seconds.
         expect(windows).toHaveLength(Math.ceil((to - from + 1) / (MAX_WINDOW_S + 1)));
       }),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(300) },
     );
   });
 

@@ -5,7 +5,8 @@
  * tempDir() (test/support/temp-dir.ts) go quietly; anything else still there fails the file,
  * naming it: each test removes what it creates, and a run leaves nothing in the OS temp dir.
  *
- * No local imports: jest loads this file outside the tests' module system.
+ * Plain JavaScript with no local imports: jest loads this file outside the tests' module system,
+ * and so does Stryker's jest runner (npm run mutate), which requires it without a TS transform.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,29 +17,30 @@ import { TestEnvironment as NodeEnvironment } from "jest-environment-node";
 const REGISTER = "__registerTempDir";
 
 export default class TempDirEnvironment extends NodeEnvironment {
-  private readonly dir: string;
-  private readonly testPath: string;
-  private readonly outerTmpdir = process.env.TMPDIR;
-  private readonly registered = new Set<string>();
-  private tornDown = false;
+  outerTmpdir = process.env.TMPDIR;
+  /** @type {Set<string>} the dirs tempDir() made */
+  registered = new Set();
+  tornDown = false;
 
-  constructor(...args: ConstructorParameters<typeof NodeEnvironment>) {
+  /** @param {ConstructorParameters<typeof NodeEnvironment>} args */
+  constructor(...args) {
     super(...args);
     this.testPath = relative(process.cwd(), args[1].testPath);
     this.dir = mkdtempSync(join(tmpdir(), "energy-etl-test-"));
   }
 
-  override async setup(): Promise<void> {
+  async setup() {
     await super.setup();
     process.env.TMPDIR = this.dir;
     this.global.process.env.TMPDIR = this.dir;
-    (this.global as unknown as Record<string, unknown>)[REGISTER] = (path: string): void => {
+    /** @param {string} path */
+    this.global[REGISTER] = (path) => {
       this.registered.add(path);
     };
   }
 
   /** Removes the file's temp dir; fails when something not made with tempDir() was left in it. */
-  override async teardown(): Promise<void> {
+  async teardown() {
     // jest calls teardown again after one that failed
     if (this.tornDown) return;
     this.tornDown = true;

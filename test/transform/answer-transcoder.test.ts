@@ -17,6 +17,7 @@ import {
   transcodeAnswer,
 } from "../support/answer-fuzz.js";
 import { DRIFT, oracleAnswer } from "../support/answer-oracle.js";
+import { propertyRuns } from "../support/property-runs.js";
 
 const A = "e_03_01_00_000_total_solar_power";
 const B = "e_03_01_00_000_total_load_power";
@@ -47,7 +48,7 @@ describe("AnswerTranscoder against its oracle", () => {
         fast += fastRows;
         rows += c.elements.length;
       }),
-      { seed: 33, numRuns: 1500 },
+      { seed: 33, numRuns: propertyRuns(1500) },
     );
     // the property says something about the fast path only if it read a good share of the rows
     expect(fast).toBeGreaterThan(rows / 5);

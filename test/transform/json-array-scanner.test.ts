@@ -5,6 +5,7 @@ import {
   JsonArrayScanner,
   NEED_MORE,
 } from "../../src/transform/json-array-scanner.js";
+import { propertyRuns } from "../support/property-runs.js";
 
 /** A reader that has every element framed by the scanner and keeps its text. */
 class TextReader implements ElementReader {
@@ -170,7 +171,7 @@ describe("JsonArrayScanner", () => {
           expect(elements).toEqual(JSON.parse(text));
         },
       ),
-      { seed: 7, numRuns: 300 },
+      { seed: 7, numRuns: propertyRuns(300) },
     );
   });
 });
