@@ -12,6 +12,8 @@ process.env.ENERGY_ETL_MUTATION = "1";
 /** @type {import('jest').Config} */
 export default {
   ...base,
+  // src too, so that jest finds the tests related to a mutated file (Stryker asks per file)
+  roots: ["<rootDir>/src", "<rootDir>/test"],
   testMatch: [
     "<rootDir>/test/transform/*.test.ts",
     "<rootDir>/test/pipeline/plan-chunks.test.ts",
