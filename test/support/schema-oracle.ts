@@ -141,30 +141,39 @@ const VALUES_PER_REQUEST = 20;
 
 /** One GET /data request of the fewest the limits allow. */
 export interface OracleRequest {
+  /** Its position in the plan: the earliest window's groups first. */
+  readonly index: number;
   readonly values: readonly string[];
   readonly fromS: number;
   readonly toS: number;
 }
 
-/**
- * The requests that fetch `valueIds` over `[fromS, toS]` (both inclusive): the distinct ids but
- * `values_id`, sorted, 20 to a group; windows whose `to - from` is at most 7 days, gapless.
- */
-export function requestsFor(
-  valueIds: readonly string[],
-  fromS: number,
-  toS: number,
-): OracleRequest[] {
+/** The value groups of a request: the distinct ids but `values_id` (a tag), sorted, 20 to a group. */
+export function groupsOf(valueIds: readonly string[]): string[][] {
   const ids = [...new Set(valueIds)].filter((v) => v !== "values_id").sort();
   const groups: string[][] = [];
   ids.forEach((id, i) => {
     if (i % VALUES_PER_REQUEST === 0) groups.push([]);
     groups[groups.length - 1]?.push(id);
   });
+  return groups;
+}
+
+/**
+ * The requests that fetch `valueIds` over `[fromS, toS]` (both inclusive): each of
+ * {@link groupsOf} over each window, windows whose `to - from` is at most 7 days, gapless.
+ */
+export function requestsFor(
+  valueIds: readonly string[],
+  fromS: number,
+  toS: number,
+): OracleRequest[] {
+  const groups = groupsOf(valueIds);
   const requests: OracleRequest[] = [];
   for (let start = fromS; start <= toS; start += SECONDS_PER_REQUEST + 1) {
     const end = Math.min(start + SECONDS_PER_REQUEST, toS);
-    for (const values of groups) requests.push({ values, fromS: start, toS: end });
+    for (const values of groups)
+      requests.push({ index: requests.length, values, fromS: start, toS: end });
   }
   return requests;
 }

@@ -124,6 +124,7 @@ describe("src against the schema oracle", () => {
   ])("planChunks plans %i values over [%i, %i] as the oracle", (n, fromS, toS) => {
     const ids = Array.from({ length: n }, (_, i) => `id${(i * 7919) % 1000}`);
     const plan = planChunks([...ids, "values_id"], fromS, toS).map((c) => ({
+      index: c.index,
       values: [...c.values],
       fromS: c.fromS,
       toS: c.toS,
