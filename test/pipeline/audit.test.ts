@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { runCli } from "../../src/cli.js";
 import { type AuditHole, holeJobs } from "../../src/pipeline/audit.js";
-import { countChunks, planChunks, valueGroups } from "../../src/pipeline/plan-chunks.js";
 import type { RecordMember } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
-import { numericString } from "../../src/transform/record-encoder.js";
 import { DAY_S } from "../../src/util/utc-time.js";
 import { storedJobs } from "../support/backfill-jobs.js";
 import { devicePoints, dropTestDb, recordsByResource, truthAnswers } from "../support/bad-data.js";
@@ -14,6 +12,7 @@ import { expectedPoints, sortPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { groupsOf, numberIn, requestCount, requestsFor } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 describe("holeJobs", () => {
@@ -101,7 +100,7 @@ describe("holeJobs", () => {
       spec: expect.objectContaining({ valueIds: many, fromS: D, toS: D + 9 * DAY_S - 1 }),
       chunks: 4,
     });
-    expect(long?.chunks).toBe(countChunks(25, D, D + 9 * DAY_S - 1));
+    expect(long?.chunks).toBe(requestCount(25, D, D + 9 * DAY_S - 1));
 
     const nowS = D + DAY_S + 5 * 3600;
     const [today] = holeJobs(
@@ -137,7 +136,7 @@ const auditSchema = z.object({
 /** True when a member is counted in InfluxDB's `value` field (a number, a boolean, a numeric string). */
 function countsAsValue(member: RecordMember | undefined): boolean {
   if (member === null || member === undefined) return false;
-  if (typeof member === "string") return numericString(member) !== undefined;
+  if (typeof member === "string") return numberIn(member) !== undefined;
   return true;
 }
 
@@ -226,19 +225,19 @@ describe("energy-etl audit", () => {
 
     // one request per resource per 7-day window (its samples are at most 20), against a refetch
     // of every value group
-    const windows = planChunks(["v"], D0, END).length;
+    const windows = requestCount(1, D0, END);
     const auditRequests = resources().reduce(
-      (n, r) => n + Math.ceil(valueGroups(r.values).length / 20) * windows,
+      (n, r) => n + Math.ceil(groupsOf(r.values).length / 20) * windows,
       0,
     );
     const refetchRequests = resources().reduce(
-      (n, r) => n + planChunks(r.values, D0, END).length,
+      (n, r) => n + requestsFor(r.values, D0, END).length,
       0,
     );
     expect(clean.dataRequests).toBe(auditRequests);
     expect(clean.dataRequests).toBeLessThan(refetchRequests);
     expect(clean.result.samples).toBe(
-      resources().reduce((n, r) => n + valueGroups(r.values).length, 0),
+      resources().reduce((n, r) => n + groupsOf(r.values).length, 0),
     );
     expect(clean.result.queries).toBe(resources().length);
 
@@ -254,7 +253,7 @@ describe("energy-etl audit", () => {
     const expected = resources()
       .filter((r) => r.deviceId === X)
       .flatMap((r) =>
-        valueGroups(r.values).map((group) => {
+        groupsOf(r.values).map((group) => {
           const hole = holed.result.holes.find(
             (h) => h.resourceId === r.resourceId && group.includes(h.valueId),
           );
@@ -290,7 +289,7 @@ describe("energy-etl audit", () => {
     // the backfill of the holes: every value group of X's resources over day D1 only
     expect(fixRequests).toBe(
       auditRequests +
-        xResources.reduce((n, r) => n + planChunks(r.values, D1, D1 + DAY_S - 1).length, 0),
+        xResources.reduce((n, r) => n + requestsFor(r.values, D1, D1 + DAY_S - 1).length, 0),
     );
     const store = StateStore.open(stateDb);
     try {

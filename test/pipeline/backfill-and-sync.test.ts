@@ -2,7 +2,6 @@ import { formatQueryTime } from "../../src/api/time-format.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { countChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { queueJob } from "../support/backfill-jobs.js";
@@ -14,6 +13,7 @@ import {
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import { requestCount } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const DAY_S = 86_400;
@@ -86,7 +86,7 @@ describe("90-day backfill, then an incremental sync (simulator, influxd, SQLite)
     expect(result.status).toBe("ok");
     const data = sim.requests.filter((r) => r.endpoint === "data");
     const valueCounts = (sim.fleet.valueIds(DEVICE, "all_data")?.length ?? 0) - 1;
-    expect(data).toHaveLength(countChunks(valueCounts, 0, 0) + 1);
+    expect(data).toHaveLength(requestCount(valueCounts, 0, 0) + 1);
     const expectedFrom = formatQueryTime(new Date((toS + 1 - 3600) * 1000));
     const expectedTo = formatQueryTime(new Date(clock.now()));
     for (const r of data) expect([r.query.from, r.query.to]).toEqual([expectedFrom, expectedTo]);

@@ -7,7 +7,9 @@
  * replayed, a gateway's backlog arriving late. Every hourly and daily rollup (UTC, Europe/Berlin,
  * Asia/Kolkata) equals what the counter rule, written again below from docs/schema.md and applied
  * to the simulator's readings, makes of them within 1e-9 relative; none missing, none extra.
- * This file (and the tests using it) imports nothing from src/rollups or src/util.
+ * Which series are counters, and their keys, come from the schema oracle (the spec's tables and
+ * docs/schema.md). This file (and the tests using it) imports nothing from src/rollups,
+ * src/transform or src/util.
  */
 
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
@@ -15,10 +17,14 @@ import { planBackfill, queueBackfill } from "../../src/pipeline/backfill-plan.js
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { storedMeasurement, storedName } from "../../src/transform/line-protocol.js";
-import { valuesIdTag } from "../../src/transform/record-encoder.js";
-import { ValueIdDecoder } from "../../src/transform/value-id.js";
 import type { TestInfluxDb } from "../support/influx-db.js";
+import {
+  COUNTER_TYPES,
+  idShape,
+  safeMeasurement,
+  safeName,
+  valuesIdTag,
+} from "../support/schema-oracle.js";
 import { type ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const HOUR_S = 3600;
@@ -50,7 +56,6 @@ export const HOSTILE = [
   { id: "ünïcödé ⚡ 站点", kind: "gridtied" },
   { id: "line\nbreak/slash.*+?[x](y){2}|^$", kind: "hybrid" },
 ] as const;
-const decoder = new ValueIdDecoder();
 
 // ---- the oracle: the counter rule of docs/schema.md, written again here ----
 
@@ -116,7 +121,7 @@ function counters(sim: Simulator, deviceId: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const resourceId of sim.fleet.resourceIds(deviceId) ?? []) {
     const ids = (sim.fleet.valueIds(deviceId, resourceId) ?? []).filter((id) =>
-      ["cumulative", "cumulative_daily_reset"].includes(decoder.decode(id).type),
+      COUNTER_TYPES.includes(idShape(id)?.type ?? ""),
     );
     if (ids.length > 0) out.set(resourceId, ids);
   }
@@ -151,7 +156,8 @@ function expected(sim: Simulator): { want: Map<string, number>; coverage: Covera
   for (const deviceId of sim.fleet.deviceIds()) {
     for (const [resourceId, ids] of counters(sim, deviceId)) {
       for (const id of ids) {
-        const d = decoder.decode(id);
+        const d = idShape(id);
+        if (d === undefined) continue;
         const kind = d.type as Kind;
         const byTag = new Map<string, { s: number; v: number }[]>();
         for (const r of sim.fleet.records(deviceId, resourceId, [id], START_S, LAST_S)) {
@@ -164,12 +170,12 @@ function expected(sim: Simulator): { want: Map<string, number>; coverage: Covera
         }
         for (const [tag, readings] of byTag) {
           const series = [
-            storedName(deviceId),
-            storedName(resourceId),
-            storedMeasurement(d.measurement),
-            storedName(d.unit),
-            storedName(d.type),
-            tag,
+            safeName(deviceId),
+            safeName(resourceId),
+            safeMeasurement(d.measurement),
+            safeName(d.unit),
+            safeName(d.type),
+            safeName(tag),
           ];
           /** The key of a bucket of this series, written once per bucket, not per reading. */
           const keys = new Map<string, string>();

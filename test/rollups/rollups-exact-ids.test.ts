@@ -5,9 +5,9 @@
  */
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { storedName } from "../../src/transform/line-protocol.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { safeName } from "../support/schema-oracle.js";
 import { ManualClock } from "../support/simulator.js";
 import {
   expectExact,
@@ -49,6 +49,6 @@ describe("rollups exact on every counter, device ids InfluxDB must escape", () =
         s.values.map((row) => String(row[1])),
       ),
     );
-    for (const { id } of HOSTILE) expect(devices).toContain(storedName(id));
+    for (const { id } of HOSTILE) expect(devices).toContain(safeName(id));
   }, 300_000);
 });

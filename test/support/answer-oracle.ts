@@ -1,11 +1,13 @@
 /**
  * What the transcoder of GET /data answers must give, worked out from first principles: each
  * element read with JSON.parse (invalid UTF-8 becomes U+FFFD, as Buffer#toString makes it), judged
- * by the rules of README "What is dropped", and written by a small line-protocol encoder of its
- * own (https://docs.influxdata.com/influxdb/v2/reference/syntax/line-protocol/). It shares no code
- * with src/transform: the oracle of the transcoder's tests and of the bench's longer fuzz run.
+ * by the rules of docs/schema.md "What is dropped", and written by a small line-protocol encoder of
+ * its own (https://docs.influxdata.com/influxdb/v2/reference/syntax/line-protocol/). It shares no
+ * code with src/transform (names, numbers and the values_id tag are schema-oracle.ts's): the
+ * oracle of the transcoder's tests and of the bench's longer fuzz run.
  */
 import type { AnswerRequest } from "../../src/transform/answer-transcoder.js";
+import { type IdShape, numberIn, safeMeasurement, safeName, valuesIdTag } from "./schema-oracle.js";
 
 /** A row or member set aside: kind, the row's text, the member's value id. */
 export type SetAsideView = readonly [kind: "row" | "member", text: string, valueId?: string];
@@ -33,14 +35,6 @@ export interface AnswerOutcome {
 /** The answer's rows were mostly invalid: a change of the API's format, nothing kept. */
 export const DRIFT = "drift";
 
-/** How one value id is stored: measurement, tags, and the field a number goes to. */
-interface IdShape {
-  readonly measurement: string;
-  readonly type: string;
-  readonly unit: string;
-  readonly field: "value" | "alarm_index" | "alarm_name";
-}
-
 const shape = (measurement: string, type: string, unit: string): IdShape => ({
   measurement,
   type,
@@ -66,41 +60,14 @@ export const ID_SHAPES: ReadonlyMap<string, IdShape> = new Map([
   ['#tab\t"q"\\b,c=1', shape('#tab\t"q"\\b,c=1', "unknown", "none")],
 ]);
 
-/** A name as InfluxDB can hold it in a tag or measurement: no line breaks, no backslashes. */
-const safeName = (text: string): string =>
-  [...text]
-    .map((c) => (c === "\n" || c === "\r" || c === "\t" ? " " : c === "\\" ? "/" : c))
-    .join("");
-
 const escapeWith = (text: string, special: string): string =>
   [...text].map((c) => (special.includes(c) ? `\\${c}` : c)).join("");
 
 const tagText = (text: string): string => escapeWith(safeName(text), ",= ");
 
-function measurementText(name: string): string {
-  let safe = safeName(name);
-  if (safe === "") safe = "_";
-  else if (safe[0] === "#") safe = `_${safe}`;
-  return escapeWith(safe, ", ");
-}
+const measurementText = (name: string): string => escapeWith(safeMeasurement(name), ", ");
 
 const stringField = (text: string): string => `"${escapeWith(text, '\\"')}"`;
-
-/** A decimal number with optional sign and exponent, spaces around allowed. */
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function numberIn(text: string): number | undefined {
-  const trimmed = text.trim();
-  const n = Number(trimmed);
-  return DECIMAL.test(trimmed) && Number.isFinite(n) ? n : undefined;
-}
-
-/** The values_id tag: absent, null or blank is `none`; digits are padded to three. */
-function valuesIdTag(member: unknown): string {
-  const text = member === undefined || member === null ? "" : String(member).trim();
-  if (text === "") return "none";
-  return /^\d+$/.test(text) ? text.padStart(3, "0") : text;
-}
 
 /** A value a record may hold: finite number, string, boolean, null. */
 const isMember = (v: unknown): boolean =>

@@ -1,20 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { DataRecord } from "../../src/records/data-record.js";
 import { META_VALUE_IDS } from "../../src/simulator/model/catalog.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { rawPoints, type StoredPoint } from "./expected-points.js";
 import type { TestInfluxDb } from "./influx-db.js";
 import { influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN } from "./influxd.js";
+import { type OracleRequest, requestsFor } from "./schema-oracle.js";
 
 /** One GET /data request a sync of the window makes, with the simulator's rows for it (no faults). */
 export interface TruthAnswer {
   readonly resourceId: string;
-  readonly chunk: Chunk;
+  readonly chunk: OracleRequest;
   readonly records: DataRecord[];
 }
 
-/** The requests a first sync of `deviceId` over [fromS, toS] makes, and the truth of each answer. */
+/** The requests a first sync of `deviceId` over [fromS, toS] makes (by the schema oracle), and the truth of each answer. */
 export function truthAnswers(
   sim: Simulator,
   deviceId: string,
@@ -24,7 +24,7 @@ export function truthAnswers(
   const { fleet } = sim;
   return (fleet.resourceIds(deviceId) ?? []).flatMap((resourceId) => {
     const values = fleet.valueIds(deviceId, resourceId) ?? [];
-    return planChunks(values, fromS, toS).map((chunk) => ({
+    return requestsFor(values, fromS, toS).map((chunk) => ({
       resourceId,
       chunk,
       records: fleet.records(deviceId, resourceId, chunk.values, chunk.fromS, chunk.toS),

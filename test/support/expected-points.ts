@@ -1,10 +1,20 @@
-import { planChunks } from "../../src/pipeline/plan-chunks.js";
+/**
+ * The points InfluxDB must hold for the simulator's records, by the independent schema oracle
+ * (schema-oracle.ts: the spec's tables and docs/schema.md, no code of src but types), and the
+ * points it holds, read back with InfluxQL.
+ */
 import type { DataRecord, RecordMember } from "../../src/records/data-record.js";
 import type { SimulatedFleet } from "../../src/simulator/model/fleet.js";
-import { storedMeasurement, storedName } from "../../src/transform/line-protocol.js";
-import { numericString, valuesIdTag } from "../../src/transform/record-encoder.js";
-import { decodeValueId } from "../../src/transform/value-id.js";
 import type { TestInfluxDb } from "./influx-db.js";
+import {
+  type IdShape,
+  idShape,
+  numberIn,
+  requestsFor,
+  safeMeasurement,
+  safeName,
+  valuesIdTag,
+} from "./schema-oracle.js";
 
 export type Fields = Record<string, number | string>;
 export interface StoredPoint {
@@ -14,7 +24,7 @@ export interface StoredPoint {
   time: number;
 }
 
-/** The points the README's schema promises for these records (the reference model). */
+/** The points docs/schema.md promises for these records (the reference model). */
 export function expectedPoints(
   deviceId: string,
   resourceId: string,
@@ -25,37 +35,36 @@ export function expectedPoints(
     const time = Date.parse(`${record.timestamp}Z`) / 1000;
     for (const [id, member] of Object.entries(record)) {
       if (id === "timestamp" || id === "values_id" || member === null) continue;
-      const decoded = decodeValueId(id);
-      if (decoded.kind === "values_id") continue;
+      const shape = idShape(id);
+      if (shape === undefined) continue;
       const tags: Record<string, string> = {
-        device_id: storedName(deviceId),
-        resource_id: storedName(resourceId),
-        type: storedName(decoded.type),
-        unit: storedName(decoded.unit),
-        values_id: storedName(valuesIdTag(record.values_id)),
+        device_id: safeName(deviceId),
+        resource_id: safeName(resourceId),
+        type: safeName(shape.type),
+        unit: safeName(shape.unit),
+        values_id: safeName(valuesIdTag(record.values_id)),
       };
       // the alarm ids' point is tagged `alarm` with the record's alarm name, when it has one
       const name = record.alarm_name;
       const isAlarmId = id === "alarm_index" || id === "alarm_name";
       if (isAlarmId && name !== null && name !== undefined && String(name) !== "") {
-        tags.alarm = storedName(String(name));
+        tags.alarm = safeName(String(name));
       }
-      const measurement = storedMeasurement(decoded.measurement);
+      const measurement = safeMeasurement(shape.measurement);
       const key = JSON.stringify([measurement, tags, time]);
       const point = points.get(key) ?? { measurement, tags, fields: {}, time };
       points.set(key, point);
-      Object.assign(point.fields, fieldOf(decoded.field, decoded.type, member));
+      Object.assign(point.fields, fieldOf(shape, member));
     }
   }
   return [...points.values()];
 }
 
-function fieldOf(fixed: string | undefined, type: string, member: RecordMember): Fields {
-  if (fixed === "alarm_name") return { alarm_name: String(member) };
-  const field = fixed ?? "value";
+function fieldOf({ field, type }: IdShape, member: RecordMember): Fields {
+  if (field === "alarm_name") return { alarm_name: String(member) };
   if (typeof member === "boolean") return { [field]: member ? 1 : 0 };
   if (typeof member === "number") return { [field]: member === 0 ? 0 : member };
-  const n = type === "text" ? undefined : numericString(String(member));
+  const n = type === "text" ? undefined : numberIn(String(member));
   return n === undefined ? { text: String(member) } : { [field]: n === 0 ? 0 : n };
 }
 
@@ -98,7 +107,7 @@ export async function rawPoints(db: TestInfluxDb, where?: string): Promise<Store
   );
 }
 
-/** The simulator's own records of a device's resource over [fromS, toS], as the pipeline's chunks ask. */
+/** The simulator's own records of a device's resource over [fromS, toS], as the API's limits let them be asked. */
 export function simulatorRecords(
   fleet: SimulatedFleet,
   deviceId: string,
@@ -107,7 +116,7 @@ export function simulatorRecords(
   toS: number,
 ): DataRecord[] {
   const values = (fleet.valueIds(deviceId, resourceId) ?? []).filter((v) => v !== "values_id");
-  return planChunks(values, fromS, toS).flatMap((c) =>
+  return requestsFor(values, fromS, toS).flatMap((c) =>
     fleet.records(deviceId, resourceId, c.values, c.fromS, c.toS),
   );
 }
