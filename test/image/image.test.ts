@@ -8,7 +8,6 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { readJobs } from "../support/backfill-jobs.js";
 import {
@@ -27,6 +26,7 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv } from "../support/pipeline.js";
+import { requestsFor } from "../support/schema-oracle.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 import { ensureHostTools, podman, runCommand } from "./host-tools.js";
@@ -267,7 +267,7 @@ describe("the image's file system run as the image runs it", () => {
     const afterKill = readJobs(state);
     const jobs = afterKill.jobs.filter((j) => j.deviceId === BACKFILL_DEVICE);
     const done = jobs.reduce((n, j) => n + (afterKill.done.get(j.id)?.size ?? 0), 0);
-    const planned = jobs.reduce((n, j) => n + planChunks(j.valueIds, j.fromS, j.toS).length, 0);
+    const planned = jobs.reduce((n, j) => n + requestsFor(j.valueIds, j.fromS, j.toS).length, 0);
     expect(done).toBe(ANSWERED_BEFORE_KILL);
     expect(planned).toBeGreaterThan(done);
 

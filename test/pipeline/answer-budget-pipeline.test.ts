@@ -10,7 +10,7 @@ import type { AttemptInfo } from "../../src/api/api-request.js";
 import type { PipelineMetrics } from "../../src/cli/open-pipeline.js";
 import { estimateJsonBytes, heldEstimate, workingBytes } from "../../src/pipeline/answer-budget.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { type Chunk, valueGroups } from "../../src/pipeline/plan-chunks.js";
+import type { Chunk } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
@@ -21,6 +21,7 @@ import {
   tempStateDb,
   testRun,
 } from "../support/pipeline.js";
+import { groupsOf } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const NOW_MS = Date.UTC(2026, 5, 15, 12);
@@ -35,7 +36,7 @@ const BUDGET_MB = 3;
 /** Chunks of 20 values (the API's most) over `windows` windows of 6 hours before now. */
 function sixHourChunks(values: readonly string[], windows: number): Chunk[] {
   const toS = NOW_MS / 1000;
-  const [group] = valueGroups(values);
+  const [group] = groupsOf(values);
   if (group?.length !== 20) throw new Error("the test wants 20 values of the device");
   const chunks: Chunk[] = [];
   for (let w = windows; w >= 1; w--) {

@@ -10,7 +10,6 @@ import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { formatQueryTime } from "../../src/api/time-format.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
-import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import type { BackfillJob } from "../../src/state/types.js";
 import { readJobs } from "../support/backfill-jobs.js";
@@ -24,6 +23,7 @@ import {
 import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb, testRun } from "../support/pipeline.js";
+import { requestCount, requestsFor } from "../support/schema-oracle.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -40,7 +40,7 @@ const chunkKey = (resourceId: string, values: readonly string[], fromS: number, 
 /** The chunk keys of jobs (as they are now) that are not in `done`. */
 function chunksNotIn(jobs: readonly BackfillJob[], done: Map<number, Set<number>>): string[] {
   return jobs.flatMap((j) =>
-    planChunks(j.valueIds, j.fromS, j.toS)
+    requestsFor(j.valueIds, j.fromS, j.toS)
       .filter((c) => !done.get(j.id)?.has(c.index))
       .map((c) => chunkKey(j.resourceId, c.values, c.fromS, c.toS)),
   );
@@ -231,10 +231,10 @@ describe("backfill --from -10d interrupted, then the same command again", () => 
       };
       const { jobs } = pipeline.store;
       // a run read the job (as `run` reads the due jobs before working them off) …
-      const [read] = jobs.queue([spec], countChunks, pipeline.now()).jobs;
+      const [read] = jobs.queue([spec], requestCount, pipeline.now()).jobs;
       if (read === undefined) throw new Error("no job queued");
       // … and the same backfill asked again moved its end before the run claimed it
-      const moved = jobs.queue([{ ...spec, toS: nowS }], countChunks, pipeline.now()).jobs;
+      const moved = jobs.queue([{ ...spec, toS: nowS }], requestCount, pipeline.now()).jobs;
       expect(moved.map((q) => [q.job.id, q.job.toS])).toEqual([[read.job.id, nowS]]);
       sim.resetLog();
       const done = await runBackfillJob(pipeline, testRun(pipeline), read.job);

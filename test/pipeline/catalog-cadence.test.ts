@@ -8,11 +8,11 @@
 
 import { runCatalogRefresh } from "../../src/pipeline/catalog-refresh.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { valueGroups } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Endpoint, Simulator } from "../../src/simulator/server.js";
 import { createTestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { fleetGroupCount } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const MINUTE_MS = 60_000;
@@ -24,17 +24,6 @@ function counts(sim: Simulator, from: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of sim.requests.slice(from)) out[r.endpoint] = (out[r.endpoint] ?? 0) + 1;
   return out;
-}
-
-/** The fewest data requests a sync of every resource over one window takes: its value groups. */
-function dataMinimum(sim: Simulator): number {
-  let total = 0;
-  for (const device of sim.fleet.deviceIds()) {
-    for (const resource of sim.fleet.resourceIds(device) ?? []) {
-      total += valueGroups(sim.fleet.valueIds(device, resource) ?? []).length;
-    }
-  }
-  return total;
 }
 
 /** The catalog requests one full read takes: the device list, and per device 1 + resources. */
@@ -76,7 +65,7 @@ describe("a steady sync", () => {
         const result = await runSync(pipeline);
         expect(result.status).toBe("ok");
         // the token is reused; nothing but one request per value group and resource
-        expect(counts(sim, from)).toEqual({ data: dataMinimum(sim) });
+        expect(counts(sim, from)).toEqual({ data: fleetGroupCount(sim.fleet) });
         expect(result.counters.catalogReads).toBe(0);
       }
       // 60 minutes after the first read: the CLI's sync reads the catalog again first
@@ -84,7 +73,7 @@ describe("a steady sync", () => {
       from = sim.requests.length;
       const due = await runSync(pipeline);
       expect(catalogOf(counts(sim, from))).toEqual(catalogRead(sim));
-      expect(counts(sim, from).data).toBe(dataMinimum(sim));
+      expect(counts(sim, from).data).toBe(fleetGroupCount(sim.fleet));
       expect(due.counters.catalogReads).toBe(sim.fleet.deviceIds().length);
     } finally {
       await tearDown(parts);

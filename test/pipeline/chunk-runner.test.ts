@@ -10,11 +10,12 @@ import { ApiError } from "../../src/api/errors.js";
 import type { ChunkOutcome } from "../../src/pipeline/chunk-runner.js";
 import { failsOnItsOwn } from "../../src/pipeline/errors.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { Chunk } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { linesOf } from "../../src/transform/line-protocol.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
+import { requestsFor } from "../support/schema-oracle.js";
 import {
   openTestPipeline,
   pipelineEnv,
@@ -71,7 +72,7 @@ describe("ChunkRunner: the one place chunks run", () => {
 
   it("runs every chunk once and hands back each outcome with its counts and the API's clock", async () => {
     const toS = NOW_MS / 1000;
-    const chunks = planChunks(values, toS - DAY_S, toS);
+    const chunks = requestsFor(values, toS - DAY_S, toS);
     expect(chunks.length).toBeGreaterThan(2);
     const run = testRun(pipeline);
     const outcomes = await runChunks(pipeline, run, TARGET, chunks);
@@ -104,7 +105,7 @@ describe("ChunkRunner: the one place chunks run", () => {
     const toS = NOW_MS / 1000;
     // one value group over 7 days at 1-minute resolution: 10,081 records in 3 batches; the
     // first answer is cut to half its body, the retry answers whole
-    const [chunk] = planChunks(values.slice(0, 3), toS - 7 * DAY_S, toS);
+    const [chunk] = requestsFor(values.slice(0, 3), toS - 7 * DAY_S, toS);
     if (chunk === undefined) throw new Error("no chunk planned");
     let draws = 0;
     sim.faults = {
@@ -151,7 +152,7 @@ describe("ChunkRunner: the one place chunks run", () => {
 
   it("commits each stored chunk (the caller's commit) before its outcome comes back; a commit that throws ends the run with its error, nothing committed after it", async () => {
     const toS = NOW_MS / 1000;
-    const chunks = planChunks(values.slice(0, 60), toS - DAY_S, toS);
+    const chunks = requestsFor(values.slice(0, 60), toS - DAY_S, toS);
     expect(chunks.length).toBe(3);
     const committed = new Map<number, number>();
     const run = testRun(pipeline);
@@ -189,7 +190,7 @@ describe("ChunkRunner: the one place chunks run", () => {
 
   it("a failing chunk is an outcome of its own; the others run; a stop starts none", async () => {
     const toS = NOW_MS / 1000;
-    const good = planChunks(values.slice(0, 2), toS - DAY_S, toS);
+    const good = requestsFor(values.slice(0, 2), toS - DAY_S, toS);
     const bad: Chunk = {
       index: 99,
       values: ["e_00_00_00_000_no_such_value"],
@@ -213,7 +214,7 @@ describe("ChunkRunner: the one place chunks run", () => {
 
   it("takes no run without a commit: one past the types fails at its first stored chunk", async () => {
     const toS = NOW_MS / 1000;
-    const chunks = planChunks(values.slice(0, 2), toS - DAY_S, toS);
+    const chunks = requestsFor(values.slice(0, 2), toS - DAY_S, toS);
     // @ts-expect-error the commit is required: a run whose stored chunks move no cursor is a bug
     const run = pipeline.chunks.run(testRun(pipeline), TARGET, chunks, {});
     await expect(outcomesOf(run)).rejects.toThrow(TypeError);
@@ -272,7 +273,7 @@ describe("ChunkRunner: a body whose cut shows only while it is transcoded", () =
     try {
       const values = (sim.fleet.valueIds(DEVICE, RESOURCE) ?? []).filter((v) => v !== "values_id");
       const toS = NOW_MS / 1000;
-      const [chunk] = planChunks(values.slice(0, 3), toS - DAY_S, toS);
+      const [chunk] = requestsFor(values.slice(0, 3), toS - DAY_S, toS);
       if (chunk === undefined) throw new Error("no chunk planned");
       const run = testRun(pipeline);
       const [outcome, ...more] = await runChunks(pipeline, run, TARGET, [chunk]);

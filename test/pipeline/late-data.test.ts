@@ -10,7 +10,6 @@ import { formatQueryTime, parseQueryTime } from "../../src/api/time-format.js";
 import { runCli } from "../../src/cli.js";
 import { silentSince, syncRules } from "../../src/pipeline/cursor.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { valueGroups } from "../../src/pipeline/plan-chunks.js";
 import { runSync, type SyncResult } from "../../src/pipeline/sync.js";
 import { EtlMetrics } from "../../src/service/metrics.js";
 import type { LoggedRequest, Simulator } from "../../src/simulator/server.js";
@@ -25,6 +24,7 @@ import {
 } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { groupsOf } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
 const MINUTE_S = 60;
@@ -132,7 +132,7 @@ describe("cursors that follow the data", () => {
     const { pipeline } = await openTestPipeline(env, () => new Date(clock.now()));
     try {
       const startS = secondsOf(clock) - HOUR_S;
-      const groups = valueGroups(sim.fleet.valueIds(DEVICE, RESOURCE) ?? []).length;
+      const groups = groupsOf(sim.fleet.valueIds(DEVICE, RESOURCE) ?? []).length;
       expect(groups).toBe(2);
       const outageRequests: number[] = [];
       const outageLags: number[] = [];

@@ -40,7 +40,7 @@ import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { runBackfillJob } from "../../src/pipeline/backfill-job.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { type Chunk, planChunks } from "../../src/pipeline/plan-chunks.js";
+import type { Chunk } from "../../src/pipeline/plan-chunks.js";
 import {
   type DataRecord,
   formatRecordTime,
@@ -48,8 +48,6 @@ import {
 } from "../../src/records/data-record.js";
 import { createFleet, type SimulatedFleet } from "../../src/simulator/model/fleet.js";
 import { type DeadLetter, MAX_DEAD_LETTER_CHARS } from "../../src/state/types.js";
-// the storage rule of the values_id tag (1, "1" and "001" are one series), not the logic under test
-import { valuesIdTag } from "../../src/transform/record-encoder.js";
 import { SchemaDriftError } from "../../src/transform/screen-answer.js";
 import { queueJob } from "../support/backfill-jobs.js";
 import { builtCli } from "../support/cli-child.js";
@@ -62,6 +60,8 @@ import {
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, tempStateDb, testRun } from "../support/pipeline.js";
 import { collect, seededRandom, trackExit } from "../support/reliability-bounds.js";
+// the storage rule of the values_id tag (1, "1" and "001" are one series) from the schema oracle
+import { requestsFor, valuesIdTag } from "../support/schema-oracle.js";
 import { withDeadline } from "../support/wait.js";
 
 const SEED = 777;
@@ -825,7 +825,7 @@ describe("fuzzed API responses through the real pipeline", () => {
       toS: TO_S,
     });
     const chunks = plan.flatMap((p) =>
-      planChunks(p.spec.valueIds, p.spec.fromS, p.spec.toS).map((chunk) => ({
+      requestsFor(p.spec.valueIds, p.spec.fromS, p.spec.toS).map((chunk) => ({
         resourceId: p.spec.resourceId,
         chunk,
       })),
@@ -1125,7 +1125,7 @@ describe("fuzzed API responses through the real pipeline", () => {
       const deviceId = `calendar-${timestamp.slice(5, 7)}`;
       const valueIds = (fleet.valueIds(DEVICE, "all_data") ?? []).filter((v) => v !== "values_id");
       const ids = valueIds.slice(0, 1);
-      const key = chunkKey(deviceId, "all_data", at(planChunks(ids, fromS, toS), 0));
+      const key = chunkKey(deviceId, "all_data", at(requestsFor(ids, fromS, toS), 0));
       const element = JSON.stringify({ timestamp, values_id: 1, [at(ids, 0)]: 42 });
       planned.set(key, { status: 200, body: `[${element}]`, contentType: "application/json" });
       const { job } = queueJob(
@@ -1173,7 +1173,7 @@ describe("fuzzed API responses through the real pipeline", () => {
     const valueIds = ids.slice(0, 1);
     const id = at(valueIds, 0);
     const fromS = TO_S - DAY_S;
-    const key = chunkKey(deviceId, "all_data", at(planChunks(valueIds, fromS, TO_S), 0));
+    const key = chunkKey(deviceId, "all_data", at(requestsFor(valueIds, fromS, TO_S), 0));
     // every sixth row is valid; the others carry the requested member as an object; all inside
     // the window, so that each bad member would otherwise be a dead letter
     const rows = Array.from({ length: 30 }, (_, k) => ({
@@ -1397,7 +1397,7 @@ describe("fuzzed API responses through the real pipeline", () => {
       fc.asyncProperty(bodyArb, async (body) => {
         run++;
         const deviceId = `fuzz-${run}`;
-        const chunk = planChunks(valueIds, fromS, TO_S);
+        const chunk = requestsFor(valueIds, fromS, TO_S);
         expect(chunk.length).toBe(1);
         const key = chunkKey(deviceId, "all_data", at(chunk, 0));
         planned.set(key, { status: 200, body, contentType: "application/json" });

@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
-import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { StateStore } from "../../src/state/state-store.js";
 import { storedJobs } from "../support/backfill-jobs.js";
@@ -14,6 +13,7 @@ import { sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { collect, seededRandom, trackExit } from "../support/reliability-bounds.js";
+import { requestCount, requestsFor } from "../support/schema-oracle.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -85,7 +85,7 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
     const valueCounts = sim.fleet
       .resourceIds(DEVICE)
       ?.map((r) => (sim.fleet.valueIds(DEVICE, r) ?? []).filter((v) => v !== "values_id").length);
-    expect(planned).toBe((valueCounts ?? []).reduce((n, v) => n + countChunks(v, FROM_S, TO_S), 0));
+    expect(planned).toBe((valueCounts ?? []).reduce((n, v) => n + requestCount(v, FROM_S, TO_S), 0));
     expect(planned).toBe(45);
     sim.resetLog();
 
@@ -153,7 +153,7 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
       const jobs = storedJobs(store);
       expect(jobs.map((j) => j.resourceId).sort()).toEqual(["all_data", "battery_bank"]);
       for (const job of jobs) {
-        const chunks = planChunks(job.valueIds, job.fromS, job.toS);
+        const chunks = requestsFor(job.valueIds, job.fromS, job.toS);
         expect(job).toMatchObject({
           status: "done",
           fromS: FROM_S,

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { runBackfillJobs } from "../../src/pipeline/backfill.js";
 import { planBackfill } from "../../src/pipeline/backfill-plan.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { planChunks } from "../../src/pipeline/plan-chunks.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { queueJob } from "../support/backfill-jobs.js";
@@ -16,6 +15,7 @@ import {
 import type { TestInfluxDb } from "../support/influx-db.js";
 import { influxql, TEST_INFLUX_ORG, TEST_INFLUX_TOKEN, TestInfluxd } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { requestsFor } from "../support/schema-oracle.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { waitUntil, withDeadline } from "../support/wait.js";
 
@@ -268,7 +268,7 @@ describe("InfluxDB stopped in the middle of a run", () => {
     // every chunk recorded done is in InfluxDB
     const stored = new Set(sortPoints(await dataPoints(db)));
     for (const job of failed.jobs) {
-      for (const chunk of planChunks(job.valueIds, job.fromS, job.toS)) {
+      for (const chunk of requestsFor(job.valueIds, job.fromS, job.toS)) {
         if (!doneChunks.get(job.id)?.has(chunk.index)) continue;
         const records = sim.fleet.records(
           DEVICE,

@@ -12,7 +12,6 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { formatQueryTime, parseQueryTime } from "../../src/api/time-format.js";
-import { countChunks, planChunks } from "../../src/pipeline/plan-chunks.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { type Owner, processOwner } from "../../src/state/owner.js";
 import { StateStore } from "../../src/state/state-store.js";
@@ -22,6 +21,7 @@ import { type HangProxy, startHangProxy } from "../support/hang-proxy.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { freePort } from "../support/influxd.js";
 import { pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { requestCount, requestsFor } from "../support/schema-oracle.js";
 import { startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -121,12 +121,12 @@ describe("ownership: processes on one state file never do the same work", () => 
       (sim.fleet.valueIds(DEVICE, r) ?? []).filter((v) => v !== "values_id");
     const planned = new Map<string, number>();
     for (const r of resources) {
-      for (const c of planChunks(valuesOf(r), FROM_S, TO_S)) {
+      for (const c of requestsFor(valuesOf(r), FROM_S, TO_S)) {
         const key = `data/${DEVICE}/${r}|${c.values.join(",")}|${formatQueryTime(new Date(c.fromS * 1000))}|${formatQueryTime(new Date(c.toS * 1000))}`;
         planned.set(key, 0);
       }
     }
-    const chunks = resources.reduce((n, r) => n + countChunks(valuesOf(r).length, FROM_S, TO_S), 0);
+    const chunks = resources.reduce((n, r) => n + requestCount(valuesOf(r).length, FROM_S, TO_S), 0);
     expect(planned.size).toBe(chunks);
     expect(chunks).toBeGreaterThanOrEqual(8);
 

@@ -5,7 +5,6 @@
  * one device is found by the catalog run and its history backfilled within one CATALOG_REFRESH.
  */
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
-import { valueGroups } from "../../src/pipeline/plan-chunks.js";
 import { EtlService } from "../../src/service/etl-service.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import type { StateStore } from "../../src/state/state-store.js";
@@ -13,6 +12,7 @@ import { storedJobs } from "../support/backfill-jobs.js";
 import { simulatorRecords } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { fleetGroupCount, groupsOf } from "../support/schema-oracle.js";
 import { serviceIdle, tickSync } from "../support/service.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 
@@ -29,17 +29,6 @@ function counts(sim: Simulator, from: number): Record<string, number> {
   return out;
 }
 
-/** One data request per value group of every resource, as the API lists them at `atS`. */
-function dataMinimum(sim: Simulator, atS: number): number {
-  let total = 0;
-  for (const device of sim.fleet.deviceIds()) {
-    for (const resource of sim.fleet.resourceIds(device, atS) ?? []) {
-      total += valueGroups(sim.fleet.valueIds(device, resource, atS) ?? []).length;
-    }
-  }
-  return total;
-}
-
 /** A generated device whose all_data keeps its number of value groups when one value is added. */
 function deviceForNewValue(sim: Simulator): string {
   const found = sim.fleet
@@ -49,7 +38,7 @@ function deviceForNewValue(sim: Simulator): string {
       const values = sim.fleet.valueIds(d, "all_data") ?? [];
       return (
         !values.includes(NEW_VALUE) &&
-        valueGroups([...values, NEW_VALUE]).length === valueGroups(values).length
+        groupsOf([...values, NEW_VALUE]).length === groupsOf(values).length
       );
     });
   if (found === undefined) throw new Error("no device fits");
@@ -125,7 +114,7 @@ describe("the service over a 50-device fleet", () => {
       const catalogRun = pipeline.store.runs.last("catalog");
       if (catalogRun?.id === catalogBefore) {
         // a tick alone: one request per value group of every resource, nothing else
-        expect(counts(sim, from)).toEqual({ data: dataMinimum(sim, nowS()) });
+        expect(counts(sim, from)).toEqual({ data: fleetGroupCount(sim.fleet, nowS()) });
       } else {
         catalogRuns.push(nowS());
         expect(catalogRun).toMatchObject({ status: "ok", devices: DEVICES });

@@ -3,11 +3,11 @@
  * resource and values that it overlaps, and new jobs cover only the rest of its range (issue 18,
  * item 2: a relative --from moves both ends of the request on every start). Real SQLite files.
  */
-import { countChunks } from "../../src/pipeline/plan-chunks.js";
 import { jobKey } from "../../src/state/job-row.js";
 import { processOwner } from "../../src/state/owner.js";
 import type { BackfillSpec } from "../../src/state/types.js";
 import { storedJobs } from "../support/backfill-jobs.js";
+import { requestCount } from "../support/schema-oracle.js";
 import { T0, T1, T2, useStateStore } from "./support.js";
 
 const ctx = useStateStore("energy-etl-job-queue-");
@@ -42,7 +42,7 @@ const queue = (
   specs: BackfillSpec | readonly BackfillSpec[],
   now = T1,
   status: "pending" | "parked" = "pending",
-) => ctx.store.jobs.queue("deviceId" in specs ? [specs] : specs, countChunks, now, status).jobs;
+) => ctx.store.jobs.queue("deviceId" in specs ? [specs] : specs, requestCount, now, status).jobs;
 
 /** The one job a request queued (fails the test otherwise). */
 function queueOne(spec: BackfillSpec): number {
@@ -197,7 +197,7 @@ describe("JobStore.queue: the jobs of one command", () => {
 
     const again = ctx.store.jobs.queue(
       [LATER, { ...LATER, resourceId: "battery" }],
-      countChunks,
+      requestCount,
       T2,
     );
     expect(again.finished.map((j) => j.id)).toEqual([inverter.job.id]);
@@ -215,7 +215,7 @@ describe("JobStore.queue: the jobs of one command", () => {
     expect(queue({ ...BATTERY, fromS: SPEC.fromS + 1 }, T1)).toHaveLength(1);
     const again = ctx.store.jobs.queue(
       [LATER, { ...LATER, resourceId: "battery" }],
-      countChunks,
+      requestCount,
       T2,
     );
     expect(again.finished).toEqual([]);
@@ -235,7 +235,7 @@ describe("JobStore.queue: the jobs of one command", () => {
         { ...LATER, reason: "parked" },
         { ...LATER, resourceId: "battery", reason: "parked" },
       ],
-      countChunks,
+      requestCount,
       T2,
       "parked",
     );
@@ -265,7 +265,7 @@ describe("JobStore.match", () => {
     jobs.recordChunkDone(started, 1, { points: 1, requests: 1 }, T0);
     const before = storedJobs(ctx.store);
 
-    const [extended, added] = jobs.match([LATER, { ...LATER, valueIds: ["e_c"] }], countChunks);
+    const [extended, added] = jobs.match([LATER, { ...LATER, valueIds: ["e_c"] }], requestCount);
     expect(extended?.continued.map((j) => [j.id, j.fromS, j.toS])).toEqual([
       [parked, SPEC.fromS, LATER.toS],
     ]);

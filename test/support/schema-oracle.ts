@@ -6,6 +6,7 @@
  * or request planning shows against it instead of on both sides. The oracle of expected-points,
  * the rollups-exact tests and the transcoder's answer-oracle.
  */
+import type { SimulatedFleet } from "../../src/simulator/model/fleet.js";
 
 /** Spec 2.3, "Unit prefix codes": code -> symbol ("" for none). */
 const PREFIXES: Readonly<Record<string, string>> = { "00": "", "01": "m", "02": "M", "03": "k" };
@@ -182,4 +183,17 @@ export function requestsFor(
 export function requestCount(valueCount: number, fromS: number, toS: number): number {
   const windows = toS < fromS ? 0 : Math.ceil((toS - fromS + 1) / (SECONDS_PER_REQUEST + 1));
   return Math.ceil(valueCount / VALUES_PER_REQUEST) * windows;
+}
+
+/**
+ * The fewest data requests one window of every resource of the fleet takes (as the API lists
+ * them at `atS`, when given): one per value group of {@link groupsOf}.
+ */
+export function fleetGroupCount(fleet: SimulatedFleet, atS?: number): number {
+  let total = 0;
+  for (const device of fleet.deviceIds()) {
+    for (const resource of fleet.resourceIds(device, atS) ?? [])
+      total += groupsOf(fleet.valueIds(device, resource, atS) ?? []).length;
+  }
+  return total;
 }
