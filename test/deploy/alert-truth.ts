@@ -4,8 +4,8 @@
  * samples (what the pipeline fetched), read by the rules' definitions in docs/dashboards.md, not
  * by the queries.
  */
-import { decodeValueId } from "../../src/transform/value-id.js";
 import { labelKey } from "./alert-rules.js";
+import { codedShape } from "../support/schema-oracle.js";
 import { DAY_S, type FilledInfluxd, SYNCED_FROM_S } from "./filled-influxd.js";
 
 export interface RuleTruth {
@@ -34,12 +34,10 @@ function listed(filled: FilledInfluxd): Listed[] {
   return fleet.deviceIds().flatMap((deviceId) =>
     (fleet.resourceIds(deviceId) ?? []).flatMap((resourceId) =>
       (fleet.valueIds(deviceId, resourceId) ?? []).flatMap((valueId) => {
-        const d = decodeValueId(valueId);
-        if (d.kind !== "coded" || d.codes === undefined) return [];
-        const { measurement, unit, type } = d;
-        return [
-          { deviceId, resourceId, valueId, measurement, unit, type, valuesId: d.codes.valuesId },
-        ];
+        const d = codedShape(valueId);
+        if (d === undefined) return [];
+        const { measurement, unit, type, valuesId } = d;
+        return [{ deviceId, resourceId, valueId, measurement, unit, type, valuesId }];
       }),
     ),
   );

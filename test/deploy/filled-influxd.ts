@@ -10,11 +10,11 @@ import { runCatalogRefresh } from "../../src/pipeline/catalog-refresh.js";
 import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { Simulator, SimulatorOptions } from "../../src/simulator/server.js";
-import { decodeValueId } from "../../src/transform/value-id.js";
 import { queriedMeasurement } from "../support/dashboard-queries.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
+import { idShape } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -143,9 +143,8 @@ export function storedValues(sim: Simulator, deviceId: string): StoredValue[] {
   const out: StoredValue[] = [];
   for (const r of sim.fleet.resourceIds(deviceId) ?? []) {
     for (const id of sim.fleet.valueIds(deviceId, r) ?? []) {
-      const d = decodeValueId(id);
-      if (d.measurement !== "")
-        out.push({ measurement: d.measurement, unit: d.unit, type: d.type });
+      const d = idShape(id);
+      if (d !== undefined) out.push({ measurement: d.measurement, unit: d.unit, type: d.type });
     }
   }
   return out;

@@ -8,7 +8,6 @@ import { recomputeRollups } from "../../src/rollups/recompute.js";
 import { DAY_MEASUREMENT } from "../../src/rollups/rollup-lines.js";
 import { createFleet } from "../../src/simulator/model/fleet.js";
 import { lineBatch } from "../../src/transform/line-protocol.js";
-import { decodeValueId } from "../../src/transform/value-id.js";
 import {
   allPanels,
   type DashboardPanel,
@@ -19,6 +18,7 @@ import {
   type VariableValue,
 } from "../support/dashboard-queries.js";
 import type { InfluxqlSeries } from "../support/influxd.js";
+import { idShape } from "../support/schema-oracle.js";
 import {
   DAY_S,
   type FilledInfluxd,
@@ -29,6 +29,13 @@ import {
 } from "./filled-influxd.js";
 
 const DEVICE = "hybrid-site-01";
+
+/** The measurement a value id is stored in, by the schema oracle (spec 2.3, docs/schema.md). */
+function measurementOf(valueId: string): string {
+  const shape = idShape(valueId);
+  if (shape === undefined) throw new Error(`${valueId} is stored in no measurement`);
+  return shape.measurement;
+}
 
 const overview = (() => {
   const found = loadDashboards().find((d) => d.model.uid === "energy-overview");
@@ -134,9 +141,9 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
     // The types agree with the value ids of the simulated hybrid site (type codes 04 and 05).
     const fleet = createFleet({ seed: 1 });
     const types = new Map(
-      (fleet.valueIds(DEVICE, "all_data") ?? []).map((id) => {
-        const d = decodeValueId(id);
-        return [d.measurement, d.type] as const;
+      (fleet.valueIds(DEVICE, "all_data") ?? []).flatMap((id) => {
+        const d = idShape(id);
+        return d === undefined ? [] : [[d.measurement, d.type] as const];
       }),
     );
     expect(perDay.map((q) => types.get(rolledMeasurement(q) ?? ""))).toEqual(
@@ -346,7 +353,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
             // One counter, not every cumulative kWh counter mixed in one stat.
             expect([title, rolledMeasurement(text)]).toEqual([
               title,
-              decodeValueId(valueId).measurement,
+              measurementOf(valueId),
             ]);
             // One value: the selection's total.
             const rows = await onlyRows(text);

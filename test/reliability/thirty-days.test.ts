@@ -13,7 +13,6 @@ import type { Pipeline } from "../../src/pipeline/pipeline.js";
 import { runSync } from "../../src/pipeline/sync.js";
 import type { DataRecord } from "../../src/records/data-record.js";
 import type { Simulator } from "../../src/simulator/server.js";
-import { escapeMeasurement, escapeTag } from "../../src/transform/line-protocol.js";
 import { builtCli } from "../support/cli-child.js";
 import {
   expectedPoints,
@@ -25,6 +24,7 @@ import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
 import { influxql } from "../support/influxd.js";
 import { openTestPipeline, pipelineEnv, tempStateDb } from "../support/pipeline.js";
 import { collect, trackExit } from "../support/reliability-bounds.js";
+import { lineMeasurement, lineTag } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -218,7 +218,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
         .filter((p) => refused.has(pointKey(p)))
         .map(
           (p) =>
-            `${escapeMeasurement(p.measurement)},device_id=${escapeTag(p.tags.device_id ?? "")}`,
+            `${lineMeasurement(p.measurement)},device_id=${lineTag(p.tags.device_id ?? "")}`,
         ),
     );
     expect(lineLetters).toHaveLength(24);

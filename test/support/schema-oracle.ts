@@ -78,11 +78,19 @@ const own = (table: Readonly<Record<string, string>>, code: string): string | un
 const isDigits = (text: string | undefined, n: number): boolean =>
   text !== undefined && text.length === n && [...text].every((c) => c >= "0" && c <= "9");
 
+/** A coded value id's point, with the three-digit values id it carries. */
+export interface CodedShape extends IdShape {
+  readonly valuesId: string;
+  /** Whether every code is one of spec 2.3's tables (else the type or unit says `unknown_`). */
+  readonly known: boolean;
+}
+
 /**
  * `e_PP_UU_TT_VVV_name` (spec 2.3): the letter e, two-digit prefix, unit and type codes, a
- * three-digit values id, and a name (everything after, underscores included, never empty).
+ * three-digit values id, and a name (everything after, underscores included, never empty);
+ * undefined for an id of another form.
  */
-function coded(id: string): IdShape | undefined {
+export function codedShape(id: string): CodedShape | undefined {
   const [e, prefix, unit, type, valuesId, ...rest] = id.split("_");
   const name = rest.join("_");
   if (e !== "e" || rest.length === 0 || name === "") return undefined;
@@ -90,11 +98,14 @@ function coded(id: string): IdShape | undefined {
     return undefined;
   const p = own(PREFIXES, prefix ?? "");
   const u = own(UNITS, unit ?? "");
+  const t = own(TYPES, type ?? "");
   return {
     measurement: name,
-    type: own(TYPES, type ?? "") ?? `unknown_${type}`,
+    type: t ?? `unknown_${type}`,
     unit: p === undefined || u === undefined ? `unknown_${prefix}_${unit}` : p + u || "none",
     field: "value",
+    valuesId: valuesId ?? "",
+    known: p !== undefined && u !== undefined && t !== undefined,
   };
 }
 
@@ -104,7 +115,9 @@ export function idShape(id: string): IdShape | undefined {
   if (id === "alarm_index" || id === "alarm_name")
     return { measurement: "alarm", type: "alarm", unit: "none", field: id };
   if (id === "protocol_id") return { measurement: id, type: "meta", unit: "none", field: "value" };
-  return coded(id) ?? { measurement: id, type: "unknown", unit: "none", field: "value" };
+  const c = codedShape(id);
+  if (c === undefined) return { measurement: id, type: "unknown", unit: "none", field: "value" };
+  return { measurement: c.measurement, type: c.type, unit: c.unit, field: c.field };
 }
 
 /** The values_id tag: absent, null or blank is `none`; a whole number is padded to three digits. */
@@ -136,6 +149,15 @@ export function safeMeasurement(name: string): string {
   if (safe === "") return "_";
   return safe[0] === "#" ? `_${safe}` : safe;
 }
+
+/**
+ * A stored measurement (as {@link safeMeasurement} gives it) written in line protocol: InfluxDB's
+ * line-protocol reference escapes commas and spaces in a measurement with a backslash.
+ */
+export const lineMeasurement = (stored: string): string => stored.replace(/[, ]/g, "\\$&");
+
+/** A stored tag key or value written in line protocol: commas, equals signs and spaces escaped. */
+export const lineTag = (stored: string): string => stored.replace(/[,= ]/g, "\\$&");
 
 const SECONDS_PER_REQUEST = 7 * 86_400;
 const VALUES_PER_REQUEST = 20;
