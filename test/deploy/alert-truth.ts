@@ -4,8 +4,8 @@
  * samples (what the pipeline fetched), read by the rules' definitions in docs/dashboards.md, not
  * by the queries.
  */
-import { labelKey } from "./alert-rules.js";
 import { codedShape } from "../support/schema-oracle.js";
+import { labelKey } from "./alert-rules.js";
 import { DAY_S, type FilledInfluxd, SYNCED_FROM_S } from "./filled-influxd.js";
 
 export interface RuleTruth {

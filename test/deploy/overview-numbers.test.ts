@@ -351,10 +351,7 @@ describe("The energy overview's numbers (grafana/dashboards/overview.json)", () 
           for (const device of [DEVICE, devices]) {
             const text = overviewQuery(title, "A", { device }, fromS, untilS);
             // One counter, not every cumulative kWh counter mixed in one stat.
-            expect([title, rolledMeasurement(text)]).toEqual([
-              title,
-              measurementOf(valueId),
-            ]);
+            expect([title, rolledMeasurement(text)]).toEqual([title, measurementOf(valueId)]);
             // One value: the selection's total.
             const rows = await onlyRows(text);
             expect(rows).toHaveLength(1);

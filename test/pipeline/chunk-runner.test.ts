@@ -15,7 +15,6 @@ import type { Simulator } from "../../src/simulator/server.js";
 import { linesOf } from "../../src/transform/line-protocol.js";
 import { expectedPoints, sortPoints, storedPoints } from "../support/expected-points.js";
 import { createTestInfluxDb, type TestInfluxDb } from "../support/influx-db.js";
-import { requestsFor } from "../support/schema-oracle.js";
 import {
   openTestPipeline,
   pipelineEnv,
@@ -23,6 +22,7 @@ import {
   tempStateDb,
   testRun,
 } from "../support/pipeline.js";
+import { requestsFor } from "../support/schema-oracle.js";
 import { ManualClock, startTestSimulator } from "../support/simulator.js";
 import { waitUntil } from "../support/wait.js";
 

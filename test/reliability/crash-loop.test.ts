@@ -85,7 +85,9 @@ describe("backfill SIGKILLed at seeded moments, restarted until it exits 0", () 
     const valueCounts = sim.fleet
       .resourceIds(DEVICE)
       ?.map((r) => (sim.fleet.valueIds(DEVICE, r) ?? []).filter((v) => v !== "values_id").length);
-    expect(planned).toBe((valueCounts ?? []).reduce((n, v) => n + requestCount(v, FROM_S, TO_S), 0));
+    expect(planned).toBe(
+      (valueCounts ?? []).reduce((n, v) => n + requestCount(v, FROM_S, TO_S), 0),
+    );
     expect(planned).toBe(45);
     sim.resetLog();
 

@@ -126,7 +126,10 @@ describe("ownership: processes on one state file never do the same work", () => 
         planned.set(key, 0);
       }
     }
-    const chunks = resources.reduce((n, r) => n + requestCount(valuesOf(r).length, FROM_S, TO_S), 0);
+    const chunks = resources.reduce(
+      (n, r) => n + requestCount(valuesOf(r).length, FROM_S, TO_S),
+      0,
+    );
     expect(planned.size).toBe(chunks);
     expect(chunks).toBeGreaterThanOrEqual(8);
 

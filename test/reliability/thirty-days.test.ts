@@ -217,8 +217,7 @@ describe("30 simulated days of cron ticks through real-world faults", () => {
       truth
         .filter((p) => refused.has(pointKey(p)))
         .map(
-          (p) =>
-            `${lineMeasurement(p.measurement)},device_id=${lineTag(p.tags.device_id ?? "")}`,
+          (p) => `${lineMeasurement(p.measurement)},device_id=${lineTag(p.tags.device_id ?? "")}`,
         ),
     );
     expect(lineLetters).toHaveLength(24);

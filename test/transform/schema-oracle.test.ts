@@ -4,10 +4,15 @@
  * against it on every code of the spec's tables and on plans of many shapes.
  */
 import { planChunks } from "../../src/pipeline/plan-chunks.js";
+import { createFleet } from "../../src/simulator/model/fleet.js";
 import { decodeValueId } from "../../src/transform/value-id.js";
 import { ID_SHAPES } from "../support/answer-oracle.js";
 import {
+  codedShape,
+  fleetGroupCount,
   idShape,
+  lineMeasurement,
+  lineTag,
   numberIn,
   requestCount,
   requestsFor,
@@ -72,6 +77,25 @@ describe("the schema oracle, by the examples of docs/schema.md", () => {
     expect(["", "#x", "x#", "\\#"].map(safeMeasurement)).toEqual(["_", "_#x", "x#", "/#"]);
   });
 
+  it("a coded id carries its values id and whether its codes are the spec's; names in line protocol", () => {
+    expect(codedShape("e_03_07_04_012_total_solar_energy")).toMatchObject({
+      measurement: "total_solar_energy",
+      valuesId: "012",
+      known: true,
+    });
+    expect(["e_04_01_00_000_x", "e_03_99_00_000_x", "e_03_01_42_000_x"].map(codedShape)).toEqual(
+      [false, false, false].map((known) => expect.objectContaining({ known })),
+    );
+    expect(["protocol_id", "alarm_name", "e_3_07_04_000_x"].map(codedShape)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // the line-protocol reference: a measurement escapes commas and spaces, a tag also `=`
+    expect(lineMeasurement("a b,c=d")).toBe("a\\ b\\,c=d");
+    expect(lineTag("a b,c=d")).toBe("a\\ b\\,c\\=d");
+  });
+
   it("plans the fewest requests: 20 values and 7 days at most, each value and second once", () => {
     const ids = Array.from({ length: 45 }, (_, i) => `e_00_00_00_000_v${i}`);
     // a window whose to - from is 7 days holds 604,801 seconds: two hold 14 days + 2 s, no more
@@ -91,6 +115,18 @@ describe("the schema oracle, by the examples of docs/schema.md", () => {
     for (const seconds of seen.values()) expect(seconds).toBe(toS - fromS + 1);
     expect(requestsFor(ids, 5, 4)).toEqual([]);
     expect(requestCount(0, 0, DAY_S)).toBe(0);
+  });
+
+  it("counts a fleet's value groups over one window, resource by resource", () => {
+    const fleet = createFleet({ seed: 1, devices: 3 });
+    let groups = 0;
+    for (const d of fleet.deviceIds())
+      for (const r of fleet.resourceIds(d) ?? []) {
+        const n = (fleet.valueIds(d, r) ?? []).filter((v) => v !== "values_id").length;
+        groups += Math.ceil(n / 20);
+      }
+    expect(groups).toBeGreaterThan(3);
+    expect(fleetGroupCount(fleet)).toBe(groups);
   });
 });
 
