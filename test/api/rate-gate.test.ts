@@ -242,13 +242,62 @@ describe("RateGate (p-queue)", () => {
     ["negative rate", -1],
     ["NaN rate", Number.NaN],
     ["infinite rate", Number.POSITIVE_INFINITY],
-  ])("rejects options: %s", (_name, ratePerSecond) => {
+  ])("rejects options: %s, naming it", (_name, ratePerSecond) => {
     expect(() => new RateGate({ ratePerSecond })).toThrow(RangeError);
+    expect(() => new RateGate({ ratePerSecond })).toThrow(`bad rate: ${ratePerSecond}`);
   });
 
-  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])("rejects pause(%p)", (ms) => {
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])("rejects pause(%p), naming it", (ms) => {
     const { gate } = setup(1);
     expect(() => gate.pause(ms)).toThrow(RangeError);
+    expect(() => gate.pause(ms)).toThrow(`bad pause: ${ms} ms`);
+  });
+
+  it("a 429 with Retry-After: 0 (pause(0)) holds nobody: the next slot comes at the rate", async () => {
+    const { gate, granted, take } = setup(10);
+    await take();
+    gate.pause(0);
+    expect(gate.currentRatePerSecond).toBe(10);
+    const next = take(1);
+    await runAll();
+    await next;
+    expect(granted).toEqual([0, 100]);
+  });
+
+  it("the rate is back at the very millisecond the pause ends", async () => {
+    const { gate } = setup(10);
+    gate.pause(1_000);
+    await advance(999);
+    expect(gate.currentRatePerSecond).toBe(0);
+    await advance(1);
+    expect(gate.currentRatePerSecond).toBe(10);
+  });
+
+  it("a pause with nobody waiting holds no timer; the first caller after it waits it out", async () => {
+    const { gate, granted, take } = setup(10);
+    gate.pause(60_000);
+    await flush();
+    expect(jest.getTimerCount()).toBe(0);
+    await advance(1_000);
+    const next = take(1);
+    await flush();
+    expect(jest.getTimerCount()).toBe(1);
+    await runAll();
+    await next;
+    expect(granted).toEqual([60_000]);
+  });
+
+  it("one timer for a pause, however many callers wait and however often it is extended", async () => {
+    const { gate, granted, take } = setup(10);
+    gate.pause(1_000);
+    const all = take(3);
+    await flush();
+    gate.pause(2_000);
+    await flush();
+    expect(jest.getTimerCount()).toBe(1);
+    await runAll();
+    await all;
+    expect(granted).toEqual([2_000, 2_100, 2_200]);
   });
 
   type Op =
@@ -328,6 +377,22 @@ describe("RateGate on the real timers", () => {
     } finally {
       process.off("warning", onWarning);
     }
+  });
+
+  it("a pause on the default timers that its last waiter leaves holds no timer", async () => {
+    const timeouts = (): number =>
+      process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    const before = timeouts();
+    const gate = new RateGate({ ratePerSecond: 1_000 });
+    gate.pause(60_000);
+    const controller = new AbortController();
+    const waiting = gate.take({ signal: controller.signal });
+    await flush(); // the take waits out the pause: its timer is set
+    expect(timeouts()).toBe(before + 1);
+    controller.abort();
+    await expect(waiting).rejects.toBeDefined();
+    await flush();
+    expect(timeouts()).toBe(before);
   });
 
   it("a rate so low its window passes what a timer holds: the window is capped, no overflow", async () => {
