@@ -113,6 +113,17 @@ describe("Deadline: its timer (jest's fake clock)", () => {
   });
 });
 
+/**
+ * An Error named AbortError ("This operation was aborted", as timers/promises and got throw): its
+ * message says nothing of who ended the request. Made here, as jest's realm does not see the
+ * platform's DOMException as an Error.
+ */
+function abortError(): Error {
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
+}
+
 describe("reasonOf", () => {
   it.each([
     ["a reason in words", AbortSignal.abort("the service is stopping"), "the service is stopping"],
@@ -132,6 +143,11 @@ describe("reasonOf", () => {
       "the deadline passed",
     ],
     ["no reason (an AbortError)", AbortSignal.abort(), "the caller cancelled it"],
+    [
+      "an AbortError of this realm, its message",
+      AbortSignal.abort(abortError()),
+      "the caller cancelled it",
+    ],
     ["an empty reason", AbortSignal.abort(""), "the caller cancelled it"],
     ["an Error without a message", AbortSignal.abort(new Error("")), "the caller cancelled it"],
     ["an object without a kind", AbortSignal.abort({ code: 7 }), "the caller cancelled it"],
