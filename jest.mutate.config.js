@@ -21,7 +21,8 @@ export default {
     "<rootDir>/test/rollups/counter-rule.test.ts",
     "<rootDir>/test/rollups/lane.test.ts",
     "<rootDir>/test/influx/partial-count.test.ts",
-    "<rootDir>/test/api/rate-gate.test.ts",
+    "<rootDir>/test/api/limits.test.ts",
+    "<rootDir>/test/api/rate-gate*.test.ts",
     // api-deadline.test.ts is left out: 14 s of real-time drips per run; retry/ has unit tests
     "<rootDir>/test/api/api-deadline-abort.test.ts",
     "<rootDir>/test/api/api-deadline-retry-after.test.ts",

@@ -106,10 +106,8 @@ export class Deadline {
       return;
     }
     const step = clampTimerMs(ms);
-    this.timer = setTimeout(() => {
-      if (ms > step) this.arm(ms - step);
-      else this.end({ kind: "deadline" });
-    }, step);
+    // then the rest: arm(0), or below 0 as clampTimerMs rounds up, ends the request
+    this.timer = setTimeout(() => this.arm(ms - step), step);
     this.timer.unref();
   }
 }

@@ -61,8 +61,8 @@ export function computeRetryDelay(
 
 /** Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP date; undefined when unreadable. */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
-  if (header === undefined || header.trim() === "") return undefined;
-  const text = header.trim();
+  if (header === undefined) return undefined;
+  const text = header.trim(); // empty: neither delay-seconds nor a date (Date.parse gives NaN)
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);

@@ -43,6 +43,13 @@ describe("decideRetry", () => {
       { retry: false, reason: "retry-after-over-cap" },
     ],
     [
+      "Retry-After exactly at the cap is honoured",
+      { retryable: true, retryAfterMs: 60_000 },
+      0,
+      10_000_000,
+      { retry: true, delayMs: 60_000 },
+    ],
+    [
       "a final failure stays final whatever Retry-After says",
       { retryable: false, retryAfterMs: 60_001 },
       0,
@@ -73,10 +80,15 @@ describe("parseRetryAfter", () => {
     ["120", 120_000],
     ["0", 0],
     ["1.5", 1500],
+    ["1.25", 1250],
+    [" 120 ", 120_000],
     [new Date(NOW + 30_000).toUTCString(), 30_000],
     [new Date(NOW - 30_000).toUTCString(), 0],
     ["soon", undefined],
+    ["120s", undefined],
+    ["x120", undefined],
     ["", undefined],
+    ["   ", undefined],
     [undefined, undefined],
   ])("%j -> %j ms", (header, ms) => {
     expect(parseRetryAfter(header, NOW)).toBe(ms);
@@ -106,9 +118,17 @@ describe("computeRetryDelay", () => {
 describe("formatWait", () => {
   it.each([
     [850, "850 ms"],
+    [999, "999 ms"],
+    [1_000, "1 s"],
     [42_000, "42 s"],
+    [119_000, "119 s"],
+    [120_000, "2 min"],
     [600_000, "10 min"],
+    [7_140_000, "119 min"],
+    [7_200_000, "2 h"],
     [5 * 3_600_000, "5 h"],
+    [47 * 3_600_000, "47 h"],
+    [48 * 3_600_000, "2 days"],
     [1e12, "11574 days"],
     [Number.POSITIVE_INFINITY, "forever"],
   ])("%d ms -> %s", (ms, words) => {
