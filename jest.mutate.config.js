@@ -20,6 +20,7 @@ export default {
     "<rootDir>/test/pipeline/cursor.test.ts",
     "<rootDir>/test/rollups/counter-rule.test.ts",
     "<rootDir>/test/rollups/lane.test.ts",
+    "<rootDir>/test/rollups/bases.test.ts",
     "<rootDir>/test/influx/partial-count.test.ts",
     "<rootDir>/test/api/limits.test.ts",
     "<rootDir>/test/api/rate-gate*.test.ts",

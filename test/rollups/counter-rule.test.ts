@@ -2,12 +2,27 @@
 import {
   addReading,
   type CounterKind,
+  counterKindOf,
   foldReadings,
   foldRising,
 } from "../../src/rollups/counter-rule.js";
 
 const C: CounterKind = "cumulative";
 const D: CounterKind = "cumulative_daily_reset";
+
+describe("counterKindOf: only types cumulative (04) and cumulative_daily_reset (05) are counters", () => {
+  it.each<[string, CounterKind | undefined]>([
+    ["cumulative", C],
+    ["cumulative_daily_reset", D],
+    ["continuous", undefined],
+    ["pulse", undefined],
+    ["status", undefined],
+    ["unknown_04", undefined],
+    ["", undefined],
+  ])("%s -> %s", (type, kind) => {
+    expect(counterKindOf(type)).toBe(kind);
+  });
+});
 
 describe("addReading", () => {
   it.each<[string, CounterKind, number | undefined, number, number, number]>([
@@ -19,6 +34,7 @@ describe("addReading", () => {
     ["a fall past 10 % is a reset: it adds itself", C, 100, 89, 89, 89],
     ["a register read as 0 is a reset", C, 100, 0, 0, 0],
     ["daily reset: any fall is a reset", D, 100, 99, 99, 99],
+    ["daily reset: a flat reading is no fall: it adds nothing", D, 100, 100, 0, 100],
     ["daily reset: the day's first reading above 0 counts from zero", D, 250, 1.5, 1.5, 1.5],
     ["daily reset: a rise adds the rise", D, 1.5, 2, 0.5, 2],
   ])("%s", (_what, kind, base, value, add, after) => {

@@ -206,4 +206,107 @@ describe("Lane", () => {
       [5, 6],
     ]);
   });
+
+  it("a range longer than a week goes in spans of a week: the first looks the bases up, the last asks for the next readings, each span's points are written", () => {
+    const WEEK = 7 * 24;
+    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + (WEEK + 31) * H + 5, written: true }]);
+    if (lane === undefined) throw new Error("no lane");
+    const first = lane.nextSpan();
+    expect(shape(first)).toEqual({ from: 0, to: WEEK, lookup: true, next: false, stored: false });
+    if (first === undefined) throw new Error("no span");
+    const p1 = [point(A, T0, 1, 10)];
+    expect(lane.afterSpan(first, facts(), p1)).toEqual(p1);
+    const second = lane.nextSpan();
+    expect(shape(second)).toEqual({
+      from: WEEK,
+      to: WEEK + 32,
+      lookup: false,
+      next: true,
+      stored: false,
+    });
+    if (second === undefined) throw new Error("no span");
+    const p2 = [point(A, T0 + WEEK * H, 2, 12)];
+    // no reading in the second week: the range answered readings in its first, so none is unread
+    expect(lane.afterSpan(second, facts([], [], 0), p2)).toEqual(p2);
+    expect(lane.nextSpan()).toBeUndefined();
+    expect(lane.hours).toEqual([
+      { fromS: T0, toS: T0 + WEEK * H },
+      { fromS: T0 + WEEK * H, toS: T0 + (WEEK + 32) * H },
+    ]);
+    expect(lane.unread).toEqual([]);
+  });
+
+  it("an hour after a range with the stored increase but another base is not as stored: the series goes on", () => {
+    expect(goesOn({ increase: 5, base: 49 }, point(A, T0 + H, 5, 50))).toBe(true);
+    expect(goesOn({ increase: 5, base: 50 }, point(A, T0 + H, 5, 50))).toBe(false);
+  });
+
+  it("an increase as stored but for the order of its float additions is as stored; a real difference is not", () => {
+    const adds = [1234.5678, 0.1, 0.2, 987654.321];
+    const forwards = adds.reduce((sum, x) => sum + x, 0);
+    const backwards = adds.reduceRight((sum, x) => sum + x, 0);
+    expect(forwards).not.toBe(backwards);
+    expect(goesOn({ increase: forwards, base: 9 }, point(A, T0 + H, backwards, 9))).toBe(false);
+    // one part in 1e12, and 1e-12 for an increase under 1, is float noise; more is a difference
+    expect(goesOn({ increase: 0, base: 9 }, point(A, T0 + H, 1e-12, 9))).toBe(false);
+    expect(goesOn({ increase: 0, base: 9 }, point(A, T0 + H, 1e-11, 9))).toBe(true);
+    expect(goesOn({ increase: 1e6, base: 9 }, point(A, T0 + H, 1e6 + 1e-3, 9))).toBe(true);
+  });
+
+  it("ranges given out of time order are read in time order, merged where an hour apart or less", () => {
+    const [lane] = lanesOf([
+      { target, fromS: T0 + 5 * H, toS: T0 + 6 * H - 1 },
+      { target, fromS: T0 + 2 * H, toS: T0 + 3 * H - 1 },
+      { target, fromS: T0 + 9 * H, toS: T0 + 10 * H - 1 },
+      { target, fromS: T0, toS: T0 + H - 1 },
+    ]);
+    if (lane === undefined) throw new Error("no lane");
+    const spans = [];
+    for (let span = lane.nextSpan(); span; span = lane.nextSpan()) {
+      spans.push([(span.fromS - T0) / H, (span.toS - T0) / H]);
+      lane.afterSpan(span, facts(), []);
+    }
+    expect(spans).toEqual([
+      [0, 3],
+      [5, 6],
+      [9, 10],
+    ]);
+  });
+
+  it("merged ranges are written if one of them was (InfluxDB answering none is then unread), else not", () => {
+    const other = { ...target, deviceId: "e" };
+    const lanes = lanesOf([
+      { target, fromS: T0, toS: T0 + H - 1 },
+      { target, fromS: T0 + H, toS: T0 + 2 * H - 1, written: true },
+      { target: other, fromS: T0, toS: T0 + H - 1 },
+      { target: other, fromS: T0 + H, toS: T0 + 2 * H - 1 },
+    ]);
+    for (const lane of lanes) {
+      const span = lane.nextSpan();
+      if (span === undefined) throw new Error("no span");
+      lane.afterSpan(span, facts([], [], 0), []);
+      expect(lane.nextSpan()).toBeUndefined();
+    }
+    expect(lanes.map((l) => l.unread)).toEqual([[{ fromS: T0, toS: T0 + 2 * H }], []]);
+  });
 });
+
+/**
+ * After a one-hour range, series A's next hour (hour 1, A reading on at hour 2) recomputed as
+ * `recomputed` with `stored` stored: whether A goes on (another extension span) or is through.
+ */
+function goesOn(stored: { increase: number; base: number }, recomputed: HourPoint): boolean {
+  const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
+  if (lane === undefined) throw new Error("no lane");
+  const first = lane.nextSpan();
+  if (first === undefined) throw new Error("no span");
+  lane.afterSpan(first, facts([[A, T0 + H]]), []);
+  const ext = lane.nextSpan();
+  expect(shape(ext)).toEqual({ from: 1, to: 2, lookup: false, next: true, stored: true });
+  if (ext === undefined) throw new Error("no span");
+  const written = lane.afterSpan(ext, facts([[A, T0 + 2 * H]], [[A, T0 + H, stored]]), [
+    recomputed,
+  ]);
+  expect(written).toEqual([recomputed]);
+  return lane.nextSpan() !== undefined;
+}
