@@ -33,6 +33,7 @@ export default {
   ],
   // an absolute path: Stryker's jest runner wraps the environment and does not expand <rootDir>
   testEnvironment: fileURLToPath(new URL("./test/support/test-environment.mjs", import.meta.url)),
+  setupFiles: ["<rootDir>/test/support/mutation-setup.ts"],
   testSequencer: undefined,
   globalSetup: undefined,
   globalTeardown: undefined,
