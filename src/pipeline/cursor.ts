@@ -92,16 +92,14 @@ export function fetchWindow(
     : { window, lookback };
 }
 
-/** True when a sync re-reads the lookback now (SYNC_LOOKBACK_EVERY passed, or 0). */
+/** True when a sync re-reads the lookback now (SYNC_LOOKBACK_EVERY passed; 0: always). */
 function lookbackDue(
   cursor: Cursor,
   nowS: number,
   rules: Pick<SyncRules, "lookbackEveryS">,
 ): boolean {
   const at = cursor.lookedBackS;
-  return (
-    rules.lookbackEveryS <= 0 || at === undefined || at > nowS || nowS - at >= rules.lookbackEveryS
-  );
+  return at === undefined || at > nowS || nowS - at >= rules.lookbackEveryS;
 }
 
 /** A cursor whose lookback was re-read and committed at `atS`. */
@@ -128,7 +126,6 @@ export function planSync(cursor: Cursor | undefined, nowS: number, rules: SyncRu
       (cursor.newestRecordS ?? cursor.startedS - 1) + 1,
       nowS - rules.horizonS,
     );
-    if (first > nowS) return { kind: "none" };
     const firstWindow = { fromS: first, toS: Math.min(first + MAX_WINDOW_S, nowS) };
     const windows: Window[] = [firstWindow];
     if (firstWindow.toS < nowS) {
@@ -237,9 +234,8 @@ export class WindowCommits {
   /** The commits now due, in order, each once: windows all written (or failed and `parked`). */
   due(parked = false): WindowCommit[] {
     const due: WindowCommit[] = [];
-    while (this.committed < this.windows.length) {
-      const w = this.windows[this.committed];
-      if (w === undefined || w.remaining > 0 || (w.failed.length > 0 && !parked)) break;
+    for (const w of this.windows.slice(this.committed)) {
+      if (w.remaining > 0 || (w.failed.length > 0 && !parked)) break;
       due.push({
         fetchedUntilS: Math.min(w.toS, w.serverTimeS),
         ...(w.newestS === undefined ? {} : { newestRecordS: w.newestS }),

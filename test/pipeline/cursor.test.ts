@@ -7,6 +7,7 @@ import {
   backoffS,
   cursorAfterJob,
   FUTURE_SLACK_S,
+  failureWaitS,
   fetchWindow,
   futureRepair,
   newestWritten,
@@ -243,6 +244,46 @@ describe("fetchWindow", () => {
   it("SYNC_START in the future: nothing yet", () => {
     expect(fetchWindow(undefined, NOW, { ...RULES, startS: NOW + 1 })).toBeUndefined();
   });
+
+  it("SYNC_START at now exactly: the one second of now is read", () => {
+    expect(fetchWindow(undefined, NOW, { ...RULES, startS: NOW })).toEqual({
+      window: { fromS: NOW, toS: NOW },
+      lookback: true,
+    });
+  });
+
+  it("the newest record one second before now, no lookback due: the window of now alone", () => {
+    const c = cursor({ newestRecordS: NOW - 1, lookedBackS: NOW - 60 });
+    expect(fetchWindow(c, NOW, RULES)).toEqual({
+      window: { fromS: NOW, toS: NOW },
+      lookback: false,
+    });
+  });
+
+  it("looked back at now exactly: not due again (SYNC_LOOKBACK_EVERY has not passed)", () => {
+    const c = cursor({ newestRecordS: NOW - 600, lookedBackS: NOW });
+    expect(fetchWindow(c, NOW, RULES)).toEqual({
+      window: { fromS: NOW - 600 + 1, toS: NOW },
+      lookback: false,
+    });
+  });
+
+  it("a cursor that never saw a record and began beyond the horizon: lost from where it began", () => {
+    const c = cursor({ newestRecordS: undefined, startedS: NOW - 40 * D });
+    expect(fetchWindow(c, NOW, RULES)).toEqual({
+      window: { fromS: NOW - 30 * D, toS: NOW },
+      beyondHorizonS: NOW - 40 * D,
+      lookback: true,
+    });
+  });
+
+  it("the first unseen second at the horizon exactly: nothing lies beyond it", () => {
+    const c = cursor({ newestRecordS: NOW - 30 * D - 1, lookedBackS: NOW - 60 });
+    expect(fetchWindow(c, NOW, RULES)).toStrictEqual({
+      window: { fromS: NOW - 30 * D, toS: NOW },
+      lookback: false,
+    });
+  });
 });
 
 describe("syncRules", () => {
@@ -273,6 +314,12 @@ describe("backoffS", () => {
     [40, 1800],
   ])("failure %i waits %i s (base 60 s, max 30 min)", (failures, expected) => {
     expect(backoffS(failures, 60, 1800)).toBe(expected);
+  });
+
+  it("failureWaitS reads FAILURE_BACKOFF and FAILURE_BACKOFF_MAX", () => {
+    const config = loadConfig({ env: { FAILURE_BACKOFF: "PT2M", FAILURE_BACKOFF_MAX: "PT1H" } });
+    expect(failureWaitS(config, NOW, 3)).toBe(4 * 120);
+    expect(failureWaitS(config, NOW, 9)).toBe(3600);
   });
 });
 
@@ -335,6 +382,16 @@ describe("WindowCommits: windows commit in order, once, when all their chunks ar
       { fetchedUntilS: NOW, newestRecordS: NOW - 30 },
     ]);
   });
+
+  it("a window that wrote no record commits its end only, and that commit is accepted", () => {
+    const windows = new WindowCommits([{ toS: NOW }], 1);
+    windows.done(chunk(0), { serverTimeS: NOW });
+    const [commit, ...rest] = windows.due();
+    expect(rest).toEqual([]);
+    expect(commit).toStrictEqual({ fetchedUntilS: NOW });
+    if (commit === undefined) throw new Error("no commit");
+    expect(afterCommit(cursor({ newestRecordS: NOW - 600 }), commit).newestRecordS).toBe(NOW - 600);
+  });
 });
 
 describe("cursorAfterJob: when a finished backfill moves the cursor", () => {
@@ -383,6 +440,22 @@ describe("cursorAfterJob: when a finished backfill moves the cursor", () => {
     ],
   ])("%s", (_name, finished, c, commit) => {
     expect(cursorAfterJob(finished, c, all, NOW)).toEqual(commit);
+  });
+
+  it("a cursor that never saw a record: a job from where it began moves it, one a second later not", () => {
+    const began = cursor({ newestRecordS: undefined, startedS: NOW - 2 * D });
+    expect(cursorAfterJob(job({ fromS: NOW - 2 * D }), began, all, NOW)).toEqual({
+      fetchedUntilS: NOW,
+      newestRecordS: NOW - 60,
+    });
+    expect(cursorAfterJob(job({ fromS: NOW - 2 * D + 1 }), began, all, NOW)).toBeUndefined();
+  });
+
+  it("a job that found no record moves fetched only, and that commit is accepted", () => {
+    const commit = cursorAfterJob(job({ newestRecordS: undefined }), undefined, all, NOW);
+    expect(commit).toStrictEqual({ fetchedUntilS: NOW });
+    if (commit === undefined) throw new Error("no commit");
+    expect(afterCommit(cursor({ newestRecordS: NOW - 600 }), commit).fetchedUntilS).toBe(NOW);
   });
 });
 
@@ -457,5 +530,19 @@ describe("afterPark and afterRepair: how a cursor moves besides a commit", () =>
       lastError: undefined,
       lookedBackS: undefined,
     });
+  });
+});
+
+describe("afterCommit: a commit of whole seconds >= 0 only", () => {
+  it.each<[string, number, string]>([
+    ["negative", -1, "fetchedUntilS must be an integer >= 0, got -1"],
+    ["fractional", 1.5, "fetchedUntilS must be an integer >= 0, got 1.5"],
+    ["not a number", Number.NaN, "fetchedUntilS must be an integer >= 0, got NaN"],
+  ])("%s: a RangeError naming the field and the value", (_what, value, message) => {
+    const c = cursor({ newestRecordS: NOW - 600 });
+    expect(() => afterCommit(c, { fetchedUntilS: value })).toThrow(new RangeError(message));
+    expect(() => afterCommit(c, { fetchedUntilS: NOW, newestRecordS: -2 })).toThrow(
+      "newestRecordS must be an integer >= 0, got -2",
+    );
   });
 });

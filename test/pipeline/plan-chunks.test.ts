@@ -165,6 +165,12 @@ describe("planChunks", () => {
     expect(countChunks(0, 0, 1)).toBe(0);
   });
 
+  it("names the bad value count in its error", () => {
+    expect(() => countChunks(-1, 0, 1)).toThrow(
+      "valueCount must be a non-negative integer, got -1",
+    );
+  });
+
   it("property: every plan stays within the limits and covers every value once per window", () => {
     fc.assert(
       fc.property(fc.array(valueIdArb, { maxLength: 70 }), rangeArb, (values, { from, to }) => {
