@@ -258,6 +258,10 @@ describe("ValueIdDecoder", () => {
       level: "warn",
       valueId: "e_03_99_42_000_mystery",
       unknownCodes: ["unit 99", "type 42"],
+      unit: "unknown_03_99",
+      type: "unknown_42",
+      // an event says what happened, for an operator reading the log without the code
+      msg: expect.stringContaining("codes that are not in the spec's tables"),
     });
 
     decoder.decode("e_07_01_00_000_other");
