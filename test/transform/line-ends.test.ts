@@ -29,6 +29,11 @@ describe("lineEnds", () => {
       [5, 17],
     ],
     ["a quote in a tag does not open a string", 'm,t="x value=1 1\nm value=2 2', [16, 28]],
+    [
+      "a quote that opens the batch (in a measurement) does not open a string",
+      '"m value=1 1\nm value=2 2',
+      [12, 24],
+    ],
     ["an escaped quote stays inside the string", 'm text="a\\"\nb" 1\nm value=1 2', [16, 28]],
     // a quote opens a string only right after a field's `=`
     ["a quote in a field key does not open a string", 'm fi"eld=1 1\nm value=2 2', [12, 24]],

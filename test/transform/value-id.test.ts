@@ -135,7 +135,11 @@ describe("decodeValueId", () => {
     const decoded = decodeValueId(id);
     expect(decoded).toMatchObject({ id, ...expected, unknownCodes: [] });
     expect(decoded.codes).toBeUndefined();
-    if (id === "values_id" || id === "protocol_id") expect(decoded.field).toBeUndefined();
+    if (id === "values_id" || id === "protocol_id") {
+      expect(decoded.field).toBeUndefined();
+      // only the alarm ids have the member (decode --json prints the members there are)
+      expect(decoded).not.toHaveProperty("field");
+    }
   });
 
   it("splits the segments of a coded id; the name keeps its underscores", () => {
