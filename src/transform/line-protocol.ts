@@ -81,11 +81,10 @@ export function lineEnds(bytes: Buffer): number[] {
     if (c === NEWLINE) {
       ends.push(i);
       part = 0;
-      afterEquals = false;
     } else if (c === BACKSLASH) i++;
-    else if (part === 1 && c === QUOTE && afterEquals) part = 2;
-    else if (c === SPACE && part === 0) part = 1;
-    else if (c === SPACE && part === 1) part = 3;
+    else if (c === QUOTE && afterEquals) part = 2;
+    else if (c === SPACE) part = part === 0 ? 1 : 3;
+    // only in the fields: the `=` before a string field's opening quote
     afterEquals = part === 1 && c === EQUALS;
   }
   ends.push(n);

@@ -41,7 +41,6 @@ export interface IdPlan {
   readonly field: "value" | "alarm_index" | "alarm_name";
   /** Text-type values keep numeric strings as text. */
   readonly isText: boolean;
-  readonly skip: boolean;
 }
 
 export interface EncodeStats {
@@ -71,10 +70,7 @@ export class RecordEncoder {
   /** Appends the lines of `records` to `out`; returns what was produced. */
   encode(records: readonly DataRecord[], out: string[]): EncodeStats {
     const stats: EncodeStats = { points: 0, collisions: 0 };
-    // one record's points: series (measurement + tags) and its fields, in order of appearance
-    const series: string[] = [];
-    const fields: [string, string][][] = [];
-    let lastTimestamp = "";
+    let lastTimestamp: string | undefined;
     let seconds = 0;
     for (const record of records) {
       if (record.timestamp !== lastTimestamp) {
@@ -83,38 +79,34 @@ export class RecordEncoder {
       }
       const valuesId = this.valuesIdTagOf(record.values_id);
       const alarmTag = alarmTagOf(record.alarm_name);
-      series.length = 0;
-      fields.length = 0;
+      // the record's points: series (measurement + tags) and fields, in order of appearance
+      const points: { series: string; fields: [string, string][] }[] = [];
       for (const id in record) {
         if (id === "timestamp" || id === "values_id") continue;
         const member = record[id];
         if (member === null || member === undefined) continue;
         const plan = this.planFor(id);
-        if (plan.skip) continue;
         const field = fieldOf(plan, member);
-        const prefix = plan.field === "value" ? plan.seriesPrefix : withAlarm(plan, alarmTag);
-        const at = series.indexOf(prefix);
-        const own = at < 0 ? undefined : fields[at];
+        const series = plan.field === "value" ? plan.seriesPrefix : withAlarm(plan, alarmTag);
+        const own = points.find((point) => point.series === series);
         if (!own) {
-          series.push(prefix);
-          fields.push([field]);
+          points.push({ series, fields: [field] });
           continue;
         }
-        const same = own.findIndex(([key]) => key === field[0]);
-        if (same < 0) own.push(field);
+        const same = own.fields.findIndex(([key]) => key === field[0]);
+        if (same < 0) own.fields.push(field);
         else {
-          own[same] = field;
+          own.fields[same] = field;
           stats.collisions++;
         }
       }
-      for (let k = 0; k < series.length; k++) {
-        const set = fields[k] ?? [];
+      for (const { series, fields } of points) {
         let text = "";
-        for (const [key, value] of set)
+        for (const [key, value] of fields)
           text += text === "" ? `${key}=${value}` : `,${key}=${value}`;
-        out.push(`${series[k]}${valuesId} ${text} ${seconds}`);
+        out.push(`${series}${valuesId} ${text} ${seconds}`);
       }
-      stats.points += series.length;
+      stats.points += points.length;
     }
     return stats;
   }
@@ -144,7 +136,6 @@ export class RecordEncoder {
         measurement,
         field: decoded.field ?? "value",
         isText: decoded.type === "text",
-        skip: decoded.kind === "values_id",
       };
       this.plans.set(id, plan);
     }
@@ -157,7 +148,6 @@ export class RecordEncoder {
  * the measurement, where its key sorts among the others (InfluxDB's canonical order).
  */
 function withAlarm(plan: IdPlan, alarmTag: string): string {
-  if (alarmTag === "") return plan.seriesPrefix;
   return plan.measurement + alarmTag + plan.seriesPrefix.slice(plan.measurement.length);
 }
 

@@ -32,8 +32,11 @@ export interface DecodedValueId {
   readonly unknownCodes: readonly string[];
 }
 
-/** `e_PP_UU_TT_VVV_name`: ASCII digits only, the name is everything after the fifth underscore. */
-const CODED = /^e_([0-9]{2})_([0-9]{2})_([0-9]{2})_([0-9]{3})_([\s\S]+)$/;
+/**
+ * `e_PP_UU_TT_VVV_name`: ASCII digits only, the name is everything after the fifth underscore. The
+ * codes have fixed widths, so a matching id's segments are at fixed places (see decodeValueId).
+ */
+const CODED = /^e_[0-9]{2}_[0-9]{2}_[0-9]{2}_[0-9]{3}_[\s\S]+$/;
 
 const NO_UNKNOWN: readonly string[] = Object.freeze([]);
 
@@ -89,11 +92,14 @@ export function decodeValueId(id: string): DecodedValueId {
   if (id === "protocol_id") return uncoded(id, "protocol_id", id, "meta");
   if (id === "alarm_index" || id === "alarm_name")
     return uncoded(id, "alarm", "alarm", "alarm", id);
-  const match = CODED.exec(id);
-  if (match === null) return uncoded(id, "uncoded", id, "unknown");
-  // every group takes part in a match: the defaults never apply
-  const [, prefix = "", unit = "", type = "", valuesId = "", name = ""] = match;
-  return decodeCoded(id, { prefix, unit, type, valuesId, name });
+  if (!CODED.test(id)) return uncoded(id, "uncoded", id, "unknown");
+  return decodeCoded(id, {
+    prefix: id.slice(2, 4),
+    unit: id.slice(5, 7),
+    type: id.slice(8, 10),
+    valuesId: id.slice(11, 14),
+    name: id.slice(15),
+  });
 }
 
 /** Decodes ids, cached per id (a small, fixed set); warns once per id with unknown codes. */

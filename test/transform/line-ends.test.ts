@@ -29,6 +29,11 @@ describe("lineEnds", () => {
       [5, 17],
     ],
     ["a quote in a tag does not open a string", 'm,t="x value=1 1\nm value=2 2', [16, 28]],
+    [
+      "a quote that opens the batch (in a measurement) does not open a string",
+      '"m value=1 1\nm value=2 2',
+      [12, 24],
+    ],
     ["an escaped quote stays inside the string", 'm text="a\\"\nb" 1\nm value=1 2', [16, 28]],
     // a quote opens a string only right after a field's `=`
     ["a quote in a field key does not open a string", 'm fi"eld=1 1\nm value=2 2', [12, 24]],
@@ -37,6 +42,8 @@ describe("lineEnds", () => {
       'm text="x",k"ey=1 1\nm value=2 2',
       [19, 31],
     ],
+    // the timestamp is no field: a quote after it opens nothing, even after an `=` there
+    ["a quote after the timestamp does not open a string", 'm value=1 1="x\nm value=2 2', [14, 26]],
   ])("%s", (_what, text, ends) => {
     expect(lineEnds(Buffer.from(text, "utf8"))).toEqual(ends);
   });
@@ -47,6 +54,16 @@ describe("lineEnds", () => {
       const cut = inBatches(batch, size);
       expect(cut.flatMap((b) => linesOf(b))).toEqual(lines);
       expect(cut.every((b) => b.lines <= size)).toBe(true);
+      // as few batches as the size allows: none empty, even when the size divides the lines
+      expect(cut).toHaveLength(Math.ceil(lines.length / size));
     }
+    expect(inBatches(lineBatch(lines), lines.length)).toHaveLength(1);
+  });
+
+  it("an empty batch has no lines and cuts into no batches", () => {
+    const empty = lineBatch([]);
+    expect(empty).toEqual({ bytes: Buffer.alloc(0), lines: 0 });
+    expect(linesOf(empty)).toEqual([]);
+    expect(inBatches(empty, 3)).toEqual([]);
   });
 });

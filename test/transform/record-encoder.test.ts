@@ -1,6 +1,7 @@
 import type { DataRecord } from "../../src/records/data-record.js";
 import { RecordEncoder, valuesIdTag } from "../../src/transform/record-encoder.js";
-import { ValueIdDecoder } from "../../src/transform/value-id.js";
+import { type DecodedValueId, ValueIdDecoder } from "../../src/transform/value-id.js";
+import { lineMeasurement, safeMeasurement } from "../support/schema-oracle.js";
 
 const T = "2026-06-01T12:00:00";
 const S = Date.UTC(2026, 5, 1, 12) / 1000;
@@ -111,6 +112,13 @@ describe("RecordEncoder", () => {
       { timestamp: T, values_id: 1, e_03_99_42_001_mystery: 1.5 },
       [`mystery,${TAGS},type=unknown_42,unit=unknown_03_99,values_id=001 value=1.5 ${S}`],
     ],
+    [
+      "an empty id is an uncoded measurement that InfluxDB can hold: _ (schema.md)",
+      { timestamp: T, values_id: 1, "": 3 },
+      [
+        `${lineMeasurement(safeMeasurement(""))},${TAGS},type=unknown,unit=none,values_id=001 value=3 ${S}`,
+      ],
+    ],
   ])("%s", (_name, record, lines) => {
     expect(encode([record]).lines).toEqual(lines);
   });
@@ -131,6 +139,27 @@ describe("RecordEncoder", () => {
     ]);
     expect(lines).toHaveLength(1);
     expect(stats.collisions).toBe(1);
+  });
+
+  it("decodes each value id once per encoder, however many records carry it", () => {
+    class CountingDecoder extends ValueIdDecoder {
+      readonly asked: string[] = [];
+      override decode(id: string): DecodedValueId {
+        this.asked.push(id);
+        return super.decode(id);
+      }
+    }
+    const decoder = new CountingDecoder();
+    const encoder = new RecordEncoder(decoder, "site A+1", "all_data");
+    const records: DataRecord[] = [1, 2, 3].map((v) => ({
+      timestamp: `2026-06-01T12:0${v}:00`,
+      values_id: 1,
+      e_03_01_00_001_P: v,
+      alarm_index: v,
+    }));
+    const out: string[] = [];
+    expect(encoder.encode(records, out)).toEqual({ points: 6, collisions: 0 });
+    expect(decoder.asked).toEqual(["e_03_01_00_001_P", "alarm_index"]);
   });
 
   it("replays give identical lines", () => {
@@ -154,6 +183,8 @@ describe("valuesIdTag", () => {
     [1.5, "1.5"],
     [-1, "-1"],
     ["abc", "abc"],
+    // padded only when it is a whole number: a tag that starts with digits is kept as it is
+    ["7a", "7a"],
   ] as const)("%j -> %s", (member, tag) => {
     expect(valuesIdTag(member)).toBe(tag);
   });

@@ -135,7 +135,11 @@ describe("decodeValueId", () => {
     const decoded = decodeValueId(id);
     expect(decoded).toMatchObject({ id, ...expected, unknownCodes: [] });
     expect(decoded.codes).toBeUndefined();
-    if (id === "values_id" || id === "protocol_id") expect(decoded.field).toBeUndefined();
+    if (id === "values_id" || id === "protocol_id") {
+      expect(decoded.field).toBeUndefined();
+      // only the alarm ids have the member (decode --json prints the members there are)
+      expect(decoded).not.toHaveProperty("field");
+    }
   });
 
   it("splits the segments of a coded id; the name keeps its underscores", () => {
@@ -258,6 +262,10 @@ describe("ValueIdDecoder", () => {
       level: "warn",
       valueId: "e_03_99_42_000_mystery",
       unknownCodes: ["unit 99", "type 42"],
+      unit: "unknown_03_99",
+      type: "unknown_42",
+      // an event says what happened, for an operator reading the log without the code
+      msg: expect.stringContaining("codes that are not in the spec's tables"),
     });
 
     decoder.decode("e_07_01_00_000_other");
