@@ -107,13 +107,7 @@ describe("Lane", () => {
   });
 
   it("a series whose stored hour differs goes on until one equals it", () => {
-    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
-    if (lane === undefined) throw new Error("no lane");
-    const first = lane.nextSpan();
-    if (first === undefined) throw new Error("no span");
-    lane.afterSpan(first, facts([[A, T0 + H]]), []);
-    const ext = lane.nextSpan();
-    if (ext === undefined) throw new Error("no span");
+    const { lane, ext } = afterFirstHour();
     const a1 = point(A, T0 + H, 5, 50);
     lane.afterSpan(ext, facts([[A, T0 + 2 * H]], [[A, T0 + H, { increase: 0, base: 50 }]]), [a1]);
     expect(shape(lane.nextSpan())).toEqual({
@@ -163,13 +157,7 @@ describe("Lane", () => {
   });
 
   it("an hour after a range with no point stored (written meanwhile, its own mark recomputes it): through", () => {
-    const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
-    if (lane === undefined) throw new Error("no lane");
-    const first = lane.nextSpan();
-    if (first === undefined) throw new Error("no span");
-    lane.afterSpan(first, facts([[A, T0 + H]]), []);
-    const ext = lane.nextSpan();
-    if (ext === undefined) throw new Error("no span");
+    const { lane, ext } = afterFirstHour();
     const a1 = point(A, T0 + H, 5, 50);
     expect(lane.afterSpan(ext, facts([[A, T0 + 2 * H]]), [a1])).toEqual([a1]);
     expect(lane.nextSpan()).toBeUndefined();
@@ -296,17 +284,23 @@ describe("Lane", () => {
  * `recomputed` with `stored` stored: whether A goes on (another extension span) or is through.
  */
 function goesOn(stored: { increase: number; base: number }, recomputed: HourPoint): boolean {
+  const { lane, ext } = afterFirstHour();
+  expect(shape(ext)).toEqual({ from: 1, to: 2, lookup: false, next: true, stored: true });
+  const written = lane.afterSpan(ext, facts([[A, T0 + 2 * H]], [[A, T0 + H, stored]]), [
+    recomputed,
+  ]);
+  expect(written).toEqual([recomputed]);
+  return lane.nextSpan() !== undefined;
+}
+
+/** A lane over a one-hour range whose first span read A on at hour 1, and its extension span. */
+function afterFirstHour() {
   const [lane] = lanesOf([{ target, fromS: T0, toS: T0 + H - 1 }]);
   if (lane === undefined) throw new Error("no lane");
   const first = lane.nextSpan();
   if (first === undefined) throw new Error("no span");
   lane.afterSpan(first, facts([[A, T0 + H]]), []);
   const ext = lane.nextSpan();
-  expect(shape(ext)).toEqual({ from: 1, to: 2, lookup: false, next: true, stored: true });
   if (ext === undefined) throw new Error("no span");
-  const written = lane.afterSpan(ext, facts([[A, T0 + 2 * H]], [[A, T0 + H, stored]]), [
-    recomputed,
-  ]);
-  expect(written).toEqual([recomputed]);
-  return lane.nextSpan() !== undefined;
+  return { lane, ext };
 }
