@@ -122,7 +122,7 @@ export const syncStart = withBounds(
     const spec = parseTimeSpec(s);
     const problem = spec ? syncStartProblem(spec, new Date()) : `must be ${TIME_SPEC_FORMS}`;
     if (spec && problem === undefined) return spec;
-    ctx.addIssue({ code: "custom", message: problem ?? "" });
+    ctx.addIssue({ code: "custom", message: problem });
     return z.NEVER;
   }),
   `an instant from \`${EARLIEST_TEXT.slice(0, 10)}\` to now, or at most ` +
