@@ -188,7 +188,8 @@ export const cronExpression = withBounds(
 /** A name (a path, an id): not empty, not only spaces. */
 export const requiredName = z
   .string()
-  .min(1, "must not be empty")
+  // abort: "" is said once (zod runs the next check after a failed one otherwise)
+  .min(1, { message: "must not be empty", abort: true })
   .refine((s) => s.trim() !== "", "must not be empty");
 
 /** What is wrong with `text` as a host name or an IP address to listen on, or undefined. */
