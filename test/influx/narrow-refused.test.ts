@@ -304,11 +304,12 @@ describe("a partial write that counts its dropped lines without naming them", ()
   it("a count asked answered by a 413 (a proxy's limit): that group is split and written as any batch", async () => {
     const all = lines(4);
     const [a, b, c, d] = all as [string, string, string, string];
-    // a proxy before InfluxDB refuses two lines at once, its page quoting the last count it saw
+    // a proxy before InfluxDB refuses two lines at once; its page carries a count (of what it
+    // saw before), which counts nothing of these lines
     const proxy: Server = (sent) =>
       sent.length === 2
         ? {
-            refusal: { status: 413, message: "413 Request Entity Too Large dropped=0" },
+            refusal: { status: 413, message: "413 Request Entity Too Large dropped=2" },
             stores: [],
           }
         : partial(new Set([c]))(sent);
@@ -337,5 +338,39 @@ describe("a partial write that counts its dropped lines without naming them", ()
       expect(storedOfThem).toBe((of ?? 0) - (dropped ?? 0));
       expect(x.droppedShare).toBe((dropped ?? 0) / (of ?? 1));
     }
+  });
+
+  it("a count asked that cannot be the lines' (a front counting three a line): that group's count is asked, then it is written as any batch; no line lost", async () => {
+    const all = lines(4);
+    const [a, b, c, d] = all as [string, string, string, string];
+    const thrice: Server = (sent) => {
+      const answer = partial(new Set([c]))(sent);
+      const dropped = sent.filter((l) => l === c).length * 3;
+      if (answer.refusal === undefined) return answer;
+      return { ...answer, refusal: { status: 400, message: `${CONFLICT} dropped=${dropped}` } };
+    };
+    const r = await narrow(all, thrice);
+    expect(r.rejected).toEqual([dead(c, `${CONFLICT} dropped=3`)]);
+    expect(r.stored).toEqual(new Set([a, b, d]));
+    // 3 of [c, d] cannot follow from [a, b]'s 0: asked; 3 of two lines: written, halved
+    expect(r.requests).toEqual([all, [a, b], [c, d], [c, d], [c], [d]]);
+  });
+
+  it("a half counted with more dropped than the whole: the other half's count is asked, not derived", async () => {
+    const all = lines(4);
+    const [a, b, c, d] = all as [string, string, string, string];
+    const bad = new Set([a, b]);
+    // the whole answered with one dropped of the two (the front counted one too few)
+    const undercount: Answer = {
+      refusal: { status: 400, message: `${CONFLICT} dropped=1` },
+      stores: [c, d],
+    };
+    const r = await narrow(all, firstAnswer(all, undercount, partial(bad)));
+    expect(r.rejected).toEqual([
+      dead(a, `${CONFLICT} dropped=1`),
+      dead(b, `${CONFLICT} dropped=1`),
+    ]);
+    expect(r.stored).toEqual(new Set([c, d]));
+    expect(r.requests).toEqual([all, [a, b], [c, d]]);
   });
 });
