@@ -130,9 +130,9 @@ async function narrowPartial<W extends BatchWork>(
     budget--;
     const refusal = await writes.send(group, work);
     if (refusal === undefined) return 0;
-    const count = refusal.status === 413 ? undefined : droppedCount(refusal);
-    if (count === undefined || namedRefusals(refusal, new Set(group)).size > 0) return undefined;
-    return count;
+    // a 413 counts nothing; lines named are narrowed as any batch's are
+    if (refusal.status === 413 || namedRefusals(refusal, new Set(group)).size > 0) return undefined;
+    return droppedCount(refusal);
   };
   for (let group = queue.shift(); group; group = queue.shift()) {
     let count = group.dropped;
@@ -197,8 +197,8 @@ function partialOrder(
     }));
     return { lines: timed.sort((a, b) => a.time - b.time).map((t) => t.line) };
   }
+  // no measurement named: no line is a suspect
   const named = /on measurement "([^"]*)"/.exec(message)?.[1];
-  if (named === undefined) return { lines };
   const suspects: string[] = [];
   const others: string[] = [];
   for (const line of lines) (measurementOf(line) === named ? suspects : others).push(line);
