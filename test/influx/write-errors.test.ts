@@ -216,6 +216,20 @@ describe("namedRefusals", () => {
     );
   });
 
+  it("spaces around a reason, and after its count, are not part of it", () => {
+    const bad1 = "m v= 1";
+    const bad2 = "m v=1 17000x";
+    const message =
+      `unable to parse '${bad1}':   missing field value  \n` +
+      `unable to parse '${bad2}': bad timestamp dropped=2 `;
+    expect(namedRefusals(failure(message), new Set([bad1, bad2]))).toEqual(
+      new Map([
+        [bad1, `unable to parse '${bad1}': missing field value`],
+        [bad2, `unable to parse '${bad2}': bad timestamp`],
+      ]),
+    );
+  });
+
   it("the line quoted, not another line of the batch that begins like it", () => {
     const short = "m v=1 1";
     const long = "m v=1 10";
