@@ -5,6 +5,7 @@
  * give. Every expected message is written out here by hand.
  */
 import { HttpError, RequestTimedOutError } from "@influxdata/influxdb-client";
+import type { InfluxConnection } from "../../src/influx/influx-connection.js";
 import {
   abortedError,
   type BucketTarget,
@@ -303,7 +304,9 @@ describe("droppedCount", () => {
 
 describe("credentialsRefused", () => {
   const SECRET = "s3cr3t-token-value";
-  it.each<[string, "v1" | "v2", number, string, { token?: string; username?: string }, string]>([
+  it.each<
+    [string, "v1" | "v2", number, string, Pick<InfluxConnection, "token" | "username">, string]
+  >([
     [
       "a token on a bucket",
       "v2",
@@ -317,7 +320,7 @@ describe("credentialsRefused", () => {
       "v1",
       403,
       "energy/autogen",
-      { username: "operator" },
+      { token: "", username: "operator" },
       "InfluxDB refused the user and password (HTTP 403): check INFLUX_USERNAME and " +
         "INFLUX_PASSWORD and the write permission on database energy/autogen",
     ],
