@@ -22,7 +22,7 @@ export default {
     "<rootDir>/test/rollups/lane.test.ts",
     "<rootDir>/test/rollups/bases.test.ts",
     "<rootDir>/test/influx/partial-count.test.ts",
-    "<rootDir>/test/influx/write-errors.test.ts",
+    "<rootDir>/test/influx/write-errors*.test.ts",
     "<rootDir>/test/api/limits.test.ts",
     "<rootDir>/test/api/rate-gate*.test.ts",
     // api-deadline.test.ts is left out: 14 s of real-time drips per run; retry/ has unit tests
