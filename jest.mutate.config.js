@@ -23,6 +23,7 @@ export default {
     "<rootDir>/test/rollups/bases.test.ts",
     "<rootDir>/test/influx/partial-count.test.ts",
     "<rootDir>/test/influx/narrow-refused.test.ts",
+    "<rootDir>/test/influx/write-errors*.test.ts",
     "<rootDir>/test/api/limits.test.ts",
     "<rootDir>/test/api/rate-gate*.test.ts",
     // api-deadline.test.ts is left out: 14 s of real-time drips per run; retry/ has unit tests
