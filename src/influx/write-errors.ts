@@ -113,7 +113,8 @@ function lineErrorsOf(data: unknown): NamedLineError[] | undefined {
   return errors.length > 0 ? errors : undefined;
 }
 
-const UNABLE_TO_PARSE = /unable to parse '/gi;
+const QUOTED = "unable to parse '";
+const UNABLE_TO_PARSE = new RegExp(QUOTED, "gi");
 
 /**
  * The lines of a batch that a 400/422 answer names as refused, each with its reason: InfluxDB
@@ -129,18 +130,23 @@ export function namedRefusals(
     if (batch.has(line) && !named.has(line)) named.set(line, error);
   }
   const { message } = failure;
-  const quotes = [...message.matchAll(UNABLE_TO_PARSE)];
-  quotes.forEach((quote, i) => {
-    const start = quote.index + quote[0].length;
-    const end = quotes[i + 1]?.index ?? message.length;
-    // the line may itself contain "': ", so try each one until a line of the batch matches
+  const quotes = [...message.matchAll(UNABLE_TO_PARSE)].map((quote) => quote.index);
+  // a line may itself hold "': " or "unable to parse '" (in a string field): each "': " up to
+  // the batch's longest line is tried until a line of the batch matches
+  let longest = 0;
+  for (const line of batch) longest = Math.max(longest, line.length);
+  quotes.forEach((at, i) => {
+    const start = at + QUOTED.length;
     for (
       let q = message.indexOf("': ", start);
-      q !== -1 && q < end;
+      q !== -1 && q - start <= longest;
       q = message.indexOf("': ", q + 1)
     ) {
       const line = message.slice(start, q);
       if (!batch.has(line)) continue;
+      let next = i + 1;
+      while ((quotes[next] ?? message.length) < q) next++;
+      const end = quotes[next] ?? message.length;
       const reason = message.slice(q + 3, end).split("\n")[0] ?? "";
       const why = reason.replace(/\s*dropped=\d+\s*$/, "").trim();
       if (!named.has(line)) named.set(line, `unable to parse '${line}': ${why}`);
@@ -196,6 +202,15 @@ export function bucketMissing(failure: InfluxFailure): boolean {
   );
 }
 
+/** The retention policy a 1.x write names (the bucket's, or the database's default, as answered). */
+function policyNamed(retentionPolicy: string | undefined, message: string): string {
+  if (retentionPolicy !== undefined) return `retention policy ${retentionPolicy}`;
+  const answered = /retention policy not found: *(\S+)/i.exec(message)?.[1];
+  return answered === undefined
+    ? "default retention policy"
+    : `default retention policy ${answered}`;
+}
+
 /**
  * The bucket (database, retention policy) is missing, or, on `v2` to an InfluxDB 1.x before 1.8
  * (by its version), /api/v2/write is: fatal either way.
@@ -215,7 +230,7 @@ export function writeNotFound(
         ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
           "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])"
         : /retention policy not found/i.test(failure.message)
-          ? `InfluxDB has no retention policy ${retentionPolicy ?? ""} on database ${database} ` +
+          ? `InfluxDB has no ${policyNamed(retentionPolicy, failure.message)} on database ${database} ` +
             `(${said}): create it (CREATE RETENTION POLICY ... ON ${quoteIdentifier(database)}), ` +
             `fix ${setting}, or run \`energy-etl init\``
           : `database not found: create it (CREATE DATABASE ${quoteIdentifier(database)}) or ` +

@@ -115,13 +115,19 @@ describe("writeNotFound", () => {
     expect(error).toMatchObject({ message, code: "bucket_not_found", status: 404, fatal: true });
   });
 
-  it("v1 to a database whose default retention policy is missing: the database named", () => {
-    const failure = { status: 500, message: "retention policy not found: autogen" };
-    const error = writeNotFound("v1", { bucket: "energy" }, failure);
-    expect(error.message).toMatch(
-      /^InfluxDB has no retention policy +on database energy \(HTTP 500: retention policy not found: autogen\)/,
-    );
-  });
+  it.each([
+    ["retention policy not found: autogen", "default retention policy autogen"],
+    ["retention policy not found", "default retention policy"],
+  ])(
+    "v1 to a database whose default retention policy is missing (%s): the policy and database named",
+    (answer, policy) => {
+      const error = writeNotFound("v1", { bucket: "energy" }, { status: 500, message: answer });
+      expect(error.message).toBe(
+        `InfluxDB has no ${policy} on database energy (HTTP 500: ${answer}): create it ` +
+          '(CREATE RETENTION POLICY ... ON "energy"), fix INFLUX_BUCKET, or run `energy-etl init`',
+      );
+    },
+  );
 
   it("without a status: said as the 404 it stands for", () => {
     const error = writeNotFound("v1", { bucket: "energy" }, { message: "database not found" });

@@ -241,6 +241,20 @@ describe("namedRefusals", () => {
     );
   });
 
+  it("a line that itself holds `unable to parse '` (in a string field) is named whole", () => {
+    const odd = `m s="unable to parse 'x': y" 1`;
+    const bad = "m v=1 1x";
+    const message =
+      `partial write: unable to parse '${odd}': bad timestamp\n` +
+      `unable to parse '${bad}': bad timestamp dropped=0`;
+    expect(namedRefusals(failure(message), new Set([odd, bad, "m v=2 2"]))).toEqual(
+      new Map([
+        [odd, `unable to parse '${odd}': bad timestamp`],
+        [bad, `unable to parse '${bad}': bad timestamp`],
+      ]),
+    );
+  });
+
   it("a quoted line that is not one of the batch's is not named", () => {
     const message = "unable to parse 'm v=9 9': bad timestamp";
     expect(namedRefusals(failure(message), new Set(["m v=1 1"]))).toEqual(new Map());
