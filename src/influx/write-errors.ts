@@ -135,7 +135,10 @@ export function namedRefusals(
   // the batch's longest line is tried until a line of the batch matches
   let longest = 0;
   for (const line of batch) longest = Math.max(longest, line.length);
+  // the end of the last line named: a quote inside it (in a string field) is no quote of its own
+  let namedEnd = 0;
   quotes.forEach((at, i) => {
+    if (at < namedEnd) return;
     const start = at + QUOTED.length;
     for (
       let q = message.indexOf("': ", start);
@@ -150,6 +153,7 @@ export function namedRefusals(
       const reason = message.slice(q + 3, end).split("\n")[0] ?? "";
       const why = reason.replace(/\s*dropped=\d+\s*$/, "").trim();
       if (!named.has(line)) named.set(line, `unable to parse '${line}': ${why}`);
+      namedEnd = q;
       break;
     }
   });
@@ -205,10 +209,8 @@ export function bucketMissing(failure: InfluxFailure): boolean {
 /** The retention policy a 1.x write names (the bucket's, or the database's default, as answered). */
 function policyNamed(retentionPolicy: string | undefined, message: string): string {
   if (retentionPolicy !== undefined) return `retention policy ${retentionPolicy}`;
-  const answered = /retention policy not found: *(\S+)/i.exec(message)?.[1];
-  return answered === undefined
-    ? "default retention policy"
-    : `default retention policy ${answered}`;
+  const answered = /retention policy not found:([^\n]*)/i.exec(message)?.[1]?.trim() ?? "";
+  return answered === "" ? "default retention policy" : `default retention policy ${answered}`;
 }
 
 /**

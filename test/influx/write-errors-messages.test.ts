@@ -117,7 +117,9 @@ describe("writeNotFound", () => {
 
   it.each([
     ["retention policy not found: autogen", "default retention policy autogen"],
+    ["retention policy not found: my policy", "default retention policy my policy"],
     ["retention policy not found", "default retention policy"],
+    ["retention policy not found:", "default retention policy"],
   ])(
     "v1 to a database whose default retention policy is missing (%s): the policy and database named",
     (answer, policy) => {

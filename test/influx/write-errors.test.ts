@@ -255,6 +255,15 @@ describe("namedRefusals", () => {
     );
   });
 
+  it("a line of the batch quoted inside a refused line's string field is not named", () => {
+    const inner = "m v=1 1";
+    const odd = `m s="unable to parse '${inner}': x" 1`;
+    const message = `Unable to parse '${odd}': bad timestamp`;
+    expect(namedRefusals(failure(message), new Set([inner, odd]))).toEqual(
+      new Map([[odd, `unable to parse '${odd}': bad timestamp`]]),
+    );
+  });
+
   it("a quoted line that is not one of the batch's is not named", () => {
     const message = "unable to parse 'm v=9 9': bad timestamp";
     expect(namedRefusals(failure(message), new Set(["m v=1 1"]))).toEqual(new Map());
