@@ -76,11 +76,11 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
     const { logger, lines } = captureLogger("debug");
     // the client's clock: real time plus a skip (a slow token under load has its own minute)
     let skippedMs = 0;
-    let answered = 0;
+    let held = false;
     const { client } = await clientOf(
       (_req, res) => {
-        // the first GET /devices is answered (the token is then held); the rest never are
-        if (answered++ > 0) return;
+        // GET /devices is answered until the token is held (a retry of it too); then never
+        if (held) return;
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ device_ids: [] }));
       },
@@ -93,6 +93,7 @@ describe("API_DEADLINE_MS bounds one request as a whole", () => {
       },
     );
     await client.listDevices();
+    held = true;
     skippedMs = 61_000;
     const before = lines.length;
     const requests = [rejection(client.listDevices()), rejection(client.listDevices())];
