@@ -2,20 +2,11 @@
 import { z } from "zod";
 import { type InfluxQuery, InfluxQueryError } from "../influx/influx-query.js";
 import { quoteLiteral } from "../influx/influxql.js";
-import { dayOf, localDate } from "../rollups/buckets.js";
+import { localDate, startOfLocalDate } from "../rollups/buckets.js";
 import { type RollupHome, rollupSource } from "../rollups/series.js";
 import { excerpt } from "../util/text.js";
-import { DAY_S, isoSeconds } from "../util/utc-time.js";
+import { isoSeconds } from "../util/utc-time.js";
 import { type Covered, METRICS, plusDays, type RollupDay } from "./report.js";
-
-/**
- * The first instant of the local date `date` in `tz`. Its UTC midnight is on that date in a zone
- * east of UTC (up to +14 h), 12 hours later in one west of it (down to -12 h).
- */
-export function startOfLocalDate(tz: string, date: string): number {
-  const midnight = Date.parse(`${date}T00:00:00Z`) / 1000;
-  return dayOf(tz, localDate(tz, midnight) === date ? midnight : midnight + DAY_S / 2).startS;
-}
 
 /**
  * The statement: every report counter's day points of `tz` in kWh, one series per counter, of

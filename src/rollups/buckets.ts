@@ -67,6 +67,13 @@ function startOfDate(zone: string, year: number, month: number, day: number): nu
   return high;
 }
 
+/** The first instant of the local date `date` (`YYYY-MM-DD`) in `zone`. */
+export function startOfLocalDate(zone: string, date: string): number {
+  const ymd = /^(\d{4})-(\d\d)-(\d\d)$/.exec(date);
+  if (ymd === null) throw new RangeError(`not a date (YYYY-MM-DD): ${date}`);
+  return startOfDate(zone, Number(ymd[1]), Number(ymd[2]), Number(ymd[3]));
+}
+
 export function dayOf(zone: string, s: number): Bucket {
   const w = wallDate(zone, s);
   const startS = startOfDate(zone, w.year, w.month, w.day);

@@ -4,7 +4,7 @@
  * fit a width, TSV's shape. Figures by hand (the influxd test holds them to the simulator).
  */
 
-import { reportStatement, startOfLocalDate } from "../../src/report/read-rollups.js";
+import { reportStatement } from "../../src/report/read-rollups.js";
 import { bar, barLines, renderBars } from "../../src/report/render-bars.js";
 import { renderTsv } from "../../src/report/render-tsv.js";
 import { buildReport, coveredDates, periodLabel, type RollupDay } from "../../src/report/report.js";
@@ -87,17 +87,6 @@ describe("the report of rollup rows", () => {
 });
 
 describe("the rollup days a report reads", () => {
-  const at = (iso: string) => Date.parse(iso) / 1000;
-
-  it("a local date's first instant, east and west of UTC and on a change to summer time", () => {
-    expect(startOfLocalDate("UTC", "2026-03-23")).toBe(at("2026-03-23T00:00:00Z"));
-    expect(startOfLocalDate("America/New_York", "2026-03-23")).toBe(at("2026-03-23T04:00:00Z"));
-    expect(startOfLocalDate("Pacific/Pago_Pago", "2026-03-23")).toBe(at("2026-03-23T11:00:00Z"));
-    expect(startOfLocalDate("Europe/Berlin", "2026-03-29")).toBe(at("2026-03-28T23:00:00Z"));
-    expect(startOfLocalDate("Europe/Berlin", "2026-03-30")).toBe(at("2026-03-29T22:00:00Z"));
-    expect(startOfLocalDate("Pacific/Kiritimati", "2026-03-23")).toBe(at("2026-03-22T10:00:00Z"));
-  });
-
   it("the statement reads the covered dates' days exactly: from the first's start to the day after the last", () => {
     const covered = coveredDates("month", "2026-03-15", "2026-03-20");
     expect(reportStatement({}, "America/New_York", covered)).toContain(

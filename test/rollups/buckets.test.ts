@@ -1,5 +1,5 @@
 /** The days of a time zone rollups sum over (src/rollups/buckets.ts), DST included. */
-import { dayOf } from "../../src/rollups/buckets.js";
+import { dayOf, startOfLocalDate } from "../../src/rollups/buckets.js";
 
 const s = (iso: string) => Date.parse(iso) / 1000;
 const iso = (t: number) => new Date(t * 1000).toISOString().replace(".000", "");
@@ -27,5 +27,22 @@ describe("dayOf", () => {
     const day = dayOf(zone, s(at));
     expect([iso(day.startS), iso(day.endS)]).toEqual([iso(s(start)), iso(s(end))]);
     expect((day.endS - day.startS) / 3600).toBe(hours);
+  });
+});
+
+describe("startOfLocalDate", () => {
+  it("a local date's first instant, east and west of UTC and on a change to summer time", () => {
+    expect(startOfLocalDate("UTC", "2026-03-23")).toBe(s("2026-03-23T00:00:00Z"));
+    expect(startOfLocalDate("America/New_York", "2026-03-23")).toBe(s("2026-03-23T04:00:00Z"));
+    expect(startOfLocalDate("Pacific/Pago_Pago", "2026-03-23")).toBe(s("2026-03-23T11:00:00Z"));
+    expect(startOfLocalDate("Europe/Berlin", "2026-03-29")).toBe(s("2026-03-28T23:00:00Z"));
+    expect(startOfLocalDate("Europe/Berlin", "2026-03-30")).toBe(s("2026-03-29T22:00:00Z"));
+    expect(startOfLocalDate("Pacific/Kiritimati", "2026-03-23")).toBe(s("2026-03-22T10:00:00Z"));
+  });
+
+  it("refuses what is no YYYY-MM-DD date, naming it", () => {
+    expect(() => startOfLocalDate("UTC", "2026-3-23")).toThrow(
+      "not a date (YYYY-MM-DD): 2026-3-23",
+    );
   });
 });
