@@ -337,6 +337,12 @@ describe("a partial write that counts its dropped lines without naming them", ()
       expect(after).toBe(PARTIAL_NARROW_REQUESTS);
       expect(storedOfThem).toBe((of ?? 0) - (dropped ?? 0));
       expect(x.droppedShare).toBe((dropped ?? 0) / (of ?? 1));
+      // the server's truth: the lines kept with this message are k groups of `of` lines, and
+      // k x `dropped` of them are bad (groups of one size and count share a message)
+      const same = mixed.filter((y) => y.error === x.error).map((y) => y.line);
+      const groups = same.length / (of ?? 1);
+      expect(Number.isInteger(groups)).toBe(true);
+      expect(same.filter((l) => bad.has(l))).toHaveLength(groups * (dropped ?? 0));
     }
   });
 
