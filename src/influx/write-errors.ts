@@ -137,8 +137,8 @@ export function namedRefusals(
   for (const line of batch) longest = Math.max(longest, line.length);
   // the end of the last line named: a quote inside it (in a string field) is no quote of its own
   let namedEnd = 0;
-  quotes.forEach((at, i) => {
-    if (at < namedEnd) return;
+  for (const at of quotes) {
+    if (at < namedEnd) continue;
     const start = at + QUOTED.length;
     for (
       let q = message.indexOf("': ", start);
@@ -147,16 +147,15 @@ export function namedRefusals(
     ) {
       const line = message.slice(start, q);
       if (!batch.has(line)) continue;
-      let next = i + 1;
-      while ((quotes[next] ?? message.length) < q) next++;
-      const end = quotes[next] ?? message.length;
-      const reason = message.slice(q + 3, end).split("\n")[0] ?? "";
+      // InfluxDB puts each quote on a line of its own (a line's own line breaks come before q)
+      const eol = message.indexOf("\n", q);
+      const reason = message.slice(q + 3, eol === -1 ? message.length : eol);
       const why = reason.replace(/\s*dropped=\d+\s*$/, "").trim();
       if (!named.has(line)) named.set(line, `unable to parse '${line}': ${why}`);
       namedEnd = q;
       break;
     }
-  });
+  }
   return named;
 }
 
@@ -226,7 +225,7 @@ export function writeNotFound(
   const setting = target.bucketSetting ?? "INFLUX_BUCKET";
   const { database, retentionPolicy } = databaseAndPolicy(target.bucket);
   const message =
-    api === "v2" && failure.version !== undefined && apiOfVersion(failure.version) === "v1"
+    api === "v2" && apiOfVersion(failure.version) === "v1"
       ? `InfluxDB ${failure.version} has no /api/v2/write (${said}): set INFLUX_API=auto or v1`
       : api === "v2"
         ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
