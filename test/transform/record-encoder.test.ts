@@ -1,5 +1,5 @@
 import type { DataRecord } from "../../src/records/data-record.js";
-import { RecordEncoder, valuesIdTag } from "../../src/transform/record-encoder.js";
+import { numericString, RecordEncoder, valuesIdTag } from "../../src/transform/record-encoder.js";
 import { type DecodedValueId, ValueIdDecoder } from "../../src/transform/value-id.js";
 import { lineMeasurement, safeMeasurement } from "../support/schema-oracle.js";
 
@@ -187,5 +187,29 @@ describe("valuesIdTag", () => {
     ["7a", "7a"],
   ] as const)("%j -> %s", (member, tag) => {
     expect(valuesIdTag(member)).toBe(tag);
+  });
+});
+
+describe("numericString: a number in a string (docs/schema.md: a decimal, sign and exponent allowed)", () => {
+  it.each<[string, number | undefined]>([
+    ["42", 42],
+    [" 42 ", 42],
+    ["-.5", -0.5],
+    [".55", 0.55],
+    ["+3.", 3],
+    ["1e10", 1e10],
+    ["1e+5", 100_000],
+    ["2.5E-10", 2.5e-10],
+    ["", undefined],
+    ["  ", undefined],
+    ["0x10", undefined],
+    ["0b1", undefined],
+    ["1e", undefined],
+    ["1e5x", undefined],
+    ["x1", undefined],
+    ["Infinity", undefined],
+    ["1e400", undefined],
+  ])("%j -> %p", (text, expected) => {
+    expect(numericString(text)).toBe(expected);
   });
 });
