@@ -36,7 +36,7 @@ export interface DecodedValueId {
  * `e_PP_UU_TT_VVV_name`: ASCII digits only, the name is everything after the fifth underscore. The
  * codes have fixed widths, so a matching id's segments are at fixed places (see decodeValueId).
  */
-const CODED = /^e_[0-9]{2}_[0-9]{2}_[0-9]{2}_[0-9]{3}_[\s\S]+/;
+const CODED = /^e_[0-9]{2}_[0-9]{2}_[0-9]{2}_[0-9]{3}_[\s\S]/;
 
 const NO_UNKNOWN: readonly string[] = Object.freeze([]);
 
