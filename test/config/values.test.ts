@@ -11,8 +11,10 @@ import {
   databaseAndPolicy,
   headerSecret,
   hostProblem,
+  int,
   isoDuration,
   optionalUrl,
+  positiveNumber,
   printValue,
   requiredName,
   rollupBucket,
@@ -167,6 +169,12 @@ describe("syncStart (SYNC_START), against a clock set to 2026-03-01T12:00:00Z", 
     }
   });
 
+  it("SYNC_CRON shows its form in the setting's meaning", () => {
+    expect(SETTINGS.find((s) => s.env === "SYNC_CRON")?.describe).toMatch(
+      /; five fields \(minute hour day-of-month month day-of-week, no seconds\): at most once a minute, such as `\*\/5 \* \* \* \*`, or `@hourly`$/,
+    );
+  });
+
   it("shows its bounds in the setting's meaning", () => {
     expect(SETTINGS.find((s) => s.env === "SYNC_START")?.describe).toMatch(
       /; an instant from `1970-01-01` to now, or at most `P10Y` before now$/,
@@ -246,6 +254,45 @@ describe("requiredName (STATE_DB, a path or an id)", () => {
   });
 });
 
+describe("int and positiveNumber (the numeric settings: JSON numbers, or the text of a variable)", () => {
+  const whole = "must be a whole number";
+  const positive = "must be a positive number";
+  it.each<[unknown, string]>([
+    [12, "ok: 12"],
+    ["12", "ok: 12"],
+    [" 345 ", "ok: 345"],
+    ["-20", "ok: -20"],
+    [-21, "Too small: expected number to be >=-20"],
+    ["1001", "Too big: expected number to be <=1000"],
+    [1.5, whole],
+    ["1.5", whole],
+    ["12a", whole],
+    ["a12", whole],
+    ["", whole],
+  ])("int(-20, 1000): %j -> %s", (input, expected) => {
+    expect(outcome(int(-20, 1000), input)).toBe(expected);
+  });
+
+  it.each<[unknown, string]>([
+    [2.5, "ok: 2.5"],
+    ["2.5", "ok: 2.5"],
+    ["12.25", "ok: 12.25"],
+    ["7", "ok: 7"],
+    ["100", "ok: 100"],
+    ["100.5", "Too big: expected number to be <=100"],
+    [0, "Too small: expected number to be >0"],
+    ["0", "Too small: expected number to be >0"],
+    ["-1", positive],
+    ["1.", positive],
+    [".5", positive],
+    ["5x", positive],
+    ["x5", positive],
+    ["1.5.5", positive],
+  ])("positiveNumber(100): %j -> %s", (input, expected) => {
+    expect(outcome(positiveNumber(100), input)).toBe(expected);
+  });
+});
+
 describe("hostProblem (HTTP_HOST): which hint", () => {
   const form = "must be a host name or an IP address such as 127.0.0.1, 0.0.0.0 or ::1";
   /** A name of `length` characters, in labels of at most 63. */
@@ -270,6 +317,11 @@ describe("hostProblem (HTTP_HOST): which hint", () => {
     expect(hostProblem(nameOf(253))).toBeUndefined();
     expect(hostProblem("3com.example")).toBeUndefined();
     expect(hostProblem("10-0-0-1.nip.io")).toBeUndefined();
+  });
+
+  it("takes one-character labels", () => {
+    expect(hostProblem("a")).toBeUndefined();
+    expect(hostProblem("x.y.example")).toBeUndefined();
   });
 });
 
