@@ -6,6 +6,8 @@
  */
 import { AS_TEXT, NEED_MORE } from "../../src/transform/json-array-scanner.js";
 import * as tokens from "../../src/transform/json-tokens.js";
+import { answerBytes, elementBytes, requestFor, transcodeAnswer } from "../support/answer-fuzz.js";
+import { DRIFT, oracleAnswer } from "../support/answer-oracle.js";
 
 const {
   FALSE_BYTES,
@@ -113,6 +115,9 @@ describe("literal", () => {
       }
     }
     expect(literal(bytesOf(" nuXX"), 1, 3, NULL_BYTES)).toBe(NEED_MORE);
+    // the bytes may end right after it: the caller asks for more to see what follows
+    expect(literal(bytesOf(" null"), 1, 5, NULL_BYTES)).toBe(5);
+    expect(literal(bytesOf(" false,"), 1, 6, FALSE_BYTES)).toBe(6);
   });
 });
 
@@ -271,5 +276,42 @@ describe("timestampSeconds", () => {
       Date.UTC(2026, 5, 15, 12, 30, 45) / 1000,
     );
     expect(timestampSeconds(bytesOf(good.slice(0, 18)), 0)).toBeUndefined();
+  });
+});
+
+describe("the fast path reads plain records and leaves the others to JSON.parse", () => {
+  const A = "e_03_01_00_000_total_solar_power";
+  const B = "e_03_01_00_000_total_load_power";
+  const MODE = "e_00_00_03_001_operating_mode";
+  const at = (minute: number) => `2026-06-15T00:${String(minute).padStart(2, "0")}:00`;
+  /** [element, whether the fast path reads it]: one timestamp each, so none is a duplicate. */
+  const rows: Array<[string, boolean]> = [
+    [`{"timestamp":"${at(0)}","${A}":0,"${B}":-7}`, true],
+    [`{"timestamp":"${at(1)}","${A}":1.5,"${B}":-2.25,"${MODE}":"auto"}`, true],
+    [`{"timestamp":"${at(2)}","${A}":1.50,"${B}":1e3}`, true],
+    [`{"timestamp":"${at(3)}","${A}":-0,"${B}":0.0000001}`, true],
+    [`{ "timestamp" : "${at(4)}" , "${A}" : 12345678901234567 , "${B}" : null }`, true],
+    [`{"timestamp":"${at(5)}","values_id":3,"${A}":1E-2,"${MODE}":"é"}`, true],
+    [`{"timestamp":"${at(6)}","values_id":"x","${MODE}":true,"${A}":false}`, true],
+    [`{"timestamp":"${at(7)}","${MODE}":"a\\nb","${A}":1}`, false],
+    [`{"timestamp":"${at(8)}","${MODE}":"a\u0001b","${A}":1}`, false],
+    [`{"timestamp":"${at(9)}","${MODE}":"bad \uE000","${A}":1}`, false],
+    [`{"timestamp":"${at(10)}","${A}":1,"${A}":2}`, false],
+    [`{"timestamp":"${at(11)}","${A}":1e400}`, false],
+    [`{"timestamp":"${at(12)}\\u0030","${A}":1}`, false],
+    [`{"timestamp":"2026-02-30T00:00:00","${A}":1}`, false],
+    [`{"timestamp":"2026-06-15 00:13:00","${A}":1}`, false],
+  ];
+  it("the same lines as the oracle, and fastRows counts the plain rows only", () => {
+    const elements = rows.map(([text]) => elementBytes(text));
+    const request = requestFor([A, B, MODE]);
+    for (const space of ["", " "]) {
+      const body = answerBytes(elements, space);
+      const expected = oracleAnswer(elements, request, 100);
+      if (expected === DRIFT) throw new Error("the fixed answer is not meant to drift");
+      const { fastRows, ...got } = transcodeAnswer(body, request, { batchLines: 100 });
+      expect(got).toEqual(expected);
+      expect(fastRows).toBe(rows.filter(([, fast]) => fast).length);
+    }
   });
 });
