@@ -131,6 +131,7 @@ export function namedRefusals(
   }
   const { message } = failure;
   const quotes = [...message.matchAll(UNABLE_TO_PARSE)].map((quote) => quote.index);
+  if (quotes.length === 0) return named;
   // a line may itself hold "': " or "unable to parse '" (in a string field): each "': " up to
   // the batch's longest line is tried until a line of the batch matches
   let longest = 0;
@@ -205,10 +206,12 @@ export function bucketMissing(failure: InfluxFailure): boolean {
   );
 }
 
-/** The retention policy a 1.x write names (the bucket's, or the database's default, as answered). */
-function policyNamed(retentionPolicy: string | undefined, message: string): string {
+/** 1.x's answer for a missing retention policy, and the policy it names (after the colon). */
+const POLICY_NOT_FOUND = /retention policy not found(?::([^\n]*))?/i;
+
+/** The retention policy a 1.x write names: the bucket's, or the database's default, as answered. */
+function policyNamed(retentionPolicy: string | undefined, answered: string): string {
   if (retentionPolicy !== undefined) return `retention policy ${retentionPolicy}`;
-  const answered = /retention policy not found:([^\n]*)/i.exec(message)?.[1]?.trim() ?? "";
   return answered === "" ? "default retention policy" : `default retention policy ${answered}`;
 }
 
@@ -224,14 +227,15 @@ export function writeNotFound(
   const said = `HTTP ${failure.status ?? 404}: ${excerpt(failure.message)}`;
   const setting = target.bucketSetting ?? "INFLUX_BUCKET";
   const { database, retentionPolicy } = databaseAndPolicy(target.bucket);
+  const policyMissing = POLICY_NOT_FOUND.exec(failure.message);
   const message =
     api === "v2" && apiOfVersion(failure.version) === "v1"
       ? `InfluxDB ${failure.version} has no /api/v2/write (${said}): set INFLUX_API=auto or v1`
       : api === "v2"
         ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
           "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])"
-        : /retention policy not found/i.test(failure.message)
-          ? `InfluxDB has no ${policyNamed(retentionPolicy, failure.message)} on database ${database} ` +
+        : policyMissing
+          ? `InfluxDB has no ${policyNamed(retentionPolicy, policyMissing[1]?.trim() ?? "")} on database ${database} ` +
             `(${said}): create it (CREATE RETENTION POLICY ... ON ${quoteIdentifier(database)}), ` +
             `fix ${setting}, or run \`energy-etl init\``
           : `database not found: create it (CREATE DATABASE ${quoteIdentifier(database)}) or ` +
