@@ -248,9 +248,8 @@ export class RecordScanner {
     else if (c === QUOTE) end = plainString(bytes, i + 1, limit);
     else end = numberEnd(bytes, i, limit);
     if (end < 0) return end;
-    // small whole numbers, the usual readout numbers, without a string
-    const digit = (bytes[i] ?? 0) - ZERO;
-    if (end === i + 1 && digit >= 0 && digit <= 9) this.valuesId = digit;
+    // one byte is one digit (the only scalar that short), the usual readout number: no string
+    if (end === i + 1) this.valuesId = (bytes[i] ?? 0) - ZERO;
     else {
       const value: unknown = JSON.parse(bytes.toString("utf8", i, end));
       if (typeof value === "number" && !Number.isFinite(value)) return AS_TEXT;
