@@ -63,6 +63,7 @@ const firstAnswer =
 /** Writes `all` as the writer does (send, then narrow the refusal) against `server`. */
 async function narrow(all: readonly string[], server: Server, storedBefore = false) {
   const requests: string[][] = [];
+  const written: string[][] = []; // the lines of each writes.write (each also one of `requests`)
   const stored = new Set<string>();
   let took = storedBefore;
   const work: BatchWork = { lines: all.length, requests: 0, narrowed: false, rejected: [] };
@@ -77,6 +78,7 @@ async function narrow(all: readonly string[], server: Server, storedBefore = fal
       return answer.refusal;
     },
     write: async (lines, w) => {
+      written.push([...lines]);
       const refusal = await writes.send(lines, w);
       if (refusal !== undefined) await writes.refused(lines, refusal, w);
     },
@@ -94,7 +96,7 @@ async function narrow(all: readonly string[], server: Server, storedBefore = fal
     () => undefined,
     (error: unknown) => error,
   );
-  return { error: outcome, work, requests, stored, rejected: work.rejected };
+  return { error: outcome, work, requests, written, stored, rejected: work.rejected };
 }
 
 const lines = (n: number, name = "m") =>
@@ -341,6 +343,25 @@ describe("a partial write that counts its dropped lines without naming them", ()
       expect(Number.isInteger(groups)).toBe(true);
       expect(same.filter((l) => bad.has(l))).toHaveLength(groups * (dropped ?? 0));
     }
+  });
+
+  it(`the ${PARTIAL_NARROW_REQUESTS} counts spent with a group of unknown count next: it is written as any batch, no count asked past them`, async () => {
+    const all = lines(256);
+    const bad = new Set(all.filter((_, i) => i % 2 === 1 && i < 252)); // 126, the last four good
+    const stores = all.filter((l) => !bad.has(l));
+    // the whole said 125 (one short), so counts derived along the last groups run one short: [248,
+    // 256) said 1, its first half 2: the last four unknown. 63 counts (1 + 2 + ... + 32) halve each
+    // group from 256 down to 8 lines, the 64th [0, 4); the 62 other fours, [0, 2), [2, 4) kept whole
+    const whole: Answer = { refusal: { status: 400, message: `${CONFLICT} dropped=125` }, stores };
+    const r = await narrow(all, firstAnswer(all, whole, partial(bad)));
+    const halves = [256, 128, 64, 32, 16, 8].flatMap((n) =>
+      Array.from({ length: 256 / n }, (_, k) => all.slice(k * n, k * n + n / 2)),
+    );
+    expect(r.requests).toEqual([all, ...halves, all.slice(0, 2), all.slice(252)]);
+    expect(r.written).toEqual([all, all.slice(252)]);
+    expect(r.stored).toEqual(new Set(stores));
+    const kept = [...all.slice(4, 252), ...all.slice(0, 4)];
+    expect(r.rejected.map((x) => [x.line, x.droppedShare])).toEqual(kept.map((l) => [l, 0.5]));
   });
 
   it("a count asked that cannot be the lines' (a front counting three a line): that group's count is asked, then it is written as any batch; no line lost", async () => {
