@@ -2,6 +2,7 @@ import fc from "fast-check";
 import {
   AS_TEXT,
   type ElementReader,
+  JsonArrayError,
   JsonArrayScanner,
   NEED_MORE,
 } from "../../src/transform/json-array-scanner.js";
@@ -72,6 +73,17 @@ function split(
   return reader.texts;
 }
 
+/** The JsonArrayError `run` throws: its name and whether it says the element was too long. */
+function thrown(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof JsonArrayError) return { name: error.name, tooLong: error.tooLong };
+    throw error;
+  }
+  throw new Error("nothing thrown");
+}
+
 describe("JsonArrayScanner", () => {
   it.each([
     ["[]", []],
@@ -107,6 +119,22 @@ describe("JsonArrayScanner", () => {
     expect(() => scanner().push(Buffer.from(long))).toThrow(/an element over 50 bytes/);
     const carried = scanner();
     expect(() => carried.push(Buffer.from(long.slice(0, 60)))).toThrow(/over 50 bytes/);
+    expect(thrown(() => scanner().push(Buffer.from(long)))).toEqual({
+      name: "JsonArrayError",
+      tooLong: true,
+    });
+  });
+
+  it("a reader that asks for more bytes of an element the framing sees whole is a bug, named", () => {
+    class NeedyReader extends TextReader {
+      override read(): number {
+        return NEED_MORE;
+      }
+    }
+    const bug = /an element the reader could not end was whole/;
+    expect(() => split("[12,3]", [6], new NeedyReader())).toThrow(bug);
+    // the element carried from the piece before, whole in this one
+    expect(() => split("[12,3]", [3], new NeedyReader())).toThrow(bug);
   });
 
   it("an element in many pieces is read twice at most: when it starts and once whole (linear)", () => {
@@ -154,6 +182,7 @@ describe("JsonArrayScanner", () => {
     ["[1}", /unbalanced/],
   ])("rejects %j", (text, message) => {
     expect(() => split(text)).toThrow(message);
+    expect(thrown(() => split(text))).toEqual({ name: "JsonArrayError", tooLong: false });
   });
 
   it("gives the same elements as JSON.parse, however the bytes are cut (property)", () => {
