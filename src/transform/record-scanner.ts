@@ -93,14 +93,13 @@ export class RecordScanner {
     let timestamp = false;
     let position = 0;
     let i = skipSpaces(bytes, start + 1, limit);
-    if (bytes[i] === CLOSE_OBJECT) return AS_TEXT; // no timestamp
     for (;;) {
       if (i >= limit) return NEED_MORE;
       if (bytes[i] !== QUOTE) return AS_TEXT;
       const key = this.keyAt(bytes, i + 1, limit, position);
-      if (key === NEED_MORE) return NEED_MORE;
-      if (key === AS_TEXT) return AS_TEXT;
+      if (key < 0) return key;
       const index = this.order[position] ?? UNKNOWN;
+      // members past the last place share it (a record of many nulls): its key is the last found
       if (position < MAX_MEMBERS - 1) position++;
       // `"key":value` without spaces is what answers are; spaces are allowed all the same
       i = bytes[key] === COLON ? key : skipSpaces(bytes, key, limit);

@@ -134,6 +134,10 @@ const LEFT: Array<[string, string]> = [
   // a raw tab in a string is not JSON, though the key `a<tab>b` is requested
   ["a key with a control character", record(`,"a\tb":1`)],
   ["no colon", `{"timestamp";"${TS}"}`],
+  ["no opening brace", `x"timestamp":"${TS}"}`],
+  ["a key without its opening quote", `{xtimestamp":"${TS}"}`],
+  ["a key without its opening quote after a comma", record(`,xe_a":1`)],
+  ["a byte between members", `{"timestamp":"${TS}"x"e_a":1}`],
   ["no comma", `{"timestamp":"${TS}" "e_a":1}`],
   ["the timestamp a number", `{"timestamp":1704434828}`],
   ["the timestamp not a string", `{"timestamp":x${TS}"}`],
@@ -262,5 +266,18 @@ describe("RecordScanner members", () => {
   it("null members do not count: 255 values and 44 nulls are read", () => {
     const { end, length, found } = read(withMembers(255, 44), new RecordScanner(MANY), MANY);
     expect([end, found.members.length]).toEqual([length, 255]);
+  });
+
+  it("members past the 256th place, after many nulls, are read as themselves", () => {
+    const nulls = MANY.slice(0, 250).map((key) => `"${key}":null`);
+    const values = MANY.slice(250, 260).map((key, k) => `"${key}":${k}`);
+    const text = `{"timestamp":"${TS}",${[...nulls, ...values].join(",")}}`;
+    const scanner = new RecordScanner(MANY);
+    // the second time, with the key order of the first cached
+    for (const pass of [1, 2]) {
+      const { end, length, found } = read(text, scanner, MANY);
+      const expected = MANY.slice(250, 260).map((key, k) => [key, "Number", String(k)]);
+      expect([pass, end, found.members]).toEqual([pass, length, expected]);
+    }
   });
 });
