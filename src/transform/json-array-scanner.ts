@@ -80,13 +80,13 @@ export class JsonArrayScanner {
   push(piece: Buffer, from = 0): number {
     if (from === 0 && this.carry.length > 0) {
       // only the new bytes are framed: is the carried element's end in this piece?
-      const end = this.framer.advance(piece, 0, piece.length);
+      const end = this.framer.advance(piece, 0);
       if (end === NEED_MORE) {
         this.carryOn(piece);
         return piece.length;
       }
-      // whole now (with the `,` or `]` after it): read once, where it was kept
-      this.carryOn(piece.subarray(0, end + 1));
+      // whole now, with the `,` or `]` after it: read once where it was kept (its length checked)
+      this.carry.append(piece.subarray(0, end + 1));
       // the reader reads it, or asks for more and keep() finds it whole: a reader's bug, thrown
       this.scan(this.carry.view(), 0, true);
       this.carry.clear();
@@ -170,7 +170,7 @@ export class JsonArrayScanner {
         // more text follows the value: the element is that whole text (not valid JSON)
       }
     }
-    const end = new ElementFramer().advance(bytes, start, n);
+    const end = new ElementFramer().advance(bytes, start);
     if (end === NEED_MORE) {
       this.asText = true;
       return NEED_MORE;
@@ -181,10 +181,12 @@ export class JsonArrayScanner {
     return end;
   }
 
-  /** The start of an element whose end is not in this piece: framed once, kept for the next. */
+  /**
+   * The start of an element whose end is not in this piece: framed once, kept for the next. The
+   * framer stands where it ended the element before (outside strings, at depth 0), or is new.
+   */
   private keep(rest: Buffer): void {
-    this.framer.reset();
-    if (this.framer.advance(rest, 0, rest.length) !== NEED_MORE) {
+    if (this.framer.advance(rest, 0) !== NEED_MORE) {
       throw new JsonArrayError("an element the reader could not end was whole");
     }
     this.carryOn(rest);
@@ -217,18 +219,13 @@ class ElementFramer {
   private inString = false;
   private escaped = false;
 
-  reset(): void {
-    this.depth = 0;
-    this.inString = false;
-    this.escaped = false;
-  }
-
   /** The offset of the `,` or `]` ending the element at depth 0, or NEED_MORE (state kept). */
-  advance(bytes: Buffer, from: number, n: number): number {
+  advance(bytes: Buffer, from: number): number {
+    const n = bytes.length;
     for (let i = from; i < n; i++) {
       if (this.inString) {
+        // at the closing quote, or at n when the string goes on (the loop ends: NEED_MORE)
         i = this.stringEnd(bytes, i, n);
-        if (i >= n) return NEED_MORE;
         continue;
       }
       const c = bytes[i];
@@ -258,8 +255,8 @@ class ElementFramer {
       from++;
     }
     for (;;) {
-      let q = from < n ? bytes.indexOf(QUOTE, from) : -1;
-      if (q < 0 || q >= n) q = n;
+      let q = bytes.indexOf(QUOTE, from);
+      if (q < 0) q = n;
       let run = 0;
       while (q - run - 1 >= from && bytes[q - run - 1] === BACKSLASH) run++;
       if (q === n) {

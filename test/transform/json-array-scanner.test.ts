@@ -54,8 +54,9 @@ function split(
   text: string,
   sizes: readonly number[] = [Buffer.byteLength(text)],
   reader: TextReader = new TextReader(),
+  scannerOf = (r: TextReader) => new JsonArrayScanner(r),
 ): string[] {
-  const scanner = new JsonArrayScanner(reader);
+  const scanner = scannerOf(reader);
   const bytes = Buffer.from(text, "utf8");
   const feed = (piece: Buffer) => {
     for (let from = 0; from < piece.length || from === 0; ) {
@@ -123,6 +124,28 @@ describe("JsonArrayScanner", () => {
       name: "JsonArrayError",
       tooLong: true,
     });
+  });
+
+  it("an element of exactly the cap's bytes is read, carried or whole", () => {
+    const element = JSON.stringify("x".repeat(48)); // 50 bytes
+    const text = `[${element}, 1]`;
+    const scanner = (reader: TextReader) => new JsonArrayScanner(reader, 50);
+    expect(split(text, undefined, undefined, scanner)).toEqual([element, "1"]);
+    expect(split(text, [20], undefined, scanner)).toEqual([element, "1"]);
+    const over = `[${JSON.stringify("x".repeat(49))}]`;
+    expect(() => split(over, undefined, undefined, scanner)).toThrow(/an element over 50 bytes/);
+    expect(() => split(over, [20], undefined, scanner)).toThrow(/an element over 50 bytes/);
+  });
+
+  it("a body cut in two anywhere: strings with escaped quotes and backslashes, nested values", () => {
+    const text = String.raw`[ "a\\", "b\"c", {"d":["\\\\"]}, "e\\\"", 7 ]`;
+    const elements = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
+    for (let cut = 0; cut <= text.length; cut++) {
+      for (const reader of [new TextReader(), new NumberReader()]) {
+        const got = split(text, [cut], reader).map((e) => e.replace(/^#/, ""));
+        expect([cut, got]).toEqual([cut, elements]);
+      }
+    }
   });
 
   it("a reader that asks for more bytes of an element the framing sees whole is a bug, named", () => {
