@@ -78,7 +78,9 @@ export class JsonArrayScanner {
    * element it completes: returns where it stopped (less than its length when the reader paused).
    */
   push(piece: Buffer, from = 0): number {
-    if (from === 0 && this.carry.length > 0) {
+    // (a carried element is always ended by a new piece: push() returns inside a piece only
+    // when the reader paused, and then nothing is carried)
+    if (this.carry.length > 0) {
       // only the new bytes are framed: is the carried element's end in this piece?
       const end = this.framer.advance(piece, 0);
       if (end === NEED_MORE) {

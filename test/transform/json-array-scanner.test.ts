@@ -148,6 +148,29 @@ describe("JsonArrayScanner", () => {
     }
   });
 
+  it("the cap holds for elements the reader reads, wherever they start", () => {
+    const scanner = (reader: TextReader) => new JsonArrayScanner(reader, 5);
+    const text = "[1, 22,333 ,4444,  55555]";
+    for (const sizes of [undefined, [4], [9, 3]]) {
+      const got = split(text, sizes, new NumberReader(), scanner);
+      expect([sizes, got]).toEqual([sizes, ["#1", "#22", "#333", "#4444", "#55555"]]);
+    }
+    expect(() => split("[1,666666]", undefined, new NumberReader(), scanner)).toThrow(/over 5/);
+    expect(() => split("[1,666666]", [5], new NumberReader(), scanner)).toThrow(/over 5/);
+  });
+
+  it("a body cut in three anywhere: a piece's end after a backslash does not carry over", () => {
+    const text = String.raw`["a\"b", ["", "\\"], "", {"c":"\""}, 1]`;
+    const elements = (JSON.parse(text) as unknown[]).map((e) => JSON.stringify(e));
+    for (let first = 0; first <= text.length; first++) {
+      for (let second = first; second <= text.length; second++) {
+        const sizes = [first, second - first];
+        const got = split(text, sizes, new NumberReader()).map((e) => e.replace(/^#/, ""));
+        expect([sizes, got.map((e) => JSON.stringify(JSON.parse(e)))]).toEqual([sizes, elements]);
+      }
+    }
+  });
+
   it("a reader that asks for more bytes of an element the framing sees whole is a bug, named", () => {
     class NeedyReader extends TextReader {
       override read(): number {
