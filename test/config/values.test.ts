@@ -10,6 +10,7 @@ import {
   boundedDuration,
   databaseAndPolicy,
   headerSecret,
+  hostName,
   hostProblem,
   int,
   isoDuration,
@@ -322,6 +323,14 @@ describe("hostProblem (HTTP_HOST): which hint", () => {
   it("takes one-character labels", () => {
     expect(hostProblem("a")).toBeUndefined();
     expect(hostProblem("x.y.example")).toBeUndefined();
+  });
+
+  it("hostName takes the address without the spaces around it, and names its form", () => {
+    expect(hostName.parse(" 0.0.0.0 ")).toBe("0.0.0.0");
+    expect(hostName.parse("\tenergy.example\n")).toBe("energy.example");
+    expect(SETTINGS.find((s) => s.env === "HTTP_HOST")?.describe).toMatch(
+      /; a host name or an IP address$/,
+    );
   });
 });
 
