@@ -154,8 +154,9 @@ describe("planChunks", () => {
     [0, Number.NaN],
     [0, Number.POSITIVE_INFINITY],
   ])("rejects non-integer bounds %p..%p", (from, to) => {
+    expect(() => planChunks(["a"], from, to)).toThrow(RangeError);
     expect(() => planChunks(["a"], from, to)).toThrow(
-      new RangeError(`fromS and toS must be integer epoch seconds, got ${from}, ${to}`),
+      `fromS and toS must be integer epoch seconds, got ${from}, ${to}`,
     );
     expect(() => timeWindows(from, to)).toThrow(RangeError);
     expect(() => countChunks(1, from, to)).toThrow(RangeError);

@@ -183,6 +183,17 @@ describe("RecordScanner.read", () => {
     }
   });
 
+  it("NEED_MORE for an empty record cut before its brace, though the brace lies past limit", () => {
+    for (const text of ["{}", "{ }", "{\n\t}"]) {
+      const bytes = Buffer.from(text, "utf8");
+      expect([text, new RecordScanner(KEYS).read(bytes, 0, bytes.length - 1)]).toEqual([
+        text,
+        NEED_MORE,
+      ]);
+      expect([text, read(text).end]).toEqual([text, AS_TEXT]);
+    }
+  });
+
   it("NEED_MORE when the bytes end inside the record, whatever lies past limit", () => {
     const text = `{ "timestamp":"${TS}","values_id":12,"e_a":1.50,"e_b":"x","e b":null }`;
     const full = Buffer.from(text, "utf8");
@@ -261,6 +272,10 @@ describe("RecordScanner members", () => {
     expect(at255.found.members[254]).toEqual(["k254", "Number", "254"]);
     expect(read(withMembers(256), scanner, MANY).end).toBe(AS_TEXT);
     expect(read(withMembers(256), new RecordScanner(MANY), MANY).end).toBe(AS_TEXT);
+    // cut inside the 256th value: not known yet whether it ends the record
+    const cut = Buffer.from(withMembers(256), "utf8");
+    const limit = cut.length - 2; // `...,"k255":25` of `...,"k255":255}`
+    expect(new RecordScanner(MANY).read(cut, 0, limit)).toBe(NEED_MORE);
   });
 
   it("null members do not count: 255 values and 44 nulls are read", () => {
