@@ -209,10 +209,14 @@ export function bucketMissing(failure: InfluxFailure): boolean {
 /** 1.x's answer for a missing retention policy, and the policy it names (after the colon). */
 const POLICY_NOT_FOUND = /retention policy not found(?::([^\n]*))?/i;
 
-/** The retention policy a 1.x write names: the bucket's, or the database's default, as answered. */
-function policyNamed(retentionPolicy: string | undefined, answered: string): string {
+/**
+ * The retention policy a 1.x write names: the bucket's, or the database's default as answered
+ * (`answered`, what follows POLICY_NOT_FOUND's colon, if anything).
+ */
+function policyNamed(retentionPolicy: string | undefined, answered = ""): string {
   if (retentionPolicy !== undefined) return `retention policy ${retentionPolicy}`;
-  return answered === "" ? "default retention policy" : `default retention policy ${answered}`;
+  const name = answered.trim();
+  return name === "" ? "default retention policy" : `default retention policy ${name}`;
 }
 
 /**
@@ -235,7 +239,7 @@ export function writeNotFound(
         ? `InfluxDB has no bucket ${target.bucket} (${said}): create it or fix ${setting} and ` +
           "INFLUX_ORG (on InfluxDB 1.8: database[/retention-policy])"
         : policyMissing
-          ? `InfluxDB has no ${policyNamed(retentionPolicy, policyMissing[1]?.trim() ?? "")} on database ${database} ` +
+          ? `InfluxDB has no ${policyNamed(retentionPolicy, policyMissing[1])} on database ${database} ` +
             `(${said}): create it (CREATE RETENTION POLICY ... ON ${quoteIdentifier(database)}), ` +
             `fix ${setting}, or run \`energy-etl init\``
           : `database not found: create it (CREATE DATABASE ${quoteIdentifier(database)}) or ` +

@@ -28,6 +28,9 @@ import {
 import { SETTINGS } from "../../src/config.js";
 import { useFakeTime, useRealTime } from "../support/fake-time.js";
 
+/** A setting's meaning, as `energy-etl config` and the docs show it. */
+const meaningOf = (env: string) => SETTINGS.find((s) => s.env === env)?.describe;
+
 describe("printValue", () => {
   it.each([
     ["PT1H", "PT1H"],
@@ -171,13 +174,13 @@ describe("syncStart (SYNC_START), against a clock set to 2026-03-01T12:00:00Z", 
   });
 
   it("SYNC_CRON shows its form in the setting's meaning", () => {
-    expect(SETTINGS.find((s) => s.env === "SYNC_CRON")?.describe).toMatch(
+    expect(meaningOf("SYNC_CRON")).toMatch(
       /; five fields \(minute hour day-of-month month day-of-week, no seconds\): at most once a minute, such as `\*\/5 \* \* \* \*`, or `@hourly`$/,
     );
   });
 
   it("shows its bounds in the setting's meaning", () => {
-    expect(SETTINGS.find((s) => s.env === "SYNC_START")?.describe).toMatch(
+    expect(meaningOf("SYNC_START")).toMatch(
       /; an instant from `1970-01-01` to now, or at most `P10Y` before now$/,
     );
   });
@@ -328,9 +331,7 @@ describe("hostProblem (HTTP_HOST): which hint", () => {
   it("hostName takes the address without the spaces around it, and names its form", () => {
     expect(hostName.parse(" 0.0.0.0 ")).toBe("0.0.0.0");
     expect(hostName.parse("\tenergy.example\n")).toBe("energy.example");
-    expect(SETTINGS.find((s) => s.env === "HTTP_HOST")?.describe).toMatch(
-      /; a host name or an IP address$/,
-    );
+    expect(meaningOf("HTTP_HOST")).toMatch(/; a host name or an IP address$/);
   });
 });
 
